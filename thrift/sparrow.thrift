@@ -1,0 +1,146 @@
+// Sparrow wire protocol.
+//
+// Wire-compatible with the original Sparrow protocol: framed transport, binary
+// protocol, one service per listening port (no multiplexing). The structs and
+// methods marked "original" must never change name, field id or type.
+// Extensions only add new optional fields with new ids, or new methods and
+// services; each is marked "extension".
+//
+// Addresses carried in strings are "host:port".
+//
+// The Go code in gen-go/ is generated from this file by `make thrift`; never
+// edit it by hand.
+
+namespace go sparrowrpc
+namespace py sparrowrpc
+namespace java sparrowfleet.thrift
+
+// ---- Frontend message status codes (extension: constants only, no wire change).
+// The original protocol leaves status to the application; sparrowfleet's own
+// components use these values when the fleet itself reports on a task.
+
+// The application's own messages; sparrowfleet never interprets them.
+const i32 STATUS_APP = 0
+// The fleet lost the task after launching it (its node monitor died or left).
+const i32 STATUS_TASK_LOST = 1001
+// The executor could not run the task (launchTask failed, executor gone).
+const i32 STATUS_TASK_FAILED = 1002
+
+// ---- Types (original)
+
+struct THostPort {
+  1: string host,
+  2: i32 port,
+}
+
+struct TPlacementPreference {
+  1: list<string> nodes,
+  2: list<string> racks,
+  3: i32 delayThreshold,
+}
+
+struct TResourceVector {
+  1: i64 memory,
+  2: i32 cores,
+}
+
+struct TFullTaskId {
+  1: string taskId,
+  2: string requestId,
+  3: string appId,
+  4: THostPort schedulerAddress,
+}
+
+struct TUserGroupInfo {
+  1: string user,
+  2: string group,
+  3: i32 priority,
+}
+
+struct TTaskSpec {
+  1: string taskId,
+  2: TPlacementPreference preference,
+  3: binary message,
+}
+
+// Extension: a job-level placement constraint over node monitor attributes.
+// op is "=" (the attribute's value is one of values), "!=" (it is none of
+// values, or the attribute is absent) or "exists" (values ignored).
+struct TConstraint {
+  1: string key,
+  2: string op,
+  3: list<string> values,
+}
+
+struct TSchedulingRequest {
+  1: string app,
+  2: list<TTaskSpec> tasks,
+  3: TUserGroupInfo user,
+  4: optional string description,
+  5: optional double probeRatio,
+  // Extension: job-level constraints; every task runs on a matching node.
+  6: optional list<TConstraint> constraints,
+  // Extension: a request id chosen by the frontend, so that it can match
+  // frontend messages to jobs. It must be unique among the scheduler's active
+  // requests; when absent the scheduler makes one up.
+  7: optional string requestId,
+}
+
+struct TEnqueueTaskReservationsRequest {
+  1: string appId,
+  2: TUserGroupInfo user,
+  3: string requestId,
+  4: THostPort schedulerAddress,
+  5: i32 numTasks,
+}
+
+struct TCancelTaskReservationsRequest {
+  1: string requestId,
+}
+
+struct TTaskLaunchSpec {
+  1: string taskId,
+  2: binary message,
+}
+
+exception IncompleteRequestException {
+  1: string message,
+}
+
+// ---- Services (original). Default ports in comments.
+
+// Scheduler, port 20503. Called by frontends and by node monitors.
+service SchedulerService {
+  bool registerFrontend(1: string app, 2: string socketAddress),
+  void submitJob(1: TSchedulingRequest req) throws (1: IncompleteRequestException e),
+  void sendFrontendMessage(1: string app, 2: TFullTaskId taskId, 3: i32 status, 4: binary message),
+}
+
+// Scheduler, port 20507. Called by node monitors when a reservation reaches
+// the front of their queue.
+service GetTaskService {
+  list<TTaskLaunchSpec> getTask(1: string requestId, 2: THostPort nodeMonitorAddress),
+}
+
+// Node monitor, port 20501. Called by executors on the same machine.
+service NodeMonitorService {
+  bool registerBackend(1: string app, 2: string listenSocket),
+  void tasksFinished(1: list<TFullTaskId> tasks),
+  void sendFrontendMessage(1: string app, 2: TFullTaskId taskId, 3: i32 status, 4: binary message),
+}
+
+// Node monitor, port 20502. Called by schedulers.
+service InternalService {
+  bool enqueueTaskReservations(1: TEnqueueTaskReservationsRequest request),
+  void cancelTaskReservations(1: TCancelTaskReservationsRequest request),
+}
+
+// Executor, port 20101. Called by its node monitor.
+service BackendService {
+  void launchTask(1: binary message, 2: TFullTaskId taskId, 3: TUserGroupInfo user),
+}
+
+// Frontend, port 50201. Called by schedulers.
+service FrontendService {
+  void frontendMessage(1: TFullTaskId taskId, 2: i32 status, 3: binary message),
+}
