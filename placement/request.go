@@ -1,0 +1,175 @@
+package placement
+
+import "slices"
+
+// Request is the late-binding state of one scheduling request: which tasks
+// are still unlaunched and which node monitors still hold reservations for
+// it. A node monitor whose reservation reaches the front of its queue asks
+// for work (Assign); the first to ask gets the next task it may run.
+//
+// Assignment order: a node first gets the earliest unlaunched constrained
+// task it is allowed to run (sharing probes across constrained tasks, as the
+// paper's §4.1 optimisation), then the earliest unlaunched unconstrained
+// task. Constrained tasks go first because they have fewer places to run.
+//
+// Not safe for concurrent use; the scheduler holds a lock around it.
+type Request struct {
+	ID    string
+	tasks []Task
+
+	launched    []bool
+	left        int   // unlaunched tasks
+	nextFree    int   // index into free of the next unconstrained task
+	free        []int // unconstrained task indices, in submission order
+	constrained []int // unlaunched constrained task indices, in order
+
+	held  map[string]int  // node addr -> reservations still outstanding
+	nodes map[string]Node // node addr -> node, for nodes that ever held one
+	total int             // sum of held
+}
+
+// NewRequest starts the late-binding state for a request's tasks. It places
+// no reservations; call AddProbes with the probes actually sent.
+func NewRequest(id string, tasks []Task) *Request {
+	r := &Request{
+		ID:       id,
+		tasks:    tasks,
+		launched: make([]bool, len(tasks)),
+		left:     len(tasks),
+		held:     make(map[string]int),
+		nodes:    make(map[string]Node),
+	}
+	for i, t := range tasks {
+		if t.Constrained() {
+			r.constrained = append(r.constrained, i)
+		} else {
+			r.free = append(r.free, i)
+		}
+	}
+	return r
+}
+
+// Tasks returns the request's tasks, in submission order. Do not modify.
+func (r *Request) Tasks() []Task { return r.tasks }
+
+// AddProbes records reservations that were placed on node monitors.
+func (r *Request) AddProbes(probes []Probe) {
+	for _, p := range probes {
+		if p.Count <= 0 {
+			continue
+		}
+		r.held[p.Node.Addr] += p.Count
+		r.nodes[p.Node.Addr] = p.Node
+		r.total += p.Count
+	}
+}
+
+// Assign consumes one of addr's reservations and returns the index of the
+// task to launch there, or ok=false when the node should get nothing: all
+// tasks are launched, none of the remaining tasks may run on it, or it holds
+// no reservation for this request (an unknown or already-cancelled one).
+// Each task index is returned at most once over the Request's life.
+func (r *Request) Assign(addr string) (task int, ok bool) {
+	if r.held[addr] == 0 {
+		return 0, false
+	}
+	r.consume(addr)
+	if r.left == 0 {
+		return 0, false
+	}
+	node := r.nodes[addr]
+	for j, i := range r.constrained {
+		if r.tasks[i].Allows(node) {
+			r.constrained = slices.Delete(r.constrained, j, j+1)
+			return r.launch(i), true
+		}
+	}
+	if r.nextFree < len(r.free) {
+		i := r.free[r.nextFree]
+		r.nextFree++
+		return r.launch(i), true
+	}
+	return 0, false
+}
+
+func (r *Request) consume(addr string) {
+	r.held[addr]--
+	r.total--
+	if r.held[addr] == 0 {
+		delete(r.held, addr)
+	}
+}
+
+func (r *Request) launch(i int) int {
+	r.launched[i] = true
+	r.left--
+	return i
+}
+
+// Launched reports whether every task has been handed out.
+func (r *Request) Launched() bool { return r.left == 0 }
+
+// IsLaunched reports whether task i has been handed out.
+func (r *Request) IsLaunched(i int) bool { return r.launched[i] }
+
+// Unlaunched returns how many tasks have not been handed out yet.
+func (r *Request) Unlaunched() int { return r.left }
+
+// Outstanding returns the nodes that still hold reservations for this
+// request, with how many, in address order. Once the request is launched
+// these are the cancellation targets.
+func (r *Request) Outstanding() []Probe {
+	out := make([]Probe, 0, len(r.held))
+	for addr, c := range r.held {
+		out = append(out, Probe{Node: r.nodes[addr], Count: c})
+	}
+	slices.SortFunc(out, func(a, b Probe) int {
+		switch {
+		case a.Node.Addr < b.Node.Addr:
+			return -1
+		case a.Node.Addr > b.Node.Addr:
+			return 1
+		}
+		return 0
+	})
+	return out
+}
+
+// DropNode forgets every reservation addr holds, because it was refused, the
+// enqueue failed, or the node left the cluster. It returns how many were
+// dropped. Call Uncovered afterwards to see what must be probed again.
+func (r *Request) DropNode(addr string) int {
+	c := r.held[addr]
+	if c > 0 {
+		r.total -= c
+		delete(r.held, addr)
+	}
+	return c
+}
+
+// Uncovered returns the unlaunched tasks that may be left without a node
+// monitor to run them, so that the caller can probe for them again: each
+// constrained task with no outstanding reservation on a node it allows, and
+// as many unconstrained tasks as unlaunched tasks outnumber outstanding
+// reservations. Nil means every unlaunched task still has somewhere to go.
+func (r *Request) Uncovered() []Task {
+	var out []Task
+	for _, i := range r.constrained {
+		covered := false
+		for addr := range r.held {
+			if r.tasks[i].Allows(r.nodes[addr]) {
+				covered = true
+				break
+			}
+		}
+		if !covered {
+			out = append(out, r.tasks[i])
+		}
+	}
+	short := r.left - r.total
+	for k := r.nextFree; k < len(r.free) && short > 0; k++ {
+		out = append(out, r.tasks[r.free[k]])
+		short--
+	}
+	return out
+}
