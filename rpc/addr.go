@@ -1,0 +1,47 @@
+package rpc
+
+import (
+	"fmt"
+	"net"
+	"strconv"
+
+	"github.com/sparrowfleet/sparrow/thrift/gen-go/sparrowrpc"
+)
+
+// ParseHostPort parses "host:port" into the wire's THostPort.
+func ParseHostPort(s string) (*sparrowrpc.THostPort, error) {
+	host, portStr, err := net.SplitHostPort(s)
+	if err != nil {
+		return nil, fmt.Errorf("address %q is not host:port: %w", s, err)
+	}
+	port, err := strconv.Atoi(portStr)
+	if err != nil || port <= 0 || port > 65535 {
+		return nil, fmt.Errorf("address %q has a bad port", s)
+	}
+	if host == "" {
+		return nil, fmt.Errorf("address %q has no host", s)
+	}
+	return &sparrowrpc.THostPort{Host: host, Port: int32(port)}, nil
+}
+
+// HostPortString formats a THostPort as "host:port"; nil gives "".
+func HostPortString(hp *sparrowrpc.THostPort) string {
+	if hp == nil {
+		return ""
+	}
+	return net.JoinHostPort(hp.Host, strconv.Itoa(int(hp.Port)))
+}
+
+// Advertised returns the address peers should use for a listener bound to
+// bound: the bound address, with a wildcard or empty host replaced by
+// host.
+func Advertised(bound, host string) string {
+	h, p, err := net.SplitHostPort(bound)
+	if err != nil {
+		return bound
+	}
+	if h == "" || h == "0.0.0.0" || h == "::" {
+		h = host
+	}
+	return net.JoinHostPort(h, p)
+}

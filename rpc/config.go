@@ -1,0 +1,68 @@
+// Package rpc is sparrowfleet's Thrift edge: servers and client pools that
+// speak the original Sparrow wire format (framed transport, binary
+// protocol, one service per port) with bounded frames and connections.
+package rpc
+
+import (
+	"crypto/tls"
+	"time"
+
+	"github.com/apache/thrift/lib/go/thrift"
+)
+
+// Defaults for Config's zero fields.
+const (
+	DefaultMaxFrameBytes  = 16 << 20
+	DefaultConnectTimeout = 1 * time.Second
+	DefaultCallTimeout    = 5 * time.Second
+	DefaultIdleTimeout    = 60 * time.Second
+	DefaultMaxConns       = 4096
+)
+
+// Config bounds a server's or client's connections. The zero value is usable.
+type Config struct {
+	// MaxFrameBytes is the largest frame accepted; a larger frame is refused
+	// before anything is allocated for it.
+	MaxFrameBytes int32
+	// ConnectTimeout bounds dialing.
+	ConnectTimeout time.Duration
+	// CallTimeout bounds each read and write of a call on the client side.
+	CallTimeout time.Duration
+	// IdleTimeout closes a server connection that sends nothing for this long,
+	// so idle or slow peers cannot pin goroutines and descriptors.
+	IdleTimeout time.Duration
+	// MaxConns caps a server's concurrent connections; further connections
+	// are closed at once.
+	MaxConns int
+	// TLS, when set, wraps listeners and dialed connections.
+	TLS *tls.Config
+}
+
+func (c Config) withDefaults() Config {
+	if c.MaxFrameBytes <= 0 {
+		c.MaxFrameBytes = DefaultMaxFrameBytes
+	}
+	if c.ConnectTimeout <= 0 {
+		c.ConnectTimeout = DefaultConnectTimeout
+	}
+	if c.CallTimeout <= 0 {
+		c.CallTimeout = DefaultCallTimeout
+	}
+	if c.IdleTimeout <= 0 {
+		c.IdleTimeout = DefaultIdleTimeout
+	}
+	if c.MaxConns <= 0 {
+		c.MaxConns = DefaultMaxConns
+	}
+	return c
+}
+
+func (c Config) thrift(socketTimeout time.Duration) *thrift.TConfiguration {
+	return &thrift.TConfiguration{
+		MaxFrameSize:   c.MaxFrameBytes,
+		MaxMessageSize: c.MaxFrameBytes,
+		ConnectTimeout: c.ConnectTimeout,
+		SocketTimeout:  socketTimeout,
+		TLSConfig:      c.TLS,
+	}
+}

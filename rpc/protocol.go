@@ -1,0 +1,53 @@
+package rpc
+
+import (
+	"context"
+	"fmt"
+
+	"github.com/apache/thrift/lib/go/thrift"
+)
+
+// boundedProtocol refuses container headers that claim more elements than
+// bytes remain in the current frame. Generated code allocates a slice of the
+// claimed size before reading elements, so without this check a 20-byte
+// frame could make the process allocate gigabytes.
+type boundedProtocol struct {
+	thrift.TProtocol
+	frame *thrift.TFramedTransport
+}
+
+func newProtocol(framed *thrift.TFramedTransport, cfg *thrift.TConfiguration) thrift.TProtocol {
+	return &boundedProtocol{TProtocol: thrift.NewTBinaryProtocolConf(framed, cfg), frame: framed}
+}
+
+func (p *boundedProtocol) check(kind string, size int) error {
+	if uint64(size) > p.frame.RemainingBytes() {
+		return thrift.NewTProtocolExceptionWithType(thrift.SIZE_LIMIT,
+			fmt.Errorf("%s claims %d elements but only %d bytes remain in the frame", kind, size, p.frame.RemainingBytes()))
+	}
+	return nil
+}
+
+func (p *boundedProtocol) ReadListBegin(ctx context.Context) (thrift.TType, int, error) {
+	t, size, err := p.TProtocol.ReadListBegin(ctx)
+	if err == nil {
+		err = p.check("list", size)
+	}
+	return t, size, err
+}
+
+func (p *boundedProtocol) ReadSetBegin(ctx context.Context) (thrift.TType, int, error) {
+	t, size, err := p.TProtocol.ReadSetBegin(ctx)
+	if err == nil {
+		err = p.check("set", size)
+	}
+	return t, size, err
+}
+
+func (p *boundedProtocol) ReadMapBegin(ctx context.Context) (thrift.TType, thrift.TType, int, error) {
+	k, v, size, err := p.TProtocol.ReadMapBegin(ctx)
+	if err == nil {
+		err = p.check("map", size)
+	}
+	return k, v, size, err
+}
