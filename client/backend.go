@@ -1,0 +1,199 @@
+package client
+
+import (
+	"context"
+	"fmt"
+	"sync"
+
+	"github.com/rs/zerolog"
+
+	"github.com/sparrowfleet/sparrow/rpc"
+	"github.com/sparrowfleet/sparrow/thrift/gen-go/sparrowrpc"
+)
+
+// Backend defaults.
+const (
+	DefaultBackendListen = ":20101"
+	DefaultNodeMonitor   = "127.0.0.1:20501"
+)
+
+// LaunchedTask is a task the node monitor launched on this executor.
+type LaunchedTask struct {
+	Ref     TaskRef
+	Message []byte
+	User    User
+}
+
+// TaskFunc runs one task. Its result becomes the task's frontend message
+// (status StatusOK); an error becomes a StatusFailed message with the
+// error's text. Either way the task is then reported finished.
+type TaskFunc func(ctx context.Context, t LaunchedTask) ([]byte, error)
+
+// BackendConfig configures a Backend.
+type BackendConfig struct {
+	App string
+	// NodeMonitor is the local NodeMonitorService address.
+	NodeMonitor string
+	// Listen is where the BackendService listens; AdvertiseHost replaces a
+	// wildcard host in the address given to the node monitor (default
+	// 127.0.0.1, as executors run beside their node monitor).
+	Listen        string
+	AdvertiseHost string
+	// Run runs each launched task on its own goroutine. If nil, OnLaunch
+	// must be set and the application reports completion itself with
+	// Finished.
+	Run TaskFunc
+	// OnLaunch, if set, is called synchronously for each launch before Run
+	// starts; it must be quick.
+	OnLaunch func(LaunchedTask)
+	RPC      rpc.Config
+	Log      zerolog.Logger
+}
+
+// Backend is an executor: it serves launchTask for one app on one node.
+// Safe for concurrent use.
+type Backend struct {
+	cfg  BackendConfig
+	addr string
+	srv  *rpc.Server
+	nm   *rpc.Pool[*sparrowrpc.NodeMonitorServiceClient]
+	log  zerolog.Logger
+	ctx  context.Context
+	stop context.CancelFunc
+
+	mu     sync.Mutex // orders wg.Add against Close's wg.Wait
+	closed bool
+	wg     sync.WaitGroup
+}
+
+// NewBackend starts the BackendService and registers it with the node
+// monitor.
+func NewBackend(ctx context.Context, cfg BackendConfig) (*Backend, error) {
+	if cfg.App == "" {
+		return nil, fmt.Errorf("backend: missing app")
+	}
+	if cfg.Run == nil && cfg.OnLaunch == nil {
+		return nil, fmt.Errorf("backend: set Run or OnLaunch")
+	}
+	if cfg.NodeMonitor == "" {
+		cfg.NodeMonitor = DefaultNodeMonitor
+	}
+	if cfg.Listen == "" {
+		cfg.Listen = DefaultBackendListen
+	}
+	if cfg.AdvertiseHost == "" {
+		cfg.AdvertiseHost = "127.0.0.1"
+	}
+	srv, err := rpc.Listen(cfg.Listen, cfg.RPC, cfg.Log)
+	if err != nil {
+		return nil, fmt.Errorf("backend: %w", err)
+	}
+	runCtx, stop := context.WithCancel(context.Background())
+	b := &Backend{
+		cfg:  cfg,
+		addr: rpc.Advertised(srv.Addr(), cfg.AdvertiseHost),
+		srv:  srv,
+		nm:   rpc.NewPool(cfg.RPC, sparrowrpc.NewNodeMonitorServiceClient),
+		log:  cfg.Log.With().Str("component", "backend").Str("app", cfg.App).Logger(),
+		ctx:  runCtx,
+		stop: stop,
+	}
+	go srv.Serve(sparrowrpc.NewBackendServiceProcessor((*backendHandler)(b)))
+	if err := b.Register(ctx); err != nil {
+		b.Close()
+		return nil, err
+	}
+	return b, nil
+}
+
+// Addr returns the BackendService address given to the node monitor.
+func (b *Backend) Addr() string { return b.addr }
+
+// Register (re-)registers the executor with its node monitor.
+func (b *Backend) Register(ctx context.Context) error {
+	return b.nm.Call(ctx, b.cfg.NodeMonitor, func(ctx context.Context, c *sparrowrpc.NodeMonitorServiceClient) error {
+		ok, err := c.RegisterBackend(ctx, b.cfg.App, b.addr)
+		if err != nil {
+			return fmt.Errorf("register backend for app %q with node monitor %s: %w", b.cfg.App, b.cfg.NodeMonitor, err)
+		}
+		if !ok {
+			return fmt.Errorf("node monitor %s refused backend for app %q", b.cfg.NodeMonitor, b.cfg.App)
+		}
+		return nil
+	})
+}
+
+// Finished reports tasks done, freeing their slots.
+func (b *Backend) Finished(ctx context.Context, refs ...TaskRef) error {
+	ids := make([]*sparrowrpc.TFullTaskId, len(refs))
+	for i, r := range refs {
+		ids[i] = r.wire()
+	}
+	return b.nm.Call(ctx, b.cfg.NodeMonitor, func(ctx context.Context, c *sparrowrpc.NodeMonitorServiceClient) error {
+		return c.TasksFinished(ctx, ids)
+	})
+}
+
+// SendFrontendMessage sends a message about a task to its job's frontend,
+// through the node monitor and the task's scheduler.
+func (b *Backend) SendFrontendMessage(ctx context.Context, ref TaskRef, status int32, body []byte) error {
+	return b.nm.Call(ctx, b.cfg.NodeMonitor, func(ctx context.Context, c *sparrowrpc.NodeMonitorServiceClient) error {
+		return c.SendFrontendMessage(ctx, ref.App, ref.wire(), status, body)
+	})
+}
+
+// Close stops serving, cancels running tasks' contexts and waits for them.
+func (b *Backend) Close() error {
+	b.mu.Lock()
+	b.closed = true
+	b.mu.Unlock()
+	b.stop()
+	err := b.srv.Close()
+	b.wg.Wait()
+	b.nm.Close()
+	return err
+}
+
+func (b *Backend) run(t LaunchedTask) {
+	defer b.wg.Done()
+	body, err := b.cfg.Run(b.ctx, t)
+	status := StatusOK
+	if err != nil {
+		status, body = StatusFailed, []byte(err.Error())
+	}
+	// The message goes first so that the frontend hears of completion as
+	// early as possible; the slot frees a moment later.
+	if err := b.SendFrontendMessage(context.Background(), t.Ref, status, body); err != nil {
+		b.log.Warn().Err(err).Str("task", t.Ref.TaskID).Msg("frontend message not sent")
+	}
+	if err := b.Finished(context.Background(), t.Ref); err != nil {
+		b.log.Error().Err(err).Str("task", t.Ref.TaskID).Msg("could not report task finished")
+	}
+}
+
+// backendHandler serves BackendService for a Backend.
+type backendHandler Backend
+
+func (h *backendHandler) LaunchTask(ctx context.Context, message []byte, taskID *sparrowrpc.TFullTaskId, user *sparrowrpc.TUserGroupInfo) error {
+	b := (*Backend)(h)
+	if taskID == nil {
+		return fmt.Errorf("launchTask: missing task id")
+	}
+	t := LaunchedTask{Ref: refFromWire(taskID), Message: message}
+	if user != nil {
+		t.User = User{Name: user.User, Group: user.Group, Priority: user.Priority}
+	}
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if b.closed {
+		return fmt.Errorf("launchTask: executor for app %q is shutting down", b.cfg.App)
+	}
+	if b.cfg.OnLaunch != nil {
+		b.cfg.OnLaunch(t)
+	}
+	if b.cfg.Run != nil {
+		b.wg.Add(1)
+		go b.run(t)
+	}
+	return nil
+}

@@ -1,0 +1,349 @@
+package client
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"sync"
+	"time"
+
+	"github.com/rs/zerolog"
+
+	"github.com/sparrowfleet/sparrow/rpc"
+	"github.com/sparrowfleet/sparrow/thrift/gen-go/sparrowrpc"
+)
+
+// Frontend defaults.
+const (
+	DefaultFrontendListen = ":50201"
+	// DefaultTimeout is the failure-detection timeout for scheduler calls,
+	// the paper's 100 ms.
+	DefaultTimeout = 100 * time.Millisecond
+	// DefaultHeartbeat is how often an idle frontend checks its scheduler.
+	DefaultHeartbeat = 100 * time.Millisecond
+)
+
+// ErrInDoubt wraps a submit whose scheduler failed after the job was sent:
+// the job may or may not have been scheduled. It is also reported through
+// OnFailover, so the application can decide whether to resubmit it.
+var ErrInDoubt = errors.New("scheduler failed after the job was sent")
+
+// ErrNoScheduler means no configured scheduler answered.
+var ErrNoScheduler = errors.New("no scheduler answered")
+
+// Failover tells the application that the frontend moved to another
+// scheduler. InFlight lists the jobs submitted through the failed
+// scheduler whose tasks had not all reported back: the application decides
+// whether to resubmit them (as new jobs), ignore them, or check them.
+type Failover struct {
+	From, To string
+	InFlight []Job
+	Err      error
+	// DetectedAt is when the failure was detected; Reconnected when a new
+	// scheduler accepted the registration.
+	DetectedAt, Reconnected time.Time
+}
+
+// FrontendConfig configures a Frontend.
+type FrontendConfig struct {
+	App string
+	// Schedulers are SchedulerService addresses, tried in order.
+	Schedulers []string
+	// Listen is where the FrontendService listens; AdvertiseHost replaces
+	// a wildcard host in the address given to schedulers (default
+	// 127.0.0.1).
+	Listen        string
+	AdvertiseHost string
+	// Timeout bounds connecting to and calling a scheduler; past it the
+	// scheduler is taken as failed. Default 100 ms.
+	Timeout time.Duration
+	// Heartbeat is how often the frontend sends an empty job, the
+	// protocol's liveness check, so that a failure is noticed while idle.
+	// Default 100 ms; negative disables it.
+	Heartbeat time.Duration
+	// OnMessage receives every task message. Required. It is called on the
+	// RPC goroutine, so it should be quick.
+	OnMessage func(Message)
+	// OnFailover, if set, is called after each failover.
+	OnFailover func(Failover)
+	RPC        rpc.Config
+	Log        zerolog.Logger
+}
+
+// Frontend submits jobs for one app. A job is in flight from Submit until
+// every one of its tasks has had at least one message, or Forget is called.
+// Safe for concurrent use.
+type Frontend struct {
+	cfg    FrontendConfig
+	addr   string
+	srv    *rpc.Server
+	pool   *rpc.Pool[*sparrowrpc.SchedulerServiceClient]
+	log    zerolog.Logger
+	stop   chan struct{}
+	done   sync.WaitGroup
+	prefix string
+
+	mu       sync.Mutex
+	current  int // index into cfg.Schedulers
+	nextID   uint64
+	inFlight map[string]*jobState
+}
+
+type jobState struct {
+	job       Job
+	scheduler string
+	pending   map[string]bool
+}
+
+// NewFrontend starts the FrontendService and registers with the first
+// scheduler that answers.
+func NewFrontend(ctx context.Context, cfg FrontendConfig) (*Frontend, error) {
+	if cfg.App == "" {
+		return nil, fmt.Errorf("frontend: missing app")
+	}
+	if len(cfg.Schedulers) == 0 {
+		return nil, fmt.Errorf("frontend: no scheduler addresses")
+	}
+	if cfg.OnMessage == nil {
+		return nil, fmt.Errorf("frontend: OnMessage is required")
+	}
+	if cfg.Listen == "" {
+		cfg.Listen = DefaultFrontendListen
+	}
+	if cfg.AdvertiseHost == "" {
+		cfg.AdvertiseHost = "127.0.0.1"
+	}
+	if cfg.Timeout <= 0 {
+		cfg.Timeout = DefaultTimeout
+	}
+	if cfg.Heartbeat == 0 {
+		cfg.Heartbeat = DefaultHeartbeat
+	}
+	callCfg := cfg.RPC
+	callCfg.ConnectTimeout, callCfg.CallTimeout = cfg.Timeout, cfg.Timeout
+	srv, err := rpc.Listen(cfg.Listen, cfg.RPC, cfg.Log)
+	if err != nil {
+		return nil, fmt.Errorf("frontend: %w", err)
+	}
+	var b [6]byte
+	rand.Read(b[:])
+	f := &Frontend{
+		cfg:      cfg,
+		addr:     rpc.Advertised(srv.Addr(), cfg.AdvertiseHost),
+		srv:      srv,
+		pool:     rpc.NewPool(callCfg, sparrowrpc.NewSchedulerServiceClient),
+		log:      cfg.Log.With().Str("component", "frontend").Str("app", cfg.App).Logger(),
+		stop:     make(chan struct{}),
+		prefix:   hex.EncodeToString(b[:]),
+		inFlight: make(map[string]*jobState),
+	}
+	go srv.Serve(sparrowrpc.NewFrontendServiceProcessor((*frontendHandler)(f)))
+	if _, err := f.connect(ctx, 0); err != nil {
+		srv.Close()
+		return nil, err
+	}
+	if cfg.Heartbeat > 0 {
+		f.done.Add(1)
+		go f.heartbeat()
+	}
+	return f, nil
+}
+
+// Addr returns the FrontendService address given to schedulers.
+func (f *Frontend) Addr() string { return f.addr }
+
+// Scheduler returns the scheduler the frontend currently uses.
+func (f *Frontend) Scheduler() string {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return f.cfg.Schedulers[f.current]
+}
+
+// connect registers with the first scheduler, starting at index start and
+// wrapping around, that answers. It returns that scheduler's index.
+func (f *Frontend) connect(ctx context.Context, start int) (int, error) {
+	var errs []error
+	n := len(f.cfg.Schedulers)
+	for k := 0; k < n; k++ {
+		i := (start + k) % n
+		addr := f.cfg.Schedulers[i]
+		err := f.pool.Call(ctx, addr, func(ctx context.Context, c *sparrowrpc.SchedulerServiceClient) error {
+			ok, err := c.RegisterFrontend(ctx, f.cfg.App, f.addr)
+			if err == nil && !ok {
+				err = fmt.Errorf("scheduler refused registration")
+			}
+			return err
+		})
+		if err == nil {
+			f.mu.Lock()
+			f.current = i
+			f.mu.Unlock()
+			f.log.Info().Str("scheduler", addr).Msg("registered with scheduler")
+			return i, nil
+		}
+		errs = append(errs, fmt.Errorf("%s: %w", addr, err))
+	}
+	return 0, fmt.Errorf("%w: %w", ErrNoScheduler, errors.Join(errs...))
+}
+
+// Submit sends job to the current scheduler and returns its request id.
+// If the scheduler cannot be reached the frontend fails over and submits
+// to the next one. If it fails after the job was sent, Submit fails over
+// and returns ErrInDoubt; the job is then reported in the Failover's
+// InFlight list along with the others. A refused job returns the
+// scheduler's IncompleteRequestException.
+func (f *Frontend) Submit(ctx context.Context, job Job) (string, error) {
+	if len(job.Tasks) == 0 {
+		return "", fmt.Errorf("submit: job has no tasks")
+	}
+	f.mu.Lock()
+	if job.RequestID == "" {
+		f.nextID++
+		job.RequestID = fmt.Sprintf("%s-%s-%d", f.cfg.App, f.prefix, f.nextID)
+	}
+	if _, dup := f.inFlight[job.RequestID]; dup {
+		f.mu.Unlock()
+		return "", fmt.Errorf("submit: request id %q is already in flight", job.RequestID)
+	}
+	f.mu.Unlock()
+	req := job.wire(f.cfg.App)
+	for attempt := 0; attempt < len(f.cfg.Schedulers); attempt++ {
+		sched := f.Scheduler()
+		// Track before sending: messages can arrive before submitJob returns.
+		f.track(job, sched)
+		err := f.pool.Call(ctx, sched, func(ctx context.Context, c *sparrowrpc.SchedulerServiceClient) error {
+			return c.SubmitJob(ctx, req)
+		})
+		if err == nil {
+			return job.RequestID, nil
+		}
+		var refused *sparrowrpc.IncompleteRequestException
+		if errors.As(err, &refused) {
+			f.Forget(job.RequestID)
+			return "", fmt.Errorf("submit %s: refused by scheduler %s: %s", job.RequestID, sched, refused.Message)
+		}
+		var dial *rpc.DialError
+		if errors.As(err, &dial) {
+			f.Forget(job.RequestID)
+			if ferr := f.failover(ctx, sched, err); ferr != nil {
+				return "", ferr
+			}
+			continue
+		}
+		// Sent, then failed: the failover reports this job with the rest.
+		f.failover(ctx, sched, err)
+		return "", fmt.Errorf("submit %s to %s: %w: %w", job.RequestID, sched, ErrInDoubt, err)
+	}
+	return "", fmt.Errorf("submit %s: %w", job.RequestID, ErrNoScheduler)
+}
+
+func (f *Frontend) track(job Job, sched string) {
+	st := &jobState{job: job, scheduler: sched, pending: make(map[string]bool, len(job.Tasks))}
+	for _, t := range job.Tasks {
+		st.pending[t.ID] = true
+	}
+	f.mu.Lock()
+	f.inFlight[job.RequestID] = st
+	f.mu.Unlock()
+}
+
+// Forget stops tracking a job, e.g. once the application knows it is done.
+func (f *Frontend) Forget(requestID string) {
+	f.mu.Lock()
+	delete(f.inFlight, requestID)
+	f.mu.Unlock()
+}
+
+// InFlight returns the request ids of the jobs still in flight.
+func (f *Frontend) InFlight() []string {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	out := make([]string, 0, len(f.inFlight))
+	for id := range f.inFlight {
+		out = append(out, id)
+	}
+	return out
+}
+
+// failover moves off failed, unless another goroutine already did, and
+// reports the jobs in flight on it.
+func (f *Frontend) failover(ctx context.Context, failed string, cause error) error {
+	detected := time.Now()
+	f.mu.Lock()
+	if f.cfg.Schedulers[f.current] != failed {
+		f.mu.Unlock()
+		return nil
+	}
+	start := (f.current + 1) % len(f.cfg.Schedulers)
+	f.mu.Unlock()
+	f.log.Warn().Err(cause).Str("scheduler", failed).Msg("scheduler failed; failing over")
+	f.pool.Forget(failed)
+	idx, err := f.connect(ctx, start)
+	if err != nil {
+		return err
+	}
+	ev := Failover{From: failed, To: f.cfg.Schedulers[idx], Err: cause, DetectedAt: detected, Reconnected: time.Now()}
+	f.mu.Lock()
+	for id, st := range f.inFlight {
+		if st.scheduler == failed {
+			ev.InFlight = append(ev.InFlight, st.job)
+			delete(f.inFlight, id)
+		}
+	}
+	f.mu.Unlock()
+	if f.cfg.OnFailover != nil {
+		f.cfg.OnFailover(ev)
+	}
+	return nil
+}
+
+func (f *Frontend) heartbeat() {
+	defer f.done.Done()
+	t := time.NewTicker(f.cfg.Heartbeat)
+	defer t.Stop()
+	ping := &sparrowrpc.TSchedulingRequest{App: f.cfg.App, Tasks: []*sparrowrpc.TTaskSpec{}}
+	for {
+		select {
+		case <-f.stop:
+			return
+		case <-t.C:
+		}
+		sched := f.Scheduler()
+		err := f.pool.Call(context.Background(), sched, func(ctx context.Context, c *sparrowrpc.SchedulerServiceClient) error {
+			return c.SubmitJob(ctx, ping)
+		})
+		if err != nil {
+			if ferr := f.failover(context.Background(), sched, err); ferr != nil {
+				f.log.Error().Err(ferr).Msg("no scheduler available; will keep trying")
+			}
+		}
+	}
+}
+
+// Close stops the heartbeat and the FrontendService.
+func (f *Frontend) Close() error {
+	close(f.stop)
+	f.done.Wait()
+	f.pool.Close()
+	return f.srv.Close()
+}
+
+// frontendHandler serves FrontendService for a Frontend.
+type frontendHandler Frontend
+
+func (h *frontendHandler) FrontendMessage(ctx context.Context, taskID *sparrowrpc.TFullTaskId, status int32, message []byte) error {
+	f := (*Frontend)(h)
+	msg := Message{Task: refFromWire(taskID), Status: status, Body: message}
+	f.mu.Lock()
+	if st, ok := f.inFlight[msg.Task.RequestID]; ok {
+		delete(st.pending, msg.Task.TaskID)
+		if len(st.pending) == 0 {
+			delete(f.inFlight, msg.Task.RequestID)
+		}
+	}
+	f.mu.Unlock()
+	f.cfg.OnMessage(msg)
+	return nil
+}

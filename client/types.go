@@ -1,0 +1,102 @@
+// Package client is the library applications link to use a sparrowfleet:
+// a Frontend submits jobs to schedulers, fails over between them and
+// receives task messages; a Backend is an executor that runs the tasks its
+// node monitor launches and reports them finished.
+package client
+
+import (
+	"github.com/sparrowfleet/sparrow/rpc"
+	"github.com/sparrowfleet/sparrow/thrift/gen-go/sparrowrpc"
+)
+
+// Status codes the fleet itself uses in frontend messages. Applications
+// use their own codes, which sparrowfleet never interprets.
+const (
+	StatusOK     int32 = sparrowrpc.STATUS_APP
+	StatusLost   int32 = sparrowrpc.STATUS_TASK_LOST
+	StatusFailed int32 = sparrowrpc.STATUS_TASK_FAILED
+)
+
+// Task is one task of a job.
+type Task struct {
+	// ID must be unique within the job.
+	ID string
+	// Message is passed, opaque, to the executor that runs the task.
+	Message []byte
+	// Nodes and Racks restrict where the task may run (host names or IPs,
+	// and values of the nodes' "rack" attribute). Empty means anywhere.
+	Nodes []string
+	Racks []string
+}
+
+// User says on whose behalf a job runs, for fair sharing and priorities.
+type User struct {
+	Name, Group string
+	// Priority: a smaller number is served first.
+	Priority int32
+}
+
+// Job is a set of tasks to schedule together.
+type Job struct {
+	// RequestID identifies the job in messages; the Frontend makes one up
+	// when it is empty.
+	RequestID string
+	Tasks     []Task
+	User      User
+	// ProbeRatio overrides the scheduler's default d when above zero.
+	ProbeRatio  float64
+	Description string
+}
+
+// TaskRef identifies a launched task, as the fleet names it.
+type TaskRef struct {
+	TaskID, RequestID, App string
+	// Scheduler is the SchedulerService address that placed the task.
+	Scheduler string
+}
+
+func refFromWire(id *sparrowrpc.TFullTaskId) TaskRef {
+	if id == nil {
+		return TaskRef{}
+	}
+	return TaskRef{TaskID: id.TaskId, RequestID: id.RequestId, App: id.AppId, Scheduler: rpc.HostPortString(id.SchedulerAddress)}
+}
+
+func (r TaskRef) wire() *sparrowrpc.TFullTaskId {
+	hp, _ := rpc.ParseHostPort(r.Scheduler)
+	return &sparrowrpc.TFullTaskId{TaskId: r.TaskID, RequestId: r.RequestID, AppId: r.App, SchedulerAddress: hp}
+}
+
+// Message is a task message delivered to a frontend.
+type Message struct {
+	Task   TaskRef
+	Status int32
+	Body   []byte
+}
+
+func (j Job) wire(app string) *sparrowrpc.TSchedulingRequest {
+	req := &sparrowrpc.TSchedulingRequest{
+		App:   app,
+		Tasks: make([]*sparrowrpc.TTaskSpec, len(j.Tasks)),
+		User:  &sparrowrpc.TUserGroupInfo{User: j.User.Name, Group: j.User.Group, Priority: j.User.Priority},
+	}
+	for i, t := range j.Tasks {
+		req.Tasks[i] = &sparrowrpc.TTaskSpec{
+			TaskId: t.ID, Message: t.Message,
+			Preference: &sparrowrpc.TPlacementPreference{Nodes: t.Nodes, Racks: t.Racks},
+		}
+	}
+	if j.ProbeRatio > 0 {
+		d := j.ProbeRatio
+		req.ProbeRatio = &d
+	}
+	if j.Description != "" {
+		desc := j.Description
+		req.Description = &desc
+	}
+	if j.RequestID != "" {
+		id := j.RequestID
+		req.RequestId = &id
+	}
+	return req
+}

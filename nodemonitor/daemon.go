@@ -1,0 +1,166 @@
+package nodemonitor
+
+import (
+	"fmt"
+	"net"
+	"sync"
+	"time"
+
+	"github.com/hashicorp/memberlist"
+	"github.com/rs/zerolog"
+
+	"github.com/sparrowfleet/sparrow/membership"
+	"github.com/sparrowfleet/sparrow/queue"
+	"github.com/sparrowfleet/sparrow/rpc"
+	"github.com/sparrowfleet/sparrow/thrift/gen-go/sparrowrpc"
+)
+
+// Default listen addresses, the original Sparrow ports.
+const (
+	DefaultListen         = ":20501"
+	DefaultInternalListen = ":20502"
+)
+
+// DaemonConfig configures a node monitor process.
+type DaemonConfig struct {
+	// Listen is the NodeMonitorService address (for executors);
+	// InternalListen the InternalService address (for schedulers).
+	Listen, InternalListen string
+	Gossip                 string
+	Join                   []string
+	GossipProfile          string
+	Keyring                *memberlist.Keyring
+	// AdvertiseHost replaces a wildcard host in advertised addresses; it
+	// defaults to the gossip host.
+	AdvertiseHost string
+	Name          string
+	Slots         int
+	Queue         queue.Discipline
+	Attrs         map[string]string
+	RPC           rpc.Config
+	Log           zerolog.Logger
+}
+
+// Daemon is a running node monitor: its two Thrift services and its gossip
+// membership.
+type Daemon struct {
+	*NodeMonitor
+	Cluster       *membership.Cluster
+	svc, internal *rpc.Server
+	log           zerolog.Logger
+
+	metaMu sync.Mutex
+	meta   membership.Meta
+}
+
+// StartDaemon binds the node monitor's ports, joins the gossip cluster and
+// starts serving.
+func StartDaemon(cfg DaemonConfig) (*Daemon, error) {
+	if cfg.Listen == "" {
+		cfg.Listen = DefaultListen
+	}
+	if cfg.InternalListen == "" {
+		cfg.InternalListen = DefaultInternalListen
+	}
+	host := cfg.AdvertiseHost
+	if host == "" {
+		h, _, err := net.SplitHostPort(cfg.Gossip)
+		if err != nil {
+			return nil, fmt.Errorf("gossip address %q: %w", cfg.Gossip, err)
+		}
+		host = h
+	}
+	svc, err := rpc.Listen(cfg.Listen, cfg.RPC, cfg.Log)
+	if err != nil {
+		return nil, err
+	}
+	internal, err := rpc.Listen(cfg.InternalListen, cfg.RPC, cfg.Log)
+	if err != nil {
+		svc.Close()
+		return nil, err
+	}
+	d := &Daemon{svc: svc, internal: internal}
+	d.meta = membership.Meta{
+		Role: membership.RoleNodeMonitor, Slots: cfg.Slots, Attrs: cfg.Attrs,
+		Service: rpc.Advertised(svc.Addr(), host), Internal: rpc.Advertised(internal.Addr(), host),
+	}
+	cluster, err := membership.Start(membership.Config{
+		Name: cfg.Name, Bind: cfg.Gossip, Seeds: cfg.Join, Profile: cfg.GossipProfile, Keyring: cfg.Keyring,
+		Meta: d.meta, Log: cfg.Log,
+	})
+	if err != nil {
+		svc.Close()
+		internal.Close()
+		return nil, err
+	}
+	d.Cluster = cluster
+	nm, err := New(Config{
+		Slots: cfg.Slots, Queue: cfg.Queue, Internal: d.meta.Internal,
+		OnAppsChanged: d.advertiseApps, RPC: cfg.RPC, Log: cfg.Log,
+	}, &membershipDirectory{cluster: cluster})
+	if err != nil {
+		svc.Close()
+		internal.Close()
+		cluster.Leave(0)
+		return nil, err
+	}
+	d.NodeMonitor, d.log = nm, nm.log
+	go svc.Serve(sparrowrpc.NewNodeMonitorServiceProcessor(nm))
+	go internal.Serve(sparrowrpc.NewInternalServiceProcessor(nm))
+	d.log.Info().Str("service", d.meta.Service).Str("internal", d.meta.Internal).
+		Str("gossip", cluster.Addr()).Int("slots", cfg.Slots).Msg("node monitor started")
+	return d, nil
+}
+
+// advertiseApps gossips the node's new app list, so that schedulers start
+// sampling it for those apps.
+func (d *Daemon) advertiseApps(apps []string) {
+	d.metaMu.Lock()
+	defer d.metaMu.Unlock()
+	d.meta.Apps = apps
+	if err := d.Cluster.SetMeta(d.meta); err != nil {
+		d.log.Error().Err(err).Strs("apps", apps).Msg("could not advertise apps")
+	}
+}
+
+// ServiceAddr returns the advertised NodeMonitorService address.
+func (d *Daemon) ServiceAddr() string { return d.meta.Service }
+
+// InternalAddr returns the advertised InternalService address.
+func (d *Daemon) InternalAddr() string { return d.meta.Internal }
+
+// Close leaves the gossip cluster, so schedulers stop sampling this node,
+// then stops serving.
+func (d *Daemon) Close() error {
+	err := d.Cluster.Leave(time.Second)
+	d.svc.Close()
+	d.internal.Close()
+	d.NodeMonitor.Close()
+	d.log.Info().Msg("node monitor stopped")
+	return err
+}
+
+// membershipDirectory finds schedulers' getTask addresses in the gossip
+// view, caching the table until membership changes.
+type membershipDirectory struct {
+	cluster *membership.Cluster
+
+	mu      sync.Mutex
+	version uint64
+	built   bool
+	table   map[string]string
+}
+
+func (m *membershipDirectory) GetTaskAddr(service string) (string, bool) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if v := m.cluster.Version(); !m.built || v != m.version {
+		m.version, m.built = v, true
+		m.table = make(map[string]string)
+		for _, s := range m.cluster.Members(membership.RoleScheduler) {
+			m.table[s.Meta.Service] = s.Meta.Internal
+		}
+	}
+	a, ok := m.table[service]
+	return a, ok
+}

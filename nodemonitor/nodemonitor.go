@@ -1,0 +1,328 @@
+// Package nodemonitor is the Sparrow node monitor daemon: a thin shell
+// around the slots state machine. It queues reservations from schedulers,
+// and whenever a slot is free it pulls a task from the reservation's
+// scheduler (getTask) and launches it on the app's executor (launchTask).
+package nodemonitor
+
+import (
+	"context"
+	"fmt"
+	"net"
+	"slices"
+	"sync"
+
+	"github.com/rs/zerolog"
+
+	"github.com/sparrowfleet/sparrow/queue"
+	"github.com/sparrowfleet/sparrow/rpc"
+	"github.com/sparrowfleet/sparrow/slots"
+	"github.com/sparrowfleet/sparrow/thrift/gen-go/sparrowrpc"
+)
+
+// DefaultGetTaskPort is where a scheduler serves getTask when the
+// membership view does not say otherwise.
+const DefaultGetTaskPort = "20507"
+
+// SchedulerDirectory maps a scheduler's SchedulerService address, as named
+// in reservations, to its GetTaskService address.
+type SchedulerDirectory interface {
+	GetTaskAddr(schedulerService string) (string, bool)
+}
+
+// Config configures a NodeMonitor.
+type Config struct {
+	// Slots is how many tasks run at once.
+	Slots int
+	// Queue orders reservations; nil means FIFO.
+	Queue queue.Discipline
+	// Internal is this node monitor's advertised InternalService
+	// "host:port"; it names the node in getTask calls.
+	Internal string
+	// OnAppsChanged is called, outside any lock, with the sorted app list
+	// whenever an executor registers, so the daemon can re-advertise it.
+	OnAppsChanged func(apps []string)
+	RPC           rpc.Config
+	Log           zerolog.Logger
+}
+
+// NodeMonitor implements NodeMonitorService and InternalService. Safe for
+// concurrent use: one mutex guards the slot machine and no RPC is made while
+// it is held.
+type NodeMonitor struct {
+	cfg  Config
+	self *sparrowrpc.THostPort
+	dir  SchedulerDirectory
+	log  zerolog.Logger
+
+	getTask  *rpc.Pool[*sparrowrpc.GetTaskServiceClient]
+	sched    *rpc.Pool[*sparrowrpc.SchedulerServiceClient]
+	backends *rpc.Pool[*sparrowrpc.BackendServiceClient]
+
+	mu       sync.Mutex
+	core     *slots.Core
+	backend  map[string]string // app -> BackendService address
+	launches uint64
+}
+
+// New returns a NodeMonitor that finds schedulers' getTask addresses in dir.
+func New(cfg Config, dir SchedulerDirectory) (*NodeMonitor, error) {
+	q := cfg.Queue
+	if q == nil {
+		q = queue.NewFIFO()
+	}
+	core, err := slots.New(cfg.Slots, q)
+	if err != nil {
+		return nil, fmt.Errorf("node monitor: %w", err)
+	}
+	self, err := rpc.ParseHostPort(cfg.Internal)
+	if err != nil {
+		return nil, fmt.Errorf("node monitor internal address: %w", err)
+	}
+	return &NodeMonitor{
+		cfg: cfg, self: self, dir: dir,
+		log:      cfg.Log.With().Str("component", "nodemonitor").Str("node", cfg.Internal).Logger(),
+		getTask:  rpc.NewPool(cfg.RPC, sparrowrpc.NewGetTaskServiceClient),
+		sched:    rpc.NewPool(cfg.RPC, sparrowrpc.NewSchedulerServiceClient),
+		backends: rpc.NewPool(cfg.RPC, sparrowrpc.NewBackendServiceClient),
+		core:     core,
+		backend:  make(map[string]string),
+	}, nil
+}
+
+// Close releases the node monitor's connections.
+func (n *NodeMonitor) Close() {
+	n.getTask.Close()
+	n.sched.Close()
+	n.backends.Close()
+}
+
+// State is a snapshot of the slot machine, for tests and status output.
+type State struct {
+	Slots, Free, Fetching, Running, Queued int
+	Launches                               uint64
+	Apps                                   []string
+}
+
+// State returns a snapshot of the node monitor's slots and queue.
+func (n *NodeMonitor) State() State {
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	apps := n.core.Apps()
+	slices.Sort(apps)
+	return State{
+		Slots: n.core.Slots(), Free: n.core.Free(), Fetching: n.core.Fetching(),
+		Running: n.core.Running(), Queued: n.core.Queued(), Launches: n.launches, Apps: apps,
+	}
+}
+
+// Queue returns the reservation queue discipline, so that weights can be
+// changed at run time. Callers must not use it concurrently with the node
+// monitor; use WithQueue.
+func (n *NodeMonitor) WithQueue(fn func(q queue.Discipline)) {
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	fn(n.core.Queue())
+}
+
+// RegisterBackend implements NodeMonitorService: an executor for app
+// listens at listenSocket on this machine.
+func (n *NodeMonitor) RegisterBackend(ctx context.Context, app, listenSocket string) (bool, error) {
+	if app == "" {
+		return false, fmt.Errorf("registerBackend: missing app")
+	}
+	if _, err := rpc.ParseHostPort(listenSocket); err != nil {
+		return false, fmt.Errorf("registerBackend for app %q: %w", app, err)
+	}
+	n.mu.Lock()
+	n.backend[app] = listenSocket
+	n.core.AddApp(app)
+	apps := n.core.Apps()
+	n.mu.Unlock()
+	slices.Sort(apps)
+	n.log.Info().Str("app", app).Str("backend", listenSocket).Msg("executor registered")
+	if n.cfg.OnAppsChanged != nil {
+		n.cfg.OnAppsChanged(apps)
+	}
+	return true, nil
+}
+
+// EnqueueTaskReservations implements InternalService. It returns false,
+// refusing the reservations, when no executor for the app is registered
+// here or the queue is full; the scheduler then places them elsewhere.
+func (n *NodeMonitor) EnqueueTaskReservations(ctx context.Context, req *sparrowrpc.TEnqueueTaskReservationsRequest) (bool, error) {
+	if req == nil || req.RequestId == "" || req.SchedulerAddress == nil {
+		return false, fmt.Errorf("enqueueTaskReservations: missing request id or scheduler address")
+	}
+	r := queue.Reservation{RequestID: req.RequestId, App: req.AppId, Scheduler: rpc.HostPortString(req.SchedulerAddress)}
+	if u := req.User; u != nil {
+		r.User, r.Group, r.Priority = u.User, u.Group, u.Priority
+	}
+	n.mu.Lock()
+	err := n.core.Enqueue(r, int(req.NumTasks))
+	n.mu.Unlock()
+	if err != nil {
+		n.log.Debug().Err(err).Msg("reservations refused")
+		return false, nil
+	}
+	n.drive()
+	return true, nil
+}
+
+// CancelTaskReservations implements InternalService: the request's tasks
+// have all launched, so its queued reservations here are dropped.
+func (n *NodeMonitor) CancelTaskReservations(ctx context.Context, req *sparrowrpc.TCancelTaskReservationsRequest) error {
+	if req == nil {
+		return nil
+	}
+	n.mu.Lock()
+	n.core.Cancel(req.RequestId)
+	n.mu.Unlock()
+	return nil
+}
+
+// TasksFinished implements NodeMonitorService: executors report finished
+// tasks, freeing their slots. Unknown tasks are ignored, so a repeated
+// report cannot free a slot twice.
+func (n *NodeMonitor) TasksFinished(ctx context.Context, tasks []*sparrowrpc.TFullTaskId) error {
+	freed := 0
+	n.mu.Lock()
+	for _, t := range tasks {
+		if t != nil && n.core.Finished(slots.TaskKey{RequestID: t.RequestId, TaskID: t.TaskId}) {
+			freed++
+		}
+	}
+	n.mu.Unlock()
+	if freed < len(tasks) {
+		n.log.Debug().Int("reported", len(tasks)).Int("freed", freed).Msg("finished report named tasks not running here")
+	}
+	if freed > 0 {
+		n.drive()
+	}
+	return nil
+}
+
+// SendFrontendMessage implements NodeMonitorService: an executor's message
+// about a task goes to the scheduler named in its task id, which passes it
+// on to the app's frontend.
+func (n *NodeMonitor) SendFrontendMessage(ctx context.Context, app string, taskID *sparrowrpc.TFullTaskId, status int32, message []byte) error {
+	if taskID == nil || taskID.SchedulerAddress == nil {
+		return fmt.Errorf("sendFrontendMessage: task id without a scheduler address")
+	}
+	return n.relay(app, taskID, status, message)
+}
+
+func (n *NodeMonitor) relay(app string, taskID *sparrowrpc.TFullTaskId, status int32, message []byte) error {
+	addr := rpc.HostPortString(taskID.SchedulerAddress)
+	err := n.sched.Call(context.Background(), addr, func(ctx context.Context, c *sparrowrpc.SchedulerServiceClient) error {
+		return c.SendFrontendMessage(ctx, app, taskID, status, message)
+	})
+	if err != nil {
+		return fmt.Errorf("relay frontend message for task %q to scheduler %s: %w", taskID.TaskId, addr, err)
+	}
+	return nil
+}
+
+// drive starts a fetch for every reservation that a free slot can take.
+func (n *NodeMonitor) drive() {
+	var ready []queue.Reservation
+	n.mu.Lock()
+	for {
+		r, ok := n.core.Next()
+		if !ok {
+			break
+		}
+		ready = append(ready, r)
+	}
+	n.mu.Unlock()
+	for _, r := range ready {
+		go n.fetch(r)
+	}
+}
+
+func (n *NodeMonitor) getTaskAddr(scheduler string) string {
+	if n.dir != nil {
+		if a, ok := n.dir.GetTaskAddr(scheduler); ok {
+			return a
+		}
+	}
+	host, _, err := net.SplitHostPort(scheduler)
+	if err != nil {
+		return scheduler
+	}
+	return net.JoinHostPort(host, DefaultGetTaskPort)
+}
+
+// fetch runs one reservation that reached a free slot: getTask, then
+// launchTask. The slot is held throughout and freed on every failure path.
+func (n *NodeMonitor) fetch(r queue.Reservation) {
+	var specs []*sparrowrpc.TTaskLaunchSpec
+	gt := n.getTaskAddr(r.Scheduler)
+	err := n.getTask.Call(context.Background(), gt, func(ctx context.Context, c *sparrowrpc.GetTaskServiceClient) error {
+		var err error
+		specs, err = c.GetTask(ctx, r.RequestID, n.self)
+		return err
+	})
+	if err != nil || len(specs) == 0 {
+		if err != nil {
+			n.log.Warn().Err(err).Str("request", r.RequestID).Str("scheduler", gt).Msg("getTask failed; dropping reservation")
+		}
+		n.mu.Lock()
+		n.core.Released()
+		n.mu.Unlock()
+		n.drive()
+		return
+	}
+	if len(specs) > 1 {
+		// Our schedulers hand out one task per reservation; a slot can run
+		// only one, so the rest are reported failed rather than dropped.
+		n.log.Error().Int("tasks", len(specs)).Str("request", r.RequestID).Msg("getTask returned several tasks for one slot")
+		for _, extra := range specs[1:] {
+			n.reportFailed(r, extra.TaskId, "node monitor got several tasks for one reservation")
+		}
+	}
+	n.launch(r, specs[0])
+}
+
+func (n *NodeMonitor) fullID(r queue.Reservation, taskID string) *sparrowrpc.TFullTaskId {
+	sched, _ := rpc.ParseHostPort(r.Scheduler)
+	return &sparrowrpc.TFullTaskId{TaskId: taskID, RequestId: r.RequestID, AppId: r.App, SchedulerAddress: sched}
+}
+
+func (n *NodeMonitor) launch(r queue.Reservation, spec *sparrowrpc.TTaskLaunchSpec) {
+	key := slots.TaskKey{RequestID: r.RequestID, TaskID: spec.TaskId}
+	n.mu.Lock()
+	started := n.core.Started(key, r.App)
+	backend, hasBackend := n.backend[r.App]
+	if started {
+		n.launches++
+	}
+	n.mu.Unlock()
+	if !started {
+		n.log.Error().Str("request", r.RequestID).Str("task", spec.TaskId).Msg("task already running here; not launching it twice")
+		n.drive()
+		return
+	}
+	id := n.fullID(r, spec.TaskId)
+	user := &sparrowrpc.TUserGroupInfo{User: r.User, Group: r.Group, Priority: r.Priority}
+	err := fmt.Errorf("no executor registered for app %q", r.App)
+	if hasBackend {
+		err = n.backends.Call(context.Background(), backend, func(ctx context.Context, c *sparrowrpc.BackendServiceClient) error {
+			return c.LaunchTask(ctx, spec.Message, id, user)
+		})
+	}
+	if err == nil {
+		return
+	}
+	n.log.Warn().Err(err).Str("request", r.RequestID).Str("task", spec.TaskId).Msg("launchTask failed; reporting the task failed")
+	n.mu.Lock()
+	n.core.Finished(key)
+	n.mu.Unlock()
+	n.reportFailed(r, spec.TaskId, err.Error())
+	n.drive()
+}
+
+func (n *NodeMonitor) reportFailed(r queue.Reservation, taskID, why string) {
+	if err := n.relay(r.App, n.fullID(r, taskID), sparrowrpc.STATUS_TASK_FAILED, []byte(why)); err != nil {
+		n.log.Error().Err(err).Str("task", taskID).Msg("could not report failed task")
+	}
+}

@@ -1,0 +1,119 @@
+package scheduler
+
+import (
+	"fmt"
+	"net"
+	"time"
+
+	"github.com/hashicorp/memberlist"
+	"github.com/rs/zerolog"
+
+	"github.com/sparrowfleet/sparrow/membership"
+	"github.com/sparrowfleet/sparrow/rpc"
+	"github.com/sparrowfleet/sparrow/thrift/gen-go/sparrowrpc"
+)
+
+// Default listen addresses, the original Sparrow ports.
+const (
+	DefaultListen        = ":20503"
+	DefaultGetTaskListen = ":20507"
+)
+
+// DaemonConfig configures a scheduler process.
+type DaemonConfig struct {
+	// Listen is the SchedulerService address; GetTaskListen the
+	// GetTaskService address.
+	Listen, GetTaskListen string
+	// Gossip is the gossip "host:port" to bind and advertise; Join lists
+	// seed members; GossipProfile is "lan", "local" or "wan".
+	Gossip        string
+	Join          []string
+	GossipProfile string
+	Keyring       *memberlist.Keyring
+	// AdvertiseHost replaces a wildcard host in the advertised Thrift
+	// addresses; it defaults to the gossip host.
+	AdvertiseHost string
+	Name          string
+	Scheduler     Config
+	RPC           rpc.Config
+	Log           zerolog.Logger
+}
+
+// Daemon is a running scheduler: its two Thrift services and its gossip
+// membership.
+type Daemon struct {
+	*Scheduler
+	Cluster *membership.Cluster
+	svc, gt *rpc.Server
+	log     zerolog.Logger
+}
+
+// StartDaemon binds the scheduler's ports, joins the gossip cluster and
+// starts serving.
+func StartDaemon(cfg DaemonConfig) (*Daemon, error) {
+	if cfg.Listen == "" {
+		cfg.Listen = DefaultListen
+	}
+	if cfg.GetTaskListen == "" {
+		cfg.GetTaskListen = DefaultGetTaskListen
+	}
+	host := cfg.AdvertiseHost
+	if host == "" {
+		h, _, err := net.SplitHostPort(cfg.Gossip)
+		if err != nil {
+			return nil, fmt.Errorf("gossip address %q: %w", cfg.Gossip, err)
+		}
+		host = h
+	}
+	svc, err := rpc.Listen(cfg.Listen, cfg.RPC, cfg.Log)
+	if err != nil {
+		return nil, err
+	}
+	gt, err := rpc.Listen(cfg.GetTaskListen, cfg.RPC, cfg.Log)
+	if err != nil {
+		svc.Close()
+		return nil, err
+	}
+	svcAddr, gtAddr := rpc.Advertised(svc.Addr(), host), rpc.Advertised(gt.Addr(), host)
+	cluster, err := membership.Start(membership.Config{
+		Name: cfg.Name, Bind: cfg.Gossip, Seeds: cfg.Join, Profile: cfg.GossipProfile, Keyring: cfg.Keyring,
+		Meta: membership.Meta{Role: membership.RoleScheduler, Service: svcAddr, Internal: gtAddr},
+		Log:  cfg.Log,
+	})
+	if err != nil {
+		svc.Close()
+		gt.Close()
+		return nil, err
+	}
+	scfg := cfg.Scheduler
+	scfg.Address, scfg.RPC, scfg.Log = svcAddr, cfg.RPC, cfg.Log
+	s, err := New(scfg, NewMembershipView(cluster))
+	if err != nil {
+		svc.Close()
+		gt.Close()
+		cluster.Leave(0)
+		return nil, err
+	}
+	d := &Daemon{Scheduler: s, Cluster: cluster, svc: svc, gt: gt, log: s.log}
+	go svc.Serve(sparrowrpc.NewSchedulerServiceProcessor(s))
+	go gt.Serve(sparrowrpc.NewGetTaskServiceProcessor(s))
+	d.log.Info().Str("service", svcAddr).Str("gettask", gtAddr).Str("gossip", cluster.Addr()).Msg("scheduler started")
+	return d, nil
+}
+
+// ServiceAddr returns the advertised SchedulerService address.
+func (d *Daemon) ServiceAddr() string { return d.cfg.Address }
+
+// GetTaskAddr returns the bound GetTaskService address.
+func (d *Daemon) GetTaskAddr() string { return d.gt.Addr() }
+
+// Close leaves the gossip cluster, so peers stop sampling it at once, then
+// stops serving.
+func (d *Daemon) Close() error {
+	err := d.Cluster.Leave(time.Second)
+	d.svc.Close()
+	d.gt.Close()
+	d.Scheduler.Close()
+	d.log.Info().Msg("scheduler stopped")
+	return err
+}

@@ -1,0 +1,58 @@
+package scheduler
+
+import (
+	"context"
+	"fmt"
+
+	"github.com/sparrowfleet/sparrow/rpc"
+	"github.com/sparrowfleet/sparrow/thrift/gen-go/sparrowrpc"
+)
+
+// maxFrontends bounds the app -> frontend table.
+const maxFrontends = 65536
+
+// RegisterFrontend implements SchedulerService: task messages for app go to
+// the FrontendService at socketAddress from now on. One frontend per app,
+// as in the original Sparrow: the latest registration wins.
+func (s *Scheduler) RegisterFrontend(ctx context.Context, app, socketAddress string) (bool, error) {
+	if app == "" || len(app) > maxAppBytes {
+		return false, fmt.Errorf("registerFrontend: bad app name %q", app)
+	}
+	if _, err := rpc.ParseHostPort(socketAddress); err != nil {
+		return false, fmt.Errorf("registerFrontend for app %q: %w", app, err)
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if _, ok := s.frontends[app]; !ok && len(s.frontends) >= maxFrontends {
+		return false, fmt.Errorf("registerFrontend: too many apps (%d)", maxFrontends)
+	}
+	s.frontends[app] = socketAddress
+	s.log.Info().Str("app", app).Str("frontend", socketAddress).Msg("frontend registered")
+	return true, nil
+}
+
+// SendFrontendMessage implements SchedulerService: node monitors relay an
+// executor's message about a task, and the scheduler passes it to the app's
+// frontend. It returns an error if the message could not be delivered, so
+// that the sender knows.
+func (s *Scheduler) SendFrontendMessage(ctx context.Context, app string, taskID *sparrowrpc.TFullTaskId, status int32, message []byte) error {
+	return s.deliver(app, taskID, status, message)
+}
+
+func (s *Scheduler) deliver(app string, taskID *sparrowrpc.TFullTaskId, status int32, message []byte) error {
+	s.mu.Lock()
+	addr, ok := s.frontends[app]
+	s.mu.Unlock()
+	if !ok {
+		s.log.Warn().Str("app", app).Int32("status", status).Msg("frontend message dropped: no frontend registered for app")
+		return fmt.Errorf("no frontend registered for app %q", app)
+	}
+	err := s.fronts.Call(context.Background(), addr, func(ctx context.Context, c *sparrowrpc.FrontendServiceClient) error {
+		return c.FrontendMessage(ctx, taskID, status, message)
+	})
+	if err != nil {
+		s.log.Warn().Err(err).Str("app", app).Str("frontend", addr).Msg("frontend message not delivered")
+		return fmt.Errorf("deliver frontend message for app %q to %s: %w", app, addr, err)
+	}
+	return nil
+}

@@ -1,0 +1,326 @@
+// Package scheduler is the Sparrow scheduler daemon: a thin shell that
+// validates requests, asks the placement core where reservations go, sends
+// them to node monitors over Thrift, and answers their getTask calls by late
+// binding. It keeps no state about cluster load; a request's state lives
+// only until all of its tasks have launched.
+package scheduler
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/binary"
+	"encoding/hex"
+	"fmt"
+	mrand "math/rand/v2"
+	"sync"
+
+	"github.com/rs/zerolog"
+
+	"github.com/sparrowfleet/sparrow/placement"
+	"github.com/sparrowfleet/sparrow/rpc"
+	"github.com/sparrowfleet/sparrow/thrift/gen-go/sparrowrpc"
+)
+
+// DefaultProbeRatio is d when neither the request nor the config sets it.
+const DefaultProbeRatio = 2.0
+
+// maxReprobes bounds how many times one request re-places reservations
+// after enqueues fail, so that a request cannot loop over a failing fleet.
+const maxReprobes = 8
+
+// Config configures a Scheduler.
+type Config struct {
+	// Address is this scheduler's advertised SchedulerService "host:port".
+	// Node monitors send frontend messages there and name it in task ids.
+	Address string
+	// ProbeRatio is the default d; 0 means DefaultProbeRatio.
+	ProbeRatio float64
+	// NoCancel disables cancelling leftover reservations once a request's
+	// tasks have all launched.
+	NoCancel bool
+	// Seed seeds placement randomness; 0 draws a random seed.
+	Seed uint64
+	// RPC bounds the scheduler's outgoing calls.
+	RPC rpc.Config
+	Log zerolog.Logger
+}
+
+// Scheduler implements SchedulerService and GetTaskService. Safe for
+// concurrent use: one mutex guards the placement state, and no RPC is made
+// while it is held.
+type Scheduler struct {
+	cfg  Config
+	self *sparrowrpc.THostPort
+	view NodeView
+	log  zerolog.Logger
+
+	nodes  *rpc.Pool[*sparrowrpc.InternalServiceClient]
+	fronts *rpc.Pool[*sparrowrpc.FrontendServiceClient]
+
+	mu        sync.Mutex
+	rng       *mrand.Rand
+	sampler   placement.Sampler
+	requests  map[string]*request
+	frontends map[string]string // app -> FrontendService address
+	nextID    uint64
+	idPrefix  string
+
+	stats Stats
+}
+
+// request is a submitted job's state while any task is unlaunched.
+type request struct {
+	*placement.Request
+	app     string
+	user    *sparrowrpc.TUserGroupInfo
+	specs   []*sparrowrpc.TTaskSpec
+	ratio   float64
+	failed  map[string]bool // nodes whose enqueue failed
+	reprobe int
+}
+
+// Stats counts what a scheduler has done; read with Stats().
+type Stats struct {
+	JobsSubmitted   uint64
+	TasksSubmitted  uint64
+	TasksLaunched   uint64
+	EmptyGetTasks   uint64
+	Reservations    uint64
+	EnqueueFailures uint64
+	Cancellations   uint64
+	ActiveRequests  int
+}
+
+// New returns a Scheduler that samples node monitors from view.
+func New(cfg Config, view NodeView) (*Scheduler, error) {
+	if cfg.ProbeRatio == 0 {
+		cfg.ProbeRatio = DefaultProbeRatio
+	}
+	if err := placement.CheckProbeRatio(cfg.ProbeRatio); err != nil {
+		return nil, fmt.Errorf("default %w", err)
+	}
+	self, err := rpc.ParseHostPort(cfg.Address)
+	if err != nil {
+		return nil, fmt.Errorf("scheduler address: %w", err)
+	}
+	seed := cfg.Seed
+	var b [16]byte
+	if _, err := rand.Read(b[:]); err != nil {
+		return nil, fmt.Errorf("seed randomness: %w", err)
+	}
+	if seed == 0 {
+		seed = binary.LittleEndian.Uint64(b[:8])
+	}
+	return &Scheduler{
+		cfg:       cfg,
+		self:      self,
+		view:      view,
+		log:       cfg.Log.With().Str("component", "scheduler").Logger(),
+		nodes:     rpc.NewPool(cfg.RPC, sparrowrpc.NewInternalServiceClient),
+		fronts:    rpc.NewPool(cfg.RPC, sparrowrpc.NewFrontendServiceClient),
+		rng:       mrand.New(mrand.NewPCG(seed, seed^0x9e3779b97f4a7c15)),
+		requests:  make(map[string]*request),
+		frontends: make(map[string]string),
+		idPrefix:  hex.EncodeToString(b[8:14]),
+	}, nil
+}
+
+// Close releases the scheduler's connections.
+func (s *Scheduler) Close() {
+	s.nodes.Close()
+	s.fronts.Close()
+}
+
+// Stats returns a snapshot of the scheduler's counters.
+func (s *Scheduler) Stats() Stats {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	st := s.stats
+	st.ActiveRequests = len(s.requests)
+	return st
+}
+
+func incomplete(format string, args ...any) error {
+	return &sparrowrpc.IncompleteRequestException{Message: fmt.Sprintf(format, args...)}
+}
+
+// SubmitJob implements SchedulerService. It validates the request, places
+// ceil(d·m) reservations and returns once they are on their way; tasks are
+// then handed out by GetTask. A bad request is refused whole with an
+// IncompleteRequestException naming the fault.
+func (s *Scheduler) SubmitJob(ctx context.Context, req *sparrowrpc.TSchedulingRequest) error {
+	job, err := ParseRequest(req, s.cfg.ProbeRatio)
+	if err != nil {
+		s.log.Info().Err(err).Msg("refused scheduling request")
+		return incomplete("%v", err)
+	}
+	if len(job.Tasks) == 0 {
+		return nil
+	}
+	candidates := s.view.Candidates(job.App)
+	if len(candidates) == 0 {
+		return incomplete("no live node monitor hosts app %q", job.App)
+	}
+
+	s.mu.Lock()
+	id := job.RequestID
+	if id == "" {
+		s.nextID++
+		id = fmt.Sprintf("%s-%d", s.idPrefix, s.nextID)
+	} else if _, dup := s.requests[id]; dup {
+		s.mu.Unlock()
+		return incomplete("request id %q is already in use", id)
+	}
+	probes, err := s.sampler.Plan(s.rng, candidates, job.Tasks, job.ProbeRatio)
+	if err != nil {
+		s.mu.Unlock()
+		return incomplete("app %q: %v", job.App, err)
+	}
+	r := &request{
+		Request: placement.NewRequest(id, job.Tasks),
+		app:     job.App, user: job.User, specs: job.Specs, ratio: job.ProbeRatio,
+	}
+	r.AddProbes(probes)
+	s.requests[id] = r
+	s.stats.JobsSubmitted++
+	s.stats.TasksSubmitted += uint64(len(job.Tasks))
+	s.mu.Unlock()
+
+	s.log.Debug().Str("request", id).Str("app", job.App).Int("tasks", len(job.Tasks)).
+		Int("nodes", len(probes)).Msg("job submitted")
+	s.enqueue(r, probes)
+	return nil
+}
+
+// enqueue sends each probe's reservations to its node monitor, in parallel.
+func (s *Scheduler) enqueue(r *request, probes []placement.Probe) {
+	for _, p := range probes {
+		go s.enqueueOne(r, p)
+	}
+}
+
+func (s *Scheduler) enqueueOne(r *request, p placement.Probe) {
+	msg := &sparrowrpc.TEnqueueTaskReservationsRequest{
+		AppId: r.app, User: r.user, RequestId: r.ID, SchedulerAddress: s.self, NumTasks: int32(p.Count),
+	}
+	var accepted bool
+	err := s.nodes.Call(context.Background(), p.Node.Addr, func(ctx context.Context, c *sparrowrpc.InternalServiceClient) error {
+		var err error
+		accepted, err = c.EnqueueTaskReservations(ctx, msg)
+		return err
+	})
+	s.mu.Lock()
+	s.stats.Reservations += uint64(p.Count)
+	if err == nil && accepted {
+		s.mu.Unlock()
+		return
+	}
+	s.stats.EnqueueFailures++
+	s.log.Warn().Err(err).Bool("refused", err == nil).Str("request", r.ID).Str("node", p.Node.Addr).
+		Msg("enqueue failed; re-placing its reservations")
+	s.replace(r, p.Node.Addr)
+}
+
+// replace drops addr's reservations for r and probes again for the tasks
+// left without one. Called with s.mu held; releases it.
+func (s *Scheduler) replace(r *request, addr string) {
+	if s.requests[r.ID] != r {
+		s.mu.Unlock()
+		return
+	}
+	r.DropNode(addr)
+	if r.failed == nil {
+		r.failed = make(map[string]bool)
+	}
+	r.failed[addr] = true
+	uncovered := r.Uncovered()
+	if len(uncovered) == 0 {
+		s.mu.Unlock()
+		return
+	}
+	var candidates []placement.Node
+	for _, n := range s.view.Candidates(r.app) {
+		if !r.failed[n.Addr] {
+			candidates = append(candidates, n)
+		}
+	}
+	r.reprobe++
+	var probes []placement.Probe
+	var err error
+	if r.reprobe > maxReprobes {
+		err = fmt.Errorf("gave up after %d rounds of failed enqueues", maxReprobes)
+	} else {
+		probes, err = s.sampler.Plan(s.rng, candidates, uncovered, r.ratio)
+	}
+	if err != nil {
+		delete(s.requests, r.ID)
+		s.mu.Unlock()
+		s.log.Error().Err(err).Str("request", r.ID).Int("unlaunched", r.Unlaunched()).
+			Msg("cannot place the request's remaining tasks; reporting them failed to the frontend")
+		s.failUnlaunched(r, err)
+		return
+	}
+	r.AddProbes(probes)
+	s.mu.Unlock()
+	s.enqueue(r, probes)
+}
+
+// failUnlaunched tells the frontend that r's unlaunched tasks will not run.
+func (s *Scheduler) failUnlaunched(r *request, cause error) {
+	for i, spec := range r.specs {
+		if r.IsLaunched(i) {
+			continue
+		}
+		id := &sparrowrpc.TFullTaskId{TaskId: spec.TaskId, RequestId: r.ID, AppId: r.app, SchedulerAddress: s.self}
+		_ = s.deliver(r.app, id, sparrowrpc.STATUS_TASK_FAILED, []byte(cause.Error())) // deliver logs failures
+	}
+}
+
+// GetTask implements GetTaskService: late binding. The first node monitors
+// to ask get the request's tasks; later ones get an empty list. Once every
+// task has launched, the request is forgotten and its leftover reservations
+// are cancelled.
+func (s *Scheduler) GetTask(ctx context.Context, requestID string, nm *sparrowrpc.THostPort) ([]*sparrowrpc.TTaskLaunchSpec, error) {
+	addr := rpc.HostPortString(nm)
+	s.mu.Lock()
+	r, ok := s.requests[requestID]
+	if !ok {
+		s.stats.EmptyGetTasks++
+		s.mu.Unlock()
+		return []*sparrowrpc.TTaskLaunchSpec{}, nil
+	}
+	idx, got := r.Assign(addr)
+	var cancel []placement.Probe
+	if r.Launched() {
+		delete(s.requests, requestID)
+		if !s.cfg.NoCancel {
+			cancel = r.Outstanding()
+			s.stats.Cancellations += uint64(len(cancel))
+		}
+	}
+	if got {
+		s.stats.TasksLaunched++
+	} else {
+		s.stats.EmptyGetTasks++
+	}
+	s.mu.Unlock()
+
+	for _, p := range cancel {
+		go s.cancel(requestID, p.Node.Addr)
+	}
+	if !got {
+		return []*sparrowrpc.TTaskLaunchSpec{}, nil
+	}
+	spec := r.specs[idx]
+	return []*sparrowrpc.TTaskLaunchSpec{{TaskId: spec.TaskId, Message: spec.Message}}, nil
+}
+
+func (s *Scheduler) cancel(requestID, addr string) {
+	err := s.nodes.Call(context.Background(), addr, func(ctx context.Context, c *sparrowrpc.InternalServiceClient) error {
+		return c.CancelTaskReservations(ctx, &sparrowrpc.TCancelTaskReservationsRequest{RequestId: requestID})
+	})
+	if err != nil {
+		// Harmless: the node's getTask for this request will get nothing.
+		s.log.Debug().Err(err).Str("request", requestID).Str("node", addr).Msg("cancel failed")
+	}
+}

@@ -1,0 +1,84 @@
+package scheduler
+
+import (
+	"net"
+	"sync"
+
+	"github.com/sparrowfleet/sparrow/membership"
+	"github.com/sparrowfleet/sparrow/placement"
+)
+
+// NodeView tells the scheduler which node monitors are live.
+type NodeView interface {
+	// Candidates returns the live node monitors that host an executor for
+	// app. The caller must not modify the result.
+	Candidates(app string) []placement.Node
+	// Node returns the live node monitor with the given InternalService
+	// address, if any.
+	Node(addr string) (placement.Node, bool)
+}
+
+// MembershipView is a NodeView over the gossip cluster. It caches the
+// candidates per app until the membership changes, so that submitJob does
+// not rescan the whole fleet. Safe for concurrent use.
+type MembershipView struct {
+	cluster *membership.Cluster
+
+	mu      sync.Mutex
+	version uint64
+	built   bool
+	members []membership.Member
+	byAddr  map[string]placement.Node
+	byApp   map[string][]placement.Node
+}
+
+// NewMembershipView returns a view of c's live node monitors.
+func NewMembershipView(c *membership.Cluster) *MembershipView {
+	return &MembershipView{cluster: c}
+}
+
+func (v *MembershipView) refresh() {
+	ver := v.cluster.Version()
+	if v.built && ver == v.version {
+		return
+	}
+	v.version, v.built = ver, true
+	v.byAddr = make(map[string]placement.Node)
+	v.byApp = make(map[string][]placement.Node)
+	v.members = v.cluster.Members(membership.RoleNodeMonitor)
+	for _, m := range v.members {
+		host, _, err := net.SplitHostPort(m.Meta.Internal)
+		if err != nil {
+			continue
+		}
+		n := placement.Node{Addr: m.Meta.Internal, Host: host, Name: m.Name, Attrs: m.Meta.Attrs}
+		v.byAddr[n.Addr] = n
+	}
+}
+
+// Candidates implements NodeView.
+func (v *MembershipView) Candidates(app string) []placement.Node {
+	v.mu.Lock()
+	defer v.mu.Unlock()
+	v.refresh()
+	if c, ok := v.byApp[app]; ok {
+		return c
+	}
+	var out []placement.Node
+	for _, m := range v.members {
+		if n, ok := v.byAddr[m.Meta.Internal]; ok && m.Meta.HostsApp(app) {
+			out = append(out, n)
+		}
+	}
+	v.byApp[app] = out
+	return out
+}
+
+// Node implements NodeView.
+func (v *MembershipView) Node(addr string) (placement.Node, bool) {
+	v.mu.Lock()
+	defer v.mu.Unlock()
+	v.refresh()
+	n, ok := v.byAddr[addr]
+	return n, ok
+}
