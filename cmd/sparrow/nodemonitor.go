@@ -1,0 +1,79 @@
+package main
+
+import (
+	"fmt"
+	"strings"
+
+	"github.com/spf13/cobra"
+
+	"github.com/sparrowfleet/sparrow/nodemonitor"
+	"github.com/sparrowfleet/sparrow/queue"
+)
+
+func init() { rootCmd.AddCommand(newNodeMonitorCmd()) }
+
+func newNodeMonitorCmd() *cobra.Command {
+	var (
+		cfg       nodemonitor.DaemonConfig
+		gossip    gossipFlags
+		rpcf      rpcFlags
+		queueKind string
+		attrs     []string
+	)
+	cmd := &cobra.Command{
+		Use:   "nodemonitor",
+		Short: "Run a node monitor daemon (NodeMonitorService and InternalService)",
+		Long: `Run a Sparrow node monitor on a worker machine. Executors register with
+its NodeMonitorService; schedulers queue reservations on its InternalService.
+When a slot frees it pulls a task from the reservation's scheduler (getTask)
+and launches it on the app's executor. Shuts down gracefully on SIGTERM,
+leaving the gossip cluster.`,
+		Args: noArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			log, err := newLogger()
+			if err != nil {
+				return err
+			}
+			q, err := queue.New(queueKind, 1, nil)
+			if err != nil {
+				return fmt.Errorf("--queue: %w", err)
+			}
+			cfg.Attrs, err = parseAttrs(attrs)
+			if err != nil {
+				return err
+			}
+			cfg.Queue = q
+			cfg.Gossip, cfg.Join, cfg.GossipProfile = gossip.bind, gossip.seeds(), gossip.profile
+			cfg.AdvertiseHost, cfg.Name, cfg.RPC, cfg.Log = gossip.advertise, gossip.name, rpcf.cfg, log
+			d, err := nodemonitor.StartDaemon(cfg)
+			if err != nil {
+				return err
+			}
+			return runUntilSignal(log, d.Close)
+		},
+	}
+	fs := cmd.Flags()
+	fs.StringVar(&cfg.Listen, "listen", nodemonitor.DefaultListen, "NodeMonitorService address (executors call it)")
+	fs.StringVar(&cfg.InternalListen, "internal-listen", nodemonitor.DefaultInternalListen, "InternalService address (schedulers call it)")
+	fs.IntVar(&cfg.Slots, "slots", 4, "tasks this node runs at once")
+	fs.StringVar(&queueKind, "queue", "fifo", "reservation queue discipline: "+strings.Join(queue.Kinds(), ", "))
+	fs.StringArrayVar(&attrs, "attr", nil, "node attribute key=value advertised to schedulers (repeatable; \"rack\" names the rack)")
+	gossip.register(fs)
+	rpcf.register(fs)
+	return cmd
+}
+
+func parseAttrs(kvs []string) (map[string]string, error) {
+	if len(kvs) == 0 {
+		return nil, nil
+	}
+	out := make(map[string]string, len(kvs))
+	for _, kv := range kvs {
+		k, v, ok := strings.Cut(kv, "=")
+		if !ok || k == "" {
+			return nil, fmt.Errorf("--attr %q: want key=value", kv)
+		}
+		out[k] = v
+	}
+	return out, nil
+}

@@ -1,0 +1,48 @@
+package main
+
+import (
+	"github.com/spf13/cobra"
+
+	"github.com/sparrowfleet/sparrow/scheduler"
+)
+
+func init() { rootCmd.AddCommand(newSchedulerCmd()) }
+
+func newSchedulerCmd() *cobra.Command {
+	var (
+		cfg    scheduler.DaemonConfig
+		gossip gossipFlags
+		rpcf   rpcFlags
+	)
+	cmd := &cobra.Command{
+		Use:   "scheduler",
+		Short: "Run a scheduler daemon (SchedulerService and GetTaskService)",
+		Long: `Run a stateless Sparrow scheduler. Frontends submit jobs to its
+SchedulerService; it batch-samples live node monitors from the gossip view,
+places reservations on them, and hands out tasks by late binding through its
+GetTaskService. Shuts down gracefully on SIGTERM, leaving the gossip cluster.`,
+		Args: noArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			log, err := newLogger()
+			if err != nil {
+				return err
+			}
+			cfg.Gossip, cfg.Join, cfg.GossipProfile = gossip.bind, gossip.seeds(), gossip.profile
+			cfg.AdvertiseHost, cfg.Name, cfg.RPC, cfg.Log = gossip.advertise, gossip.name, rpcf.cfg, log
+			d, err := scheduler.StartDaemon(cfg)
+			if err != nil {
+				return err
+			}
+			return runUntilSignal(log, d.Close)
+		},
+	}
+	fs := cmd.Flags()
+	fs.StringVar(&cfg.Listen, "listen", scheduler.DefaultListen, "SchedulerService address (frontends and node monitors call it)")
+	fs.StringVar(&cfg.GetTaskListen, "gettask-listen", scheduler.DefaultGetTaskListen, "GetTaskService address (node monitors call getTask here)")
+	fs.Float64Var(&cfg.Scheduler.ProbeRatio, "probe-ratio", scheduler.DefaultProbeRatio, "default probe ratio d: reservations per task (a request may override it)")
+	fs.BoolVar(&cfg.Scheduler.NoCancel, "no-cancel", false, "do not cancel leftover reservations once all of a job's tasks have launched")
+	fs.Uint64Var(&cfg.Scheduler.Seed, "seed", 0, "seed for placement randomness (0: random)")
+	gossip.register(fs)
+	rpcf.register(fs)
+	return cmd
+}

@@ -1,0 +1,266 @@
+// Package fleet starts a whole sparrowfleet in one process on loopback —
+// schedulers, node monitors and executors, over real Thrift and real gossip,
+// each member on its own 127.0.x.y address — and drives synthetic
+// workloads through it. `sparrow local`, `sparrow bench` and the
+// integration tests are built on it.
+package fleet
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+	"sync/atomic"
+	"time"
+
+	"github.com/rs/zerolog"
+
+	"github.com/sparrowfleet/sparrow/client"
+	"github.com/sparrowfleet/sparrow/nodemonitor"
+	"github.com/sparrowfleet/sparrow/queue"
+	"github.com/sparrowfleet/sparrow/scheduler"
+)
+
+// Config shapes a fleet.
+type Config struct {
+	Schedulers   int
+	NodeMonitors int
+	Slots        int
+	// Apps are the apps every node monitor hosts an executor for. Default:
+	// one per scheduler ("app-0", "app-1", ...), because a scheduler routes
+	// an app's messages to one frontend and each driver frontend has its
+	// own scheduler.
+	Apps []string
+	// Run executes tasks; default SleepTask.
+	Run client.TaskFunc
+	// OnLaunch sees every launch, on the executor's RPC goroutine.
+	OnLaunch   func(node int, t client.LaunchedTask)
+	ProbeRatio float64
+	NoCancel   bool
+	// Queue is the node monitors' discipline name (default "fifo").
+	Queue string
+	// SingleHost puts every member on 127.0.0.1 instead of its own
+	// 127.0.x.y address.
+	SingleHost bool
+	// Seed makes the schedulers' placement reproducible (0: random).
+	Seed uint64
+	Log  zerolog.Logger
+}
+
+// Fleet is a running in-process fleet.
+type Fleet struct {
+	cfg          Config
+	Schedulers   []*scheduler.Daemon
+	NodeMonitors []*nodemonitor.Daemon
+	// Backends[i] are node monitor i's executors, one per app.
+	Backends [][]*client.Backend
+	hook     atomic.Pointer[func(node int, t client.LaunchedTask)]
+	stopped  []bool
+}
+
+func (c *Config) defaults() {
+	if c.Schedulers <= 0 {
+		c.Schedulers = 1
+	}
+	if c.NodeMonitors <= 0 {
+		c.NodeMonitors = 1
+	}
+	if c.Slots <= 0 {
+		c.Slots = 1
+	}
+	if len(c.Apps) == 0 {
+		for i := 0; i < c.Schedulers; i++ {
+			c.Apps = append(c.Apps, fmt.Sprintf("app-%d", i))
+		}
+	}
+	if c.Run == nil {
+		c.Run = SleepTask
+	}
+	if c.Queue == "" {
+		c.Queue = "fifo"
+	}
+}
+
+// SleepTask is the default executor: the task message is a Go duration
+// ("100ms"), and the task sleeps that long. An empty message is a no-op
+// task.
+func SleepTask(ctx context.Context, t client.LaunchedTask) ([]byte, error) {
+	if len(t.Message) == 0 {
+		return nil, nil
+	}
+	d, err := time.ParseDuration(string(t.Message))
+	if err != nil {
+		return nil, fmt.Errorf("sleep task %s: message %q is not a duration: %w", t.Ref.TaskID, t.Message, err)
+	}
+	timer := time.NewTimer(d)
+	defer timer.Stop()
+	select {
+	case <-timer.C:
+		return nil, nil
+	case <-ctx.Done():
+		return nil, ctx.Err()
+	}
+}
+
+// host returns member i's loopback address within a role's block.
+func (c *Config) host(block, i int) string {
+	if c.SingleHost {
+		return "127.0.0.1"
+	}
+	return fmt.Sprintf("127.0.%d.%d", block+i/250, i%250+1)
+}
+
+// Start launches the fleet and waits until every scheduler sees every node
+// monitor hosting every app, or ctx ends.
+func Start(ctx context.Context, cfg Config) (_ *Fleet, err error) {
+	cfg.defaults()
+	f := &Fleet{cfg: cfg, stopped: make([]bool, cfg.Schedulers)}
+	defer func() {
+		if err != nil {
+			f.Close()
+		}
+	}()
+	var seeds []string
+	for i := 0; i < cfg.Schedulers; i++ {
+		h := cfg.host(1, i)
+		d, err := scheduler.StartDaemon(scheduler.DaemonConfig{
+			Listen: h + ":0", GetTaskListen: h + ":0", Gossip: h + ":0", Join: seeds,
+			GossipProfile: "local", Name: fmt.Sprintf("scheduler-%d", i),
+			Scheduler: scheduler.Config{ProbeRatio: cfg.ProbeRatio, NoCancel: cfg.NoCancel, Seed: seedFor(cfg.Seed, i)},
+			Log:       cfg.Log,
+		})
+		if err != nil {
+			return nil, fmt.Errorf("start scheduler %d: %w", i, err)
+		}
+		f.Schedulers = append(f.Schedulers, d)
+		seeds = append(seeds, d.Cluster.Addr())
+	}
+	for i := 0; i < cfg.NodeMonitors; i++ {
+		h := cfg.host(10, i)
+		q, err := queue.New(cfg.Queue, 1, nil)
+		if err != nil {
+			return nil, err
+		}
+		d, err := nodemonitor.StartDaemon(nodemonitor.DaemonConfig{
+			Listen: h + ":0", InternalListen: h + ":0", Gossip: h + ":0", Join: seeds[:1],
+			GossipProfile: "local", Name: fmt.Sprintf("nodemonitor-%d", i),
+			Slots: cfg.Slots, Queue: q, Log: cfg.Log,
+		})
+		if err != nil {
+			return nil, fmt.Errorf("start node monitor %d: %w", i, err)
+		}
+		f.NodeMonitors = append(f.NodeMonitors, d)
+		var backends []*client.Backend
+		for _, app := range cfg.Apps {
+			node := i
+			b, err := client.NewBackend(ctx, client.BackendConfig{
+				App: app, NodeMonitor: d.ServiceAddr(), Listen: h + ":0", AdvertiseHost: h,
+				Run:      cfg.Run,
+				OnLaunch: func(t client.LaunchedTask) { f.onLaunch(node, t) },
+				Log:      cfg.Log,
+			})
+			if err != nil {
+				return nil, fmt.Errorf("start executor for app %q on node monitor %d: %w", app, i, err)
+			}
+			backends = append(backends, b)
+		}
+		f.Backends = append(f.Backends, backends)
+	}
+	return f, f.WaitReady(ctx)
+}
+
+func seedFor(seed uint64, i int) uint64 {
+	if seed == 0 {
+		return 0
+	}
+	return seed + uint64(i)*0x9e3779b97f4a7c15
+}
+
+func (f *Fleet) onLaunch(node int, t client.LaunchedTask) {
+	if f.cfg.OnLaunch != nil {
+		f.cfg.OnLaunch(node, t)
+	}
+	if h := f.hook.Load(); h != nil {
+		(*h)(node, t)
+	}
+}
+
+// WaitReady waits until every running scheduler's gossip view shows every
+// node monitor with every app.
+func (f *Fleet) WaitReady(ctx context.Context) error {
+	tick := time.NewTicker(10 * time.Millisecond)
+	defer tick.Stop()
+	for {
+		missing := f.notReady()
+		if missing == "" {
+			return nil
+		}
+		select {
+		case <-ctx.Done():
+			return fmt.Errorf("fleet not ready (%s): %w", missing, ctx.Err())
+		case <-tick.C:
+		}
+	}
+}
+
+func (f *Fleet) notReady() string {
+	for i, s := range f.Schedulers {
+		if f.stopped[i] {
+			continue
+		}
+		view := scheduler.NewMembershipView(s.Cluster)
+		for _, app := range f.cfg.Apps {
+			if n := len(view.Candidates(app)); n != len(f.NodeMonitors) {
+				return fmt.Sprintf("scheduler %d sees %d of %d node monitors for app %q", i, n, len(f.NodeMonitors), app)
+			}
+		}
+	}
+	return ""
+}
+
+// Apps returns the apps the executors serve.
+func (f *Fleet) Apps() []string { return f.cfg.Apps }
+
+// TotalSlots returns the fleet's slot count.
+func (f *Fleet) TotalSlots() int { return f.cfg.NodeMonitors * f.cfg.Slots }
+
+// SchedulerAddrs returns the schedulers' SchedulerService addresses.
+func (f *Fleet) SchedulerAddrs() []string {
+	out := make([]string, len(f.Schedulers))
+	for i, s := range f.Schedulers {
+		out[i] = s.ServiceAddr()
+	}
+	return out
+}
+
+// StopScheduler shuts scheduler i down (leaving gossip), as a failure.
+func (f *Fleet) StopScheduler(i int) error {
+	if f.stopped[i] {
+		return nil
+	}
+	f.stopped[i] = true
+	return f.Schedulers[i].Close()
+}
+
+// Close stops every member: executors, node monitors, then schedulers.
+func (f *Fleet) Close() error {
+	var errs []error
+	for _, bs := range f.Backends {
+		for _, b := range bs {
+			errs = append(errs, b.Close())
+		}
+	}
+	for _, n := range f.NodeMonitors {
+		errs = append(errs, n.Close())
+	}
+	for i := range f.Schedulers {
+		errs = append(errs, f.StopScheduler(i))
+	}
+	return errors.Join(errs...)
+}
+
+// Describe is a one-line summary of the fleet's shape.
+func (f *Fleet) Describe() string {
+	return fmt.Sprintf("%d schedulers, %d node monitors x %d slots, apps %s",
+		len(f.Schedulers), len(f.NodeMonitors), f.cfg.Slots, strings.Join(f.cfg.Apps, ","))
+}
