@@ -1,0 +1,48 @@
+# sparrowfleet build, test and tooling targets. `make help` lists them.
+GO          ?= go
+BIN         ?= bin/sparrow
+THRIFT      ?= thrift
+IDL         := thrift/sparrow.thrift
+GO_PREFIX   := github.com/sparrowfleet/sparrow/thrift/gen-go/
+GOFILES      = $(shell git ls-files '*.go' | grep -v '^thrift/gen-')
+
+.PHONY: help build test test-short run thrift thrift-check lint fmt clean
+
+help: ## list targets
+	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | sed 's/:.*## /\t/'
+
+build: ## build the sparrow binary into bin/
+	CGO_ENABLED=0 $(GO) build -trimpath -o $(BIN) ./cmd/sparrow
+
+test: ## run every test with the race detector
+	$(GO) test -race -count=1 -timeout 20m ./...
+
+test-short: ## run the unit tests only
+	$(GO) test -race -short -count=1 ./...
+
+run: build ## run the embedded loopback fleet (sparrow local) with its defaults
+	$(BIN) local
+
+thrift: ## regenerate the Go and Python code from the IDL
+	rm -rf thrift/gen-go thrift/gen-py
+	mkdir -p thrift/gen-go thrift/gen-py
+	$(THRIFT) --gen go:package_prefix=$(GO_PREFIX),skip_remote -out thrift/gen-go $(IDL)
+	$(THRIFT) --gen py -out thrift/gen-py $(IDL)
+
+thrift-check: ## fail if the checked-in generated code does not match the IDL
+	@tmp=$$(mktemp -d) && \
+	mkdir -p $$tmp/gen-go $$tmp/gen-py && \
+	$(THRIFT) --gen go:package_prefix=$(GO_PREFIX),skip_remote -out $$tmp/gen-go $(IDL) && \
+	$(THRIFT) --gen py -out $$tmp/gen-py $(IDL) && \
+	diff -r $$tmp/gen-go thrift/gen-go && diff -r $$tmp/gen-py thrift/gen-py && \
+	rm -rf $$tmp && echo "generated Thrift code matches $(IDL)"
+
+lint: ## gofmt and go vet
+	@out=$$(gofmt -l $(GOFILES)); if [ -n "$$out" ]; then echo "gofmt needed:"; echo "$$out"; exit 1; fi
+	$(GO) vet ./...
+
+fmt: ## gofmt every file
+	gofmt -w $(GOFILES)
+
+clean: ## remove build output
+	rm -rf bin
