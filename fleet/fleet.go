@@ -9,6 +9,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 	"sync/atomic"
 	"time"
@@ -31,6 +32,9 @@ type Config struct {
 	// an app's messages to one frontend and each driver frontend has its
 	// own scheduler.
 	Apps []string
+	// NodeApps, if set, picks the subset of Apps that node monitor i hosts
+	// executors for; by default every node hosts every app.
+	NodeApps func(i int) []string
 	// Run executes tasks; default SleepTask.
 	Run client.TaskFunc
 	// OnLaunch sees every launch, on the executor's RPC goroutine.
@@ -151,7 +155,7 @@ func Start(ctx context.Context, cfg Config) (_ *Fleet, err error) {
 		}
 		f.NodeMonitors = append(f.NodeMonitors, d)
 		var backends []*client.Backend
-		for _, app := range cfg.Apps {
+		for _, app := range cfg.appsOn(i) {
 			node := i
 			b, err := client.NewBackend(ctx, client.BackendConfig{
 				App: app, NodeMonitor: d.ServiceAddr(), Listen: h + ":0", AdvertiseHost: h,
@@ -167,6 +171,13 @@ func Start(ctx context.Context, cfg Config) (_ *Fleet, err error) {
 		f.Backends = append(f.Backends, backends)
 	}
 	return f, f.WaitReady(ctx)
+}
+
+func (c *Config) appsOn(node int) []string {
+	if c.NodeApps == nil {
+		return c.Apps
+	}
+	return c.NodeApps(node)
 }
 
 func seedFor(seed uint64, i int) uint64 {
@@ -210,12 +221,23 @@ func (f *Fleet) notReady() string {
 		}
 		view := scheduler.NewMembershipView(s.Cluster)
 		for _, app := range f.cfg.Apps {
-			if n := len(view.Candidates(app)); n != len(f.NodeMonitors) {
-				return fmt.Sprintf("scheduler %d sees %d of %d node monitors for app %q", i, n, len(f.NodeMonitors), app)
+			if got, want := len(view.Candidates(app)), f.hosting(app); got != want {
+				return fmt.Sprintf("scheduler %d sees %d of %d node monitors for app %q", i, got, want, app)
 			}
 		}
 	}
 	return ""
+}
+
+// hosting counts the node monitors that host app.
+func (f *Fleet) hosting(app string) int {
+	n := 0
+	for i := range f.NodeMonitors {
+		if slices.Contains(f.cfg.appsOn(i), app) {
+			n++
+		}
+	}
+	return n
 }
 
 // Apps returns the apps the executors serve.

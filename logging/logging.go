@@ -61,6 +61,11 @@ func (w *stdWriter) Write(p []byte) (int, error) {
 			break
 		}
 	}
+	// memberlist's goroutines outlive Shutdown for a moment and report
+	// their sockets closed; that is the shutdown itself, not an error.
+	if strings.Contains(msg, "use of closed network connection") {
+		level = zerolog.DebugLevel
+	}
 	w.l.WithLevel(level).Msg(msg)
 	return len(p), nil
 }
