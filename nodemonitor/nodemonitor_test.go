@@ -1,0 +1,216 @@
+package nodemonitor
+
+import (
+	"context"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/rs/zerolog"
+
+	"github.com/sparrowfleet/sparrow/rpc"
+	"github.com/sparrowfleet/sparrow/thrift/gen-go/sparrowrpc"
+)
+
+// fakeScheduler serves GetTaskService from a script of answers per request.
+type fakeScheduler struct {
+	mu    sync.Mutex
+	tasks map[string][]string // request -> task ids still to hand out
+	asked map[string]int
+	gate  chan struct{} // if set, getTask blocks until it is closed
+}
+
+func (f *fakeScheduler) GetTask(ctx context.Context, requestID string, nm *sparrowrpc.THostPort) ([]*sparrowrpc.TTaskLaunchSpec, error) {
+	if f.gate != nil {
+		<-f.gate
+	}
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.asked[requestID]++
+	left := f.tasks[requestID]
+	if len(left) == 0 {
+		return []*sparrowrpc.TTaskLaunchSpec{}, nil
+	}
+	f.tasks[requestID] = left[1:]
+	return []*sparrowrpc.TTaskLaunchSpec{{TaskId: left[0], Message: []byte("m")}}, nil
+}
+
+func (f *fakeScheduler) askedFor(id string) int {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return f.asked[id]
+}
+
+// fakeBackend records launches.
+type fakeBackend struct {
+	mu       sync.Mutex
+	launched []string
+}
+
+func (b *fakeBackend) LaunchTask(ctx context.Context, message []byte, id *sparrowrpc.TFullTaskId, user *sparrowrpc.TUserGroupInfo) error {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	b.launched = append(b.launched, id.RequestId+"/"+id.TaskId)
+	return nil
+}
+
+func (b *fakeBackend) count() int {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return len(b.launched)
+}
+
+type staticDir map[string]string
+
+func (d staticDir) GetTaskAddr(s string) (string, bool) { a, ok := d[s]; return a, ok }
+
+type harness struct {
+	nm    *NodeMonitor
+	sched *fakeScheduler
+	back  *fakeBackend
+	self  *sparrowrpc.THostPort // the scheduler address named in reservations
+}
+
+func newHarness(t *testing.T, slots int, gated bool) *harness {
+	t.Helper()
+	h := &harness{sched: &fakeScheduler{tasks: map[string][]string{}, asked: map[string]int{}}, back: &fakeBackend{}}
+	if gated {
+		h.sched.gate = make(chan struct{})
+	}
+	gt, err := rpc.Listen("127.0.0.1:0", rpc.Config{}, zerolog.Nop())
+	if err != nil {
+		t.Fatal(err)
+	}
+	go gt.Serve(sparrowrpc.NewGetTaskServiceProcessor(h.sched))
+	be, err := rpc.Listen("127.0.0.1:0", rpc.Config{}, zerolog.Nop())
+	if err != nil {
+		t.Fatal(err)
+	}
+	go be.Serve(sparrowrpc.NewBackendServiceProcessor(h.back))
+	// The reservations name a SchedulerService address; the directory maps
+	// it to the fake's GetTaskService.
+	const schedSvc = "127.0.0.1:1"
+	h.self, _ = rpc.ParseHostPort(schedSvc)
+	nm, err := New(Config{Slots: slots, Internal: "127.0.0.1:2", Log: zerolog.Nop()}, staticDir{schedSvc: gt.Addr()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	h.nm = nm
+	if ok, err := nm.RegisterBackend(context.Background(), "app", be.Addr()); !ok || err != nil {
+		t.Fatalf("register backend: %v %v", ok, err)
+	}
+	t.Cleanup(func() {
+		if h.sched.gate != nil {
+			select {
+			case <-h.sched.gate:
+			default:
+				close(h.sched.gate)
+			}
+		}
+		nm.Close()
+		gt.Close()
+		be.Close()
+	})
+	return h
+}
+
+func (h *harness) enqueue(t *testing.T, app, req string, n int) bool {
+	t.Helper()
+	ok, err := h.nm.EnqueueTaskReservations(context.Background(), &sparrowrpc.TEnqueueTaskReservationsRequest{
+		AppId: app, RequestId: req, SchedulerAddress: h.self, NumTasks: int32(n), User: &sparrowrpc.TUserGroupInfo{User: "u"},
+	})
+	if err != nil {
+		t.Fatalf("enqueue: %v", err)
+	}
+	return ok
+}
+
+func waitState(t *testing.T, nm *NodeMonitor, what string, cond func(State) bool) {
+	t.Helper()
+	deadline := time.Now().Add(5 * time.Second)
+	for !cond(nm.State()) {
+		if time.Now().After(deadline) {
+			t.Fatalf("timed out waiting for %s; state %+v", what, nm.State())
+		}
+		time.Sleep(time.Millisecond) // polling interval of a condition wait
+	}
+}
+
+func TestEmptyGetTaskFreesTheSlot(t *testing.T) {
+	h := newHarness(t, 1, false)
+	// Two reservations for a request with no tasks left, then one with a
+	// task: a single slot must pass through both empty answers.
+	if !h.enqueue(t, "app", "empty", 2) || !h.enqueue(t, "app", "real", 1) {
+		t.Fatal("reservations refused")
+	}
+	h.sched.mu.Lock()
+	h.sched.tasks["real"] = []string{"t0"}
+	h.sched.mu.Unlock()
+	waitState(t, h.nm, "the real task to launch", func(s State) bool { return s.Launches == 1 })
+	if got := h.sched.askedFor("empty"); got != 2 {
+		t.Errorf("getTask for the empty request asked %d times, want 2", got)
+	}
+	st := h.nm.State()
+	if st.Running != 1 || st.Free != 0 || st.Queued != 0 || st.Fetching != 0 {
+		t.Errorf("state %+v, want one running task and nothing else", st)
+	}
+}
+
+func TestSlotAccountingAndFinish(t *testing.T) {
+	h := newHarness(t, 2, false)
+	h.sched.tasks["r"] = []string{"a", "b", "c"}
+	h.enqueue(t, "app", "r", 3)
+	waitState(t, h.nm, "two launches", func(s State) bool { return s.Running == 2 })
+	if st := h.nm.State(); st.Queued != 1 || st.Free != 0 {
+		t.Fatalf("state %+v, want 1 queued and no free slot", st)
+	}
+	// A report for a task not running here frees nothing.
+	h.nm.TasksFinished(context.Background(), []*sparrowrpc.TFullTaskId{{RequestId: "r", TaskId: "zzz"}})
+	if st := h.nm.State(); st.Running != 2 || st.Queued != 1 {
+		t.Fatalf("stray finish changed state: %+v", st)
+	}
+	h.nm.TasksFinished(context.Background(), []*sparrowrpc.TFullTaskId{{RequestId: "r", TaskId: "a"}})
+	waitState(t, h.nm, "the third launch", func(s State) bool { return s.Launches == 3 })
+	// A repeated report frees the slot only once.
+	h.nm.TasksFinished(context.Background(), []*sparrowrpc.TFullTaskId{{RequestId: "r", TaskId: "a"}})
+	if st := h.nm.State(); st.Running != 2 || st.Free != 0 {
+		t.Errorf("repeated finish freed a slot: %+v", st)
+	}
+	waitState(t, h.nm, "the backend to see 3 launches", func(State) bool { return h.back.count() == 3 })
+}
+
+func TestCancelRemovesQueuedReservations(t *testing.T) {
+	h := newHarness(t, 1, true) // getTask blocks, so the one slot stays busy
+	h.enqueue(t, "app", "first", 1)
+	waitState(t, h.nm, "the slot to start fetching", func(s State) bool { return s.Fetching == 1 })
+	h.enqueue(t, "app", "victim", 3)
+	h.enqueue(t, "app", "other", 2)
+	h.nm.CancelTaskReservations(context.Background(), &sparrowrpc.TCancelTaskReservationsRequest{RequestId: "victim"})
+	if st := h.nm.State(); st.Queued != 2 {
+		t.Fatalf("queued %d after cancelling 3 of 5, want 2", st.Queued)
+	}
+	close(h.sched.gate)
+	waitState(t, h.nm, "the queue to drain", func(s State) bool { return s.Queued == 0 && s.Fetching == 0 })
+	if n := h.sched.askedFor("victim"); n != 0 {
+		t.Errorf("cancelled request was still asked for %d times", n)
+	}
+	if n := h.sched.askedFor("other"); n != 2 {
+		t.Errorf("other request asked %d times, want 2", n)
+	}
+}
+
+func TestUnknownAppRefused(t *testing.T) {
+	h := newHarness(t, 1, false)
+	if h.enqueue(t, "ghost", "r", 1) {
+		t.Fatal("reservation for an app with no executor was accepted")
+	}
+	if st := h.nm.State(); st.Queued != 0 {
+		t.Errorf("refused reservation was queued: %+v", st)
+	}
+	if ok, err := h.nm.RegisterBackend(context.Background(), "", "127.0.0.1:9"); ok || err == nil {
+		t.Error("registerBackend without an app was accepted")
+	}
+	if ok, err := h.nm.RegisterBackend(context.Background(), "x", "not-an-address"); ok || err == nil {
+		t.Error("registerBackend with a bad address was accepted")
+	}
+}
