@@ -120,6 +120,10 @@ service SchedulerService {
 // the front of their queue.
 service GetTaskService {
   list<TTaskLaunchSpec> getTask(1: string requestId, 2: THostPort nodeMonitorAddress),
+  // Extension: a node monitor reports tasks this scheduler placed that have
+  // finished, so that when a node monitor is lost the scheduler knows which
+  // tasks it took with it and can report them lost. Batched; oneway.
+  oneway void tasksFinished(1: THostPort nodeMonitorAddress, 2: list<TFullTaskId> tasks),
 }
 
 // Node monitor, port 20501. Called by executors on the same machine.

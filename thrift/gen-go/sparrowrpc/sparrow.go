@@ -3451,6 +3451,10 @@ type GetTaskService interface {
   //  - RequestId
   //  - NodeMonitorAddress
   GetTask(ctx context.Context, requestId string, nodeMonitorAddress *THostPort) (_r []*TTaskLaunchSpec, _err error)
+  // Parameters:
+  //  - NodeMonitorAddress
+  //  - Tasks
+  TasksFinished(ctx context.Context, nodeMonitorAddress *THostPort, tasks []*TFullTaskId) (_err error)
 }
 
 type GetTaskServiceClient struct {
@@ -3505,6 +3509,20 @@ func (p *GetTaskServiceClient) GetTask(ctx context.Context, requestId string, no
   return _result29.GetSuccess(), nil
 }
 
+// Parameters:
+//  - NodeMonitorAddress
+//  - Tasks
+func (p *GetTaskServiceClient) TasksFinished(ctx context.Context, nodeMonitorAddress *THostPort, tasks []*TFullTaskId) (_err error) {
+  var _args30 GetTaskServiceTasksFinishedArgs
+  _args30.NodeMonitorAddress = nodeMonitorAddress
+  _args30.Tasks = tasks
+  p.SetLastResponseMeta_(thrift.ResponseMeta{})
+  if _, err := p.Client_().Call(ctx, "tasksFinished", &_args30, nil); err != nil {
+    return err
+  }
+  return nil
+}
+
 type GetTaskServiceProcessor struct {
   processorMap map[string]thrift.TProcessorFunction
   handler GetTaskService
@@ -3525,9 +3543,10 @@ func (p *GetTaskServiceProcessor) ProcessorMap() map[string]thrift.TProcessorFun
 
 func NewGetTaskServiceProcessor(handler GetTaskService) *GetTaskServiceProcessor {
 
-  self30 := &GetTaskServiceProcessor{handler:handler, processorMap:make(map[string]thrift.TProcessorFunction)}
-  self30.processorMap["getTask"] = &getTaskServiceProcessorGetTask{handler:handler}
-return self30
+  self31 := &GetTaskServiceProcessor{handler:handler, processorMap:make(map[string]thrift.TProcessorFunction)}
+  self31.processorMap["getTask"] = &getTaskServiceProcessorGetTask{handler:handler}
+  self31.processorMap["tasksFinished"] = &getTaskServiceProcessorTasksFinished{handler:handler}
+return self31
 }
 
 func (p *GetTaskServiceProcessor) Process(ctx context.Context, iprot, oprot thrift.TProtocol) (success bool, err thrift.TException) {
@@ -3538,12 +3557,12 @@ func (p *GetTaskServiceProcessor) Process(ctx context.Context, iprot, oprot thri
   }
   iprot.Skip(ctx, thrift.STRUCT)
   iprot.ReadMessageEnd(ctx)
-  x31 := thrift.NewTApplicationException(thrift.UNKNOWN_METHOD, "Unknown function " + name)
+  x32 := thrift.NewTApplicationException(thrift.UNKNOWN_METHOD, "Unknown function " + name)
   oprot.WriteMessageBegin(ctx, name, thrift.EXCEPTION, seqId)
-  x31.Write(ctx, oprot)
+  x32.Write(ctx, oprot)
   oprot.WriteMessageEnd(ctx)
   oprot.Flush(ctx)
-  return false, x31
+  return false, x32
 
 }
 
@@ -3552,7 +3571,7 @@ type getTaskServiceProcessorGetTask struct {
 }
 
 func (p *getTaskServiceProcessorGetTask) Process(ctx context.Context, seqId int32, iprot, oprot thrift.TProtocol) (success bool, err thrift.TException) {
-  var _write_err32 error
+  var _write_err33 error
   args := GetTaskServiceGetTaskArgs{}
   if err2 := args.Read(ctx, iprot); err2 != nil {
     iprot.ReadMessageEnd(ctx)
@@ -3598,21 +3617,21 @@ func (p *getTaskServiceProcessorGetTask) Process(ctx context.Context, seqId int3
     if errors.Is(err2, thrift.ErrAbandonRequest) {
       return false, thrift.WrapTException(err2)
     }
-    _exc33 := thrift.NewTApplicationException(thrift.INTERNAL_ERROR, "Internal error processing getTask: " + err2.Error())
+    _exc34 := thrift.NewTApplicationException(thrift.INTERNAL_ERROR, "Internal error processing getTask: " + err2.Error())
     if err2 := oprot.WriteMessageBegin(ctx, "getTask", thrift.EXCEPTION, seqId); err2 != nil {
-      _write_err32 = thrift.WrapTException(err2)
+      _write_err33 = thrift.WrapTException(err2)
     }
-    if err2 := _exc33.Write(ctx, oprot); _write_err32 == nil && err2 != nil {
-      _write_err32 = thrift.WrapTException(err2)
+    if err2 := _exc34.Write(ctx, oprot); _write_err33 == nil && err2 != nil {
+      _write_err33 = thrift.WrapTException(err2)
     }
-    if err2 := oprot.WriteMessageEnd(ctx); _write_err32 == nil && err2 != nil {
-      _write_err32 = thrift.WrapTException(err2)
+    if err2 := oprot.WriteMessageEnd(ctx); _write_err33 == nil && err2 != nil {
+      _write_err33 = thrift.WrapTException(err2)
     }
-    if err2 := oprot.Flush(ctx); _write_err32 == nil && err2 != nil {
-      _write_err32 = thrift.WrapTException(err2)
+    if err2 := oprot.Flush(ctx); _write_err33 == nil && err2 != nil {
+      _write_err33 = thrift.WrapTException(err2)
     }
-    if _write_err32 != nil {
-      return false, thrift.WrapTException(_write_err32)
+    if _write_err33 != nil {
+      return false, thrift.WrapTException(_write_err33)
     }
     return true, err
   } else {
@@ -3620,20 +3639,43 @@ func (p *getTaskServiceProcessorGetTask) Process(ctx context.Context, seqId int3
   }
   tickerCancel()
   if err2 := oprot.WriteMessageBegin(ctx, "getTask", thrift.REPLY, seqId); err2 != nil {
-    _write_err32 = thrift.WrapTException(err2)
+    _write_err33 = thrift.WrapTException(err2)
   }
-  if err2 := result.Write(ctx, oprot); _write_err32 == nil && err2 != nil {
-    _write_err32 = thrift.WrapTException(err2)
+  if err2 := result.Write(ctx, oprot); _write_err33 == nil && err2 != nil {
+    _write_err33 = thrift.WrapTException(err2)
   }
-  if err2 := oprot.WriteMessageEnd(ctx); _write_err32 == nil && err2 != nil {
-    _write_err32 = thrift.WrapTException(err2)
+  if err2 := oprot.WriteMessageEnd(ctx); _write_err33 == nil && err2 != nil {
+    _write_err33 = thrift.WrapTException(err2)
   }
-  if err2 := oprot.Flush(ctx); _write_err32 == nil && err2 != nil {
-    _write_err32 = thrift.WrapTException(err2)
+  if err2 := oprot.Flush(ctx); _write_err33 == nil && err2 != nil {
+    _write_err33 = thrift.WrapTException(err2)
   }
-  if _write_err32 != nil {
-    return false, thrift.WrapTException(_write_err32)
+  if _write_err33 != nil {
+    return false, thrift.WrapTException(_write_err33)
   }
+  return true, err
+}
+
+type getTaskServiceProcessorTasksFinished struct {
+  handler GetTaskService
+}
+
+func (p *getTaskServiceProcessorTasksFinished) Process(ctx context.Context, seqId int32, iprot, oprot thrift.TProtocol) (success bool, err thrift.TException) {
+  args := GetTaskServiceTasksFinishedArgs{}
+  if err2 := args.Read(ctx, iprot); err2 != nil {
+    iprot.ReadMessageEnd(ctx)
+    return false, thrift.WrapTException(err2)
+  }
+  iprot.ReadMessageEnd(ctx)
+
+  tickerCancel := func() {}
+  _ = tickerCancel
+
+  if err2 := p.handler.TasksFinished(ctx, args.NodeMonitorAddress, args.Tasks); err2 != nil {
+    tickerCancel()
+    err = thrift.WrapTException(err2)
+  }
+  tickerCancel()
   return true, err
 }
 
@@ -3839,11 +3881,11 @@ func (p *GetTaskServiceGetTaskResult)  ReadField0(ctx context.Context, iprot thr
   tSlice := make([]*TTaskLaunchSpec, 0, size)
   p.Success =  tSlice
   for i := 0; i < size; i ++ {
-    _elem34 := &TTaskLaunchSpec{}
-    if err := _elem34.Read(ctx, iprot); err != nil {
-      return thrift.PrependError(fmt.Sprintf("%T error reading struct: ", _elem34), err)
+    _elem35 := &TTaskLaunchSpec{}
+    if err := _elem35.Read(ctx, iprot); err != nil {
+      return thrift.PrependError(fmt.Sprintf("%T error reading struct: ", _elem35), err)
     }
-    p.Success = append(p.Success, _elem34)
+    p.Success = append(p.Success, _elem35)
   }
   if err := iprot.ReadListEnd(ctx); err != nil {
     return thrift.PrependError("error reading list end: ", err)
@@ -3890,6 +3932,160 @@ func (p *GetTaskServiceGetTaskResult) String() string {
     return "<nil>"
   }
   return fmt.Sprintf("GetTaskServiceGetTaskResult(%+v)", *p)
+}
+
+// Attributes:
+//  - NodeMonitorAddress
+//  - Tasks
+type GetTaskServiceTasksFinishedArgs struct {
+  NodeMonitorAddress *THostPort `thrift:"nodeMonitorAddress,1" db:"nodeMonitorAddress" json:"nodeMonitorAddress"`
+  Tasks []*TFullTaskId `thrift:"tasks,2" db:"tasks" json:"tasks"`
+}
+
+func NewGetTaskServiceTasksFinishedArgs() *GetTaskServiceTasksFinishedArgs {
+  return &GetTaskServiceTasksFinishedArgs{}
+}
+
+var GetTaskServiceTasksFinishedArgs_NodeMonitorAddress_DEFAULT *THostPort
+func (p *GetTaskServiceTasksFinishedArgs) GetNodeMonitorAddress() *THostPort {
+  if !p.IsSetNodeMonitorAddress() {
+    return GetTaskServiceTasksFinishedArgs_NodeMonitorAddress_DEFAULT
+  }
+return p.NodeMonitorAddress
+}
+
+func (p *GetTaskServiceTasksFinishedArgs) GetTasks() []*TFullTaskId {
+  return p.Tasks
+}
+func (p *GetTaskServiceTasksFinishedArgs) IsSetNodeMonitorAddress() bool {
+  return p.NodeMonitorAddress != nil
+}
+
+func (p *GetTaskServiceTasksFinishedArgs) Read(ctx context.Context, iprot thrift.TProtocol) error {
+  if _, err := iprot.ReadStructBegin(ctx); err != nil {
+    return thrift.PrependError(fmt.Sprintf("%T read error: ", p), err)
+  }
+
+
+  for {
+    _, fieldTypeId, fieldId, err := iprot.ReadFieldBegin(ctx)
+    if err != nil {
+      return thrift.PrependError(fmt.Sprintf("%T field %d read error: ", p, fieldId), err)
+    }
+    if fieldTypeId == thrift.STOP { break; }
+    switch fieldId {
+    case 1:
+      if fieldTypeId == thrift.STRUCT {
+        if err := p.ReadField1(ctx, iprot); err != nil {
+          return err
+        }
+      } else {
+        if err := iprot.Skip(ctx, fieldTypeId); err != nil {
+          return err
+        }
+      }
+    case 2:
+      if fieldTypeId == thrift.LIST {
+        if err := p.ReadField2(ctx, iprot); err != nil {
+          return err
+        }
+      } else {
+        if err := iprot.Skip(ctx, fieldTypeId); err != nil {
+          return err
+        }
+      }
+    default:
+      if err := iprot.Skip(ctx, fieldTypeId); err != nil {
+        return err
+      }
+    }
+    if err := iprot.ReadFieldEnd(ctx); err != nil {
+      return err
+    }
+  }
+  if err := iprot.ReadStructEnd(ctx); err != nil {
+    return thrift.PrependError(fmt.Sprintf("%T read struct end error: ", p), err)
+  }
+  return nil
+}
+
+func (p *GetTaskServiceTasksFinishedArgs)  ReadField1(ctx context.Context, iprot thrift.TProtocol) error {
+  p.NodeMonitorAddress = &THostPort{}
+  if err := p.NodeMonitorAddress.Read(ctx, iprot); err != nil {
+    return thrift.PrependError(fmt.Sprintf("%T error reading struct: ", p.NodeMonitorAddress), err)
+  }
+  return nil
+}
+
+func (p *GetTaskServiceTasksFinishedArgs)  ReadField2(ctx context.Context, iprot thrift.TProtocol) error {
+  _, size, err := iprot.ReadListBegin(ctx)
+  if err != nil {
+    return thrift.PrependError("error reading list begin: ", err)
+  }
+  tSlice := make([]*TFullTaskId, 0, size)
+  p.Tasks =  tSlice
+  for i := 0; i < size; i ++ {
+    _elem36 := &TFullTaskId{}
+    if err := _elem36.Read(ctx, iprot); err != nil {
+      return thrift.PrependError(fmt.Sprintf("%T error reading struct: ", _elem36), err)
+    }
+    p.Tasks = append(p.Tasks, _elem36)
+  }
+  if err := iprot.ReadListEnd(ctx); err != nil {
+    return thrift.PrependError("error reading list end: ", err)
+  }
+  return nil
+}
+
+func (p *GetTaskServiceTasksFinishedArgs) Write(ctx context.Context, oprot thrift.TProtocol) error {
+  if err := oprot.WriteStructBegin(ctx, "tasksFinished_args"); err != nil {
+    return thrift.PrependError(fmt.Sprintf("%T write struct begin error: ", p), err) }
+  if p != nil {
+    if err := p.writeField1(ctx, oprot); err != nil { return err }
+    if err := p.writeField2(ctx, oprot); err != nil { return err }
+  }
+  if err := oprot.WriteFieldStop(ctx); err != nil {
+    return thrift.PrependError("write field stop error: ", err) }
+  if err := oprot.WriteStructEnd(ctx); err != nil {
+    return thrift.PrependError("write struct stop error: ", err) }
+  return nil
+}
+
+func (p *GetTaskServiceTasksFinishedArgs) writeField1(ctx context.Context, oprot thrift.TProtocol) (err error) {
+  if err := oprot.WriteFieldBegin(ctx, "nodeMonitorAddress", thrift.STRUCT, 1); err != nil {
+    return thrift.PrependError(fmt.Sprintf("%T write field begin error 1:nodeMonitorAddress: ", p), err) }
+  if err := p.NodeMonitorAddress.Write(ctx, oprot); err != nil {
+    return thrift.PrependError(fmt.Sprintf("%T error writing struct: ", p.NodeMonitorAddress), err)
+  }
+  if err := oprot.WriteFieldEnd(ctx); err != nil {
+    return thrift.PrependError(fmt.Sprintf("%T write field end error 1:nodeMonitorAddress: ", p), err) }
+  return err
+}
+
+func (p *GetTaskServiceTasksFinishedArgs) writeField2(ctx context.Context, oprot thrift.TProtocol) (err error) {
+  if err := oprot.WriteFieldBegin(ctx, "tasks", thrift.LIST, 2); err != nil {
+    return thrift.PrependError(fmt.Sprintf("%T write field begin error 2:tasks: ", p), err) }
+  if err := oprot.WriteListBegin(ctx, thrift.STRUCT, len(p.Tasks)); err != nil {
+    return thrift.PrependError("error writing list begin: ", err)
+  }
+  for _, v := range p.Tasks {
+    if err := v.Write(ctx, oprot); err != nil {
+      return thrift.PrependError(fmt.Sprintf("%T error writing struct: ", v), err)
+    }
+  }
+  if err := oprot.WriteListEnd(ctx); err != nil {
+    return thrift.PrependError("error writing list end: ", err)
+  }
+  if err := oprot.WriteFieldEnd(ctx); err != nil {
+    return thrift.PrependError(fmt.Sprintf("%T write field end error 2:tasks: ", p), err) }
+  return err
+}
+
+func (p *GetTaskServiceTasksFinishedArgs) String() string {
+  if p == nil {
+    return "<nil>"
+  }
+  return fmt.Sprintf("GetTaskServiceTasksFinishedArgs(%+v)", *p)
 }
 
 
@@ -3948,28 +4144,28 @@ func (p *NodeMonitorServiceClient) SetLastResponseMeta_(meta thrift.ResponseMeta
 //  - App
 //  - ListenSocket
 func (p *NodeMonitorServiceClient) RegisterBackend(ctx context.Context, app string, listenSocket string) (_r bool, _err error) {
-  var _args35 NodeMonitorServiceRegisterBackendArgs
-  _args35.App = app
-  _args35.ListenSocket = listenSocket
-  var _result37 NodeMonitorServiceRegisterBackendResult
-  var _meta36 thrift.ResponseMeta
-  _meta36, _err = p.Client_().Call(ctx, "registerBackend", &_args35, &_result37)
-  p.SetLastResponseMeta_(_meta36)
+  var _args37 NodeMonitorServiceRegisterBackendArgs
+  _args37.App = app
+  _args37.ListenSocket = listenSocket
+  var _result39 NodeMonitorServiceRegisterBackendResult
+  var _meta38 thrift.ResponseMeta
+  _meta38, _err = p.Client_().Call(ctx, "registerBackend", &_args37, &_result39)
+  p.SetLastResponseMeta_(_meta38)
   if _err != nil {
     return
   }
-  return _result37.GetSuccess(), nil
+  return _result39.GetSuccess(), nil
 }
 
 // Parameters:
 //  - Tasks
 func (p *NodeMonitorServiceClient) TasksFinished(ctx context.Context, tasks []*TFullTaskId) (_err error) {
-  var _args38 NodeMonitorServiceTasksFinishedArgs
-  _args38.Tasks = tasks
-  var _result40 NodeMonitorServiceTasksFinishedResult
-  var _meta39 thrift.ResponseMeta
-  _meta39, _err = p.Client_().Call(ctx, "tasksFinished", &_args38, &_result40)
-  p.SetLastResponseMeta_(_meta39)
+  var _args40 NodeMonitorServiceTasksFinishedArgs
+  _args40.Tasks = tasks
+  var _result42 NodeMonitorServiceTasksFinishedResult
+  var _meta41 thrift.ResponseMeta
+  _meta41, _err = p.Client_().Call(ctx, "tasksFinished", &_args40, &_result42)
+  p.SetLastResponseMeta_(_meta41)
   if _err != nil {
     return
   }
@@ -3982,15 +4178,15 @@ func (p *NodeMonitorServiceClient) TasksFinished(ctx context.Context, tasks []*T
 //  - Status
 //  - Message
 func (p *NodeMonitorServiceClient) SendFrontendMessage(ctx context.Context, app string, taskId *TFullTaskId, status int32, message []byte) (_err error) {
-  var _args41 NodeMonitorServiceSendFrontendMessageArgs
-  _args41.App = app
-  _args41.TaskId = taskId
-  _args41.Status = status
-  _args41.Message = message
-  var _result43 NodeMonitorServiceSendFrontendMessageResult
-  var _meta42 thrift.ResponseMeta
-  _meta42, _err = p.Client_().Call(ctx, "sendFrontendMessage", &_args41, &_result43)
-  p.SetLastResponseMeta_(_meta42)
+  var _args43 NodeMonitorServiceSendFrontendMessageArgs
+  _args43.App = app
+  _args43.TaskId = taskId
+  _args43.Status = status
+  _args43.Message = message
+  var _result45 NodeMonitorServiceSendFrontendMessageResult
+  var _meta44 thrift.ResponseMeta
+  _meta44, _err = p.Client_().Call(ctx, "sendFrontendMessage", &_args43, &_result45)
+  p.SetLastResponseMeta_(_meta44)
   if _err != nil {
     return
   }
@@ -4017,11 +4213,11 @@ func (p *NodeMonitorServiceProcessor) ProcessorMap() map[string]thrift.TProcesso
 
 func NewNodeMonitorServiceProcessor(handler NodeMonitorService) *NodeMonitorServiceProcessor {
 
-  self44 := &NodeMonitorServiceProcessor{handler:handler, processorMap:make(map[string]thrift.TProcessorFunction)}
-  self44.processorMap["registerBackend"] = &nodeMonitorServiceProcessorRegisterBackend{handler:handler}
-  self44.processorMap["tasksFinished"] = &nodeMonitorServiceProcessorTasksFinished{handler:handler}
-  self44.processorMap["sendFrontendMessage"] = &nodeMonitorServiceProcessorSendFrontendMessage{handler:handler}
-return self44
+  self46 := &NodeMonitorServiceProcessor{handler:handler, processorMap:make(map[string]thrift.TProcessorFunction)}
+  self46.processorMap["registerBackend"] = &nodeMonitorServiceProcessorRegisterBackend{handler:handler}
+  self46.processorMap["tasksFinished"] = &nodeMonitorServiceProcessorTasksFinished{handler:handler}
+  self46.processorMap["sendFrontendMessage"] = &nodeMonitorServiceProcessorSendFrontendMessage{handler:handler}
+return self46
 }
 
 func (p *NodeMonitorServiceProcessor) Process(ctx context.Context, iprot, oprot thrift.TProtocol) (success bool, err thrift.TException) {
@@ -4032,12 +4228,12 @@ func (p *NodeMonitorServiceProcessor) Process(ctx context.Context, iprot, oprot 
   }
   iprot.Skip(ctx, thrift.STRUCT)
   iprot.ReadMessageEnd(ctx)
-  x45 := thrift.NewTApplicationException(thrift.UNKNOWN_METHOD, "Unknown function " + name)
+  x47 := thrift.NewTApplicationException(thrift.UNKNOWN_METHOD, "Unknown function " + name)
   oprot.WriteMessageBegin(ctx, name, thrift.EXCEPTION, seqId)
-  x45.Write(ctx, oprot)
+  x47.Write(ctx, oprot)
   oprot.WriteMessageEnd(ctx)
   oprot.Flush(ctx)
-  return false, x45
+  return false, x47
 
 }
 
@@ -4046,7 +4242,7 @@ type nodeMonitorServiceProcessorRegisterBackend struct {
 }
 
 func (p *nodeMonitorServiceProcessorRegisterBackend) Process(ctx context.Context, seqId int32, iprot, oprot thrift.TProtocol) (success bool, err thrift.TException) {
-  var _write_err46 error
+  var _write_err48 error
   args := NodeMonitorServiceRegisterBackendArgs{}
   if err2 := args.Read(ctx, iprot); err2 != nil {
     iprot.ReadMessageEnd(ctx)
@@ -4092,21 +4288,21 @@ func (p *nodeMonitorServiceProcessorRegisterBackend) Process(ctx context.Context
     if errors.Is(err2, thrift.ErrAbandonRequest) {
       return false, thrift.WrapTException(err2)
     }
-    _exc47 := thrift.NewTApplicationException(thrift.INTERNAL_ERROR, "Internal error processing registerBackend: " + err2.Error())
+    _exc49 := thrift.NewTApplicationException(thrift.INTERNAL_ERROR, "Internal error processing registerBackend: " + err2.Error())
     if err2 := oprot.WriteMessageBegin(ctx, "registerBackend", thrift.EXCEPTION, seqId); err2 != nil {
-      _write_err46 = thrift.WrapTException(err2)
+      _write_err48 = thrift.WrapTException(err2)
     }
-    if err2 := _exc47.Write(ctx, oprot); _write_err46 == nil && err2 != nil {
-      _write_err46 = thrift.WrapTException(err2)
+    if err2 := _exc49.Write(ctx, oprot); _write_err48 == nil && err2 != nil {
+      _write_err48 = thrift.WrapTException(err2)
     }
-    if err2 := oprot.WriteMessageEnd(ctx); _write_err46 == nil && err2 != nil {
-      _write_err46 = thrift.WrapTException(err2)
+    if err2 := oprot.WriteMessageEnd(ctx); _write_err48 == nil && err2 != nil {
+      _write_err48 = thrift.WrapTException(err2)
     }
-    if err2 := oprot.Flush(ctx); _write_err46 == nil && err2 != nil {
-      _write_err46 = thrift.WrapTException(err2)
+    if err2 := oprot.Flush(ctx); _write_err48 == nil && err2 != nil {
+      _write_err48 = thrift.WrapTException(err2)
     }
-    if _write_err46 != nil {
-      return false, thrift.WrapTException(_write_err46)
+    if _write_err48 != nil {
+      return false, thrift.WrapTException(_write_err48)
     }
     return true, err
   } else {
@@ -4114,19 +4310,19 @@ func (p *nodeMonitorServiceProcessorRegisterBackend) Process(ctx context.Context
   }
   tickerCancel()
   if err2 := oprot.WriteMessageBegin(ctx, "registerBackend", thrift.REPLY, seqId); err2 != nil {
-    _write_err46 = thrift.WrapTException(err2)
+    _write_err48 = thrift.WrapTException(err2)
   }
-  if err2 := result.Write(ctx, oprot); _write_err46 == nil && err2 != nil {
-    _write_err46 = thrift.WrapTException(err2)
+  if err2 := result.Write(ctx, oprot); _write_err48 == nil && err2 != nil {
+    _write_err48 = thrift.WrapTException(err2)
   }
-  if err2 := oprot.WriteMessageEnd(ctx); _write_err46 == nil && err2 != nil {
-    _write_err46 = thrift.WrapTException(err2)
+  if err2 := oprot.WriteMessageEnd(ctx); _write_err48 == nil && err2 != nil {
+    _write_err48 = thrift.WrapTException(err2)
   }
-  if err2 := oprot.Flush(ctx); _write_err46 == nil && err2 != nil {
-    _write_err46 = thrift.WrapTException(err2)
+  if err2 := oprot.Flush(ctx); _write_err48 == nil && err2 != nil {
+    _write_err48 = thrift.WrapTException(err2)
   }
-  if _write_err46 != nil {
-    return false, thrift.WrapTException(_write_err46)
+  if _write_err48 != nil {
+    return false, thrift.WrapTException(_write_err48)
   }
   return true, err
 }
@@ -4136,7 +4332,7 @@ type nodeMonitorServiceProcessorTasksFinished struct {
 }
 
 func (p *nodeMonitorServiceProcessorTasksFinished) Process(ctx context.Context, seqId int32, iprot, oprot thrift.TProtocol) (success bool, err thrift.TException) {
-  var _write_err48 error
+  var _write_err50 error
   args := NodeMonitorServiceTasksFinishedArgs{}
   if err2 := args.Read(ctx, iprot); err2 != nil {
     iprot.ReadMessageEnd(ctx)
@@ -4182,39 +4378,39 @@ func (p *nodeMonitorServiceProcessorTasksFinished) Process(ctx context.Context, 
     if errors.Is(err2, thrift.ErrAbandonRequest) {
       return false, thrift.WrapTException(err2)
     }
-    _exc49 := thrift.NewTApplicationException(thrift.INTERNAL_ERROR, "Internal error processing tasksFinished: " + err2.Error())
+    _exc51 := thrift.NewTApplicationException(thrift.INTERNAL_ERROR, "Internal error processing tasksFinished: " + err2.Error())
     if err2 := oprot.WriteMessageBegin(ctx, "tasksFinished", thrift.EXCEPTION, seqId); err2 != nil {
-      _write_err48 = thrift.WrapTException(err2)
+      _write_err50 = thrift.WrapTException(err2)
     }
-    if err2 := _exc49.Write(ctx, oprot); _write_err48 == nil && err2 != nil {
-      _write_err48 = thrift.WrapTException(err2)
+    if err2 := _exc51.Write(ctx, oprot); _write_err50 == nil && err2 != nil {
+      _write_err50 = thrift.WrapTException(err2)
     }
-    if err2 := oprot.WriteMessageEnd(ctx); _write_err48 == nil && err2 != nil {
-      _write_err48 = thrift.WrapTException(err2)
+    if err2 := oprot.WriteMessageEnd(ctx); _write_err50 == nil && err2 != nil {
+      _write_err50 = thrift.WrapTException(err2)
     }
-    if err2 := oprot.Flush(ctx); _write_err48 == nil && err2 != nil {
-      _write_err48 = thrift.WrapTException(err2)
+    if err2 := oprot.Flush(ctx); _write_err50 == nil && err2 != nil {
+      _write_err50 = thrift.WrapTException(err2)
     }
-    if _write_err48 != nil {
-      return false, thrift.WrapTException(_write_err48)
+    if _write_err50 != nil {
+      return false, thrift.WrapTException(_write_err50)
     }
     return true, err
   }
   tickerCancel()
   if err2 := oprot.WriteMessageBegin(ctx, "tasksFinished", thrift.REPLY, seqId); err2 != nil {
-    _write_err48 = thrift.WrapTException(err2)
+    _write_err50 = thrift.WrapTException(err2)
   }
-  if err2 := result.Write(ctx, oprot); _write_err48 == nil && err2 != nil {
-    _write_err48 = thrift.WrapTException(err2)
+  if err2 := result.Write(ctx, oprot); _write_err50 == nil && err2 != nil {
+    _write_err50 = thrift.WrapTException(err2)
   }
-  if err2 := oprot.WriteMessageEnd(ctx); _write_err48 == nil && err2 != nil {
-    _write_err48 = thrift.WrapTException(err2)
+  if err2 := oprot.WriteMessageEnd(ctx); _write_err50 == nil && err2 != nil {
+    _write_err50 = thrift.WrapTException(err2)
   }
-  if err2 := oprot.Flush(ctx); _write_err48 == nil && err2 != nil {
-    _write_err48 = thrift.WrapTException(err2)
+  if err2 := oprot.Flush(ctx); _write_err50 == nil && err2 != nil {
+    _write_err50 = thrift.WrapTException(err2)
   }
-  if _write_err48 != nil {
-    return false, thrift.WrapTException(_write_err48)
+  if _write_err50 != nil {
+    return false, thrift.WrapTException(_write_err50)
   }
   return true, err
 }
@@ -4224,7 +4420,7 @@ type nodeMonitorServiceProcessorSendFrontendMessage struct {
 }
 
 func (p *nodeMonitorServiceProcessorSendFrontendMessage) Process(ctx context.Context, seqId int32, iprot, oprot thrift.TProtocol) (success bool, err thrift.TException) {
-  var _write_err50 error
+  var _write_err52 error
   args := NodeMonitorServiceSendFrontendMessageArgs{}
   if err2 := args.Read(ctx, iprot); err2 != nil {
     iprot.ReadMessageEnd(ctx)
@@ -4270,39 +4466,39 @@ func (p *nodeMonitorServiceProcessorSendFrontendMessage) Process(ctx context.Con
     if errors.Is(err2, thrift.ErrAbandonRequest) {
       return false, thrift.WrapTException(err2)
     }
-    _exc51 := thrift.NewTApplicationException(thrift.INTERNAL_ERROR, "Internal error processing sendFrontendMessage: " + err2.Error())
+    _exc53 := thrift.NewTApplicationException(thrift.INTERNAL_ERROR, "Internal error processing sendFrontendMessage: " + err2.Error())
     if err2 := oprot.WriteMessageBegin(ctx, "sendFrontendMessage", thrift.EXCEPTION, seqId); err2 != nil {
-      _write_err50 = thrift.WrapTException(err2)
+      _write_err52 = thrift.WrapTException(err2)
     }
-    if err2 := _exc51.Write(ctx, oprot); _write_err50 == nil && err2 != nil {
-      _write_err50 = thrift.WrapTException(err2)
+    if err2 := _exc53.Write(ctx, oprot); _write_err52 == nil && err2 != nil {
+      _write_err52 = thrift.WrapTException(err2)
     }
-    if err2 := oprot.WriteMessageEnd(ctx); _write_err50 == nil && err2 != nil {
-      _write_err50 = thrift.WrapTException(err2)
+    if err2 := oprot.WriteMessageEnd(ctx); _write_err52 == nil && err2 != nil {
+      _write_err52 = thrift.WrapTException(err2)
     }
-    if err2 := oprot.Flush(ctx); _write_err50 == nil && err2 != nil {
-      _write_err50 = thrift.WrapTException(err2)
+    if err2 := oprot.Flush(ctx); _write_err52 == nil && err2 != nil {
+      _write_err52 = thrift.WrapTException(err2)
     }
-    if _write_err50 != nil {
-      return false, thrift.WrapTException(_write_err50)
+    if _write_err52 != nil {
+      return false, thrift.WrapTException(_write_err52)
     }
     return true, err
   }
   tickerCancel()
   if err2 := oprot.WriteMessageBegin(ctx, "sendFrontendMessage", thrift.REPLY, seqId); err2 != nil {
-    _write_err50 = thrift.WrapTException(err2)
+    _write_err52 = thrift.WrapTException(err2)
   }
-  if err2 := result.Write(ctx, oprot); _write_err50 == nil && err2 != nil {
-    _write_err50 = thrift.WrapTException(err2)
+  if err2 := result.Write(ctx, oprot); _write_err52 == nil && err2 != nil {
+    _write_err52 = thrift.WrapTException(err2)
   }
-  if err2 := oprot.WriteMessageEnd(ctx); _write_err50 == nil && err2 != nil {
-    _write_err50 = thrift.WrapTException(err2)
+  if err2 := oprot.WriteMessageEnd(ctx); _write_err52 == nil && err2 != nil {
+    _write_err52 = thrift.WrapTException(err2)
   }
-  if err2 := oprot.Flush(ctx); _write_err50 == nil && err2 != nil {
-    _write_err50 = thrift.WrapTException(err2)
+  if err2 := oprot.Flush(ctx); _write_err52 == nil && err2 != nil {
+    _write_err52 = thrift.WrapTException(err2)
   }
-  if _write_err50 != nil {
-    return false, thrift.WrapTException(_write_err50)
+  if _write_err52 != nil {
+    return false, thrift.WrapTException(_write_err52)
   }
   return true, err
 }
@@ -4597,11 +4793,11 @@ func (p *NodeMonitorServiceTasksFinishedArgs)  ReadField1(ctx context.Context, i
   tSlice := make([]*TFullTaskId, 0, size)
   p.Tasks =  tSlice
   for i := 0; i < size; i ++ {
-    _elem52 := &TFullTaskId{}
-    if err := _elem52.Read(ctx, iprot); err != nil {
-      return thrift.PrependError(fmt.Sprintf("%T error reading struct: ", _elem52), err)
+    _elem54 := &TFullTaskId{}
+    if err := _elem54.Read(ctx, iprot); err != nil {
+      return thrift.PrependError(fmt.Sprintf("%T error reading struct: ", _elem54), err)
     }
-    p.Tasks = append(p.Tasks, _elem52)
+    p.Tasks = append(p.Tasks, _elem54)
   }
   if err := iprot.ReadListEnd(ctx); err != nil {
     return thrift.PrependError("error reading list end: ", err)
@@ -5004,27 +5200,27 @@ func (p *InternalServiceClient) SetLastResponseMeta_(meta thrift.ResponseMeta) {
 // Parameters:
 //  - Request
 func (p *InternalServiceClient) EnqueueTaskReservations(ctx context.Context, request *TEnqueueTaskReservationsRequest) (_r bool, _err error) {
-  var _args53 InternalServiceEnqueueTaskReservationsArgs
-  _args53.Request = request
-  var _result55 InternalServiceEnqueueTaskReservationsResult
-  var _meta54 thrift.ResponseMeta
-  _meta54, _err = p.Client_().Call(ctx, "enqueueTaskReservations", &_args53, &_result55)
-  p.SetLastResponseMeta_(_meta54)
+  var _args55 InternalServiceEnqueueTaskReservationsArgs
+  _args55.Request = request
+  var _result57 InternalServiceEnqueueTaskReservationsResult
+  var _meta56 thrift.ResponseMeta
+  _meta56, _err = p.Client_().Call(ctx, "enqueueTaskReservations", &_args55, &_result57)
+  p.SetLastResponseMeta_(_meta56)
   if _err != nil {
     return
   }
-  return _result55.GetSuccess(), nil
+  return _result57.GetSuccess(), nil
 }
 
 // Parameters:
 //  - Request
 func (p *InternalServiceClient) CancelTaskReservations(ctx context.Context, request *TCancelTaskReservationsRequest) (_err error) {
-  var _args56 InternalServiceCancelTaskReservationsArgs
-  _args56.Request = request
-  var _result58 InternalServiceCancelTaskReservationsResult
-  var _meta57 thrift.ResponseMeta
-  _meta57, _err = p.Client_().Call(ctx, "cancelTaskReservations", &_args56, &_result58)
-  p.SetLastResponseMeta_(_meta57)
+  var _args58 InternalServiceCancelTaskReservationsArgs
+  _args58.Request = request
+  var _result60 InternalServiceCancelTaskReservationsResult
+  var _meta59 thrift.ResponseMeta
+  _meta59, _err = p.Client_().Call(ctx, "cancelTaskReservations", &_args58, &_result60)
+  p.SetLastResponseMeta_(_meta59)
   if _err != nil {
     return
   }
@@ -5051,10 +5247,10 @@ func (p *InternalServiceProcessor) ProcessorMap() map[string]thrift.TProcessorFu
 
 func NewInternalServiceProcessor(handler InternalService) *InternalServiceProcessor {
 
-  self59 := &InternalServiceProcessor{handler:handler, processorMap:make(map[string]thrift.TProcessorFunction)}
-  self59.processorMap["enqueueTaskReservations"] = &internalServiceProcessorEnqueueTaskReservations{handler:handler}
-  self59.processorMap["cancelTaskReservations"] = &internalServiceProcessorCancelTaskReservations{handler:handler}
-return self59
+  self61 := &InternalServiceProcessor{handler:handler, processorMap:make(map[string]thrift.TProcessorFunction)}
+  self61.processorMap["enqueueTaskReservations"] = &internalServiceProcessorEnqueueTaskReservations{handler:handler}
+  self61.processorMap["cancelTaskReservations"] = &internalServiceProcessorCancelTaskReservations{handler:handler}
+return self61
 }
 
 func (p *InternalServiceProcessor) Process(ctx context.Context, iprot, oprot thrift.TProtocol) (success bool, err thrift.TException) {
@@ -5065,12 +5261,12 @@ func (p *InternalServiceProcessor) Process(ctx context.Context, iprot, oprot thr
   }
   iprot.Skip(ctx, thrift.STRUCT)
   iprot.ReadMessageEnd(ctx)
-  x60 := thrift.NewTApplicationException(thrift.UNKNOWN_METHOD, "Unknown function " + name)
+  x62 := thrift.NewTApplicationException(thrift.UNKNOWN_METHOD, "Unknown function " + name)
   oprot.WriteMessageBegin(ctx, name, thrift.EXCEPTION, seqId)
-  x60.Write(ctx, oprot)
+  x62.Write(ctx, oprot)
   oprot.WriteMessageEnd(ctx)
   oprot.Flush(ctx)
-  return false, x60
+  return false, x62
 
 }
 
@@ -5079,7 +5275,7 @@ type internalServiceProcessorEnqueueTaskReservations struct {
 }
 
 func (p *internalServiceProcessorEnqueueTaskReservations) Process(ctx context.Context, seqId int32, iprot, oprot thrift.TProtocol) (success bool, err thrift.TException) {
-  var _write_err61 error
+  var _write_err63 error
   args := InternalServiceEnqueueTaskReservationsArgs{}
   if err2 := args.Read(ctx, iprot); err2 != nil {
     iprot.ReadMessageEnd(ctx)
@@ -5125,21 +5321,21 @@ func (p *internalServiceProcessorEnqueueTaskReservations) Process(ctx context.Co
     if errors.Is(err2, thrift.ErrAbandonRequest) {
       return false, thrift.WrapTException(err2)
     }
-    _exc62 := thrift.NewTApplicationException(thrift.INTERNAL_ERROR, "Internal error processing enqueueTaskReservations: " + err2.Error())
+    _exc64 := thrift.NewTApplicationException(thrift.INTERNAL_ERROR, "Internal error processing enqueueTaskReservations: " + err2.Error())
     if err2 := oprot.WriteMessageBegin(ctx, "enqueueTaskReservations", thrift.EXCEPTION, seqId); err2 != nil {
-      _write_err61 = thrift.WrapTException(err2)
+      _write_err63 = thrift.WrapTException(err2)
     }
-    if err2 := _exc62.Write(ctx, oprot); _write_err61 == nil && err2 != nil {
-      _write_err61 = thrift.WrapTException(err2)
+    if err2 := _exc64.Write(ctx, oprot); _write_err63 == nil && err2 != nil {
+      _write_err63 = thrift.WrapTException(err2)
     }
-    if err2 := oprot.WriteMessageEnd(ctx); _write_err61 == nil && err2 != nil {
-      _write_err61 = thrift.WrapTException(err2)
+    if err2 := oprot.WriteMessageEnd(ctx); _write_err63 == nil && err2 != nil {
+      _write_err63 = thrift.WrapTException(err2)
     }
-    if err2 := oprot.Flush(ctx); _write_err61 == nil && err2 != nil {
-      _write_err61 = thrift.WrapTException(err2)
+    if err2 := oprot.Flush(ctx); _write_err63 == nil && err2 != nil {
+      _write_err63 = thrift.WrapTException(err2)
     }
-    if _write_err61 != nil {
-      return false, thrift.WrapTException(_write_err61)
+    if _write_err63 != nil {
+      return false, thrift.WrapTException(_write_err63)
     }
     return true, err
   } else {
@@ -5147,19 +5343,19 @@ func (p *internalServiceProcessorEnqueueTaskReservations) Process(ctx context.Co
   }
   tickerCancel()
   if err2 := oprot.WriteMessageBegin(ctx, "enqueueTaskReservations", thrift.REPLY, seqId); err2 != nil {
-    _write_err61 = thrift.WrapTException(err2)
+    _write_err63 = thrift.WrapTException(err2)
   }
-  if err2 := result.Write(ctx, oprot); _write_err61 == nil && err2 != nil {
-    _write_err61 = thrift.WrapTException(err2)
+  if err2 := result.Write(ctx, oprot); _write_err63 == nil && err2 != nil {
+    _write_err63 = thrift.WrapTException(err2)
   }
-  if err2 := oprot.WriteMessageEnd(ctx); _write_err61 == nil && err2 != nil {
-    _write_err61 = thrift.WrapTException(err2)
+  if err2 := oprot.WriteMessageEnd(ctx); _write_err63 == nil && err2 != nil {
+    _write_err63 = thrift.WrapTException(err2)
   }
-  if err2 := oprot.Flush(ctx); _write_err61 == nil && err2 != nil {
-    _write_err61 = thrift.WrapTException(err2)
+  if err2 := oprot.Flush(ctx); _write_err63 == nil && err2 != nil {
+    _write_err63 = thrift.WrapTException(err2)
   }
-  if _write_err61 != nil {
-    return false, thrift.WrapTException(_write_err61)
+  if _write_err63 != nil {
+    return false, thrift.WrapTException(_write_err63)
   }
   return true, err
 }
@@ -5169,7 +5365,7 @@ type internalServiceProcessorCancelTaskReservations struct {
 }
 
 func (p *internalServiceProcessorCancelTaskReservations) Process(ctx context.Context, seqId int32, iprot, oprot thrift.TProtocol) (success bool, err thrift.TException) {
-  var _write_err63 error
+  var _write_err65 error
   args := InternalServiceCancelTaskReservationsArgs{}
   if err2 := args.Read(ctx, iprot); err2 != nil {
     iprot.ReadMessageEnd(ctx)
@@ -5215,39 +5411,39 @@ func (p *internalServiceProcessorCancelTaskReservations) Process(ctx context.Con
     if errors.Is(err2, thrift.ErrAbandonRequest) {
       return false, thrift.WrapTException(err2)
     }
-    _exc64 := thrift.NewTApplicationException(thrift.INTERNAL_ERROR, "Internal error processing cancelTaskReservations: " + err2.Error())
+    _exc66 := thrift.NewTApplicationException(thrift.INTERNAL_ERROR, "Internal error processing cancelTaskReservations: " + err2.Error())
     if err2 := oprot.WriteMessageBegin(ctx, "cancelTaskReservations", thrift.EXCEPTION, seqId); err2 != nil {
-      _write_err63 = thrift.WrapTException(err2)
+      _write_err65 = thrift.WrapTException(err2)
     }
-    if err2 := _exc64.Write(ctx, oprot); _write_err63 == nil && err2 != nil {
-      _write_err63 = thrift.WrapTException(err2)
+    if err2 := _exc66.Write(ctx, oprot); _write_err65 == nil && err2 != nil {
+      _write_err65 = thrift.WrapTException(err2)
     }
-    if err2 := oprot.WriteMessageEnd(ctx); _write_err63 == nil && err2 != nil {
-      _write_err63 = thrift.WrapTException(err2)
+    if err2 := oprot.WriteMessageEnd(ctx); _write_err65 == nil && err2 != nil {
+      _write_err65 = thrift.WrapTException(err2)
     }
-    if err2 := oprot.Flush(ctx); _write_err63 == nil && err2 != nil {
-      _write_err63 = thrift.WrapTException(err2)
+    if err2 := oprot.Flush(ctx); _write_err65 == nil && err2 != nil {
+      _write_err65 = thrift.WrapTException(err2)
     }
-    if _write_err63 != nil {
-      return false, thrift.WrapTException(_write_err63)
+    if _write_err65 != nil {
+      return false, thrift.WrapTException(_write_err65)
     }
     return true, err
   }
   tickerCancel()
   if err2 := oprot.WriteMessageBegin(ctx, "cancelTaskReservations", thrift.REPLY, seqId); err2 != nil {
-    _write_err63 = thrift.WrapTException(err2)
+    _write_err65 = thrift.WrapTException(err2)
   }
-  if err2 := result.Write(ctx, oprot); _write_err63 == nil && err2 != nil {
-    _write_err63 = thrift.WrapTException(err2)
+  if err2 := result.Write(ctx, oprot); _write_err65 == nil && err2 != nil {
+    _write_err65 = thrift.WrapTException(err2)
   }
-  if err2 := oprot.WriteMessageEnd(ctx); _write_err63 == nil && err2 != nil {
-    _write_err63 = thrift.WrapTException(err2)
+  if err2 := oprot.WriteMessageEnd(ctx); _write_err65 == nil && err2 != nil {
+    _write_err65 = thrift.WrapTException(err2)
   }
-  if err2 := oprot.Flush(ctx); _write_err63 == nil && err2 != nil {
-    _write_err63 = thrift.WrapTException(err2)
+  if err2 := oprot.Flush(ctx); _write_err65 == nil && err2 != nil {
+    _write_err65 = thrift.WrapTException(err2)
   }
-  if _write_err63 != nil {
-    return false, thrift.WrapTException(_write_err63)
+  if _write_err65 != nil {
+    return false, thrift.WrapTException(_write_err65)
   }
   return true, err
 }
@@ -5651,14 +5847,14 @@ func (p *BackendServiceClient) SetLastResponseMeta_(meta thrift.ResponseMeta) {
 //  - TaskId
 //  - User
 func (p *BackendServiceClient) LaunchTask(ctx context.Context, message []byte, taskId *TFullTaskId, user *TUserGroupInfo) (_err error) {
-  var _args65 BackendServiceLaunchTaskArgs
-  _args65.Message = message
-  _args65.TaskId = taskId
-  _args65.User = user
-  var _result67 BackendServiceLaunchTaskResult
-  var _meta66 thrift.ResponseMeta
-  _meta66, _err = p.Client_().Call(ctx, "launchTask", &_args65, &_result67)
-  p.SetLastResponseMeta_(_meta66)
+  var _args67 BackendServiceLaunchTaskArgs
+  _args67.Message = message
+  _args67.TaskId = taskId
+  _args67.User = user
+  var _result69 BackendServiceLaunchTaskResult
+  var _meta68 thrift.ResponseMeta
+  _meta68, _err = p.Client_().Call(ctx, "launchTask", &_args67, &_result69)
+  p.SetLastResponseMeta_(_meta68)
   if _err != nil {
     return
   }
@@ -5685,9 +5881,9 @@ func (p *BackendServiceProcessor) ProcessorMap() map[string]thrift.TProcessorFun
 
 func NewBackendServiceProcessor(handler BackendService) *BackendServiceProcessor {
 
-  self68 := &BackendServiceProcessor{handler:handler, processorMap:make(map[string]thrift.TProcessorFunction)}
-  self68.processorMap["launchTask"] = &backendServiceProcessorLaunchTask{handler:handler}
-return self68
+  self70 := &BackendServiceProcessor{handler:handler, processorMap:make(map[string]thrift.TProcessorFunction)}
+  self70.processorMap["launchTask"] = &backendServiceProcessorLaunchTask{handler:handler}
+return self70
 }
 
 func (p *BackendServiceProcessor) Process(ctx context.Context, iprot, oprot thrift.TProtocol) (success bool, err thrift.TException) {
@@ -5698,12 +5894,12 @@ func (p *BackendServiceProcessor) Process(ctx context.Context, iprot, oprot thri
   }
   iprot.Skip(ctx, thrift.STRUCT)
   iprot.ReadMessageEnd(ctx)
-  x69 := thrift.NewTApplicationException(thrift.UNKNOWN_METHOD, "Unknown function " + name)
+  x71 := thrift.NewTApplicationException(thrift.UNKNOWN_METHOD, "Unknown function " + name)
   oprot.WriteMessageBegin(ctx, name, thrift.EXCEPTION, seqId)
-  x69.Write(ctx, oprot)
+  x71.Write(ctx, oprot)
   oprot.WriteMessageEnd(ctx)
   oprot.Flush(ctx)
-  return false, x69
+  return false, x71
 
 }
 
@@ -5712,7 +5908,7 @@ type backendServiceProcessorLaunchTask struct {
 }
 
 func (p *backendServiceProcessorLaunchTask) Process(ctx context.Context, seqId int32, iprot, oprot thrift.TProtocol) (success bool, err thrift.TException) {
-  var _write_err70 error
+  var _write_err72 error
   args := BackendServiceLaunchTaskArgs{}
   if err2 := args.Read(ctx, iprot); err2 != nil {
     iprot.ReadMessageEnd(ctx)
@@ -5758,39 +5954,39 @@ func (p *backendServiceProcessorLaunchTask) Process(ctx context.Context, seqId i
     if errors.Is(err2, thrift.ErrAbandonRequest) {
       return false, thrift.WrapTException(err2)
     }
-    _exc71 := thrift.NewTApplicationException(thrift.INTERNAL_ERROR, "Internal error processing launchTask: " + err2.Error())
+    _exc73 := thrift.NewTApplicationException(thrift.INTERNAL_ERROR, "Internal error processing launchTask: " + err2.Error())
     if err2 := oprot.WriteMessageBegin(ctx, "launchTask", thrift.EXCEPTION, seqId); err2 != nil {
-      _write_err70 = thrift.WrapTException(err2)
+      _write_err72 = thrift.WrapTException(err2)
     }
-    if err2 := _exc71.Write(ctx, oprot); _write_err70 == nil && err2 != nil {
-      _write_err70 = thrift.WrapTException(err2)
+    if err2 := _exc73.Write(ctx, oprot); _write_err72 == nil && err2 != nil {
+      _write_err72 = thrift.WrapTException(err2)
     }
-    if err2 := oprot.WriteMessageEnd(ctx); _write_err70 == nil && err2 != nil {
-      _write_err70 = thrift.WrapTException(err2)
+    if err2 := oprot.WriteMessageEnd(ctx); _write_err72 == nil && err2 != nil {
+      _write_err72 = thrift.WrapTException(err2)
     }
-    if err2 := oprot.Flush(ctx); _write_err70 == nil && err2 != nil {
-      _write_err70 = thrift.WrapTException(err2)
+    if err2 := oprot.Flush(ctx); _write_err72 == nil && err2 != nil {
+      _write_err72 = thrift.WrapTException(err2)
     }
-    if _write_err70 != nil {
-      return false, thrift.WrapTException(_write_err70)
+    if _write_err72 != nil {
+      return false, thrift.WrapTException(_write_err72)
     }
     return true, err
   }
   tickerCancel()
   if err2 := oprot.WriteMessageBegin(ctx, "launchTask", thrift.REPLY, seqId); err2 != nil {
-    _write_err70 = thrift.WrapTException(err2)
+    _write_err72 = thrift.WrapTException(err2)
   }
-  if err2 := result.Write(ctx, oprot); _write_err70 == nil && err2 != nil {
-    _write_err70 = thrift.WrapTException(err2)
+  if err2 := result.Write(ctx, oprot); _write_err72 == nil && err2 != nil {
+    _write_err72 = thrift.WrapTException(err2)
   }
-  if err2 := oprot.WriteMessageEnd(ctx); _write_err70 == nil && err2 != nil {
-    _write_err70 = thrift.WrapTException(err2)
+  if err2 := oprot.WriteMessageEnd(ctx); _write_err72 == nil && err2 != nil {
+    _write_err72 = thrift.WrapTException(err2)
   }
-  if err2 := oprot.Flush(ctx); _write_err70 == nil && err2 != nil {
-    _write_err70 = thrift.WrapTException(err2)
+  if err2 := oprot.Flush(ctx); _write_err72 == nil && err2 != nil {
+    _write_err72 = thrift.WrapTException(err2)
   }
-  if _write_err70 != nil {
-    return false, thrift.WrapTException(_write_err70)
+  if _write_err72 != nil {
+    return false, thrift.WrapTException(_write_err72)
   }
   return true, err
 }
@@ -6075,14 +6271,14 @@ func (p *FrontendServiceClient) SetLastResponseMeta_(meta thrift.ResponseMeta) {
 //  - Status
 //  - Message
 func (p *FrontendServiceClient) FrontendMessage(ctx context.Context, taskId *TFullTaskId, status int32, message []byte) (_err error) {
-  var _args72 FrontendServiceFrontendMessageArgs
-  _args72.TaskId = taskId
-  _args72.Status = status
-  _args72.Message = message
-  var _result74 FrontendServiceFrontendMessageResult
-  var _meta73 thrift.ResponseMeta
-  _meta73, _err = p.Client_().Call(ctx, "frontendMessage", &_args72, &_result74)
-  p.SetLastResponseMeta_(_meta73)
+  var _args74 FrontendServiceFrontendMessageArgs
+  _args74.TaskId = taskId
+  _args74.Status = status
+  _args74.Message = message
+  var _result76 FrontendServiceFrontendMessageResult
+  var _meta75 thrift.ResponseMeta
+  _meta75, _err = p.Client_().Call(ctx, "frontendMessage", &_args74, &_result76)
+  p.SetLastResponseMeta_(_meta75)
   if _err != nil {
     return
   }
@@ -6109,9 +6305,9 @@ func (p *FrontendServiceProcessor) ProcessorMap() map[string]thrift.TProcessorFu
 
 func NewFrontendServiceProcessor(handler FrontendService) *FrontendServiceProcessor {
 
-  self75 := &FrontendServiceProcessor{handler:handler, processorMap:make(map[string]thrift.TProcessorFunction)}
-  self75.processorMap["frontendMessage"] = &frontendServiceProcessorFrontendMessage{handler:handler}
-return self75
+  self77 := &FrontendServiceProcessor{handler:handler, processorMap:make(map[string]thrift.TProcessorFunction)}
+  self77.processorMap["frontendMessage"] = &frontendServiceProcessorFrontendMessage{handler:handler}
+return self77
 }
 
 func (p *FrontendServiceProcessor) Process(ctx context.Context, iprot, oprot thrift.TProtocol) (success bool, err thrift.TException) {
@@ -6122,12 +6318,12 @@ func (p *FrontendServiceProcessor) Process(ctx context.Context, iprot, oprot thr
   }
   iprot.Skip(ctx, thrift.STRUCT)
   iprot.ReadMessageEnd(ctx)
-  x76 := thrift.NewTApplicationException(thrift.UNKNOWN_METHOD, "Unknown function " + name)
+  x78 := thrift.NewTApplicationException(thrift.UNKNOWN_METHOD, "Unknown function " + name)
   oprot.WriteMessageBegin(ctx, name, thrift.EXCEPTION, seqId)
-  x76.Write(ctx, oprot)
+  x78.Write(ctx, oprot)
   oprot.WriteMessageEnd(ctx)
   oprot.Flush(ctx)
-  return false, x76
+  return false, x78
 
 }
 
@@ -6136,7 +6332,7 @@ type frontendServiceProcessorFrontendMessage struct {
 }
 
 func (p *frontendServiceProcessorFrontendMessage) Process(ctx context.Context, seqId int32, iprot, oprot thrift.TProtocol) (success bool, err thrift.TException) {
-  var _write_err77 error
+  var _write_err79 error
   args := FrontendServiceFrontendMessageArgs{}
   if err2 := args.Read(ctx, iprot); err2 != nil {
     iprot.ReadMessageEnd(ctx)
@@ -6182,39 +6378,39 @@ func (p *frontendServiceProcessorFrontendMessage) Process(ctx context.Context, s
     if errors.Is(err2, thrift.ErrAbandonRequest) {
       return false, thrift.WrapTException(err2)
     }
-    _exc78 := thrift.NewTApplicationException(thrift.INTERNAL_ERROR, "Internal error processing frontendMessage: " + err2.Error())
+    _exc80 := thrift.NewTApplicationException(thrift.INTERNAL_ERROR, "Internal error processing frontendMessage: " + err2.Error())
     if err2 := oprot.WriteMessageBegin(ctx, "frontendMessage", thrift.EXCEPTION, seqId); err2 != nil {
-      _write_err77 = thrift.WrapTException(err2)
+      _write_err79 = thrift.WrapTException(err2)
     }
-    if err2 := _exc78.Write(ctx, oprot); _write_err77 == nil && err2 != nil {
-      _write_err77 = thrift.WrapTException(err2)
+    if err2 := _exc80.Write(ctx, oprot); _write_err79 == nil && err2 != nil {
+      _write_err79 = thrift.WrapTException(err2)
     }
-    if err2 := oprot.WriteMessageEnd(ctx); _write_err77 == nil && err2 != nil {
-      _write_err77 = thrift.WrapTException(err2)
+    if err2 := oprot.WriteMessageEnd(ctx); _write_err79 == nil && err2 != nil {
+      _write_err79 = thrift.WrapTException(err2)
     }
-    if err2 := oprot.Flush(ctx); _write_err77 == nil && err2 != nil {
-      _write_err77 = thrift.WrapTException(err2)
+    if err2 := oprot.Flush(ctx); _write_err79 == nil && err2 != nil {
+      _write_err79 = thrift.WrapTException(err2)
     }
-    if _write_err77 != nil {
-      return false, thrift.WrapTException(_write_err77)
+    if _write_err79 != nil {
+      return false, thrift.WrapTException(_write_err79)
     }
     return true, err
   }
   tickerCancel()
   if err2 := oprot.WriteMessageBegin(ctx, "frontendMessage", thrift.REPLY, seqId); err2 != nil {
-    _write_err77 = thrift.WrapTException(err2)
+    _write_err79 = thrift.WrapTException(err2)
   }
-  if err2 := result.Write(ctx, oprot); _write_err77 == nil && err2 != nil {
-    _write_err77 = thrift.WrapTException(err2)
+  if err2 := result.Write(ctx, oprot); _write_err79 == nil && err2 != nil {
+    _write_err79 = thrift.WrapTException(err2)
   }
-  if err2 := oprot.WriteMessageEnd(ctx); _write_err77 == nil && err2 != nil {
-    _write_err77 = thrift.WrapTException(err2)
+  if err2 := oprot.WriteMessageEnd(ctx); _write_err79 == nil && err2 != nil {
+    _write_err79 = thrift.WrapTException(err2)
   }
-  if err2 := oprot.Flush(ctx); _write_err77 == nil && err2 != nil {
-    _write_err77 = thrift.WrapTException(err2)
+  if err2 := oprot.Flush(ctx); _write_err79 == nil && err2 != nil {
+    _write_err79 = thrift.WrapTException(err2)
   }
-  if _write_err77 != nil {
-    return false, thrift.WrapTException(_write_err77)
+  if _write_err79 != nil {
+    return false, thrift.WrapTException(_write_err79)
   }
   return true, err
 }

@@ -28,6 +28,15 @@ class Iface(object):
         """
         pass
 
+    def tasksFinished(self, nodeMonitorAddress, tasks):
+        """
+        Parameters:
+         - nodeMonitorAddress
+         - tasks
+
+        """
+        pass
+
 
 class Client(Iface):
     def __init__(self, iprot, oprot=None):
@@ -70,12 +79,31 @@ class Client(Iface):
             return result.success
         raise TApplicationException(TApplicationException.MISSING_RESULT, "getTask failed: unknown result")
 
+    def tasksFinished(self, nodeMonitorAddress, tasks):
+        """
+        Parameters:
+         - nodeMonitorAddress
+         - tasks
+
+        """
+        self.send_tasksFinished(nodeMonitorAddress, tasks)
+
+    def send_tasksFinished(self, nodeMonitorAddress, tasks):
+        self._oprot.writeMessageBegin('tasksFinished', TMessageType.ONEWAY, self._seqid)
+        args = tasksFinished_args()
+        args.nodeMonitorAddress = nodeMonitorAddress
+        args.tasks = tasks
+        args.write(self._oprot)
+        self._oprot.writeMessageEnd()
+        self._oprot.trans.flush()
+
 
 class Processor(Iface, TProcessor):
     def __init__(self, handler):
         self._handler = handler
         self._processMap = {}
         self._processMap["getTask"] = Processor.process_getTask
+        self._processMap["tasksFinished"] = Processor.process_tasksFinished
         self._on_message_begin = None
 
     def on_message_begin(self, func):
@@ -120,6 +148,17 @@ class Processor(Iface, TProcessor):
         result.write(oprot)
         oprot.writeMessageEnd()
         oprot.trans.flush()
+
+    def process_tasksFinished(self, seqid, iprot, oprot):
+        args = tasksFinished_args()
+        args.read(iprot)
+        iprot.readMessageEnd()
+        try:
+            self._handler.tasksFinished(args.nodeMonitorAddress, args.tasks)
+        except TTransport.TTransportException:
+            raise
+        except Exception:
+            logging.exception('Exception in oneway handler')
 
 # HELPER FUNCTIONS AND STRUCTURES
 
@@ -266,6 +305,90 @@ class getTask_result(object):
 all_structs.append(getTask_result)
 getTask_result.thrift_spec = (
     (0, TType.LIST, 'success', (TType.STRUCT, [TTaskLaunchSpec, None], False), None, ),  # 0
+)
+
+
+class tasksFinished_args(object):
+    """
+    Attributes:
+     - nodeMonitorAddress
+     - tasks
+
+    """
+
+
+    def __init__(self, nodeMonitorAddress=None, tasks=None,):
+        self.nodeMonitorAddress = nodeMonitorAddress
+        self.tasks = tasks
+
+    def read(self, iprot):
+        if iprot._fast_decode is not None and isinstance(iprot.trans, TTransport.CReadableTransport) and self.thrift_spec is not None:
+            iprot._fast_decode(self, iprot, [self.__class__, self.thrift_spec])
+            return
+        iprot.readStructBegin()
+        while True:
+            (fname, ftype, fid) = iprot.readFieldBegin()
+            if ftype == TType.STOP:
+                break
+            if fid == 1:
+                if ftype == TType.STRUCT:
+                    self.nodeMonitorAddress = THostPort()
+                    self.nodeMonitorAddress.read(iprot)
+                else:
+                    iprot.skip(ftype)
+            elif fid == 2:
+                if ftype == TType.LIST:
+                    self.tasks = []
+                    (_etype45, _size42) = iprot.readListBegin()
+                    for _i46 in range(_size42):
+                        _elem47 = TFullTaskId()
+                        _elem47.read(iprot)
+                        self.tasks.append(_elem47)
+                    iprot.readListEnd()
+                else:
+                    iprot.skip(ftype)
+            else:
+                iprot.skip(ftype)
+            iprot.readFieldEnd()
+        iprot.readStructEnd()
+
+    def write(self, oprot):
+        if oprot._fast_encode is not None and self.thrift_spec is not None:
+            oprot.trans.write(oprot._fast_encode(self, [self.__class__, self.thrift_spec]))
+            return
+        oprot.writeStructBegin('tasksFinished_args')
+        if self.nodeMonitorAddress is not None:
+            oprot.writeFieldBegin('nodeMonitorAddress', TType.STRUCT, 1)
+            self.nodeMonitorAddress.write(oprot)
+            oprot.writeFieldEnd()
+        if self.tasks is not None:
+            oprot.writeFieldBegin('tasks', TType.LIST, 2)
+            oprot.writeListBegin(TType.STRUCT, len(self.tasks))
+            for iter48 in self.tasks:
+                iter48.write(oprot)
+            oprot.writeListEnd()
+            oprot.writeFieldEnd()
+        oprot.writeFieldStop()
+        oprot.writeStructEnd()
+
+    def validate(self):
+        return
+
+    def __repr__(self):
+        L = ['%s=%r' % (key, value)
+             for key, value in self.__dict__.items()]
+        return '%s(%s)' % (self.__class__.__name__, ', '.join(L))
+
+    def __eq__(self, other):
+        return isinstance(other, self.__class__) and self.__dict__ == other.__dict__
+
+    def __ne__(self, other):
+        return not (self == other)
+all_structs.append(tasksFinished_args)
+tasksFinished_args.thrift_spec = (
+    None,  # 0
+    (1, TType.STRUCT, 'nodeMonitorAddress', [THostPort, None], None, ),  # 1
+    (2, TType.LIST, 'tasks', (TType.STRUCT, [TFullTaskId, None], False), None, ),  # 2
 )
 fix_spec(all_structs)
 del all_structs
