@@ -26,6 +26,41 @@ type Request struct {
 	held  map[string]int  // node addr -> reservations still outstanding
 	nodes map[string]Node // node addr -> node, for nodes that ever held one
 	total int             // sum of held
+	// cover counts outstanding reservations by the keys preferences match
+	// (host, member name, rack), so that a constrained task's coverage is
+	// checked in O(its preferences), not O(nodes).
+	cover map[coverKey]int
+}
+
+type coverKey struct {
+	kind  byte // 'h' host, 'n' member name, 'r' rack
+	value string
+}
+
+func (r *Request) addCover(n Node, c int) {
+	r.cover[coverKey{'h', n.Host}] += c
+	if n.Name != "" && n.Name != n.Host {
+		r.cover[coverKey{'n', n.Name}] += c
+	}
+	if rack, ok := n.Attrs[RackAttr]; ok {
+		r.cover[coverKey{'r', rack}] += c
+	}
+}
+
+// covered reports whether some outstanding reservation is on a node t
+// allows.
+func (r *Request) covered(t Task) bool {
+	for _, x := range t.Nodes {
+		if r.cover[coverKey{'h', x}] > 0 || r.cover[coverKey{'n', x}] > 0 {
+			return true
+		}
+	}
+	for _, x := range t.Racks {
+		if r.cover[coverKey{'r', x}] > 0 {
+			return true
+		}
+	}
+	return false
 }
 
 // NewRequest starts the late-binding state for a request's tasks. It places
@@ -38,6 +73,7 @@ func NewRequest(id string, tasks []Task) *Request {
 		left:     len(tasks),
 		held:     make(map[string]int),
 		nodes:    make(map[string]Node),
+		cover:    make(map[coverKey]int),
 	}
 	for i, t := range tasks {
 		if t.Constrained() {
@@ -61,6 +97,9 @@ func (r *Request) AddProbes(probes []Probe) {
 		r.held[p.Node.Addr] += p.Count
 		r.nodes[p.Node.Addr] = p.Node
 		r.total += p.Count
+		if len(r.constrained) > 0 {
+			r.addCover(p.Node, p.Count)
+		}
 	}
 }
 
@@ -97,6 +136,9 @@ func (r *Request) consume(addr string) {
 	r.total--
 	if r.held[addr] == 0 {
 		delete(r.held, addr)
+	}
+	if len(r.constrained) > 0 {
+		r.addCover(r.nodes[addr], -1)
 	}
 }
 
@@ -135,6 +177,23 @@ func (r *Request) Outstanding() []Probe {
 	return out
 }
 
+// HasConstrained reports whether any unlaunched task is constrained.
+func (r *Request) HasConstrained() bool { return len(r.constrained) > 0 }
+
+// Holds reports whether addr still holds reservations for this request.
+func (r *Request) Holds(addr string) bool { return r.held[addr] > 0 }
+
+// UnlaunchedTasks returns the tasks not yet handed out, in submission order.
+func (r *Request) UnlaunchedTasks() []Task {
+	out := make([]Task, 0, r.left)
+	for i, t := range r.tasks {
+		if !r.launched[i] {
+			out = append(out, t)
+		}
+	}
+	return out
+}
+
 // DropNode forgets every reservation addr holds, because it was refused, the
 // enqueue failed, or the node left the cluster. It returns how many were
 // dropped. Call Uncovered afterwards to see what must be probed again.
@@ -143,6 +202,9 @@ func (r *Request) DropNode(addr string) int {
 	if c > 0 {
 		r.total -= c
 		delete(r.held, addr)
+		if len(r.constrained) > 0 {
+			r.addCover(r.nodes[addr], -c)
+		}
 	}
 	return c
 }
@@ -155,14 +217,7 @@ func (r *Request) DropNode(addr string) int {
 func (r *Request) Uncovered() []Task {
 	var out []Task
 	for _, i := range r.constrained {
-		covered := false
-		for addr := range r.held {
-			if r.tasks[i].Allows(r.nodes[addr]) {
-				covered = true
-				break
-			}
-		}
-		if !covered {
+		if !r.covered(r.tasks[i]) {
 			out = append(out, r.tasks[i])
 		}
 	}

@@ -78,7 +78,14 @@ func (p *Pool[C]) Call(ctx context.Context, addr string, fn func(ctx context.Con
 func isConnError(err error) bool {
 	var te thrift.TTransportException
 	var pe thrift.TProtocolException
-	return errors.As(err, &te) || errors.As(err, &pe)
+	if errors.As(err, &te) || errors.As(err, &pe) {
+		return true
+	}
+	// A server answers an unknown method, or arguments it could not read,
+	// with an application exception and then closes the connection; only a
+	// handler's own error (INTERNAL_ERROR) leaves the stream usable.
+	var ae thrift.TApplicationException
+	return errors.As(err, &ae) && ae.TypeId() != thrift.INTERNAL_ERROR
 }
 
 func (p *Pool[C]) get(addr string) (*pooled[C], error) {

@@ -31,7 +31,14 @@ type Core struct {
 	fetching  int
 	queue     queue.Discipline
 	apps      map[string]bool
-	running   map[TaskKey]string // task -> app
+	running   map[TaskKey]queue.Reservation // task -> the reservation it ran for
+}
+
+// RunningTask is a task running in a slot, with the reservation that
+// fetched it (its app, user and scheduler).
+type RunningTask struct {
+	Key         TaskKey
+	Reservation queue.Reservation
 }
 
 // New returns a Core with the given number of slots, queueing reservations
@@ -48,7 +55,7 @@ func New(slots int, q queue.Discipline) (*Core, error) {
 		maxQueued: DefaultMaxQueued,
 		queue:     q,
 		apps:      make(map[string]bool),
-		running:   make(map[TaskKey]string),
+		running:   make(map[TaskKey]queue.Reservation),
 	}, nil
 }
 
@@ -128,16 +135,34 @@ func (c *Core) Released() {
 	}
 }
 
-// Started turns the slot held for a fetch into one running task. It returns
-// false, and frees the slot, if that task is already running here: the fleet
-// never runs a task twice.
-func (c *Core) Started(key TaskKey, app string) bool {
+// Start turns the slot held for a fetch of r into one running task. It
+// returns false, and frees the slot, if that task is already running here:
+// the fleet never runs a task twice.
+func (c *Core) Start(key TaskKey, r queue.Reservation) bool {
 	c.Released()
 	if _, dup := c.running[key]; dup {
 		return false
 	}
-	c.running[key] = app
+	c.running[key] = r
 	return true
+}
+
+// Started is Start for callers that know only the task's app.
+func (c *Core) Started(key TaskKey, app string) bool {
+	return c.Start(key, queue.Reservation{RequestID: key.RequestID, App: app})
+}
+
+// FailApp frees the slots of app's running tasks, because its executor is
+// gone, and returns them so the caller can report them.
+func (c *Core) FailApp(app string) []RunningTask {
+	var out []RunningTask
+	for k, r := range c.running {
+		if r.App == app {
+			out = append(out, RunningTask{Key: k, Reservation: r})
+			delete(c.running, k)
+		}
+	}
+	return out
 }
 
 // Finished frees the slot of a running task. It returns false for a task
