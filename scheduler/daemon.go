@@ -46,6 +46,8 @@ type Daemon struct {
 	Cluster *membership.Cluster
 	svc, gt *rpc.Server
 	log     zerolog.Logger
+	stop    chan struct{}
+	done    chan struct{}
 }
 
 // StartDaemon binds the scheduler's ports, joins the gossip cluster and
@@ -94,11 +96,35 @@ func StartDaemon(cfg DaemonConfig) (*Daemon, error) {
 		cluster.Leave(0)
 		return nil, err
 	}
-	d := &Daemon{Scheduler: s, Cluster: cluster, svc: svc, gt: gt, log: s.log}
+	d := &Daemon{Scheduler: s, Cluster: cluster, svc: svc, gt: gt, log: s.log,
+		stop: make(chan struct{}), done: make(chan struct{})}
+	// A node monitor that dies or leaves takes its reservations and
+	// running tasks with it.
+	cluster.Watch(func(ev membership.Event) {
+		if ev.Kind == membership.Left && ev.Member.Meta.Role == membership.RoleNodeMonitor {
+			go s.NodeLost(ev.Member.Meta.Internal)
+		}
+	})
+	go d.sweep()
 	go svc.Serve(sparrowrpc.NewSchedulerServiceProcessor(s))
 	go gt.Serve(sparrowrpc.NewGetTaskServiceProcessor(s))
 	d.log.Info().Str("service", svcAddr).Str("gettask", gtAddr).Str("gossip", cluster.Addr()).Msg("scheduler started")
 	return d, nil
+}
+
+// sweep runs the reservation-deadline check until Close.
+func (d *Daemon) sweep() {
+	defer close(d.done)
+	t := time.NewTicker(time.Second)
+	defer t.Stop()
+	for {
+		select {
+		case <-d.stop:
+			return
+		case now := <-t.C:
+			d.Sweep(now)
+		}
+	}
 }
 
 // ServiceAddr returns the advertised SchedulerService address.
@@ -110,6 +136,8 @@ func (d *Daemon) GetTaskAddr() string { return d.gt.Addr() }
 // Close leaves the gossip cluster, so peers stop sampling it at once, then
 // stops serving.
 func (d *Daemon) Close() error {
+	close(d.stop)
+	<-d.done
 	err := d.Cluster.Leave(time.Second)
 	d.svc.Close()
 	d.gt.Close()

@@ -13,6 +13,7 @@ import (
 	"fmt"
 	mrand "math/rand/v2"
 	"sync"
+	"time"
 
 	"github.com/rs/zerolog"
 
@@ -23,6 +24,10 @@ import (
 
 // DefaultProbeRatio is d when neither the request nor the config sets it.
 const DefaultProbeRatio = 2.0
+
+// DefaultReservationTimeout bounds how long a request's reservations may go
+// unanswered before more are placed.
+const DefaultReservationTimeout = 30 * time.Second
 
 // maxReprobes bounds how many times one request re-places reservations
 // after enqueues fail, so that a request cannot loop over a failing fleet.
@@ -40,6 +45,11 @@ type Config struct {
 	NoCancel bool
 	// Seed seeds placement randomness; 0 draws a random seed.
 	Seed uint64
+	// ReservationTimeout is how long a request may wait with unlaunched
+	// tasks before it gets extra reservations elsewhere (old ones stay, so
+	// no node loses its queue position). 0 means DefaultReservationTimeout;
+	// negative disables it.
+	ReservationTimeout time.Duration
 	// RPC bounds the scheduler's outgoing calls.
 	RPC rpc.Config
 	Log zerolog.Logger
@@ -64,6 +74,8 @@ type Scheduler struct {
 	frontends map[string]string // app -> FrontendService address
 	nextID    uint64
 	idPrefix  string
+	running   map[string]map[runningTask]struct{} // node addr -> its tasks
+	tracked   int                                 // entries in running
 
 	stats Stats
 }
@@ -75,8 +87,11 @@ type request struct {
 	user    *sparrowrpc.TUserGroupInfo
 	specs   []*sparrowrpc.TTaskSpec
 	ratio   float64
-	failed  map[string]bool // nodes whose enqueue failed
+	failed  map[string]bool // nodes whose enqueue failed or that were lost
 	reprobe int
+	// deadline is when unlaunched tasks get extra reservations elsewhere,
+	// in case a node monitor holds its reservation but never asks.
+	deadline time.Time
 }
 
 // Stats counts what a scheduler has done; read with Stats().
@@ -88,13 +103,20 @@ type Stats struct {
 	Reservations    uint64
 	EnqueueFailures uint64
 	Cancellations   uint64
+	Reprobes        uint64 // rounds of extra reservations placed
+	TasksLost       uint64 // running tasks reported lost with their node
+	Untracked       uint64 // launches not tracked: the tracking bound was hit
 	ActiveRequests  int
+	RunningTracked  int
 }
 
 // New returns a Scheduler that samples node monitors from view.
 func New(cfg Config, view NodeView) (*Scheduler, error) {
 	if cfg.ProbeRatio == 0 {
 		cfg.ProbeRatio = DefaultProbeRatio
+	}
+	if cfg.ReservationTimeout == 0 {
+		cfg.ReservationTimeout = DefaultReservationTimeout
 	}
 	if err := placement.CheckProbeRatio(cfg.ProbeRatio); err != nil {
 		return nil, fmt.Errorf("default %w", err)
@@ -121,6 +143,7 @@ func New(cfg Config, view NodeView) (*Scheduler, error) {
 		rng:       mrand.New(mrand.NewPCG(seed, seed^0x9e3779b97f4a7c15)),
 		requests:  make(map[string]*request),
 		frontends: make(map[string]string),
+		running:   make(map[string]map[runningTask]struct{}),
 		idPrefix:  hex.EncodeToString(b[8:14]),
 	}, nil
 }
@@ -137,6 +160,7 @@ func (s *Scheduler) Stats() Stats {
 	defer s.mu.Unlock()
 	st := s.stats
 	st.ActiveRequests = len(s.requests)
+	st.RunningTracked = s.tracked
 	return st
 }
 
@@ -165,8 +189,11 @@ func (s *Scheduler) SubmitJob(ctx context.Context, req *sparrowrpc.TSchedulingRe
 	s.mu.Lock()
 	id := job.RequestID
 	if id == "" {
-		s.nextID++
-		id = fmt.Sprintf("%s-%d", s.idPrefix, s.nextID)
+		// A frontend may have chosen an id that looks like ours; skip it.
+		for id == "" || s.requests[id] != nil {
+			s.nextID++
+			id = fmt.Sprintf("%s-%d", s.idPrefix, s.nextID)
+		}
 	} else if _, dup := s.requests[id]; dup {
 		s.mu.Unlock()
 		return incomplete("request id %q is already in use", id)
@@ -179,6 +206,9 @@ func (s *Scheduler) SubmitJob(ctx context.Context, req *sparrowrpc.TSchedulingRe
 	r := &request{
 		Request: placement.NewRequest(id, job.Tasks),
 		app:     job.App, user: job.User, specs: job.Specs, ratio: job.ProbeRatio,
+	}
+	if s.cfg.ReservationTimeout > 0 {
+		r.deadline = time.Now().Add(s.cfg.ReservationTimeout)
 	}
 	r.AddProbes(probes)
 	s.requests[id] = r
@@ -221,20 +251,30 @@ func (s *Scheduler) enqueueOne(r *request, p placement.Probe) {
 	s.replace(r, p.Node.Addr)
 }
 
-// replace drops addr's reservations for r and probes again for the tasks
-// left without one. Called with s.mu held; releases it.
+// replace drops addr's reservations for r, if addr is not empty, and
+// probes again for the tasks left without one. Called with s.mu held;
+// releases it.
 func (s *Scheduler) replace(r *request, addr string) {
 	if s.requests[r.ID] != r {
 		s.mu.Unlock()
 		return
 	}
-	r.DropNode(addr)
-	if r.failed == nil {
-		r.failed = make(map[string]bool)
+	if addr != "" {
+		r.DropNode(addr)
+		if r.failed == nil {
+			r.failed = make(map[string]bool)
+		}
+		r.failed[addr] = true
 	}
-	r.failed[addr] = true
-	uncovered := r.Uncovered()
-	if len(uncovered) == 0 {
+	s.reprobe(r, r.Uncovered())
+}
+
+// reprobe places reservations for tasks on live nodes that have not failed
+// for r. If that is impossible, or r has been re-probed too often, its
+// unlaunched tasks are reported failed and r is dropped. Called with s.mu
+// held; releases it.
+func (s *Scheduler) reprobe(r *request, tasks []placement.Task) {
+	if len(tasks) == 0 {
 		s.mu.Unlock()
 		return
 	}
@@ -245,12 +285,13 @@ func (s *Scheduler) replace(r *request, addr string) {
 		}
 	}
 	r.reprobe++
+	s.stats.Reprobes++
 	var probes []placement.Probe
 	var err error
 	if r.reprobe > maxReprobes {
-		err = fmt.Errorf("gave up after %d rounds of failed enqueues", maxReprobes)
+		err = fmt.Errorf("gave up after %d rounds of re-placing reservations", maxReprobes)
 	} else {
-		probes, err = s.sampler.Plan(s.rng, candidates, uncovered, r.ratio)
+		probes, err = s.sampler.Plan(s.rng, candidates, tasks, r.ratio)
 	}
 	if err != nil {
 		delete(s.requests, r.ID)
@@ -290,6 +331,17 @@ func (s *Scheduler) GetTask(ctx context.Context, requestID string, nm *sparrowrp
 		return []*sparrowrpc.TTaskLaunchSpec{}, nil
 	}
 	idx, got := r.Assign(addr)
+	if got {
+		spec := r.specs[idx]
+		s.track(addr, runningTask{app: r.app, request: requestID, task: spec.TaskId})
+	}
+	// Sharing probes across constrained tasks can use up the last
+	// reservation another constrained task could run on; that task must be
+	// probed for again or the job would never finish.
+	var strand []placement.Task
+	if !r.Launched() && r.HasConstrained() && !r.Holds(addr) {
+		strand = r.Uncovered()
+	}
 	var cancel []placement.Probe
 	if r.Launched() {
 		delete(s.requests, requestID)
@@ -307,6 +359,14 @@ func (s *Scheduler) GetTask(ctx context.Context, requestID string, nm *sparrowrp
 
 	for _, p := range cancel {
 		go s.cancel(requestID, p.Node.Addr)
+	}
+	if len(strand) > 0 {
+		s.mu.Lock()
+		if s.requests[requestID] == r {
+			s.reprobe(r, r.Uncovered())
+		} else {
+			s.mu.Unlock()
+		}
 	}
 	if !got {
 		return []*sparrowrpc.TTaskLaunchSpec{}, nil

@@ -1,0 +1,91 @@
+package scheduler
+
+import (
+	"context"
+
+	"github.com/sparrowfleet/sparrow/rpc"
+	"github.com/sparrowfleet/sparrow/thrift/gen-go/sparrowrpc"
+)
+
+// maxTracked bounds the launched-but-unfinished tasks a scheduler
+// remembers; past it, new launches are not tracked (and so would not be
+// reported lost), which is logged.
+const maxTracked = 1 << 20
+
+// runningTask is a task launched on a node monitor and not yet reported
+// finished.
+type runningTask struct {
+	app, request, task string
+}
+
+// track records a launch on node addr. Called with s.mu held.
+func (s *Scheduler) track(addr string, t runningTask) {
+	if s.tracked >= maxTracked {
+		s.stats.Untracked++
+		return
+	}
+	m := s.running[addr]
+	if m == nil {
+		m = make(map[runningTask]struct{})
+		s.running[addr] = m
+	}
+	m[t] = struct{}{}
+	s.tracked++
+}
+
+// TasksFinished implements GetTaskService: a node monitor reports tasks
+// this scheduler placed there that have finished, so they are no longer
+// at risk if that node is lost.
+func (s *Scheduler) TasksFinished(ctx context.Context, nm *sparrowrpc.THostPort, tasks []*sparrowrpc.TFullTaskId) error {
+	addr := rpc.HostPortString(nm)
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	m := s.running[addr]
+	for _, t := range tasks {
+		if t == nil {
+			continue
+		}
+		k := runningTask{app: t.AppId, request: t.RequestId, task: t.TaskId}
+		if _, ok := m[k]; ok {
+			delete(m, k)
+			s.tracked--
+		}
+	}
+	if len(m) == 0 {
+		delete(s.running, addr)
+	}
+	return nil
+}
+
+// NodeLost handles a node monitor that died or left: its reservations are
+// placed again elsewhere for every request with unlaunched tasks, and the
+// tasks that were running there are reported to their frontends as lost
+// (STATUS_TASK_LOST), so applications can resubmit them. The fleet does
+// not resubmit them itself, since tasks need not be idempotent.
+func (s *Scheduler) NodeLost(addr string) {
+	s.mu.Lock()
+	lost := s.running[addr]
+	delete(s.running, addr)
+	s.tracked -= len(lost)
+	var affected []*request
+	for _, r := range s.requests {
+		if r.Holds(addr) {
+			affected = append(affected, r)
+		}
+	}
+	s.stats.TasksLost += uint64(len(lost))
+	s.mu.Unlock()
+
+	if len(lost) > 0 || len(affected) > 0 {
+		s.log.Warn().Str("node", addr).Int("running_lost", len(lost)).Int("requests_replaced", len(affected)).
+			Msg("node monitor lost")
+	}
+	for _, r := range affected {
+		s.mu.Lock()
+		s.replace(r, addr)
+	}
+	for t := range lost {
+		id := &sparrowrpc.TFullTaskId{TaskId: t.task, RequestId: t.request, AppId: t.app, SchedulerAddress: s.self}
+		go s.deliver(t.app, id, sparrowrpc.STATUS_TASK_LOST, []byte("node monitor "+addr+" was lost while the task ran"))
+	}
+}
