@@ -37,8 +37,13 @@ type DaemonConfig struct {
 	Slots         int
 	Queue         queue.Discipline
 	Attrs         map[string]string
-	RPC           rpc.Config
-	Log           zerolog.Logger
+	// GetTaskTimeout bounds getTask calls (default 1s); ExecutorCheck is
+	// how often executors are checked for liveness (default 1s; negative
+	// disables).
+	GetTaskTimeout time.Duration
+	ExecutorCheck  time.Duration
+	RPC            rpc.Config
+	Log            zerolog.Logger
 }
 
 // Daemon is a running node monitor: its two Thrift services and its gossip
@@ -48,6 +53,7 @@ type Daemon struct {
 	Cluster       *membership.Cluster
 	svc, internal *rpc.Server
 	log           zerolog.Logger
+	stop, done    chan struct{}
 
 	metaMu sync.Mutex
 	meta   membership.Meta
@@ -79,7 +85,7 @@ func StartDaemon(cfg DaemonConfig) (*Daemon, error) {
 		svc.Close()
 		return nil, err
 	}
-	d := &Daemon{svc: svc, internal: internal}
+	d := &Daemon{svc: svc, internal: internal, stop: make(chan struct{}), done: make(chan struct{})}
 	d.meta = membership.Meta{
 		Role: membership.RoleNodeMonitor, Slots: cfg.Slots, Attrs: cfg.Attrs,
 		Service: rpc.Advertised(svc.Addr(), host), Internal: rpc.Advertised(internal.Addr(), host),
@@ -95,7 +101,7 @@ func StartDaemon(cfg DaemonConfig) (*Daemon, error) {
 	}
 	d.Cluster = cluster
 	nm, err := New(Config{
-		Slots: cfg.Slots, Queue: cfg.Queue, Internal: d.meta.Internal,
+		Slots: cfg.Slots, Queue: cfg.Queue, Internal: d.meta.Internal, GetTaskTimeout: cfg.GetTaskTimeout,
 		OnAppsChanged: d.advertiseApps, RPC: cfg.RPC, Log: cfg.Log,
 	}, &membershipDirectory{cluster: cluster})
 	if err != nil {
@@ -105,11 +111,34 @@ func StartDaemon(cfg DaemonConfig) (*Daemon, error) {
 		return nil, err
 	}
 	d.NodeMonitor, d.log = nm, nm.log
+	if cfg.ExecutorCheck == 0 {
+		cfg.ExecutorCheck = DefaultExecutorCheck
+	}
+	go d.watchExecutors(cfg.ExecutorCheck)
 	go svc.Serve(sparrowrpc.NewNodeMonitorServiceProcessor(nm))
 	go internal.Serve(sparrowrpc.NewInternalServiceProcessor(nm))
 	d.log.Info().Str("service", d.meta.Service).Str("internal", d.meta.Internal).
 		Str("gossip", cluster.Addr()).Int("slots", cfg.Slots).Msg("node monitor started")
 	return d, nil
+}
+
+// watchExecutors checks executor liveness every interval until Close.
+func (d *Daemon) watchExecutors(interval time.Duration) {
+	defer close(d.done)
+	if interval < 0 {
+		<-d.stop
+		return
+	}
+	t := time.NewTicker(interval)
+	defer t.Stop()
+	for {
+		select {
+		case <-d.stop:
+			return
+		case <-t.C:
+			d.checkExecutors(interval)
+		}
+	}
 }
 
 // advertiseApps gossips the node's new app list, so that schedulers start
@@ -132,6 +161,8 @@ func (d *Daemon) InternalAddr() string { return d.meta.Internal }
 // Close leaves the gossip cluster, so schedulers stop sampling this node,
 // then stops serving.
 func (d *Daemon) Close() error {
+	close(d.stop)
+	<-d.done
 	err := d.Cluster.Leave(time.Second)
 	d.svc.Close()
 	d.internal.Close()

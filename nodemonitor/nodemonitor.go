@@ -10,6 +10,7 @@ import (
 	"net"
 	"slices"
 	"sync"
+	"time"
 
 	"github.com/rs/zerolog"
 
@@ -41,9 +42,15 @@ type Config struct {
 	// OnAppsChanged is called, outside any lock, with the sorted app list
 	// whenever an executor registers, so the daemon can re-advertise it.
 	OnAppsChanged func(apps []string)
-	RPC           rpc.Config
-	Log           zerolog.Logger
+	// GetTaskTimeout bounds a getTask call, so that a reservation from a
+	// dead or partitioned scheduler frees its slot promptly. Default 1s.
+	GetTaskTimeout time.Duration
+	RPC            rpc.Config
+	Log            zerolog.Logger
 }
+
+// DefaultGetTaskTimeout is Config.GetTaskTimeout's default.
+const DefaultGetTaskTimeout = time.Second
 
 // NodeMonitor implements NodeMonitorService and InternalService. Safe for
 // concurrent use: one mutex guards the slot machine and no RPC is made while
@@ -58,9 +65,12 @@ type NodeMonitor struct {
 	sched    *rpc.Pool[*sparrowrpc.SchedulerServiceClient]
 	backends *rpc.Pool[*sparrowrpc.BackendServiceClient]
 
+	notify *finishedNotifier
+
 	mu       sync.Mutex
 	core     *slots.Core
 	backend  map[string]string // app -> BackendService address
+	misses   map[string]int    // app -> failed executor checks in a row
 	launches uint64
 }
 
@@ -78,19 +88,29 @@ func New(cfg Config, dir SchedulerDirectory) (*NodeMonitor, error) {
 	if err != nil {
 		return nil, fmt.Errorf("node monitor internal address: %w", err)
 	}
-	return &NodeMonitor{
+	if cfg.GetTaskTimeout <= 0 {
+		cfg.GetTaskTimeout = DefaultGetTaskTimeout
+	}
+	gtCfg := cfg.RPC
+	gtCfg.CallTimeout = cfg.GetTaskTimeout
+	n := &NodeMonitor{
 		cfg: cfg, self: self, dir: dir,
 		log:      cfg.Log.With().Str("component", "nodemonitor").Str("node", cfg.Internal).Logger(),
-		getTask:  rpc.NewPool(cfg.RPC, sparrowrpc.NewGetTaskServiceClient),
+		getTask:  rpc.NewPool(gtCfg, sparrowrpc.NewGetTaskServiceClient),
 		sched:    rpc.NewPool(cfg.RPC, sparrowrpc.NewSchedulerServiceClient),
 		backends: rpc.NewPool(cfg.RPC, sparrowrpc.NewBackendServiceClient),
 		core:     core,
 		backend:  make(map[string]string),
-	}, nil
+		misses:   make(map[string]int),
+	}
+	n.notify = newFinishedNotifier(n.sendFinished)
+	return n, nil
 }
 
-// Close releases the node monitor's connections.
+// Close waits for pending finished reports and releases the node
+// monitor's connections.
 func (n *NodeMonitor) Close() {
+	n.notify.wait()
 	n.getTask.Close()
 	n.sched.Close()
 	n.backends.Close()
@@ -135,6 +155,7 @@ func (n *NodeMonitor) RegisterBackend(ctx context.Context, app, listenSocket str
 	}
 	n.mu.Lock()
 	n.backend[app] = listenSocket
+	delete(n.misses, app)
 	n.core.AddApp(app)
 	apps := n.core.Apps()
 	n.mu.Unlock()
@@ -184,18 +205,21 @@ func (n *NodeMonitor) CancelTaskReservations(ctx context.Context, req *sparrowrp
 // tasks, freeing their slots. Unknown tasks are ignored, so a repeated
 // report cannot free a slot twice.
 func (n *NodeMonitor) TasksFinished(ctx context.Context, tasks []*sparrowrpc.TFullTaskId) error {
-	freed := 0
+	var freed []*sparrowrpc.TFullTaskId
 	n.mu.Lock()
 	for _, t := range tasks {
 		if t != nil && n.core.Finished(slots.TaskKey{RequestID: t.RequestId, TaskID: t.TaskId}) {
-			freed++
+			freed = append(freed, t)
 		}
 	}
 	n.mu.Unlock()
-	if freed < len(tasks) {
-		n.log.Debug().Int("reported", len(tasks)).Int("freed", freed).Msg("finished report named tasks not running here")
+	for _, t := range freed {
+		n.notify.add(n.getTaskAddr(rpc.HostPortString(t.SchedulerAddress)), t)
 	}
-	if freed > 0 {
+	if len(freed) < len(tasks) {
+		n.log.Debug().Int("reported", len(tasks)).Int("freed", len(freed)).Msg("finished report named tasks not running here")
+	}
+	if len(freed) > 0 {
 		n.drive()
 	}
 	return nil
@@ -277,21 +301,22 @@ func (n *NodeMonitor) fetch(r queue.Reservation) {
 		// only one, so the rest are reported failed rather than dropped.
 		n.log.Error().Int("tasks", len(specs)).Str("request", r.RequestID).Msg("getTask returned several tasks for one slot")
 		for _, extra := range specs[1:] {
+			n.finished(r.Scheduler, slots.TaskKey{RequestID: r.RequestID, TaskID: extra.TaskId}, r.App)
 			n.reportFailed(r, extra.TaskId, "node monitor got several tasks for one reservation")
 		}
 	}
 	n.launch(r, specs[0])
 }
 
-func (n *NodeMonitor) fullID(r queue.Reservation, taskID string) *sparrowrpc.TFullTaskId {
-	sched, _ := rpc.ParseHostPort(r.Scheduler)
-	return &sparrowrpc.TFullTaskId{TaskId: taskID, RequestId: r.RequestID, AppId: r.App, SchedulerAddress: sched}
+func fullID(scheduler string, key slots.TaskKey, app string) *sparrowrpc.TFullTaskId {
+	sched, _ := rpc.ParseHostPort(scheduler)
+	return &sparrowrpc.TFullTaskId{TaskId: key.TaskID, RequestId: key.RequestID, AppId: app, SchedulerAddress: sched}
 }
 
 func (n *NodeMonitor) launch(r queue.Reservation, spec *sparrowrpc.TTaskLaunchSpec) {
 	key := slots.TaskKey{RequestID: r.RequestID, TaskID: spec.TaskId}
 	n.mu.Lock()
-	started := n.core.Started(key, r.App)
+	started := n.core.Start(key, r)
 	backend, hasBackend := n.backend[r.App]
 	if started {
 		n.launches++
@@ -302,27 +327,30 @@ func (n *NodeMonitor) launch(r queue.Reservation, spec *sparrowrpc.TTaskLaunchSp
 		n.drive()
 		return
 	}
-	id := n.fullID(r, spec.TaskId)
-	user := &sparrowrpc.TUserGroupInfo{User: r.User, Group: r.Group, Priority: r.Priority}
-	err := fmt.Errorf("no executor registered for app %q", r.App)
-	if hasBackend {
-		err = n.backends.Call(context.Background(), backend, func(ctx context.Context, c *sparrowrpc.BackendServiceClient) error {
-			return c.LaunchTask(ctx, spec.Message, id, user)
-		})
-	}
-	if err == nil {
+	if !hasBackend {
+		// The executor was lost between fetch and launch.
+		n.mu.Lock()
+		n.core.Finished(key)
+		n.mu.Unlock()
+		n.finished(r.Scheduler, key, r.App)
+		n.reportFailed(r, spec.TaskId, fmt.Sprintf("no executor registered for app %q", r.App))
+		n.drive()
 		return
 	}
-	n.log.Warn().Err(err).Str("request", r.RequestID).Str("task", spec.TaskId).Msg("launchTask failed; reporting the task failed")
-	n.mu.Lock()
-	n.core.Finished(key)
-	n.mu.Unlock()
-	n.reportFailed(r, spec.TaskId, err.Error())
-	n.drive()
+	id := fullID(r.Scheduler, key, r.App)
+	user := &sparrowrpc.TUserGroupInfo{User: r.User, Group: r.Group, Priority: r.Priority}
+	err := n.backends.Call(context.Background(), backend, func(ctx context.Context, c *sparrowrpc.BackendServiceClient) error {
+		return c.LaunchTask(ctx, spec.Message, id, user)
+	})
+	if err != nil {
+		// This task, and any other the executor was running, fail with it.
+		n.executorLost(r.App, backend, fmt.Errorf("launchTask of %s/%s: %w", r.RequestID, spec.TaskId, err))
+	}
 }
 
 func (n *NodeMonitor) reportFailed(r queue.Reservation, taskID, why string) {
-	if err := n.relay(r.App, n.fullID(r, taskID), sparrowrpc.STATUS_TASK_FAILED, []byte(why)); err != nil {
+	id := fullID(r.Scheduler, slots.TaskKey{RequestID: r.RequestID, TaskID: taskID}, r.App)
+	if err := n.relay(r.App, id, sparrowrpc.STATUS_TASK_FAILED, []byte(why)); err != nil {
 		n.log.Error().Err(err).Str("task", taskID).Msg("could not report failed task")
 	}
 }

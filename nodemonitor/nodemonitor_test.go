@@ -2,6 +2,7 @@ package nodemonitor
 
 import (
 	"context"
+	"slices"
 	"sync"
 	"testing"
 	"time"
@@ -14,10 +15,11 @@ import (
 
 // fakeScheduler serves GetTaskService from a script of answers per request.
 type fakeScheduler struct {
-	mu    sync.Mutex
-	tasks map[string][]string // request -> task ids still to hand out
-	asked map[string]int
-	gate  chan struct{} // if set, getTask blocks until it is closed
+	mu       sync.Mutex
+	tasks    map[string][]string // request -> task ids still to hand out
+	asked    map[string]int
+	finished []string      // "request/task" reported by tasksFinished
+	gate     chan struct{} // if set, getTask blocks until it is closed
 }
 
 func (f *fakeScheduler) GetTask(ctx context.Context, requestID string, nm *sparrowrpc.THostPort) ([]*sparrowrpc.TTaskLaunchSpec, error) {
@@ -33,6 +35,21 @@ func (f *fakeScheduler) GetTask(ctx context.Context, requestID string, nm *sparr
 	}
 	f.tasks[requestID] = left[1:]
 	return []*sparrowrpc.TTaskLaunchSpec{{TaskId: left[0], Message: []byte("m")}}, nil
+}
+
+func (f *fakeScheduler) TasksFinished(ctx context.Context, nm *sparrowrpc.THostPort, tasks []*sparrowrpc.TFullTaskId) error {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	for _, t := range tasks {
+		f.finished = append(f.finished, t.RequestId+"/"+t.TaskId)
+	}
+	return nil
+}
+
+func (f *fakeScheduler) finishedReports() []string {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return append([]string(nil), f.finished...)
 }
 
 func (f *fakeScheduler) askedFor(id string) int {
@@ -65,10 +82,11 @@ type staticDir map[string]string
 func (d staticDir) GetTaskAddr(s string) (string, bool) { a, ok := d[s]; return a, ok }
 
 type harness struct {
-	nm    *NodeMonitor
-	sched *fakeScheduler
-	back  *fakeBackend
-	self  *sparrowrpc.THostPort // the scheduler address named in reservations
+	backSrv *rpc.Server
+	nm      *NodeMonitor
+	sched   *fakeScheduler
+	back    *fakeBackend
+	self    *sparrowrpc.THostPort // the scheduler address named in reservations
 }
 
 func newHarness(t *testing.T, slots int, gated bool) *harness {
@@ -87,6 +105,7 @@ func newHarness(t *testing.T, slots int, gated bool) *harness {
 		t.Fatal(err)
 	}
 	go be.Serve(sparrowrpc.NewBackendServiceProcessor(h.back))
+	h.backSrv = be
 	// The reservations name a SchedulerService address; the directory maps
 	// it to the fake's GetTaskService.
 	const schedSvc = "127.0.0.1:1"
@@ -213,4 +232,42 @@ func TestUnknownAppRefused(t *testing.T) {
 	if ok, err := h.nm.RegisterBackend(context.Background(), "x", "not-an-address"); ok || err == nil {
 		t.Error("registerBackend with a bad address was accepted")
 	}
+}
+
+func TestFinishedTasksReportedToTheirScheduler(t *testing.T) {
+	h := newHarness(t, 2, false)
+	h.sched.tasks["r"] = []string{"a", "b"}
+	h.enqueue(t, "app", "r", 2)
+	waitState(t, h.nm, "two launches", func(s State) bool { return s.Running == 2 })
+	h.nm.TasksFinished(context.Background(), []*sparrowrpc.TFullTaskId{
+		{RequestId: "r", TaskId: "a", AppId: "app", SchedulerAddress: h.self},
+		{RequestId: "r", TaskId: "b", AppId: "app", SchedulerAddress: h.self},
+		{RequestId: "r", TaskId: "never-ran", AppId: "app", SchedulerAddress: h.self},
+	})
+	waitState(t, h.nm, "the scheduler to hear of both", func(State) bool { return len(h.sched.finishedReports()) == 2 })
+	h.nm.Close() // waits for pending reports
+	got := h.sched.finishedReports()
+	slices.Sort(got)
+	if !slices.Equal(got, []string{"r/a", "r/b"}) {
+		t.Errorf("scheduler heard %v finished, want r/a and r/b only", got)
+	}
+}
+
+func TestLostExecutorFreesSlotsAndStopsOfferingTheApp(t *testing.T) {
+	h := newHarness(t, 2, false)
+	h.sched.tasks["r"] = []string{"a", "b"}
+	h.enqueue(t, "app", "r", 2)
+	waitState(t, h.nm, "two launches", func(s State) bool { return s.Running == 2 })
+	h.backSrv.Close()
+	for i := 0; i < executorMisses; i++ {
+		h.nm.checkExecutors(time.Second)
+	}
+	st := h.nm.State()
+	if st.Running != 0 || st.Free != 2 || len(st.Apps) != 0 {
+		t.Fatalf("after losing the executor: %+v, want all slots free and no apps", st)
+	}
+	if h.enqueue(t, "app", "r2", 1) {
+		t.Error("reservation accepted for an app whose executor is gone")
+	}
+	waitState(t, h.nm, "the scheduler to hear the tasks are gone", func(State) bool { return len(h.sched.finishedReports()) == 2 })
 }
