@@ -60,6 +60,7 @@ type Fleet struct {
 	Backends [][]*client.Backend
 	hook     atomic.Pointer[func(node int, t client.LaunchedTask)]
 	stopped  []bool
+	killed   map[int]bool // node monitors killed by KillNodeMonitor
 }
 
 func (c *Config) defaults() {
@@ -118,7 +119,7 @@ func (c *Config) host(block, i int) string {
 // monitor hosting every app, or ctx ends.
 func Start(ctx context.Context, cfg Config) (_ *Fleet, err error) {
 	cfg.defaults()
-	f := &Fleet{cfg: cfg, stopped: make([]bool, cfg.Schedulers)}
+	f := &Fleet{cfg: cfg, stopped: make([]bool, cfg.Schedulers), killed: map[int]bool{}}
 	defer func() {
 		if err != nil {
 			f.Close()
@@ -264,16 +265,35 @@ func (f *Fleet) StopScheduler(i int) error {
 	return f.Schedulers[i].Close()
 }
 
+// KillNodeMonitor crashes node monitor i and its executors: nothing is
+// said to the gossip cluster, so schedulers learn of it from failure
+// detection.
+func (f *Fleet) KillNodeMonitor(i int) {
+	if f.killed[i] {
+		return
+	}
+	f.killed[i] = true
+	f.NodeMonitors[i].Kill()
+	for _, b := range f.Backends[i] {
+		b.Close()
+	}
+}
+
 // Close stops every member: executors, node monitors, then schedulers.
 func (f *Fleet) Close() error {
 	var errs []error
-	for _, bs := range f.Backends {
+	for i, bs := range f.Backends {
+		if f.killed[i] {
+			continue
+		}
 		for _, b := range bs {
 			errs = append(errs, b.Close())
 		}
 	}
-	for _, n := range f.NodeMonitors {
-		errs = append(errs, n.Close())
+	for i, n := range f.NodeMonitors {
+		if !f.killed[i] {
+			errs = append(errs, n.Close())
+		}
 	}
 	for i := range f.Schedulers {
 		errs = append(errs, f.StopScheduler(i))

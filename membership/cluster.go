@@ -267,6 +267,17 @@ func (c *Cluster) Leave(timeout time.Duration) error {
 	return nil
 }
 
+// Shutdown stops gossip without telling the cluster, as a crash would;
+// peers declare this member dead after their failure-detection timeout.
+func (c *Cluster) Shutdown() error {
+	close(c.stop)
+	c.done.Wait()
+	if err := c.ml.Shutdown(); err != nil {
+		return fmt.Errorf("shut down gossip: %w", err)
+	}
+	return nil
+}
+
 func (c *Cluster) apply(kind EventKind, n *memberlist.Node) {
 	m := Member{Name: n.Name, Gossip: net.JoinHostPort(n.Addr.String(), strconv.Itoa(int(n.Port)))}
 	if kind != Left {

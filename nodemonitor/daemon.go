@@ -171,6 +171,18 @@ func (d *Daemon) Close() error {
 	return err
 }
 
+// Kill stops the node monitor abruptly, as a crash would: it does not leave
+// the gossip cluster, so peers find out only when their failure detector
+// declares it dead. For fault tests.
+func (d *Daemon) Kill() {
+	close(d.stop)
+	<-d.done
+	d.Cluster.Shutdown()
+	d.svc.Close()
+	d.internal.Close()
+	d.NodeMonitor.Close()
+}
+
 // membershipDirectory finds schedulers' getTask addresses in the gossip
 // view, caching the table until membership changes.
 type membershipDirectory struct {
