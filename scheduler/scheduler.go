@@ -40,6 +40,9 @@ type Config struct {
 	Address string
 	// ProbeRatio is the default d; 0 means DefaultProbeRatio.
 	ProbeRatio float64
+	// ConstrainedProbeRatio is the default d for jobs with constraints or
+	// placement preferences; 0 means ProbeRatio.
+	ConstrainedProbeRatio float64
 	// NoCancel disables cancelling leftover reservations once a request's
 	// tasks have all launched.
 	NoCancel bool
@@ -84,6 +87,7 @@ type Scheduler struct {
 type request struct {
 	*placement.Request
 	app     string
+	cons    []placement.Constraint
 	user    *sparrowrpc.TUserGroupInfo
 	specs   []*sparrowrpc.TTaskSpec
 	ratio   float64
@@ -120,6 +124,12 @@ func New(cfg Config, view NodeView) (*Scheduler, error) {
 	}
 	if err := placement.CheckProbeRatio(cfg.ProbeRatio); err != nil {
 		return nil, fmt.Errorf("default %w", err)
+	}
+	if cfg.ConstrainedProbeRatio == 0 {
+		cfg.ConstrainedProbeRatio = cfg.ProbeRatio
+	}
+	if err := placement.CheckProbeRatio(cfg.ConstrainedProbeRatio); err != nil {
+		return nil, fmt.Errorf("default constrained %w", err)
 	}
 	self, err := rpc.ParseHostPort(cfg.Address)
 	if err != nil {
@@ -173,7 +183,7 @@ func incomplete(format string, args ...any) error {
 // then handed out by GetTask. A bad request is refused whole with an
 // IncompleteRequestException naming the fault.
 func (s *Scheduler) SubmitJob(ctx context.Context, req *sparrowrpc.TSchedulingRequest) error {
-	job, err := ParseRequest(req, s.cfg.ProbeRatio)
+	job, err := ParseRequest(req, Ratios{Default: s.cfg.ProbeRatio, Constrained: s.cfg.ConstrainedProbeRatio})
 	if err != nil {
 		s.log.Info().Err(err).Msg("refused scheduling request")
 		return incomplete("%v", err)
@@ -184,6 +194,9 @@ func (s *Scheduler) SubmitJob(ctx context.Context, req *sparrowrpc.TSchedulingRe
 	candidates := s.view.Candidates(job.App)
 	if len(candidates) == 0 {
 		return incomplete("no live node monitor hosts app %q", job.App)
+	}
+	if candidates, err = placement.Filter(candidates, job.Constraints); err != nil {
+		return incomplete("app %q: %v", job.App, err)
 	}
 
 	s.mu.Lock()
@@ -205,7 +218,7 @@ func (s *Scheduler) SubmitJob(ctx context.Context, req *sparrowrpc.TSchedulingRe
 	}
 	r := &request{
 		Request: placement.NewRequest(id, job.Tasks),
-		app:     job.App, user: job.User, specs: job.Specs, ratio: job.ProbeRatio,
+		app:     job.App, cons: job.Constraints, user: job.User, specs: job.Specs, ratio: job.ProbeRatio,
 	}
 	if s.cfg.ReservationTimeout > 0 {
 		r.deadline = time.Now().Add(s.cfg.ReservationTimeout)
@@ -284,6 +297,8 @@ func (s *Scheduler) reprobe(r *request, tasks []placement.Task) {
 			candidates = append(candidates, n)
 		}
 	}
+	// Constraints are re-checked; when none match, Plan reports no candidates.
+	candidates, _ = placement.Filter(candidates, r.cons)
 	r.reprobe++
 	s.stats.Reprobes++
 	var probes []placement.Probe

@@ -373,9 +373,9 @@ func TestSubmitJobErrors(t *testing.T) {
 		{name: "no live node for app", req: &sparrowrpc.TSchedulingRequest{App: "hive", Tasks: freeTasks(1)}, want: []string{"no live node monitor", `"hive"`}},
 		{name: "constrained task has no node", req: job("", 0, freeTasks(1)[0], onNodes("picky", "elsewhere")), want: []string{`"picky"`, "elsewhere", app}},
 		{
-			name: "constraints refused",
-			req:  &sparrowrpc.TSchedulingRequest{App: app, Tasks: freeTasks(1), Constraints: []*sparrowrpc.TConstraint{{Key: "k", Op: "exists"}}},
-			want: []string{"constraints"},
+			name: "unsatisfiable constraint",
+			req:  &sparrowrpc.TSchedulingRequest{App: app, Tasks: freeTasks(1), Constraints: []*sparrowrpc.TConstraint{{Key: "gpu", Op: "exists"}}},
+			want: []string{"no live node monitor satisfies constraint", `"gpu exists"`},
 		},
 	}
 	c := newCluster(t, 3, Config{})

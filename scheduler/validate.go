@@ -15,22 +15,47 @@ const (
 	maxTasksInJob = 1 << 20
 )
 
+// maxConstraints bounds a job's constraints.
+const maxConstraints = 64
+
+// Ratios are the default probe ratios: one for unconstrained jobs, and
+// one for jobs with job-level constraints or task placement preferences.
+// A request's own probeRatio overrides either. A zero Constrained falls
+// back to Default.
+type Ratios struct {
+	Default, Constrained float64
+}
+
 // Job is a validated scheduling request.
 type Job struct {
 	// RequestID is the frontend's chosen id, or "" to have one made up.
-	RequestID  string
-	App        string
-	User       *sparrowrpc.TUserGroupInfo
-	ProbeRatio float64
-	Tasks      []placement.Task
-	Specs      []*sparrowrpc.TTaskSpec
+	RequestID   string
+	App         string
+	User        *sparrowrpc.TUserGroupInfo
+	ProbeRatio  float64
+	Constraints []placement.Constraint
+	Tasks       []placement.Task
+	Specs       []*sparrowrpc.TTaskSpec
+}
+
+// Constrained reports whether the job limits where any of its tasks run.
+func (j Job) Constrained() bool {
+	if len(j.Constraints) > 0 {
+		return true
+	}
+	for _, t := range j.Tasks {
+		if t.Constrained() {
+			return true
+		}
+	}
+	return false
 }
 
 // ParseRequest validates req and returns the job it describes, or an error
 // naming the first fault found. It has no side effects, so a bad request is
 // never partly scheduled. An empty task list is valid: frontends use it as a
 // liveness check.
-func ParseRequest(req *sparrowrpc.TSchedulingRequest, defaultRatio float64) (Job, error) {
+func ParseRequest(req *sparrowrpc.TSchedulingRequest, ratios Ratios) (Job, error) {
 	if req == nil {
 		return Job{}, fmt.Errorf("missing scheduling request")
 	}
@@ -43,15 +68,9 @@ func ParseRequest(req *sparrowrpc.TSchedulingRequest, defaultRatio float64) (Job
 	if len(req.Tasks) > maxTasksInJob {
 		return Job{}, fmt.Errorf("job has %d tasks, over the limit of %d", len(req.Tasks), maxTasksInJob)
 	}
-	job := Job{App: req.App, User: req.User, ProbeRatio: defaultRatio}
+	job := Job{App: req.App, User: req.User}
 	if job.User == nil {
 		job.User = &sparrowrpc.TUserGroupInfo{}
-	}
-	if req.ProbeRatio != nil {
-		job.ProbeRatio = *req.ProbeRatio
-	}
-	if err := placement.CheckProbeRatio(job.ProbeRatio); err != nil {
-		return Job{}, err
 	}
 	if req.RequestId != nil && *req.RequestId != "" {
 		if len(*req.RequestId) > maxIDBytes {
@@ -59,8 +78,18 @@ func ParseRequest(req *sparrowrpc.TSchedulingRequest, defaultRatio float64) (Job
 		}
 		job.RequestID = *req.RequestId
 	}
-	if len(req.Constraints) > 0 {
-		return Job{}, fmt.Errorf("job-level constraints are not supported by this scheduler yet")
+	if len(req.Constraints) > maxConstraints {
+		return Job{}, fmt.Errorf("job has %d constraints, over the limit of %d", len(req.Constraints), maxConstraints)
+	}
+	for i, tc := range req.Constraints {
+		if tc == nil {
+			return Job{}, fmt.Errorf("constraint %d is missing", i)
+		}
+		c := placement.Constraint{Key: tc.Key, Op: tc.Op, Values: tc.Values}
+		if err := c.Validate(); err != nil {
+			return Job{}, err
+		}
+		job.Constraints = append(job.Constraints, c)
 	}
 	seen := make(map[string]struct{}, len(req.Tasks))
 	job.Tasks = make([]placement.Task, len(req.Tasks))
@@ -82,6 +111,16 @@ func ParseRequest(req *sparrowrpc.TSchedulingRequest, defaultRatio float64) (Job
 		}
 		job.Tasks[i] = t
 		job.Specs[i] = spec
+	}
+	job.ProbeRatio = ratios.Default
+	if job.Constrained() && ratios.Constrained != 0 {
+		job.ProbeRatio = ratios.Constrained
+	}
+	if req.ProbeRatio != nil {
+		job.ProbeRatio = *req.ProbeRatio
+	}
+	if err := placement.CheckProbeRatio(job.ProbeRatio); err != nil {
+		return Job{}, err
 	}
 	return job, nil
 }

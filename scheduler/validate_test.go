@@ -45,11 +45,25 @@ func TestParseRequestErrors(t *testing.T) {
 		{name: "huge ratio", req: &sparrowrpc.TSchedulingRequest{App: "a", ProbeRatio: ptr(1e9)}, want: []string{"above the maximum"}},
 		{name: "bad default ratio", req: &sparrowrpc.TSchedulingRequest{App: "a"}, def: -1, want: []string{"below 1"}},
 		{
-			name: "constraints refused",
+			name: "unknown constraint operator",
 			req: &sparrowrpc.TSchedulingRequest{App: "a", Tasks: specs("t"), Constraints: []*sparrowrpc.TConstraint{
-				{Key: "gpu", Op: "exists"},
+				{Key: "gpu", Op: "~"},
 			}},
-			want: []string{"constraints are not supported"},
+			want: []string{"unknown operator", `"~"`},
+		},
+		{
+			name: "constraint without a key",
+			req: &sparrowrpc.TSchedulingRequest{App: "a", Tasks: specs("t"), Constraints: []*sparrowrpc.TConstraint{
+				{Op: "exists"},
+			}},
+			want: []string{"missing attribute key"},
+		},
+		{
+			name: "= constraint without values",
+			req: &sparrowrpc.TSchedulingRequest{App: "a", Tasks: specs("t"), Constraints: []*sparrowrpc.TConstraint{
+				{Key: "rack", Op: "="},
+			}},
+			want: []string{"needs at least one value"},
 		},
 	}
 	for _, tt := range tests {
@@ -58,7 +72,7 @@ func TestParseRequestErrors(t *testing.T) {
 			if def == 0 {
 				def = DefaultProbeRatio
 			}
-			job, err := ParseRequest(tt.req, def)
+			job, err := ParseRequest(tt.req, Ratios{Default: def})
 			if err == nil {
 				t.Fatalf("ParseRequest accepted %+v", job)
 			}
@@ -211,7 +225,7 @@ func TestParseRequestAccepts(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			job, err := ParseRequest(tt.req, tt.def)
+			job, err := ParseRequest(tt.req, Ratios{Default: tt.def})
 			if err != nil {
 				t.Fatalf("ParseRequest: %v", err)
 			}
