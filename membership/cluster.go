@@ -67,6 +67,9 @@ type Event struct {
 type Cluster struct {
 	ml   *memberlist.Memberlist
 	log  zerolog.Logger
+	// addr and name are fixed at start; memberlist rewrites its own node
+	// record under its lock, so reading that later would race.
+	addr, name string
 	stop chan struct{}
 	done sync.WaitGroup
 
@@ -123,6 +126,9 @@ func Start(cfg Config) (*Cluster, error) {
 		return nil, fmt.Errorf("start gossip on %s: %w", cfg.Bind, err)
 	}
 	c.ml = ml
+	local := ml.LocalNode()
+	c.addr = net.JoinHostPort(local.Addr.String(), strconv.Itoa(int(local.Port)))
+	c.name = local.Name
 	if mc.Name == cfg.Bind && bindPort == 0 {
 		c.log.Info().Str("gossip", c.Addr()).Msg("gossip bound to a free port")
 	}
@@ -192,13 +198,10 @@ func (c *Cluster) retryJoin(seeds []string) {
 }
 
 // Addr returns this member's advertised gossip "host:port".
-func (c *Cluster) Addr() string {
-	n := c.ml.LocalNode()
-	return net.JoinHostPort(n.Addr.String(), strconv.Itoa(int(n.Port)))
-}
+func (c *Cluster) Addr() string { return c.addr }
 
 // Name returns this member's name.
-func (c *Cluster) Name() string { return c.ml.LocalNode().Name }
+func (c *Cluster) Name() string { return c.name }
 
 // SetMeta changes what this member advertises and gossips the change.
 func (c *Cluster) SetMeta(m Meta) error {
@@ -253,15 +256,17 @@ func (c *Cluster) Watch(fn func(Event)) {
 }
 
 // Leave tells the cluster this member is going, waits up to timeout for the
-// message to spread, and shuts gossip down.
+// message to spread, and shuts gossip down. When every peer is leaving at
+// once (a whole fleet stopped together) nobody is left to carry the
+// message and the wait times out; that is logged, not returned, because the
+// member has left all the same.
 func (c *Cluster) Leave(timeout time.Duration) error {
 	close(c.stop)
 	c.done.Wait()
-	err := c.ml.Leave(timeout)
-	if serr := c.ml.Shutdown(); err == nil {
-		err = serr
+	if err := c.ml.Leave(timeout); err != nil {
+		c.log.Warn().Err(err).Msg("leave message not confirmed; peers will detect the departure by failure detection")
 	}
-	if err != nil {
+	if err := c.ml.Shutdown(); err != nil {
 		return fmt.Errorf("leave gossip cluster: %w", err)
 	}
 	return nil
