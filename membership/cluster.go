@@ -65,13 +65,13 @@ type Event struct {
 // the other members. Safe for concurrent use. Watchers registered with Watch
 // are called on memberlist's goroutines and must not block.
 type Cluster struct {
-	ml   *memberlist.Memberlist
-	log  zerolog.Logger
+	ml  *memberlist.Memberlist
+	log zerolog.Logger
 	// addr and name are fixed at start; memberlist rewrites its own node
 	// record under its lock, so reading that later would race.
 	addr, name string
-	stop chan struct{}
-	done sync.WaitGroup
+	stop       chan struct{}
+	done       sync.WaitGroup
 
 	mu       sync.RWMutex
 	meta     []byte
