@@ -36,6 +36,15 @@ type User struct {
 	Priority int32
 }
 
+// Constraint restricts every task of a job to node monitors whose
+// attribute Key satisfies Op: "=" (one of Values), "!=" (none of Values,
+// or absent) or "exists".
+type Constraint struct {
+	Key    string
+	Op     string
+	Values []string
+}
+
 // Job is a set of tasks to schedule together.
 type Job struct {
 	// RequestID identifies the job in messages; the Frontend makes one up
@@ -46,6 +55,8 @@ type Job struct {
 	// ProbeRatio overrides the scheduler's default d when above zero.
 	ProbeRatio  float64
 	Description string
+	// Constraints apply to every task of the job.
+	Constraints []Constraint
 }
 
 // TaskRef identifies a launched task, as the fleet names it.
@@ -97,6 +108,9 @@ func (j Job) wire(app string) *sparrowrpc.TSchedulingRequest {
 	if j.RequestID != "" {
 		id := j.RequestID
 		req.RequestId = &id
+	}
+	for _, c := range j.Constraints {
+		req.Constraints = append(req.Constraints, &sparrowrpc.TConstraint{Key: c.Key, Op: c.Op, Values: c.Values})
 	}
 	return req
 }

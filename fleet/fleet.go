@@ -35,12 +35,20 @@ type Config struct {
 	// NodeApps, if set, picks the subset of Apps that node monitor i hosts
 	// executors for; by default every node hosts every app.
 	NodeApps func(i int) []string
+	// NodeAttrs, if set, gives node monitor i's advertised attributes.
+	NodeAttrs func(i int) map[string]string
+	// Weights are the fair-share weights of users on every node monitor
+	// (with Queue "fair" or "priority"); others get weight 1.
+	Weights map[string]float64
 	// Run executes tasks; default SleepTask.
 	Run client.TaskFunc
 	// OnLaunch sees every launch, on the executor's RPC goroutine.
 	OnLaunch   func(node int, t client.LaunchedTask)
 	ProbeRatio float64
-	NoCancel   bool
+	// ConstrainedProbeRatio is the schedulers' default d for constrained
+	// jobs (0: ProbeRatio).
+	ConstrainedProbeRatio float64
+	NoCancel              bool
 	// Queue is the node monitors' discipline name (default "fifo").
 	Queue string
 	// SingleHost puts every member on 127.0.0.1 instead of its own
@@ -131,8 +139,11 @@ func Start(ctx context.Context, cfg Config) (_ *Fleet, err error) {
 		d, err := scheduler.StartDaemon(scheduler.DaemonConfig{
 			Listen: h + ":0", GetTaskListen: h + ":0", Gossip: h + ":0", Join: seeds,
 			GossipProfile: "local", Name: fmt.Sprintf("scheduler-%d", i),
-			Scheduler: scheduler.Config{ProbeRatio: cfg.ProbeRatio, NoCancel: cfg.NoCancel, Seed: seedFor(cfg.Seed, i)},
-			Log:       cfg.Log,
+			Scheduler: scheduler.Config{
+				ProbeRatio: cfg.ProbeRatio, ConstrainedProbeRatio: cfg.ConstrainedProbeRatio,
+				NoCancel: cfg.NoCancel, Seed: seedFor(cfg.Seed, i),
+			},
+			Log: cfg.Log,
 		})
 		if err != nil {
 			return nil, fmt.Errorf("start scheduler %d: %w", i, err)
@@ -142,14 +153,18 @@ func Start(ctx context.Context, cfg Config) (_ *Fleet, err error) {
 	}
 	for i := 0; i < cfg.NodeMonitors; i++ {
 		h := cfg.host(10, i)
-		q, err := queue.New(cfg.Queue, 1, nil)
+		q, err := queue.New(cfg.Queue, 1, cfg.Weights)
 		if err != nil {
 			return nil, err
+		}
+		var attrs map[string]string
+		if cfg.NodeAttrs != nil {
+			attrs = cfg.NodeAttrs(i)
 		}
 		d, err := nodemonitor.StartDaemon(nodemonitor.DaemonConfig{
 			Listen: h + ":0", InternalListen: h + ":0", Gossip: h + ":0", Join: seeds[:1],
 			GossipProfile: "local", Name: fmt.Sprintf("nodemonitor-%d", i),
-			Slots: cfg.Slots, Queue: q, Log: cfg.Log,
+			Slots: cfg.Slots, Queue: q, Attrs: attrs, Log: cfg.Log,
 		})
 		if err != nil {
 			return nil, fmt.Errorf("start node monitor %d: %w", i, err)
