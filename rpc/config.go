@@ -54,6 +54,13 @@ func (c Config) withDefaults() Config {
 	if c.MaxConns <= 0 {
 		c.MaxConns = DefaultMaxConns
 	}
+	if c.TLS != nil && c.TLS.MinVersion < tls.VersionTLS12 {
+		// Thrift's TLS socket writes a floor of TLS 1.0 into a config whose
+		// MinVersion is unset: a data race when pooled dials share it, and
+		// too old a floor. Work on a copy with our floor.
+		c.TLS = c.TLS.Clone()
+		c.TLS.MinVersion = tls.VersionTLS12
+	}
 	return c
 }
 

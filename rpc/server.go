@@ -122,6 +122,16 @@ func (s *Server) handle(conn net.Conn) {
 	s.mu.Lock()
 	proc := s.proc
 	s.mu.Unlock()
+	if tc, ok := conn.(*tls.Conn); ok {
+		// Handshake now, within a deadline, so a refused peer is reported
+		// as such rather than as a broken connection on its first call.
+		tc.SetDeadline(time.Now().Add(s.cfg.ConnectTimeout + s.cfg.IdleTimeout/10))
+		if err := tc.Handshake(); err != nil {
+			s.log.Warn().Err(err).Str("peer", conn.RemoteAddr().String()).Msg("TLS handshake refused")
+			return
+		}
+		tc.SetDeadline(time.Time{})
+	}
 	framed := thrift.NewTFramedTransportConf(thrift.NewTSocketFromConnConf(conn, s.tcfg), s.tcfg)
 	prot := newProtocol(framed, s.tcfg)
 	ctx := context.Background()

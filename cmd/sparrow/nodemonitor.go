@@ -17,6 +17,7 @@ func newNodeMonitorCmd() *cobra.Command {
 		cfg       nodemonitor.DaemonConfig
 		gossip    gossipFlags
 		rpcf      rpcFlags
+		sec       securityFlags
 		queueKind string
 		attrs     []string
 	)
@@ -45,6 +46,9 @@ leaving the gossip cluster.`,
 			cfg.Queue = q
 			cfg.Gossip, cfg.Join, cfg.GossipProfile = gossip.bind, gossip.seeds(), gossip.profile
 			cfg.AdvertiseHost, cfg.Name, cfg.RPC, cfg.Log = gossip.advertise, gossip.name, rpcf.cfg, log
+			if cfg.Keyring, err = sec.apply(log, &cfg.RPC); err != nil {
+				return err
+			}
 			d, err := nodemonitor.StartDaemon(cfg)
 			if err != nil {
 				return err
@@ -60,6 +64,7 @@ leaving the gossip cluster.`,
 	fs.StringArrayVar(&attrs, "attr", nil, "node attribute key=value advertised to schedulers (repeatable; \"rack\" names the rack)")
 	gossip.register(fs)
 	rpcf.register(fs)
+	sec.register(fs)
 	return cmd
 }
 

@@ -13,6 +13,7 @@ func newSchedulerCmd() *cobra.Command {
 		cfg    scheduler.DaemonConfig
 		gossip gossipFlags
 		rpcf   rpcFlags
+		sec    securityFlags
 	)
 	cmd := &cobra.Command{
 		Use:   "scheduler",
@@ -29,6 +30,9 @@ GetTaskService. Shuts down gracefully on SIGTERM, leaving the gossip cluster.`,
 			}
 			cfg.Gossip, cfg.Join, cfg.GossipProfile = gossip.bind, gossip.seeds(), gossip.profile
 			cfg.AdvertiseHost, cfg.Name, cfg.RPC, cfg.Log = gossip.advertise, gossip.name, rpcf.cfg, log
+			if cfg.Keyring, err = sec.apply(log, &cfg.RPC); err != nil {
+				return err
+			}
 			d, err := scheduler.StartDaemon(cfg)
 			if err != nil {
 				return err
@@ -44,5 +48,6 @@ GetTaskService. Shuts down gracefully on SIGTERM, leaving the gossip cluster.`,
 	fs.Uint64Var(&cfg.Scheduler.Seed, "seed", 0, "seed for placement randomness (0: random)")
 	gossip.register(fs)
 	rpcf.register(fs)
+	sec.register(fs)
 	return cmd
 }
