@@ -354,3 +354,25 @@ func (n *NodeMonitor) reportFailed(r queue.Reservation, taskID, why string) {
 		n.log.Error().Err(err).Str("task", taskID).Msg("could not report failed task")
 	}
 }
+
+// SetWeights changes users' fair-share weights at run time. It fails,
+// changing nothing, if the discipline has no weights or a weight is bad.
+func (n *NodeMonitor) SetWeights(weights map[string]float64) error {
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	q, ok := n.core.Queue().(queue.Weights)
+	if !ok {
+		return fmt.Errorf("set weights: the %T queue discipline has no weights", n.core.Queue())
+	}
+	for user, w := range weights {
+		if err := queue.CheckWeight(w); err != nil {
+			return fmt.Errorf("set weights: user %q: %w", user, err)
+		}
+	}
+	for user, w := range weights {
+		if err := q.SetWeight(user, w); err != nil {
+			return fmt.Errorf("set weights: user %q: %w", user, err)
+		}
+	}
+	return nil
+}

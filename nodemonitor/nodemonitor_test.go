@@ -9,6 +9,7 @@ import (
 
 	"github.com/rs/zerolog"
 
+	"github.com/sparrowfleet/sparrow/queue"
 	"github.com/sparrowfleet/sparrow/rpc"
 	"github.com/sparrowfleet/sparrow/thrift/gen-go/sparrowrpc"
 )
@@ -270,4 +271,33 @@ func TestLostExecutorFreesSlotsAndStopsOfferingTheApp(t *testing.T) {
 		t.Error("reservation accepted for an app whose executor is gone")
 	}
 	waitState(t, h.nm, "the scheduler to hear the tasks are gone", func(State) bool { return len(h.sched.finishedReports()) == 2 })
+}
+
+func TestSetWeightsAtRunTime(t *testing.T) {
+	fair, _ := queue.NewFair(1, nil)
+	nm, err := New(Config{Slots: 1, Queue: fair, Internal: "127.0.0.1:2", Log: zerolog.Nop()}, staticDir{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer nm.Close()
+	if err := nm.SetWeights(map[string]float64{"alice": 3, "bob": 0}); err == nil {
+		t.Fatal("a zero weight was accepted")
+	}
+	if fair.Weight("alice") != 1 {
+		t.Fatal("a refused update changed a weight: updates must be all or nothing")
+	}
+	if err := nm.SetWeights(map[string]float64{"alice": 3}); err != nil {
+		t.Fatal(err)
+	}
+	if fair.Weight("alice") != 3 {
+		t.Errorf("alice's weight is %v after setting 3", fair.Weight("alice"))
+	}
+	fifo, err := New(Config{Slots: 1, Internal: "127.0.0.1:3", Log: zerolog.Nop()}, staticDir{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer fifo.Close()
+	if err := fifo.SetWeights(map[string]float64{"alice": 2}); err == nil {
+		t.Error("FIFO accepted weights")
+	}
 }

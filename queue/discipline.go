@@ -107,8 +107,8 @@ func New(kind string, defaultWeight float64, weights map[string]float64) (Discip
 	return nil, fmt.Errorf("queue: unknown discipline %q (valid: %s)", kind, strings.Join(Kinds(), ", "))
 }
 
-// checkWeight reports why w is unusable as a share, or nil.
-func checkWeight(w float64) error {
+// CheckWeight reports why w is unusable as a fair-share weight, or nil.
+func CheckWeight(w float64) error {
 	switch {
 	case math.IsNaN(w):
 		return fmt.Errorf("%w: NaN is not a number (must be finite and > 0)", ErrInvalidWeight)
@@ -132,7 +132,7 @@ type weightTable struct {
 }
 
 func newWeightTable(defaultWeight float64, weights map[string]float64) (*weightTable, error) {
-	if err := checkWeight(defaultWeight); err != nil {
+	if err := CheckWeight(defaultWeight); err != nil {
 		return nil, fmt.Errorf("queue: default weight: %w", err)
 	}
 	// Validate in sorted order so the reported user is deterministic when
@@ -145,7 +145,7 @@ func newWeightTable(defaultWeight float64, weights map[string]float64) (*weightT
 	m := make(map[string]float64, len(weights))
 	for _, u := range users {
 		w := weights[u]
-		if err := checkWeight(w); err != nil {
+		if err := CheckWeight(w); err != nil {
 			return nil, fmt.Errorf("queue: weight for user %q: %w", u, err)
 		}
 		// Copy rather than alias: the caller may keep mutating its map.
@@ -155,7 +155,7 @@ func newWeightTable(defaultWeight float64, weights map[string]float64) (*weightT
 }
 
 func (t *weightTable) set(user string, w float64) error {
-	if err := checkWeight(w); err != nil {
+	if err := CheckWeight(w); err != nil {
 		return fmt.Errorf("queue: weight for user %q: %w", user, err)
 	}
 	t.m[user] = w

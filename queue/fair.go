@@ -149,7 +149,7 @@ func (f *Fair) Pop() (Reservation, bool) {
 	f.vtime = max(f.vtime, fl.tag)
 	if f.vtime >= renormAt {
 		// Before charging: with every tag shifted so that vtime is 0,
-		// start+1/w stays finite for any weight checkWeight accepts.
+		// start+1/w stays finite for any weight CheckWeight accepts.
 		f.renormalize()
 	}
 	// Charge at pop time with the current weight, so weight changes apply

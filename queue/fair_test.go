@@ -353,7 +353,7 @@ func TestFairIdleMemoryCap(t *testing.T) {
 	}
 }
 
-// TestFairExtremeWeights: the smallest and largest weights checkWeight
+// TestFairExtremeWeights: the smallest and largest weights CheckWeight
 // accepts must keep every tag finite (no Inf/NaN poisoning the clock) and
 // still order users sensibly.
 func TestFairExtremeWeights(t *testing.T) {

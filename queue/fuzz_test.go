@@ -148,7 +148,7 @@ func runModel(t *testing.T, kind string, data []byte) {
 			}
 			before := ws.Weight(u)
 			err := ws.SetWeight(u, w)
-			valid := checkWeight(w) == nil
+			valid := CheckWeight(w) == nil
 			switch {
 			case valid && err != nil:
 				t.Fatalf("%s: SetWeight(%s, %v): %v", kind, u, w, err)

@@ -157,5 +157,26 @@ func runUntilSignal(log zerolog.Logger, stop func() error) error {
 	return nil
 }
 
+// onSIGHUP calls fn on every SIGHUP until the returned stop is called.
+func onSIGHUP(fn func()) (stop func()) {
+	ch := make(chan os.Signal, 1)
+	signal.Notify(ch, syscall.SIGHUP)
+	done := make(chan struct{})
+	go func() {
+		for {
+			select {
+			case <-ch:
+				fn()
+			case <-done:
+				return
+			}
+		}
+	}()
+	return func() {
+		signal.Stop(ch)
+		close(done)
+	}
+}
+
 // noArgs rejects positional arguments with a clear message.
 var noArgs = cobra.NoArgs

@@ -14,12 +14,14 @@ func init() { rootCmd.AddCommand(newNodeMonitorCmd()) }
 
 func newNodeMonitorCmd() *cobra.Command {
 	var (
-		cfg       nodemonitor.DaemonConfig
-		gossip    gossipFlags
-		rpcf      rpcFlags
-		sec       securityFlags
-		queueKind string
-		attrs     []string
+		cfg         nodemonitor.DaemonConfig
+		gossip      gossipFlags
+		rpcf        rpcFlags
+		sec         securityFlags
+		queueKind   string
+		attrs       []string
+		weights     []string
+		weightsFile string
 	)
 	cmd := &cobra.Command{
 		Use:   "nodemonitor",
@@ -35,7 +37,11 @@ leaving the gossip cluster.`,
 			if err != nil {
 				return err
 			}
-			q, err := queue.New(queueKind, 1, nil)
+			w, err := loadWeights(weightsFile, weights)
+			if err != nil {
+				return err
+			}
+			q, err := queue.New(queueKind, 1, w)
 			if err != nil {
 				return fmt.Errorf("--queue: %w", err)
 			}
@@ -53,6 +59,19 @@ leaving the gossip cluster.`,
 			if err != nil {
 				return err
 			}
+			// SIGHUP re-reads the weights, so shares change without a restart.
+			stopReload := onSIGHUP(func() {
+				w, err := loadWeights(weightsFile, weights)
+				if err == nil {
+					err = d.SetWeights(w)
+				}
+				if err != nil {
+					log.Error().Err(err).Msg("weights not reloaded; keeping the old ones")
+					return
+				}
+				log.Info().Int("users", len(w)).Msg("weights reloaded")
+			})
+			defer stopReload()
 			return runUntilSignal(log, d.Close)
 		},
 	}
@@ -62,6 +81,10 @@ leaving the gossip cluster.`,
 	fs.IntVar(&cfg.Slots, "slots", 4, "tasks this node runs at once")
 	fs.StringVar(&queueKind, "queue", "fifo", "reservation queue discipline: "+strings.Join(queue.Kinds(), ", "))
 	fs.StringArrayVar(&attrs, "attr", nil, "node attribute key=value advertised to schedulers (repeatable; \"rack\" names the rack)")
+	fs.StringArrayVar(&weights, "weight", nil, "fair-share weight user=w for the fair and priority queues (repeatable; others get 1)")
+	fs.StringVar(&weightsFile, "weights-file", "", "file of user=weight lines, re-read on SIGHUP (--weight flags override it)")
+	fs.DurationVar(&cfg.GetTaskTimeout, "gettask-timeout", nodemonitor.DefaultGetTaskTimeout, "timeout for getTask calls; a reservation whose scheduler does not answer frees its slot after this")
+	fs.DurationVar(&cfg.ExecutorCheck, "executor-check", nodemonitor.DefaultExecutorCheck, "how often executors are checked for liveness (negative: never)")
 	gossip.register(fs)
 	rpcf.register(fs)
 	sec.register(fs)

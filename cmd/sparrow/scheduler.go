@@ -44,6 +44,8 @@ GetTaskService. Shuts down gracefully on SIGTERM, leaving the gossip cluster.`,
 	fs.StringVar(&cfg.Listen, "listen", scheduler.DefaultListen, "SchedulerService address (frontends and node monitors call it)")
 	fs.StringVar(&cfg.GetTaskListen, "gettask-listen", scheduler.DefaultGetTaskListen, "GetTaskService address (node monitors call getTask here)")
 	fs.Float64Var(&cfg.Scheduler.ProbeRatio, "probe-ratio", scheduler.DefaultProbeRatio, "default probe ratio d: reservations per task (a request may override it)")
+	fs.Float64Var(&cfg.Scheduler.ConstrainedProbeRatio, "constrained-probe-ratio", 0, "default probe ratio for jobs with constraints or placement preferences (0: --probe-ratio)")
+	fs.DurationVar(&cfg.Scheduler.ReservationTimeout, "reservation-timeout", scheduler.DefaultReservationTimeout, "place extra reservations for a job whose reservations go unanswered this long (negative: never)")
 	fs.BoolVar(&cfg.Scheduler.NoCancel, "no-cancel", false, "do not cancel leftover reservations once all of a job's tasks have launched")
 	fs.Uint64Var(&cfg.Scheduler.Seed, "seed", 0, "seed for placement randomness (0: random)")
 	gossip.register(fs)
