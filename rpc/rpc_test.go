@@ -244,11 +244,11 @@ func (g *gatedFrontend) FrontendMessage(context.Context, *sparrowrpc.TFullTaskId
 	return nil
 }
 
-func TestPoolBoundsIdleConnections(t *testing.T) {
+func TestPoolCapsConnectionsPerPeer(t *testing.T) {
 	g := &gatedFrontend{release: make(chan struct{})}
 	srv := startServer(t, Config{}, sparrowrpc.NewFrontendServiceProcessor(g))
-	p := newFrontendPool(t, Config{})
-	const calls = maxIdlePerAddr + 6
+	const limit, calls = 4, 10
+	p := newFrontendPool(t, Config{MaxConnsPerPeer: limit, ConnectTimeout: time.Minute})
 	var wg sync.WaitGroup
 	errs := make(chan error, calls)
 	for range calls {
@@ -258,8 +258,14 @@ func TestPoolBoundsIdleConnections(t *testing.T) {
 			errs <- sendStatus(p, srv.Addr(), 0)
 		}()
 	}
-	// All calls in flight at once, each on its own connection.
-	waitFor(t, "every call to reach the server", func() bool { return g.arrived.Load() == calls })
+	// Only `limit` calls can be in flight; the rest wait for a connection.
+	waitFor(t, "the first calls to reach the server", func() bool { return g.arrived.Load() == limit })
+	p.mu.Lock()
+	open := p.peers[srv.Addr()].open
+	p.mu.Unlock()
+	if open != limit {
+		t.Fatalf("%d connections open, want the cap of %d", open, limit)
+	}
 	close(g.release)
 	wg.Wait()
 	close(errs)
@@ -268,13 +274,34 @@ func TestPoolBoundsIdleConnections(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	p.mu.Lock()
-	idle := len(p.idle[srv.Addr()])
-	p.mu.Unlock()
-	if idle != maxIdlePerAddr {
-		t.Fatalf("%d idle connections kept, want the cap of %d", idle, maxIdlePerAddr)
+	if n := g.arrived.Load(); n != calls {
+		t.Fatalf("%d calls reached the server, want %d", n, calls)
 	}
-	waitFor(t, "the surplus connections to close", func() bool { return srv.tracked() == maxIdlePerAddr })
+	p.mu.Lock()
+	pr := p.peers[srv.Addr()]
+	idle, open := len(pr.idle), pr.open
+	p.mu.Unlock()
+	if open > limit || idle != open {
+		t.Fatalf("after the calls: %d open, %d idle; want at most %d, all idle", open, idle, limit)
+	}
+}
+
+func TestPoolBusyPeerIsNotADialFailure(t *testing.T) {
+	g := &gatedFrontend{release: make(chan struct{})}
+	srv := startServer(t, Config{}, sparrowrpc.NewFrontendServiceProcessor(g))
+	p := newFrontendPool(t, Config{MaxConnsPerPeer: 1, ConnectTimeout: 50 * time.Millisecond})
+	done := make(chan error, 1)
+	go func() { done <- sendStatus(p, srv.Addr(), 0) }()
+	waitFor(t, "the first call to hold the only connection", func() bool { return g.arrived.Load() == 1 })
+	err := sendStatus(p, srv.Addr(), 0)
+	var dial *DialError
+	if !errors.Is(err, ErrBusy) || errors.As(err, &dial) {
+		t.Fatalf("second call: %v, want ErrBusy and not a DialError", err)
+	}
+	close(g.release)
+	if err := <-done; err != nil {
+		t.Fatal(err)
+	}
 }
 
 func TestPoolDropsConnectionsNearIdleTimeout(t *testing.T) {
@@ -697,15 +724,17 @@ func TestConfigDefaults(t *testing.T) {
 		CallTimeout:    DefaultCallTimeout,
 		IdleTimeout:    DefaultIdleTimeout,
 		MaxConns:       DefaultMaxConns,
+
+		MaxConnsPerPeer: DefaultMaxConnsPerPeer,
 	}
 	if got != want {
 		t.Fatalf("zero Config: %+v, want %+v", got, want)
 	}
-	neg := Config{MaxFrameBytes: -1, ConnectTimeout: -1, CallTimeout: -1, IdleTimeout: -1, MaxConns: -1}.withDefaults()
+	neg := Config{MaxFrameBytes: -1, ConnectTimeout: -1, CallTimeout: -1, IdleTimeout: -1, MaxConns: -1, MaxConnsPerPeer: -1}.withDefaults()
 	if neg != want {
 		t.Fatalf("negative Config: %+v, want defaults", neg)
 	}
-	set := Config{MaxFrameBytes: 7, ConnectTimeout: 2, CallTimeout: 3, IdleTimeout: 4, MaxConns: 5}
+	set := Config{MaxFrameBytes: 7, ConnectTimeout: 2, CallTimeout: 3, IdleTimeout: 4, MaxConns: 5, MaxConnsPerPeer: 6}
 	if set.withDefaults() != set {
 		t.Fatalf("explicit Config changed: %+v", set.withDefaults())
 	}
@@ -829,5 +858,33 @@ func TestPoolDropsConnectionClosedAfterUnknownMethod(t *testing.T) {
 	}
 	if fe.count() != 1 {
 		t.Fatalf("frontend saw %d calls, want 1", fe.count())
+	}
+}
+
+// relayFrontend fails every call with an error that wraps a transport error
+// from another connection, as a node monitor's relay to a dead scheduler
+// does.
+type relayFrontend struct{}
+
+func (relayFrontend) FrontendMessage(context.Context, *sparrowrpc.TFullTaskId, int32, []byte) error {
+	return fmt.Errorf("relay: %w", thrift.NewTTransportException(thrift.NOT_OPEN, "connection refused"))
+}
+
+// Regression: a handler error that wraps a transport error is the handler's
+// failure, answered to the caller; it must not close the caller's
+// connection (that stranded executors' finished reports on a dead pooled
+// connection, so slots never freed).
+func TestHandlerTransportErrorKeepsTheConnection(t *testing.T) {
+	srv := startServer(t, Config{}, sparrowrpc.NewFrontendServiceProcessor(relayFrontend{}))
+	p := newFrontendPool(t, Config{})
+	for i := 0; i < 3; i++ {
+		err := sendStatus(p, srv.Addr(), 0)
+		var ae thrift.TApplicationException
+		if !errors.As(err, &ae) || ae.TypeId() != thrift.INTERNAL_ERROR || !strings.Contains(err.Error(), "connection refused") {
+			t.Fatalf("call %d: %v, want the handler's error as INTERNAL_ERROR", i, err)
+		}
+	}
+	if n := srv.ln.accepted.Load(); n != 1 {
+		t.Errorf("%d connections accepted for 3 calls; the first was closed after a handler error", n)
 	}
 }

@@ -132,32 +132,34 @@ func (s *Server) handle(conn net.Conn) {
 		}
 		tc.SetDeadline(time.Time{})
 	}
-	framed := thrift.NewTFramedTransportConf(thrift.NewTSocketFromConnConf(conn, s.tcfg), s.tcfg)
+	framed := newFramed(thrift.NewTSocketFromConnConf(conn, s.tcfg), s.tcfg)
 	prot := newProtocol(framed, s.tcfg)
 	ctx := context.Background()
 	for {
+		// ok means a reply went out and the stream is in step, even when
+		// err reports a handler failure; only !ok ends the connection. A
+		// handler's error may itself wrap a transport error from some other
+		// connection (a relay that failed), so its type says nothing
+		// about this one.
 		ok, err := proc.Process(ctx, prot, prot)
-		if err != nil {
-			var te thrift.TTransportException
-			var pe thrift.TProtocolException
-			switch {
-			case errors.As(err, &te):
-				// EOF and idle timeouts end a connection normally.
-				if te.TypeId() != thrift.END_OF_FILE && te.TypeId() != thrift.TIMED_OUT {
-					s.log.Debug().Err(err).Str("peer", conn.RemoteAddr().String()).Msg("connection closed")
-				}
-				return
-			case errors.As(err, &pe):
-				s.log.Warn().Err(err).Str("peer", conn.RemoteAddr().String()).Msg("malformed request; closing connection")
-				return
+		if ok {
+			if err != nil {
+				s.log.Debug().Err(err).Msg("call failed; error sent to the caller")
 			}
-			// A handler error was sent to the client as an application
-			// exception; the connection is still in step.
-			s.log.Debug().Err(err).Msg("call failed")
+			continue
 		}
-		if !ok {
-			return
+		var te thrift.TTransportException
+		var pe thrift.TProtocolException
+		switch {
+		case err == nil:
+		case errors.As(err, &te) && (te.TypeId() == thrift.END_OF_FILE || te.TypeId() == thrift.TIMED_OUT):
+			// A closed or idle connection ends normally.
+		case errors.As(err, &pe):
+			s.log.Warn().Err(err).Str("peer", conn.RemoteAddr().String()).Msg("malformed request; closing connection")
+		default:
+			s.log.Debug().Err(err).Str("peer", conn.RemoteAddr().String()).Msg("closing connection")
 		}
+		return
 	}
 }
 
