@@ -21,6 +21,8 @@ const (
 	DefaultCallTimeout    = 5 * time.Second
 	DefaultIdleTimeout    = 60 * time.Second
 	DefaultMaxConns       = 4096
+	// DefaultMaxConnsPerPeer caps a client pool's connections to one peer.
+	DefaultMaxConnsPerPeer = 64
 )
 
 // Config bounds a server's or client's connections. The zero value is usable.
@@ -38,6 +40,9 @@ type Config struct {
 	// MaxConns caps a server's concurrent connections; further connections
 	// are closed at once.
 	MaxConns int
+	// MaxConnsPerPeer caps a client pool's connections to one peer; calls
+	// past it wait, up to ConnectTimeout, for one to be returned.
+	MaxConnsPerPeer int
 	// TLS, when set, wraps listeners and dialed connections.
 	TLS *tls.Config
 }
@@ -57,6 +62,9 @@ func (c Config) withDefaults() Config {
 	}
 	if c.MaxConns <= 0 {
 		c.MaxConns = DefaultMaxConns
+	}
+	if c.MaxConnsPerPeer <= 0 {
+		c.MaxConnsPerPeer = DefaultMaxConnsPerPeer
 	}
 	if c.TLS != nil && c.TLS.MinVersion < tls.VersionTLS12 {
 		// Thrift's TLS socket writes a floor of TLS 1.0 into a config whose

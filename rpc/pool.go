@@ -10,20 +10,34 @@ import (
 	"github.com/apache/thrift/lib/go/thrift"
 )
 
-// maxIdlePerAddr bounds the idle connections a Pool keeps to one peer.
-const maxIdlePerAddr = 64
-
 // Pool keeps Thrift clients of one service type to many peers. Thrift
 // clients are not safe for concurrent calls, so a Pool hands each call its
-// own connection and returns it afterwards. Safe for concurrent use.
+// own connection and returns it afterwards. Connections per peer are capped
+// (Config.MaxConnsPerPeer): past the cap a call waits for one to come back
+// rather than dialing, because new connections are far costlier than reuse
+// and a dial storm under load turns slowness into failures. Safe for
+// concurrent use.
 type Pool[C any] struct {
 	cfg       Config
 	tcfg      *thrift.TConfiguration
 	newClient func(thrift.TClient) C
 
 	mu     sync.Mutex
-	idle   map[string][]*pooled[C]
+	peers  map[string]*peer[C]
 	closed bool
+}
+
+// peer is one address's connections.
+type peer[C any] struct {
+	idle []*pooled[C]
+	open int           // connections open or being dialed
+	free chan struct{} // closed when a connection is returned or closed
+}
+
+// signal wakes callers waiting for a connection. Called with the pool lock.
+func (p *peer[C]) signal() {
+	close(p.free)
+	p.free = make(chan struct{})
 }
 
 type pooled[C any] struct {
@@ -40,9 +54,14 @@ func NewPool[C any](cfg Config, newClient func(thrift.TClient) C) *Pool[C] {
 		cfg:       cfg,
 		tcfg:      cfg.thrift(cfg.CallTimeout),
 		newClient: newClient,
-		idle:      make(map[string][]*pooled[C]),
+		peers:     make(map[string]*peer[C]),
 	}
 }
+
+// ErrBusy means every connection to a peer stayed in use for the whole
+// connect timeout: the caller is overloading that peer, which is not the
+// same as the peer having failed.
+var ErrBusy = errors.New("every connection to the peer is in use")
 
 // DialError means a call was never sent: its connection could not be
 // opened. Unlike a failure after sending, the call certainly had no effect.
@@ -62,13 +81,13 @@ var ErrClosed = errors.New("rpc pool closed")
 // errors (the service's declared exceptions) keep it for reuse. Calls are
 // never retried here: a retried getTask or launchTask could act twice.
 func (p *Pool[C]) Call(ctx context.Context, addr string, fn func(ctx context.Context, c C) error) error {
-	pc, err := p.get(addr)
+	pc, err := p.get(ctx, addr)
 	if err != nil {
 		return err
 	}
 	err = fn(ctx, pc.client)
 	if err != nil && isConnError(err) {
-		pc.trans.Close()
+		p.discard(addr, pc)
 		return fmt.Errorf("call %s: %w", addr, err)
 	}
 	p.put(addr, pc)
@@ -88,25 +107,58 @@ func isConnError(err error) bool {
 	return errors.As(err, &ae) && ae.TypeId() != thrift.INTERNAL_ERROR
 }
 
-func (p *Pool[C]) get(addr string) (*pooled[C], error) {
-	now := time.Now()
-	p.mu.Lock()
-	if p.closed {
-		p.mu.Unlock()
-		return nil, ErrClosed
-	}
-	for list := p.idle[addr]; len(list) > 0; list = p.idle[addr] {
-		pc := list[len(list)-1]
-		p.idle[addr] = list[:len(list)-1]
-		// Servers close connections idle for IdleTimeout; don't race them.
-		if now.Sub(pc.lastUsed) < p.cfg.IdleTimeout/2 {
+func (p *Pool[C]) get(ctx context.Context, addr string) (*pooled[C], error) {
+	var deadline <-chan time.Time
+	for {
+		now := time.Now()
+		p.mu.Lock()
+		if p.closed {
 			p.mu.Unlock()
-			return pc, nil
+			return nil, ErrClosed
 		}
-		pc.trans.Close()
+		pr := p.peers[addr]
+		if pr == nil {
+			pr = &peer[C]{free: make(chan struct{})}
+			p.peers[addr] = pr
+		}
+		for len(pr.idle) > 0 {
+			pc := pr.idle[len(pr.idle)-1]
+			pr.idle = pr.idle[:len(pr.idle)-1]
+			// Servers close connections idle for IdleTimeout; don't race them.
+			if now.Sub(pc.lastUsed) < p.cfg.IdleTimeout/2 {
+				p.mu.Unlock()
+				return pc, nil
+			}
+			pr.open--
+			pc.trans.Close()
+		}
+		if pr.open < p.cfg.MaxConnsPerPeer {
+			pr.open++
+			p.mu.Unlock()
+			pc, err := p.dial(addr)
+			if err != nil {
+				p.mu.Lock()
+				pr.open--
+				pr.signal()
+				p.mu.Unlock()
+			}
+			return pc, err
+		}
+		free := pr.free
+		p.mu.Unlock()
+		if deadline == nil {
+			t := time.NewTimer(p.cfg.ConnectTimeout)
+			defer t.Stop()
+			deadline = t.C
+		}
+		select {
+		case <-free:
+		case <-deadline:
+			return nil, fmt.Errorf("call %s: %w (%d open)", addr, ErrBusy, p.cfg.MaxConnsPerPeer)
+		case <-ctx.Done():
+			return nil, fmt.Errorf("call %s: %w", addr, ctx.Err())
+		}
 	}
-	p.mu.Unlock()
-	return p.dial(addr)
 }
 
 func (p *Pool[C]) dial(addr string) (*pooled[C], error) {
@@ -119,7 +171,7 @@ func (p *Pool[C]) dial(addr string) (*pooled[C], error) {
 	if err := sock.Open(); err != nil {
 		return nil, &DialError{Addr: addr, Err: err}
 	}
-	framed := thrift.NewTFramedTransportConf(sock, p.tcfg)
+	framed := newFramed(sock, p.tcfg)
 	prot := newProtocol(framed, p.tcfg)
 	return &pooled[C]{trans: framed, client: p.newClient(thrift.NewTStandardClient(prot, prot))}, nil
 }
@@ -128,20 +180,42 @@ func (p *Pool[C]) put(addr string, pc *pooled[C]) {
 	pc.lastUsed = time.Now()
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	if p.closed || len(p.idle[addr]) >= maxIdlePerAddr {
+	pr := p.peers[addr]
+	if p.closed || pr == nil {
 		pc.trans.Close()
 		return
 	}
-	p.idle[addr] = append(p.idle[addr], pc)
+	pr.idle = append(pr.idle, pc)
+	pr.signal()
+}
+
+// discard closes a connection whose stream may be out of step.
+func (p *Pool[C]) discard(addr string, pc *pooled[C]) {
+	pc.trans.Close()
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if pr := p.peers[addr]; pr != nil {
+		pr.open--
+		pr.signal()
+	}
 }
 
 // Forget closes the idle connections to addr, e.g. when the peer left.
 func (p *Pool[C]) Forget(addr string) {
 	p.mu.Lock()
-	list := p.idle[addr]
-	delete(p.idle, addr)
+	pr := p.peers[addr]
+	var idle []*pooled[C]
+	if pr != nil {
+		idle = pr.idle
+		pr.idle = nil
+		pr.open -= len(idle)
+		if pr.open == 0 {
+			delete(p.peers, addr)
+		}
+		pr.signal()
+	}
 	p.mu.Unlock()
-	for _, pc := range list {
+	for _, pc := range idle {
 		pc.trans.Close()
 	}
 }
@@ -151,11 +225,14 @@ func (p *Pool[C]) Forget(addr string) {
 func (p *Pool[C]) Close() {
 	p.mu.Lock()
 	p.closed = true
-	idle := p.idle
-	p.idle = nil
+	peers := p.peers
+	p.peers = nil
+	for _, pr := range peers {
+		pr.signal()
+	}
 	p.mu.Unlock()
-	for _, list := range idle {
-		for _, pc := range list {
+	for _, pr := range peers {
+		for _, pc := range pr.idle {
 			pc.trans.Close()
 		}
 	}

@@ -16,6 +16,26 @@ type boundedProtocol struct {
 	frame *thrift.TFramedTransport
 }
 
+// ioBufferBytes sizes the buffer under each framed transport. Thrift's
+// framed transport writes a frame's header and body separately; through a
+// buffer they leave in one write, one syscall, which halves the syscalls
+// of every call (they dominate CPU on the hot path).
+const ioBufferBytes = 16 << 10
+
+func init() {
+	// Generated processors poll the connection every 5 ms during each call
+	// to cancel the handler's context if the client goes away. sparrowfleet
+	// handlers do not use that cancellation, and the polling cost ~4% of
+	// CPU on the hot path.
+	thrift.ServerConnectivityCheckInterval = 0
+}
+
+// newFramed wraps a socket for the Sparrow wire format: framed, over a
+// write buffer.
+func newFramed(sock thrift.TTransport, cfg *thrift.TConfiguration) *thrift.TFramedTransport {
+	return thrift.NewTFramedTransportConf(thrift.NewTBufferedTransport(sock, ioBufferBytes), cfg)
+}
+
 func newProtocol(framed *thrift.TFramedTransport, cfg *thrift.TConfiguration) thrift.TProtocol {
 	return &boundedProtocol{TProtocol: thrift.NewTBinaryProtocolConf(framed, cfg), frame: framed}
 }
