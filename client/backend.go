@@ -7,6 +7,7 @@ import (
 
 	"github.com/rs/zerolog"
 
+	"github.com/sparrowfleet/sparrow/internal/batch"
 	"github.com/sparrowfleet/sparrow/rpc"
 	"github.com/sparrowfleet/sparrow/thrift/gen-go/sparrowrpc"
 )
@@ -60,6 +61,8 @@ type Backend struct {
 	log  zerolog.Logger
 	ctx  context.Context
 	stop context.CancelFunc
+	// finish batches Run's finished reports to the node monitor.
+	finish *batch.Batcher[struct{}, TaskRef]
 
 	mu     sync.Mutex // orders wg.Add against Close's wg.Wait
 	closed bool
@@ -98,6 +101,11 @@ func NewBackend(ctx context.Context, cfg BackendConfig) (*Backend, error) {
 		ctx:  runCtx,
 		stop: stop,
 	}
+	b.finish = batch.New(func(_ struct{}, refs []TaskRef) {
+		if err := b.Finished(context.Background(), refs...); err != nil {
+			b.log.Error().Err(err).Int("tasks", len(refs)).Msg("could not report tasks finished")
+		}
+	})
 	go srv.Serve(sparrowrpc.NewBackendServiceProcessor((*backendHandler)(b)))
 	if err := b.Register(ctx); err != nil {
 		b.Close()
@@ -150,6 +158,7 @@ func (b *Backend) Close() error {
 	b.stop()
 	err := b.srv.Close()
 	b.wg.Wait()
+	b.finish.Wait()
 	b.nm.Close()
 	return err
 }
@@ -161,13 +170,11 @@ func (b *Backend) run(t LaunchedTask) {
 	if err != nil {
 		status, body = StatusFailed, []byte(err.Error())
 	}
-	// The message goes first so that the frontend hears of completion as
-	// early as possible; the slot frees a moment later.
+	// The slot is freed (in a batch with other finishes) while the message
+	// makes its three hops to the frontend, rather than after it.
+	b.finish.Add(struct{}{}, t.Ref)
 	if err := b.SendFrontendMessage(context.Background(), t.Ref, status, body); err != nil {
 		b.log.Warn().Err(err).Str("task", t.Ref.TaskID).Msg("frontend message not sent")
-	}
-	if err := b.Finished(context.Background(), t.Ref); err != nil {
-		b.log.Error().Err(err).Str("task", t.Ref.TaskID).Msg("could not report task finished")
 	}
 }
 

@@ -219,6 +219,12 @@ func (f *Frontend) Submit(ctx context.Context, job Job) (string, error) {
 		if err == nil {
 			return job.RequestID, nil
 		}
+		if errors.Is(err, rpc.ErrBusy) {
+			// Every connection to the scheduler is busy with our own calls:
+			// we are overloading it, which is not a failure to fail over for.
+			f.Forget(job.RequestID)
+			return "", fmt.Errorf("submit %s: %w", job.RequestID, err)
+		}
 		var refused *sparrowrpc.IncompleteRequestException
 		if errors.As(err, &refused) {
 			f.Forget(job.RequestID)
@@ -314,7 +320,7 @@ func (f *Frontend) heartbeat() {
 		err := f.pool.Call(context.Background(), sched, func(ctx context.Context, c *sparrowrpc.SchedulerServiceClient) error {
 			return c.SubmitJob(ctx, ping)
 		})
-		if err != nil {
+		if err != nil && !errors.Is(err, rpc.ErrBusy) {
 			if ferr := f.failover(context.Background(), sched, err); ferr != nil {
 				f.log.Error().Err(ferr).Msg("no scheduler available; will keep trying")
 			}

@@ -50,7 +50,7 @@ func (n *NodeMonitor) executorLost(app, backend string, cause error) {
 // finished tells a task's scheduler that it no longer runs here.
 func (n *NodeMonitor) finished(scheduler string, key slots.TaskKey, app string) {
 	id := fullID(scheduler, key, app)
-	n.notify.add(n.getTaskAddr(scheduler), id)
+	n.notify.Add(n.getTaskAddr(scheduler), id)
 }
 
 // checkExecutors dials each registered executor; one that fails

@@ -14,6 +14,7 @@ import (
 
 	"github.com/rs/zerolog"
 
+	"github.com/sparrowfleet/sparrow/internal/batch"
 	"github.com/sparrowfleet/sparrow/queue"
 	"github.com/sparrowfleet/sparrow/rpc"
 	"github.com/sparrowfleet/sparrow/slots"
@@ -65,7 +66,8 @@ type NodeMonitor struct {
 	sched    *rpc.Pool[*sparrowrpc.SchedulerServiceClient]
 	backends *rpc.Pool[*sparrowrpc.BackendServiceClient]
 
-	notify *finishedNotifier
+	// notify batches finished-task reports per scheduler GetTaskService.
+	notify *batch.Batcher[string, *sparrowrpc.TFullTaskId]
 
 	mu       sync.Mutex
 	core     *slots.Core
@@ -103,14 +105,14 @@ func New(cfg Config, dir SchedulerDirectory) (*NodeMonitor, error) {
 		backend:  make(map[string]string),
 		misses:   make(map[string]int),
 	}
-	n.notify = newFinishedNotifier(n.sendFinished)
+	n.notify = batch.New(n.sendFinished)
 	return n, nil
 }
 
 // Close waits for pending finished reports and releases the node
 // monitor's connections.
 func (n *NodeMonitor) Close() {
-	n.notify.wait()
+	n.notify.Wait()
 	n.getTask.Close()
 	n.sched.Close()
 	n.backends.Close()
@@ -214,7 +216,7 @@ func (n *NodeMonitor) TasksFinished(ctx context.Context, tasks []*sparrowrpc.TFu
 	}
 	n.mu.Unlock()
 	for _, t := range freed {
-		n.notify.add(n.getTaskAddr(rpc.HostPortString(t.SchedulerAddress)), t)
+		n.notify.Add(n.getTaskAddr(rpc.HostPortString(t.SchedulerAddress)), t)
 	}
 	if len(freed) < len(tasks) {
 		n.log.Debug().Int("reported", len(tasks)).Int("freed", len(freed)).Msg("finished report named tasks not running here")
