@@ -158,6 +158,10 @@ func memberlistConfig(profile string) (*memberlist.Config, error) {
 		// scheduler in milliseconds rather than at the next push/pull.
 		mc.RetransmitMult = 4
 		mc.PushPullInterval = time.Second
+		// A member starved of CPU (a loaded test machine runs a whole fleet
+		// on two cores) must have time to refute suspicion: a false death
+		// makes schedulers report its running tasks lost. About 2 s here.
+		mc.SuspicionMult = 6
 		return mc, nil
 	case "wan":
 		return memberlist.DefaultWANConfig(), nil

@@ -7,6 +7,7 @@ import (
 	"io"
 	"os"
 	"os/signal"
+	"runtime/pprof"
 	"syscall"
 	"time"
 
@@ -28,6 +29,7 @@ type fleetFlags struct {
 	queue                           string
 	noCancel, singleHost, asJSON    bool
 	seed                            uint64
+	cpuProfile                      string
 }
 
 func (f *fleetFlags) register(fs *pflag.FlagSet) {
@@ -46,6 +48,7 @@ func (f *fleetFlags) register(fs *pflag.FlagSet) {
 	fs.BoolVar(&f.singleHost, "single-host", false, "put every member on 127.0.0.1 instead of its own 127.0.x.y address")
 	fs.Uint64Var(&f.seed, "seed", 1, "seed for arrivals and placement")
 	fs.BoolVar(&f.asJSON, "json", false, "print the summary as one JSON object on the last line")
+	fs.StringVar(&f.cpuProfile, "cpuprofile", "", "write a CPU profile of the run (fleet and driver) to this file")
 }
 
 func (f *fleetFlags) validate() error {
@@ -122,6 +125,17 @@ func runFleet(ctx context.Context, ff fleetFlags, progress io.Writer) (fleet.Res
 		rate = spec.JobsPerSecond()
 	}
 	fmt.Fprintf(progress, "fleet up in %v: %s\n", time.Since(t0).Round(time.Millisecond), f.Describe())
+	if ff.cpuProfile != "" {
+		out, err := os.Create(ff.cpuProfile)
+		if err != nil {
+			return fleet.Result{}, fmt.Errorf("--cpuprofile: %w", err)
+		}
+		defer out.Close()
+		if err := pprof.StartCPUProfile(out); err != nil {
+			return fleet.Result{}, fmt.Errorf("--cpuprofile: %w", err)
+		}
+		defer pprof.StopCPUProfile()
+	}
 	fmt.Fprintf(progress, "workload: jobs of %d tasks x %v, %.1f jobs/s (load %.2f), for %v\n",
 		ff.tasks, ff.taskDuration, rate, ff.load, ff.duration)
 	return f.Drive(ctx, fleet.DriveConfig{
