@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"fmt"
+	stdlog "log"
 	"os"
 	"os/signal"
 	"strings"
@@ -26,7 +27,15 @@ func init() {
 }
 
 func newLogger() (zerolog.Logger, error) {
-	return logging.New(os.Stderr, logLevel)
+	l, err := logging.New(os.Stderr, logLevel)
+	if err != nil {
+		return l, err
+	}
+	// Thrift's library logs through the standard log package when given no
+	// logger; route those lines, and any other stray ones, into zerolog.
+	stdlog.SetFlags(0)
+	stdlog.SetOutput(logging.StdLogger(l, "stdlog").Writer())
+	return l, nil
 }
 
 // gossipFlags are the membership flags every daemon shares.
