@@ -108,18 +108,17 @@ func (s *Sampler) Plan(rng *rand.Rand, nodes []Node, tasks []Task, d float64) ([
 	counts := make(map[int]int)
 	unconstrained := 0
 	var allowed []int
+	var index *nodeIndex
 	perTask := Reservations(d, 1)
 	for _, t := range tasks {
 		if !t.Constrained() {
 			unconstrained++
 			continue
 		}
-		allowed = allowed[:0]
-		for i, n := range nodes {
-			if t.Allows(n) {
-				allowed = append(allowed, i)
-			}
+		if index == nil {
+			index = newNodeIndex(nodes)
 		}
+		allowed = index.allowed(t, allowed[:0])
 		if len(allowed) == 0 {
 			return nil, fmt.Errorf("task %q: none of its preferred nodes %v or racks %v is live: %w",
 				t.ID, t.Nodes, t.Racks, ErrNoCandidates)
@@ -142,4 +141,50 @@ func (s *Sampler) Plan(rng *rand.Rand, nodes []Node, tasks []Task, d float64) ([
 		probes[j] = Probe{Node: nodes[i], Count: counts[i]}
 	}
 	return probes, nil
+}
+
+// nodeIndex finds the nodes a constrained task allows by the keys its
+// preferences name, so that a task costs O(its preferences), not O(nodes):
+// a 500-task data-local job on 10,000 nodes would otherwise make five
+// million Allows calls.
+type nodeIndex struct {
+	byHost, byName, byRack map[string][]int
+	seen                   map[int]bool
+}
+
+func newNodeIndex(nodes []Node) *nodeIndex {
+	x := &nodeIndex{byHost: map[string][]int{}, byName: map[string][]int{}, byRack: map[string][]int{}, seen: map[int]bool{}}
+	for i, n := range nodes {
+		x.byHost[n.Host] = append(x.byHost[n.Host], i)
+		if n.Name != "" {
+			x.byName[n.Name] = append(x.byName[n.Name], i)
+		}
+		if rack, ok := n.Attrs[RackAttr]; ok {
+			x.byRack[rack] = append(x.byRack[rack], i)
+		}
+	}
+	return x
+}
+
+// allowed appends to out the indices of the nodes t allows, each once, in
+// ascending order (so that results do not depend on map order).
+func (x *nodeIndex) allowed(t Task, out []int) []int {
+	clear(x.seen)
+	add := func(idxs []int) {
+		for _, i := range idxs {
+			if !x.seen[i] {
+				x.seen[i] = true
+				out = append(out, i)
+			}
+		}
+	}
+	for _, h := range t.Nodes {
+		add(x.byHost[h])
+		add(x.byName[h])
+	}
+	for _, r := range t.Racks {
+		add(x.byRack[r])
+	}
+	slices.Sort(out)
+	return out
 }
