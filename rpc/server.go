@@ -151,7 +151,8 @@ func (s *Server) handle(conn net.Conn) {
 		var te thrift.TTransportException
 		var pe thrift.TProtocolException
 		switch {
-		case err == nil:
+		case err == nil, errors.Is(err, net.ErrClosed), s.isClosed():
+			// The server is shutting down and closed the connection itself.
 		case errors.As(err, &te) && (te.TypeId() == thrift.END_OF_FILE || te.TypeId() == thrift.TIMED_OUT):
 			// A closed or idle connection ends normally.
 		case errors.As(err, &pe):

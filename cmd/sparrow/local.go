@@ -93,28 +93,67 @@ delay (submit to launch) and throughput.`,
 	return cmd
 }
 
-// runFleet starts a fleet, drives the workload and tears the fleet down.
-func runFleet(ctx context.Context, ff fleetFlags, progress io.Writer) (fleet.Result, error) {
+// startFleetFromFlags validates the flags and starts the fleet they
+// describe, with the CPU profile (if asked for) running until the fleet
+// closes.
+func startFleetFromFlags(ctx context.Context, ff fleetFlags, progress io.Writer) (*fleetRun, error) {
 	if err := ff.validate(); err != nil {
-		return fleet.Result{}, err
+		return nil, err
 	}
 	log, err := newLogger()
 	if err != nil {
-		return fleet.Result{}, err
+		return nil, err
 	}
-	if ctx == nil {
-		ctx = context.Background()
-	}
-	ctx, cancel := signal.NotifyContext(ctx, os.Interrupt, syscall.SIGTERM)
+	startCtx, cancel := context.WithTimeout(ctx, 60*time.Second)
 	defer cancel()
-	startCtx, startCancel := context.WithTimeout(ctx, 60*time.Second)
-	defer startCancel()
 	t0 := time.Now()
 	f, err := fleet.Start(startCtx, fleet.Config{
 		Schedulers: ff.schedulers, NodeMonitors: ff.nodes, Slots: ff.slots,
 		ProbeRatio: ff.probeRatio, NoCancel: ff.noCancel, Queue: ff.queue,
 		SingleHost: ff.singleHost, Seed: ff.seed, Log: log,
 	})
+	if err != nil {
+		return nil, err
+	}
+	fmt.Fprintf(progress, "fleet up in %v: %s\n", time.Since(t0).Round(time.Millisecond), f.Describe())
+	run := &fleetRun{Fleet: f}
+	if ff.cpuProfile != "" {
+		out, err := os.Create(ff.cpuProfile)
+		if err == nil {
+			err = pprof.StartCPUProfile(out)
+		}
+		if err != nil {
+			f.Close()
+			return nil, fmt.Errorf("--cpuprofile: %w", err)
+		}
+		run.profile = out
+	}
+	return run, nil
+}
+
+// fleetRun is a started fleet and the CPU profile recording it.
+type fleetRun struct {
+	*fleet.Fleet
+	profile *os.File
+}
+
+// Close stops the profile, then the fleet.
+func (r *fleetRun) Close() error {
+	if r.profile != nil {
+		pprof.StopCPUProfile()
+		r.profile.Close()
+	}
+	return r.Fleet.Close()
+}
+
+// runFleet starts a fleet, drives the workload and tears the fleet down.
+func runFleet(ctx context.Context, ff fleetFlags, progress io.Writer) (fleet.Result, error) {
+	if ctx == nil {
+		ctx = context.Background()
+	}
+	ctx, cancel := signal.NotifyContext(ctx, os.Interrupt, syscall.SIGTERM)
+	defer cancel()
+	f, err := startFleetFromFlags(ctx, ff, progress)
 	if err != nil {
 		return fleet.Result{}, err
 	}
@@ -123,18 +162,6 @@ func runFleet(ctx context.Context, ff fleetFlags, progress io.Writer) (fleet.Res
 	rate := ff.jobsPerSec
 	if rate <= 0 {
 		rate = spec.JobsPerSecond()
-	}
-	fmt.Fprintf(progress, "fleet up in %v: %s\n", time.Since(t0).Round(time.Millisecond), f.Describe())
-	if ff.cpuProfile != "" {
-		out, err := os.Create(ff.cpuProfile)
-		if err != nil {
-			return fleet.Result{}, fmt.Errorf("--cpuprofile: %w", err)
-		}
-		defer out.Close()
-		if err := pprof.StartCPUProfile(out); err != nil {
-			return fleet.Result{}, fmt.Errorf("--cpuprofile: %w", err)
-		}
-		defer pprof.StopCPUProfile()
 	}
 	fmt.Fprintf(progress, "workload: jobs of %d tasks x %v, %.1f jobs/s (load %.2f), for %v\n",
 		ff.tasks, ff.taskDuration, rate, ff.load, ff.duration)
