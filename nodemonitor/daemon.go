@@ -42,6 +42,7 @@ type DaemonConfig struct {
 	// disables).
 	GetTaskTimeout time.Duration
 	ExecutorCheck  time.Duration
+	MaxQueued      int
 	RPC            rpc.Config
 	Log            zerolog.Logger
 }
@@ -101,7 +102,7 @@ func StartDaemon(cfg DaemonConfig) (*Daemon, error) {
 	}
 	d.Cluster = cluster
 	nm, err := New(Config{
-		Slots: cfg.Slots, Queue: cfg.Queue, Internal: d.meta.Internal, GetTaskTimeout: cfg.GetTaskTimeout,
+		Slots: cfg.Slots, Queue: cfg.Queue, Internal: d.meta.Internal, GetTaskTimeout: cfg.GetTaskTimeout, MaxQueued: cfg.MaxQueued,
 		OnAppsChanged: d.advertiseApps, RPC: cfg.RPC, Log: cfg.Log,
 	}, &membershipDirectory{cluster: cluster})
 	if err != nil {

@@ -43,6 +43,10 @@ type Config struct {
 	// OnAppsChanged is called, outside any lock, with the sorted app list
 	// whenever an executor registers, so the daemon can re-advertise it.
 	OnAppsChanged func(apps []string)
+	// MaxQueued bounds queued reservations (default
+	// slots.DefaultMaxQueued); past it reservations are refused and placed
+	// elsewhere.
+	MaxQueued int
 	// GetTaskTimeout bounds a getTask call, so that a reservation from a
 	// dead or partitioned scheduler frees its slot promptly. Default 1s.
 	GetTaskTimeout time.Duration
@@ -86,6 +90,7 @@ func New(cfg Config, dir SchedulerDirectory) (*NodeMonitor, error) {
 	if err != nil {
 		return nil, fmt.Errorf("node monitor: %w", err)
 	}
+	core.SetMaxQueued(cfg.MaxQueued)
 	self, err := rpc.ParseHostPort(cfg.Internal)
 	if err != nil {
 		return nil, fmt.Errorf("node monitor internal address: %w", err)

@@ -2,6 +2,7 @@ package nodemonitor
 
 import (
 	"context"
+	"fmt"
 	"slices"
 	"sync"
 	"testing"
@@ -299,5 +300,31 @@ func TestSetWeightsAtRunTime(t *testing.T) {
 	defer fifo.Close()
 	if err := fifo.SetWeights(map[string]float64{"alice": 2}); err == nil {
 		t.Error("FIFO accepted weights")
+	}
+}
+
+// A flood of reservations, e.g. for made-up request ids, is refused once the
+// queue bound is reached, so memory stays bounded; later reservations are
+// accepted again once the queue drains.
+func TestReservationFloodIsBounded(t *testing.T) {
+	h := newHarness(t, 1, true) // getTask blocks: nothing drains meanwhile
+	h.nm.core.SetMaxQueued(1000)
+	accepted := 0
+	for i := 0; i < 5000; i++ {
+		if h.enqueue(t, "app", fmt.Sprintf("bogus-%d", i), 1) {
+			accepted++
+		}
+	}
+	// One reservation went to the (blocked) slot, 1000 fill the queue.
+	if accepted != 1001 {
+		t.Fatalf("accepted %d of 5000 flood reservations, want the 1000 the bound allows plus 1 in the slot", accepted)
+	}
+	if q := h.nm.State().Queued; q != 1000 {
+		t.Fatalf("%d queued, want 1000", q)
+	}
+	close(h.sched.gate) // the fake scheduler answers every bogus id with nothing
+	waitState(t, h.nm, "the flood to drain", func(s State) bool { return s.Queued == 0 && s.Fetching == 0 })
+	if !h.enqueue(t, "app", "real", 1) {
+		t.Error("a real reservation was refused after the flood drained")
 	}
 }

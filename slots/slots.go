@@ -15,8 +15,9 @@ import (
 )
 
 // DefaultMaxQueued bounds queued reservations, so that a flood of
-// reservations cannot grow a node monitor's memory without bound.
-const DefaultMaxQueued = 1 << 20
+// reservations cannot grow a node monitor's memory without bound: 100,000
+// is some 25,000 jobs' worth at four reservations each, a few tens of MB.
+const DefaultMaxQueued = 100_000
 
 // TaskKey identifies a launched task on this node monitor.
 type TaskKey struct {

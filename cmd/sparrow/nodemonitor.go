@@ -8,6 +8,7 @@ import (
 
 	"github.com/sparrowfleet/sparrow/nodemonitor"
 	"github.com/sparrowfleet/sparrow/queue"
+	"github.com/sparrowfleet/sparrow/slots"
 )
 
 func init() { rootCmd.AddCommand(newNodeMonitorCmd()) }
@@ -83,6 +84,7 @@ leaving the gossip cluster.`,
 	fs.StringArrayVar(&attrs, "attr", nil, "node attribute key=value advertised to schedulers (repeatable; \"rack\" names the rack)")
 	fs.StringArrayVar(&weights, "weight", nil, "fair-share weight user=w for the fair and priority queues (repeatable; others get 1)")
 	fs.StringVar(&weightsFile, "weights-file", "", "file of user=weight lines, re-read on SIGHUP (--weight flags override it)")
+	fs.IntVar(&cfg.MaxQueued, "max-queued", slots.DefaultMaxQueued, "most reservations queued at once; past it they are refused and schedulers place them elsewhere")
 	fs.DurationVar(&cfg.GetTaskTimeout, "gettask-timeout", nodemonitor.DefaultGetTaskTimeout, "timeout for getTask calls; a reservation whose scheduler does not answer frees its slot after this")
 	fs.DurationVar(&cfg.ExecutorCheck, "executor-check", nodemonitor.DefaultExecutorCheck, "how often executors are checked for liveness (negative: never)")
 	gossip.register(fs)
