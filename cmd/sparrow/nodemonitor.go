@@ -6,6 +6,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/sparrowfleet/sparrow/metrics"
 	"github.com/sparrowfleet/sparrow/nodemonitor"
 	"github.com/sparrowfleet/sparrow/queue"
 	"github.com/sparrowfleet/sparrow/slots"
@@ -17,6 +18,7 @@ func newNodeMonitorCmd() *cobra.Command {
 	var (
 		cfg         nodemonitor.DaemonConfig
 		gossip      gossipFlags
+		metricsAddr string
 		rpcf        rpcFlags
 		sec         securityFlags
 		queueKind   string
@@ -73,6 +75,15 @@ leaving the gossip cluster.`,
 				log.Info().Int("users", len(w)).Msg("weights reloaded")
 			})
 			defer stopReload()
+			if metricsAddr != "" {
+				m, err := metrics.Serve(metricsAddr, metrics.NodeMonitorCollector(d.NodeMonitor))
+				if err != nil {
+					d.Close()
+					return err
+				}
+				defer m.Close()
+				log.Info().Str("metrics", "http://"+m.Addr()+"/metrics").Msg("serving Prometheus metrics")
+			}
 			return runUntilSignal(log, d.Close)
 		},
 	}
@@ -87,6 +98,7 @@ leaving the gossip cluster.`,
 	fs.IntVar(&cfg.MaxQueued, "max-queued", slots.DefaultMaxQueued, "most reservations queued at once; past it they are refused and schedulers place them elsewhere")
 	fs.DurationVar(&cfg.GetTaskTimeout, "gettask-timeout", nodemonitor.DefaultGetTaskTimeout, "timeout for getTask calls; a reservation whose scheduler does not answer frees its slot after this")
 	fs.DurationVar(&cfg.ExecutorCheck, "executor-check", nodemonitor.DefaultExecutorCheck, "how often executors are checked for liveness (negative: never)")
+	fs.StringVar(&metricsAddr, "metrics-listen", "", "serve Prometheus metrics at http://ADDR/metrics (off when empty)")
 	gossip.register(fs)
 	rpcf.register(fs)
 	sec.register(fs)

@@ -3,6 +3,7 @@ package main
 import (
 	"github.com/spf13/cobra"
 
+	"github.com/sparrowfleet/sparrow/metrics"
 	"github.com/sparrowfleet/sparrow/scheduler"
 )
 
@@ -10,10 +11,11 @@ func init() { rootCmd.AddCommand(newSchedulerCmd()) }
 
 func newSchedulerCmd() *cobra.Command {
 	var (
-		cfg    scheduler.DaemonConfig
-		gossip gossipFlags
-		rpcf   rpcFlags
-		sec    securityFlags
+		cfg         scheduler.DaemonConfig
+		gossip      gossipFlags
+		metricsAddr string
+		rpcf        rpcFlags
+		sec         securityFlags
 	)
 	cmd := &cobra.Command{
 		Use:   "scheduler",
@@ -37,6 +39,15 @@ GetTaskService. Shuts down gracefully on SIGTERM, leaving the gossip cluster.`,
 			if err != nil {
 				return err
 			}
+			if metricsAddr != "" {
+				m, err := metrics.Serve(metricsAddr, metrics.SchedulerCollector(d.Scheduler))
+				if err != nil {
+					d.Close()
+					return err
+				}
+				defer m.Close()
+				log.Info().Str("metrics", "http://"+m.Addr()+"/metrics").Msg("serving Prometheus metrics")
+			}
 			return runUntilSignal(log, d.Close)
 		},
 	}
@@ -48,6 +59,7 @@ GetTaskService. Shuts down gracefully on SIGTERM, leaving the gossip cluster.`,
 	fs.DurationVar(&cfg.Scheduler.ReservationTimeout, "reservation-timeout", scheduler.DefaultReservationTimeout, "place extra reservations for a job whose reservations go unanswered this long (negative: never)")
 	fs.BoolVar(&cfg.Scheduler.NoCancel, "no-cancel", false, "do not cancel leftover reservations once all of a job's tasks have launched")
 	fs.Uint64Var(&cfg.Scheduler.Seed, "seed", 0, "seed for placement randomness (0: random)")
+	fs.StringVar(&metricsAddr, "metrics-listen", "", "serve Prometheus metrics at http://ADDR/metrics (off when empty)")
 	gossip.register(fs)
 	rpcf.register(fs)
 	sec.register(fs)
