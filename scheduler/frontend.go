@@ -36,6 +36,19 @@ func (s *Scheduler) RegisterFrontend(ctx context.Context, app, socketAddress str
 // frontend. It returns an error if the message could not be delivered, so
 // that the sender knows.
 func (s *Scheduler) SendFrontendMessage(ctx context.Context, app string, taskID *sparrowrpc.TFullTaskId, status int32, message []byte) error {
+	if taskID != nil {
+		s.mu.Lock()
+		late := s.lost.has(runningTask{app: taskID.AppId, request: taskID.RequestId, task: taskID.TaskId})
+		if late {
+			s.stats.LateDropped++
+		}
+		s.mu.Unlock()
+		if late {
+			s.log.Info().Str("request", taskID.RequestId).Str("task", taskID.TaskId).
+				Msg("dropping a message about a task already reported lost")
+			return nil
+		}
+	}
 	return s.deliver(app, taskID, status, message)
 }
 

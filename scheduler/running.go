@@ -12,6 +12,37 @@ import (
 // reported lost), which is logged.
 const maxTracked = 1 << 20
 
+// maxLostRemembered bounds the set of tasks reported lost whose later
+// messages are dropped.
+const maxLostRemembered = 100_000
+
+// lostSet remembers the tasks most recently reported lost, oldest
+// forgotten first. Not safe for concurrent use.
+type lostSet struct {
+	set  map[runningTask]struct{}
+	ring []runningTask
+	next int
+}
+
+func (l *lostSet) add(t runningTask) {
+	if l.set == nil {
+		l.set = make(map[runningTask]struct{})
+	}
+	if len(l.ring) < maxLostRemembered {
+		l.ring = append(l.ring, t)
+	} else {
+		delete(l.set, l.ring[l.next])
+		l.ring[l.next] = t
+		l.next = (l.next + 1) % maxLostRemembered
+	}
+	l.set[t] = struct{}{}
+}
+
+func (l *lostSet) has(t runningTask) bool {
+	_, ok := l.set[t]
+	return ok
+}
+
 // runningTask is a task launched on a node monitor and not yet reported
 // finished.
 type runningTask struct {
@@ -61,7 +92,10 @@ func (s *Scheduler) TasksFinished(ctx context.Context, nm *sparrowrpc.THostPort,
 // placed again elsewhere for every request with unlaunched tasks, and the
 // tasks that were running there are reported to their frontends as lost
 // (STATUS_TASK_LOST), so applications can resubmit them. The fleet does
-// not resubmit them itself, since tasks need not be idempotent.
+// not resubmit them itself, since tasks need not be idempotent. "Lost" is
+// final: if the node was not dead after all (gossip can be wrong about a
+// starved or partitioned node), later messages about those tasks are
+// dropped, so a frontend never hears "lost" and then "done".
 func (s *Scheduler) NodeLost(addr string) {
 	s.mu.Lock()
 	lost := s.running[addr]
@@ -74,6 +108,9 @@ func (s *Scheduler) NodeLost(addr string) {
 		}
 	}
 	s.stats.TasksLost += uint64(len(lost))
+	for t := range lost {
+		s.lost.add(t)
+	}
 	s.mu.Unlock()
 
 	if len(lost) > 0 || len(affected) > 0 {

@@ -79,6 +79,7 @@ type Scheduler struct {
 	idPrefix  string
 	running   map[string]map[runningTask]struct{} // node addr -> its tasks
 	tracked   int                                 // entries in running
+	lost      lostSet                             // tasks reported lost
 
 	stats Stats
 }
@@ -109,6 +110,7 @@ type Stats struct {
 	Cancellations   uint64
 	Reprobes        uint64 // rounds of extra reservations placed
 	TasksLost       uint64 // running tasks reported lost with their node
+	LateDropped     uint64 // messages about tasks already reported lost
 	Untracked       uint64 // launches not tracked: the tracking bound was hit
 	ActiveRequests  int
 	RunningTracked  int
