@@ -3,6 +3,7 @@ package rpc
 import (
 	"context"
 	"fmt"
+	"io"
 
 	"github.com/apache/thrift/lib/go/thrift"
 )
@@ -46,6 +47,42 @@ func (p *boundedProtocol) check(kind string, size int) error {
 			fmt.Errorf("%s claims %d elements but only %d bytes remain in the frame", kind, size, p.frame.RemainingBytes()))
 	}
 	return nil
+}
+
+// readExact reads a binary-protocol length-prefixed field into a slice of
+// exactly its size. Thrift's own reader grows a bytes.Buffer to at least
+// 512 bytes per field, so a frame of one-byte task messages cost ~360 bytes
+// of memory per wire byte (about 1.5 GB for one 4 MiB frame); here the
+// whole frame is already in memory, so the length can be checked against
+// it and read in one exact allocation.
+func (p *boundedProtocol) readExact(ctx context.Context, kind string) ([]byte, error) {
+	size, err := p.TProtocol.ReadI32(ctx)
+	if err != nil {
+		return nil, err
+	}
+	if size < 0 {
+		return nil, thrift.NewTProtocolExceptionWithType(thrift.NEGATIVE_SIZE, fmt.Errorf("%s length %d is negative", kind, size))
+	}
+	if uint64(size) > p.frame.RemainingBytes() {
+		return nil, thrift.NewTProtocolExceptionWithType(thrift.SIZE_LIMIT,
+			fmt.Errorf("%s claims %d bytes but only %d remain in the frame", kind, size, p.frame.RemainingBytes()))
+	}
+	buf := make([]byte, size)
+	if _, err := io.ReadFull(p.frame, buf); err != nil {
+		return nil, thrift.NewTProtocolException(err)
+	}
+	return buf, nil
+}
+
+// ReadBinary implements thrift.TProtocol with an exact allocation.
+func (p *boundedProtocol) ReadBinary(ctx context.Context) ([]byte, error) {
+	return p.readExact(ctx, "binary field")
+}
+
+// ReadString implements thrift.TProtocol with an exact allocation.
+func (p *boundedProtocol) ReadString(ctx context.Context) (string, error) {
+	b, err := p.readExact(ctx, "string field")
+	return string(b), err
 }
 
 func (p *boundedProtocol) ReadListBegin(ctx context.Context) (thrift.TType, int, error) {
