@@ -1,8 +1,6 @@
 package nodemonitor
 
 import (
-	"fmt"
-	"net"
 	"sync"
 	"time"
 
@@ -69,23 +67,15 @@ func StartDaemon(cfg DaemonConfig) (*Daemon, error) {
 	if cfg.InternalListen == "" {
 		cfg.InternalListen = DefaultInternalListen
 	}
-	host := cfg.AdvertiseHost
-	if host == "" {
-		h, _, err := net.SplitHostPort(cfg.Gossip)
-		if err != nil {
-			return nil, fmt.Errorf("gossip address %q: %w", cfg.Gossip, err)
-		}
-		host = h
-	}
-	svc, err := rpc.Listen(cfg.Listen, cfg.RPC, cfg.Log)
+	host, err := rpc.AdvertiseHost(cfg.AdvertiseHost, cfg.Gossip)
 	if err != nil {
 		return nil, err
 	}
-	internal, err := rpc.Listen(cfg.InternalListen, cfg.RPC, cfg.Log)
+	servers, err := rpc.ListenAll(cfg.RPC, cfg.Log, cfg.Listen, cfg.InternalListen)
 	if err != nil {
-		svc.Close()
 		return nil, err
 	}
+	svc, internal := servers[0], servers[1]
 	d := &Daemon{svc: svc, internal: internal, stop: make(chan struct{}), done: make(chan struct{})}
 	d.meta = membership.Meta{
 		Role: membership.RoleNodeMonitor, Slots: cfg.Slots, Attrs: cfg.Attrs,

@@ -45,3 +45,16 @@ func Advertised(bound, host string) string {
 	}
 	return net.JoinHostPort(h, p)
 }
+
+// AdvertiseHost picks the host a daemon advertises for its Thrift
+// services: the explicit one if set, else the host of its gossip address.
+func AdvertiseHost(explicit, gossip string) (string, error) {
+	if explicit != "" {
+		return explicit, nil
+	}
+	h, _, err := net.SplitHostPort(gossip)
+	if err != nil {
+		return "", fmt.Errorf("gossip address %q: %w", gossip, err)
+	}
+	return h, nil
+}

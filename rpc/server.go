@@ -112,11 +112,13 @@ func (s *Server) track(conn net.Conn) bool {
 
 func (s *Server) handle(conn net.Conn) {
 	defer func() {
+		conn.Close()
+		// Free the slot before untracking, so that a connection seen gone
+		// has really made room for the next.
+		<-s.slots
 		s.mu.Lock()
 		delete(s.conns, conn)
 		s.mu.Unlock()
-		conn.Close()
-		<-s.slots
 		s.wg.Done()
 	}()
 	s.mu.Lock()
@@ -180,4 +182,21 @@ func (s *Server) Close() error {
 	s.mu.Unlock()
 	s.wg.Wait()
 	return err
+}
+
+// ListenAll binds each address, one Server per service, closing those
+// already bound if any fails.
+func ListenAll(cfg Config, log zerolog.Logger, addrs ...string) ([]*Server, error) {
+	servers := make([]*Server, 0, len(addrs))
+	for _, a := range addrs {
+		s, err := Listen(a, cfg, log)
+		if err != nil {
+			for _, done := range servers {
+				done.Close()
+			}
+			return nil, err
+		}
+		servers = append(servers, s)
+	}
+	return servers, nil
 }

@@ -1,8 +1,6 @@
 package scheduler
 
 import (
-	"fmt"
-	"net"
 	"time"
 
 	"github.com/hashicorp/memberlist"
@@ -59,23 +57,15 @@ func StartDaemon(cfg DaemonConfig) (*Daemon, error) {
 	if cfg.GetTaskListen == "" {
 		cfg.GetTaskListen = DefaultGetTaskListen
 	}
-	host := cfg.AdvertiseHost
-	if host == "" {
-		h, _, err := net.SplitHostPort(cfg.Gossip)
-		if err != nil {
-			return nil, fmt.Errorf("gossip address %q: %w", cfg.Gossip, err)
-		}
-		host = h
-	}
-	svc, err := rpc.Listen(cfg.Listen, cfg.RPC, cfg.Log)
+	host, err := rpc.AdvertiseHost(cfg.AdvertiseHost, cfg.Gossip)
 	if err != nil {
 		return nil, err
 	}
-	gt, err := rpc.Listen(cfg.GetTaskListen, cfg.RPC, cfg.Log)
+	servers, err := rpc.ListenAll(cfg.RPC, cfg.Log, cfg.Listen, cfg.GetTaskListen)
 	if err != nil {
-		svc.Close()
 		return nil, err
 	}
+	svc, gt := servers[0], servers[1]
 	svcAddr, gtAddr := rpc.Advertised(svc.Addr(), host), rpc.Advertised(gt.Addr(), host)
 	cluster, err := membership.Start(membership.Config{
 		Name: cfg.Name, Bind: cfg.Gossip, Seeds: cfg.Join, Profile: cfg.GossipProfile, Keyring: cfg.Keyring,

@@ -10,12 +10,14 @@ import (
 	"syscall"
 
 	"github.com/hashicorp/memberlist"
+	"github.com/prometheus/client_golang/prometheus"
 	"github.com/rs/zerolog"
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
 
 	"github.com/sparrowfleet/sparrow/logging"
 	"github.com/sparrowfleet/sparrow/membership"
+	"github.com/sparrowfleet/sparrow/metrics"
 	"github.com/sparrowfleet/sparrow/rpc"
 )
 
@@ -164,6 +166,20 @@ func runUntilSignal(log zerolog.Logger, stop func() error) error {
 		return fmt.Errorf("shutdown: %w", err)
 	}
 	return nil
+}
+
+// serveMetrics serves c at http://addr/metrics unless addr is empty, and
+// returns the function that stops it.
+func serveMetrics(addr string, c prometheus.Collector, log zerolog.Logger) (stop func(), err error) {
+	if addr == "" {
+		return func() {}, nil
+	}
+	m, err := metrics.Serve(addr, c)
+	if err != nil {
+		return nil, err
+	}
+	log.Info().Str("metrics", "http://"+m.Addr()+"/metrics").Msg("serving Prometheus metrics")
+	return func() { m.Close() }, nil
 }
 
 // onSIGHUP calls fn on every SIGHUP until the returned stop is called.

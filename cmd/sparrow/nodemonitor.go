@@ -75,15 +75,12 @@ leaving the gossip cluster.`,
 				log.Info().Int("users", len(w)).Msg("weights reloaded")
 			})
 			defer stopReload()
-			if metricsAddr != "" {
-				m, err := metrics.Serve(metricsAddr, metrics.NodeMonitorCollector(d.NodeMonitor))
-				if err != nil {
-					d.Close()
-					return err
-				}
-				defer m.Close()
-				log.Info().Str("metrics", "http://"+m.Addr()+"/metrics").Msg("serving Prometheus metrics")
+			stopMetrics, err := serveMetrics(metricsAddr, metrics.NodeMonitorCollector(d.NodeMonitor), log)
+			if err != nil {
+				d.Close()
+				return err
 			}
+			defer stopMetrics()
 			return runUntilSignal(log, d.Close)
 		},
 	}

@@ -39,15 +39,12 @@ GetTaskService. Shuts down gracefully on SIGTERM, leaving the gossip cluster.`,
 			if err != nil {
 				return err
 			}
-			if metricsAddr != "" {
-				m, err := metrics.Serve(metricsAddr, metrics.SchedulerCollector(d.Scheduler))
-				if err != nil {
-					d.Close()
-					return err
-				}
-				defer m.Close()
-				log.Info().Str("metrics", "http://"+m.Addr()+"/metrics").Msg("serving Prometheus metrics")
+			stopMetrics, err := serveMetrics(metricsAddr, metrics.SchedulerCollector(d.Scheduler), log)
+			if err != nil {
+				d.Close()
+				return err
 			}
+			defer stopMetrics()
 			return runUntilSignal(log, d.Close)
 		},
 	}
