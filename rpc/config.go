@@ -13,9 +13,9 @@ import (
 // Defaults for Config's zero fields.
 const (
 	// DefaultMaxFrameBytes is 4 MiB: a 500-task job with 1 KiB task
-	// messages needs about 0.5 MiB, and decoding costs up to ~60 bytes of
-	// memory per wire byte, so larger frames are a memory risk per
-	// connection.
+	// messages needs about 0.5 MiB, and decoding costs up to ~77 bytes of
+	// memory per wire byte (lists of empty structs; see docs/FUZZING.md),
+	// so larger frames are a memory risk per connection.
 	DefaultMaxFrameBytes  = 4 << 20
 	DefaultConnectTimeout = 1 * time.Second
 	DefaultCallTimeout    = 5 * time.Second
