@@ -54,6 +54,10 @@ type Config struct {
 	// SingleHost puts every member on 127.0.0.1 instead of its own
 	// 127.0.x.y address.
 	SingleHost bool
+	// GossipProfile is the members' gossip timing (default "local": fast
+	// failure detection, which fault tests need; "lan" gossips far less,
+	// which benchmarks prefer when a whole fleet shares two cores).
+	GossipProfile string
 	// Seed makes the schedulers' placement reproducible (0: random).
 	Seed uint64
 	Log  zerolog.Logger
@@ -91,6 +95,9 @@ func (c *Config) defaults() {
 	}
 	if c.Queue == "" {
 		c.Queue = "fifo"
+	}
+	if c.GossipProfile == "" {
+		c.GossipProfile = "local"
 	}
 }
 
@@ -138,7 +145,7 @@ func Start(ctx context.Context, cfg Config) (_ *Fleet, err error) {
 		h := cfg.host(1, i)
 		d, err := scheduler.StartDaemon(scheduler.DaemonConfig{
 			Listen: h + ":0", GetTaskListen: h + ":0", Gossip: h + ":0", Join: seeds,
-			GossipProfile: "local", Name: fmt.Sprintf("scheduler-%d", i),
+			GossipProfile: cfg.GossipProfile, Name: fmt.Sprintf("scheduler-%d", i),
 			Scheduler: scheduler.Config{
 				ProbeRatio: cfg.ProbeRatio, ConstrainedProbeRatio: cfg.ConstrainedProbeRatio,
 				NoCancel: cfg.NoCancel, Seed: seedFor(cfg.Seed, i),
@@ -163,7 +170,7 @@ func Start(ctx context.Context, cfg Config) (_ *Fleet, err error) {
 		}
 		d, err := nodemonitor.StartDaemon(nodemonitor.DaemonConfig{
 			Listen: h + ":0", InternalListen: h + ":0", Gossip: h + ":0", Join: seeds[:1],
-			GossipProfile: "local", Name: fmt.Sprintf("nodemonitor-%d", i),
+			GossipProfile: cfg.GossipProfile, Name: fmt.Sprintf("nodemonitor-%d", i),
 			Slots: cfg.Slots, Queue: q, Attrs: attrs, Log: cfg.Log,
 		})
 		if err != nil {

@@ -29,7 +29,7 @@ type fleetFlags struct {
 	queue                           string
 	noCancel, singleHost, asJSON    bool
 	seed                            uint64
-	cpuProfile                      string
+	cpuProfile, gossipProfile       string
 }
 
 func (f *fleetFlags) register(fs *pflag.FlagSet) {
@@ -49,6 +49,7 @@ func (f *fleetFlags) register(fs *pflag.FlagSet) {
 	fs.Uint64Var(&f.seed, "seed", 1, "seed for arrivals and placement")
 	fs.BoolVar(&f.asJSON, "json", false, "print the summary as one JSON object on the last line")
 	fs.StringVar(&f.cpuProfile, "cpuprofile", "", "write a CPU profile of the run (fleet and driver) to this file")
+	fs.StringVar(&f.gossipProfile, "gossip-profile", "lan", "members' gossip timing: lan (light), local (fast failure detection) or wan")
 }
 
 func (f *fleetFlags) validate() error {
@@ -61,8 +62,6 @@ func (f *fleetFlags) validate() error {
 		return fmt.Errorf("--slots must be at least 1")
 	case f.duration <= 0:
 		return fmt.Errorf("--duration must be positive")
-	case f.taskDuration == 0 && f.jobsPerSec <= 0:
-		return fmt.Errorf("no-op tasks (--task-duration 0) need --jobs-per-sec")
 	}
 	return nil
 }
@@ -81,6 +80,9 @@ delay (submit to launch) and throughput.`,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			if !cmd.Flags().Changed("log-level") {
 				logLevel = "warn"
+			}
+			if ff.taskDuration == 0 && ff.jobsPerSec <= 0 {
+				return fmt.Errorf("no-op tasks (--task-duration 0) need --jobs-per-sec")
 			}
 			res, err := runFleet(cmd.Context(), ff, cmd.ErrOrStderr())
 			if err != nil {
@@ -110,7 +112,7 @@ func startFleetFromFlags(ctx context.Context, ff fleetFlags, progress io.Writer)
 	f, err := fleet.Start(startCtx, fleet.Config{
 		Schedulers: ff.schedulers, NodeMonitors: ff.nodes, Slots: ff.slots,
 		ProbeRatio: ff.probeRatio, NoCancel: ff.noCancel, Queue: ff.queue,
-		SingleHost: ff.singleHost, Seed: ff.seed, Log: log,
+		SingleHost: ff.singleHost, Seed: ff.seed, GossipProfile: ff.gossipProfile, Log: log,
 	})
 	if err != nil {
 		return nil, err
