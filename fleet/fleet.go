@@ -11,6 +11,7 @@ import (
 	"fmt"
 	"slices"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"time"
 
@@ -301,25 +302,45 @@ func (f *Fleet) KillNodeMonitor(i int) {
 	}
 }
 
-// Close stops every member: executors, node monitors, then schedulers.
+// Close stops every member: node monitors first (so none mistakes its
+// executors' shutdown for a failure), then executors, then schedulers;
+// members of a kind leave the gossip cluster in parallel, since each waits
+// for its leave message to spread.
 func (f *Fleet) Close() error {
+	var mu sync.Mutex
 	var errs []error
-	for i, bs := range f.Backends {
-		if f.killed[i] {
-			continue
+	parallel := func(n int, stop func(i int) error) {
+		var wg sync.WaitGroup
+		for i := 0; i < n; i++ {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				if err := stop(i); err != nil {
+					mu.Lock()
+					errs = append(errs, err)
+					mu.Unlock()
+				}
+			}()
 		}
-		for _, b := range bs {
+		wg.Wait()
+	}
+	parallel(len(f.NodeMonitors), func(i int) error {
+		if f.killed[i] {
+			return nil
+		}
+		return f.NodeMonitors[i].Close()
+	})
+	parallel(len(f.Backends), func(i int) error {
+		if f.killed[i] {
+			return nil
+		}
+		var errs []error
+		for _, b := range f.Backends[i] {
 			errs = append(errs, b.Close())
 		}
-	}
-	for i, n := range f.NodeMonitors {
-		if !f.killed[i] {
-			errs = append(errs, n.Close())
-		}
-	}
-	for i := range f.Schedulers {
-		errs = append(errs, f.StopScheduler(i))
-	}
+		return errors.Join(errs...)
+	})
+	parallel(len(f.Schedulers), f.StopScheduler)
 	return errors.Join(errs...)
 }
 

@@ -271,7 +271,7 @@ func (c *Cluster) Leave(timeout time.Duration) error {
 	close(c.stop)
 	c.done.Wait()
 	if err := c.ml.Leave(timeout); err != nil {
-		c.log.Warn().Err(err).Msg("leave message not confirmed; peers will detect the departure by failure detection")
+		c.log.Info().Err(err).Msg("leave message not confirmed; peers will detect the departure by failure detection")
 	}
 	if err := c.ml.Shutdown(); err != nil {
 		return fmt.Errorf("leave gossip cluster: %w", err)

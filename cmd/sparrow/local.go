@@ -49,7 +49,7 @@ func (f *fleetFlags) register(fs *pflag.FlagSet) {
 	fs.Uint64Var(&f.seed, "seed", 1, "seed for arrivals and placement")
 	fs.BoolVar(&f.asJSON, "json", false, "print the summary as one JSON object on the last line")
 	fs.StringVar(&f.cpuProfile, "cpuprofile", "", "write a CPU profile of the run (fleet and driver) to this file")
-	fs.StringVar(&f.gossipProfile, "gossip-profile", "lan", "members' gossip timing: lan (light), local (fast failure detection) or wan")
+	fs.StringVar(&f.gossipProfile, "gossip-profile", "local", "members' gossip timing: local (fast convergence and failure detection), lan (lighter, but slower to converge) or wan")
 }
 
 func (f *fleetFlags) validate() error {
