@@ -46,3 +46,13 @@ fmt: ## gofmt every file
 
 clean: ## remove build output
 	rm -rf bin
+
+IMAGE       ?= sparrowfleet:dev
+
+.PHONY: docker e2e
+
+docker: build ## build the static binary, then the FROM-scratch image $(IMAGE)
+	docker build -t $(IMAGE) .
+
+e2e: docker ## fault-injection tests against a containerised fleet (needs docker and docker-compose)
+	E2E_IMAGE=$(IMAGE) scripts/e2e/run.sh

@@ -1,0 +1,134 @@
+package main
+
+import (
+	"encoding/json"
+	"fmt"
+	"io"
+	"os"
+	"os/signal"
+	"strings"
+	"syscall"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/sparrowfleet/sparrow/client"
+	"github.com/sparrowfleet/sparrow/driver"
+)
+
+func init() { rootCmd.AddCommand(newDriveCmd()) }
+
+func newDriveCmd() *cobra.Command {
+	var (
+		cfg        driver.Config
+		schedulers string
+		asJSON     bool
+	)
+	cmd := &cobra.Command{
+		Use:   "drive",
+		Short: "Drive jobs through running schedulers, resubmitting lost work (fault tests, remote benchmarks)",
+		Long: `Act as an application frontend against a running fleet: submit --jobs jobs
+of --tasks sleep tasks (--task-duration each; the fleet's executors must be
+"sparrow executor" or understand the same messages) at --rate jobs/s, or at
+the rate that keeps --load of --slots busy.
+
+Like the paper's Spark frontend, it retries at the application level: a task
+reported lost (status 1001: its node monitor died) or failed (1002: its
+executor failed), and every job reported in flight when the frontend fails
+over to another scheduler, is resubmitted as a new job with a new request
+id. The run ends when every original job's tasks have all finished OK, or
+at --deadline.
+
+Progress goes to stderr once a second; SIGUSR1 records a mark (the time and
+the jobs and tasks in flight), for fault injectors. The summary (--json: one
+JSON object on the last line of stdout) has the jobs and tasks submitted and
+completed, lost and failed reports, resubmissions, failovers with their
+detection and reconnection times, the first and last lost reports
+(RFC 3339, nanoseconds) and job response times. Exits non-zero unless every
+job completed.`,
+		Args: noArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			if !cmd.Flags().Changed("log-level") {
+				logLevel = "warn"
+			}
+			log, err := newLogger()
+			if err != nil {
+				return err
+			}
+			for _, s := range strings.Split(schedulers, ",") {
+				if s = strings.TrimSpace(s); s != "" {
+					cfg.Schedulers = append(cfg.Schedulers, s)
+				}
+			}
+			ctx, cancel := signal.NotifyContext(cmd.Context(), os.Interrupt, syscall.SIGTERM)
+			defer cancel()
+			marks, stopMarks := driver.MarkSignals()
+			defer stopMarks()
+			cfg.Marks, cfg.Log, cfg.Progress = marks, log, cmd.ErrOrStderr()
+			sum, err := driver.Run(ctx, cfg)
+			if err != nil {
+				return err
+			}
+			if err := printDriveSummary(cmd.OutOrStdout(), sum, asJSON); err != nil {
+				return err
+			}
+			if !sum.OK {
+				return fmt.Errorf("drive: %s", sum.Error)
+			}
+			return nil
+		},
+	}
+	fs := cmd.Flags()
+	fs.StringVar(&schedulers, "schedulers", "127.0.0.1:20503", "comma-separated SchedulerService host:port list, in failover order")
+	fs.StringVar(&cfg.App, "app", "sleep", "app to submit jobs for (executors must serve it)")
+	fs.IntVar(&cfg.Jobs, "jobs", 100, "original jobs to submit")
+	fs.IntVar(&cfg.Tasks, "tasks", 4, "tasks per job")
+	fs.DurationVar(&cfg.TaskDuration, "task-duration", 100*time.Millisecond, "how long each task sleeps (the task message)")
+	fs.Float64Var(&cfg.Rate, "rate", 0, "job arrival rate in jobs/s (0: derive from --load and --slots)")
+	fs.Float64Var(&cfg.Load, "load", 0.8, "target fraction of --slots busy, used when --rate is 0 (above 1 overloads the fleet so queues build)")
+	fs.IntVar(&cfg.Slots, "slots", 0, "the fleet's total slots, used with --load")
+	fs.BoolVar(&cfg.Poisson, "poisson", false, "Poisson arrivals at --rate instead of evenly spaced ones")
+	fs.Uint64Var(&cfg.Seed, "seed", 1, "seed for Poisson arrivals")
+	fs.Float64Var(&cfg.ProbeRatio, "probe-ratio", 0, "probe ratio d for each job (0: the scheduler's default)")
+	fs.StringVar(&cfg.Listen, "listen", client.DefaultFrontendListen, "FrontendService address (schedulers send task messages here)")
+	fs.StringVar(&cfg.AdvertiseHost, "advertise-host", "auto", `host given to schedulers when --listen is a wildcard; "auto": 127.0.0.1 if every scheduler is on loopback, else this machine's first non-loopback IPv4 address`)
+	fs.DurationVar(&cfg.Deadline, "deadline", 2*time.Minute, "give up (exit non-zero) if the jobs have not all completed this long after the start")
+	fs.DurationVar(&cfg.Timeout, "timeout", client.DefaultTimeout, "scheduler failure-detection timeout (the paper's 100 ms)")
+	fs.DurationVar(&cfg.Heartbeat, "heartbeat", client.DefaultHeartbeat, "idle heartbeat to the current scheduler (negative disables)")
+	fs.DurationVar(&cfg.SubmitRetry, "submit-retry", 100*time.Millisecond, "wait before resubmitting a job whose submit was refused or found no scheduler")
+	fs.StringVar(&cfg.RunID, "run-id", "", "prefix of every request id (default: random)")
+	fs.DurationVar(&cfg.ProgressEvery, "progress-every", time.Second, "interval between progress lines on stderr")
+	fs.BoolVar(&asJSON, "json", false, "print the summary as one JSON object on the last line of stdout")
+	return cmd
+}
+
+func printDriveSummary(w io.Writer, s driver.Summary, asJSON bool) error {
+	if asJSON {
+		b, err := json.Marshal(s)
+		if err != nil {
+			return fmt.Errorf("encode summary: %w", err)
+		}
+		_, err = fmt.Fprintln(w, string(b))
+		return err
+	}
+	status := "ok"
+	if !s.OK {
+		status = "NOT OK: " + s.Error
+	}
+	fmt.Fprintf(w, "sparrow drive %s: %s\n", s.RunID, status)
+	fmt.Fprintf(w, "  jobs completed     %d of %d (%d tasks of %d)\n", s.JobsCompleted, s.JobsSubmitted, s.TasksCompleted, s.TasksSubmitted)
+	fmt.Fprintf(w, "  reports            %d ok (%d late, %d duplicate), %d lost, %d failed, %d stale\n",
+		s.OKReports, s.LateOKReports, s.DuplicateOKReports, s.LostReports, s.FailedReports, s.StaleReports)
+	fmt.Fprintf(w, "  resubmitted        %d jobs, %d tasks %v; %d submit errors\n", s.ResubmittedJobs, s.ResubmittedTasks, s.ResubmittedBy, s.SubmitErrors)
+	for _, f := range s.Failovers {
+		fmt.Fprintf(w, "  failover           %s -> %s at %s, reconnected in %.1f ms, %d jobs in flight, relaunched %.1f ms later\n",
+			f.From, f.To, f.DetectedAt, f.ReconnectMs, f.InFlightJobs, f.RelaunchTookMs)
+	}
+	if s.FirstLostAt != "" {
+		fmt.Fprintf(w, "  lost reports       first %s, last %s\n", s.FirstLostAt, s.LastLostAt)
+	}
+	fmt.Fprintf(w, "  affected jobs      %d (%d completed, last at %s)\n", s.AffectedJobs, s.AffectedCompleted, s.LastAffectedDoneAt)
+	fmt.Fprintf(w, "  response time      p50 %.1f ms  p99 %.1f ms  max %.1f ms\n", s.ResponseMs.P50, s.ResponseMs.P99, s.ResponseMs.Max)
+	fmt.Fprintf(w, "  elapsed            %.1f s\n", s.ElapsedS)
+	return nil
+}
