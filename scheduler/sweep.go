@@ -1,13 +1,20 @@
 package scheduler
 
-import "time"
+import (
+	"time"
+
+	"github.com/sparrowfleet/sparrow/placement"
+)
 
 // Sweep gives extra reservations to requests whose deadline has passed
 // with tasks still unlaunched: some node monitor holds a reservation but is
 // not asking for work (alive but stuck, or partitioned before gossip
 // noticed). The old reservations stay, so a slow node keeps its place in
-// line; whichever node asks first gets the task. The daemon calls Sweep
-// periodically; tests call it with a chosen time.
+// line; whichever node asks first gets the task. Sweep only ever adds: if
+// every candidate already holds a reservation (a small, overloaded fleet,
+// where waiting is simply queueing), it does nothing, and it never fails a
+// request. The daemon calls Sweep periodically; tests call it with a
+// chosen time.
 func (s *Scheduler) Sweep(now time.Time) {
 	if s.cfg.ReservationTimeout <= 0 {
 		return
@@ -22,21 +29,33 @@ func (s *Scheduler) Sweep(now time.Time) {
 	}
 	s.mu.Unlock()
 	for _, r := range due {
-		s.mu.Lock()
-		if s.requests[r.ID] != r {
-			s.mu.Unlock()
-			continue
-		}
-		s.log.Warn().Str("request", r.ID).Int("unlaunched", r.Unlaunched()).
-			Dur("waited", s.cfg.ReservationTimeout).Msg("reservations unanswered; placing more elsewhere")
-		// Nodes already holding this request's reservations are the ones
-		// not answering; look elsewhere.
-		if r.failed == nil {
-			r.failed = make(map[string]bool)
-		}
-		for _, p := range r.Outstanding() {
-			r.failed[p.Node.Addr] = true
-		}
-		s.reprobe(r, r.UnlaunchedTasks())
+		s.sweepOne(r)
 	}
+}
+
+func (s *Scheduler) sweepOne(r *request) {
+	s.mu.Lock()
+	if s.requests[r.ID] != r || r.reprobe >= maxReprobes {
+		s.mu.Unlock()
+		return
+	}
+	var candidates []placement.Node
+	for _, n := range s.view.Candidates(r.app) {
+		if !r.failed[n.Addr] && !r.Holds(n.Addr) {
+			candidates = append(candidates, n)
+		}
+	}
+	candidates, _ = placement.Filter(candidates, r.cons)
+	probes, err := s.sampler.Plan(s.rng, candidates, r.UnlaunchedTasks(), r.ratio)
+	if err != nil || len(probes) == 0 {
+		s.mu.Unlock()
+		return
+	}
+	r.reprobe++
+	s.stats.Reprobes++
+	r.AddProbes(probes)
+	s.mu.Unlock()
+	s.log.Warn().Str("request", r.ID).Int("unlaunched", r.Unlaunched()).Int("nodes", len(probes)).
+		Dur("waited", s.cfg.ReservationTimeout).Msg("reservations unanswered; placing more elsewhere")
+	s.enqueue(r, probes)
 }
