@@ -102,6 +102,16 @@ func StartDaemon(cfg DaemonConfig) (*Daemon, error) {
 		return nil, err
 	}
 	d.NodeMonitor, d.log = nm, nm.log
+	cluster.Watch(func(ev membership.Event) {
+		if ev.Member.Meta.Role != membership.RoleScheduler {
+			return
+		}
+		if ev.Kind == membership.Left {
+			nm.SchedulerGone(ev.Member.Meta.Service)
+		} else {
+			nm.SchedulerBack(ev.Member.Meta.Service)
+		}
+	})
 	if cfg.ExecutorCheck == 0 {
 		cfg.ExecutorCheck = DefaultExecutorCheck
 	}

@@ -78,6 +78,10 @@ type NodeMonitor struct {
 	backend  map[string]string // app -> BackendService address
 	misses   map[string]int    // app -> failed executor checks in a row
 	launches uint64
+	// goneScheds holds SchedulerService addresses gossip has declared dead
+	// or departed: their reservations are released without a getTask, which
+	// would only wait out its timeout while holding a slot.
+	goneScheds map[string]bool
 }
 
 // New returns a NodeMonitor that finds schedulers' getTask addresses in dir.
@@ -109,6 +113,8 @@ func New(cfg Config, dir SchedulerDirectory) (*NodeMonitor, error) {
 		core:     core,
 		backend:  make(map[string]string),
 		misses:   make(map[string]int),
+
+		goneScheds: make(map[string]bool),
 	}
 	n.notify = batch.New(n.sendFinished)
 	return n, nil
@@ -283,9 +289,35 @@ func (n *NodeMonitor) getTaskAddr(scheduler string) string {
 	return net.JoinHostPort(host, DefaultGetTaskPort)
 }
 
+// SchedulerGone records that the scheduler serving at service (its
+// SchedulerService address) died or left: its queued reservations will be
+// released as they come up, without calling it.
+func (n *NodeMonitor) SchedulerGone(service string) {
+	n.mu.Lock()
+	n.goneScheds[service] = true
+	n.mu.Unlock()
+}
+
+// SchedulerBack undoes SchedulerGone when the scheduler rejoins.
+func (n *NodeMonitor) SchedulerBack(service string) {
+	n.mu.Lock()
+	delete(n.goneScheds, service)
+	n.mu.Unlock()
+}
+
 // fetch runs one reservation that reached a free slot: getTask, then
 // launchTask. The slot is held throughout and freed on every failure path.
 func (n *NodeMonitor) fetch(r queue.Reservation) {
+	n.mu.Lock()
+	gone := n.goneScheds[r.Scheduler]
+	if gone {
+		n.core.Released()
+	}
+	n.mu.Unlock()
+	if gone {
+		n.drive()
+		return
+	}
 	var specs []*sparrowrpc.TTaskLaunchSpec
 	gt := n.getTaskAddr(r.Scheduler)
 	err := n.getTask.Call(context.Background(), gt, func(ctx context.Context, c *sparrowrpc.GetTaskServiceClient) error {

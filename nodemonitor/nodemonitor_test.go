@@ -328,3 +328,22 @@ func TestReservationFloodIsBounded(t *testing.T) {
 		t.Error("a real reservation was refused after the flood drained")
 	}
 }
+
+// Reservations from a scheduler gossip has declared gone are released
+// without calling it, so a dead scheduler cannot hold slots for a getTask
+// timeout each; they are fetched again once it is back.
+func TestReservationsOfAGoneSchedulerAreReleased(t *testing.T) {
+	h := newHarness(t, 1, false)
+	h.nm.SchedulerGone(rpc.HostPortString(h.self))
+	h.enqueue(t, "app", "dead", 3)
+	waitState(t, h.nm, "the reservations to be released", func(s State) bool { return s.Queued == 0 && s.Fetching == 0 })
+	if n := h.sched.askedFor("dead"); n != 0 {
+		t.Fatalf("a gone scheduler was asked %d times", n)
+	}
+	h.nm.SchedulerBack(rpc.HostPortString(h.self))
+	h.sched.mu.Lock()
+	h.sched.tasks["alive"] = []string{"t"}
+	h.sched.mu.Unlock()
+	h.enqueue(t, "app", "alive", 1)
+	waitState(t, h.nm, "the task to launch", func(s State) bool { return s.Launches == 1 })
+}
