@@ -136,9 +136,9 @@ func Start(cfg Config) (*Cluster, error) {
 	if len(seeds) > 0 {
 		if _, err := ml.Join(seeds); err != nil {
 			c.log.Warn().Err(err).Strs("seeds", seeds).Msg("no seed answered; retrying in the background")
-			c.done.Add(1)
-			go c.retryJoin(seeds)
 		}
+		c.done.Add(1)
+		go c.rejoin(seeds, rejoinInterval(cfg.Profile))
 	}
 	return c, nil
 }
@@ -184,12 +184,39 @@ func splitHostPort(hp string) (string, int, error) {
 	if host == "" {
 		host = "0.0.0.0"
 	}
+	if net.ParseIP(host) == nil {
+		// memberlist takes only IP addresses; resolve names (container
+		// hostnames, say) here.
+		ips, err := net.LookupIP(host)
+		if err != nil || len(ips) == 0 {
+			return "", 0, fmt.Errorf("%q: cannot resolve host %q: %v", hp, host, err)
+		}
+		host = ips[0].String()
+		for _, ip := range ips {
+			if ip.To4() != nil {
+				host = ip.String()
+				break
+			}
+		}
+	}
 	return host, port, nil
 }
 
-func (c *Cluster) retryJoin(seeds []string) {
+// rejoinInterval is how often seeds missing from the view are joined again.
+func rejoinInterval(profile string) time.Duration {
+	if profile == "local" {
+		return 2 * time.Second
+	}
+	return 10 * time.Second
+}
+
+// rejoin joins, for as long as the member runs, any seed that is not live in
+// its view. It covers seeds that were down at start, and partitions: once
+// both sides of a partition have declared each other dead they stop
+// gossiping to each other, and without a new join the cluster never heals.
+func (c *Cluster) rejoin(seeds []string, every time.Duration) {
 	defer c.done.Done()
-	t := time.NewTicker(time.Second)
+	t := time.NewTicker(every)
 	defer t.Stop()
 	for {
 		select {
@@ -197,9 +224,21 @@ func (c *Cluster) retryJoin(seeds []string) {
 			return
 		case <-t.C:
 		}
-		if n, err := c.ml.Join(seeds); err == nil {
-			c.log.Info().Int("contacted", n).Msg("joined the gossip cluster")
-			return
+		live := make(map[string]bool)
+		for _, m := range c.Members("") {
+			live[m.Gossip] = true
+		}
+		var missing []string
+		for _, s := range seeds {
+			if !live[s] {
+				missing = append(missing, s)
+			}
+		}
+		if len(missing) == 0 {
+			continue
+		}
+		if n, err := c.ml.Join(missing); err == nil {
+			c.log.Info().Int("contacted", n).Strs("seeds", missing).Msg("re-joined seeds missing from the view")
 		}
 	}
 }
