@@ -89,6 +89,10 @@ type Frontend struct {
 	current  int // index into cfg.Schedulers
 	nextID   uint64
 	inFlight map[string]*jobState
+	// failing is non-nil while a failover is under way; it is closed when
+	// it ends, so concurrent callers that saw the same failure wait for it
+	// rather than each failing over.
+	failing chan struct{}
 }
 
 type jobState struct {
@@ -273,17 +277,34 @@ func (f *Frontend) InFlight() []string {
 	return out
 }
 
-// failover moves off failed, unless another goroutine already did, and
-// reports the jobs in flight on it.
+// failover moves off failed, unless another goroutine already did or is
+// doing so, and reports the jobs in flight on it.
 func (f *Frontend) failover(ctx context.Context, failed string, cause error) error {
 	detected := time.Now()
 	f.mu.Lock()
+	if f.failing != nil {
+		wait := f.failing
+		f.mu.Unlock()
+		select {
+		case <-wait:
+		case <-ctx.Done():
+			return ctx.Err()
+		}
+		return nil
+	}
 	if f.cfg.Schedulers[f.current] != failed {
 		f.mu.Unlock()
 		return nil
 	}
+	f.failing = make(chan struct{})
 	start := (f.current + 1) % len(f.cfg.Schedulers)
 	f.mu.Unlock()
+	defer func() {
+		f.mu.Lock()
+		close(f.failing)
+		f.failing = nil
+		f.mu.Unlock()
+	}()
 	f.log.Warn().Err(cause).Str("scheduler", failed).Msg("scheduler failed; failing over")
 	f.pool.Forget(failed)
 	idx, err := f.connect(ctx, start)

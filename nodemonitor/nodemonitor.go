@@ -172,6 +172,9 @@ func (n *NodeMonitor) RegisterBackend(ctx context.Context, app, listenSocket str
 	n.core.AddApp(app)
 	apps := n.core.Apps()
 	n.mu.Unlock()
+	// It may be a restarted executor at the same address: drop pooled
+	// connections to the old process.
+	n.backends.Forget(listenSocket)
 	slices.Sort(apps)
 	n.log.Info().Str("app", app).Str("backend", listenSocket).Msg("executor registered")
 	if n.cfg.OnAppsChanged != nil {

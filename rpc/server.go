@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"net"
 	"sync"
+	"syscall"
 	"time"
 
 	"github.com/apache/thrift/lib/go/thrift"
@@ -155,6 +156,8 @@ func (s *Server) handle(conn net.Conn) {
 		switch {
 		case err == nil, errors.Is(err, net.ErrClosed), s.isClosed():
 			// The server is shutting down and closed the connection itself.
+		case errors.Is(err, syscall.ECONNRESET), errors.Is(err, syscall.EPIPE):
+			// The peer went away mid-call; nothing malformed about it.
 		case errors.As(err, &te) && (te.TypeId() == thrift.END_OF_FILE || te.TypeId() == thrift.TIMED_OUT):
 			// A closed or idle connection ends normally.
 		case errors.As(err, &pe):

@@ -27,6 +27,9 @@ func (s *Scheduler) RegisterFrontend(ctx context.Context, app, socketAddress str
 		return false, fmt.Errorf("registerFrontend: too many apps (%d)", maxFrontends)
 	}
 	s.frontends[app] = socketAddress
+	// A frontend registering may be a restarted process at the same
+	// address: pooled connections to the old one would fail.
+	s.fronts.Forget(socketAddress)
 	s.log.Info().Str("app", app).Str("frontend", socketAddress).Msg("frontend registered")
 	return true, nil
 }
