@@ -6,7 +6,7 @@ IDL         := thrift/sparrow.thrift
 GO_PREFIX   := github.com/sparrowfleet/sparrow/thrift/gen-go/
 GOFILES      = $(shell git ls-files '*.go' | grep -v '^thrift/gen-')
 
-.PHONY: help build test test-short run thrift thrift-check lint fmt clean
+.PHONY: help build test test-short run thrift thrift-check lint fmt clean fuzz-short
 
 help: ## list targets
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | sed 's/:.*## /\t/'
@@ -43,6 +43,15 @@ lint: ## gofmt and go vet
 
 fmt: ## gofmt every file
 	gofmt -w $(GOFILES)
+
+FUZZ_RPC       := FuzzSchedulerService FuzzGetTaskService FuzzNodeMonitorService FuzzInternalService FuzzBackendService FuzzFrontendService
+FUZZ_SCHEDULER := FuzzParseRequest FuzzParseRequestFields
+
+fuzz-short: ## run every fuzz target briefly (counts, not durations: see docs/FUZZING.md)
+	@set -e; for f in $(FUZZ_SCHEDULER); do \
+	  $(GO) test -run NONE -fuzz "^$$f$$" -fuzztime 20000x -fuzzminimizetime 2s ./scheduler/; done
+	@set -e; for f in $(FUZZ_RPC); do \
+	  $(GO) test -run NONE -fuzz "^$$f$$" -fuzztime 10000x -fuzzminimizetime 2s ./rpc/; done
 
 clean: ## remove build output
 	rm -rf bin
