@@ -9,7 +9,7 @@ GOFILES      = $(shell git ls-files '*.go' | grep -v '^thrift/gen-')
 .PHONY: help build test test-short run thrift thrift-check lint fmt clean fuzz-short
 
 help: ## list targets
-	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | sed 's/:.*## /\t/'
+	@grep -E '^[a-z0-9-]+:.*## ' $(MAKEFILE_LIST) | sed 's/:.*## /\t/'
 
 build: ## build the sparrow binary into bin/
 	CGO_ENABLED=0 $(GO) build -trimpath -o $(BIN) ./cmd/sparrow
