@@ -23,7 +23,6 @@
 #                   E2E_SCHED_PARTITION_S (default 5 s): like a machine that
 #                   vanished, its address no longer answers at all, so node
 #                   monitors holding its reservations wait out their timeouts
-# Opt-in (not in the default list):
 #   nm-long-partition  disconnect nm5 for E2E_LONG_PARTITION_S (default 20 s,
 #                   longer than the local gossip profile's 15 s
 #                   GossipToTheDeadTime), reconnect, and require nm5 to run
@@ -44,7 +43,7 @@ export E2E_NET=${E2E_NET:-10.217.0}
 export E2E_APP=${E2E_APP:-e2e}
 export E2E_SLOTS=${E2E_SLOTS:-2}
 OUT=${E2E_OUT:-$ROOT/bin/e2e}
-SCENARIOS=${E2E_SCENARIOS:-baseline scheduler-kill nm-kill executor-kill nm-pause nm-partition scheduler-pause scheduler-partition}
+SCENARIOS=${E2E_SCENARIOS:-baseline scheduler-kill nm-kill executor-kill nm-pause nm-partition scheduler-pause scheduler-partition nm-long-partition}
 JOBS=${E2E_JOBS:-180}
 TASKS=${E2E_TASKS:-6}
 TASK_DURATION=${E2E_TASK_DURATION:-200ms}
