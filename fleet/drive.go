@@ -153,7 +153,7 @@ func (f *Fleet) Drive(ctx context.Context, dc DriveConfig) (Result, error) {
 	f.hook.Store(&hook)
 	defer f.hook.Store(nil)
 
-	fronts, err := f.frontends(ctx, rec)
+	fronts, err := f.Frontends(ctx, 0, func(m client.Message) { rec.message(m, time.Now()) })
 	if err != nil {
 		return Result{}, err
 	}
@@ -236,20 +236,22 @@ func (f *Fleet) waitUntil(ctx context.Context, t time.Time, progress *time.Ticke
 	}
 }
 
-func (f *Fleet) frontends(ctx context.Context, rec *recorder) ([]*client.Frontend, error) {
+// Frontends starts one frontend per running scheduler, each with its own app
+// (a scheduler routes an app's messages to one frontend) and preferring its
+// own scheduler, failing over to the rest in order. timeout 0 means the
+// client's default. The caller closes them.
+func (f *Fleet) Frontends(ctx context.Context, timeout time.Duration, onMessage func(client.Message)) ([]*client.Frontend, error) {
 	addrs := f.SchedulerAddrs()
 	var fronts []*client.Frontend
 	for i := range f.Schedulers {
 		if f.stopped[i] {
 			continue
 		}
-		// Each frontend prefers its own scheduler and fails over to the rest.
 		order := append(append([]string{}, addrs[i:]...), addrs[:i]...)
 		fe, err := client.NewFrontend(ctx, client.FrontendConfig{
 			App: f.cfg.Apps[i%len(f.cfg.Apps)], Schedulers: order,
 			Listen: f.cfg.host(1, i) + ":0", AdvertiseHost: f.cfg.host(1, i),
-			OnMessage: func(m client.Message) { rec.message(m, time.Now()) },
-			Log:       f.cfg.Log,
+			Timeout: timeout, OnMessage: onMessage, Log: f.cfg.Log,
 		})
 		if err != nil {
 			for _, fe := range fronts {

@@ -373,7 +373,7 @@ func Run(ctx context.Context, cfg Config) (Result, error) {
 	defer f.Close()
 	startup := time.Since(t0)
 
-	fronts, err := frontends(ctx, f, cfg, rec)
+	fronts, err := f.Frontends(ctx, cfg.FrontendTimeout, func(m client.Message) { rec.message(m, time.Now()) })
 	if err != nil {
 		return Result{}, err
 	}
@@ -491,37 +491,6 @@ func Run(ctx context.Context, cfg Config) (Result, error) {
 		return res, err
 	}
 	return res, nil
-}
-
-func frontends(ctx context.Context, f *fleet.Fleet, cfg Config, rec *recorder) ([]*client.Frontend, error) {
-	addrs := f.SchedulerAddrs()
-	apps := f.Apps()
-	var out []*client.Frontend
-	for i := range addrs {
-		// Each frontend prefers its own scheduler and fails over to the
-		// rest; each scheduler serves its own app, so every frontend gets
-		// its jobs' messages.
-		order := append(append([]string{}, addrs[i:]...), addrs[:i]...)
-		host := "127.0.0.1"
-		if !cfg.Fleet.SingleHost {
-			host = fmt.Sprintf("127.0.5.%d", i+1)
-		}
-		fe, err := client.NewFrontend(ctx, client.FrontendConfig{
-			App: apps[i%len(apps)], Schedulers: order,
-			Listen: host + ":0", AdvertiseHost: host,
-			Timeout:   cfg.FrontendTimeout,
-			OnMessage: func(m client.Message) { rec.message(m, time.Now()) },
-			Log:       cfg.Fleet.Log,
-		})
-		if err != nil {
-			for _, fe := range out {
-				fe.Close()
-			}
-			return nil, fmt.Errorf("start frontend %d: %w", i, err)
-		}
-		out = append(out, fe)
-	}
-	return out, nil
 }
 
 // ReadLoadAvg reads the host's 1, 5 and 15 minute load averages.
