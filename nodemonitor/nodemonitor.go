@@ -271,6 +271,11 @@ func (n *NodeMonitor) drive() {
 		if !ok {
 			break
 		}
+		if n.goneScheds[r.Scheduler] {
+			// Its scheduler is gone: free the slot without a call.
+			n.core.Released()
+			continue
+		}
 		ready = append(ready, r)
 	}
 	n.mu.Unlock()
@@ -311,16 +316,6 @@ func (n *NodeMonitor) SchedulerBack(service string) {
 // fetch runs one reservation that reached a free slot: getTask, then
 // launchTask. The slot is held throughout and freed on every failure path.
 func (n *NodeMonitor) fetch(r queue.Reservation) {
-	n.mu.Lock()
-	gone := n.goneScheds[r.Scheduler]
-	if gone {
-		n.core.Released()
-	}
-	n.mu.Unlock()
-	if gone {
-		n.drive()
-		return
-	}
 	var specs []*sparrowrpc.TTaskLaunchSpec
 	gt := n.getTaskAddr(r.Scheduler)
 	err := n.getTask.Call(context.Background(), gt, func(ctx context.Context, c *sparrowrpc.GetTaskServiceClient) error {
