@@ -20,6 +20,7 @@ import (
 	"github.com/sparrowfleet/sparrow/client"
 	"github.com/sparrowfleet/sparrow/nodemonitor"
 	"github.com/sparrowfleet/sparrow/queue"
+	"github.com/sparrowfleet/sparrow/rpc"
 	"github.com/sparrowfleet/sparrow/scheduler"
 )
 
@@ -61,7 +62,11 @@ type Config struct {
 	GossipProfile string
 	// Seed makes the schedulers' placement reproducible (0: random).
 	Seed uint64
-	Log  zerolog.Logger
+	// RPC bounds the daemons' Thrift servers and their own client pools
+	// (zero: defaults). Executors and frontends keep their own defaults,
+	// as when an operator tunes only the daemons.
+	RPC rpc.Config
+	Log zerolog.Logger
 }
 
 // Fleet is a running in-process fleet.
@@ -151,7 +156,7 @@ func Start(ctx context.Context, cfg Config) (_ *Fleet, err error) {
 				ProbeRatio: cfg.ProbeRatio, ConstrainedProbeRatio: cfg.ConstrainedProbeRatio,
 				NoCancel: cfg.NoCancel, Seed: seedFor(cfg.Seed, i),
 			},
-			Log: cfg.Log,
+			RPC: cfg.RPC, Log: cfg.Log,
 		})
 		if err != nil {
 			return nil, fmt.Errorf("start scheduler %d: %w", i, err)
@@ -172,7 +177,7 @@ func Start(ctx context.Context, cfg Config) (_ *Fleet, err error) {
 		d, err := nodemonitor.StartDaemon(nodemonitor.DaemonConfig{
 			Listen: h + ":0", InternalListen: h + ":0", Gossip: h + ":0", Join: seeds[:1],
 			GossipProfile: cfg.GossipProfile, Name: fmt.Sprintf("nodemonitor-%d", i),
-			Slots: cfg.Slots, Queue: q, Attrs: attrs, Log: cfg.Log,
+			Slots: cfg.Slots, Queue: q, Attrs: attrs, RPC: cfg.RPC, Log: cfg.Log,
 		})
 		if err != nil {
 			return nil, fmt.Errorf("start node monitor %d: %w", i, err)

@@ -15,6 +15,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 
 	"github.com/sparrowfleet/sparrow/nodemonitor"
+	"github.com/sparrowfleet/sparrow/rpc"
 	"github.com/sparrowfleet/sparrow/scheduler"
 )
 
@@ -90,17 +91,32 @@ func NodeMonitorCollector(n *nodemonitor.NodeMonitor) prometheus.Collector {
 	})
 }
 
+// RPCCollector exposes a daemon's Thrift connection counters.
+func RPCCollector(stats func() rpc.Stats) prometheus.Collector {
+	type st = rpc.Stats
+	return newCollector(stats, []metric[st]{
+		{"sparrow_rpc_connections_open", "Thrift connections being served.", gauge, func(s st) float64 { return float64(s.Open) }},
+		{"sparrow_rpc_connections_refused_per_host_total", "Connections refused at the per-host cap.", counter, func(s st) float64 { return float64(s.RefusedPerHost) }},
+		{"sparrow_rpc_connections_refused_at_cap_total", "Connections refused at the global cap with none idle.", counter, func(s st) float64 { return float64(s.RefusedAtCap) }},
+		{"sparrow_rpc_connections_evicted_total", "Idle connections closed at the global cap to admit new ones.", counter, func(s st) float64 { return float64(s.Evicted) }},
+		{"sparrow_rpc_connections_idle_closed_total", "Connections closed by the opt-in idle timeout.", counter, func(s st) float64 { return float64(s.IdleClosed) }},
+		{"sparrow_rpc_frame_timeouts_total", "Connections closed for not finishing a frame in time.", counter, func(s st) float64 { return float64(s.FrameTimeouts) }},
+		{"sparrow_rpc_budget_refused_total", "Requests refused because decode memory stayed taken.", counter, func(s st) float64 { return float64(s.BudgetRefused) }},
+	})
+}
+
 // Server serves /metrics for one registry.
 type Server struct {
 	srv *http.Server
 	ln  net.Listener
 }
 
-// Serve starts an HTTP server on addr exposing c, plus Go runtime and
+// Serve starts an HTTP server on addr exposing cs, plus Go runtime and
 // process metrics, at /metrics.
-func Serve(addr string, c prometheus.Collector) (*Server, error) {
+func Serve(addr string, cs ...prometheus.Collector) (*Server, error) {
 	reg := prometheus.NewRegistry()
-	reg.MustRegister(c, collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
+	reg.MustRegister(cs...)
+	reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	ln, err := net.Listen("tcp", addr)
 	if err != nil {
 		return nil, fmt.Errorf("metrics listen on %s: %w", addr, err)

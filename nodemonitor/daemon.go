@@ -208,3 +208,7 @@ func (m *membershipDirectory) GetTaskAddr(service string) (string, bool) {
 	a, ok := m.table[service]
 	return a, ok
 }
+
+// RPCStats sums the connection counters of the node monitor's two
+// services.
+func (d *Daemon) RPCStats() rpc.Stats { return d.svc.Stats().Add(d.internal.Stats()) }

@@ -1,6 +1,21 @@
 // Package rpc is sparrowfleet's Thrift edge: servers and client pools that
 // speak the original Sparrow wire format (framed transport, binary
-// protocol, one service per port) with bounded frames and connections.
+// protocol, one service per port) with bounded frames, connections and
+// decode memory.
+//
+// Connection policy. The original Sparrow daemons served every service
+// with Thrift's TThreadedSelectorServer, which never closes an idle
+// connection, and the original Java clients were written for that: a
+// frontend opens a pool of connections once and never reopens one, and a
+// backend keeps the connection it registered on for its whole life. So a
+// connection that is quiet between calls stays open here too, however
+// long. What protects a server from hostile peers is elsewhere: a frame
+// once begun must be finished within FrameTimeout, one remote host may
+// hold at most MaxConnsPerHost connections, at the MaxConns cap the
+// longest-idle connection makes room for a new one, TLS handshakes have a
+// deadline, and the bytes being read and decoded at once across all
+// connections are bounded by a Budget. docs/SECURITY.md lists each limit
+// and why.
 package rpc
 
 import (
@@ -12,17 +27,37 @@ import (
 
 // Defaults for Config's zero fields.
 const (
-	// DefaultMaxFrameBytes is 4 MiB: a 500-task job with 1 KiB task
-	// messages needs about 0.5 MiB, and decoding costs up to ~77 bytes of
-	// memory per wire byte (lists of empty structs; see docs/FUZZING.md),
-	// so larger frames are a memory risk per connection.
-	DefaultMaxFrameBytes  = 4 << 20
+	// DefaultMaxFrameBytes is the original Java TFramedTransport's own
+	// limit (16,384,000 bytes), so every request an original client can
+	// send is accepted. Memory is bounded by the decode Budget, not by a
+	// smaller frame cap.
+	DefaultMaxFrameBytes = 16_384_000
+	// DefaultConnectTimeout bounds dialing on the client side.
 	DefaultConnectTimeout = 1 * time.Second
-	DefaultCallTimeout    = 5 * time.Second
-	DefaultIdleTimeout    = 60 * time.Second
-	DefaultMaxConns       = 4096
+	// DefaultCallTimeout bounds each read and write of an outgoing call.
+	DefaultCallTimeout = 5 * time.Second
+	// DefaultFrameTimeout is how long a peer may take to send one frame
+	// once its first byte arrived: a 16 MB frame needs well under a second
+	// on any LAN, and a slow-loris peer is cut off after a few seconds.
+	DefaultFrameTimeout = 5 * time.Second
+	// DefaultHandshakeTimeout bounds a TLS handshake.
+	DefaultHandshakeTimeout = 5 * time.Second
+	// DefaultMaxConns caps one server's connections.
+	DefaultMaxConns = 4096
+	// DefaultMaxConnsPerHost caps one remote host's connections to one
+	// server: a quarter of DefaultMaxConns, room for 128 original
+	// frontends (each holds a pool of 8) on one host, while no single
+	// host can take the whole server.
+	DefaultMaxConnsPerHost = 1024
 	// DefaultMaxConnsPerPeer caps a client pool's connections to one peer.
 	DefaultMaxConnsPerPeer = 64
+	// DefaultMemoryBudget bounds the bytes of requests being read and
+	// decoded at once in one process (see Budget): three maximum-size
+	// frames at a time at the worst decoding ratio.
+	DefaultMemoryBudget = 512 << 20
+	// DefaultBudgetWait is how long a request waits for decode memory
+	// before it is refused with an error the caller can see.
+	DefaultBudgetWait = 10 * time.Second
 )
 
 // Config bounds a server's or client's connections. The zero value is usable.
@@ -34,15 +69,36 @@ type Config struct {
 	ConnectTimeout time.Duration
 	// CallTimeout bounds each read and write of a call on the client side.
 	CallTimeout time.Duration
-	// IdleTimeout closes a server connection that sends nothing for this long,
-	// so idle or slow peers cannot pin goroutines and descriptors.
+	// IdleTimeout, when positive, closes a server connection that is quiet
+	// between calls for this long, and makes client pools drop connections
+	// idle for half of it. Zero (the default) never closes an idle
+	// connection: original Sparrow clients never reconnect. Only for
+	// fleets whose clients all reconnect.
 	IdleTimeout time.Duration
-	// MaxConns caps a server's concurrent connections; further connections
-	// are closed at once.
+	// FrameTimeout is how long a server waits for the rest of a frame
+	// once its first byte has arrived, and for a reply to be written.
+	FrameTimeout time.Duration
+	// HandshakeTimeout bounds a server's TLS handshake.
+	HandshakeTimeout time.Duration
+	// MaxConns caps a server's concurrent connections. At the cap the
+	// connection idle the longest is closed to admit a new one; when none
+	// is idle the new one is refused.
 	MaxConns int
+	// MaxConnsPerHost caps a server's connections from one remote IP;
+	// further connections from that host are refused.
+	MaxConnsPerHost int
 	// MaxConnsPerPeer caps a client pool's connections to one peer; calls
 	// past it wait, up to ConnectTimeout, for one to be returned.
 	MaxConnsPerPeer int
+	// MemoryBudget is the size of the Budget that Listen and ListenAll
+	// create when Budget is nil.
+	MemoryBudget int64
+	// Budget, when set, is the decode budget a server draws on; servers of
+	// one process should share one (ListenAll does).
+	Budget *Budget
+	// BudgetWait is how long a request waits for decode memory before the
+	// server refuses it.
+	BudgetWait time.Duration
 	// TLS, when set, wraps listeners and dialed connections.
 	TLS *tls.Config
 }
@@ -57,14 +113,29 @@ func (c Config) withDefaults() Config {
 	if c.CallTimeout <= 0 {
 		c.CallTimeout = DefaultCallTimeout
 	}
-	if c.IdleTimeout <= 0 {
-		c.IdleTimeout = DefaultIdleTimeout
+	if c.IdleTimeout < 0 {
+		c.IdleTimeout = 0
+	}
+	if c.FrameTimeout <= 0 {
+		c.FrameTimeout = DefaultFrameTimeout
+	}
+	if c.HandshakeTimeout <= 0 {
+		c.HandshakeTimeout = DefaultHandshakeTimeout
 	}
 	if c.MaxConns <= 0 {
 		c.MaxConns = DefaultMaxConns
 	}
+	if c.MaxConnsPerHost <= 0 {
+		c.MaxConnsPerHost = DefaultMaxConnsPerHost
+	}
 	if c.MaxConnsPerPeer <= 0 {
 		c.MaxConnsPerPeer = DefaultMaxConnsPerPeer
+	}
+	if c.MemoryBudget <= 0 {
+		c.MemoryBudget = DefaultMemoryBudget
+	}
+	if c.BudgetWait <= 0 {
+		c.BudgetWait = DefaultBudgetWait
 	}
 	if c.TLS != nil && c.TLS.MinVersion < tls.VersionTLS12 {
 		// Thrift's TLS socket writes a floor of TLS 1.0 into a config whose

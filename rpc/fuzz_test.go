@@ -2,14 +2,14 @@ package rpc
 
 // Fuzz targets for every service's Thrift decoding path (issue 4 §6,
 // "Hostile input"). Each target feeds a byte stream to the generated
-// processor of one service through Server.handle, the server's own
+// processor of one service through Server.serveConn, the server's own
 // per-connection loop, so the transport stack is exactly the server's:
 // TSocket over the connection, buffered transport, framed transport,
 // boundedProtocol, with the server's default Config. The connection is an
 // in-memory net.Conn that reads the fuzz input and discards replies.
 //
 // Invariants checked for every input:
-//   - no panic (a panic in Server.handle would kill the whole daemon);
+//   - no panic (a panic in Server.serveConn would kill the whole daemon);
 //   - the connection's handler returns within fuzzDeadline (no hang or
 //     runaway loop on a finite input);
 //   - bytes allocated (runtime.MemStats.TotalAlloc) while serving the input
@@ -117,9 +117,9 @@ func fuzzServe(t testing.TB, s *Server, stream []byte) {
 	t.Helper()
 	conn := &fuzzConn{}
 	conn.r.Reset(stream)
-	s.slots <- struct{}{}
-	if !s.track(conn) {
-		t.Fatal("server closed")
+	sc, err := s.admit(conn)
+	if err != nil {
+		t.Fatalf("admit: %v", err)
 	}
 	done := make(chan any, 1)
 	var ms0, ms1 runtime.MemStats
@@ -132,7 +132,7 @@ func fuzzServe(t testing.TB, s *Server, stream []byte) {
 			}
 			done <- nil
 		}()
-		s.handle(conn)
+		s.serveConn(sc)
 	}()
 	timer := time.NewTimer(fuzzDeadline)
 	defer timer.Stop()

@@ -2,8 +2,10 @@ package rpc
 
 import (
 	"context"
+	"crypto/tls"
 	"errors"
 	"fmt"
+	"net"
 	"sync"
 	"time"
 
@@ -41,10 +43,18 @@ func (p *peer[C]) signal() {
 }
 
 type pooled[C any] struct {
+	conn     net.Conn
 	trans    thrift.TTransport
 	client   C
 	lastUsed time.Time
 }
+
+// checkIdleAfter is how long a pooled connection may sit idle before it is
+// checked for a close by its server (see idleConnAlive) before reuse. A
+// server that closes idle connections does so after seconds (see
+// Config.IdleTimeout), so a connection reused sooner cannot have been
+// closed for idleness, and the hot path pays no system call.
+const checkIdleAfter = 250 * time.Millisecond
 
 // NewPool returns a pool that wraps connections with newClient, for example
 // sparrowrpc.NewGetTaskServiceClient.
@@ -124,8 +134,7 @@ func (p *Pool[C]) get(ctx context.Context, addr string) (*pooled[C], error) {
 		for len(pr.idle) > 0 {
 			pc := pr.idle[len(pr.idle)-1]
 			pr.idle = pr.idle[:len(pr.idle)-1]
-			// Servers close connections idle for IdleTimeout; don't race them.
-			if now.Sub(pc.lastUsed) < p.cfg.IdleTimeout/2 {
+			if p.reusable(pc, now) {
 				p.mu.Unlock()
 				return pc, nil
 			}
@@ -161,19 +170,36 @@ func (p *Pool[C]) get(ctx context.Context, addr string) (*pooled[C], error) {
 	}
 }
 
+// reusable reports whether an idle pooled connection may carry the next
+// call. With an IdleTimeout configured, connections idle for half of it
+// are dropped rather than raced against a server applying the same
+// timeout; any connection idle past checkIdleAfter is checked for a close
+// by its server, so that a server that closes idle connections costs the
+// caller a new connection, never a failed call.
+func (p *Pool[C]) reusable(pc *pooled[C], now time.Time) bool {
+	idle := now.Sub(pc.lastUsed)
+	if p.cfg.IdleTimeout > 0 && idle >= p.cfg.IdleTimeout/2 {
+		return false
+	}
+	return idle < checkIdleAfter || idleConnAlive(pc.conn)
+}
+
 func (p *Pool[C]) dial(addr string) (*pooled[C], error) {
-	var sock thrift.TTransport
+	d := &net.Dialer{Timeout: p.cfg.ConnectTimeout}
+	var conn net.Conn
+	var err error
 	if p.cfg.TLS != nil {
-		sock = thrift.NewTSSLSocketConf(addr, p.tcfg)
+		// The dialer's timeout covers the handshake too.
+		conn, err = tls.DialWithDialer(d, "tcp", addr, p.cfg.TLS)
 	} else {
-		sock = thrift.NewTSocketConf(addr, p.tcfg)
+		conn, err = d.Dial("tcp", addr)
 	}
-	if err := sock.Open(); err != nil {
-		return nil, &DialError{Addr: addr, Err: err}
+	if err != nil {
+		return nil, &DialError{Addr: addr, Err: thrift.NewTTransportExceptionFromError(err)}
 	}
-	framed := newFramed(sock, p.tcfg)
+	framed := newFramed(thrift.NewTSocketFromConnConf(conn, p.tcfg), p.tcfg)
 	prot := newProtocol(framed, p.tcfg)
-	return &pooled[C]{trans: framed, client: p.newClient(thrift.NewTStandardClient(prot, prot))}, nil
+	return &pooled[C]{conn: conn, trans: framed, client: p.newClient(thrift.NewTStandardClient(prot, prot))}, nil
 }
 
 func (p *Pool[C]) put(addr string, pc *pooled[C]) {

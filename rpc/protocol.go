@@ -12,10 +12,34 @@ import (
 // bytes remain in the current frame. Generated code allocates a slice of the
 // claimed size before reading elements, so without this check a 20-byte
 // frame could make the process allocate gigabytes.
+//
+// On the server side it also meters what decoding allocates (an estimate
+// per struct, container element and byte field) and refuses a frame whose
+// decoding would pass decodeFactor bytes per wire byte, so that the Budget
+// a frame was charged really bounds its memory.
 type boundedProtocol struct {
 	thrift.TProtocol
-	frame *thrift.TFramedTransport
+	frame frameReader
+	// left is the decoding allowance of the current frame; metered is
+	// false on the client side, where replies come from our own peers.
+	left    int64
+	metered bool
 }
+
+// frameReader is a transport that knows how much of the current frame is
+// unread.
+type frameReader interface {
+	RemainingBytes() uint64
+}
+
+// Estimated allocation of decoded items, for the meter: a generated struct
+// (every sparrowfleet struct fits a 64-byte size class), a container
+// element's slot, and a string or binary field's header.
+const (
+	meterStruct  = 64
+	meterElement = 16
+	meterField   = 16
+)
 
 // ioBufferBytes sizes the buffer under each framed transport. Thrift's
 // framed transport writes a frame's header and body separately; through a
@@ -37,8 +61,32 @@ func newFramed(sock thrift.TTransport, cfg *thrift.TConfiguration) *thrift.TFram
 	return thrift.NewTFramedTransportConf(thrift.NewTBufferedTransport(sock, ioBufferBytes), cfg)
 }
 
+// newProtocol is the client side's protocol: bounded, not metered.
 func newProtocol(framed *thrift.TFramedTransport, cfg *thrift.TConfiguration) thrift.TProtocol {
 	return &boundedProtocol{TProtocol: thrift.NewTBinaryProtocolConf(framed, cfg), frame: framed}
+}
+
+// newServerProtocol is a server connection's protocol over t, metered.
+func newServerProtocol(t *serverTransport, cfg *thrift.TConfiguration) *boundedProtocol {
+	return &boundedProtocol{TProtocol: thrift.NewTBinaryProtocolConf(t, cfg), frame: t, metered: true}
+}
+
+// resetMeter starts the allowance of a frame of size bytes.
+func (p *boundedProtocol) resetMeter(size int) {
+	p.left = int64(size)*decodeFactor + decodeSlack
+}
+
+// charge spends n bytes of the frame's decoding allowance.
+func (p *boundedProtocol) charge(what string, n int64) error {
+	if !p.metered {
+		return nil
+	}
+	p.left -= n
+	if p.left < 0 {
+		return thrift.NewTProtocolExceptionWithType(thrift.SIZE_LIMIT,
+			fmt.Errorf("request refused: decoding it would take more than %d bytes of memory per wire byte (at a %s)", decodeFactor, what))
+	}
+	return nil
 }
 
 func (p *boundedProtocol) check(kind string, size int) error {
@@ -46,7 +94,15 @@ func (p *boundedProtocol) check(kind string, size int) error {
 		return thrift.NewTProtocolExceptionWithType(thrift.SIZE_LIMIT,
 			fmt.Errorf("%s claims %d elements but only %d bytes remain in the frame", kind, size, p.frame.RemainingBytes()))
 	}
-	return nil
+	return p.charge(kind, int64(size)*meterElement)
+}
+
+// ReadStructBegin implements thrift.TProtocol, metering the struct.
+func (p *boundedProtocol) ReadStructBegin(ctx context.Context) (string, error) {
+	if err := p.charge("struct", meterStruct); err != nil {
+		return "", err
+	}
+	return p.TProtocol.ReadStructBegin(ctx)
 }
 
 // readExact reads a binary-protocol length-prefixed field into a slice of
@@ -67,8 +123,11 @@ func (p *boundedProtocol) readExact(ctx context.Context, kind string) ([]byte, e
 		return nil, thrift.NewTProtocolExceptionWithType(thrift.SIZE_LIMIT,
 			fmt.Errorf("%s claims %d bytes but only %d remain in the frame", kind, size, p.frame.RemainingBytes()))
 	}
+	if err := p.charge(kind, int64(size)+meterField); err != nil {
+		return nil, err
+	}
 	buf := make([]byte, size)
-	if _, err := io.ReadFull(p.frame, buf); err != nil {
+	if _, err := io.ReadFull(p.TProtocol.Transport(), buf); err != nil {
 		return nil, thrift.NewTProtocolException(err)
 	}
 	return buf, nil

@@ -584,61 +584,6 @@ func TestBoundedProtocol(t *testing.T) {
 	}
 }
 
-func TestServerMaxConns(t *testing.T) {
-	srv, _ := startFrontend(t, Config{MaxConns: 2})
-	c1 := dialRaw(t, srv.Addr())
-	dialRaw(t, srv.Addr())
-	waitFor(t, "two tracked connections", func() bool { return srv.tracked() == 2 })
-
-	c3 := dialRaw(t, srv.Addr())
-	expectClosed(t, c3)
-	if srv.tracked() != 2 {
-		t.Fatalf("tracked %d connections, want 2", srv.tracked())
-	}
-
-	// A pool call cannot get in either.
-	p := newFrontendPool(t, Config{})
-	if err := sendStatus(p, srv.Addr(), 0); err == nil {
-		t.Fatal("call succeeded beyond the connection cap")
-	}
-
-	// Freeing one makes room.
-	c1.Close()
-	waitFor(t, "the closed connection to be released", func() bool { return srv.tracked() == 1 })
-	if err := sendStatus(p, srv.Addr(), 0); err != nil {
-		t.Fatalf("call after a slot freed: %v", err)
-	}
-}
-
-func TestServerIdleTimeout(t *testing.T) {
-	srv, _ := startFrontend(t, Config{IdleTimeout: 50 * time.Millisecond})
-	tests := []struct {
-		name string
-		send []byte
-	}{
-		{"silent", nil},
-		{"partial frame header", []byte{0, 0}},
-		{"partial frame body", []byte{0, 0, 0, 100, 1, 2, 3}},
-	}
-	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			c := dialRaw(t, srv.Addr())
-			if len(tt.send) > 0 {
-				if _, err := c.Write(tt.send); err != nil {
-					t.Fatal(err)
-				}
-			}
-			expectClosed(t, c)
-		})
-	}
-	waitFor(t, "idle connections to be released", func() bool { return srv.tracked() == 0 })
-	// Active clients are unaffected.
-	p := newFrontendPool(t, Config{})
-	if err := sendStatus(p, srv.Addr(), 0); err != nil {
-		t.Fatal(err)
-	}
-}
-
 func TestServerCloseClosesConnections(t *testing.T) {
 	s, err := Listen("127.0.0.1:0", Config{}, zerolog.Nop())
 	if err != nil {
@@ -719,22 +664,31 @@ func TestListenError(t *testing.T) {
 func TestConfigDefaults(t *testing.T) {
 	got := Config{}.withDefaults()
 	want := Config{
-		MaxFrameBytes:  DefaultMaxFrameBytes,
-		ConnectTimeout: DefaultConnectTimeout,
-		CallTimeout:    DefaultCallTimeout,
-		IdleTimeout:    DefaultIdleTimeout,
-		MaxConns:       DefaultMaxConns,
-
-		MaxConnsPerPeer: DefaultMaxConnsPerPeer,
+		MaxFrameBytes:    DefaultMaxFrameBytes,
+		ConnectTimeout:   DefaultConnectTimeout,
+		CallTimeout:      DefaultCallTimeout,
+		IdleTimeout:      0, // idle connections stay open by default
+		FrameTimeout:     DefaultFrameTimeout,
+		HandshakeTimeout: DefaultHandshakeTimeout,
+		MaxConns:         DefaultMaxConns,
+		MaxConnsPerHost:  DefaultMaxConnsPerHost,
+		MaxConnsPerPeer:  DefaultMaxConnsPerPeer,
+		MemoryBudget:     DefaultMemoryBudget,
+		BudgetWait:       DefaultBudgetWait,
 	}
 	if got != want {
 		t.Fatalf("zero Config: %+v, want %+v", got, want)
 	}
-	neg := Config{MaxFrameBytes: -1, ConnectTimeout: -1, CallTimeout: -1, IdleTimeout: -1, MaxConns: -1, MaxConnsPerPeer: -1}.withDefaults()
+	if DefaultMaxFrameBytes < 16_384_000 {
+		t.Fatalf("default frame cap %d is below the original Java transport's 16,384,000", DefaultMaxFrameBytes)
+	}
+	neg := Config{MaxFrameBytes: -1, ConnectTimeout: -1, CallTimeout: -1, IdleTimeout: -1, FrameTimeout: -1,
+		HandshakeTimeout: -1, MaxConns: -1, MaxConnsPerHost: -1, MaxConnsPerPeer: -1, MemoryBudget: -1, BudgetWait: -1}.withDefaults()
 	if neg != want {
 		t.Fatalf("negative Config: %+v, want defaults", neg)
 	}
-	set := Config{MaxFrameBytes: 7, ConnectTimeout: 2, CallTimeout: 3, IdleTimeout: 4, MaxConns: 5, MaxConnsPerPeer: 6}
+	set := Config{MaxFrameBytes: 7, ConnectTimeout: 2, CallTimeout: 3, IdleTimeout: 4, FrameTimeout: 8,
+		HandshakeTimeout: 9, MaxConns: 5, MaxConnsPerHost: 10, MaxConnsPerPeer: 6, MemoryBudget: 11, BudgetWait: 12}
 	if set.withDefaults() != set {
 		t.Fatalf("explicit Config changed: %+v", set.withDefaults())
 	}

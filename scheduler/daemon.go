@@ -135,3 +135,6 @@ func (d *Daemon) Close() error {
 	d.log.Info().Msg("scheduler stopped")
 	return err
 }
+
+// RPCStats sums the connection counters of the scheduler's two services.
+func (d *Daemon) RPCStats() rpc.Stats { return d.svc.Stats().Add(d.gt.Stats()) }

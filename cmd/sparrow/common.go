@@ -71,11 +71,16 @@ func (g *gossipFlags) seeds() []string {
 type rpcFlags struct{ cfg rpc.Config }
 
 func (r *rpcFlags) register(fs *pflag.FlagSet) {
-	fs.Int32Var(&r.cfg.MaxFrameBytes, "max-frame-bytes", rpc.DefaultMaxFrameBytes, "largest Thrift frame accepted; larger frames are refused before allocation")
+	fs.Int32Var(&r.cfg.MaxFrameBytes, "max-frame-bytes", rpc.DefaultMaxFrameBytes, "largest Thrift frame accepted (the original Java transport's own limit); larger frames are refused before allocation")
 	fs.DurationVar(&r.cfg.ConnectTimeout, "connect-timeout", rpc.DefaultConnectTimeout, "timeout for opening Thrift connections")
 	fs.DurationVar(&r.cfg.CallTimeout, "call-timeout", rpc.DefaultCallTimeout, "timeout for each read or write of an outgoing Thrift call")
-	fs.DurationVar(&r.cfg.IdleTimeout, "idle-timeout", rpc.DefaultIdleTimeout, "close incoming Thrift connections idle this long")
-	fs.IntVar(&r.cfg.MaxConns, "max-conns", rpc.DefaultMaxConns, "cap on concurrent incoming Thrift connections per service")
+	fs.DurationVar(&r.cfg.IdleTimeout, "idle-timeout", 0, "close incoming Thrift connections quiet between calls this long; 0 never closes them (original Sparrow clients never reconnect: set it only if every client does)")
+	fs.DurationVar(&r.cfg.FrameTimeout, "frame-timeout", rpc.DefaultFrameTimeout, "close a Thrift connection that takes longer than this to send a frame once its first byte arrived, or to take a reply")
+	fs.DurationVar(&r.cfg.HandshakeTimeout, "handshake-timeout", rpc.DefaultHandshakeTimeout, "close a TLS connection whose handshake takes longer than this")
+	fs.IntVar(&r.cfg.MaxConns, "max-conns", rpc.DefaultMaxConns, "cap on concurrent incoming Thrift connections per service; at the cap the longest-idle connection is closed to admit a new one")
+	fs.IntVar(&r.cfg.MaxConnsPerHost, "max-conns-per-host", rpc.DefaultMaxConnsPerHost, "cap on incoming Thrift connections per service from one remote IP")
+	fs.Int64Var(&r.cfg.MemoryBudget, "rpc-memory-budget", rpc.DefaultMemoryBudget, "bytes of Thrift requests being read and decoded at once, across all connections (each frame is charged 9x its size); past it requests wait")
+	fs.DurationVar(&r.cfg.BudgetWait, "rpc-budget-wait", rpc.DefaultBudgetWait, "how long a request waits for --rpc-memory-budget before it is refused with a 'server busy' error")
 }
 
 // securityFlags are the TLS and gossip-encryption flags every daemon
@@ -170,11 +175,11 @@ func runUntilSignal(log zerolog.Logger, stop func() error) error {
 
 // serveMetrics serves c at http://addr/metrics unless addr is empty, and
 // returns the function that stops it.
-func serveMetrics(addr string, c prometheus.Collector, log zerolog.Logger) (stop func(), err error) {
+func serveMetrics(addr string, log zerolog.Logger, cs ...prometheus.Collector) (stop func(), err error) {
 	if addr == "" {
 		return func() {}, nil
 	}
-	m, err := metrics.Serve(addr, c)
+	m, err := metrics.Serve(addr, cs...)
 	if err != nil {
 		return nil, err
 	}

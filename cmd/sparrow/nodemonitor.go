@@ -75,7 +75,7 @@ leaving the gossip cluster.`,
 				log.Info().Int("users", len(w)).Msg("weights reloaded")
 			})
 			defer stopReload()
-			stopMetrics, err := serveMetrics(metricsAddr, metrics.NodeMonitorCollector(d.NodeMonitor), log)
+			stopMetrics, err := serveMetrics(metricsAddr, log, metrics.NodeMonitorCollector(d.NodeMonitor), metrics.RPCCollector(d.RPCStats))
 			if err != nil {
 				d.Close()
 				return err

@@ -39,7 +39,7 @@ GetTaskService. Shuts down gracefully on SIGTERM, leaving the gossip cluster.`,
 			if err != nil {
 				return err
 			}
-			stopMetrics, err := serveMetrics(metricsAddr, metrics.SchedulerCollector(d.Scheduler), log)
+			stopMetrics, err := serveMetrics(metricsAddr, log, metrics.SchedulerCollector(d.Scheduler), metrics.RPCCollector(d.RPCStats))
 			if err != nil {
 				d.Close()
 				return err
