@@ -144,10 +144,17 @@ func pythonWithThrift(t *testing.T) string {
 // as `make build` does instead.
 func buildSparrowBinary(t *testing.T) string {
 	t.Helper()
+	return buildSparrow(t, os.Getenv("SPARROW_INTEROP_RACE") != "0")
+}
+
+// buildSparrow builds the sparrow binary into a temporary directory, with
+// the race detector or as `make build` does.
+func buildSparrow(t *testing.T, race bool) string {
+	t.Helper()
 	bin := filepath.Join(t.TempDir(), "sparrow")
 	args := []string{"build", "-o", bin}
 	env := os.Environ()
-	if os.Getenv("SPARROW_INTEROP_RACE") != "0" {
+	if race {
 		t.Log("building the daemons with -race")
 		args = append(args, "-race")
 	} else {
