@@ -65,3 +65,8 @@ docker: build ## build the static binary, then the FROM-scratch image $(IMAGE)
 
 e2e: docker ## fault-injection tests against a containerised fleet (needs docker and docker-compose)
 	E2E_IMAGE=$(IMAGE) scripts/e2e/run.sh
+
+.PHONY: interop-java
+
+interop-java: ## JVM interop test: original-style Java frontend and backends, 70 s idle, 10 MiB job (needs a JDK, thrift, libthrift-java)
+	SPARROW_JVM_INTEROP=1 SPARROW_INTEROP_REQUIRE=1 $(GO) test -count=1 -run TestJVMInterop -v ./integration/
