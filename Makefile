@@ -51,7 +51,7 @@ fuzz-short: ## run every fuzz target briefly (counts, not durations: see docs/FU
 	@set -e; for f in $(FUZZ_SCHEDULER); do \
 	  $(GO) test -run NONE -fuzz "^$$f$$" -fuzztime 20000x -fuzzminimizetime 2s ./scheduler/; done
 	@set -e; for f in $(FUZZ_RPC); do \
-	  $(GO) test -run NONE -fuzz "^$$f$$" -fuzztime 10000x -fuzzminimizetime 2s ./rpc/; done
+	  $(GO) test -run NONE -fuzz "^$$f$$" -fuzztime 10000x -fuzzminimizetime 2s ./internal/rpc/; done
 
 clean: ## remove build output
 	rm -rf bin

@@ -8,7 +8,7 @@ import (
 	"github.com/rs/zerolog"
 
 	"github.com/sparrowfleet/sparrow/internal/batch"
-	"github.com/sparrowfleet/sparrow/rpc"
+	"github.com/sparrowfleet/sparrow/internal/rpc"
 	"github.com/sparrowfleet/sparrow/thrift/gen-go/sparrowrpc"
 )
 
@@ -47,7 +47,7 @@ type BackendConfig struct {
 	// OnLaunch, if set, is called synchronously for each launch before Run
 	// starts; it must be quick.
 	OnLaunch func(LaunchedTask)
-	RPC      rpc.Config
+	RPC      RPCConfig
 	Log      zerolog.Logger
 }
 

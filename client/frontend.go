@@ -11,7 +11,7 @@ import (
 
 	"github.com/rs/zerolog"
 
-	"github.com/sparrowfleet/sparrow/rpc"
+	"github.com/sparrowfleet/sparrow/internal/rpc"
 	"github.com/sparrowfleet/sparrow/thrift/gen-go/sparrowrpc"
 )
 
@@ -68,7 +68,7 @@ type FrontendConfig struct {
 	OnMessage func(Message)
 	// OnFailover, if set, is called after each failover.
 	OnFailover func(Failover)
-	RPC        rpc.Config
+	RPC        RPCConfig
 	Log        zerolog.Logger
 }
 

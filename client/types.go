@@ -1,11 +1,7 @@
-// Package client is the library applications link to use a sparrowfleet:
-// a Frontend submits jobs to schedulers, fails over between them and
-// receives task messages; a Backend is an executor that runs the tasks its
-// node monitor launches and reports them finished.
 package client
 
 import (
-	"github.com/sparrowfleet/sparrow/rpc"
+	"github.com/sparrowfleet/sparrow/internal/rpc"
 	"github.com/sparrowfleet/sparrow/thrift/gen-go/sparrowrpc"
 )
 

@@ -16,7 +16,7 @@ import (
 
 	"github.com/apache/thrift/lib/go/thrift"
 
-	"github.com/sparrowfleet/sparrow/rpc"
+	"github.com/sparrowfleet/sparrow/internal/rpc"
 	"github.com/sparrowfleet/sparrow/thrift/gen-go/sparrowrpc"
 )
 

@@ -8,8 +8,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/sparrowfleet/sparrow/bench/fleet"
 	"github.com/sparrowfleet/sparrow/client"
-	"github.com/sparrowfleet/sparrow/fleet"
 )
 
 // TestConstraintsEndToEnd runs jobs with job-level constraints, task-level

@@ -6,8 +6,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/sparrowfleet/sparrow/bench/fleet"
 	"github.com/sparrowfleet/sparrow/client"
-	"github.com/sparrowfleet/sparrow/fleet"
 )
 
 // TestNodeMonitorCrash kills a node monitor (no gossip leave) while it runs

@@ -8,8 +8,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/sparrowfleet/sparrow/bench/fleet"
 	"github.com/sparrowfleet/sparrow/client"
-	"github.com/sparrowfleet/sparrow/fleet"
 )
 
 // TestFleetEndToEnd runs 240 jobs of 10 tasks through 2 schedulers and 5

@@ -1,5 +1,3 @@
-// Package integration runs the real daemons' code over real Thrift and real
-// gossip on loopback, each member on its own 127.0.x.y address.
 package integration
 
 import (
@@ -11,9 +9,9 @@ import (
 
 	"github.com/rs/zerolog"
 
+	"github.com/sparrowfleet/sparrow/bench/fleet"
 	"github.com/sparrowfleet/sparrow/client"
-	"github.com/sparrowfleet/sparrow/fleet"
-	"github.com/sparrowfleet/sparrow/logging"
+	"github.com/sparrowfleet/sparrow/internal/logging"
 )
 
 // testLogger writes warnings and errors to the test log until the test

@@ -6,9 +6,9 @@ import (
 	"testing"
 	"time"
 
+	"github.com/sparrowfleet/sparrow/bench/fleet"
 	"github.com/sparrowfleet/sparrow/client"
-	"github.com/sparrowfleet/sparrow/fleet"
-	"github.com/sparrowfleet/sparrow/rpc"
+	"github.com/sparrowfleet/sparrow/internal/rpc"
 )
 
 // TestClientsRecoverFromServerIdleClose: an operator turns on the opt-in

@@ -14,10 +14,10 @@ import (
 	"github.com/hashicorp/memberlist"
 
 	"github.com/sparrowfleet/sparrow/client"
-	"github.com/sparrowfleet/sparrow/membership"
+	"github.com/sparrowfleet/sparrow/core/queue"
+	"github.com/sparrowfleet/sparrow/internal/membership"
+	"github.com/sparrowfleet/sparrow/internal/rpc"
 	"github.com/sparrowfleet/sparrow/nodemonitor"
-	"github.com/sparrowfleet/sparrow/queue"
-	"github.com/sparrowfleet/sparrow/rpc"
 	"github.com/sparrowfleet/sparrow/scheduler"
 	"github.com/sparrowfleet/sparrow/thrift/gen-go/sparrowrpc"
 )

@@ -10,8 +10,8 @@ import (
 
 	"github.com/apache/thrift/lib/go/thrift"
 
-	"github.com/sparrowfleet/sparrow/fleet"
-	"github.com/sparrowfleet/sparrow/rpc"
+	"github.com/sparrowfleet/sparrow/bench/fleet"
+	"github.com/sparrowfleet/sparrow/internal/rpc"
 	"github.com/sparrowfleet/sparrow/thrift/gen-go/sparrowrpc"
 )
 

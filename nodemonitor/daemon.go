@@ -7,9 +7,9 @@ import (
 	"github.com/hashicorp/memberlist"
 	"github.com/rs/zerolog"
 
-	"github.com/sparrowfleet/sparrow/membership"
-	"github.com/sparrowfleet/sparrow/queue"
-	"github.com/sparrowfleet/sparrow/rpc"
+	"github.com/sparrowfleet/sparrow/core/queue"
+	"github.com/sparrowfleet/sparrow/internal/membership"
+	"github.com/sparrowfleet/sparrow/internal/rpc"
 	"github.com/sparrowfleet/sparrow/thrift/gen-go/sparrowrpc"
 )
 

@@ -6,7 +6,7 @@ import (
 	"slices"
 	"time"
 
-	"github.com/sparrowfleet/sparrow/slots"
+	"github.com/sparrowfleet/sparrow/core/slots"
 )
 
 // Executor liveness defaults.

@@ -1,7 +1,3 @@
-// Package nodemonitor is the Sparrow node monitor daemon: a thin shell
-// around the slots state machine. It queues reservations from schedulers,
-// and whenever a slot is free it pulls a task from the reservation's
-// scheduler (getTask) and launches it on the app's executor (launchTask).
 package nodemonitor
 
 import (
@@ -14,10 +10,10 @@ import (
 
 	"github.com/rs/zerolog"
 
+	"github.com/sparrowfleet/sparrow/core/queue"
+	"github.com/sparrowfleet/sparrow/core/slots"
 	"github.com/sparrowfleet/sparrow/internal/batch"
-	"github.com/sparrowfleet/sparrow/queue"
-	"github.com/sparrowfleet/sparrow/rpc"
-	"github.com/sparrowfleet/sparrow/slots"
+	"github.com/sparrowfleet/sparrow/internal/rpc"
 	"github.com/sparrowfleet/sparrow/thrift/gen-go/sparrowrpc"
 )
 

@@ -36,7 +36,7 @@ import (
 
 	"github.com/apache/thrift/lib/go/thrift"
 
-	"github.com/sparrowfleet/sparrow/placement"
+	"github.com/sparrowfleet/sparrow/core/placement"
 	"github.com/sparrowfleet/sparrow/thrift/gen-go/sparrowrpc"
 )
 

@@ -3,7 +3,7 @@ package scheduler
 import (
 	"context"
 
-	"github.com/sparrowfleet/sparrow/rpc"
+	"github.com/sparrowfleet/sparrow/internal/rpc"
 	"github.com/sparrowfleet/sparrow/thrift/gen-go/sparrowrpc"
 )
 

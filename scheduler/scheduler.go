@@ -1,8 +1,3 @@
-// Package scheduler is the Sparrow scheduler daemon: a thin shell that
-// validates requests, asks the placement core where reservations go, sends
-// them to node monitors over Thrift, and answers their getTask calls by late
-// binding. It keeps no state about cluster load; a request's state lives
-// only until all of its tasks have launched.
 package scheduler
 
 import (
@@ -17,8 +12,8 @@ import (
 
 	"github.com/rs/zerolog"
 
-	"github.com/sparrowfleet/sparrow/placement"
-	"github.com/sparrowfleet/sparrow/rpc"
+	"github.com/sparrowfleet/sparrow/core/placement"
+	"github.com/sparrowfleet/sparrow/internal/rpc"
 	"github.com/sparrowfleet/sparrow/thrift/gen-go/sparrowrpc"
 )
 

@@ -3,7 +3,7 @@ package scheduler
 import (
 	"time"
 
-	"github.com/sparrowfleet/sparrow/placement"
+	"github.com/sparrowfleet/sparrow/core/placement"
 )
 
 // Sweep gives extra reservations to requests whose deadline has passed

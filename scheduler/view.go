@@ -4,8 +4,8 @@ import (
 	"net"
 	"sync"
 
-	"github.com/sparrowfleet/sparrow/membership"
-	"github.com/sparrowfleet/sparrow/placement"
+	"github.com/sparrowfleet/sparrow/core/placement"
+	"github.com/sparrowfleet/sparrow/internal/membership"
 )
 
 // NodeView tells the scheduler which node monitors are live.

@@ -3,7 +3,7 @@ package sim
 import (
 	"math"
 
-	"github.com/sparrowfleet/sparrow/placement"
+	"github.com/sparrowfleet/sparrow/core/placement"
 )
 
 // The closed forms of the paper's Table 2: the probability that a job of m

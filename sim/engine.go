@@ -5,7 +5,7 @@ import (
 	"math/rand/v2"
 	"slices"
 
-	"github.com/sparrowfleet/sparrow/placement"
+	"github.com/sparrowfleet/sparrow/core/placement"
 )
 
 // Event kinds.

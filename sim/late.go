@@ -4,9 +4,9 @@ import (
 	"fmt"
 	"strconv"
 
-	"github.com/sparrowfleet/sparrow/placement"
-	"github.com/sparrowfleet/sparrow/queue"
-	"github.com/sparrowfleet/sparrow/slots"
+	"github.com/sparrowfleet/sparrow/core/placement"
+	"github.com/sparrowfleet/sparrow/core/queue"
+	"github.com/sparrowfleet/sparrow/core/slots"
 )
 
 // simApp is the single application every simulated reservation is for.

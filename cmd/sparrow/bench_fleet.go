@@ -11,8 +11,8 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/sparrowfleet/sparrow/fleet"
-	"github.com/sparrowfleet/sparrow/workload"
+	"github.com/sparrowfleet/sparrow/bench/fleet"
+	"github.com/sparrowfleet/sparrow/internal/workload"
 )
 
 func init() { benchCmd.AddCommand(newBenchFleetCmd()) }

@@ -15,8 +15,8 @@ import (
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
 
-	"github.com/sparrowfleet/sparrow/policyexp"
-	"github.com/sparrowfleet/sparrow/policyexp/live"
+	"github.com/sparrowfleet/sparrow/bench/policy"
+	"github.com/sparrowfleet/sparrow/bench/policy/live"
 	"golang.org/x/term"
 )
 
@@ -68,7 +68,7 @@ func (p *policyFlags) validate() error {
 		return fmt.Errorf("--task-duration must be positive (the shares are measured in slot-time)")
 	}
 	if p.plot != "" {
-		return policyexp.CheckPlotPath(p.plot)
+		return policy.CheckPlotPath(p.plot)
 	}
 	return nil
 }
@@ -102,7 +102,7 @@ func (p *policyFlags) common(w io.Writer) (live.Common, error) {
 // report is what every scenario prints, encodes and plots.
 type report interface {
 	WriteTable(io.Writer) error
-	Chart() *policyexp.Chart
+	Chart() *policy.Chart
 }
 
 func (p *policyFlags) finish(cmd *cobra.Command, r report) error {
@@ -163,14 +163,14 @@ users' weights on every node monitor.`,
 			if err := pf.validate(); err != nil {
 				return err
 			}
-			w, err := policyexp.ParseWeights(weights)
+			w, err := policy.ParseWeights(weights)
 			if err != nil {
 				return fmt.Errorf("--weights: %w", err)
 			}
-			if err := policyexp.CheckLoads("--user1-loads", user1); err != nil {
+			if err := policy.CheckLoads("--user1-loads", user1); err != nil {
 				return err
 			}
-			if err := policyexp.CheckLoads("--user0-load", []float64{user0}); err != nil {
+			if err := policy.CheckLoads("--user0-load", []float64{user0}); err != nil {
 				return err
 			}
 			if interval <= 0 || bin <= 0 {
@@ -225,7 +225,7 @@ finishing at the window's close. The paper's numbers are printed beside.`,
 			if err := pf.validate(); err != nil {
 				return err
 			}
-			if err := policyexp.CheckLoads("--lp-loads", lps); err != nil {
+			if err := policy.CheckLoads("--lp-loads", lps); err != nil {
 				return err
 			}
 			if !(hp > 0) {
@@ -284,7 +284,7 @@ times, where their tasks ran and how busy each kind of node was.`,
 			if !(frac > 0 && frac <= 1) {
 				return fmt.Errorf("--attr-fraction must be in (0, 1]")
 			}
-			if err := policyexp.CheckLoads("--constrained-load/--free-load", []float64{cLoad, fLoad}); err != nil {
+			if err := policy.CheckLoads("--constrained-load/--free-load", []float64{cLoad, fLoad}); err != nil {
 				return err
 			}
 			if duration <= 0 || drain < 0 || warmup < 0 || warmup >= duration {

@@ -15,10 +15,10 @@ import (
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
 
-	"github.com/sparrowfleet/sparrow/logging"
-	"github.com/sparrowfleet/sparrow/membership"
-	"github.com/sparrowfleet/sparrow/metrics"
-	"github.com/sparrowfleet/sparrow/rpc"
+	"github.com/sparrowfleet/sparrow/internal/logging"
+	"github.com/sparrowfleet/sparrow/internal/membership"
+	"github.com/sparrowfleet/sparrow/internal/metrics"
+	"github.com/sparrowfleet/sparrow/internal/rpc"
 )
 
 var logLevel string

@@ -16,8 +16,8 @@ import (
 	"github.com/rs/zerolog"
 	"github.com/spf13/cobra"
 
+	"github.com/sparrowfleet/sparrow/bench/fleet"
 	"github.com/sparrowfleet/sparrow/client"
-	"github.com/sparrowfleet/sparrow/fleet"
 )
 
 func init() { rootCmd.AddCommand(newExecutorCmd()) }

@@ -14,8 +14,8 @@ import (
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
 
-	"github.com/sparrowfleet/sparrow/fleet"
-	"github.com/sparrowfleet/sparrow/workload"
+	"github.com/sparrowfleet/sparrow/bench/fleet"
+	"github.com/sparrowfleet/sparrow/internal/workload"
 )
 
 func init() { rootCmd.AddCommand(newLocalCmd()) }

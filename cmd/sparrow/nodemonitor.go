@@ -6,10 +6,10 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/sparrowfleet/sparrow/metrics"
+	"github.com/sparrowfleet/sparrow/core/queue"
+	"github.com/sparrowfleet/sparrow/core/slots"
+	"github.com/sparrowfleet/sparrow/internal/metrics"
 	"github.com/sparrowfleet/sparrow/nodemonitor"
-	"github.com/sparrowfleet/sparrow/queue"
-	"github.com/sparrowfleet/sparrow/slots"
 )
 
 func init() { rootCmd.AddCommand(newNodeMonitorCmd()) }

@@ -7,7 +7,7 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/sparrowfleet/sparrow/queue"
+	"github.com/sparrowfleet/sparrow/core/queue"
 )
 
 // parseWeight parses one "user=weight" pair.

@@ -1,7 +1,3 @@
-// Package batch coalesces items bound for the same destination into
-// batched sends: at most one send per destination is in flight, and items
-// that arrive meanwhile go together in the next. Under load this turns one
-// RPC per item into one per batch, with no added delay when idle.
 package batch
 
 import "sync"

@@ -1,0 +1,900 @@
+package driver
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"io"
+	mrand "math/rand/v2"
+	"net"
+	"slices"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/rs/zerolog"
+
+	"github.com/sparrowfleet/sparrow/client"
+	"github.com/sparrowfleet/sparrow/internal/stats"
+	"github.com/sparrowfleet/sparrow/internal/workload"
+)
+
+// Config is a run.
+type Config struct {
+	App        string
+	Schedulers []string
+	// Listen and AdvertiseHost place the FrontendService; AdvertiseHost
+	// "auto" picks this machine's first non-loopback IPv4 address.
+	Listen, AdvertiseHost string
+	// Jobs is how many original jobs to submit, of Tasks tasks each
+	// sleeping TaskDuration.
+	Jobs, Tasks  int
+	TaskDuration time.Duration
+	// Rate is the job arrival rate (jobs/s); if 0 it is derived from Load
+	// and Slots: load·slots / (tasks·duration).
+	Rate        float64
+	Load        float64
+	Slots       int
+	Poisson     bool
+	Seed        uint64
+	ProbeRatio  float64
+	RunID       string
+	Deadline    time.Duration
+	Timeout     time.Duration // frontend failure-detection timeout
+	Heartbeat   time.Duration
+	SubmitRetry time.Duration // wait before retrying a submit that failed
+	// Progress receives a line about once per ProgressEvery (nil: none).
+	Progress      io.Writer
+	ProgressEvery time.Duration
+	// Marks, if set, delivers mark requests (the CLI sends one per
+	// SIGUSR1): the driver records the time and what is in flight, so that
+	// a fault injector can say "this is when I struck".
+	Marks <-chan struct{}
+	Log   zerolog.Logger
+}
+
+// Summary is a run's outcome. JSON names are part of the CLI contract
+// (scripts/e2e reads them).
+type Summary struct {
+	OK             bool     `json:"ok"`
+	Error          string   `json:"error,omitempty"`
+	RunID          string   `json:"run_id"`
+	App            string   `json:"app"`
+	Schedulers     []string `json:"schedulers"`
+	Frontend       string   `json:"frontend"`
+	TasksPerJob    int      `json:"tasks_per_job"`
+	TaskDurationMs float64  `json:"task_duration_ms"`
+	RateJobsPerSec float64  `json:"rate_jobs_per_s"`
+
+	JobsSubmitted     int `json:"jobs_submitted"`  // original jobs
+	TasksSubmitted    int `json:"tasks_submitted"` // original tasks
+	JobsCompleted     int `json:"jobs_completed"`
+	TasksCompleted    int `json:"tasks_completed"`
+	AttemptsSubmitted int `json:"attempts_submitted"` // every submitted job, resubmissions included
+	AttemptTasks      int `json:"attempt_tasks_submitted"`
+
+	OKReports     int `json:"ok_reports"`
+	LostReports   int `json:"lost_reports"`   // status 1001
+	FailedReports int `json:"failed_reports"` // status 1002
+	OtherReports  int `json:"other_reports"`  // other non-OK statuses (also resubmitted)
+	// LateOKReports are OK messages from an attempt the driver had already
+	// given up on (its task reported lost or failed, or the job in flight
+	// at a failover): the fleet's "lost" was in fact "finished late".
+	// DuplicateOKReports are OK messages for a task already done by
+	// another attempt: the task ran more than once at the application
+	// level (never twice under one request id; the e2e checks that).
+	LateOKReports      int `json:"late_ok_reports"`
+	DuplicateOKReports int `json:"duplicate_ok_reports"`
+	// LateOK samples the late and duplicate OK messages: "request/task: why".
+	LateOK []string `json:"late_ok,omitempty"`
+	// StaleReports are lost/failed reports for an attempt already
+	// replaced or a task already done: nothing to do.
+	StaleReports     int `json:"stale_reports"`
+	UnknownReports   int `json:"unknown_reports"` // messages for request ids this run never used
+	ResubmittedJobs  int `json:"resubmitted_jobs"`
+	ResubmittedTasks int `json:"resubmitted_tasks"`
+	// ResubmittedBy breaks ResubmittedTasks down by cause: lost, failed,
+	// failover (in flight at a failover), in_doubt (submit failed after
+	// sending), submit_error (submit refused or no scheduler answered).
+	ResubmittedBy map[string]int `json:"resubmitted_by"`
+	SubmitErrors  int            `json:"submit_errors"`
+
+	Failovers []FailoverRecord `json:"failovers"`
+	// FirstLostAt and LastLostAt bracket the lost (1001) reports;
+	// FirstFailedAt and LastFailedAt the failed (1002) ones.
+	FirstLostAt   string `json:"first_lost_at,omitempty"`
+	LastLostAt    string `json:"last_lost_at,omitempty"`
+	FirstFailedAt string `json:"first_failed_at,omitempty"`
+	LastFailedAt  string `json:"last_failed_at,omitempty"`
+	// AffectedJobs are original jobs that needed a resubmission;
+	// LastAffectedDoneAt is when the last of them completed.
+	AffectedJobs       int    `json:"affected_jobs"`
+	AffectedCompleted  int    `json:"affected_completed"`
+	LastAffectedDoneAt string `json:"last_affected_done_at,omitempty"`
+	// AffectedResponseMs is the affected jobs' response time (first
+	// submission to last task OK).
+	AffectedResponseMs stats.Summary `json:"affected_response_ms"`
+	ResponseMs         stats.Summary `json:"response_ms"`
+	Marks              []Mark        `json:"marks,omitempty"`
+
+	StartedAt      string  `json:"started_at"`
+	LastArrivalAt  string  `json:"last_arrival_at"`
+	FinishedAt     string  `json:"finished_at"`
+	ElapsedS       float64 `json:"elapsed_s"`
+	DeadlineHit    bool    `json:"deadline_hit"`
+	IncompleteJobs []int   `json:"incomplete_jobs,omitempty"`
+	// IncompleteTasks samples the tasks not done at the end:
+	// "request/task" of their latest attempt, and its state.
+	IncompleteTasks []string `json:"incomplete_tasks,omitempty"`
+}
+
+// maxSamples bounds the sample lists in a Summary.
+const maxSamples = 20
+
+// FailoverRecord is one client.Failover.
+type FailoverRecord struct {
+	From           string  `json:"from"`
+	To             string  `json:"to"`
+	Err            string  `json:"err"`
+	DetectedAt     string  `json:"detected_at"`
+	ReconnectedAt  string  `json:"reconnected_at"`
+	ReconnectMs    float64 `json:"reconnect_ms"`
+	InFlightJobs   int     `json:"in_flight_jobs"`
+	InFlightTasks  int     `json:"in_flight_tasks"`  // tasks of those jobs not yet done
+	ResubmittedAt  string  `json:"resubmitted_at"`   // when their resubmissions were sent
+	RelaunchTookMs float64 `json:"relaunch_took_ms"` // reconnected -> resubmissions sent
+}
+
+// Mark is a snapshot taken on request (SIGUSR1).
+type Mark struct {
+	At            string `json:"at"`
+	JobsInFlight  int    `json:"jobs_in_flight"`  // submitted, not all tasks done
+	TasksInFlight int    `json:"tasks_in_flight"` // submitted, not done
+	JobsSubmitted int    `json:"jobs_submitted"`
+	JobsCompleted int    `json:"jobs_completed"`
+	Scheduler     string `json:"scheduler"` // the frontend's scheduler then
+}
+
+// Resubmission causes.
+const (
+	causeLost        = "lost"
+	causeFailed      = "failed"
+	causeFailover    = "failover"
+	causeInDoubt     = "in_doubt"
+	causeSubmitError = "submit_error"
+)
+
+type logicalJob struct {
+	n         int
+	tasks     []*logicalTask
+	left      int
+	submitted time.Time
+	doneAt    time.Time
+	affected  bool
+	attempts  int
+}
+
+type logicalTask struct {
+	job     *logicalJob
+	idx     int
+	done    bool
+	current *attempt // latest attempt covering this task
+}
+
+type attempt struct {
+	id        string
+	job       *logicalJob
+	tasks     map[string]*logicalTask // task id in the attempt -> logical task
+	abandoned bool                    // given up whole (failover, in doubt, submit error)
+	gaveUp    map[string]bool         // tasks of this attempt reported lost/failed
+}
+
+type resubmit struct {
+	task  *logicalTask
+	cause string
+}
+
+type runner struct {
+	cfg  Config
+	fe   *client.Frontend
+	msg  []byte
+	log  zerolog.Logger
+	kick chan struct{} // wakes the resubmitter; capacity 1
+
+	mu        sync.Mutex
+	jobs      []*logicalJob
+	attempts  map[string]*attempt
+	done      int
+	allDone   chan struct{}
+	sum       Summary
+	responses []float64
+	affResp   []float64
+	firstLost time.Time
+	lastLost  time.Time
+	firstFail time.Time
+	lastFail  time.Time
+	lastAff   time.Time
+	redo      []resubmit // queued for the resubmitter
+	pendingFO []int      // indices into sum.Failovers awaiting resubmission time
+	submitWG  sync.WaitGroup
+}
+
+// Run drives the workload and returns its summary. The error is non-nil
+// only when the run could not start; an incomplete run is Summary.OK false.
+func Run(ctx context.Context, cfg Config) (Summary, error) {
+	if err := cfg.validate(); err != nil {
+		return Summary{}, err
+	}
+	if cfg.RunID == "" {
+		var b [3]byte
+		rand.Read(b[:])
+		cfg.RunID = hex.EncodeToString(b[:])
+	}
+	adv := cfg.AdvertiseHost
+	if adv == "auto" || adv == "" {
+		a, err := autoHost(cfg.Schedulers)
+		if err != nil {
+			return Summary{}, err
+		}
+		adv = a
+	}
+	r := &runner{
+		cfg: cfg, log: cfg.Log, kick: make(chan struct{}, 1),
+		attempts: map[string]*attempt{}, allDone: make(chan struct{}),
+	}
+	if cfg.TaskDuration > 0 {
+		r.msg = []byte(cfg.TaskDuration.String())
+	}
+	r.sum = Summary{
+		RunID: cfg.RunID, App: cfg.App, Schedulers: cfg.Schedulers, TasksPerJob: cfg.Tasks,
+		TaskDurationMs: stats.Millis(cfg.TaskDuration), RateJobsPerSec: cfg.rate(),
+		ResubmittedBy: map[string]int{}, Failovers: []FailoverRecord{},
+	}
+	for i := 0; i < cfg.Jobs; i++ {
+		j := &logicalJob{n: i, left: cfg.Tasks}
+		for k := 0; k < cfg.Tasks; k++ {
+			j.tasks = append(j.tasks, &logicalTask{job: j, idx: k})
+		}
+		r.jobs = append(r.jobs, j)
+	}
+	fcfg := client.FrontendConfig{
+		App: cfg.App, Schedulers: cfg.Schedulers, Listen: cfg.Listen, AdvertiseHost: adv,
+		Timeout: cfg.Timeout, Heartbeat: cfg.Heartbeat,
+		OnMessage: r.onMessage, OnFailover: r.onFailover, Log: cfg.Log,
+	}
+	// The schedulers may still be starting, or slow to answer on a loaded
+	// machine: keep trying to register for a while (a tenth of the
+	// deadline, at least 10 s) before giving up.
+	startBy := time.Now().Add(max(cfg.Deadline/10, 10*time.Second))
+	var fe *client.Frontend
+	for {
+		var err error
+		if fe, err = client.NewFrontend(ctx, fcfg); err == nil {
+			break
+		}
+		if !errors.Is(err, client.ErrNoScheduler) || time.Now().After(startBy) || ctx.Err() != nil {
+			return Summary{}, fmt.Errorf("frontend: %w", err)
+		}
+		cfg.Log.Warn().Err(err).Msg("no scheduler answered; retrying")
+		select {
+		case <-ctx.Done():
+		case <-time.After(200 * time.Millisecond):
+		}
+	}
+	r.fe = fe
+	r.sum.Frontend = fe.Addr()
+	defer fe.Close()
+	return r.run(ctx), nil
+}
+
+func (c *Config) validate() error {
+	switch {
+	case c.App == "":
+		return fmt.Errorf("missing app")
+	case len(c.Schedulers) == 0:
+		return fmt.Errorf("no schedulers")
+	case c.Jobs < 1:
+		return fmt.Errorf("jobs must be at least 1")
+	case c.Tasks < 1:
+		return fmt.Errorf("tasks per job must be at least 1")
+	case c.TaskDuration < 0:
+		return fmt.Errorf("task duration must not be negative")
+	case c.Rate < 0:
+		return fmt.Errorf("rate must not be negative")
+	case c.Rate == 0 && (c.Load <= 0 || c.Slots <= 0 || c.TaskDuration <= 0):
+		return fmt.Errorf("set a rate, or a load, slots and a task duration to derive one")
+	case c.Deadline <= 0:
+		return fmt.Errorf("deadline must be positive")
+	}
+	if c.Rate == 0 {
+		spec := workload.Spec{Load: c.Load, Slots: c.Slots, TasksPerJob: c.Tasks, TaskDuration: c.TaskDuration}
+		if err := spec.Validate(); err != nil {
+			return err
+		}
+	}
+	if c.SubmitRetry <= 0 {
+		c.SubmitRetry = 100 * time.Millisecond
+	}
+	if c.ProgressEvery <= 0 {
+		c.ProgressEvery = time.Second
+	}
+	return nil
+}
+
+func (c *Config) rate() float64 {
+	if c.Rate > 0 {
+		return c.Rate
+	}
+	return workload.Spec{Load: c.Load, Slots: c.Slots, TasksPerJob: c.Tasks, TaskDuration: c.TaskDuration}.JobsPerSecond()
+}
+
+func ts(t time.Time) string {
+	if t.IsZero() {
+		return ""
+	}
+	return t.UTC().Format(time.RFC3339Nano)
+}
+
+func (r *runner) run(parent context.Context) Summary {
+	ctx, cancel := context.WithCancel(parent)
+	defer cancel()
+	start := time.Now()
+	r.sum.StartedAt = ts(start)
+	deadline := time.NewTimer(r.cfg.Deadline)
+	defer deadline.Stop()
+
+	redoCtx, stopRedo := context.WithCancel(ctx)
+	redoDone := make(chan struct{})
+	go func() {
+		defer close(redoDone)
+		r.resubmitter(redoCtx)
+	}()
+	progDone := make(chan struct{})
+	progStop := make(chan struct{})
+	go func() {
+		defer close(progDone)
+		r.progress(start, progStop)
+	}()
+
+	// Arrivals.
+	rate := r.cfg.rate()
+	var arrivals *workload.Arrivals
+	if r.cfg.Poisson {
+		arrivals, _ = workload.NewArrivals(mrand.New(mrand.NewPCG(r.cfg.Seed, r.cfg.Seed+1)), rate)
+	}
+	gap := time.Duration(float64(time.Second) / rate)
+	next := start
+	stopped := false
+	for i := 0; i < r.cfg.Jobs && !stopped; i++ {
+		if i > 0 {
+			if arrivals != nil {
+				next = next.Add(arrivals.Next())
+			} else {
+				next = next.Add(gap)
+			}
+		}
+		wait := time.NewTimer(time.Until(next))
+		select {
+		case <-wait.C:
+		case <-ctx.Done():
+			stopped = true
+		case <-deadline.C:
+			stopped = true
+			r.mu.Lock()
+			r.sum.DeadlineHit = true
+			r.mu.Unlock()
+		}
+		wait.Stop()
+		if stopped {
+			break
+		}
+		j := r.jobs[i]
+		r.mu.Lock()
+		j.submitted = time.Now()
+		r.sum.JobsSubmitted++
+		r.sum.TasksSubmitted += len(j.tasks)
+		a := r.newAttempt(j, j.tasks)
+		r.mu.Unlock()
+		r.submitAsync(ctx, a, 0)
+	}
+	r.mu.Lock()
+	r.sum.LastArrivalAt = ts(time.Now())
+	hit := r.sum.DeadlineHit
+	r.mu.Unlock()
+
+	if !stopped && !hit {
+		select {
+		case <-r.allDone:
+		case <-ctx.Done():
+		case <-deadline.C:
+			r.mu.Lock()
+			r.sum.DeadlineHit = true
+			r.mu.Unlock()
+		}
+	}
+	stopRedo()
+	<-redoDone
+	close(progStop)
+	<-progDone
+	cancel()
+	r.submitWG.Wait()
+
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	end := time.Now()
+	s := r.sum
+	s.FinishedAt = ts(end)
+	s.ElapsedS = end.Sub(start).Seconds()
+	s.JobsCompleted = r.done
+	for _, j := range r.jobs {
+		for _, t := range j.tasks {
+			if t.done {
+				s.TasksCompleted++
+			}
+		}
+		if j.left > 0 {
+			s.IncompleteJobs = append(s.IncompleteJobs, j.n)
+			for _, t := range j.tasks {
+				if t.done || len(s.IncompleteTasks) >= maxSamples {
+					continue
+				}
+				desc := fmt.Sprintf("job %d task %d: never submitted", j.n, t.idx)
+				if a := t.current; a != nil {
+					state := "waiting for a message"
+					switch {
+					case a.gaveUp[strconv.Itoa(t.idx)]:
+						state = "reported lost/failed, resubmission pending"
+					case a.abandoned:
+						state = "abandoned, resubmission pending"
+					}
+					desc = fmt.Sprintf("%s/%d: %s", a.id, t.idx, state)
+				}
+				s.IncompleteTasks = append(s.IncompleteTasks, desc)
+			}
+		}
+		if j.affected {
+			s.AffectedJobs++
+			if j.left == 0 {
+				s.AffectedCompleted++
+			}
+		}
+	}
+	if len(s.IncompleteJobs) > maxSamples {
+		s.IncompleteJobs = s.IncompleteJobs[:maxSamples]
+	}
+	s.LateOK = slices.Clone(s.LateOK)
+	s.FirstLostAt, s.LastLostAt = ts(r.firstLost), ts(r.lastLost)
+	s.FirstFailedAt, s.LastFailedAt = ts(r.firstFail), ts(r.lastFail)
+	s.LastAffectedDoneAt = ts(r.lastAff)
+	s.ResponseMs = stats.Summarize(slices.Clone(r.responses))
+	s.AffectedResponseMs = stats.Summarize(slices.Clone(r.affResp))
+	s.Failovers = slices.Clone(s.Failovers)
+	s.Marks = slices.Clone(s.Marks)
+	s.ResubmittedBy = maps(s.ResubmittedBy)
+	s.OK = r.done == len(r.jobs)
+	switch {
+	case s.OK:
+	case s.DeadlineHit:
+		s.Error = fmt.Sprintf("deadline %v passed with %d of %d jobs incomplete", r.cfg.Deadline, len(r.jobs)-r.done, len(r.jobs))
+	case parent.Err() != nil:
+		s.Error = fmt.Sprintf("interrupted with %d of %d jobs incomplete", len(r.jobs)-r.done, len(r.jobs))
+	default:
+		s.Error = fmt.Sprintf("%d of %d jobs incomplete", len(r.jobs)-r.done, len(r.jobs))
+	}
+	return s
+}
+
+func maps(m map[string]int) map[string]int {
+	out := make(map[string]int, len(m))
+	for k, v := range m {
+		out[k] = v
+	}
+	return out
+}
+
+// newAttempt makes an attempt covering tasks of j and makes it their
+// current one. Called with r.mu held.
+func (r *runner) newAttempt(j *logicalJob, tasks []*logicalTask) *attempt {
+	j.attempts++
+	a := &attempt{
+		id:  fmt.Sprintf("%s-j%d.%d", r.cfg.RunID, j.n, j.attempts),
+		job: j, tasks: make(map[string]*logicalTask, len(tasks)), gaveUp: map[string]bool{},
+	}
+	for _, t := range tasks {
+		a.tasks[strconv.Itoa(t.idx)] = t
+		t.current = a
+	}
+	r.attempts[a.id] = a
+	r.sum.AttemptsSubmitted++
+	r.sum.AttemptTasks += len(tasks)
+	return a
+}
+
+func (r *runner) submitAsync(ctx context.Context, a *attempt, delay time.Duration) {
+	r.submitWG.Add(1)
+	go func() {
+		defer r.submitWG.Done()
+		if delay > 0 {
+			t := time.NewTimer(delay)
+			select {
+			case <-t.C:
+			case <-ctx.Done():
+				t.Stop()
+				return
+			}
+		}
+		r.submit(ctx, a)
+	}()
+}
+
+func (r *runner) submit(ctx context.Context, a *attempt) {
+	job := client.Job{RequestID: a.id, ProbeRatio: r.cfg.ProbeRatio}
+	r.mu.Lock()
+	for id := range a.tasks {
+		job.Tasks = append(job.Tasks, client.Task{ID: id, Message: r.msg})
+	}
+	r.mu.Unlock()
+	slices.SortFunc(job.Tasks, func(x, y client.Task) int {
+		xi, _ := strconv.Atoi(x.ID)
+		yi, _ := strconv.Atoi(y.ID)
+		return xi - yi
+	})
+	_, err := r.fe.Submit(ctx, job)
+	if err == nil || ctx.Err() != nil {
+		return
+	}
+	cause := causeSubmitError
+	if errors.Is(err, client.ErrInDoubt) {
+		// Usually also reported by the failover; abandoning is idempotent,
+		// and a job the failover missed is not left hanging.
+		cause = causeInDoubt
+	}
+	r.mu.Lock()
+	r.sum.SubmitErrors++
+	r.mu.Unlock()
+	r.log.Warn().Err(err).Str("request", a.id).Str("cause", cause).Msg("submit failed; resubmitting as a new job")
+	r.abandon(a, cause)
+}
+
+// abandon gives up attempt a whole and queues its tasks that are not done,
+// and whose current attempt it is, for resubmission.
+func (r *runner) abandon(a *attempt, cause string) int {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return r.abandonLocked(a, cause)
+}
+
+// abandonLocked is abandon with r.mu held.
+func (r *runner) abandonLocked(a *attempt, cause string) int {
+	if a.abandoned {
+		return 0
+	}
+	a.abandoned = true
+	n := 0
+	for id, t := range a.tasks {
+		if t.done || t.current != a || a.gaveUp[id] {
+			continue
+		}
+		r.redo = append(r.redo, resubmit{task: t, cause: cause})
+		n++
+	}
+	if n > 0 {
+		a.job.affected = true
+		r.wake()
+	}
+	return n
+}
+
+// wake tells the resubmitter there is work; never blocks.
+func (r *runner) wake() {
+	select {
+	case r.kick <- struct{}{}:
+	default:
+	}
+}
+
+// resubmitter batches resubmissions per job: whatever is queued within a
+// couple of milliseconds of the first (a lost node's tasks arrive as
+// separate messages) goes out as one new job per original job.
+func (r *runner) resubmitter(ctx context.Context) {
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-r.kick:
+		}
+		linger := time.NewTimer(2 * time.Millisecond)
+		select {
+		case <-ctx.Done():
+			linger.Stop()
+			return
+		case <-linger.C:
+		}
+		delay := time.Duration(0)
+		byJob := map[*logicalJob][]*logicalTask{}
+		var order []*logicalJob
+		r.mu.Lock()
+		batch := r.redo
+		r.redo = nil
+		failovers := r.pendingFO
+		r.pendingFO = nil
+		for _, x := range batch {
+			t := x.task
+			if t.done || slices.Contains(byJob[t.job], t) {
+				continue
+			}
+			if _, ok := byJob[t.job]; !ok {
+				order = append(order, t.job)
+			}
+			byJob[t.job] = append(byJob[t.job], t)
+			r.sum.ResubmittedTasks++
+			r.sum.ResubmittedBy[x.cause]++
+			if x.cause == causeSubmitError {
+				delay = r.cfg.SubmitRetry
+			}
+		}
+		var atts []*attempt
+		for _, j := range order {
+			atts = append(atts, r.newAttempt(j, byJob[j]))
+			r.sum.ResubmittedJobs++
+		}
+		r.mu.Unlock()
+		if len(failovers) == 0 || delay > 0 {
+			for _, a := range atts {
+				r.submitAsync(ctx, a, delay)
+			}
+			continue
+		}
+		// A failover's resubmissions: time how long relaunching takes
+		// (the paper's "< 15 ms"), from reconnection until every
+		// resubmitted job has been accepted.
+		var wg sync.WaitGroup
+		for _, a := range atts {
+			wg.Add(1)
+			r.submitWG.Add(1)
+			go func() {
+				defer r.submitWG.Done()
+				defer wg.Done()
+				r.submit(ctx, a)
+			}()
+		}
+		wg.Wait()
+		now := time.Now()
+		r.mu.Lock()
+		for _, i := range failovers {
+			fo := &r.sum.Failovers[i]
+			fo.ResubmittedAt = ts(now)
+			if rc, err := time.Parse(time.RFC3339Nano, fo.ReconnectedAt); err == nil {
+				fo.RelaunchTookMs = stats.Millis(now.Sub(rc))
+			}
+		}
+		r.mu.Unlock()
+	}
+}
+
+func (r *runner) onMessage(m client.Message) {
+	now := time.Now()
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	a, ok := r.attempts[m.Task.RequestID]
+	if !ok {
+		r.sum.UnknownReports++
+		return
+	}
+	t, ok := a.tasks[m.Task.TaskID]
+	if !ok {
+		r.sum.UnknownReports++
+		return
+	}
+	j := t.job
+	switch m.Status {
+	case client.StatusOK:
+		r.sum.OKReports++
+		late := a.abandoned || a.gaveUp[m.Task.TaskID]
+		if late {
+			r.sum.LateOKReports++
+		}
+		if t.done {
+			r.sum.DuplicateOKReports++
+		}
+		if (late || t.done) && len(r.sum.LateOK) < maxSamples {
+			r.sum.LateOK = append(r.sum.LateOK, m.Task.RequestID+"/"+m.Task.TaskID+": "+lateWhy(a, m.Task.TaskID, t))
+		}
+		if !t.done {
+			t.done = true
+			j.left--
+			if j.left == 0 {
+				j.doneAt = now
+				r.done++
+				ms := stats.Millis(now.Sub(j.submitted))
+				r.responses = append(r.responses, ms)
+				if j.affected {
+					r.affResp = append(r.affResp, ms)
+					if now.After(r.lastAff) {
+						r.lastAff = now
+					}
+				}
+				if r.done == len(r.jobs) {
+					close(r.allDone)
+				}
+			}
+		}
+	default:
+		cause := causeFailed
+		switch m.Status {
+		case client.StatusLost:
+			r.sum.LostReports++
+			cause = causeLost
+			if r.firstLost.IsZero() {
+				r.firstLost = now
+			}
+			r.lastLost = now
+		case client.StatusFailed:
+			r.sum.FailedReports++
+			if r.firstFail.IsZero() {
+				r.firstFail = now
+			}
+			r.lastFail = now
+		default:
+			r.sum.OtherReports++
+		}
+		if t.done || t.current != a || a.abandoned || a.gaveUp[m.Task.TaskID] {
+			r.sum.StaleReports++
+			break
+		}
+		a.gaveUp[m.Task.TaskID] = true
+		j.affected = true
+		r.redo = append(r.redo, resubmit{task: t, cause: cause})
+		r.wake()
+		r.log.Info().Str("request", m.Task.RequestID).Str("task", m.Task.TaskID).Int32("status", m.Status).
+			Str("body", string(m.Body)).Msg("task not done; resubmitting it as a new job")
+	}
+}
+
+// lateWhy says why an OK message for task id of attempt a is late or a
+// duplicate.
+func lateWhy(a *attempt, id string, t *logicalTask) string {
+	var why []string
+	switch {
+	case a.gaveUp[id]:
+		why = append(why, "reported lost/failed earlier")
+	case a.abandoned:
+		why = append(why, "attempt given up (failover or failed submit)")
+	}
+	if t.done {
+		why = append(why, "task already done by another attempt")
+	}
+	return strings.Join(why, "; ")
+}
+
+func (r *runner) onFailover(f client.Failover) {
+	rec := FailoverRecord{
+		From: f.From, To: f.To, DetectedAt: ts(f.DetectedAt), ReconnectedAt: ts(f.Reconnected),
+		ReconnectMs: stats.Millis(f.Reconnected.Sub(f.DetectedAt)), InFlightJobs: len(f.InFlight),
+	}
+	if f.Err != nil {
+		rec.Err = f.Err.Error()
+	}
+	var atts []*attempt
+	r.mu.Lock()
+	for _, j := range f.InFlight {
+		if a, ok := r.attempts[j.RequestID]; ok {
+			atts = append(atts, a)
+			for id, t := range a.tasks {
+				if !t.done && !a.gaveUp[id] {
+					rec.InFlightTasks++
+				}
+			}
+		}
+	}
+	r.sum.Failovers = append(r.sum.Failovers, rec)
+	n := 0
+	for _, a := range atts {
+		n += r.abandonLocked(a, causeFailover)
+	}
+	if n > 0 {
+		// The resubmitter that sends these jobs times the relaunch.
+		r.pendingFO = append(r.pendingFO, len(r.sum.Failovers)-1)
+	}
+	r.mu.Unlock()
+	r.log.Warn().Str("from", f.From).Str("to", f.To).Int("in_flight", len(f.InFlight)).Int("resubmitting_tasks", n).
+		Dur("reconnect", f.Reconnected.Sub(f.DetectedAt)).Msg("scheduler failover; resubmitting in-flight jobs")
+}
+
+// mark records a snapshot of what is in flight now.
+func (r *runner) mark() Mark {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	m := Mark{At: ts(time.Now()), JobsSubmitted: r.sum.JobsSubmitted, JobsCompleted: r.done, Scheduler: r.fe.Scheduler()}
+	for _, j := range r.jobs {
+		if j.submitted.IsZero() || j.left == 0 {
+			continue
+		}
+		m.JobsInFlight++
+		m.TasksInFlight += j.left
+	}
+	r.sum.Marks = append(r.sum.Marks, m)
+	return m
+}
+
+func (r *runner) progress(start time.Time, stop <-chan struct{}) {
+	t := time.NewTicker(r.cfg.ProgressEvery)
+	defer t.Stop()
+	for {
+		select {
+		case <-stop:
+			r.printProgress(start)
+			return
+		case <-r.cfg.Marks:
+			m := r.mark()
+			if r.cfg.Progress != nil {
+				fmt.Fprintf(r.cfg.Progress, "mark at=%s jobs_in_flight=%d tasks_in_flight=%d submitted=%d completed=%d scheduler=%s\n",
+					m.At, m.JobsInFlight, m.TasksInFlight, m.JobsSubmitted, m.JobsCompleted, m.Scheduler)
+			}
+		case <-t.C:
+			r.printProgress(start)
+		}
+	}
+}
+
+func (r *runner) printProgress(start time.Time) {
+	if r.cfg.Progress == nil {
+		return
+	}
+	r.mu.Lock()
+	s := r.sum
+	done := r.done
+	inFlight := s.JobsSubmitted - done
+	r.mu.Unlock()
+	fmt.Fprintf(r.cfg.Progress, "progress t=%.1fs submitted=%d completed=%d in_flight=%d lost=%d failed=%d resubmitted=%d failovers=%d scheduler=%s\n",
+		time.Since(start).Seconds(), s.JobsSubmitted, done, inFlight, s.LostReports, s.FailedReports,
+		s.ResubmittedJobs, len(s.Failovers), r.fe.Scheduler())
+}
+
+// autoHost picks the host schedulers should call the frontend back on:
+// 127.0.0.1 if every scheduler is on loopback, else this machine's first
+// non-loopback IPv4 address.
+func autoHost(schedulers []string) (string, error) {
+	loop := true
+	for _, s := range schedulers {
+		h, _, err := net.SplitHostPort(s)
+		if err != nil {
+			return "", fmt.Errorf("scheduler address %q: %w", s, err)
+		}
+		ip := net.ParseIP(h)
+		if h != "localhost" && (ip == nil || !ip.IsLoopback()) {
+			loop = false
+		}
+	}
+	if loop {
+		return "127.0.0.1", nil
+	}
+	return firstIPv4()
+}
+
+// firstIPv4 returns the first non-loopback IPv4 address of an interface
+// that is up: the container's address on its network.
+func firstIPv4() (string, error) {
+	ifs, err := net.Interfaces()
+	if err != nil {
+		return "", fmt.Errorf("advertise host auto: %w", err)
+	}
+	for _, ifc := range ifs {
+		if ifc.Flags&net.FlagUp == 0 || ifc.Flags&net.FlagLoopback != 0 {
+			continue
+		}
+		addrs, err := ifc.Addrs()
+		if err != nil {
+			continue
+		}
+		for _, a := range addrs {
+			if ipn, ok := a.(*net.IPNet); ok && ipn.IP.To4() != nil && !ipn.IP.IsLoopback() {
+				return ipn.IP.String(), nil
+			}
+		}
+	}
+	return "", fmt.Errorf("advertise host auto: no non-loopback IPv4 address; set --advertise-host")
+}

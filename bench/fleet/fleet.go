@@ -1,0 +1,351 @@
+package fleet
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"slices"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/rs/zerolog"
+
+	"github.com/sparrowfleet/sparrow/client"
+	"github.com/sparrowfleet/sparrow/core/queue"
+	"github.com/sparrowfleet/sparrow/internal/rpc"
+	"github.com/sparrowfleet/sparrow/nodemonitor"
+	"github.com/sparrowfleet/sparrow/scheduler"
+)
+
+// Config shapes a fleet.
+type Config struct {
+	Schedulers   int
+	NodeMonitors int
+	Slots        int
+	// Apps are the apps every node monitor hosts an executor for. Default:
+	// one per scheduler ("app-0", "app-1", ...), because a scheduler routes
+	// an app's messages to one frontend and each driver frontend has its
+	// own scheduler.
+	Apps []string
+	// NodeApps, if set, picks the subset of Apps that node monitor i hosts
+	// executors for; by default every node hosts every app.
+	NodeApps func(i int) []string
+	// NodeAttrs, if set, gives node monitor i's advertised attributes.
+	NodeAttrs func(i int) map[string]string
+	// Weights are the fair-share weights of users on every node monitor
+	// (with Queue "fair" or "priority"); others get weight 1.
+	Weights map[string]float64
+	// Run executes tasks; default SleepTask.
+	Run client.TaskFunc
+	// OnLaunch sees every launch, on the executor's RPC goroutine.
+	OnLaunch   func(node int, t client.LaunchedTask)
+	ProbeRatio float64
+	// ConstrainedProbeRatio is the schedulers' default d for constrained
+	// jobs (0: ProbeRatio).
+	ConstrainedProbeRatio float64
+	NoCancel              bool
+	// Queue is the node monitors' discipline name (default "fifo").
+	Queue string
+	// SingleHost puts every member on 127.0.0.1 instead of its own
+	// 127.0.x.y address.
+	SingleHost bool
+	// GossipProfile is the members' gossip timing (default "local": fast
+	// failure detection, which fault tests need; "lan" gossips far less,
+	// which benchmarks prefer when a whole fleet shares two cores).
+	GossipProfile string
+	// Seed makes the schedulers' placement reproducible (0: random).
+	Seed uint64
+	// RPC bounds the daemons' Thrift servers and their own client pools
+	// (zero: defaults). Executors and frontends keep their own defaults,
+	// as when an operator tunes only the daemons.
+	RPC rpc.Config
+	Log zerolog.Logger
+}
+
+// Fleet is a running in-process fleet.
+type Fleet struct {
+	cfg          Config
+	Schedulers   []*scheduler.Daemon
+	NodeMonitors []*nodemonitor.Daemon
+	// Backends[i] are node monitor i's executors, one per app.
+	Backends [][]*client.Backend
+	hook     atomic.Pointer[func(node int, t client.LaunchedTask)]
+	stopped  []bool
+	killed   map[int]bool // node monitors killed by KillNodeMonitor
+}
+
+func (c *Config) defaults() {
+	if c.Schedulers <= 0 {
+		c.Schedulers = 1
+	}
+	if c.NodeMonitors <= 0 {
+		c.NodeMonitors = 1
+	}
+	if c.Slots <= 0 {
+		c.Slots = 1
+	}
+	if len(c.Apps) == 0 {
+		for i := 0; i < c.Schedulers; i++ {
+			c.Apps = append(c.Apps, fmt.Sprintf("app-%d", i))
+		}
+	}
+	if c.Run == nil {
+		c.Run = SleepTask
+	}
+	if c.Queue == "" {
+		c.Queue = "fifo"
+	}
+	if c.GossipProfile == "" {
+		c.GossipProfile = "local"
+	}
+}
+
+// SleepTask is the default executor: the task message is a Go duration
+// ("100ms"), and the task sleeps that long. An empty message is a no-op
+// task.
+func SleepTask(ctx context.Context, t client.LaunchedTask) ([]byte, error) {
+	if len(t.Message) == 0 {
+		return nil, nil
+	}
+	d, err := time.ParseDuration(string(t.Message))
+	if err != nil {
+		return nil, fmt.Errorf("sleep task %s: message %q is not a duration: %w", t.Ref.TaskID, t.Message, err)
+	}
+	timer := time.NewTimer(d)
+	defer timer.Stop()
+	select {
+	case <-timer.C:
+		return nil, nil
+	case <-ctx.Done():
+		return nil, ctx.Err()
+	}
+}
+
+// host returns member i's loopback address within a role's block.
+func (c *Config) host(block, i int) string {
+	if c.SingleHost {
+		return "127.0.0.1"
+	}
+	return fmt.Sprintf("127.0.%d.%d", block+i/250, i%250+1)
+}
+
+// Start launches the fleet and waits until every scheduler sees every node
+// monitor hosting every app, or ctx ends.
+func Start(ctx context.Context, cfg Config) (_ *Fleet, err error) {
+	cfg.defaults()
+	f := &Fleet{cfg: cfg, stopped: make([]bool, cfg.Schedulers), killed: map[int]bool{}}
+	defer func() {
+		if err != nil {
+			f.Close()
+		}
+	}()
+	var seeds []string
+	for i := 0; i < cfg.Schedulers; i++ {
+		h := cfg.host(1, i)
+		d, err := scheduler.StartDaemon(scheduler.DaemonConfig{
+			Listen: h + ":0", GetTaskListen: h + ":0", Gossip: h + ":0", Join: seeds,
+			GossipProfile: cfg.GossipProfile, Name: fmt.Sprintf("scheduler-%d", i),
+			Scheduler: scheduler.Config{
+				ProbeRatio: cfg.ProbeRatio, ConstrainedProbeRatio: cfg.ConstrainedProbeRatio,
+				NoCancel: cfg.NoCancel, Seed: seedFor(cfg.Seed, i),
+			},
+			RPC: cfg.RPC, Log: cfg.Log,
+		})
+		if err != nil {
+			return nil, fmt.Errorf("start scheduler %d: %w", i, err)
+		}
+		f.Schedulers = append(f.Schedulers, d)
+		seeds = append(seeds, d.Cluster.Addr())
+	}
+	for i := 0; i < cfg.NodeMonitors; i++ {
+		h := cfg.host(10, i)
+		q, err := queue.New(cfg.Queue, 1, cfg.Weights)
+		if err != nil {
+			return nil, err
+		}
+		var attrs map[string]string
+		if cfg.NodeAttrs != nil {
+			attrs = cfg.NodeAttrs(i)
+		}
+		d, err := nodemonitor.StartDaemon(nodemonitor.DaemonConfig{
+			Listen: h + ":0", InternalListen: h + ":0", Gossip: h + ":0", Join: seeds[:1],
+			GossipProfile: cfg.GossipProfile, Name: fmt.Sprintf("nodemonitor-%d", i),
+			Slots: cfg.Slots, Queue: q, Attrs: attrs, RPC: cfg.RPC, Log: cfg.Log,
+		})
+		if err != nil {
+			return nil, fmt.Errorf("start node monitor %d: %w", i, err)
+		}
+		f.NodeMonitors = append(f.NodeMonitors, d)
+		var backends []*client.Backend
+		for _, app := range cfg.appsOn(i) {
+			node := i
+			b, err := client.NewBackend(ctx, client.BackendConfig{
+				App: app, NodeMonitor: d.ServiceAddr(), Listen: h + ":0", AdvertiseHost: h,
+				Run:      cfg.Run,
+				OnLaunch: func(t client.LaunchedTask) { f.onLaunch(node, t) },
+				Log:      cfg.Log,
+			})
+			if err != nil {
+				return nil, fmt.Errorf("start executor for app %q on node monitor %d: %w", app, i, err)
+			}
+			backends = append(backends, b)
+		}
+		f.Backends = append(f.Backends, backends)
+	}
+	return f, f.WaitReady(ctx)
+}
+
+func (c *Config) appsOn(node int) []string {
+	if c.NodeApps == nil {
+		return c.Apps
+	}
+	return c.NodeApps(node)
+}
+
+func seedFor(seed uint64, i int) uint64 {
+	if seed == 0 {
+		return 0
+	}
+	return seed + uint64(i)*0x9e3779b97f4a7c15
+}
+
+func (f *Fleet) onLaunch(node int, t client.LaunchedTask) {
+	if f.cfg.OnLaunch != nil {
+		f.cfg.OnLaunch(node, t)
+	}
+	if h := f.hook.Load(); h != nil {
+		(*h)(node, t)
+	}
+}
+
+// WaitReady waits until every running scheduler's gossip view shows every
+// node monitor with every app.
+func (f *Fleet) WaitReady(ctx context.Context) error {
+	tick := time.NewTicker(10 * time.Millisecond)
+	defer tick.Stop()
+	for {
+		missing := f.notReady()
+		if missing == "" {
+			return nil
+		}
+		select {
+		case <-ctx.Done():
+			return fmt.Errorf("fleet not ready (%s): %w", missing, ctx.Err())
+		case <-tick.C:
+		}
+	}
+}
+
+func (f *Fleet) notReady() string {
+	for i, s := range f.Schedulers {
+		if f.stopped[i] {
+			continue
+		}
+		view := scheduler.NewMembershipView(s.Cluster)
+		for _, app := range f.cfg.Apps {
+			if got, want := len(view.Candidates(app)), f.hosting(app); got != want {
+				return fmt.Sprintf("scheduler %d sees %d of %d node monitors for app %q", i, got, want, app)
+			}
+		}
+	}
+	return ""
+}
+
+// hosting counts the node monitors that host app.
+func (f *Fleet) hosting(app string) int {
+	n := 0
+	for i := range f.NodeMonitors {
+		if slices.Contains(f.cfg.appsOn(i), app) {
+			n++
+		}
+	}
+	return n
+}
+
+// Apps returns the apps the executors serve.
+func (f *Fleet) Apps() []string { return f.cfg.Apps }
+
+// TotalSlots returns the fleet's slot count.
+func (f *Fleet) TotalSlots() int { return f.cfg.NodeMonitors * f.cfg.Slots }
+
+// SchedulerAddrs returns the schedulers' SchedulerService addresses.
+func (f *Fleet) SchedulerAddrs() []string {
+	out := make([]string, len(f.Schedulers))
+	for i, s := range f.Schedulers {
+		out[i] = s.ServiceAddr()
+	}
+	return out
+}
+
+// StopScheduler shuts scheduler i down (leaving gossip), as a failure.
+func (f *Fleet) StopScheduler(i int) error {
+	if f.stopped[i] {
+		return nil
+	}
+	f.stopped[i] = true
+	return f.Schedulers[i].Close()
+}
+
+// KillNodeMonitor crashes node monitor i and its executors: nothing is
+// said to the gossip cluster, so schedulers learn of it from failure
+// detection.
+func (f *Fleet) KillNodeMonitor(i int) {
+	if f.killed[i] {
+		return
+	}
+	f.killed[i] = true
+	f.NodeMonitors[i].Kill()
+	for _, b := range f.Backends[i] {
+		b.Close()
+	}
+}
+
+// Close stops every member: node monitors first (so none mistakes its
+// executors' shutdown for a failure), then executors, then schedulers;
+// members of a kind leave the gossip cluster in parallel, since each waits
+// for its leave message to spread.
+func (f *Fleet) Close() error {
+	var mu sync.Mutex
+	var errs []error
+	parallel := func(n int, stop func(i int) error) {
+		var wg sync.WaitGroup
+		for i := 0; i < n; i++ {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				if err := stop(i); err != nil {
+					mu.Lock()
+					errs = append(errs, err)
+					mu.Unlock()
+				}
+			}()
+		}
+		wg.Wait()
+	}
+	parallel(len(f.NodeMonitors), func(i int) error {
+		if f.killed[i] {
+			return nil
+		}
+		return f.NodeMonitors[i].Close()
+	})
+	parallel(len(f.Backends), func(i int) error {
+		if f.killed[i] {
+			return nil
+		}
+		var errs []error
+		for _, b := range f.Backends[i] {
+			errs = append(errs, b.Close())
+		}
+		return errors.Join(errs...)
+	})
+	parallel(len(f.Schedulers), f.StopScheduler)
+	return errors.Join(errs...)
+}
+
+// Describe is a one-line summary of the fleet's shape.
+func (f *Fleet) Describe() string {
+	return fmt.Sprintf("%d schedulers, %d node monitors x %d slots, apps %s",
+		len(f.Schedulers), len(f.NodeMonitors), f.cfg.Slots, strings.Join(f.cfg.Apps, ","))
+}

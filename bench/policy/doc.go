@@ -1,0 +1,14 @@
+// Package policy holds the pure parts of the policy experiments that
+// reproduce the Sparrow paper's resource-allocation results on a real
+// fleet (Ousterhout et al., SOSP 2013, §4.1-4.2, §7.5 Figure 11, §7.6
+// Table 3): piecewise-constant demand schedules and their Poisson
+// arrivals, per-second cluster shares measured from executor launch and
+// finish times, weighted max-min fair shares, mean absolute deviation,
+// response-time summaries with censoring for bounded overloaded runs, and
+// the tables and plots (SVG, or PNG with a built-in bitmap font) that
+// `sparrow bench fairness|priority|constraints` print and write.
+//
+// Nothing here starts goroutines, reads the clock or does network I/O;
+// the fleet-driving shell is bench/policy/live, and docs/POLICIES.md records
+// the measured results next to the paper's.
+package policy

@@ -1,0 +1,380 @@
+package membership
+
+import (
+	"fmt"
+	"net"
+	"slices"
+	"strconv"
+	"sync"
+	"time"
+
+	"github.com/hashicorp/memberlist"
+	"github.com/rs/zerolog"
+
+	"github.com/sparrowfleet/sparrow/internal/logging"
+)
+
+// Config configures a member.
+type Config struct {
+	// Name is the member's unique name; it defaults to the gossip address.
+	Name string
+	// Bind is the gossip "host:port" to bind. Port 0 picks a free port.
+	Bind string
+	// Advertise is the gossip "host:port" peers use; it defaults to Bind.
+	// Set it explicitly when Bind is a wildcard or behind NAT.
+	Advertise string
+	// Seeds are gossip addresses of existing members. An unreachable seed
+	// list is retried in the background until one answers.
+	Seeds []string
+	// Meta is what this member advertises.
+	Meta Meta
+	// Profile picks memberlist's timing: "lan" (default), "local" (fast
+	// failure detection, for loopback and tests) or "wan".
+	Profile string
+	// Keyring, when set, encrypts gossip and refuses members without a key.
+	Keyring *memberlist.Keyring
+	// Log receives the member's and memberlist's logs.
+	Log zerolog.Logger
+}
+
+// Member is a live member in the view.
+type Member struct {
+	Name string
+	// Gossip is the member's gossip "host:port".
+	Gossip string
+	Meta   Meta
+}
+
+// EventKind says what happened to a member.
+type EventKind int
+
+// The kinds of membership event.
+const (
+	Joined EventKind = iota
+	Updated
+	Left // left gracefully or was declared dead
+)
+
+// Event is a change in the view, delivered to watchers.
+type Event struct {
+	Kind   EventKind
+	Member Member
+}
+
+// Cluster is this process's membership in the gossip cluster and its view of
+// the other members. Safe for concurrent use. Watchers registered with Watch
+// are called on memberlist's goroutines and must not block.
+type Cluster struct {
+	ml  *memberlist.Memberlist
+	log zerolog.Logger
+	// addr and name are fixed at start; memberlist rewrites its own node
+	// record under its lock, so reading that later would race.
+	addr, name string
+	stop       chan struct{}
+	done       sync.WaitGroup
+
+	mu       sync.RWMutex
+	meta     []byte
+	members  map[string]Member
+	version  uint64
+	watchers []func(Event)
+}
+
+// Start creates a member, binds its gossip port and joins the seeds.
+func Start(cfg Config) (*Cluster, error) {
+	metaBytes, err := cfg.Meta.Encode()
+	if err != nil {
+		return nil, err
+	}
+	mc, err := memberlistConfig(cfg.Profile)
+	if err != nil {
+		return nil, err
+	}
+	bindHost, bindPort, err := splitHostPort(cfg.Bind)
+	if err != nil {
+		return nil, fmt.Errorf("gossip bind address: %w", err)
+	}
+	mc.BindAddr, mc.BindPort = bindHost, bindPort
+	if cfg.Advertise != "" {
+		advHost, advPort, err := splitHostPort(cfg.Advertise)
+		if err != nil {
+			return nil, fmt.Errorf("gossip advertise address: %w", err)
+		}
+		mc.AdvertiseAddr, mc.AdvertisePort = advHost, advPort
+	} else if bindHost != "0.0.0.0" && bindHost != "::" {
+		mc.AdvertiseAddr, mc.AdvertisePort = bindHost, bindPort
+	}
+	c := &Cluster{
+		log:     cfg.Log.With().Str("component", "membership").Logger(),
+		stop:    make(chan struct{}),
+		meta:    metaBytes,
+		members: make(map[string]Member),
+	}
+	mc.Name = cfg.Name
+	if mc.Name == "" {
+		mc.Name = cfg.Bind
+	}
+	mc.Delegate = (*delegate)(c)
+	mc.Events = (*events)(c)
+	mc.Logger = logging.StdLogger(cfg.Log, "memberlist")
+	mc.Keyring = cfg.Keyring
+	if cfg.Keyring != nil {
+		mc.GossipVerifyIncoming, mc.GossipVerifyOutgoing = true, true
+	}
+	ml, err := memberlist.Create(mc)
+	if err != nil {
+		return nil, fmt.Errorf("start gossip on %s: %w", cfg.Bind, err)
+	}
+	c.ml = ml
+	local := ml.LocalNode()
+	c.addr = net.JoinHostPort(local.Addr.String(), strconv.Itoa(int(local.Port)))
+	c.name = local.Name
+	if mc.Name == cfg.Bind && bindPort == 0 {
+		c.log.Info().Str("gossip", c.Addr()).Msg("gossip bound to a free port")
+	}
+	seeds := slices.DeleteFunc(slices.Clone(cfg.Seeds), func(s string) bool { return s == "" || s == c.Addr() })
+	if len(seeds) > 0 {
+		if _, err := ml.Join(seeds); err != nil {
+			c.log.Warn().Err(err).Strs("seeds", seeds).Msg("no seed answered; retrying in the background")
+		}
+		c.done.Add(1)
+		go c.rejoin(seeds, rejoinInterval(cfg.Profile))
+	}
+	return c, nil
+}
+
+func memberlistConfig(profile string) (*memberlist.Config, error) {
+	switch profile {
+	case "", "lan":
+		return memberlist.DefaultLANConfig(), nil
+	case "local":
+		mc := memberlist.DefaultLocalConfig()
+		// Loopback peers answer in microseconds; detect failures quickly.
+		mc.ProbeInterval = 200 * time.Millisecond
+		mc.ProbeTimeout = 100 * time.Millisecond
+		mc.GossipInterval = 20 * time.Millisecond
+		// Small clusters give epidemic gossip few relays; retransmit more
+		// and sync often, so that an app registration reaches every
+		// scheduler in milliseconds rather than at the next push/pull.
+		mc.RetransmitMult = 4
+		mc.PushPullInterval = time.Second
+		// A member starved of CPU (a loaded test machine runs a whole fleet
+		// on two cores) must have time to refute suspicion: a false death
+		// makes schedulers report its running tasks lost. About 2 s here.
+		mc.SuspicionMult = 6
+		// Compressing state on loopback costs CPU for nothing; with a whole
+		// fleet in one process it was ~5% of a benchmark's CPU.
+		mc.EnableCompression = false
+		return mc, nil
+	case "wan":
+		return memberlist.DefaultWANConfig(), nil
+	}
+	return nil, fmt.Errorf("unknown gossip profile %q (want lan, local or wan)", profile)
+}
+
+func splitHostPort(hp string) (string, int, error) {
+	host, portStr, err := net.SplitHostPort(hp)
+	if err != nil {
+		return "", 0, fmt.Errorf("%q is not host:port: %w", hp, err)
+	}
+	port, err := strconv.Atoi(portStr)
+	if err != nil || port < 0 || port > 65535 {
+		return "", 0, fmt.Errorf("%q has a bad port", hp)
+	}
+	if host == "" {
+		host = "0.0.0.0"
+	}
+	if net.ParseIP(host) == nil {
+		// memberlist takes only IP addresses; resolve names (container
+		// hostnames, say) here.
+		ips, err := net.LookupIP(host)
+		if err != nil || len(ips) == 0 {
+			return "", 0, fmt.Errorf("%q: cannot resolve host %q: %v", hp, host, err)
+		}
+		host = ips[0].String()
+		for _, ip := range ips {
+			if ip.To4() != nil {
+				host = ip.String()
+				break
+			}
+		}
+	}
+	return host, port, nil
+}
+
+// rejoinInterval is how often seeds missing from the view are joined again.
+func rejoinInterval(profile string) time.Duration {
+	if profile == "local" {
+		return 2 * time.Second
+	}
+	return 10 * time.Second
+}
+
+// rejoin joins, for as long as the member runs, any seed that is not live in
+// its view. It covers seeds that were down at start, and partitions: once
+// both sides of a partition have declared each other dead they stop
+// gossiping to each other, and without a new join the cluster never heals.
+func (c *Cluster) rejoin(seeds []string, every time.Duration) {
+	defer c.done.Done()
+	t := time.NewTicker(every)
+	defer t.Stop()
+	for {
+		select {
+		case <-c.stop:
+			return
+		case <-t.C:
+		}
+		live := make(map[string]bool)
+		for _, m := range c.Members("") {
+			live[m.Gossip] = true
+		}
+		var missing []string
+		for _, s := range seeds {
+			if !live[s] {
+				missing = append(missing, s)
+			}
+		}
+		if len(missing) == 0 {
+			continue
+		}
+		if n, err := c.ml.Join(missing); err == nil {
+			c.log.Info().Int("contacted", n).Strs("seeds", missing).Msg("re-joined seeds missing from the view")
+		}
+	}
+}
+
+// Addr returns this member's advertised gossip "host:port".
+func (c *Cluster) Addr() string { return c.addr }
+
+// Name returns this member's name.
+func (c *Cluster) Name() string { return c.name }
+
+// SetMeta changes what this member advertises and gossips the change.
+func (c *Cluster) SetMeta(m Meta) error {
+	b, err := m.Encode()
+	if err != nil {
+		return err
+	}
+	c.mu.Lock()
+	c.meta = b
+	c.mu.Unlock()
+	if err := c.ml.UpdateNode(time.Second); err != nil {
+		return fmt.Errorf("gossip metadata update: %w", err)
+	}
+	return nil
+}
+
+// Members returns the live members with the given role (all roles if
+// role is empty), sorted by name.
+func (c *Cluster) Members(role Role) []Member {
+	c.mu.RLock()
+	defer c.mu.RUnlock()
+	out := make([]Member, 0, len(c.members))
+	for _, m := range c.members {
+		if role == "" || m.Meta.Role == role {
+			out = append(out, m)
+		}
+	}
+	slices.SortFunc(out, func(a, b Member) int {
+		if a.Name < b.Name {
+			return -1
+		} else if a.Name > b.Name {
+			return 1
+		}
+		return 0
+	})
+	return out
+}
+
+// Version increases whenever the view changes, so callers can cache
+// derived views.
+func (c *Cluster) Version() uint64 {
+	c.mu.RLock()
+	defer c.mu.RUnlock()
+	return c.version
+}
+
+// Watch registers fn to be called on every change in the view.
+func (c *Cluster) Watch(fn func(Event)) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.watchers = append(c.watchers, fn)
+}
+
+// Leave tells the cluster this member is going, waits up to timeout for the
+// message to spread, and shuts gossip down. When every peer is leaving at
+// once (a whole fleet stopped together) nobody is left to carry the
+// message and the wait times out; that is logged, not returned, because the
+// member has left all the same.
+func (c *Cluster) Leave(timeout time.Duration) error {
+	close(c.stop)
+	c.done.Wait()
+	if err := c.ml.Leave(timeout); err != nil {
+		c.log.Info().Err(err).Msg("leave message not confirmed; peers will detect the departure by failure detection")
+	}
+	if err := c.ml.Shutdown(); err != nil {
+		return fmt.Errorf("leave gossip cluster: %w", err)
+	}
+	return nil
+}
+
+// Shutdown stops gossip without telling the cluster, as a crash would;
+// peers declare this member dead after their failure-detection timeout.
+func (c *Cluster) Shutdown() error {
+	close(c.stop)
+	c.done.Wait()
+	if err := c.ml.Shutdown(); err != nil {
+		return fmt.Errorf("shut down gossip: %w", err)
+	}
+	return nil
+}
+
+func (c *Cluster) apply(kind EventKind, n *memberlist.Node) {
+	m := Member{Name: n.Name, Gossip: net.JoinHostPort(n.Addr.String(), strconv.Itoa(int(n.Port)))}
+	if kind != Left {
+		meta, err := DecodeMeta(n.Meta)
+		if err != nil {
+			c.log.Warn().Err(err).Str("member", n.Name).Msg("ignoring member with unreadable metadata")
+			return
+		}
+		m.Meta = meta
+	}
+	c.mu.Lock()
+	if kind == Left {
+		old, ok := c.members[n.Name]
+		if !ok {
+			c.mu.Unlock()
+			return
+		}
+		m.Meta = old.Meta
+		delete(c.members, n.Name)
+	} else {
+		c.members[n.Name] = m
+	}
+	c.version++
+	watchers := slices.Clone(c.watchers)
+	c.mu.Unlock()
+	for _, w := range watchers {
+		w(Event{Kind: kind, Member: m})
+	}
+}
+
+// delegate serves this member's metadata to memberlist.
+type delegate Cluster
+
+func (d *delegate) NodeMeta(limit int) []byte {
+	d.mu.RLock()
+	defer d.mu.RUnlock()
+	return d.meta
+}
+func (d *delegate) NotifyMsg([]byte)                           {}
+func (d *delegate) GetBroadcasts(overhead, limit int) [][]byte { return nil }
+func (d *delegate) LocalState(join bool) []byte                { return nil }
+func (d *delegate) MergeRemoteState(buf []byte, join bool)     {}
+
+// events feeds memberlist's notifications into the view.
+type events Cluster
+
+func (e *events) NotifyJoin(n *memberlist.Node)   { (*Cluster)(e).apply(Joined, n) }
+func (e *events) NotifyLeave(n *memberlist.Node)  { (*Cluster)(e).apply(Left, n) }
+func (e *events) NotifyUpdate(n *memberlist.Node) { (*Cluster)(e).apply(Updated, n) }

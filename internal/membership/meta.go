@@ -1,0 +1,68 @@
+package membership
+
+import (
+	"encoding/json"
+	"fmt"
+
+	"github.com/hashicorp/memberlist"
+)
+
+// Role is what a member does in the fleet.
+type Role string
+
+// The roles a member can advertise.
+const (
+	RoleScheduler   Role = "scheduler"
+	RoleNodeMonitor Role = "nodemonitor"
+)
+
+// Meta is what a member advertises through memberlist's node metadata. It
+// must encode within memberlist.MetaMaxSize (512 bytes), so keys are short.
+type Meta struct {
+	Role Role `json:"r"`
+	// Service is the public Thrift address: SchedulerService for a
+	// scheduler, NodeMonitorService for a node monitor.
+	Service string `json:"s,omitempty"`
+	// Internal is the Thrift address peers call: GetTaskService for a
+	// scheduler, InternalService for a node monitor.
+	Internal string `json:"i,omitempty"`
+	// Slots is a node monitor's slot count.
+	Slots int `json:"n,omitempty"`
+	// Apps lists the apps with an executor on a node monitor.
+	Apps []string `json:"a,omitempty"`
+	// Attrs are a node monitor's attributes, e.g. "rack".
+	Attrs map[string]string `json:"t,omitempty"`
+}
+
+// Encode returns m's wire form, or an error naming the size if it does not
+// fit in memberlist's metadata limit.
+func (m Meta) Encode() ([]byte, error) {
+	b, err := json.Marshal(m)
+	if err != nil {
+		return nil, fmt.Errorf("encode member metadata: %w", err)
+	}
+	if len(b) > memberlist.MetaMaxSize {
+		return nil, fmt.Errorf("member metadata is %d bytes, over memberlist's %d-byte limit (too many apps or attributes)",
+			len(b), memberlist.MetaMaxSize)
+	}
+	return b, nil
+}
+
+// HostsApp reports whether a node monitor advertises an executor for app.
+func (m Meta) HostsApp(app string) bool {
+	for _, a := range m.Apps {
+		if a == app {
+			return true
+		}
+	}
+	return false
+}
+
+// DecodeMeta parses a member's metadata.
+func DecodeMeta(b []byte) (Meta, error) {
+	var m Meta
+	if err := json.Unmarshal(b, &m); err != nil {
+		return Meta{}, fmt.Errorf("decode member metadata: %w", err)
+	}
+	return m, nil
+}

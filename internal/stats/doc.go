@@ -1,0 +1,5 @@
+// Package stats summarises latency samples. Pure: no clock, no I/O.
+//
+// It is plumbing: only this module may import it, and it holds no scheduling
+// logic (that lives in core/).
+package stats
