@@ -63,8 +63,9 @@ IMAGE       ?= sparrowfleet:dev
 docker: build ## build the static binary, then the FROM-scratch image $(IMAGE)
 	docker build -t $(IMAGE) .
 
-e2e: docker ## fault-injection tests against a containerised fleet (needs docker and docker-compose)
+e2e: docker ## fault-injection tests against a containerised fleet, then the compose quick start (needs docker and docker-compose)
 	E2E_IMAGE=$(IMAGE) scripts/e2e/run.sh
+	SPARROW_IMAGE=$(IMAGE) scripts/e2e/quickstart.sh
 
 .PHONY: interop-java
 
