@@ -54,18 +54,20 @@ const (
 	kindFIFO     = "fifo"
 	kindFair     = "fair"
 	kindPriority = "priority"
+	kindChoosy   = "choosy"
 )
 
 // Kinds lists the valid names.
 func Kinds() []string {
 	// A fresh slice each call, so callers cannot corrupt the list.
-	return []string{kindFIFO, kindFair, kindPriority}
+	return []string{kindFIFO, kindFair, kindPriority, kindChoosy}
 }
 
-// New builds a discipline by name: "fifo", "fair", "priority"; unknown name -> error listing the valid names.
+// New builds a discipline by name: "fifo", "fair", "priority", "choosy";
+// an unknown name is an error listing the valid names.
 //
-// defaultWeight and weights configure the per-user shares of "fair" and
-// "priority"; "fifo" has no notion of shares and ignores them, so a weight
+// defaultWeight and weights configure the per-user shares of "fair",
+// "priority" and "choosy"; "fifo" has no notion of shares and ignores them, so a weight
 // misconfiguration never stops a FIFO node monitor from starting.
 func New(kind string, defaultWeight float64, weights map[string]float64) (Discipline, error) {
 	switch kind {
@@ -84,6 +86,12 @@ func New(kind string, defaultWeight float64, weights map[string]float64) (Discip
 			return nil, err
 		}
 		return p, nil
+	case kindChoosy:
+		c, err := NewChoosy(defaultWeight, weights)
+		if err != nil {
+			return nil, err
+		}
+		return c, nil
 	}
 	return nil, fmt.Errorf("queue: unknown discipline %q (valid: %s)", kind, strings.Join(Kinds(), ", "))
 }

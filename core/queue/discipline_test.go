@@ -9,7 +9,7 @@ import (
 )
 
 func TestKinds(t *testing.T) {
-	want := []string{"fifo", "fair", "priority"}
+	want := []string{"fifo", "fair", "priority", "choosy"}
 	got := Kinds()
 	if !slices.Equal(got, want) {
 		t.Fatalf("Kinds() = %v, want %v", got, want)

@@ -143,7 +143,12 @@ func (f *Fair) Pop() (Reservation, bool) {
 	if len(f.active.fs) == 0 {
 		return Reservation{}, false
 	}
-	fl := f.active.fs[0]
+	return f.serve(f.active.fs[0]), true
+}
+
+// serve pops the head reservation of fl, an active flow, charging its user
+// as Pop does. Choosy uses it to serve a user of its own choosing.
+func (f *Fair) serve(fl *flow) Reservation {
 	n := fl.q.head
 
 	f.vtime = max(f.vtime, fl.tag)
@@ -168,7 +173,7 @@ func (f *Fair) Pop() (Reservation, bool) {
 		heap.Fix(&f.active, fl.pos)
 	}
 	f.trimIdle()
-	return n.r, true
+	return n.r
 }
 
 // RemoveRequest drops every queued reservation of requestID and returns how
@@ -269,8 +274,10 @@ type flowHeap struct {
 
 func (h *flowHeap) Len() int { return len(h.fs) }
 
-func (h *flowHeap) Less(i, j int) bool {
-	a, b := h.fs[i], h.fs[j]
+func (h *flowHeap) Less(i, j int) bool { return h.less(h.fs[i], h.fs[j]) }
+
+// less orders two flows of the heap: by tag, then as Less describes.
+func (h *flowHeap) less(a, b *flow) bool {
 	if a.tag != b.tag {
 		return a.tag < b.tag
 	}

@@ -25,6 +25,26 @@ type Core struct {
 	queue     queue.Discipline
 	apps      map[string]bool
 	running   map[TaskKey]queue.Reservation // task -> the reservation it ran for
+
+	// Per-user counts, for the coordinator's view of who uses this node:
+	// queued reservations by request (every reservation of a request has
+	// the request's user and app) and running tasks by user.
+	queuedReq map[string]*requestCount
+	runningBy map[string]int
+	// account is the queue discipline's launch and finish hook, if it
+	// keeps one (Choosy does).
+	account queue.Accounting
+}
+
+// requestCount is one request's reservations queued here.
+type requestCount struct {
+	user, app string
+	n         int
+}
+
+// Usage is one user's work on this node.
+type Usage struct {
+	Queued, Running int
 }
 
 // RunningTask is a task running in a slot, with the reservation that
@@ -43,12 +63,16 @@ func New(slots int, q queue.Discipline) (*Core, error) {
 	if q == nil {
 		return nil, fmt.Errorf("nil queue discipline")
 	}
+	account, _ := q.(queue.Accounting)
 	return &Core{
 		slots:     slots,
 		maxQueued: DefaultMaxQueued,
 		queue:     q,
 		apps:      make(map[string]bool),
 		running:   make(map[TaskKey]queue.Reservation),
+		queuedReq: make(map[string]*requestCount),
+		runningBy: make(map[string]int),
+		account:   account,
 	}, nil
 }
 
@@ -70,6 +94,11 @@ func (c *Core) AddApp(app string) { c.apps[app] = true }
 // returning how many were dropped. Running tasks are left to finish or fail.
 func (c *Core) RemoveApp(app string) int {
 	delete(c.apps, app)
+	for id, rc := range c.queuedReq {
+		if rc.app == app {
+			delete(c.queuedReq, id)
+		}
+	}
 	return c.queue.RemoveApp(app)
 }
 
@@ -100,11 +129,20 @@ func (c *Core) Enqueue(r queue.Reservation, n int) error {
 	for i := 0; i < n; i++ {
 		c.queue.Push(r)
 	}
+	rc := c.queuedReq[r.RequestID]
+	if rc == nil {
+		rc = &requestCount{user: r.User, app: r.App}
+		c.queuedReq[r.RequestID] = rc
+	}
+	rc.n += n
 	return nil
 }
 
 // Cancel drops the queued reservations of a request and returns how many.
-func (c *Core) Cancel(requestID string) int { return c.queue.RemoveRequest(requestID) }
+func (c *Core) Cancel(requestID string) int {
+	delete(c.queuedReq, requestID)
+	return c.queue.RemoveRequest(requestID)
+}
 
 // Next returns the next reservation to fetch a task for, and holds a slot
 // for it, if a slot is free and a reservation is queued. The caller must
@@ -118,6 +156,11 @@ func (c *Core) Next() (queue.Reservation, bool) {
 		return queue.Reservation{}, false
 	}
 	c.fetching++
+	if rc := c.queuedReq[r.RequestID]; rc != nil {
+		if rc.n--; rc.n <= 0 {
+			delete(c.queuedReq, r.RequestID)
+		}
+	}
 	return r, true
 }
 
@@ -137,7 +180,36 @@ func (c *Core) Start(key TaskKey, r queue.Reservation) bool {
 		return false
 	}
 	c.running[key] = r
+	c.runningBy[r.User]++
+	if c.account != nil {
+		c.account.Launched(r.User)
+	}
 	return true
+}
+
+// ended accounts the end of a running task's reservation r.
+func (c *Core) ended(r queue.Reservation) {
+	if c.runningBy[r.User]--; c.runningBy[r.User] <= 0 {
+		delete(c.runningBy, r.User)
+	}
+	if c.account != nil {
+		c.account.Finished(r.User)
+	}
+}
+
+// Usage returns each user's queued reservations and running tasks here.
+// Tasks started by Started, whose user is not known, count under "".
+func (c *Core) Usage() map[string]Usage {
+	out := make(map[string]Usage, len(c.runningBy)+len(c.queuedReq))
+	for u, n := range c.runningBy {
+		out[u] = Usage{Running: n}
+	}
+	for _, rc := range c.queuedReq {
+		x := out[rc.user]
+		x.Queued += rc.n
+		out[rc.user] = x
+	}
+	return out
 }
 
 // Started is Start for callers that know only the task's app.
@@ -153,6 +225,7 @@ func (c *Core) FailApp(app string) []RunningTask {
 		if r.App == app {
 			out = append(out, RunningTask{Key: k, Reservation: r})
 			delete(c.running, k)
+			c.ended(r)
 		}
 	}
 	return out
@@ -162,10 +235,12 @@ func (c *Core) FailApp(app string) []RunningTask {
 // that is not running here, so that a stray or repeated report cannot free a
 // slot twice.
 func (c *Core) Finished(key TaskKey) bool {
-	if _, ok := c.running[key]; !ok {
+	r, ok := c.running[key]
+	if !ok {
 		return false
 	}
 	delete(c.running, key)
+	c.ended(r)
 	return true
 }
 
