@@ -126,12 +126,11 @@ func (s *Server) serveConn(c *serverConn) {
 			if spare == nil {
 				spare = make([]byte, reuseBytes)
 			}
-			frame = spare[:size]
-		} else {
-			frame = make([]byte, size)
+			frame = spare[:0]
 		}
 		c.conn.SetReadDeadline(time.Now().Add(s.cfg.FrameTimeout))
-		if _, err := io.ReadFull(br, frame); err != nil {
+		frame, err = readBody(br, frame, size)
+		if err != nil {
 			s.budget.Release(charge)
 			s.connEnded(c, readErr(err))
 			return
@@ -156,6 +155,36 @@ func (s *Server) serveConn(c *serverConn) {
 		return
 	}
 }
+
+// readBody reads a frame body of size bytes into buf (grown as needed).
+// Memory grows with the bytes that actually arrive, doubling up to size,
+// so a header that claims a large frame and sends nothing costs nothing
+// but its budget charge.
+func readBody(br *bufio.Reader, buf []byte, size int) ([]byte, error) {
+	if cap(buf) < min(size, growFrom) {
+		buf = make([]byte, 0, min(size, growFrom))
+	}
+	for len(buf) < size {
+		if len(buf) == cap(buf) {
+			grown := make([]byte, len(buf), min(2*cap(buf), size))
+			copy(grown, buf)
+			buf = grown
+		}
+		n, err := br.Read(buf[len(buf):min(cap(buf), size)])
+		buf = buf[:len(buf)+n]
+		if err != nil && len(buf) < size {
+			if err == io.EOF {
+				err = io.ErrUnexpectedEOF
+			}
+			return nil, err
+		}
+	}
+	return buf, nil
+}
+
+// growFrom is the first allocation for a frame body larger than the
+// connection's spare buffer.
+const growFrom = 64 << 10
 
 // readErr marks a deadline miss while a frame was being read.
 func readErr(err error) error {
