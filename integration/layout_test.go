@@ -21,7 +21,8 @@ var layoutRules = []struct {
 	onlyStd bool     // may import only the standard library and core/
 }{
 	{kind: "core/", onlyStd: true},
-	{kind: "internal/", forbid: []string{"scheduler", "nodemonitor", "client", "bench/", "sim", "cmd/"}},
+	{kind: "internal/", forbid: []string{"scheduler", "nodemonitor", "coordinator", "client", "bench/", "sim", "cmd/"}},
+	{kind: "coordinator", forbid: []string{"bench/", "sim", "cmd/", "scheduler", "nodemonitor", "client"}},
 	{kind: "scheduler", forbid: []string{"bench/", "sim", "cmd/", "nodemonitor", "client"}},
 	{kind: "nodemonitor", forbid: []string{"bench/", "sim", "cmd/", "scheduler", "client"}},
 	{kind: "client", forbid: []string{"bench/", "sim", "cmd/", "scheduler", "nodemonitor"}},
@@ -34,6 +35,7 @@ var layoutExceptions = map[string]string{
 	// Collectors read the daemons' own Stats snapshots at scrape time.
 	"internal/metrics -> scheduler":   "metrics adapts the daemons' snapshots",
 	"internal/metrics -> nodemonitor": "metrics adapts the daemons' snapshots",
+	"internal/metrics -> coordinator": "metrics adapts the daemons' snapshots",
 }
 
 func TestLayoutImportRules(t *testing.T) {

@@ -41,8 +41,10 @@ type DaemonConfig struct {
 	GetTaskTimeout time.Duration
 	ExecutorCheck  time.Duration
 	MaxQueued      int
-	RPC            rpc.Config
-	Log            zerolog.Logger
+	// Coordination configures work with the optional fairness coordinator.
+	Coordination CoordinationConfig
+	RPC          rpc.Config
+	Log          zerolog.Logger
 }
 
 // Daemon is a running node monitor: its two Thrift services and its gossip
@@ -53,6 +55,7 @@ type Daemon struct {
 	svc, internal *rpc.Server
 	log           zerolog.Logger
 	stop, done    chan struct{}
+	coord         *coordination
 
 	metaMu sync.Mutex
 	meta   membership.Meta
@@ -115,6 +118,7 @@ func StartDaemon(cfg DaemonConfig) (*Daemon, error) {
 	if cfg.ExecutorCheck == 0 {
 		cfg.ExecutorCheck = DefaultExecutorCheck
 	}
+	d.coord = startCoordination(cfg.Coordination, nm, cluster, cfg.Attrs, cfg.Slots, cfg.Log)
 	go d.watchExecutors(cfg.ExecutorCheck)
 	go svc.Serve(sparrowrpc.NewNodeMonitorServiceProcessor(nm))
 	go internal.Serve(sparrowrpc.NewInternalServiceProcessor(nm))
@@ -153,6 +157,18 @@ func (d *Daemon) advertiseApps(apps []string) {
 	}
 }
 
+// Serving reports whether the daemon's Thrift services are up: from
+// StartDaemon, which returns only once they are bound and serving, until
+// Close (or Kill) begins. Readiness probes read it.
+func (d *Daemon) Serving() bool {
+	select {
+	case <-d.stop:
+		return false
+	default:
+		return true
+	}
+}
+
 // ServiceAddr returns the advertised NodeMonitorService address.
 func (d *Daemon) ServiceAddr() string { return d.meta.Service }
 
@@ -164,6 +180,7 @@ func (d *Daemon) InternalAddr() string { return d.meta.Internal }
 func (d *Daemon) Close() error {
 	close(d.stop)
 	<-d.done
+	d.coord.close()
 	err := d.Cluster.Leave(time.Second)
 	d.svc.Close()
 	d.internal.Close()
@@ -178,6 +195,7 @@ func (d *Daemon) Close() error {
 func (d *Daemon) Kill() {
 	close(d.stop)
 	<-d.done
+	d.coord.close()
 	d.Cluster.Shutdown()
 	d.svc.Close()
 	d.internal.Close()

@@ -78,6 +78,9 @@ type NodeMonitor struct {
 	// or departed: their reservations are released without a getTask, which
 	// would only wait out its timeout while holding a slot.
 	goneScheds map[string]bool
+	// baseWeights are the configured weights of users whose weights the
+	// coordinator's guidance replaced, to restore when it goes stale.
+	baseWeights map[string]float64
 }
 
 // New returns a NodeMonitor that finds schedulers' getTask addresses in dir.

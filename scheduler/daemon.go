@@ -117,6 +117,18 @@ func (d *Daemon) sweep() {
 	}
 }
 
+// Serving reports whether the daemon's Thrift services are up: from
+// StartDaemon, which returns only once they are bound and serving, until
+// Close begins. Readiness probes read it.
+func (d *Daemon) Serving() bool {
+	select {
+	case <-d.stop:
+		return false
+	default:
+		return true
+	}
+}
+
 // ServiceAddr returns the advertised SchedulerService address.
 func (d *Daemon) ServiceAddr() string { return d.cfg.Address }
 

@@ -61,7 +61,10 @@ type Config struct {
 	// (zero: defaults). Executors and frontends keep their own defaults,
 	// as when an operator tunes only the daemons.
 	RPC rpc.Config
-	Log zerolog.Logger
+	// Coordination is how node monitors work with a fairness coordinator,
+	// if one joins (the fleet starts none).
+	Coordination nodemonitor.CoordinationConfig
+	Log          zerolog.Logger
 }
 
 // Fleet is a running in-process fleet.
@@ -172,7 +175,7 @@ func Start(ctx context.Context, cfg Config) (_ *Fleet, err error) {
 		d, err := nodemonitor.StartDaemon(nodemonitor.DaemonConfig{
 			Listen: h + ":0", InternalListen: h + ":0", Gossip: h + ":0", Join: seeds[:1],
 			GossipProfile: cfg.GossipProfile, Name: fmt.Sprintf("nodemonitor-%d", i),
-			Slots: cfg.Slots, Queue: q, Attrs: attrs, RPC: cfg.RPC, Log: cfg.Log,
+			Slots: cfg.Slots, Queue: q, Attrs: attrs, Coordination: cfg.Coordination, RPC: cfg.RPC, Log: cfg.Log,
 		})
 		if err != nil {
 			return nil, fmt.Errorf("start node monitor %d: %w", i, err)

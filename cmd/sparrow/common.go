@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	stdlog "log"
+	"net"
 	"os"
 	"os/signal"
 	"strings"
@@ -15,10 +16,13 @@ import (
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
 
+	"github.com/sparrowfleet/sparrow/internal/httpapi"
 	"github.com/sparrowfleet/sparrow/internal/logging"
 	"github.com/sparrowfleet/sparrow/internal/membership"
 	"github.com/sparrowfleet/sparrow/internal/metrics"
 	"github.com/sparrowfleet/sparrow/internal/rpc"
+	"github.com/sparrowfleet/sparrow/nodemonitor"
+	"github.com/sparrowfleet/sparrow/scheduler"
 )
 
 var logLevel string
@@ -173,18 +177,142 @@ func runUntilSignal(log zerolog.Logger, stop func() error) error {
 	return nil
 }
 
-// serveMetrics serves c at http://addr/metrics unless addr is empty, and
-// returns the function that stops it.
-func serveMetrics(addr string, log zerolog.Logger, cs ...prometheus.Collector) (stop func(), err error) {
-	if addr == "" {
-		return func() {}, nil
+// httpFlags open the operator HTTP listener every daemon shares.
+type httpFlags struct {
+	addr  string
+	pprof bool
+}
+
+func (h *httpFlags) register(fs *pflag.FlagSet) {
+	fs.StringVar(&h.addr, "http-listen", "", "serve the operator endpoints at http://ADDR: /metrics (Prometheus), /livez, /readyz, /status (JSON, read by sparrow status) and, with --pprof, /debug/pprof/; off when empty. Plain HTTP: bind it to a private address. --metrics-listen is its old name, still accepted")
+	// The old name keeps working (scripts and the interop tests use it);
+	// pflag hides it from the flag list and names the new one when used.
+	fs.StringVar(&h.addr, "metrics-listen", "", "old name of --http-listen")
+	fs.MarkDeprecated("metrics-listen", "use --http-listen (the same listener, with more endpoints)")
+	fs.BoolVar(&h.pprof, "pprof", false, "also serve Go's profiler at /debug/pprof/ on --http-listen; it exposes stacks and memory contents, and profiling costs CPU while it runs")
+}
+
+// surface is one daemon's operator endpoints.
+type surface struct {
+	cluster *membership.Cluster
+	// host replaces a wildcard host in the advertised HTTP address, as
+	// for the Thrift services.
+	host       string
+	collectors []prometheus.Collector
+	ready      httpapi.Check
+	status     func() httpapi.Status
+}
+
+// httpServer is a daemon's operator endpoint; its methods do nothing when
+// --http-listen is off.
+type httpServer struct{ srv *httpapi.Server }
+
+// serveHTTP serves s on h.addr, unless it is empty, and advertises the
+// address in gossip so that `sparrow status` can find it.
+func serveHTTP(h httpFlags, log zerolog.Logger, s surface) (*httpServer, error) {
+	if h.addr == "" {
+		if h.pprof {
+			log.Warn().Msg("--pprof does nothing without --http-listen")
+		}
+		return &httpServer{}, nil
 	}
-	m, err := metrics.Serve(addr, cs...)
+	srv, err := httpapi.Serve(httpapi.Config{
+		Addr: h.addr, Collectors: s.collectors, Ready: s.ready, Status: s.status, Pprof: h.pprof,
+	})
 	if err != nil {
 		return nil, err
 	}
-	log.Info().Str("metrics", "http://"+m.Addr()+"/metrics").Msg("serving Prometheus metrics")
-	return func() { m.Close() }, nil
+	adv := rpc.Advertised(srv.Addr(), s.host)
+	if err := s.cluster.SetHTTPAddr(adv); err != nil {
+		// The endpoint works; only `sparrow status` will not find it.
+		log.Warn().Err(err).Msg("could not advertise the HTTP endpoint in gossip")
+	}
+	ev := log.Info().Str("http", "http://"+srv.Addr()).Str("advertised", adv)
+	if h.pprof {
+		ev = ev.Bool("pprof", true)
+	}
+	ev.Msg("serving /metrics, /livez, /readyz and /status")
+	return &httpServer{srv}, nil
+}
+
+// shuttingDown fails /readyz from now on.
+func (h *httpServer) shuttingDown() {
+	if h.srv != nil {
+		h.srv.ShuttingDown()
+	}
+}
+
+func (h *httpServer) close() {
+	if h.srv != nil {
+		h.srv.Close()
+	}
+}
+
+// schedulerSurface adapts a scheduler for the HTTP surface. It is ready
+// once its Thrift services serve, it has joined its seeds, and it has at
+// least one node monitor to sample.
+func schedulerSurface(d *scheduler.Daemon, seeds []string) surface {
+	return surface{
+		cluster: d.Cluster, host: hostOf(d.ServiceAddr()),
+		collectors: []prometheus.Collector{metrics.SchedulerCollector(d.Scheduler), metrics.RPCCollector(d.RPCStats)},
+		ready: httpapi.All(
+			httpapi.Serving(d.Serving),
+			httpapi.Joined(d.Cluster, seeds),
+			httpapi.HasMember(d.Cluster, membership.RoleNodeMonitor, "no live node monitor in the gossip view"),
+		),
+		status: func() httpapi.Status {
+			st := d.Stats()
+			return httpapi.Status{
+				Name: d.Cluster.Name(), Role: membership.RoleScheduler, Gossip: d.Cluster.Addr(),
+				Scheduler: &httpapi.SchedulerStatus{
+					NodeMonitors:   len(d.Cluster.Members(membership.RoleNodeMonitor)),
+					ActiveRequests: st.ActiveRequests, RunningTracked: st.RunningTracked,
+					JobsSubmitted: st.JobsSubmitted, TasksLaunched: st.TasksLaunched,
+				},
+			}
+		},
+	}
+}
+
+// nodeMonitorSurface adapts a node monitor for the HTTP surface. It is
+// ready once its Thrift services serve, it has joined its seeds, and at
+// least one executor has registered: until then schedulers refuse to
+// sample it for any app.
+func nodeMonitorSurface(d *nodemonitor.Daemon, seeds []string) surface {
+	return surface{
+		cluster: d.Cluster, host: hostOf(d.ServiceAddr()),
+		collectors: []prometheus.Collector{metrics.NodeMonitorCollector(d.NodeMonitor), metrics.RPCCollector(d.RPCStats)},
+		ready: httpapi.All(
+			httpapi.Serving(d.Serving),
+			httpapi.Joined(d.Cluster, seeds),
+			func() string {
+				if len(d.State().Apps) == 0 {
+					return "no executor registered"
+				}
+				return ""
+			},
+		),
+		status: func() httpapi.Status {
+			st, usage := d.State(), d.Usage()
+			nm := &httpapi.NodeMonitorStatus{
+				Slots: st.Slots, Free: st.Free, Fetching: st.Fetching, Running: st.Running,
+				Queued: st.Queued, Launches: st.Launches, Apps: st.Apps,
+				Users: make(map[string]httpapi.UserCounts, len(usage)),
+			}
+			for u, n := range usage {
+				nm.Users[u] = httpapi.UserCounts{Queued: n.Queued, Running: n.Running}
+			}
+			return httpapi.Status{Name: d.Cluster.Name(), Role: membership.RoleNodeMonitor, Gossip: d.Cluster.Addr(), NodeMonitor: nm}
+		},
+	}
+}
+
+func hostOf(addr string) string {
+	h, _, err := net.SplitHostPort(addr)
+	if err != nil {
+		return addr
+	}
+	return h
 }
 
 // onSIGHUP calls fn on every SIGHUP until the returned stop is called.

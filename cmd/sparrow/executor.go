@@ -29,7 +29,10 @@ type executorFlags struct {
 }
 
 func newExecutorCmd() *cobra.Command {
-	var ef executorFlags
+	var (
+		ef   executorFlags
+		conf *daemonConfig
+	)
 	cmd := &cobra.Command{
 		Use:   "executor",
 		Short: "Run a sleep executor (BackendService) for one app beside a node monitor",
@@ -52,6 +55,7 @@ reported failed, status 1002) and exits.`,
 			if err != nil {
 				return err
 			}
+			conf.report(log)
 			return runExecutor(ef, log, cmd.OutOrStdout())
 		},
 	}
@@ -65,6 +69,7 @@ reported failed, status 1002) and exits.`,
 	fs.DurationVar(&ef.registerTimeout, "register-timeout", 2*time.Minute, "give up if the node monitor does not accept the registration within this long")
 	fs.DurationVar(&ef.drain, "drain", 5*time.Second, "on SIGTERM, how long to let running tasks finish before cancelling them")
 	fs.DurationVar(&ef.watch, "watch", time.Second, "how often to check the node monitor, to re-register after it restarts (0 disables)")
+	conf = withConfig(cmd)
 	return cmd
 }
 

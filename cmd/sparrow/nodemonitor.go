@@ -8,7 +8,6 @@ import (
 
 	"github.com/sparrowfleet/sparrow/core/queue"
 	"github.com/sparrowfleet/sparrow/core/slots"
-	"github.com/sparrowfleet/sparrow/internal/metrics"
 	"github.com/sparrowfleet/sparrow/nodemonitor"
 )
 
@@ -18,7 +17,8 @@ func newNodeMonitorCmd() *cobra.Command {
 	var (
 		cfg         nodemonitor.DaemonConfig
 		gossip      gossipFlags
-		metricsAddr string
+		httpf       httpFlags
+		conf        *daemonConfig
 		rpcf        rpcFlags
 		sec         securityFlags
 		queueKind   string
@@ -33,13 +33,20 @@ func newNodeMonitorCmd() *cobra.Command {
 its NodeMonitorService; schedulers queue reservations on its InternalService.
 When a slot frees it pulls a task from the reservation's scheduler (getTask)
 and launches it on the app's executor. Shuts down gracefully on SIGTERM,
-leaving the gossip cluster.`,
+leaving the gossip cluster.
+
+With --http-listen, /readyz answers 200 once the Thrift services serve, the
+node monitor has joined gossip (alone only if started without other seeds)
+and at least one executor has registered; otherwise 503 with the reason.
+/status adds live slot use and each user's queued reservations and running
+tasks.`,
 		Args: noArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			log, err := newLogger()
 			if err != nil {
 				return err
 			}
+			conf.report(log)
 			w, err := loadWeights(weightsFile, weights)
 			if err != nil {
 				return err
@@ -75,13 +82,16 @@ leaving the gossip cluster.`,
 				log.Info().Int("users", len(w)).Msg("weights reloaded")
 			})
 			defer stopReload()
-			stopMetrics, err := serveMetrics(metricsAddr, log, metrics.NodeMonitorCollector(d.NodeMonitor), metrics.RPCCollector(d.RPCStats))
+			srv, err := serveHTTP(httpf, log, nodeMonitorSurface(d, cfg.Join))
 			if err != nil {
 				d.Close()
 				return err
 			}
-			defer stopMetrics()
-			return runUntilSignal(log, d.Close)
+			defer srv.close()
+			return runUntilSignal(log, func() error {
+				srv.shuttingDown()
+				return d.Close()
+			})
 		},
 	}
 	fs := cmd.Flags()
@@ -95,10 +105,14 @@ leaving the gossip cluster.`,
 	fs.IntVar(&cfg.MaxQueued, "max-queued", slots.DefaultMaxQueued, "most reservations queued at once; past it they are refused and schedulers place them elsewhere")
 	fs.DurationVar(&cfg.GetTaskTimeout, "gettask-timeout", nodemonitor.DefaultGetTaskTimeout, "timeout for getTask calls; a reservation whose scheduler does not answer frees its slot after this")
 	fs.DurationVar(&cfg.ExecutorCheck, "executor-check", nodemonitor.DefaultExecutorCheck, "how often executors are checked for liveness (negative: never)")
-	fs.StringVar(&metricsAddr, "metrics-listen", "", "serve Prometheus metrics at http://ADDR/metrics (off when empty)")
+	fs.DurationVar(&cfg.Coordination.ReportEvery, "report-every", nodemonitor.DefaultReportEvery, "how often per-user queued and running counts are reported to the fairness coordinator, when one is live (sparrow coordinator)")
+	fs.DurationVar(&cfg.Coordination.Stale, "guidance-stale", nodemonitor.DefaultGuidanceStale, "fall back to local weights when the coordinator's guidance is this old (it is gone or cut off)")
+	fs.BoolVar(&cfg.Coordination.Weights, "coordinator-weights", false, "with --queue fair or priority, take the coordinator's CMMF weights for this node's machine type (its --attr set); --queue choosy uses the coordinator's cluster-wide counts either way")
+	httpf.register(fs)
 	gossip.register(fs)
 	rpcf.register(fs)
 	sec.register(fs)
+	conf = withConfig(cmd)
 	return cmd
 }
 

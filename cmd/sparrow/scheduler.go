@@ -3,7 +3,6 @@ package main
 import (
 	"github.com/spf13/cobra"
 
-	"github.com/sparrowfleet/sparrow/internal/metrics"
 	"github.com/sparrowfleet/sparrow/scheduler"
 )
 
@@ -11,11 +10,12 @@ func init() { rootCmd.AddCommand(newSchedulerCmd()) }
 
 func newSchedulerCmd() *cobra.Command {
 	var (
-		cfg         scheduler.DaemonConfig
-		gossip      gossipFlags
-		metricsAddr string
-		rpcf        rpcFlags
-		sec         securityFlags
+		cfg    scheduler.DaemonConfig
+		gossip gossipFlags
+		httpf  httpFlags
+		rpcf   rpcFlags
+		sec    securityFlags
+		conf   *daemonConfig
 	)
 	cmd := &cobra.Command{
 		Use:   "scheduler",
@@ -23,13 +23,19 @@ func newSchedulerCmd() *cobra.Command {
 		Long: `Run a stateless Sparrow scheduler. Frontends submit jobs to its
 SchedulerService; it batch-samples live node monitors from the gossip view,
 places reservations on them, and hands out tasks by late binding through its
-GetTaskService. Shuts down gracefully on SIGTERM, leaving the gossip cluster.`,
+GetTaskService. Shuts down gracefully on SIGTERM, leaving the gossip cluster.
+
+With --http-listen, /readyz answers 200 once the Thrift services serve, the
+scheduler has joined gossip (a member started without other seeds is the
+first of its fleet and counts as joined alone) and at least one node monitor
+is live in its view; otherwise 503 with the reason.`,
 		Args: noArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			log, err := newLogger()
 			if err != nil {
 				return err
 			}
+			conf.report(log)
 			cfg.Gossip, cfg.Join, cfg.GossipProfile = gossip.bind, gossip.seeds(), gossip.profile
 			cfg.AdvertiseHost, cfg.Name, cfg.RPC, cfg.Log = gossip.advertise, gossip.name, rpcf.cfg, log
 			if cfg.Keyring, err = sec.apply(log, &cfg.RPC); err != nil {
@@ -39,13 +45,16 @@ GetTaskService. Shuts down gracefully on SIGTERM, leaving the gossip cluster.`,
 			if err != nil {
 				return err
 			}
-			stopMetrics, err := serveMetrics(metricsAddr, log, metrics.SchedulerCollector(d.Scheduler), metrics.RPCCollector(d.RPCStats))
+			srv, err := serveHTTP(httpf, log, schedulerSurface(d, cfg.Join))
 			if err != nil {
 				d.Close()
 				return err
 			}
-			defer stopMetrics()
-			return runUntilSignal(log, d.Close)
+			defer srv.close()
+			return runUntilSignal(log, func() error {
+				srv.shuttingDown()
+				return d.Close()
+			})
 		},
 	}
 	fs := cmd.Flags()
@@ -56,9 +65,10 @@ GetTaskService. Shuts down gracefully on SIGTERM, leaving the gossip cluster.`,
 	fs.DurationVar(&cfg.Scheduler.ReservationTimeout, "reservation-timeout", scheduler.DefaultReservationTimeout, "place extra reservations for a job whose reservations go unanswered this long (negative: never)")
 	fs.BoolVar(&cfg.Scheduler.NoCancel, "no-cancel", false, "do not cancel leftover reservations once all of a job's tasks have launched")
 	fs.Uint64Var(&cfg.Scheduler.Seed, "seed", 0, "seed for placement randomness (0: random)")
-	fs.StringVar(&metricsAddr, "metrics-listen", "", "serve Prometheus metrics at http://ADDR/metrics (off when empty)")
+	httpf.register(fs)
 	gossip.register(fs)
 	rpcf.register(fs)
 	sec.register(fs)
+	conf = withConfig(cmd)
 	return cmd
 }

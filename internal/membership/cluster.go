@@ -75,9 +75,12 @@ type Cluster struct {
 
 	mu       sync.RWMutex
 	meta     []byte
+	http     string // set by SetHTTPAddr; kept across SetMeta
 	members  map[string]Member
 	version  uint64
 	watchers []func(Event)
+
+	msgs messaging
 }
 
 // Start creates a member, binds its gossip port and joins the seeds.
@@ -108,6 +111,7 @@ func Start(cfg Config) (*Cluster, error) {
 		log:     cfg.Log.With().Str("component", "membership").Logger(),
 		stop:    make(chan struct{}),
 		meta:    metaBytes,
+		http:    cfg.Meta.HTTP,
 		members: make(map[string]Member),
 	}
 	mc.Name = cfg.Name
@@ -126,6 +130,7 @@ func Start(cfg Config) (*Cluster, error) {
 		return nil, fmt.Errorf("start gossip on %s: %w", cfg.Bind, err)
 	}
 	c.ml = ml
+	c.msgs.queue = &memberlist.TransmitLimitedQueue{NumNodes: ml.NumMembers, RetransmitMult: mc.RetransmitMult}
 	local := ml.LocalNode()
 	c.addr = net.JoinHostPort(local.Addr.String(), strconv.Itoa(int(local.Port)))
 	c.name = local.Name
@@ -250,14 +255,53 @@ func (c *Cluster) Addr() string { return c.addr }
 func (c *Cluster) Name() string { return c.name }
 
 // SetMeta changes what this member advertises and gossips the change.
+// An address given to SetHTTPAddr is kept: the daemons rebuild their
+// metadata from their own copy, which does not know it.
 func (c *Cluster) SetMeta(m Meta) error {
+	c.mu.Lock()
+	err := c.storeMetaLocked(m, c.http)
+	c.mu.Unlock()
+	if err != nil {
+		return err
+	}
+	return c.gossipMeta()
+}
+
+// SetHTTPAddr advertises addr as this member's operator HTTP endpoint
+// (Meta.HTTP) from now on. The endpoint starts after the daemon has joined,
+// hence a setter rather than a Config field.
+func (c *Cluster) SetHTTPAddr(addr string) error {
+	c.mu.Lock()
+	// Decode and store under one lock, so that a concurrent SetMeta (a
+	// node monitor advertising a new app) is not overwritten.
+	m, err := DecodeMeta(c.meta)
+	if err == nil {
+		err = c.storeMetaLocked(m, addr)
+	}
+	c.mu.Unlock()
+	if err != nil {
+		return err
+	}
+	return c.gossipMeta()
+}
+
+// storeMetaLocked encodes m, advertising http if set, as the metadata
+// memberlist will gossip. Called with c.mu held.
+func (c *Cluster) storeMetaLocked(m Meta, http string) error {
+	if http != "" {
+		m.HTTP = http
+	}
 	b, err := m.Encode()
 	if err != nil {
 		return err
 	}
-	c.mu.Lock()
-	c.meta = b
-	c.mu.Unlock()
+	c.meta, c.http = b, http
+	return nil
+}
+
+// gossipMeta spreads the stored metadata; memberlist reads it back through
+// the delegate.
+func (c *Cluster) gossipMeta() error {
 	if err := c.ml.UpdateNode(time.Second); err != nil {
 		return fmt.Errorf("gossip metadata update: %w", err)
 	}
@@ -367,10 +411,15 @@ func (d *delegate) NodeMeta(limit int) []byte {
 	defer d.mu.RUnlock()
 	return d.meta
 }
-func (d *delegate) NotifyMsg([]byte)                           {}
-func (d *delegate) GetBroadcasts(overhead, limit int) [][]byte { return nil }
-func (d *delegate) LocalState(join bool) []byte                { return nil }
-func (d *delegate) MergeRemoteState(buf []byte, join bool)     {}
+func (d *delegate) NotifyMsg(b []byte) { (*Cluster)(d).deliver(b) }
+func (d *delegate) GetBroadcasts(overhead, limit int) [][]byte {
+	if q := d.msgs.queue; q != nil {
+		return q.GetBroadcasts(overhead, limit)
+	}
+	return nil
+}
+func (d *delegate) LocalState(join bool) []byte            { return nil }
+func (d *delegate) MergeRemoteState(buf []byte, join bool) {}
 
 // events feeds memberlist's notifications into the view.
 type events Cluster

@@ -14,6 +14,11 @@ type Role string
 const (
 	RoleScheduler   Role = "scheduler"
 	RoleNodeMonitor Role = "nodemonitor"
+	// RoleObserver is a short-lived member that only watches the view
+	// (`sparrow status`). Daemons select peers by exact role, so an
+	// observer is never sampled as a node monitor nor asked for tasks as
+	// a scheduler.
+	RoleObserver Role = "observer"
 )
 
 // Meta is what a member advertises through memberlist's node metadata. It
@@ -32,6 +37,11 @@ type Meta struct {
 	Apps []string `json:"a,omitempty"`
 	// Attrs are a node monitor's attributes, e.g. "rack".
 	Attrs map[string]string `json:"t,omitempty"`
+	// HTTP is the daemon's operator endpoint ("host:port" serving
+	// /status, /readyz and /metrics), empty when it serves none. It is
+	// advertised so that `sparrow status` can fetch what does not fit in
+	// the 512 bytes of gossip metadata, such as per-user counts.
+	HTTP string `json:"h,omitempty"`
 }
 
 // Encode returns m's wire form, or an error naming the size if it does not

@@ -1,15 +1,7 @@
 package metrics
 
 import (
-	"context"
-	"fmt"
-	"net"
-	"net/http"
-	"time"
-
 	"github.com/prometheus/client_golang/prometheus"
-	"github.com/prometheus/client_golang/prometheus/collectors"
-	"github.com/prometheus/client_golang/prometheus/promhttp"
 
 	"github.com/sparrowfleet/sparrow/internal/rpc"
 	"github.com/sparrowfleet/sparrow/nodemonitor"
@@ -100,38 +92,4 @@ func RPCCollector(stats func() rpc.Stats) prometheus.Collector {
 		{"sparrow_rpc_frame_timeouts_total", "Connections closed for not finishing a frame in time.", counter, func(s st) float64 { return float64(s.FrameTimeouts) }},
 		{"sparrow_rpc_budget_refused_total", "Requests refused because decode memory stayed taken.", counter, func(s st) float64 { return float64(s.BudgetRefused) }},
 	})
-}
-
-// Server serves /metrics for one registry.
-type Server struct {
-	srv *http.Server
-	ln  net.Listener
-}
-
-// Serve starts an HTTP server on addr exposing cs, plus Go runtime and
-// process metrics, at /metrics.
-func Serve(addr string, cs ...prometheus.Collector) (*Server, error) {
-	reg := prometheus.NewRegistry()
-	reg.MustRegister(cs...)
-	reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
-	ln, err := net.Listen("tcp", addr)
-	if err != nil {
-		return nil, fmt.Errorf("metrics listen on %s: %w", addr, err)
-	}
-	mux := http.NewServeMux()
-	mux.Handle("/metrics", promhttp.HandlerFor(reg, promhttp.HandlerOpts{}))
-	s := &Server{srv: &http.Server{Handler: mux, ReadHeaderTimeout: 5 * time.Second}, ln: ln}
-	// Serve returns only once Close shuts the server down.
-	go s.srv.Serve(ln)
-	return s, nil
-}
-
-// Addr returns the bound address.
-func (s *Server) Addr() string { return s.ln.Addr().String() }
-
-// Close stops the server.
-func (s *Server) Close() error {
-	ctx, cancel := context.WithTimeout(context.Background(), time.Second)
-	defer cancel()
-	return s.srv.Shutdown(ctx)
 }

@@ -8,10 +8,13 @@ import (
 	"testing"
 	"time"
 
+	"github.com/prometheus/client_golang/prometheus"
 	"github.com/rs/zerolog"
 
 	"github.com/sparrowfleet/sparrow/bench/fleet"
 	"github.com/sparrowfleet/sparrow/client"
+	"github.com/sparrowfleet/sparrow/internal/httpapi"
+	"github.com/sparrowfleet/sparrow/internal/rpc"
 )
 
 // TestMetricsReflectAFleet runs a small job through an in-process fleet
@@ -27,12 +30,16 @@ func TestMetricsReflectAFleet(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer f.Close()
-	sm, err := Serve("127.0.0.1:0", SchedulerCollector(f.Schedulers[0].Scheduler))
+	sm, err := httpapi.Serve(httpapi.Config{Addr: "127.0.0.1:0", Collectors: []prometheus.Collector{
+		SchedulerCollector(f.Schedulers[0].Scheduler), RPCCollector(func() rpc.Stats { return f.Schedulers[0].RPCStats() }),
+	}})
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer sm.Close()
-	nm, err := Serve("127.0.0.1:0", NodeMonitorCollector(f.NodeMonitors[0].NodeMonitor))
+	nm, err := httpapi.Serve(httpapi.Config{Addr: "127.0.0.1:0", Collectors: []prometheus.Collector{
+		NodeMonitorCollector(f.NodeMonitors[0].NodeMonitor),
+	}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -62,7 +69,7 @@ func TestMetricsReflectAFleet(t *testing.T) {
 		addr string
 		want []string
 	}{
-		{sm.Addr(), []string{"sparrow_scheduler_jobs_submitted_total 1", "sparrow_scheduler_tasks_launched_total 3", "go_goroutines"}},
+		{sm.Addr(), []string{"sparrow_scheduler_jobs_submitted_total 1", "sparrow_scheduler_tasks_launched_total 3", "sparrow_rpc_connections_open", "go_goroutines"}},
 		{nm.Addr(), []string{"sparrow_nodemonitor_slots 2", "sparrow_nodemonitor_launches_total 3"}},
 	} {
 		resp, err := http.Get("http://" + tc.addr + "/metrics")

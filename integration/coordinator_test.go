@@ -1,0 +1,149 @@
+package integration
+
+import (
+	"context"
+	"fmt"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/sparrowfleet/sparrow/bench/fleet"
+	"github.com/sparrowfleet/sparrow/client"
+	"github.com/sparrowfleet/sparrow/coordinator"
+	"github.com/sparrowfleet/sparrow/nodemonitor"
+)
+
+// TestCoordinatorTakeoverAndFallback runs a fleet of Choosy node monitors
+// with two coordinators. The lower-named one publishes and the other
+// stands by; when the first is killed the second takes over; when both
+// are gone every node monitor falls back to local decisions after the
+// staleness bound. Work keeps flowing throughout and no task launches
+// twice.
+func TestCoordinatorTakeoverAndFallback(t *testing.T) {
+	const period = 200 * time.Millisecond
+	led := newLedger()
+	f := startFleet(t, fleet.Config{
+		Schedulers: 1, NodeMonitors: 4, Slots: 2, Apps: []string{"app"}, Queue: "choosy",
+		NodeAttrs: func(i int) map[string]string {
+			if i < 2 {
+				return map[string]string{"mem": "high"}
+			}
+			return map[string]string{"mem": "std"}
+		},
+		Coordination: nodemonitor.CoordinationConfig{ReportEvery: period, Stale: 5 * period},
+		Run:          echoTask(50 * time.Millisecond), OnLaunch: led.launched,
+	})
+	seed := f.Schedulers[0].Cluster.Addr()
+	start := func(name, host string) *coordinator.Daemon {
+		d, err := coordinator.Start(coordinator.Config{
+			Name: name, Gossip: host + ":0", Join: []string{seed}, GossipProfile: "local",
+			Period: period, Log: testLogger(t),
+		})
+		if err != nil {
+			t.Fatalf("start %s: %v", name, err)
+		}
+		return d
+	}
+	a := start("coord-a", "127.0.5.1")
+	b := start("coord-b", "127.0.5.2")
+	closed := map[*coordinator.Daemon]bool{}
+	t.Cleanup(func() {
+		for _, d := range []*coordinator.Daemon{a, b} {
+			if !closed[d] {
+				d.Close()
+			}
+		}
+	})
+
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	fe, err := client.NewFrontend(ctx, client.FrontendConfig{
+		App: "app", Schedulers: f.SchedulerAddrs(), Listen: "127.0.3.20:0", AdvertiseHost: "127.0.3.20",
+		OnMessage: led.message, Log: testLogger(t), Timeout: 5 * time.Second,
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { fe.Close() })
+	// Two users keep the fleet busy: spark only on high-memory nodes,
+	// hadoop anywhere.
+	var submitted sync.WaitGroup
+	var mu sync.Mutex
+	total := 0
+	submit := func(user string, constrained bool, jobs int) {
+		defer submitted.Done()
+		for j := range jobs {
+			job := newJob(fmt.Sprintf("%s-%d", user, j), 4)
+			job.User = client.User{Name: user}
+			if constrained {
+				job.Constraints = []client.Constraint{{Key: "mem", Op: "=", Values: []string{"high"}}}
+			}
+			if _, err := fe.Submit(ctx, job); err != nil {
+				t.Errorf("submit %s: %v", job.RequestID, err)
+				return
+			}
+			mu.Lock()
+			total += 4
+			mu.Unlock()
+		}
+	}
+	guided := func(want bool) func() bool {
+		return func() bool {
+			for _, nm := range f.NodeMonitors {
+				if _, ok := nm.GuidanceVersion(); ok != want {
+					return false
+				}
+			}
+			return true
+		}
+	}
+	submitted.Add(2)
+	go submit("spark", true, 150)
+	go submit("hadoop", false, 150)
+
+	waitFor(t, "every node monitor to follow coordinator-a", 20*time.Second, guided(true))
+	waitFor(t, "coordinator-a to see both users' work", 20*time.Second, func() bool { return a.Stats().Users == 2 })
+	if !a.Stats().Active || b.Stats().Active {
+		t.Fatalf("active: a %v, b %v; want a only", a.Stats().Active, b.Stats().Active)
+	}
+	versionA, _ := f.NodeMonitors[0].GuidanceVersion()
+
+	a.Kill()
+	closed[a] = true
+	waitFor(t, "coordinator-b to take over with both users' work", 20*time.Second, func() bool {
+		st := b.Stats()
+		return st.Active && st.Published > 0 && st.Users == 2
+	})
+	waitFor(t, "node monitors to follow coordinator-b", 20*time.Second, func() bool {
+		for _, nm := range f.NodeMonitors {
+			if v, ok := nm.GuidanceVersion(); !ok || v <= versionA {
+				return false
+			}
+		}
+		return true
+	})
+	t.Logf("coordinator-b: %+v", b.Stats())
+
+	b.Close()
+	closed[b] = true
+	waitFor(t, "node monitors to fall back to local decisions", 20*time.Second, guided(false))
+
+	submitted.Wait()
+	mu.Lock()
+	want := total
+	mu.Unlock()
+	waitFor(t, "every task's message", 60*time.Second, func() bool {
+		_, m := led.counts()
+		return m == want
+	})
+	led.mu.Lock()
+	defer led.mu.Unlock()
+	for id, ls := range led.launches {
+		if len(ls) != 1 {
+			t.Errorf("task %s launched %d times", id, len(ls))
+		}
+		if len(id) > 5 && id[:5] == "spark" && ls[0].node >= 2 {
+			t.Errorf("constrained task %s ran on node monitor %d (mem=std)", id, ls[0].node)
+		}
+	}
+}

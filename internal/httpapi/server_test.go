@@ -1,0 +1,108 @@
+package httpapi
+
+import (
+	"encoding/json"
+	"io"
+	"net/http"
+	"strings"
+	"sync/atomic"
+	"testing"
+
+	"github.com/sparrowfleet/sparrow/internal/membership"
+)
+
+func get(t *testing.T, url string) (int, string) {
+	t.Helper()
+	resp, err := http.Get(url)
+	if err != nil {
+		t.Fatalf("GET %s: %v", url, err)
+	}
+	defer resp.Body.Close()
+	b, err := io.ReadAll(resp.Body)
+	if err != nil {
+		t.Fatalf("GET %s: %v", url, err)
+	}
+	return resp.StatusCode, string(b)
+}
+
+func serve(t *testing.T, cfg Config) *Server {
+	t.Helper()
+	cfg.Addr = "127.0.0.1:0"
+	s, err := Serve(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { s.Close() })
+	return s
+}
+
+// TestProbesFollowTheCheck flips a readiness check and watches /readyz
+// follow it with a one-line reason, while /livez stays 200 throughout,
+// shutdown included.
+func TestProbesFollowTheCheck(t *testing.T) {
+	var reason atomic.Value
+	reason.Store("no live node monitor in the gossip view")
+	s := serve(t, Config{Ready: func() string { return reason.Load().(string) }})
+	base := "http://" + s.Addr()
+
+	for _, step := range []struct {
+		name      string
+		set       func()
+		readyCode int
+		readyBody string
+	}{
+		{"not ready", func() {}, 503, "not ready: no live node monitor in the gossip view\n"},
+		{"ready", func() { reason.Store("") }, 200, "ready\n"},
+		{"shutting down", s.ShuttingDown, 503, "not ready: shutting down\n"},
+	} {
+		step.set()
+		if code, body := get(t, base+"/readyz"); code != step.readyCode || body != step.readyBody {
+			t.Errorf("%s: /readyz = %d %q, want %d %q", step.name, code, body, step.readyCode, step.readyBody)
+		}
+		if code, body := get(t, base+"/livez"); code != 200 || body != "ok\n" {
+			t.Errorf("%s: /livez = %d %q, want 200 \"ok\\n\"", step.name, code, body)
+		}
+	}
+}
+
+// TestPprofIsOptIn checks that the profiler is served only when asked for.
+func TestPprofIsOptIn(t *testing.T) {
+	for _, on := range []bool{false, true} {
+		s := serve(t, Config{Pprof: on})
+		code, body := get(t, "http://"+s.Addr()+"/debug/pprof/")
+		if want := map[bool]int{false: 404, true: 200}[on]; code != want {
+			t.Errorf("pprof %v: /debug/pprof/ = %d, want %d", on, code, want)
+		}
+		if on && !strings.Contains(body, "goroutine") {
+			t.Errorf("pprof index lacks the goroutine profile:\n%s", body)
+		}
+		if code, _ := get(t, "http://"+s.Addr()+"/metrics"); code != 200 {
+			t.Errorf("pprof %v: /metrics = %d, want 200", on, code)
+		}
+	}
+}
+
+// TestStatusCarriesReadiness checks that /status embeds what /readyz
+// says, so that `sparrow status` needs one request per member.
+func TestStatusCarriesReadiness(t *testing.T) {
+	s := serve(t, Config{
+		Ready: func() string { return "no executor registered" },
+		Status: func() Status {
+			return Status{Name: "nm", Role: membership.RoleNodeMonitor, NodeMonitor: &NodeMonitorStatus{Slots: 4, Users: map[string]UserCounts{"alice": {Queued: 2, Running: 1}}}}
+		},
+	})
+	code, body := get(t, "http://"+s.Addr()+"/status")
+	if code != 200 {
+		t.Fatalf("/status = %d %s", code, body)
+	}
+	var st Status
+	if err := json.Unmarshal([]byte(body), &st); err != nil {
+		t.Fatalf("/status is not JSON: %v\n%s", err, body)
+	}
+	if st.Ready || st.Reason != "no executor registered" || st.NodeMonitor == nil || st.NodeMonitor.Slots != 4 || st.NodeMonitor.Users["alice"] != (UserCounts{Queued: 2, Running: 1}) {
+		t.Errorf("/status = %+v", st)
+	}
+	if code, _ := get(t, "http://"+serve(t, Config{}).Addr()+"/status"); code != 404 {
+		t.Errorf("/status without a Status func = %d, want 404", code)
+	}
+}

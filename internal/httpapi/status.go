@@ -1,0 +1,50 @@
+package httpapi
+
+import "github.com/sparrowfleet/sparrow/internal/membership"
+
+// Status is the JSON document a daemon serves at /status. Gossip metadata
+// carries what every scheduler needs and fits in 512 bytes (role,
+// addresses, slots, apps); /status carries the rest, which only operators
+// read: live slot use, queue length and per-user counts.
+type Status struct {
+	Name   string          `json:"name"`
+	Role   membership.Role `json:"role"`
+	Gossip string          `json:"gossip"`
+	// Ready and Reason are what /readyz would answer at the same moment.
+	Ready  bool   `json:"ready"`
+	Reason string `json:"reason,omitempty"`
+
+	NodeMonitor *NodeMonitorStatus `json:"nodemonitor,omitempty"`
+	Scheduler   *SchedulerStatus   `json:"scheduler,omitempty"`
+}
+
+// NodeMonitorStatus is a node monitor's slots, queue and executors.
+type NodeMonitorStatus struct {
+	Slots    int `json:"slots"`
+	Free     int `json:"free"`
+	Fetching int `json:"fetching"`
+	Running  int `json:"running"`
+	// Queued counts reservations waiting for a slot.
+	Queued   int      `json:"queued"`
+	Launches uint64   `json:"launches"`
+	Apps     []string `json:"apps"`
+	// Users has the users with reservations queued or tasks running here.
+	Users map[string]UserCounts `json:"users"`
+}
+
+// UserCounts are one user's numbers on one node monitor. An empty user
+// name is work sent without user information.
+type UserCounts struct {
+	Queued  int `json:"queued"`
+	Running int `json:"running"`
+}
+
+// SchedulerStatus is a scheduler's view and load.
+type SchedulerStatus struct {
+	// NodeMonitors is how many live node monitors it can sample.
+	NodeMonitors   int    `json:"node_monitors"`
+	ActiveRequests int    `json:"active_requests"`
+	RunningTracked int    `json:"running_tracked"`
+	JobsSubmitted  uint64 `json:"jobs_submitted"`
+	TasksLaunched  uint64 `json:"tasks_launched"`
+}

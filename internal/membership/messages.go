@@ -1,0 +1,98 @@
+package membership
+
+import (
+	"fmt"
+	"sync"
+
+	"github.com/hashicorp/memberlist"
+)
+
+// messaging carries user messages over the gossip layer: broadcasts that
+// spread to every member through memberlist's piggybacked gossip, and
+// point-to-point messages to one member. The coordinator uses both (its
+// guidance goes out by broadcast; node monitors' reports come in point to
+// point).
+type messaging struct {
+	mu       sync.RWMutex
+	handlers []func([]byte)
+	queue    *memberlist.TransmitLimitedQueue
+}
+
+// OnMessage registers fn for every user message this member receives,
+// broadcast or point to point. It is called on memberlist's goroutines
+// with a buffer it may keep (a copy) and must not block.
+func (c *Cluster) OnMessage(fn func([]byte)) {
+	c.msgs.mu.Lock()
+	defer c.msgs.mu.Unlock()
+	c.msgs.handlers = append(c.msgs.handlers, fn)
+}
+
+// Broadcast queues msg to spread to every member by gossip, piggybacked on
+// memberlist's own messages. A queued broadcast with the same key that has
+// not finished spreading is replaced, so only the newest of a series (one
+// chunk of the latest version, say) is sent. msg must fit one gossip
+// packet.
+func (c *Cluster) Broadcast(key string, msg []byte) {
+	c.msgs.queue.QueueBroadcast(&broadcast{key: key, msg: msg})
+}
+
+// PendingBroadcasts returns the number of broadcasts still being spread.
+func (c *Cluster) PendingBroadcasts() int { return c.msgs.queue.NumQueued() }
+
+// SendTo sends msg to the live member named name over a reliable (TCP)
+// stream; any size is fine.
+func (c *Cluster) SendTo(name string, msg []byte) error {
+	for _, n := range c.ml.Members() {
+		if n.Name == name {
+			if err := c.ml.SendReliable(n, msg); err != nil {
+				return fmt.Errorf("send to %s: %w", name, err)
+			}
+			return nil
+		}
+	}
+	return fmt.Errorf("send to %s: not a live member", name)
+}
+
+func (c *Cluster) deliver(b []byte) {
+	c.msgs.mu.RLock()
+	hs := c.msgs.handlers
+	c.msgs.mu.RUnlock()
+	if len(hs) == 0 {
+		return
+	}
+	// memberlist reuses the buffer after NotifyMsg returns.
+	msg := append([]byte(nil), b...)
+	for _, h := range hs {
+		h(msg)
+	}
+}
+
+// broadcast is one queued user broadcast, named by its key.
+type broadcast struct {
+	key string
+	msg []byte
+}
+
+func (b *broadcast) Name() string    { return b.key }
+func (b *broadcast) Message() []byte { return b.msg }
+func (b *broadcast) Finished()       {}
+func (b *broadcast) Invalidates(other memberlist.Broadcast) bool {
+	nb, ok := other.(memberlist.NamedBroadcast)
+	return ok && nb.Name() == b.key
+}
+
+// RoleCoordinator is the optional fairness coordinator. Schedulers and
+// node monitors select peers by exact role, so it is never sampled for
+// work; node monitors report to the live coordinator with the lowest name.
+const RoleCoordinator Role = "coordinator"
+
+// ActiveCoordinator returns the name of the live coordinator that
+// publishes guidance (the lowest name; the others stand by), and false if
+// none is live.
+func (c *Cluster) ActiveCoordinator() (string, bool) {
+	cs := c.Members(RoleCoordinator)
+	if len(cs) == 0 {
+		return "", false
+	}
+	return cs[0].Name, true
+}

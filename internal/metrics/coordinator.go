@@ -1,0 +1,27 @@
+package metrics
+
+import (
+	"github.com/prometheus/client_golang/prometheus"
+
+	"github.com/sparrowfleet/sparrow/coordinator"
+)
+
+// CoordinatorCollector exposes a fairness coordinator's last period.
+func CoordinatorCollector(stats func() coordinator.Stats) prometheus.Collector {
+	type st = coordinator.Stats
+	b2f := func(b bool) float64 {
+		if b {
+			return 1
+		}
+		return 0
+	}
+	return newCollector(stats, []metric[st]{
+		{"sparrow_coordinator_active", "1 while this coordinator publishes, 0 while it stands by.", gauge, func(s st) float64 { return b2f(s.Active) }},
+		{"sparrow_coordinator_published_total", "Guidance versions published.", counter, func(s st) float64 { return float64(s.Published) }},
+		{"sparrow_coordinator_reports", "Node monitor reports in the last computation.", gauge, func(s st) float64 { return float64(s.Reports) }},
+		{"sparrow_coordinator_users", "Users with work in the last computation.", gauge, func(s st) float64 { return float64(s.Users) }},
+		{"sparrow_coordinator_machine_types", "Machine types in the last computation.", gauge, func(s st) float64 { return float64(s.Types) }},
+		{"sparrow_coordinator_solve_seconds", "Duration of the last CMMF computation.", gauge, func(s st) float64 { return s.Solve.Seconds() }},
+		{"sparrow_coordinator_guidance_bytes", "Bytes of the last guidance version, all chunks.", gauge, func(s st) float64 { return float64(s.Bytes) }},
+	})
+}

@@ -1,0 +1,202 @@
+package nodemonitor
+
+import (
+	"sort"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/rs/zerolog"
+
+	"github.com/sparrowfleet/sparrow/internal/fairgossip"
+	"github.com/sparrowfleet/sparrow/internal/membership"
+)
+
+// Defaults for CoordinationConfig's zero fields.
+const (
+	DefaultReportEvery   = time.Second
+	DefaultGuidanceStale = 5 * time.Second
+)
+
+// CoordinationConfig says how a node monitor works with the optional
+// fairness coordinator. Without a live coordinator nothing changes: the
+// node reports to nobody and decides locally.
+type CoordinationConfig struct {
+	// ReportEvery is how often the node reports its per-user work to the
+	// active coordinator (default 1 s, the coordinator's default period).
+	ReportEvery time.Duration
+	// Stale is how long guidance stays in force without a newer version;
+	// then the node falls back to its local weights (default 5 s).
+	Stale time.Duration
+	// Weights applies the coordinator's CMMF weights for this node's
+	// machine type to its weighted fair queue ("fair" or "priority"). A
+	// "choosy" queue uses the cluster-wide running counts either way.
+	Weights bool
+}
+
+// coordination is a node monitor's side of the coordinator protocol: a
+// report every period, guidance assembled from gossip, and the fall back
+// when guidance goes stale. Its loop runs in one goroutine; OnMessage
+// handlers run on memberlist's and take mu.
+type coordination struct {
+	cfg     CoordinationConfig
+	nm      *NodeMonitor
+	cluster *membership.Cluster
+	node    string
+	mtype   string
+	slots   int
+	log     zerolog.Logger
+	stop    chan struct{}
+	done    chan struct{}
+
+	mu        sync.Mutex
+	asm       fairgossip.Assembler
+	active    string    // coordinator whose guidance is being assembled
+	installed time.Time // when the guidance in force arrived (zero: none)
+	version   uint64
+	seq       uint64
+}
+
+// MachineType is the canonical name of the machine type of a node with
+// these attributes: nodes with equal attributes are interchangeable for
+// every constraint, so they are one type for the coordinator.
+func MachineType(attrs map[string]string) string {
+	if len(attrs) == 0 {
+		return "default"
+	}
+	kv := make([]string, 0, len(attrs))
+	for k, v := range attrs {
+		kv = append(kv, k+"="+v)
+	}
+	sort.Strings(kv)
+	return strings.Join(kv, ",")
+}
+
+func startCoordination(cfg CoordinationConfig, nm *NodeMonitor, cluster *membership.Cluster, attrs map[string]string, slots int, log zerolog.Logger) *coordination {
+	if cfg.ReportEvery <= 0 {
+		cfg.ReportEvery = DefaultReportEvery
+	}
+	if cfg.Stale <= 0 {
+		cfg.Stale = DefaultGuidanceStale
+	}
+	c := &coordination{
+		cfg: cfg, nm: nm, cluster: cluster, node: cluster.Name(), mtype: MachineType(attrs), slots: slots,
+		log: log.With().Str("component", "coordination").Logger(), stop: make(chan struct{}), done: make(chan struct{}),
+	}
+	cluster.OnMessage(c.onMessage)
+	go c.loop()
+	return c
+}
+
+func (c *coordination) close() {
+	close(c.stop)
+	<-c.done
+}
+
+func (c *coordination) loop() {
+	defer close(c.done)
+	t := time.NewTicker(c.cfg.ReportEvery)
+	defer t.Stop()
+	for {
+		select {
+		case <-c.stop:
+			return
+		case now := <-t.C:
+			c.expire(now)
+			c.report()
+		}
+	}
+}
+
+// report sends this node's per-user work to the active coordinator.
+func (c *coordination) report() {
+	to, ok := c.cluster.ActiveCoordinator()
+	if !ok {
+		return
+	}
+	c.mu.Lock()
+	c.seq++
+	r := fairgossip.Report{Node: c.node, Type: c.mtype, Slots: uint64(c.slots), Seq: c.seq}
+	c.mu.Unlock()
+	for u, use := range c.nm.Usage() {
+		r.Users = append(r.Users, fairgossip.Usage{User: u, Queued: uint64(use.Queued), Running: uint64(use.Running)})
+	}
+	b, err := fairgossip.EncodeReport(r)
+	if err == nil {
+		err = c.cluster.SendTo(to, b)
+	}
+	if err != nil {
+		c.log.Debug().Err(err).Str("coordinator", to).Msg("report not sent")
+	}
+}
+
+// expire drops guidance older than Stale, once.
+func (c *coordination) expire(now time.Time) {
+	c.mu.Lock()
+	stale := !c.installed.IsZero() && now.Sub(c.installed) > c.cfg.Stale
+	if stale {
+		c.installed = time.Time{}
+		c.asm.Reset()
+	}
+	c.mu.Unlock()
+	if stale {
+		c.nm.DropGuidance()
+		c.log.Warn().Dur("stale_after", c.cfg.Stale).Msg("coordinator guidance stale; back to local weights")
+	}
+}
+
+func (c *coordination) onMessage(b []byte) {
+	if fairgossip.Kind(b) != "guidance" {
+		return
+	}
+	ch, err := fairgossip.DecodeChunk(b)
+	if err != nil {
+		c.log.Debug().Err(err).Msg("malformed guidance ignored")
+		return
+	}
+	active, _ := c.cluster.ActiveCoordinator()
+	c.mu.Lock()
+	if active != c.active {
+		// A new coordinator numbers its versions afresh.
+		c.asm.Reset()
+		c.active = active
+	}
+	g, complete := c.asm.Add(ch)
+	first := complete && c.installed.IsZero()
+	if complete {
+		c.installed, c.version = time.Now(), g.Version
+	}
+	c.mu.Unlock()
+	if !complete {
+		return
+	}
+	ng := Guidance{Version: g.Version, Running: make(map[string]float64, len(g.Users))}
+	for _, u := range g.Users {
+		ng.Running[u.User] = float64(u.Running)
+	}
+	if c.cfg.Weights {
+		ng.Weights = map[string]float64{}
+		for _, w := range g.Weights {
+			if w.Type == c.mtype {
+				ng.Weights[w.User] = float64(w.Weight)
+			}
+		}
+	}
+	if _, err := c.nm.ApplyGuidance(ng); err != nil {
+		c.log.Warn().Err(err).Msg("coordinator guidance not applied")
+		return
+	}
+	if first {
+		c.log.Info().Str("coordinator", active).Uint64("version", g.Version).Int("users", len(g.Users)).
+			Msg("following coordinator guidance")
+	}
+}
+
+// GuidanceVersion returns the version of the guidance in force, and false
+// when the node decides locally.
+func (d *Daemon) GuidanceVersion() (uint64, bool) {
+	c := d.coord
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.version, !c.installed.IsZero()
+}

@@ -1,0 +1,90 @@
+package nodemonitor
+
+import (
+	"fmt"
+
+	"github.com/sparrowfleet/sparrow/core/fairshare"
+	"github.com/sparrowfleet/sparrow/core/queue"
+	"github.com/sparrowfleet/sparrow/core/slots"
+)
+
+// Usage returns each user's queued reservations and running tasks here,
+// for the coordinator's report.
+func (n *NodeMonitor) Usage() map[string]slots.Usage {
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	return n.core.Usage()
+}
+
+// Guidance is what the coordinator tells this node in one version.
+type Guidance struct {
+	Version uint64
+	// Running is every user's cluster-wide running count (for Choosy).
+	Running map[string]float64
+	// Weights are this node's machine type's CMMF weights; nil unless the
+	// node applies CMMF weights to its weighted fair queue.
+	Weights map[string]float64
+}
+
+// ApplyGuidance installs a version of the coordinator's guidance: a Choosy
+// queue takes the cluster-wide running counts; a weighted queue, when
+// g.Weights is set, takes the CMMF weights of this node's machine type,
+// with fairshare.MinWeight for users queued here that CMMF gives nothing
+// of this type (their configured weights return with DropGuidance). It
+// reports whether anything changed.
+func (n *NodeMonitor) ApplyGuidance(g Guidance) (bool, error) {
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	if c, ok := n.core.Queue().(*queue.Choosy); ok {
+		ok, err := c.SetShares(g.Version, g.Running)
+		if err != nil {
+			return false, fmt.Errorf("coordinator guidance v%d: %w", g.Version, err)
+		}
+		// Choosy divides counts by the users' base weights; CMMF weights
+		// are for weighted fair queues only.
+		return ok, nil
+	}
+	if g.Weights == nil {
+		return false, nil
+	}
+	q, ok := n.core.Queue().(queue.Weights)
+	if !ok {
+		return false, fmt.Errorf("coordinator weights: the %T queue discipline has no weights", n.core.Queue())
+	}
+	want := map[string]float64{}
+	for u := range n.core.Usage() {
+		want[u] = fairshare.MinWeight
+	}
+	for u, w := range g.Weights {
+		want[u] = max(w, fairshare.MinWeight)
+	}
+	if n.baseWeights == nil {
+		n.baseWeights = map[string]float64{}
+	}
+	for u, w := range want {
+		if _, saved := n.baseWeights[u]; !saved {
+			n.baseWeights[u] = q.Weight(u)
+		}
+		if err := q.SetWeight(u, w); err != nil {
+			return false, fmt.Errorf("coordinator weight of %q: %w", u, err)
+		}
+	}
+	return true, nil
+}
+
+// DropGuidance returns to local decisions, as without a coordinator: a
+// Choosy queue serves as weighted fair queuing, and weights the
+// coordinator changed return to their configured values.
+func (n *NodeMonitor) DropGuidance() {
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	if c, ok := n.core.Queue().(*queue.Choosy); ok {
+		c.ClearShares()
+	}
+	if q, ok := n.core.Queue().(queue.Weights); ok {
+		for u, w := range n.baseWeights {
+			q.SetWeight(u, w)
+		}
+	}
+	n.baseWeights = nil
+}
