@@ -446,23 +446,3 @@ func BenchmarkLatePoint(b *testing.B) {
 	}
 	b.ReportMetric(float64(tasks)/b.Elapsed().Seconds(), "tasks/s")
 }
-
-func TestPlotSVG(t *testing.T) {
-	for y, want := range map[float64][2]float64{677: {500, 1000}, 100: {100, 100}, 13034: {10000, 20000}, 0.3: {0.2, 0.5}} {
-		if lo, hi := niceBelow(y), niceAbove(y); math.Abs(lo-want[0]) > 1e-9 || math.Abs(hi-want[1]) > 1e-9 {
-			t.Errorf("nice(%v) = %v, %v; want %v", y, lo, hi, want)
-		}
-	}
-	var b strings.Builder
-	p := Plot{Title: "a<b", Series: []Series{{Name: "late", Points: []XY{{0.1, 680}, {0.9, 760}}}, {Name: "optimal", Points: []XY{{0.1, 677}, {0.9, 677}}, Dashed: true}}}
-	if err := p.WriteSVG(&b); err != nil {
-		t.Fatal(err)
-	}
-	out := b.String()
-	if !strings.HasPrefix(out, "<svg") || !strings.Contains(out, "a&lt;b") || strings.Count(out, "<polyline") != 2 || !strings.Contains(out, "stroke-dasharray") {
-		t.Errorf("unexpected SVG:\n%s", out)
-	}
-	if err := (&Plot{}).WriteSVG(&b); err == nil {
-		t.Error("empty plot accepted")
-	}
-}

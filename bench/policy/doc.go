@@ -5,8 +5,8 @@
 // arrivals, per-second cluster shares measured from executor launch and
 // finish times, weighted max-min fair shares, mean absolute deviation,
 // response-time summaries with censoring for bounded overloaded runs, and
-// the tables and plots (SVG, or PNG with a built-in bitmap font) that
-// `sparrow bench fairness|priority|constraints` print and write.
+// the tables that `sparrow bench fairness|priority|constraints` print and
+// the charts they describe (drawn as SVG or PNG by internal/plot).
 //
 // Nothing here starts goroutines, reads the clock or does network I/O;
 // the fleet-driving shell is bench/policy/live, and docs/POLICIES.md records

@@ -2,11 +2,14 @@ package policy
 
 import (
 	"fmt"
+	"image/color"
 	"io"
 	"math"
 	"strconv"
 	"strings"
 	"text/tabwriter"
+
+	"github.com/sparrowfleet/sparrow/internal/plot"
 )
 
 // Num is a float64 that encodes NaN and infinities as JSON null (for
@@ -20,6 +23,8 @@ func (n Num) MarshalJSON() ([]byte, error) {
 	}
 	return strconv.AppendFloat(nil, float64(n), 'g', -1, 64), nil
 }
+
+func bad(v float64) bool { return math.IsNaN(v) || math.IsInf(v, 0) }
 
 func nums(v []float64) []Num {
 	out := make([]Num, len(v))
@@ -238,36 +243,45 @@ func (r FairnessReport) WriteTable(w io.Writer) error {
 	return nil
 }
 
-// Chart plots each user's share per bin against its fair share.
-func (r FairnessReport) Chart() *Chart {
+// Chart plots each user's share per bin, as steps, against its fair share.
+func (r FairnessReport) Chart() *plot.Chart {
 	fa := r.analysis
 	p := r.Params
-	c := &Chart{
-		Title: fmt.Sprintf("Fair shares, weights %s (cf. paper Figure 11)", weightsString(p.Weights)),
-		Subtitle: fmt.Sprintf("%d node monitors x %d slots, fair queues, jobs of %d x %gms; user1 demand %s per %gs",
-			p.NodeMonitors, p.Slots, p.TasksPerJob, p.TaskMs, loadsString(p.User1Loads), p.IntervalS),
-		XLabel: "time (s)", YLabel: "share of cluster slot-time",
-		YMin: 0, YMax: 1.05,
-	}
 	end := 0.0
 	if n := len(fa.Rows); n > 0 {
 		end = fa.Rows[n-1].StartS + fa.BinS
 	}
-	c.XMin, c.XMax = 0, end
+	c := &plot.Chart{
+		Title: fmt.Sprintf("Fair shares, weights %s (cf. paper Figure 11)", weightsString(p.Weights)),
+		Subtitle: fmt.Sprintf("%d node monitors x %d slots, fair queues, jobs of %d x %gms; user1 demand %s per %gs",
+			p.NodeMonitors, p.Slots, p.TasksPerJob, p.TaskMs, loadsString(p.User1Loads), p.IntervalS),
+		X: plot.Axis{Label: "time since arrivals started (s)", Min: 0, Max: end},
+		// The fair shares of the default demands are quarters.
+		Y: plot.Axis{Label: fmt.Sprintf("share of the fleet's slot-time (per %gs bin)", fa.BinS), Min: 0, Max: 1.05,
+			Ticks: []plot.Tick{{Value: 0, Label: "0"}, {Value: 0.25, Label: "0.25"}, {Value: 0.5, Label: "0.5"}, {Value: 0.75, Label: "0.75"}, {Value: 1, Label: "1"}}},
+	}
+	// Tick every interval, where the demand changes, unless that crowds
+	// the axis.
+	if p.IntervalS > 0 && end/p.IntervalS <= 12 {
+		for t := 0.0; t <= end+1e-9; t += p.IntervalS {
+			c.X.Ticks = append(c.X.Ticks, plot.Tick{Value: t, Label: plot.FormatNum(t)})
+		}
+	}
 	for u, name := range fa.Users {
-		col := Palette[u%len(Palette)]
-		var m, f []Point
-		for k, row := range fa.Rows {
-			hi := row.StartS + fa.BinS
-			if k == len(fa.Rows)-1 {
-				hi = end
-			}
-			m = append(m, Point{row.StartS, row.Measured[u]}, Point{hi, row.Measured[u]})
-			f = append(f, Point{row.StartS, row.Fair[u]}, Point{hi, row.Fair[u]})
+		col := plot.Palette[u%len(plot.Palette)]
+		var m, f []plot.Point
+		for _, row := range fa.Rows {
+			m = append(m, plot.Point{X: row.StartS, Y: row.Measured[u]})
+			f = append(f, plot.Point{X: row.StartS, Y: row.Fair[u]})
+		}
+		// A step holds until the next point: close the last bin.
+		if n := len(fa.Rows); n > 0 {
+			m = append(m, plot.Point{X: end, Y: fa.Rows[n-1].Measured[u]})
+			f = append(f, plot.Point{X: end, Y: fa.Rows[n-1].Fair[u]})
 		}
 		c.Series = append(c.Series,
-			Series{Name: name + " share", Points: m, Color: col},
-			Series{Name: name + " max-min fair", Points: f, Color: col, Dashed: true})
+			plot.Series{Name: name + " share", Points: m, Color: col, Step: true},
+			plot.Series{Name: name + " max-min fair", Points: f, Color: col, Step: true, Dashed: true})
 	}
 	for u, name := range fa.Users {
 		c.Notes = append(c.Notes, fmt.Sprintf("MAD %s: %.3f", name, fa.MAD[u]))
@@ -398,42 +412,47 @@ func (r PriorityReport) WriteTable(w io.Writer) error {
 
 // Chart plots median and p95 response time of both users against the LP
 // load, next to the paper's (hollow markers), on a log scale.
-func (r PriorityReport) Chart() *Chart {
+func (r PriorityReport) Chart() *plot.Chart {
 	p := r.Params
-	c := &Chart{
+	c := &plot.Chart{
 		Title:    "High- vs low-priority response times (cf. paper Table 3)",
 		Subtitle: fmt.Sprintf("HP load %g; %d node monitors x %d slots, priority queues, jobs of %d x %gms; %gs windows", p.HPLoad, p.NodeMonitors, p.Slots, p.TasksPerJob, p.TaskMs, p.DurationS),
-		XLabel:   "low-priority load", YLabel: "response time (ms, log scale)", LogY: true,
+		// Categorical x: the LP loads, evenly spaced.
+		X: plot.Axis{Label: "low-priority offered load (fraction of the fleet's slots)", Min: -0.3, Max: float64(len(r.Rows)) - 0.7},
+		Y: plot.Axis{Label: "response time (ms, log scale)", Log: true},
 	}
-	// Categorical x: evenly spaced LP loads.
 	for i, row := range r.Rows {
-		c.XTicks = append(c.XTicks, Tick{float64(i), strconv.FormatFloat(row.LPLoad, 'g', -1, 64)})
+		c.X.Ticks = append(c.X.Ticks, plot.Tick{Value: float64(i), Label: strconv.FormatFloat(row.LPLoad, 'g', -1, 64)})
 	}
-	c.XMin, c.XMax = -0.3, float64(len(r.Rows))-0.7
 	type line struct {
 		name  string
-		col   string
-		dash  bool // p95: dashed line, square markers
+		col   int
+		p95   bool // dashed line, square markers
 		get   func(PriorityRow) float64
 		paper func(PaperRow) Num
 	}
 	lines := []line{
-		{"HP median", Palette[0], false, func(r PriorityRow) float64 { return resp(r.HP, 50) }, func(p PaperRow) Num { return p.HP50 }},
-		{"HP p95", Palette[0], true, func(r PriorityRow) float64 { return resp(r.HP, 95) }, func(p PaperRow) Num { return p.HP95 }},
-		{"LP median", Palette[1], false, func(r PriorityRow) float64 { return resp(r.LP, 50) }, func(p PaperRow) Num { return p.LP50 }},
-		{"LP p95", Palette[1], true, func(r PriorityRow) float64 { return resp(r.LP, 95) }, func(p PaperRow) Num { return p.LP95 }},
+		{"HP median", 0, false, func(r PriorityRow) float64 { return resp(r.HP, 50) }, func(p PaperRow) Num { return p.HP50 }},
+		{"HP p95", 0, true, func(r PriorityRow) float64 { return resp(r.HP, 95) }, func(p PaperRow) Num { return p.HP95 }},
+		{"LP median", 1, false, func(r PriorityRow) float64 { return resp(r.LP, 50) }, func(p PaperRow) Num { return p.LP50 }},
+		{"LP p95", 1, true, func(r PriorityRow) float64 { return resp(r.LP, 95) }, func(p PaperRow) Num { return p.LP95 }},
 	}
 	for _, l := range lines {
-		var ours, paper []Point
+		var ours, paper []plot.Point
 		for i, row := range r.Rows {
-			ours = append(ours, Point{float64(i), l.get(row)})
+			ours = append(ours, plot.Point{X: float64(i), Y: l.get(row)})
 			if row.Paper != nil {
-				paper = append(paper, Point{float64(i), float64(l.paper(*row.Paper))})
+				paper = append(paper, plot.Point{X: float64(i), Y: float64(l.paper(*row.Paper))})
 			}
 		}
-		c.Series = append(c.Series, Series{Name: l.name, Points: ours, Color: l.col, Dashed: l.dash, Markers: true, Square: l.dash})
+		mark, hollow := plot.Circle, plot.Ring
+		if l.p95 {
+			mark, hollow = plot.Square, plot.OpenSquare
+		}
+		col := plot.Palette[l.col]
+		c.Series = append(c.Series, plot.Series{Name: l.name, Points: ours, Color: col, Dashed: l.p95, Marker: mark})
 		if len(paper) > 0 {
-			c.Series = append(c.Series, Series{Name: "paper " + l.name, Points: paper, Color: l.col, Hollow: true, NoLine: true, Square: l.dash})
+			c.Series = append(c.Series, plot.Series{Name: "paper " + l.name, Points: paper, Color: col, NoLine: true, Marker: hollow})
 		}
 	}
 	c.Notes = []string{"filled: this fleet (completed jobs)", "hollow: paper, 100 nodes x 16 cores"}
@@ -515,28 +534,31 @@ func (r ConstraintsReport) WriteTable(w io.Writer) error {
 }
 
 // Chart plots the response-time CDF of each group.
-func (r ConstraintsReport) Chart() *Chart {
+func (r ConstraintsReport) Chart() *plot.Chart {
 	p := r.Params
-	c := &Chart{
+	c := &plot.Chart{
 		Title: "Job-level constraints: response time CDF",
 		Subtitle: fmt.Sprintf("%d node monitors x %d slots, %d with %s; constrained load %g of those, unconstrained %g of all",
 			p.NodeMonitors, p.Slots, p.AttrNodes, p.Attr, p.ConstrainedLoad, p.FreeLoad),
-		XLabel: "response time (ms)", YLabel: "fraction of jobs", YMin: 0, YMax: 1,
+		X: plot.Axis{Label: "job response time (ms)"},
+		Y: plot.Axis{Label: "cumulative fraction of measured jobs", Min: 0, Max: 1},
 	}
 	hi := 0.0
 	for i, g := range r.Groups {
-		var pts []Point
+		var pts []plot.Point
 		for _, q := range CDF(g.Samples, 400) {
-			pts = append(pts, Point{q[0], q[1]})
+			pts = append(pts, plot.Point{X: q[0], Y: q[1]})
 		}
 		if g.Response.N > 0 {
 			hi = max(hi, g.Response.P99)
 		}
-		c.Series = append(c.Series, Series{Name: g.Name, Points: pts, Color: Palette[i%len(Palette)]})
+		c.Series = append(c.Series, plot.Series{Name: g.Name, Points: pts, Color: plot.Palette[i%len(plot.Palette)]})
 	}
-	c.Series = append(c.Series, Series{Name: "ideal (one task)", Points: []Point{{p.TaskMs, 0}, {p.TaskMs, 1}}, Color: "#000000", Dashed: true})
+	c.Series = append(c.Series, plot.Series{Name: "ideal (one task)", Points: []plot.Point{{X: p.TaskMs, Y: 0}, {X: p.TaskMs, Y: 1}},
+		Color: color.Black, Dashed: true})
 	if hi > 0 {
-		c.XMin, c.XMax = 0, hi*1.1
+		// The tail beyond p99 is a handful of jobs; it would squash the rest.
+		c.X.Min, c.X.Max = 0, hi*1.1
 	}
 	for _, g := range r.Groups {
 		c.Notes = append(c.Notes, fmt.Sprintf("%s p50 %.0f p95 %.0f ms", g.Name, g.Response.P50, g.Response.P95))

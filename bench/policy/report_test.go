@@ -10,6 +10,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/sparrowfleet/sparrow/internal/plot"
 )
 
 func TestGroupSummarize(t *testing.T) {
@@ -137,12 +139,44 @@ func TestPriorityReport(t *testing.T) {
 		t.Fatalf("JSON: %v", err)
 	}
 	c := r.Chart()
-	var svg bytes.Buffer
-	if err := c.WriteSVG(&svg); err != nil {
+	names := map[string]plot.Series{}
+	for _, s := range c.Series {
+		names[s.Name] = s
+	}
+	if s, ok := names["paper LP median"]; !ok || !s.NoLine || s.Marker != plot.Ring || len(s.Points) != 2 {
+		t.Errorf("paper LP median series: %+v", s)
+	}
+	// No LP jobs at LP load 0: a gap, not a point at zero.
+	if s := names["LP median"]; !math.IsNaN(s.Points[0].Y) || s.Points[1].Y != 500 {
+		t.Errorf("LP median points %v", s.Points)
+	}
+	if !c.Y.Log || len(c.X.Ticks) != 2 || c.X.Ticks[1].Label != "0.75" {
+		t.Errorf("axes: %+v %+v", c.X, c.Y)
+	}
+	savePlots(t, c, "paper LP median")
+}
+
+// savePlots saves c as SVG and PNG and checks the SVG shows want.
+func savePlots(t *testing.T, c *plot.Chart, want string) {
+	t.Helper()
+	dir := t.TempDir()
+	if err := c.Save(filepath.Join(dir, "c.svg")); err != nil {
 		t.Fatal(err)
 	}
-	if !strings.Contains(svg.String(), "paper LP median") {
-		t.Error("priority chart lacks the paper's series")
+	b, _ := os.ReadFile(filepath.Join(dir, "c.svg"))
+	if !bytes.Contains(b, []byte("<svg")) || !bytes.Contains(b, []byte(want)) {
+		t.Errorf("SVG lacks %q:\n%.400s", want, b)
+	}
+	if err := c.Save(filepath.Join(dir, "c.png")); err != nil {
+		t.Fatal(err)
+	}
+	fh, err := os.Open(filepath.Join(dir, "c.png"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer fh.Close()
+	if _, err := png.Decode(fh); err != nil {
+		t.Fatalf("PNG: %v", err)
 	}
 }
 
@@ -162,95 +196,40 @@ func TestConstraintsReport(t *testing.T) {
 			t.Errorf("table lacks %q:\n%s", want, out)
 		}
 	}
-	var svg bytes.Buffer
-	if err := r.Chart().WriteSVG(&svg); err != nil {
-		t.Fatal(err)
+	ch := r.Chart()
+	// The x axis ends past the largest p99 (250 ms) and the ideal line
+	// stands at one task's duration.
+	if ch.X.Min != 0 || math.Abs(ch.X.Max-275) > 1e-9 {
+		t.Errorf("x range %g-%g, want 0-275", ch.X.Min, ch.X.Max)
 	}
+	ideal := ch.Series[len(ch.Series)-1]
+	if !ideal.Dashed || ideal.Points[0].X != 100 || ideal.Points[1].X != 100 {
+		t.Errorf("ideal line %+v", ideal)
+	}
+	savePlots(t, ch, "unconstrained")
 }
 
-func TestChartFiles(t *testing.T) {
+func TestFairnessChart(t *testing.T) {
 	c := testFairnessReport(t).Chart()
-	c.Title = "shares <&> weights"
-	dir := t.TempDir()
-	svgPath, pngPath := filepath.Join(dir, "f.svg"), filepath.Join(dir, "f.PNG")
-	if err := c.WriteFile(svgPath); err != nil {
-		t.Fatal(err)
+	if len(c.Series) != 4 {
+		t.Fatalf("%d series, want share and fair share for each of two users", len(c.Series))
 	}
-	b, _ := os.ReadFile(svgPath)
-	s := string(b)
-	if !strings.HasPrefix(s, "<svg") || !strings.Contains(s, "shares &lt;&amp;&gt; weights") || strings.Count(s, "<polyline") < 4 {
-		t.Fatalf("SVG looks wrong:\n%.400s", s)
-	}
-	if !strings.Contains(s, `stroke-dasharray`) {
-		t.Error("fair-share lines should be dashed")
-	}
-	if err := c.WriteFile(pngPath); err != nil {
-		t.Fatal(err)
-	}
-	fh, _ := os.Open(pngPath)
-	defer fh.Close()
-	img, err := png.Decode(fh)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if img.Bounds().Dx() != chartW || img.Bounds().Dy() != chartH {
-		t.Fatalf("PNG is %v", img.Bounds())
-	}
-	coloured := 0
-	for y := 0; y < chartH; y += 2 {
-		for x := 0; x < chartW; x += 2 {
-			r, g, b, _ := img.At(x, y).RGBA()
-			if r != g || g != b {
-				coloured++
-			}
+	for _, s := range c.Series {
+		// Four 1 s bins, and a last point closing the last bin at 4 s.
+		if !s.Step || len(s.Points) != 5 || s.Points[4].X != 4 || s.Points[4].Y != s.Points[3].Y {
+			t.Errorf("%s: step %v, points %v", s.Name, s.Step, s.Points)
 		}
 	}
-	if coloured < 100 {
-		t.Fatalf("PNG has only %d coloured sample pixels", coloured)
+	if c.Series[0].Color != c.Series[1].Color || !c.Series[1].Dashed || c.Series[0].Dashed {
+		t.Error("a user's fair share should be its share's colour, dashed")
 	}
-	if err := c.WriteFile(filepath.Join(dir, "f.pdf")); err == nil {
-		t.Fatal("a .pdf plot was accepted")
+	if c.X.Max != 4 || len(c.X.Ticks) != 3 || c.X.Ticks[1].Value != 2 {
+		t.Errorf("x axis %+v: want 0-4 s with a tick per 2 s interval", c.X)
 	}
-	if CheckPlotPath("x.svg") != nil || CheckPlotPath("x.png") != nil || CheckPlotPath("x.jpg") == nil {
-		t.Fatal("CheckPlotPath")
+	if len(c.Notes) != 3 || !strings.HasPrefix(c.Notes[0], "MAD user0") {
+		t.Errorf("notes %q", c.Notes)
 	}
-	if err := (&Chart{Title: "empty"}).WriteSVG(&bytes.Buffer{}); err == nil {
-		t.Fatal("an empty chart rendered")
-	}
-}
-
-func TestPNGText(t *testing.T) {
-	p := newPNGCanvas(20, 10)
-	p.rect(0, 0, 20, 10, white)
-	p.text(1, 8, "1", 11, anchorStart, black) // baseline 8: glyph rows 1-7
-	// "1" is 0x00,0x42,0x7F,0x40,0x00: column 2 is the full stem.
-	for row := 0; row < 7; row++ {
-		if c := p.img.RGBAAt(1+2, 1+row); c != black {
-			t.Fatalf("stem pixel at row %d is %v", row, c)
-		}
-	}
-	if c := p.img.RGBAAt(1, 1); c != white {
-		t.Fatal("empty column 0 was inked")
-	}
-	if textWidth("ab", 11) != 11 || textWidth("ab", 15) != 22 || textWidth("ab", 12) != 11 || textWidth("", 11) != 0 {
-		t.Fatal("textWidth")
-	}
-	if glyph('é') != glyph('?') {
-		t.Fatal("non-ASCII should draw as ?")
-	}
-}
-
-func TestNiceTicks(t *testing.T) {
-	got := niceTicks(0, 1.05, 6)
-	if got[0] != 0 || got[len(got)-1] > 1.05+eps || len(got) < 4 || len(got) > 8 {
-		t.Fatalf("niceTicks(0, 1.05) = %v", got)
-	}
-	if z := niceTicks(0, 4, 8)[0]; math.Signbit(z) || fmtNum(z) != "0" {
-		t.Fatalf("first tick %v prints as %q", z, fmtNum(z))
-	}
-	if fmtNum(254896) != "254.9k" || fmtNum(0.25) != "0.25" {
-		t.Fatalf("fmtNum: %s %s", fmtNum(254896), fmtNum(0.25))
-	}
+	savePlots(t, c, "user1 max-min fair")
 }
 
 func TestHostLoadString(t *testing.T) {

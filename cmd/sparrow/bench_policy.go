@@ -17,6 +17,7 @@ import (
 
 	"github.com/sparrowfleet/sparrow/bench/policy"
 	"github.com/sparrowfleet/sparrow/bench/policy/live"
+	"github.com/sparrowfleet/sparrow/internal/plot"
 	"golang.org/x/term"
 )
 
@@ -68,7 +69,9 @@ func (p *policyFlags) validate() error {
 		return fmt.Errorf("--task-duration must be positive (the shares are measured in slot-time)")
 	}
 	if p.plot != "" {
-		return policy.CheckPlotPath(p.plot)
+		if err := plot.CheckPath(p.plot); err != nil {
+			return fmt.Errorf("--%w", err) // "--plot FILE: want ..."
+		}
 	}
 	return nil
 }
@@ -102,7 +105,7 @@ func (p *policyFlags) common(w io.Writer) (live.Common, error) {
 // report is what every scenario prints, encodes and plots.
 type report interface {
 	WriteTable(io.Writer) error
-	Chart() *policy.Chart
+	Chart() *plot.Chart
 }
 
 func (p *policyFlags) finish(cmd *cobra.Command, r report) error {
@@ -111,7 +114,7 @@ func (p *policyFlags) finish(cmd *cobra.Command, r report) error {
 		return err
 	}
 	if p.plot != "" {
-		if err := r.Chart().WriteFile(p.plot); err != nil {
+		if err := r.Chart().Save(p.plot); err != nil {
 			return err
 		}
 		fmt.Fprintf(cmd.ErrOrStderr(), "plot written to %s\n", p.plot)

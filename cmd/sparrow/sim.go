@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"image/color"
 	"io"
 	"math"
 	"os"
@@ -18,6 +19,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/sparrowfleet/sparrow/internal/plot"
 	"github.com/sparrowfleet/sparrow/sim"
 )
 
@@ -94,7 +96,7 @@ of the measured jobs. See docs/SIMULATION.md.`,
 	fl.BoolVar(&f.cancel, "cancel", false, "late: cancel a job's queued reservations once all its tasks are launched")
 	fl.Uint64Var(&f.seed, "seed", 1, "random seed; a run is a function of its flags and seed")
 	fl.BoolVar(&f.json, "json", false, "print a JSON array, one object per point, instead of the table")
-	fl.StringVar(&f.plot, "plot", "", "also write an SVG plot of mean response time vs load per policy, with the optimal line, to this file")
+	fl.StringVar(&f.plot, "plot", "", "also write a plot of mean response time vs load per policy, with the optimal line, to this file (.svg or .png)")
 	fl.IntVar(&f.parallel, "parallel", runtime.GOMAXPROCS(0), "points simulated at once, on this many goroutines")
 	fl.BoolVar(&f.zeroWait, "zero-wait", false, "print the Table 2 comparison: closed-form vs simulated probability that a job has zero wait")
 	fl.Float64Var(&f.longFrac, "long-frac", 0, "fraction of jobs that are long (heterogeneity, paper §7.8); results add short-job-only columns")
@@ -334,8 +336,8 @@ func runSim(cmd *cobra.Command, f *simFlags) error {
 	}
 	out := cmd.OutOrStdout()
 	if f.plot != "" {
-		if err := simWritePlot(f.plot, pts, multiD); err != nil {
-			return err
+		if err := simChart(pts, multiD).Save(f.plot); err != nil {
+			return fmt.Errorf("--plot: %w", err)
 		}
 		fmt.Fprintf(stderr, "wrote %s\n", f.plot)
 	}
@@ -450,9 +452,11 @@ func simWriteZeroWait(w io.Writer, pts []*simPoint, multiD bool) error {
 	return tw.Flush()
 }
 
-func simWritePlot(path string, pts []*simPoint, multiD bool) error {
+// simChart draws mean response time against load, one line per series,
+// with the optimum (each job's longest task) dashed in black.
+func simChart(pts []*simPoint, multiD bool) *plot.Chart {
 	var names []string
-	byName := map[string][]sim.XY{}
+	byName := map[string][]plot.Point{}
 	optSum := map[float64]float64{}
 	optN := map[float64]int{}
 	for _, p := range pts {
@@ -460,36 +464,33 @@ func simWritePlot(path string, pts []*simPoint, multiD bool) error {
 		if _, ok := byName[n]; !ok {
 			names = append(names, n)
 		}
-		byName[n] = append(byName[n], sim.XY{X: p.cfg.Load, Y: p.res.MeanMS})
+		byName[n] = append(byName[n], plot.Point{X: p.cfg.Load, Y: p.res.MeanMS})
 		optSum[p.cfg.Load] += p.res.OptimalMS
 		optN[p.cfg.Load]++
 	}
-	pl := sim.Plot{XLabel: "load", YLabel: "mean job response time (ms, log scale)"}
 	c := pts[0].cfg
-	pl.Title = fmt.Sprintf("%d nodes x %d slots, %d-task jobs, %s %g ms, rtt %g ms", c.Nodes, c.Slots, c.Tasks, c.Dist.Kind, c.Dist.MeanMS(), c.RTT)
+	ch := &plot.Chart{
+		Title: fmt.Sprintf("%d nodes x %d slots, %d-task jobs, %s %g ms, rtt %g ms", c.Nodes, c.Slots, c.Tasks, c.Dist.Kind, c.Dist.MeanMS(), c.RTT),
+		Subtitle: fmt.Sprintf("simulated, %d measured jobs per point, seed %d; optimal: mean of each job's longest task (no wait, no network)",
+			c.Jobs, c.Seed),
+		// Loads are in (0, 1); the whole interval keeps the end points
+		// off the frame.
+		X: plot.Axis{Label: "offered load (fraction of the cluster's slots)", Min: 0, Max: 1},
+		Y: plot.Axis{Label: "mean job response time (ms, log scale)", Log: true},
+	}
+	byX := func(a, b plot.Point) int { return simCmpFloat(a.X, b.X) }
 	for _, n := range names {
 		xy := byName[n]
-		slices.SortFunc(xy, func(a, b sim.XY) int { return simCmpFloat(a.X, b.X) })
-		pl.Series = append(pl.Series, sim.Series{Name: n, Points: xy})
+		slices.SortFunc(xy, byX)
+		ch.Series = append(ch.Series, plot.Series{Name: n, Points: xy, Marker: plot.Circle})
 	}
-	var opt []sim.XY
+	var opt []plot.Point
 	for l, s := range optSum {
-		opt = append(opt, sim.XY{X: l, Y: s / float64(optN[l])})
+		opt = append(opt, plot.Point{X: l, Y: s / float64(optN[l])})
 	}
-	slices.SortFunc(opt, func(a, b sim.XY) int { return simCmpFloat(a.X, b.X) })
-	pl.Series = append(pl.Series, sim.Series{Name: "optimal", Points: opt, Dashed: true})
-	fh, err := os.Create(path)
-	if err != nil {
-		return fmt.Errorf("--plot: %w", err)
-	}
-	if err := pl.WriteSVG(fh); err != nil {
-		fh.Close()
-		return fmt.Errorf("--plot: %w", err)
-	}
-	if err := fh.Close(); err != nil {
-		return fmt.Errorf("--plot: %w", err)
-	}
-	return nil
+	slices.SortFunc(opt, byX)
+	ch.Series = append(ch.Series, plot.Series{Name: "optimal", Points: opt, Color: color.Black, Dashed: true})
+	return ch
 }
 
 func simCmpFloat(a, b float64) int {

@@ -53,7 +53,9 @@ func TestSimCmdJSON(t *testing.T) {
 		t.Errorf("progress lines missing from stderr:\n%s", errOut)
 	}
 	b, err := os.ReadFile(svg)
-	if err != nil || !bytes.HasPrefix(b, []byte("<svg")) || !bytes.Contains(b, []byte("optimal")) {
+	// An XML declaration comes first, then the <svg> root.
+	if err != nil || !bytes.HasPrefix(b, []byte("<?xml")) || !bytes.Contains(b, []byte("<svg")) ||
+		!bytes.Contains(b, []byte(">optimal<")) || !bytes.Contains(b, []byte(">late<")) {
 		t.Errorf("plot: %v\n%.200s", err, b)
 	}
 }
