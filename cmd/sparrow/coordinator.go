@@ -63,17 +63,7 @@ cluster so a standby takes over at once.`,
 			if err != nil {
 				return err
 			}
-			stopReload := onSIGHUP(func() {
-				w, err := loadWeights(weightsFile, weights)
-				if err == nil {
-					err = d.SetWeights(w)
-				}
-				if err != nil {
-					log.Error().Err(err).Msg("weights not reloaded; keeping the old ones")
-					return
-				}
-				log.Info().Int("users", len(w)).Msg("weights reloaded")
-			})
+			stopReload := reloadWeightsOnSIGHUP(log, weightsFile, weights, d.SetWeights)
 			defer stopReload()
 			srv, err := serveHTTP(httpf, log, coordinatorSurface(d, cfg.Join, gossip.advertise))
 			if err != nil {

@@ -69,18 +69,7 @@ tasks.`,
 			if err != nil {
 				return err
 			}
-			// SIGHUP re-reads the weights, so shares change without a restart.
-			stopReload := onSIGHUP(func() {
-				w, err := loadWeights(weightsFile, weights)
-				if err == nil {
-					err = d.SetWeights(w)
-				}
-				if err != nil {
-					log.Error().Err(err).Msg("weights not reloaded; keeping the old ones")
-					return
-				}
-				log.Info().Int("users", len(w)).Msg("weights reloaded")
-			})
+			stopReload := reloadWeightsOnSIGHUP(log, weightsFile, weights, d.SetWeights)
 			defer stopReload()
 			srv, err := serveHTTP(httpf, log, nodeMonitorSurface(d, cfg.Join))
 			if err != nil {

@@ -7,6 +7,8 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/rs/zerolog"
+
 	"github.com/sparrowfleet/sparrow/core/queue"
 )
 
@@ -61,4 +63,22 @@ func loadWeights(file string, flags []string) (map[string]float64, error) {
 		out[user] = w
 	}
 	return out, nil
+}
+
+// reloadWeightsOnSIGHUP re-reads the weights (file and flags, as at start)
+// on every SIGHUP and hands them to set, so shares change without a
+// restart; a bad file keeps the old weights and says why. It returns the
+// function that stops listening.
+func reloadWeightsOnSIGHUP(log zerolog.Logger, file string, flags []string, set func(map[string]float64) error) (stop func()) {
+	return onSIGHUP(func() {
+		w, err := loadWeights(file, flags)
+		if err == nil {
+			err = set(w)
+		}
+		if err != nil {
+			log.Error().Err(err).Msg("weights not reloaded; keeping the old ones")
+			return
+		}
+		log.Info().Int("users", len(w)).Msg("weights reloaded")
+	})
 }
