@@ -53,7 +53,7 @@ func TestUsageFollowsEveryPath(t *testing.T) {
 	if !c.Start(TaskKey{RequestID: r.RequestID, TaskID: "t1"}, r) {
 		t.Fatal("start refused")
 	}
-	r2, _ := c.Next()
+	c.Next()
 	c.Released() // an empty getTask
 	want("one running, one empty fetch", map[string]Usage{
 		r.User: {Queued: 2, Running: 1}, otherUser(r.User): {Queued: 2},
@@ -61,7 +61,6 @@ func TestUsageFollowsEveryPath(t *testing.T) {
 	if s, _ := q.Share(r.User); s != 1 {
 		t.Fatalf("Choosy share of %s after its launch = %v, want 1", r.User, s)
 	}
-	_ = r2
 
 	c.Cancel("b1")
 	want("bob cancelled", map[string]Usage{"alice": {Queued: 2, Running: 1}})

@@ -89,10 +89,17 @@ const RoleCoordinator Role = "coordinator"
 // ActiveCoordinator returns the name of the live coordinator that
 // publishes guidance (the lowest name; the others stand by), and false if
 // none is live.
+//
+// It scans the view without copying or sorting it, since node monitors ask
+// on every guidance chunk they receive.
 func (c *Cluster) ActiveCoordinator() (string, bool) {
-	cs := c.Members(RoleCoordinator)
-	if len(cs) == 0 {
-		return "", false
+	c.mu.RLock()
+	defer c.mu.RUnlock()
+	best, found := "", false
+	for _, m := range c.members {
+		if m.Meta.Role == RoleCoordinator && (!found || m.Name < best) {
+			best, found = m.Name, true
+		}
 	}
-	return cs[0].Name, true
+	return best, found
 }
