@@ -47,29 +47,37 @@ func (n *NodeMonitor) ApplyGuidance(g Guidance) (bool, error) {
 	if g.Weights == nil {
 		return false, nil
 	}
-	q, ok := n.core.Queue().(queue.Weights)
-	if !ok {
+	if _, ok := n.core.Queue().(queue.Weights); !ok {
 		return false, fmt.Errorf("coordinator weights: the %T queue discipline has no weights", n.core.Queue())
-	}
-	want := map[string]float64{}
-	for u := range n.core.Usage() {
-		want[u] = fairshare.MinWeight
-	}
-	for u, w := range g.Weights {
-		want[u] = max(w, fairshare.MinWeight)
 	}
 	if n.baseWeights == nil {
 		n.baseWeights = map[string]float64{}
 	}
-	for u, w := range want {
-		if _, saved := n.baseWeights[u]; !saved {
-			n.baseWeights[u] = q.Weight(u)
-		}
-		if err := q.SetWeight(u, w); err != nil {
-			return false, fmt.Errorf("coordinator weight of %q: %w", u, err)
-		}
+	n.guided = g.Weights
+	for u := range n.core.Usage() {
+		n.guideWeightLocked(u)
+	}
+	for u := range g.Weights {
+		n.guideWeightLocked(u)
 	}
 	return true, nil
+}
+
+// guideWeightLocked gives user its weight under the guidance in force:
+// its CMMF weight on this node's type, or the floor when CMMF gives it
+// none here, remembering its configured weight first. Called with n.mu
+// held and n.guided set, on a queue with weights.
+func (n *NodeMonitor) guideWeightLocked(user string) {
+	q, ok := n.core.Queue().(queue.Weights)
+	if !ok {
+		return
+	}
+	if _, saved := n.baseWeights[user]; !saved {
+		n.baseWeights[user] = q.Weight(user)
+	}
+	// Weights come from our own decoder as finite and >= 0, so the
+	// floored value is always valid.
+	q.SetWeight(user, max(n.guided[user], fairshare.MinWeight))
 }
 
 // DropGuidance returns to local decisions, as without a coordinator: a
@@ -86,5 +94,5 @@ func (n *NodeMonitor) DropGuidance() {
 			q.SetWeight(u, w)
 		}
 	}
-	n.baseWeights = nil
+	n.baseWeights, n.guided = nil, nil
 }

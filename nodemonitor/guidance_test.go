@@ -1,12 +1,14 @@
 package nodemonitor
 
 import (
+	"context"
 	"testing"
 
 	"github.com/rs/zerolog"
 
 	"github.com/sparrowfleet/sparrow/core/fairshare"
 	"github.com/sparrowfleet/sparrow/core/queue"
+	"github.com/sparrowfleet/sparrow/thrift/gen-go/sparrowrpc"
 )
 
 func newWithQueue(t *testing.T, q queue.Discipline) *NodeMonitor {
@@ -79,5 +81,28 @@ func TestMachineType(t *testing.T) {
 		if got := MachineType(tt.attrs); got != tt.want {
 			t.Errorf("MachineType(%v) = %q, want %q", tt.attrs, got, tt.want)
 		}
+	}
+}
+
+// TestGuidanceWeightsReachLateUsers: a user first queued here after the
+// guidance arrived takes the floor weight at once, not its configured one
+// until the next period.
+func TestGuidanceWeightsReachLateUsers(t *testing.T) {
+	f, err := queue.NewFair(1, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	nm := newWithQueue(t, f)
+	nm.ApplyGuidance(Guidance{Version: 1, Weights: map[string]float64{"spark": 4}})
+	nm.EnqueueTaskReservations(context.Background(), &sparrowrpc.TEnqueueTaskReservationsRequest{
+		AppId: "app", RequestId: "r1", NumTasks: 1, User: &sparrowrpc.TUserGroupInfo{User: "hadoop"},
+		SchedulerAddress: &sparrowrpc.THostPort{Host: "127.0.0.1", Port: 1},
+	})
+	if w := f.Weight("hadoop"); w != fairshare.MinWeight {
+		t.Fatalf("late user's weight %v, want the floor %v", w, fairshare.MinWeight)
+	}
+	nm.DropGuidance()
+	if w := f.Weight("hadoop"); w != 1 {
+		t.Fatalf("after DropGuidance: %v, want the configured 1", w)
 	}
 }

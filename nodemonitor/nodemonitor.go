@@ -81,6 +81,11 @@ type NodeMonitor struct {
 	// baseWeights are the configured weights of users whose weights the
 	// coordinator's guidance replaced, to restore when it goes stale.
 	baseWeights map[string]float64
+	// guided are the coordinator's CMMF weights in force for this node's
+	// type (nil: none), so that a user first queued here after the
+	// guidance arrived gets its guided weight (or the floor) at once
+	// rather than its configured one until the next period.
+	guided map[string]float64
 }
 
 // New returns a NodeMonitor that finds schedulers' getTask addresses in dir.
@@ -194,6 +199,9 @@ func (n *NodeMonitor) EnqueueTaskReservations(ctx context.Context, req *sparrowr
 		r.User, r.Group, r.Priority = u.User, u.Group, u.Priority
 	}
 	n.mu.Lock()
+	if n.guided != nil {
+		n.guideWeightLocked(r.User)
+	}
 	err := n.core.Enqueue(r, int(req.NumTasks))
 	n.mu.Unlock()
 	if err != nil {
