@@ -54,6 +54,10 @@ type Config struct {
 	// a fault injector can say "this is when I struck".
 	Marks <-chan struct{}
 	Log   zerolog.Logger
+	// User and Constraints are given to every job, for fair sharing and
+	// constrained placement (zero: no user, run anywhere).
+	User        client.User
+	Constraints []client.Constraint
 }
 
 // Summary is a run's outcome. JSON names are part of the CLI contract
@@ -118,7 +122,12 @@ type Summary struct {
 	// submission to last task OK).
 	AffectedResponseMs stats.Summary `json:"affected_response_ms"`
 	ResponseMs         stats.Summary `json:"response_ms"`
-	Marks              []Mark        `json:"marks,omitempty"`
+	// SchedDelayMs is each OK task's scheduling delay: from its attempt's
+	// submit to its launch on the executor. Only executors run with
+	// --report-launch-time give the launch time; empty otherwise. The
+	// clocks must agree (one machine, or synchronised hosts).
+	SchedDelayMs stats.Summary `json:"sched_delay_ms"`
+	Marks        []Mark        `json:"marks,omitempty"`
 
 	StartedAt      string  `json:"started_at"`
 	LastArrivalAt  string  `json:"last_arrival_at"`
@@ -190,6 +199,7 @@ type attempt struct {
 	tasks     map[string]*logicalTask // task id in the attempt -> logical task
 	abandoned bool                    // given up whole (failover, in doubt, submit error)
 	gaveUp    map[string]bool         // tasks of this attempt reported lost/failed
+	created   time.Time               // when the attempt was made, just before its submit
 }
 
 type resubmit struct {
@@ -211,6 +221,7 @@ type runner struct {
 	allDone   chan struct{}
 	sum       Summary
 	responses []float64
+	delays    []float64 // submit -> launch, from executors that report launch times
 	affResp   []float64
 	firstLost time.Time
 	lastLost  time.Time
@@ -470,6 +481,7 @@ func (r *runner) run(parent context.Context) Summary {
 	s.FirstFailedAt, s.LastFailedAt = ts(r.firstFail), ts(r.lastFail)
 	s.LastAffectedDoneAt = ts(r.lastAff)
 	s.ResponseMs = stats.Summarize(slices.Clone(r.responses))
+	s.SchedDelayMs = stats.Summarize(slices.Clone(r.delays))
 	s.AffectedResponseMs = stats.Summarize(slices.Clone(r.affResp))
 	s.Failovers = slices.Clone(s.Failovers)
 	s.Marks = slices.Clone(s.Marks)
@@ -502,6 +514,7 @@ func (r *runner) newAttempt(j *logicalJob, tasks []*logicalTask) *attempt {
 	a := &attempt{
 		id:  fmt.Sprintf("%s-j%d.%d", r.cfg.RunID, j.n, j.attempts),
 		job: j, tasks: make(map[string]*logicalTask, len(tasks)), gaveUp: map[string]bool{},
+		created: time.Now(),
 	}
 	for _, t := range tasks {
 		a.tasks[strconv.Itoa(t.idx)] = t
@@ -531,7 +544,7 @@ func (r *runner) submitAsync(ctx context.Context, a *attempt, delay time.Duratio
 }
 
 func (r *runner) submit(ctx context.Context, a *attempt) {
-	job := client.Job{RequestID: a.id, ProbeRatio: r.cfg.ProbeRatio}
+	job := client.Job{RequestID: a.id, ProbeRatio: r.cfg.ProbeRatio, User: r.cfg.User, Constraints: r.cfg.Constraints}
 	r.mu.Lock()
 	for id := range a.tasks {
 		job.Tasks = append(job.Tasks, client.Task{ID: id, Message: r.msg})
@@ -693,6 +706,9 @@ func (r *runner) onMessage(m client.Message) {
 	switch m.Status {
 	case client.StatusOK:
 		r.sum.OKReports++
+		if at, ok := LaunchTime(m.Body); ok {
+			r.delays = append(r.delays, stats.Millis(at.Sub(a.created)))
+		}
 		late := a.abandoned || a.gaveUp[m.Task.TaskID]
 		if late {
 			r.sum.LateOKReports++

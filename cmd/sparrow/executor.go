@@ -16,6 +16,7 @@ import (
 	"github.com/rs/zerolog"
 	"github.com/spf13/cobra"
 
+	"github.com/sparrowfleet/sparrow/bench/driver"
 	"github.com/sparrowfleet/sparrow/bench/fleet"
 	"github.com/sparrowfleet/sparrow/client"
 )
@@ -24,7 +25,7 @@ func init() { rootCmd.AddCommand(newExecutorCmd()) }
 
 type executorFlags struct {
 	app, nodeMonitor, listen, advertise, node string
-	logLaunches                               bool
+	logLaunches, reportLaunchTime             bool
 	registerTimeout, drain, watch             time.Duration
 }
 
@@ -66,6 +67,7 @@ reported failed, status 1002) and exits.`,
 	fs.StringVar(&ef.advertise, "advertise-host", "127.0.0.1", "host given to the node monitor when --listen is a wildcard address")
 	fs.StringVar(&ef.node, "node", "", "node name written in launch logs (default: the host name)")
 	fs.BoolVar(&ef.logLaunches, "log-launches", false, "print one JSON line per launchTask on stdout")
+	fs.BoolVar(&ef.reportLaunchTime, "report-launch-time", false, "put each task's launch time in its OK message to the frontend, so sparrow drive reports scheduling delay (submit to launch); the hosts' clocks must agree")
 	fs.DurationVar(&ef.registerTimeout, "register-timeout", 2*time.Minute, "give up if the node monitor does not accept the registration within this long")
 	fs.DurationVar(&ef.drain, "drain", 5*time.Second, "on SIGTERM, how long to let running tasks finish before cancelling them")
 	fs.DurationVar(&ef.watch, "watch", time.Second, "how often to check the node monitor, to re-register after it restarts (0 disables)")
@@ -124,7 +126,12 @@ func runExecutor(ef executorFlags, log zerolog.Logger, stdout io.Writer) error {
 		Run: func(ctx context.Context, t client.LaunchedTask) ([]byte, error) {
 			running.Add(1)
 			defer running.Add(-1)
-			return fleet.SleepTask(ctx, t)
+			at := time.Now()
+			body, err := fleet.SleepTask(ctx, t)
+			if err == nil && ef.reportLaunchTime {
+				body = driver.LaunchBody(at)
+			}
+			return body, err
 		},
 		Log: log,
 	}

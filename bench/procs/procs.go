@@ -1,0 +1,303 @@
+package procs
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/sparrowfleet/sparrow/bench/driver"
+)
+
+// Config is one benchmark point: a fleet of separate processes and the
+// workload driven through it.
+type Config struct {
+	// Binary is the sparrow binary every member runs.
+	Binary string
+	// Schedulers, NodeMonitors and Slots (per node monitor) shape the
+	// fleet; each node monitor has one executor beside it.
+	Schedulers, NodeMonitors, Slots int
+	// Jobs of Tasks tasks each arrive at Rate jobs/s; each task sleeps
+	// TaskDuration (0: a no-op task).
+	Jobs, Tasks  int
+	Rate         float64
+	TaskDuration time.Duration
+	// GossipProfile is every member's --gossip-profile.
+	GossipProfile string
+	// Net is the first two octets of the members' loopback addresses:
+	// role r's member i listens on Net.r.(i+1).
+	Net string
+	// Dir receives every member's log.
+	Dir string
+	// Idle is how long the ready fleet is measured with no work before the
+	// drive, to give each role's idle CPU rate (gossip, timers).
+	Idle time.Duration
+	// Deadline bounds the drive (the driver's --deadline).
+	Deadline time.Duration
+	// ReadyTimeout bounds the wait for the fleet to form.
+	ReadyTimeout time.Duration
+	// Say, if set, receives progress lines.
+	Say func(string)
+}
+
+func (c *Config) validate() error {
+	switch {
+	case c.Binary == "":
+		return fmt.Errorf("no sparrow binary")
+	case c.Schedulers < 1 || c.Schedulers > 200:
+		return fmt.Errorf("schedulers %d: want 1 to 200", c.Schedulers)
+	case c.NodeMonitors < 1 || c.NodeMonitors > 250:
+		return fmt.Errorf("node monitors %d: want 1 to 250", c.NodeMonitors)
+	case c.Slots < 1:
+		return fmt.Errorf("slots %d: want at least 1", c.Slots)
+	case c.Jobs < 1 || c.Tasks < 1:
+		return fmt.Errorf("jobs %d of %d tasks: want at least 1 of 1", c.Jobs, c.Tasks)
+	case c.Rate <= 0:
+		return fmt.Errorf("rate %g jobs/s: want more than 0", c.Rate)
+	case len(strings.Split(c.Net, ".")) != 2:
+		return fmt.Errorf("net %q: want two octets such as 127.60", c.Net)
+	}
+	return nil
+}
+
+func (c *Config) say(format string, args ...any) {
+	if c.Say != nil {
+		c.Say(fmt.Sprintf(format, args...))
+	}
+}
+
+// RoleCost is one role's resource use over the drive.
+type RoleCost struct {
+	Role      Role `json:"role"`
+	Processes int  `json:"processes"`
+	// CPUSeconds is the role's CPU time (all its processes) during the
+	// drive; CPUPerTaskUs divides it by the tasks completed.
+	CPUSeconds   float64 `json:"cpu_s"`
+	CPUPerTaskUs float64 `json:"cpu_per_task_us"`
+	// IdleCPUPerSecondMs is the role's CPU rate with the fleet idle, before
+	// the drive; IdlePerTaskUs is that rate over the drive's length per
+	// task, the part of CPUPerTaskUs that is not the request path.
+	IdleCPUPerSecondMs float64 `json:"idle_cpu_ms_per_s"`
+	IdlePerTaskUs      float64 `json:"idle_per_task_us"`
+	// PeakRSSMiB is the largest peak resident set of any of its processes.
+	PeakRSSMiB float64 `json:"peak_rss_mib"`
+}
+
+// Result is one benchmark point.
+type Result struct {
+	Schedulers     int     `json:"schedulers"`
+	NodeMonitors   int     `json:"node_monitors"`
+	SlotsPerNode   int     `json:"slots_per_node"`
+	Jobs           int     `json:"jobs"`
+	TasksPerJob    int     `json:"tasks_per_job"`
+	RateJobsPerSec float64 `json:"rate_jobs_per_s"`
+	TaskDurationMs float64 `json:"task_duration_ms"`
+	GossipProfile  string  `json:"gossip_profile"`
+
+	TasksCompleted int     `json:"tasks_completed"`
+	DriveSeconds   float64 `json:"drive_s"`
+	TasksPerSec    float64 `json:"tasks_per_s"`
+	// Roles has one entry per role, in Roles order.
+	Roles []RoleCost `json:"roles"`
+	// Drive is the driver's own summary (response and scheduling delay).
+	Drive driver.Summary `json:"drive"`
+}
+
+// Run starts the fleet, measures it idle, drives the workload, and stops
+// every process. Logs stay in cfg.Dir.
+func Run(ctx context.Context, cfg Config) (res Result, err error) {
+	if err := cfg.validate(); err != nil {
+		return res, err
+	}
+	if err := os.MkdirAll(cfg.Dir, 0o755); err != nil {
+		return res, fmt.Errorf("log dir: %w", err)
+	}
+	var members []*member
+	defer func() {
+		// Node monitors' executors first, then node monitors, then
+		// schedulers: each leaves the gossip cleanly.
+		for i := len(members) - 1; i >= 0; i-- {
+			members[i].stop(10 * time.Second)
+		}
+	}()
+	addr := func(role, i int, port int) string { return fmt.Sprintf("%s.%d.%d:%d", cfg.Net, role, i+1, port) }
+	common := []string{"--gossip-profile", cfg.GossipProfile, "--log-level", "warn"}
+	seed := addr(1, 0, 7946)
+	var scheds []string
+	for i := range cfg.Schedulers {
+		name := fmt.Sprintf("sched%d", i)
+		args := append([]string{"scheduler", "--name", name,
+			"--listen", addr(1, i, 20503), "--gettask-listen", addr(1, i, 20507),
+			"--gossip", addr(1, i, 7946), "--http-listen", addr(1, i, 9190)}, common...)
+		if i > 0 {
+			args = append(args, "--join", seed)
+		}
+		m, err := start(cfg.Binary, cfg.Dir, Scheduler, name, addr(1, i, 9190), args)
+		if err != nil {
+			return res, err
+		}
+		members = append(members, m)
+		scheds = append(scheds, addr(1, i, 20503))
+	}
+	for i := range cfg.NodeMonitors {
+		name := fmt.Sprintf("nm%d", i)
+		args := append([]string{"nodemonitor", "--name", name, "--slots", strconv.Itoa(cfg.Slots),
+			"--listen", addr(2, i, 20501), "--internal-listen", addr(2, i, 20502),
+			"--gossip", addr(2, i, 7946), "--http-listen", addr(2, i, 9190), "--join", seed}, common...)
+		m, err := start(cfg.Binary, cfg.Dir, NodeMonitor, name, addr(2, i, 9190), args)
+		if err != nil {
+			return res, err
+		}
+		members = append(members, m)
+	}
+	for i := range cfg.NodeMonitors {
+		name := fmt.Sprintf("ex%d", i)
+		args := []string{"executor", "--app", "sleep", "--node", fmt.Sprintf("nm%d", i),
+			"--listen", addr(2, i, 20101), "--node-monitor", addr(2, i, 20501),
+			"--report-launch-time", "--log-level", "warn"}
+		m, err := start(cfg.Binary, cfg.Dir, Executor, name, "", args)
+		if err != nil {
+			return res, err
+		}
+		members = append(members, m)
+	}
+	cfg.say("started %d schedulers, %d node monitors and %d executors; waiting for the fleet to form", cfg.Schedulers, cfg.NodeMonitors, cfg.NodeMonitors)
+	if err := waitReady(ctx, members, cfg.NodeMonitors, "sleep", cfg.ReadyTimeout); err != nil {
+		return res, err
+	}
+
+	before, err := sample(members)
+	if err != nil {
+		return res, err
+	}
+	idleStart := time.Now()
+	cfg.say("fleet ready; measuring it idle for %v", cfg.Idle)
+	select {
+	case <-ctx.Done():
+		return res, ctx.Err()
+	case <-time.After(cfg.Idle):
+	}
+	idle, err := sample(members)
+	if err != nil {
+		return res, err
+	}
+	idleFor := time.Since(idleStart)
+
+	cfg.say("driving %d jobs x %d tasks at %g jobs/s", cfg.Jobs, cfg.Tasks, cfg.Rate)
+	driveStart := time.Now()
+	sum, driverCPU, driverRSS, err := drive(ctx, cfg, scheds)
+	driveFor := time.Since(driveStart)
+	after, serr := sample(members)
+	if err != nil {
+		return res, err
+	}
+	if serr != nil {
+		return res, serr
+	}
+	res = Result{
+		Schedulers: cfg.Schedulers, NodeMonitors: cfg.NodeMonitors, SlotsPerNode: cfg.Slots,
+		Jobs: cfg.Jobs, TasksPerJob: cfg.Tasks, RateJobsPerSec: cfg.Rate,
+		TaskDurationMs: float64(cfg.TaskDuration) / float64(time.Millisecond), GossipProfile: cfg.GossipProfile,
+		TasksCompleted: sum.TasksCompleted, DriveSeconds: driveFor.Seconds(), Drive: sum,
+	}
+	if driveFor > 0 {
+		res.TasksPerSec = float64(sum.TasksCompleted) / driveFor.Seconds()
+	}
+	res.Roles = costs(members, before, idle, after, idleFor, driveFor, sum.TasksCompleted)
+	fe := RoleCost{Role: Frontend, Processes: 1, CPUSeconds: driverCPU.Seconds(), PeakRSSMiB: float64(driverRSS) / (1 << 20)}
+	if sum.TasksCompleted > 0 {
+		fe.CPUPerTaskUs = fe.CPUSeconds * 1e6 / float64(sum.TasksCompleted)
+	}
+	res.Roles = append(res.Roles, fe)
+	if !sum.OK {
+		return res, fmt.Errorf("the drive did not complete: %s", sum.Error)
+	}
+	return res, nil
+}
+
+// sample reads every member's usage, in members order.
+func sample(members []*member) ([]Usage, error) {
+	out := make([]Usage, len(members))
+	for i, m := range members {
+		if err := m.alive(); err != nil {
+			return nil, err
+		}
+		u, err := ReadUsage(m.cmd.Process.Pid)
+		if err != nil {
+			return nil, err
+		}
+		out[i] = u
+	}
+	return out, nil
+}
+
+// costs sums each daemon role's CPU between samples.
+func costs(members []*member, before, idle, after []Usage, idleFor, driveFor time.Duration, tasks int) []RoleCost {
+	var out []RoleCost
+	for _, role := range []Role{Scheduler, NodeMonitor, Executor} {
+		rc := RoleCost{Role: role}
+		var idleCPU, driveCPU time.Duration
+		for i, m := range members {
+			if m.role != role {
+				continue
+			}
+			rc.Processes++
+			idleCPU += idle[i].CPU - before[i].CPU
+			driveCPU += after[i].CPU - idle[i].CPU
+			rc.PeakRSSMiB = max(rc.PeakRSSMiB, float64(after[i].PeakRSS)/(1<<20))
+		}
+		rc.CPUSeconds = driveCPU.Seconds()
+		if idleFor > 0 {
+			rc.IdleCPUPerSecondMs = idleCPU.Seconds() * 1e3 / idleFor.Seconds()
+		}
+		if tasks > 0 {
+			rc.CPUPerTaskUs = rc.CPUSeconds * 1e6 / float64(tasks)
+			rc.IdlePerTaskUs = rc.IdleCPUPerSecondMs * 1e3 * driveFor.Seconds() / float64(tasks)
+		}
+		out = append(out, rc)
+	}
+	return out
+}
+
+// drive runs `sparrow drive` to completion and returns its summary and
+// its own CPU time and peak RSS (the frontend's cost).
+func drive(ctx context.Context, cfg Config, scheds []string) (driver.Summary, time.Duration, int64, error) {
+	var sum driver.Summary
+	args := []string{"drive", "--json", "--log-level", "warn",
+		"--schedulers", strings.Join(scheds, ","),
+		"--listen", fmt.Sprintf("%s.3.1:50201", cfg.Net),
+		"--jobs", strconv.Itoa(cfg.Jobs), "--tasks", strconv.Itoa(cfg.Tasks),
+		"--rate", strconv.FormatFloat(cfg.Rate, 'g', -1, 64),
+		"--task-duration", cfg.TaskDuration.String(),
+		"--deadline", cfg.Deadline.String(), "--progress-every", "5s"}
+	cmd := exec.CommandContext(ctx, cfg.Binary, args...)
+	var out bytes.Buffer
+	logf, err := os.Create(filepath.Join(cfg.Dir, "drive.log"))
+	if err != nil {
+		return sum, 0, 0, fmt.Errorf("driver log: %w", err)
+	}
+	defer logf.Close()
+	cmd.Stdout = io.MultiWriter(&out, logf)
+	cmd.Stderr = logf
+	runErr := cmd.Run()
+	var cpu time.Duration
+	var rss int64
+	if st := cmd.ProcessState; st != nil {
+		cpu = st.UserTime() + st.SystemTime()
+		if ru, ok := st.SysUsage().(*syscallRusage); ok {
+			rss = int64(ru.Maxrss) * 1024 // Linux reports kilobytes
+		}
+	}
+	lines := strings.Split(strings.TrimSpace(out.String()), "\n")
+	if err := json.Unmarshal([]byte(lines[len(lines)-1]), &sum); err != nil {
+		return sum, cpu, rss, fmt.Errorf("driver summary (exit %v; see %s): %w", runErr, logf.Name(), err)
+	}
+	return sum, cpu, rss, nil
+}

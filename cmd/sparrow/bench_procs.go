@@ -1,0 +1,122 @@
+package main
+
+import (
+	"encoding/json"
+	"fmt"
+	"os"
+	"os/signal"
+	"path/filepath"
+	"syscall"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/sparrowfleet/sparrow/bench/procs"
+)
+
+func init() { benchCmd.AddCommand(newBenchProcsCmd()) }
+
+func newBenchProcsCmd() *cobra.Command {
+	var (
+		cfg    procs.Config
+		rates  string
+		out    string
+		asJSON bool
+	)
+	cmd := &cobra.Command{
+		Use:   "procs",
+		Short: "CPU time per task of each role, with every member a separate OS process on loopback",
+		Long: `Start every member of a fleet as its own OS process of this binary on
+loopback (--schedulers schedulers, --nodes node monitors of --slots slots,
+an executor beside each, each member on its own 127.x.y.z address), wait
+until it has formed, measure it idle for --idle, then drive --jobs jobs of
+--tasks tasks through it with "sparrow drive" at each rate in --rates (a
+fresh fleet per rate). Reports, per role, the CPU time per completed task
+(user + system of all its processes, from /proc), the part of it that is
+idle cost (gossip, timers) and peak RSS; and the drive's throughput, job
+response time and scheduling delay (submit to launch, from the executors'
+reported launch times). Linux only.
+
+CPU time per task is the fleet's cost metric: other load on the machine
+barely moves it, unlike wall-clock rates. Every member's log is kept in
+--out, with results.json and a plot of CPU per task against throughput.
+
+Examples:
+  sparrow bench procs
+  sparrow bench procs --nodes 10 --slots 8 --jobs 3000 --tasks 4 --rates 50,200`,
+		Args: noArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			rs, err := parseFloats(rates, "--rates")
+			if err != nil {
+				return err
+			}
+			if cfg.Binary == "" {
+				if cfg.Binary, err = os.Executable(); err != nil {
+					return fmt.Errorf("find this binary (set --binary): %w", err)
+				}
+			}
+			ctx, cancel := signal.NotifyContext(cmd.Context(), os.Interrupt, syscall.SIGTERM)
+			defer cancel()
+			stderr := cmd.ErrOrStderr()
+			var results []procs.Result
+			for i, r := range rs {
+				pc := cfg
+				pc.Rate = r
+				pc.Dir = filepath.Join(out, fmt.Sprintf("rate-%g", r))
+				pc.Say = func(s string) { fmt.Fprintf(stderr, "bench procs [%d/%d, %g jobs/s]: %s\n", i+1, len(rs), r, s) }
+				res, err := procs.Run(ctx, pc)
+				if err != nil {
+					return fmt.Errorf("rate %g jobs/s (logs in %s): %w", r, pc.Dir, err)
+				}
+				results = append(results, res)
+			}
+			if err := writeProcsResults(out, results); err != nil {
+				return err
+			}
+			if asJSON {
+				return json.NewEncoder(cmd.OutOrStdout()).Encode(results)
+			}
+			return procs.WriteTable(cmd.OutOrStdout(), results)
+		},
+	}
+	fs := cmd.Flags()
+	fs.StringVar(&cfg.Binary, "binary", "", "sparrow binary each member runs (default: this one)")
+	fs.IntVar(&cfg.Schedulers, "schedulers", 1, "scheduler processes")
+	fs.IntVar(&cfg.NodeMonitors, "nodes", 10, "node monitor processes, each with an executor process beside it")
+	fs.IntVar(&cfg.Slots, "slots", 8, "slots per node monitor")
+	fs.IntVar(&cfg.Jobs, "jobs", 3000, "jobs to drive at each rate")
+	fs.IntVar(&cfg.Tasks, "tasks", 4, "tasks per job")
+	fs.StringVar(&rates, "rates", "200", "comma-separated job arrival rates (jobs/s), one fresh fleet each")
+	fs.DurationVar(&cfg.TaskDuration, "task-duration", 0, "how long each task sleeps (0: no-op tasks)")
+	fs.StringVar(&cfg.GossipProfile, "gossip-profile", "lan", "every member's gossip timing: lan, local or wan")
+	fs.StringVar(&cfg.Net, "net", "127.60", "first two octets of the members' loopback addresses (role r's member i is NET.r.(i+1))")
+	fs.DurationVar(&cfg.Idle, "idle", 5*time.Second, "how long to measure the formed fleet with no work, for each role's idle CPU rate")
+	fs.DurationVar(&cfg.Deadline, "deadline", 5*time.Minute, "give up on a drive that has not completed after this long")
+	fs.DurationVar(&cfg.ReadyTimeout, "ready-timeout", time.Minute, "give up if the fleet has not formed after this long")
+	fs.StringVar(&out, "out", "bin/bench-procs", "directory for members' logs, results.json and the plot")
+	fs.BoolVar(&asJSON, "json", false, "print the results as JSON instead of a table")
+	return cmd
+}
+
+// writeProcsResults saves the results as JSON and the CPU-per-task plot.
+func writeProcsResults(dir string, results []procs.Result) error {
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return fmt.Errorf("results dir: %w", err)
+	}
+	b, err := json.MarshalIndent(results, "", "  ")
+	if err != nil {
+		return err
+	}
+	if err := os.WriteFile(filepath.Join(dir, "results.json"), append(b, '\n'), 0o644); err != nil {
+		return fmt.Errorf("write results: %w", err)
+	}
+	r := results[0]
+	sub := fmt.Sprintf("%d scheduler(s), %d node monitors x %d slots, %d-task jobs, %s gossip", r.Schedulers, r.NodeMonitors, r.SlotsPerNode, r.TasksPerJob, r.GossipProfile)
+	c := procs.Chart(results, sub)
+	for _, ext := range []string{"svg", "png"} {
+		if err := c.Save(filepath.Join(dir, "cpu-per-task."+ext)); err != nil {
+			return fmt.Errorf("plot: %w", err)
+		}
+	}
+	return nil
+}

@@ -1,0 +1,53 @@
+package integration
+
+import (
+	"runtime"
+	"testing"
+	"time"
+
+	"github.com/sparrowfleet/sparrow/bench/procs"
+)
+
+// TestBenchProcsSmallFleet runs the separate-process benchmark on the
+// smallest fleet: every member a real process of the sparrow binary built
+// with the race detector. It checks the harness's accounting, not speed:
+// every task completed once, each role's processes counted, and every
+// task's scheduling delay measured from the executors' launch times.
+func TestBenchProcsSmallFleet(t *testing.T) {
+	if testing.Short() {
+		t.Skip("starts separate processes")
+	}
+	if runtime.GOOS != "linux" {
+		t.Skip("reads /proc")
+	}
+	if !interopCanBind("127.61.1.1") {
+		t.Skip("cannot bind 127.61.0.0/16 loopback addresses")
+	}
+	bin := buildSparrowBinary(t)
+	const jobs, tasks = 40, 3
+	res, err := procs.Run(t.Context(), procs.Config{
+		Binary: bin, Schedulers: 2, NodeMonitors: 2, Slots: 2,
+		Jobs: jobs, Tasks: tasks, Rate: 40, GossipProfile: "local",
+		Net: "127.61", Dir: t.TempDir(), Idle: 200 * time.Millisecond,
+		Deadline: time.Minute, ReadyTimeout: time.Minute,
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.TasksCompleted != jobs*tasks || res.Drive.DuplicateOKReports != 0 {
+		t.Fatalf("completed %d tasks (%d duplicates), want %d once each", res.TasksCompleted, res.Drive.DuplicateOKReports, jobs*tasks)
+	}
+	if n := res.Drive.SchedDelayMs.N; n != jobs*tasks {
+		t.Errorf("scheduling delay measured for %d tasks, want %d (executors report launch times)", n, jobs*tasks)
+	}
+	want := map[procs.Role]int{procs.Scheduler: 2, procs.NodeMonitor: 2, procs.Executor: 2, procs.Frontend: 1}
+	if len(res.Roles) != len(want) {
+		t.Fatalf("roles %+v, want %d", res.Roles, len(want))
+	}
+	for _, rc := range res.Roles {
+		if rc.Processes != want[rc.Role] || rc.PeakRSSMiB <= 0 || rc.CPUSeconds < 0 {
+			t.Errorf("role %+v: want %d processes, a peak RSS and non-negative CPU", rc, want[rc.Role])
+		}
+	}
+	t.Logf("CPU µs per task: %+v", res.Roles)
+}
