@@ -1,6 +1,7 @@
 package procs
 
 import (
+	"bytes"
 	"os"
 	"testing"
 	"time"
@@ -54,4 +55,14 @@ func TestReadUsageSelf(t *testing.T) {
 	if u.CPU <= 0 || u.PeakRSS <= 0 || u.RSS <= 0 {
 		t.Errorf("usage %+v: want positive CPU and memory", u)
 	}
+}
+
+func FuzzParseStatCPU(f *testing.F) {
+	f.Add([]byte("1234 (sparrow) S 1 1234 1234 0 -1 4194560 100 0 0 0 250 75 0 0 20 0 9 0 100 0 0"))
+	f.Add([]byte("7 ()) R"))
+	f.Fuzz(func(t *testing.T, stat []byte) {
+		if d, err := parseStatCPU(stat); err == nil && d < 0 && !bytes.Contains(stat, []byte("-")) {
+			t.Fatalf("negative CPU %v from %q without a minus sign", d, stat)
+		}
+	})
 }
