@@ -43,6 +43,10 @@ type Config struct {
 	Deadline time.Duration
 	// ReadyTimeout bounds the wait for the fleet to form.
 	ReadyTimeout time.Duration
+	// Profile, if above zero, serves Go's profiler on the daemons and
+	// saves a CPU profile of this length from the first scheduler and the
+	// first node monitor, taken from the drive's start, into Dir.
+	Profile time.Duration
 	// Say, if set, receives progress lines.
 	Say func(string)
 }
@@ -129,6 +133,9 @@ func Run(ctx context.Context, cfg Config) (res Result, err error) {
 	}()
 	addr := func(role, i int, port int) string { return fmt.Sprintf("%s.%d.%d:%d", cfg.Net, role, i+1, port) }
 	common := []string{"--gossip-profile", cfg.GossipProfile, "--log-level", "warn"}
+	if cfg.Profile > 0 {
+		common = append(common, "--pprof")
+	}
 	seed := addr(1, 0, 7946)
 	var scheds []string
 	for i := range cfg.Schedulers {
@@ -192,8 +199,12 @@ func Run(ctx context.Context, cfg Config) (res Result, err error) {
 
 	cfg.say("driving %d jobs x %d tasks at %g jobs/s", cfg.Jobs, cfg.Tasks, cfg.Rate)
 	driveStart := time.Now()
+	profiled := profile(ctx, cfg, members)
 	sum, driverCPU, driverRSS, err := drive(ctx, cfg, scheds)
 	driveFor := time.Since(driveStart)
+	if perr := <-profiled; perr != nil {
+		cfg.say("profile not saved: %v", perr)
+	}
 	after, serr := sample(members)
 	if err != nil {
 		return res, err

@@ -93,6 +93,7 @@ Examples:
 	fs.DurationVar(&cfg.Idle, "idle", 5*time.Second, "how long to measure the formed fleet with no work, for each role's idle CPU rate")
 	fs.DurationVar(&cfg.Deadline, "deadline", 5*time.Minute, "give up on a drive that has not completed after this long")
 	fs.DurationVar(&cfg.ReadyTimeout, "ready-timeout", time.Minute, "give up if the fleet has not formed after this long")
+	fs.DurationVar(&cfg.Profile, "profile", 0, "if set, save a CPU profile this long of the first scheduler and node monitor, from the drive's start, into --out (go tool pprof FILE)")
 	fs.StringVar(&out, "out", "bin/bench-procs", "directory for members' logs, results.json and the plot")
 	fs.BoolVar(&asJSON, "json", false, "print the results as JSON instead of a table")
 	return cmd
