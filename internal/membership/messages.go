@@ -2,6 +2,8 @@ package membership
 
 import (
 	"fmt"
+	"net"
+	"strconv"
 	"sync"
 
 	"github.com/hashicorp/memberlist"
@@ -41,16 +43,30 @@ func (c *Cluster) PendingBroadcasts() int { return c.msgs.queue.NumQueued() }
 
 // SendTo sends msg to the live member named name over a reliable (TCP)
 // stream; any size is fine.
+//
+// The address comes from this package's own copy of the view, not from
+// memberlist.Members: those are pointers into memberlist's state, which
+// its gossip goroutines rewrite (a data race the race detector caught).
 func (c *Cluster) SendTo(name string, msg []byte) error {
-	for _, n := range c.ml.Members() {
-		if n.Name == name {
-			if err := c.ml.SendReliable(n, msg); err != nil {
-				return fmt.Errorf("send to %s: %w", name, err)
-			}
-			return nil
-		}
+	c.mu.RLock()
+	m, ok := c.members[name]
+	c.mu.RUnlock()
+	if !ok {
+		return fmt.Errorf("send to %s: not a live member", name)
 	}
-	return fmt.Errorf("send to %s: not a live member", name)
+	host, port, err := net.SplitHostPort(m.Gossip)
+	if err != nil {
+		return fmt.Errorf("send to %s: gossip address %q: %w", name, m.Gossip, err)
+	}
+	p, err := strconv.ParseUint(port, 10, 16)
+	if err != nil {
+		return fmt.Errorf("send to %s: gossip port %q: %w", name, port, err)
+	}
+	to := memberlist.Node{Name: name, Addr: net.ParseIP(host), Port: uint16(p)}
+	if err := c.ml.SendReliable(&to, msg); err != nil {
+		return fmt.Errorf("send to %s: %w", name, err)
+	}
+	return nil
 }
 
 func (c *Cluster) deliver(b []byte) {
