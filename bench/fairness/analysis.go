@@ -1,0 +1,127 @@
+package fairness
+
+import (
+	"math"
+	"time"
+)
+
+// Deviation is how far users' measured shares were from their CMMF
+// shares once converged.
+type Deviation struct {
+	// PerUser[i] is the mean absolute difference between user i's share
+	// and its CMMF share over the converged bins of the phases in which it
+	// was live; NaN if there were none.
+	PerUser []float64
+	// Bins[i] counts those bins.
+	Bins []int
+	// All is the mean over every (live user, converged bin) pair.
+	All float64
+}
+
+// ConvergedDeviation compares shares (shares[k][i]: user i's share of the
+// cluster in bin [k·bin, (k+1)·bin), as policy.Shares returns) with the
+// phases' CMMF targets. A bin counts as converged when it lies wholly in
+// one phase and starts at least settle after that phase began, so the
+// ramp after each arrival or departure is left out (it is measured by
+// RampUps instead). A user is counted only in the phases where it is
+// live: after leaving, its last tasks drain, and before arriving its
+// share is trivially zero.
+func ConvergedDeviation(shares [][]float64, bin time.Duration, phases []Phase, settle time.Duration) Deviation {
+	n := 0
+	if len(phases) > 0 {
+		n = len(phases[0].Target)
+	}
+	sum := make([]float64, n)
+	d := Deviation{PerUser: make([]float64, n), Bins: make([]int, n)}
+	allSum, allN := 0.0, 0
+	if bin <= 0 {
+		return d
+	}
+	for _, p := range phases {
+		first := ceilDiv(p.Start+settle, bin)
+		for k := first; k < len(shares) && time.Duration(k+1)*bin <= p.End; k++ {
+			for i := range n {
+				if !isLive(p, i) || i >= len(shares[k]) {
+					continue
+				}
+				dev := math.Abs(shares[k][i] - p.Target[i])
+				sum[i] += dev
+				d.Bins[i]++
+				allSum += dev
+				allN++
+			}
+		}
+	}
+	for i := range n {
+		d.PerUser[i] = math.NaN()
+		if d.Bins[i] > 0 {
+			d.PerUser[i] = sum[i] / float64(d.Bins[i])
+		}
+	}
+	d.All = math.NaN()
+	if allN > 0 {
+		d.All = allSum / float64(allN)
+	}
+	return d
+}
+
+// isLive reports whether user i is live in p.
+func isLive(p Phase, i int) bool { return i < len(p.Live) && p.Live[i] }
+
+func ceilDiv(a, b time.Duration) int {
+	if a <= 0 {
+		return 0
+	}
+	return int((a + b - 1) / b)
+}
+
+// Ramp is how long one user took to come within tolerance of its new CMMF
+// share after the live set changed.
+type Ramp struct {
+	// At is when the phase began (the arrival or departure), User the user
+	// whose share changed, From and To its CMMF shares before and after.
+	At       time.Duration
+	User     string
+	From, To float64
+	// Reached says whether the user came within tolerance before the phase
+	// ended; Time is then from At to the end of the first bin in which
+	// its share was within tolerance (an upper bound, at bin resolution).
+	Reached bool
+	Time    time.Duration
+}
+
+// RampUps measures, at the start of every phase, each user whose CMMF
+// share changed by more than tol: the time until its share in a bin first
+// came within tol (absolute, as a fraction of the cluster) of its new
+// share. Only bins that start at or after the phase's start and end by its
+// end are looked at. users names shares' columns.
+func RampUps(shares [][]float64, users []string, bin time.Duration, phases []Phase, tol float64) []Ramp {
+	var out []Ramp
+	if bin <= 0 {
+		return nil
+	}
+	for j, p := range phases {
+		for i, u := range users {
+			if i >= len(p.Target) {
+				break
+			}
+			from := 0.0
+			if j > 0 {
+				from = phases[j-1].Target[i]
+			}
+			to := p.Target[i]
+			if math.Abs(to-from) <= tol {
+				continue
+			}
+			r := Ramp{At: p.Start, User: u, From: from, To: to}
+			for k := ceilDiv(p.Start, bin); k < len(shares) && time.Duration(k+1)*bin <= p.End; k++ {
+				if i < len(shares[k]) && math.Abs(shares[k][i]-to) <= tol {
+					r.Reached, r.Time = true, time.Duration(k+1)*bin-p.Start
+					break
+				}
+			}
+			out = append(out, r)
+		}
+	}
+	return out
+}
