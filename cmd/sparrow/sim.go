@@ -101,6 +101,7 @@ of the measured jobs. See docs/SIMULATION.md.`,
 	fl.BoolVar(&f.zeroWait, "zero-wait", false, "print the Table 2 comparison: closed-form vs simulated probability that a job has zero wait")
 	fl.Float64Var(&f.longFrac, "long-frac", 0, "fraction of jobs that are long (heterogeneity, paper §7.8); results add short-job-only columns")
 	fl.Float64Var(&f.longMean, "long-mean", 10000, "mean task duration of long jobs in ms (with --long-frac)")
+	cmd.AddCommand(newSimFairnessCmd()) // sim_fairness.go: Choosy §7.1–7.2
 	return cmd
 }
 
