@@ -84,8 +84,13 @@ func (c *Choosy) SetShares(version uint64, running map[string]float64) (bool, er
 }
 
 // ClearShares drops the coordinator's counts: Choosy serves as Fair does
-// until the next SetShares. Called when the counts have gone stale.
+// until the next SetShares. Called when the counts have gone stale. The
+// fair queue starts afresh: what the users were served by cluster-wide
+// share does not count in the per-node order that follows.
 func (c *Choosy) ClearShares() {
+	if c.fresh {
+		c.Fair.forgetHistory()
+	}
 	c.running, c.fresh = nil, false
 	clear(c.local)
 }

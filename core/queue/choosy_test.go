@@ -202,3 +202,32 @@ func TestChoosySetShares(t *testing.T) {
 		t.Fatal("snapshot after ClearShares refused")
 	}
 }
+
+// TestChoosyFallbackForgetsSharesService: a user Choosy served on every
+// free slot (the constrained one, whose cluster-wide share is lowest) is
+// not made to wait in the fair order once the counts go stale: after
+// ClearShares both backlogged users alternate, as a fresh fair queue would.
+func TestChoosyFallbackForgetsSharesService(t *testing.T) {
+	c := mustChoosy(t, 1, nil)
+	for i := range 40 {
+		c.Push(Reservation{User: "spark", RequestID: "s", App: "app", Scheduler: string(rune('a' + i%26))})
+		c.Push(Reservation{User: "hadoop", RequestID: "h", App: "app", Scheduler: string(rune('a' + i%26))})
+	}
+	if _, err := c.SetShares(1, map[string]float64{"spark": 1, "hadoop": 100}); err != nil {
+		t.Fatal(err)
+	}
+	for range 20 {
+		if r, _ := c.Pop(); r.User != "spark" {
+			t.Fatalf("with shares, served %s before spark", r.User)
+		}
+	}
+	c.ClearShares()
+	got := map[string]int{}
+	for range 10 {
+		r, _ := c.Pop()
+		got[r.User]++
+	}
+	if got["spark"] != 5 || got["hadoop"] != 5 {
+		t.Fatalf("after the fallback, 10 pops served %v; want 5 each (the fair split, not hadoop catching up on 20)", got)
+	}
+}

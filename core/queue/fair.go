@@ -247,6 +247,25 @@ func (f *Fair) trimIdle() {
 	}
 }
 
+// forgetHistory restarts every user at the current virtual time: the
+// backlogged ones' start tags and the idle ones' remembered finish tags
+// no longer carry service received before now. Choosy calls it when it
+// falls back to fair queuing: the service it gave by cluster-wide shares
+// must not count against those users in the per-node fair order (a user
+// Choosy served on every free slot would otherwise wait until the others
+// had caught up with all of it).
+func (f *Fair) forgetHistory() {
+	for _, fl := range f.active.fs {
+		fl.tag = f.vtime
+	}
+	heap.Init(&f.active)
+	for _, fl := range f.idle.fs {
+		delete(f.flows, fl.user)
+	}
+	clear(f.idle.fs)
+	f.idle.fs = f.idle.fs[:0]
+}
+
 // renormalize shifts every tag and the virtual time down by the virtual time.
 // Only differences between tags matter, so service order is unchanged; the
 // heaps are rebuilt because rounding may turn nearly equal tags into ties,
