@@ -3,6 +3,7 @@ package coordinator
 import (
 	"fmt"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/hashicorp/memberlist"
@@ -37,7 +38,13 @@ type Config struct {
 	// Weights are users' base weights (others get 1), as in a node
 	// monitor's --weights-file; SetWeights replaces them.
 	Weights map[string]float64
-	Log     zerolog.Logger
+	// SnapshotEvery and TableEvery are how many periods apart full
+	// snapshots and resends of the name table go out (zero: the
+	// fairgossip defaults); in between, deltas against the last snapshot.
+	// They bound how long a node monitor that joined or missed a message
+	// waits for guidance.
+	SnapshotEvery, TableEvery int
+	Log                       zerolog.Logger
 }
 
 // Stats describes the coordinator's last period.
@@ -48,10 +55,21 @@ type Stats struct {
 	Version uint64
 	// Reports, Users and Types are what the last solve covered.
 	Reports, Users, Types int
-	// Solve is the last computation's duration; Chunks and Bytes the size
-	// of the guidance it published.
+	// Solve is how long the last period's computation took (CMMF solve
+	// and encoding); Chunks and Bytes the size of the guidance it
+	// published (name table included), TableChunks the name table's share
+	// of Chunks.
 	Solve         time.Duration
 	Chunks, Bytes int
+	TableChunks   int
+	// Delta is whether the last guidance was a delta against the last
+	// snapshot rather than a snapshot.
+	Delta bool
+	// GossipLoad estimates the bytes per second each member sends to
+	// spread the last period's guidance (fairgossip's GossipLoad with
+	// RetransmitMult 4, the lan and local profiles'); above
+	// fairgossip.LANGossipBudget members cannot keep up.
+	GossipLoad float64
 	// Published counts guidance versions published.
 	Published uint64
 }
@@ -63,6 +81,15 @@ type Daemon struct {
 	log     zerolog.Logger
 	stop    chan struct{}
 	done    chan struct{}
+
+	// pub encodes guidance; a fresh one each time this coordinator becomes
+	// active. Used by the loop goroutine only.
+	pub        *fairgossip.Publisher
+	overBudget bool // last period's GossipLoad was over the LAN budget
+	// rewarm is set when a member joins (or returns from a partition):
+	// the next periods resend the name table and a snapshot, which it
+	// lacks. Set on memberlist's goroutines, taken by the loop.
+	rewarm atomic.Bool
 
 	mu      sync.Mutex
 	weights map[string]float64
@@ -98,6 +125,11 @@ func Start(cfg Config) (*Daemon, error) {
 		weights: copyWeights(cfg.Weights), reports: map[string]received{},
 	}
 	cluster.OnMessage(d.onMessage)
+	cluster.Watch(func(e membership.Event) {
+		if e.Kind == membership.Joined {
+			d.rewarm.Store(true)
+		}
+	})
 	go d.loop()
 	d.log.Info().Str("gossip", cluster.Addr()).Str("name", cluster.Name()).Dur("period", cfg.Period).Msg("coordinator started")
 	return d, nil
@@ -187,6 +219,12 @@ func (d *Daemon) loop() {
 		case now := <-t.C:
 			active, _ := d.Cluster.ActiveCoordinator()
 			isActive := active == d.Cluster.Name()
+			if isActive && !wasActive {
+				d.pub = &fairgossip.Publisher{SnapshotEvery: d.cfg.SnapshotEvery, TableEvery: d.cfg.TableEvery}
+			}
+			if d.rewarm.Swap(false) && d.pub != nil {
+				d.pub.Rewarm()
+			}
 			if isActive != wasActive {
 				d.log.Info().Bool("active", isActive).Str("active_coordinator", active).Msg("coordinator role changed")
 				wasActive = isActive
@@ -224,43 +262,62 @@ func (d *Daemon) publish(now time.Time) {
 	weights := d.weights
 	d.mu.Unlock()
 
+	// Wall-clock versions keep growing across a takeover, so node
+	// monitors take a new coordinator's guidance as newer.
+	// A clock stepped back must not stall publishing.
+	version := max(uint64(now.UnixNano()), d.Stats().Version+1)
 	start := time.Now()
-	g, err := fairshare.Compute(reports, func(u string) float64 {
+	g, pub, err := Guide(reports, func(u string) float64 {
 		if w, ok := weights[u]; ok {
 			return w
 		}
 		return 1
-	})
+	}, d.pub, version)
 	solve := time.Since(start)
 	if err != nil {
-		d.log.Error().Err(err).Msg("guidance not computed")
+		d.log.Error().Err(err).Msg("guidance not published")
 		return
 	}
-	var users []fairgossip.UserShare
-	for u, target := range g.Target {
-		users = append(users, fairgossip.UserShare{User: u, Running: uint64(g.Running[u]), Target: float32(target)})
+	for _, m := range pub.Table {
+		d.Cluster.Broadcast(m.Key, m.Bytes)
 	}
-	var tws []fairgossip.TypeWeight
-	for typ, ws := range g.TypeWeights {
-		for u, w := range ws {
-			tws = append(tws, fairgossip.TypeWeight{Type: typ, User: u, Weight: float32(w)})
+	for _, m := range pub.Guidance {
+		d.Cluster.Broadcast(m.Key, m.Bytes)
+	}
+	load := pub.GossipLoad(len(d.Cluster.Members("")), 4, d.cfg.Period.Seconds())
+	if over := load > fairgossip.LANGossipBudget; over != d.overBudget {
+		d.overBudget = over
+		ev := d.log.Info()
+		if over {
+			ev = d.log.Warn()
 		}
+		ev.Float64("bytes_per_s_per_member", load).Int("budget", fairgossip.LANGossipBudget).Bool("over", over).
+			Msg("guidance gossip load against memberlist's LAN budget (over: members cannot keep up; lengthen --period)")
 	}
-	// Wall-clock versions keep growing across a takeover, so node
-	// monitors take a new coordinator's guidance as newer.
-	version := uint64(now.UnixNano())
-	chunks, err := fairgossip.EncodeGuidance(version, users, tws)
-	if err != nil {
-		d.log.Error().Err(err).Msg("guidance not encoded")
-		return
-	}
-	bytes := 0
-	for i, c := range chunks {
-		d.Cluster.Broadcast(fmt.Sprintf("guidance/%d", i), c)
-		bytes += len(c)
-	}
+	d.recordGuidance(version, now, len(reports), g) // for /status (status.go)
 	d.mu.Lock()
 	d.stats = Stats{Active: true, Version: version, Reports: len(reports), Users: g.Users, Types: g.Types,
-		Solve: solve, Chunks: len(chunks), Bytes: bytes, Published: d.stats.Published + 1}
+		Solve: solve, Chunks: len(pub.Table) + len(pub.Guidance), Bytes: pub.Bytes(), TableChunks: len(pub.Table),
+		Delta: pub.Base != 0, GossipLoad: load, Published: d.stats.Published + 1}
 	d.mu.Unlock()
+}
+
+// Guide is one period's work of the active coordinator: solve CMMF over
+// the node monitors' reports (weight gives users' base weights) and
+// encode the result as version of the guidance with pub. It is the
+// publish path without the gossip, for benchmarks.
+func Guide(reports []fairshare.NodeReport, weight func(user string) float64, pub *fairgossip.Publisher, version uint64) (fairshare.Guidance, fairgossip.Publication, error) {
+	g, err := fairshare.Compute(reports, weight)
+	if err != nil {
+		return fairshare.Guidance{}, fairgossip.Publication{}, fmt.Errorf("computing guidance: %w", err)
+	}
+	running := make(map[string]uint64, len(g.Running))
+	for u, n := range g.Running {
+		running[u] = uint64(n)
+	}
+	p, err := pub.Publish(version, running, g.TypeWeights)
+	if err != nil {
+		return fairshare.Guidance{}, fairgossip.Publication{}, fmt.Errorf("encoding guidance: %w", err)
+	}
+	return g, p, nil
 }

@@ -50,7 +50,7 @@ type coordination struct {
 	done    chan struct{}
 
 	mu        sync.Mutex
-	asm       fairgossip.Assembler
+	rx        fairgossip.Receiver
 	active    string    // coordinator whose guidance is being assembled
 	installed time.Time // when the guidance in force arrived (zero: none)
 	version   uint64
@@ -83,6 +83,8 @@ func startCoordination(cfg CoordinationConfig, nm *NodeMonitor, cluster *members
 		cfg: cfg, nm: nm, cluster: cluster, node: cluster.Name(), mtype: MachineType(attrs), slots: slots,
 		log: log.With().Str("component", "coordination").Logger(), stop: make(chan struct{}), done: make(chan struct{}),
 	}
+	// Only this node's type's weights are kept; the others are relayed.
+	c.rx.Type = c.mtype
 	cluster.OnMessage(c.onMessage)
 	go c.loop()
 	return c
@@ -136,7 +138,8 @@ func (c *coordination) expire(now time.Time) {
 	stale := !c.installed.IsZero() && now.Sub(c.installed) > c.cfg.Stale
 	if stale {
 		c.installed = time.Time{}
-		c.asm.Reset()
+		// A restarted coordinator may number its versions lower.
+		c.rx.Forget()
 	}
 	c.mu.Unlock()
 	if stale {
@@ -145,41 +148,46 @@ func (c *coordination) expire(now time.Time) {
 	}
 }
 
+// onMessage takes a name table or guidance chunk, relays it when it is new
+// (memberlist does not relay user broadcasts, so spreading the guidance
+// to every member is the members' job) and installs a completed version.
 func (c *coordination) onMessage(b []byte) {
-	if fairgossip.Kind(b) != "guidance" {
-		return
-	}
-	ch, err := fairgossip.DecodeChunk(b)
-	if err != nil {
-		c.log.Debug().Err(err).Msg("malformed guidance ignored")
+	if k := fairgossip.Kind(b); k != "guidance" && k != "names" {
 		return
 	}
 	active, _ := c.cluster.ActiveCoordinator()
 	c.mu.Lock()
 	if active != c.active {
-		// A new coordinator numbers its versions afresh.
-		c.asm.Reset()
+		// A new coordinator may number its versions below the old one's
+		// (its clock): start afresh. It sends its name table and a
+		// snapshot in each of its first periods (fairgossip.Warmup).
+		c.rx.Forget()
 		c.active = active
 	}
-	g, complete := c.asm.Add(ch)
-	first := complete && c.installed.IsZero()
-	if complete {
-		c.installed, c.version = time.Now(), g.Version
+	res, err := c.rx.Add(b)
+	first := res.Installed && c.installed.IsZero()
+	if res.Installed {
+		c.installed, c.version = time.Now(), res.Guidance.Version
 	}
 	c.mu.Unlock()
-	if !complete {
+	if res.Fresh {
+		c.cluster.Broadcast(res.Key, b)
+	}
+	if err != nil {
+		c.log.Debug().Err(err).Msg("malformed guidance ignored")
+	}
+	if !res.Installed {
 		return
 	}
-	ng := Guidance{Version: g.Version, Running: make(map[string]float64, len(g.Users))}
-	for _, u := range g.Users {
-		ng.Running[u.User] = float64(u.Running)
+	g := res.Guidance
+	ng := Guidance{Version: g.Version, Running: make(map[string]float64, len(g.Running))}
+	for u, n := range g.Running {
+		ng.Running[u] = float64(n)
 	}
 	if c.cfg.Weights {
 		ng.Weights = map[string]float64{}
-		for _, w := range g.Weights {
-			if w.Type == c.mtype {
-				ng.Weights[w.User] = float64(w.Weight)
-			}
+		for u, w := range g.Weights[c.mtype] {
+			ng.Weights[u] = w
 		}
 	}
 	if _, err := c.nm.ApplyGuidance(ng); err != nil {
@@ -187,7 +195,7 @@ func (c *coordination) onMessage(b []byte) {
 		return
 	}
 	if first {
-		c.log.Info().Str("coordinator", active).Uint64("version", g.Version).Int("users", len(g.Users)).
+		c.log.Info().Str("coordinator", active).Uint64("version", g.Version).Int("users", len(g.Running)).
 			Msg("following coordinator guidance")
 	}
 }

@@ -1,6 +1,8 @@
 package main
 
 import (
+	"time"
+
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/spf13/cobra"
 
@@ -100,7 +102,22 @@ func coordinatorSurface(d *coordinator.Daemon, seeds []string, advertise string)
 		collectors: []prometheus.Collector{metrics.CoordinatorCollector(d.Stats)},
 		ready:      httpapi.All(httpapi.Joined(d.Cluster, seeds)),
 		status: func() httpapi.Status {
-			return httpapi.Status{Name: d.Cluster.Name(), Role: membership.RoleCoordinator, Gossip: d.Cluster.Addr()}
+			return httpapi.Status{Name: d.Cluster.Name(), Role: membership.RoleCoordinator, Gossip: d.Cluster.Addr(),
+				Coordinator: coordinatorStatus(d.Guidance())}
 		},
 	}
+}
+
+// coordinatorStatus is the coordinator's part of /status: its role and
+// the guidance it last published.
+func coordinatorStatus(g coordinator.GuidanceStatus) *httpapi.CoordinatorStatus {
+	st := &httpapi.CoordinatorStatus{Active: g.Active, Version: g.Version, Reports: g.Reports,
+		Users: make(map[string]httpapi.UserShare, len(g.Users))}
+	if !g.At.IsZero() {
+		st.At = g.At.UTC().Format(time.RFC3339Nano)
+	}
+	for u, s := range g.Users {
+		st.Users[u] = httpapi.UserShare{Running: s.Running, Target: s.Target}
+	}
+	return st
 }

@@ -2,15 +2,27 @@
 // messages: node monitors' reports up to the coordinator, and the
 // coordinator's guidance spread to every member by gossip.
 //
-// Every message fits one gossip packet (MaxMessage bytes): memberlist's
-// node metadata is limited to 512 bytes and a UDP gossip packet to about
-// 1,400, so guidance for thousands of users is cut into numbered chunks of
-// one version, which a receiver assembles (Assembler) and installs only
-// when complete; a newer version replaces an incomplete older one. The
-// encoding is compact on purpose (uvarints, float32 targets and weights):
-// every byte of guidance is sent about RetransmitMult x log10(members)
-// times by every member.
+// Every gossiped message fits one gossip packet (MaxMessage bytes), and
+// every byte of it is sent about RetransmitMult x log10(members) times by
+// every member (memberlist does not relay user broadcasts: members relay
+// what Receiver reports as fresh). So the guidance is small on purpose:
+//
+//   - a name table (EncodeNames), sent when the set of users or machine
+//     types grows and every TableEvery periods, numbers users and types;
+//     names are front coded (shared prefix length, then the rest);
+//   - guidance chunks (EncodeIndexed) refer to users and types by index,
+//     with uvarint index gaps, exact running counts and CMMF weights in
+//     1/16 slot (WeightUnit);
+//   - a snapshot every SnapshotEvery periods, and in between deltas
+//     holding only the values that differ from the last snapshot's, so a
+//     member that missed a delta needs only the next one, and one that
+//     joined catches up within TableEvery + SnapshotEvery periods.
+//
+// Publisher is the coordinator's side, Receiver a member's. A large table
+// or version is cut into numbered chunks, assembled by the receiver and
+// installed only when complete; a newer version replaces an incomplete
+// older one.
 //
 // It is plumbing: only this module may import it, and it holds no
-// scheduling logic (that lives in core/).
+// scheduling logic (that lives in core/) and does no I/O.
 package fairgossip

@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"math"
-	"sort"
 )
 
 // MaxMessage bounds an encoded message: one gossip packet, with room for
@@ -14,8 +13,10 @@ const MaxMessage = 1200
 
 // Message kinds, the first byte after the magic.
 const (
-	kindReport   byte = 1
-	kindGuidance byte = 2
+	kindReport byte = 1
+	// 2 was the first guidance format (names in every chunk); retired.
+	kindNames   byte = 3
+	kindIndexed byte = 4
 )
 
 // magic starts every message, so that stray user messages are refused.
@@ -41,29 +42,6 @@ type Report struct {
 	// the latest when reports arrive out of order.
 	Seq   uint64
 	Users []Usage
-}
-
-// UserShare is one user's entry in the guidance.
-type UserShare struct {
-	User    string
-	Running uint64
-	Target  float32
-}
-
-// TypeWeight is one user's CMMF weight on one machine type.
-type TypeWeight struct {
-	Type, User string
-	Weight     float32
-}
-
-// Chunk is one piece of a version of the guidance.
-type Chunk struct {
-	// Version orders guidance: a newer version replaces an older one.
-	Version uint64
-	// Index and Count place the chunk among its version's chunks.
-	Index, Count uint32
-	Users        []UserShare
-	Weights      []TypeWeight
 }
 
 type writer struct{ b []byte }
@@ -173,8 +151,8 @@ func EncodeReport(r Report) ([]byte, error) {
 	return w.b, nil
 }
 
-// Kind reports a message's kind: "report", "guidance" or "" for a
-// message that is not this package's.
+// Kind reports a message's kind: "report", "names" (a name table chunk),
+// "guidance" or "" for a message that is not this package's.
 func Kind(b []byte) string {
 	if len(b) < 2 || b[0] != magic {
 		return ""
@@ -182,8 +160,10 @@ func Kind(b []byte) string {
 	switch b[1] {
 	case kindReport:
 		return "report"
-	case kindGuidance:
+	case kindIndexed:
 		return "guidance"
+	case kindNames:
+		return "names"
 	}
 	return ""
 }
@@ -212,128 +192,6 @@ func DecodeReport(b []byte) (Report, error) {
 	return out, r.err
 }
 
-// EncodeGuidance cuts a version of the guidance into chunks of at most
-// MaxMessage bytes each. Users and weights are sorted first, so the same
-// guidance always encodes to the same chunks.
-func EncodeGuidance(version uint64, users []UserShare, weights []TypeWeight) ([][]byte, error) {
-	users = append([]UserShare(nil), users...)
-	sort.Slice(users, func(i, j int) bool { return users[i].User < users[j].User })
-	weights = append([]TypeWeight(nil), weights...)
-	sort.Slice(weights, func(i, j int) bool {
-		if weights[i].Type != weights[j].Type {
-			return weights[i].Type < weights[j].Type
-		}
-		return weights[i].User < weights[j].User
-	})
-	// Entries as encoded bytes, then packed greedily into chunks.
-	type entry struct {
-		weight bool
-		b      []byte
-	}
-	var entries []entry
-	for _, u := range users {
-		if err := checkName("user", u.User); err != nil {
-			return nil, err
-		}
-		w := writer{}
-		w.str(u.User)
-		w.uvarint(u.Running)
-		w.f32(u.Target)
-		entries = append(entries, entry{b: w.b})
-	}
-	for _, tw := range weights {
-		if err := checkName("user", tw.User); err != nil {
-			return nil, err
-		}
-		if err := checkName("type", tw.Type); err != nil {
-			return nil, err
-		}
-		w := writer{}
-		w.str(tw.Type)
-		w.str(tw.User)
-		w.f32(tw.Weight)
-		entries = append(entries, entry{weight: true, b: w.b})
-	}
-	// header: magic, kind, version, index, count (each uvarint, <= 10
-	// bytes), then two counts (<= 10 bytes each).
-	const header = 2 + 10 + 5 + 5 + 10 + 10
-	var chunks [][]entry
-	var cur []entry
-	size := header
-	for _, e := range entries {
-		if header+len(e.b) > MaxMessage {
-			return nil, fmt.Errorf("fairgossip: one entry of %d bytes does not fit a message", len(e.b))
-		}
-		if size+len(e.b) > MaxMessage {
-			chunks = append(chunks, cur)
-			cur, size = nil, header
-		}
-		cur = append(cur, e)
-		size += len(e.b)
-	}
-	chunks = append(chunks, cur) // at least one chunk, possibly empty
-	out := make([][]byte, len(chunks))
-	for i, es := range chunks {
-		w := writer{b: []byte{magic, kindGuidance}}
-		w.uvarint(version)
-		w.uvarint(uint64(i))
-		w.uvarint(uint64(len(chunks)))
-		nu := 0
-		for _, e := range es {
-			if !e.weight {
-				nu++
-			}
-		}
-		w.uvarint(uint64(nu))
-		for _, e := range es {
-			if !e.weight {
-				w.b = append(w.b, e.b...)
-			}
-		}
-		w.uvarint(uint64(len(es) - nu))
-		for _, e := range es {
-			if e.weight {
-				w.b = append(w.b, e.b...)
-			}
-		}
-		out[i] = w.b
-	}
-	return out, nil
-}
-
 // maxChunks bounds a version's chunk count: 65,536 chunks of 1,200 bytes
 // are 78 MB, far beyond any real guidance.
 const maxChunks = 1 << 16
-
-// DecodeChunk decodes one guidance chunk, or returns an error wrapping
-// ErrMalformed.
-func DecodeChunk(b []byte) (Chunk, error) {
-	if Kind(b) != "guidance" {
-		return Chunk{}, fmt.Errorf("%w: not guidance", ErrMalformed)
-	}
-	r := reader{b: b[2:]}
-	var c Chunk
-	c.Version = r.uvarint("version")
-	idx, cnt := r.uvarint("chunk index"), r.uvarint("chunk count")
-	if r.err == nil && (cnt == 0 || cnt > maxChunks || idx >= cnt) {
-		r.fail("chunk %d of %d", idx, cnt)
-	}
-	c.Index, c.Count = uint32(idx), uint32(cnt)
-	nu := r.count("user entries", 6)
-	for range nu {
-		u := UserShare{User: r.str("user")}
-		u.Running = r.uvarint("running count")
-		u.Target = r.f32("target")
-		c.Users = append(c.Users, u)
-	}
-	nw := r.count("weight entries", 6)
-	for range nw {
-		tw := TypeWeight{Type: r.str("type"), User: r.str("user")}
-		tw.Weight = r.f32("weight")
-		c.Weights = append(c.Weights, tw)
-	}
-	if r.err == nil && len(r.b) != 0 {
-		r.fail("%d trailing bytes", len(r.b))
-	}
-	return c, r.err
-}

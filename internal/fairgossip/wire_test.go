@@ -2,7 +2,6 @@ package fairgossip
 
 import (
 	"errors"
-	"fmt"
 	"reflect"
 	"testing"
 )
@@ -26,92 +25,10 @@ func TestReportRoundTrip(t *testing.T) {
 	}
 }
 
-// guidanceOf builds n users and, for each, a weight on one of 4 types.
-func guidanceOf(n int) ([]UserShare, []TypeWeight) {
-	var us []UserShare
-	var ws []TypeWeight
-	for i := range n {
-		u := fmt.Sprintf("user-%05d", i)
-		us = append(us, UserShare{User: u, Running: uint64(i % 50), Target: float32(i) / 4})
-		ws = append(ws, TypeWeight{Type: fmt.Sprintf("type-%d", i%4), User: u, Weight: float32(i%7) + 0.5})
-	}
-	return us, ws
-}
-
-func TestGuidanceChunksAndAssembly(t *testing.T) {
-	for _, n := range []int{0, 1, 30, 5000} {
-		t.Run(fmt.Sprint(n, " users"), func(t *testing.T) {
-			us, ws := guidanceOf(n)
-			chunks, err := EncodeGuidance(9, us, ws)
-			if err != nil {
-				t.Fatal(err)
-			}
-			total := 0
-			for _, c := range chunks {
-				if len(c) > MaxMessage {
-					t.Fatalf("chunk of %d bytes, over %d", len(c), MaxMessage)
-				}
-				total += len(c)
-			}
-			t.Logf("%d users: %d chunks, %d bytes", n, len(chunks), total)
-			var a Assembler
-			var g Guidance
-			var done bool
-			// Out of order, with a duplicate.
-			order := append([]int{}, len(chunks)-1)
-			for i := range len(chunks) - 1 {
-				order = append(order, i)
-			}
-			order = append(order, 0)
-			for k, i := range order {
-				c, err := DecodeChunk(chunks[i])
-				if err != nil {
-					t.Fatal(err)
-				}
-				g2, ok := a.Add(c)
-				if ok {
-					if done || k < len(chunks)-1 {
-						t.Fatalf("completed at chunk %d of %d (already done: %v)", k, len(chunks), done)
-					}
-					g, done = g2, true
-				}
-			}
-			if !done {
-				t.Fatal("never completed")
-			}
-			if len(g.Users) != n || len(g.Weights) != n || g.Version != 9 {
-				t.Fatalf("assembled %d users, %d weights, version %d", len(g.Users), len(g.Weights), g.Version)
-			}
-			if n > 0 && (g.Users[n-1] != us[n-1] || g.Users[0] != us[0]) {
-				t.Fatalf("users changed: %+v", g.Users[0])
-			}
-		})
-	}
-}
-
-func TestAssemblerVersions(t *testing.T) {
-	chunk := func(v uint64, i, n uint32) Chunk { return Chunk{Version: v, Index: i, Count: n} }
-	var a Assembler
-	a.Add(chunk(5, 0, 2))
-	// A newer version drops the incomplete one.
-	if _, ok := a.Add(chunk(6, 0, 1)); !ok {
-		t.Fatal("a one-chunk version did not complete")
-	}
-	if _, ok := a.Add(chunk(5, 1, 2)); ok {
-		t.Fatal("an older version completed after a newer one")
-	}
-	if _, ok := a.Add(chunk(6, 0, 1)); ok {
-		t.Fatal("a completed version completed twice")
-	}
-	a.Reset()
-	if _, ok := a.Add(chunk(1, 0, 1)); !ok {
-		t.Fatal("after Reset a low version was refused")
-	}
-}
-
 func TestDecodeRefusesMalformed(t *testing.T) {
 	good, _ := EncodeReport(Report{Node: "n", Type: "t", Slots: 1, Users: []Usage{{User: "u", Queued: 1}}})
-	chunks, _ := EncodeGuidance(1, []UserShare{{User: "u", Target: 1}}, nil)
+	table, _ := EncodeNames(1, []string{"a", "ab"}, []string{"t"})
+	guidance, _ := EncodeIndexed(2, 1, 0, []Entry{{User: 0, Value: 3}}, []TypeEntries{{Type: 0, Entries: []Entry{{User: 1, Value: 16}}}})
 	tests := []struct {
 		name string
 		b    []byte
@@ -119,45 +36,128 @@ func TestDecodeRefusesMalformed(t *testing.T) {
 	}{
 		{"empty", nil, decReport},
 		{"wrong magic", []byte{0, kindReport}, decReport},
-		{"guidance as report", chunks[0], decReport},
+		{"guidance as report", guidance[0], decReport},
 		{"truncated report", good[:len(good)-1], decReport},
 		{"trailing bytes", append(append([]byte{}, good...), 0), decReport},
 		{"huge user count", []byte{magic, kindReport, 1, 'n', 1, 't', 1, 0, 0xff, 0xff, 0xff, 0x7f}, decReport},
-		{"chunk index past count", []byte{magic, kindGuidance, 1, 3, 2, 0, 0}, decChunk},
-		{"zero chunks", []byte{magic, kindGuidance, 1, 0, 0, 0, 0}, decChunk},
-		{"negative target", append([]byte{magic, kindGuidance, 1, 0, 1, 1, 1, 'u', 0}, 0xbf, 0x80, 0, 0, 0), decChunk},
+		{"retired guidance format", []byte{magic, 2, 1, 0, 1, 0, 0}, decIndexed},
+
+		{"names: report as names", good, decNames},
+		{"names: truncated", table[0][:len(table[0])-1], decNames},
+		{"names: trailing bytes", append(append([]byte{}, table[0]...), 0), decNames},
+		{"names: epoch 0", []byte{magic, kindNames, 0, 0, 1, 1, 0, 0, 1, 0, 1, 'a'}, decNames},
+		{"names: index past count", []byte{magic, kindNames, 1, 2, 1, 1, 0, 0, 0}, decNames},
+		{"names: past the table", []byte{magic, kindNames, 1, 0, 1, 1, 0, 0, 2, 0, 1, 'a', 1, 1, 'b'}, decNames},
+		{"names: first name shares a prefix", []byte{magic, kindNames, 1, 0, 1, 1, 0, 0, 1, 1, 1, 'a'}, decNames},
+		{"names: prefix longer than predecessor", []byte{magic, kindNames, 1, 0, 1, 2, 0, 0, 2, 0, 1, 'a', 3, 1, 'b'}, decNames},
+		{"names: huge table", []byte{magic, kindNames, 1, 0, 1, 0x81, 0x80, 0x40, 0, 0, 0}, decNames},
+		{"names: huge name count", []byte{magic, kindNames, 1, 0, 1, 1, 0, 0, 0xff, 0xff, 0x7f}, decNames},
+
+		{"guidance: names as guidance", table[0], decIndexed},
+		{"guidance: truncated", guidance[0][:len(guidance[0])-1], decIndexed},
+		{"guidance: trailing bytes", append(append([]byte{}, guidance[0]...), 0), decIndexed},
+		{"guidance: version 0", []byte{magic, kindIndexed, 0, 1, 0, 0, 1, 0, 0}, decIndexed},
+		{"guidance: epoch 0", []byte{magic, kindIndexed, 2, 0, 0, 0, 1, 0, 0}, decIndexed},
+		{"guidance: base not older", []byte{magic, kindIndexed, 2, 1, 2, 0, 1, 0, 0}, decIndexed},
+		{"guidance: index past count", []byte{magic, kindIndexed, 2, 1, 0, 1, 1, 0, 0}, decIndexed},
+		{"guidance: zero chunks", []byte{magic, kindIndexed, 2, 1, 0, 0, 0, 0, 0}, decIndexed},
+		{"guidance: user index past the limit", []byte{magic, kindIndexed, 2, 1, 0, 0, 1, 1, 0x80, 0x80, 0x40, 1, 0}, decIndexed},
+		{"guidance: types out of order", []byte{magic, kindIndexed, 2, 1, 0, 0, 1, 0, 2, 1, 0, 0, 0}, decIndexed},
+		{"guidance: empty weight section", []byte{magic, kindIndexed, 2, 1, 0, 0, 1, 0, 1, 0, 0}, decIndexed},
+		{"names: more names than its chunks hold", []byte{magic, kindNames, 1, 0, 1, 0xff, 0x7f, 0, 0, 0}, decNames},
+		{"guidance: huge entry count", []byte{magic, kindIndexed, 2, 1, 0, 0, 1, 0xff, 0xff, 0x7f}, decIndexed},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			if err := tt.dec(tt.b); !errors.Is(err, ErrMalformed) {
+			err := tt.dec(tt.b)
+			if !errors.Is(err, ErrMalformed) {
 				t.Fatalf("err %v, want ErrMalformed", err)
 			}
+			t.Log(err)
 		})
 	}
 }
 
-func decReport(b []byte) error { _, err := DecodeReport(b); return err }
-func decChunk(b []byte) error  { _, err := DecodeChunk(b); return err }
+func decReport(b []byte) error  { _, err := DecodeReport(b); return err }
+func decNames(b []byte) error   { _, err := DecodeNames(b); return err }
+func decIndexed(b []byte) error { _, err := DecodeIndexed(b); return err }
 
-// FuzzDecode feeds arbitrary bytes to both decoders: an error or a value
-// that encodes back to a valid message, never a panic or a large
-// allocation.
+// FuzzDecode feeds arbitrary bytes to every decoder: an error or a value
+// that encodes back to an equal one, never a panic or a large allocation.
 func FuzzDecode(f *testing.F) {
 	good, _ := EncodeReport(Report{Node: "n", Type: "t", Slots: 4, Seq: 1, Users: []Usage{{User: "u", Queued: 1, Running: 2}}})
 	f.Add(good)
-	us, ws := guidanceOf(3)
-	chunks, _ := EncodeGuidance(2, us, ws)
-	f.Add(chunks[0])
+	table, _ := EncodeNames(5, []string{"user-1", "user-12", "user-2"}, []string{"gpu", "mem=high"})
+	f.Add(table[0])
+	g, _ := EncodeIndexed(7, 5, 0, []Entry{{User: 0, Value: 3}, {User: 2, Value: 300}},
+		[]TypeEntries{{Type: 0, Entries: []Entry{{User: 1, Value: 16}}}, {Type: 1, Entries: []Entry{{User: 0, Value: 1}}}})
+	f.Add(g[0])
 	f.Fuzz(func(t *testing.T, b []byte) {
 		if r, err := DecodeReport(b); err == nil {
 			if _, err := EncodeReport(r); err != nil {
 				t.Fatalf("decoded report does not encode: %v", err)
 			}
 		}
-		if c, err := DecodeChunk(b); err == nil {
-			if c.Index >= c.Count || len(c.Users)+len(c.Weights) > len(b) {
-				t.Fatalf("decoded chunk out of bounds: %d/%d, %d entries from %d bytes", c.Index, c.Count, len(c.Users)+len(c.Weights), len(b))
+		if c, err := DecodeNames(b); err == nil {
+			if uint64(c.Start)+uint64(len(c.Names)) > uint64(c.Users)+uint64(c.Types) || c.Index >= c.Count || len(c.Names) > len(b) {
+				t.Fatalf("decoded name chunk out of bounds: %+v", c)
+			}
+			for _, s := range c.Names {
+				if len(s) > maxName {
+					t.Fatalf("decoded a name of %d bytes", len(s))
+				}
+			}
+		}
+		if c, err := DecodeIndexed(b); err == nil {
+			if c.Index >= c.Count || len(c.Running)+len(c.Weights) > len(b) {
+				t.Fatalf("decoded chunk out of bounds: %d/%d, %d entries from %d bytes", c.Index, c.Count, len(c.Running)+len(c.Weights), len(b))
+			}
+			again, err := EncodeIndexed(c.Version, c.Epoch, c.Base, c.Running, c.Weights)
+			if err != nil {
+				t.Fatalf("decoded chunk does not encode: %v", err)
+			}
+			if len(again) == 1 {
+				d, err := DecodeIndexed(again[0])
+				if err != nil || !sameEntries(c, d) {
+					t.Fatalf("re-encoded chunk decodes to %+v (%v), want %+v", d, err, c)
+				}
+			}
+		}
+		// A receiver holding a table takes anything without panicking and
+		// installs only names of its table.
+		var r Receiver
+		r.Add(table[0])
+		res, err := r.Add(b)
+		if err == nil && res.Installed {
+			known := map[string]bool{"user-1": true, "user-12": true, "user-2": true}
+			for u := range res.Guidance.Running {
+				if !known[u] {
+					t.Fatalf("installed unknown user %q", u)
+				}
 			}
 		}
 	})
+}
+
+// sameEntries compares two chunks' values (empty and nil alike).
+func sameEntries(a, b GuidanceChunk) bool {
+	if a.Version != b.Version || a.Epoch != b.Epoch || a.Base != b.Base || len(a.Running) != len(b.Running) || len(a.Weights) != len(b.Weights) {
+		return false
+	}
+	for i := range a.Running {
+		if a.Running[i] != b.Running[i] {
+			return false
+		}
+	}
+	for i := range a.Weights {
+		if a.Weights[i].Type != b.Weights[i].Type || len(a.Weights[i].Entries) != len(b.Weights[i].Entries) {
+			return false
+		}
+		for j := range a.Weights[i].Entries {
+			if a.Weights[i].Entries[j] != b.Weights[i].Entries[j] {
+				return false
+			}
+		}
+	}
+	return true
 }

@@ -16,6 +16,7 @@ type Status struct {
 
 	NodeMonitor *NodeMonitorStatus `json:"nodemonitor,omitempty"`
 	Scheduler   *SchedulerStatus   `json:"scheduler,omitempty"`
+	Coordinator *CoordinatorStatus `json:"coordinator,omitempty"`
 }
 
 // NodeMonitorStatus is a node monitor's slots, queue and executors.
