@@ -68,6 +68,7 @@ docker: build ## build the static binary, then the FROM-scratch image $(IMAGE)
 e2e: docker ## fault-injection tests against a containerised fleet, then the compose quick start (needs docker and docker-compose)
 	E2E_IMAGE=$(IMAGE) scripts/e2e/run.sh
 	SPARROW_IMAGE=$(IMAGE) scripts/e2e/quickstart.sh
+	FAIR_IMAGE=$(IMAGE) scripts/e2e/fairness.sh
 
 .PHONY: interop-java
 

@@ -20,9 +20,10 @@ func init() { rootCmd.AddCommand(newDriveCmd()) }
 
 func newDriveCmd() *cobra.Command {
 	var (
-		cfg        driver.Config
-		schedulers string
-		asJSON     bool
+		cfg         driver.Config
+		schedulers  string
+		asJSON      bool
+		constraints []string
 	)
 	cmd := &cobra.Command{
 		Use:   "drive",
@@ -54,6 +55,13 @@ job completed.`,
 			log, err := newLogger()
 			if err != nil {
 				return err
+			}
+			for _, c := range constraints {
+				pc, err := parseConstraint(c)
+				if err != nil {
+					return fmt.Errorf("--constraint: %w", err)
+				}
+				cfg.Constraints = append(cfg.Constraints, pc)
 			}
 			for _, s := range strings.Split(schedulers, ",") {
 				if s = strings.TrimSpace(s); s != "" {
@@ -99,7 +107,37 @@ job completed.`,
 	fs.StringVar(&cfg.RunID, "run-id", "", "prefix of every request id (default: random)")
 	fs.DurationVar(&cfg.ProgressEvery, "progress-every", time.Second, "interval between progress lines on stderr")
 	fs.BoolVar(&asJSON, "json", false, "print the summary as one JSON object on the last line of stdout")
+	fs.StringVar(&cfg.User.Name, "user", "", "user every job runs for (node monitors' fair and choosy queues share slots among users)")
+	fs.StringVar(&cfg.User.Group, "group", "", "group of --user")
+	fs.StringArrayVar(&constraints, "constraint", nil, `placement constraint on every task (repeatable): "key=v1|v2" (one of the values), "key!=v1|v2" (none of them, or absent) or "key" (the attribute exists); node monitors advertise attributes with --attr`)
 	return cmd
+}
+
+// parseConstraint reads one --constraint: "key=v1|v2", "key!=v1|v2" or
+// "key" (exists).
+func parseConstraint(s string) (client.Constraint, error) {
+	s = strings.TrimSpace(s)
+	key, vals, op := s, "", "exists"
+	if k, v, ok := strings.Cut(s, "!="); ok {
+		key, vals, op = k, v, "!="
+	} else if k, v, ok := strings.Cut(s, "="); ok {
+		key, vals, op = k, v, "="
+	}
+	key = strings.TrimSpace(key)
+	if key == "" || strings.ContainsAny(key, "=!|") {
+		return client.Constraint{}, fmt.Errorf("%q: want key=v1|v2, key!=v1|v2 or key", s)
+	}
+	c := client.Constraint{Key: key, Op: op}
+	if op == "exists" {
+		return c, nil
+	}
+	for _, v := range strings.Split(vals, "|") {
+		if v = strings.TrimSpace(v); v == "" {
+			return client.Constraint{}, fmt.Errorf("%q: empty value", s)
+		}
+		c.Values = append(c.Values, v)
+	}
+	return c, nil
 }
 
 func printDriveSummary(w io.Writer, s driver.Summary, asJSON bool) error {
