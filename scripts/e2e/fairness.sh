@@ -29,9 +29,6 @@
 #     (10 s: ten periods), then stay within it for FAIR_HOLD (80%) of the
 #     FAIR_OBSERVE_S (10 s) watched; the time it took is reported;
 #   - the pause's node monitors fell back; the kill's standby took over.
-# coordinator-partition fails today (after the partition heals, node
-# monitors take no guidance for about 15 s); it is listed in FAIR_XFAIL, so
-# it is reported as XFAIL without failing the run.
 # A poller samples every coordinator's /status (its last guidance: each
 # user's cluster-wide running count and CMMF target) and the node monitors'
 # per-user counts four times a second, into $FAIR_OUT/timeline.jsonl.
@@ -55,10 +52,10 @@ STALE_S=3
 export FAIR_GUIDANCE_STALE=${STALE_S}s
 export FAIR_TOL=${FAIR_TOL:-1} FAIR_K=${FAIR_K:-3} FAIR_RECOVER_WITHIN_S=${FAIR_RECOVER_WITHIN_S:-10}
 export FAIR_OBSERVE_S=${FAIR_OBSERVE_S:-10} FAIR_HOLD=${FAIR_HOLD:-0.8}
-# Scenarios expected to fail, for a known reason (see docs/FAIRNESS.md,
-# "Coordinator faults"): reported XFAIL (or XPASS once fixed) without
-# failing the run. Empty it to make them count.
-XFAIL=${FAIR_XFAIL-coordinator-partition}
+# Scenarios expected to fail, for a known reason: reported XFAIL (or
+# XPASS once fixed) without failing the run. None today; the partition
+# was one until the coordinator resent its name table after a rejoin.
+XFAIL=${FAIR_XFAIL-}
 OUT=${FAIR_OUT:-$ROOT/bin/e2e-fairness}
 SCENARIOS=${FAIR_SCENARIOS:-coordinator-kill coordinator-pause coordinator-partition}
 OUTAGE_S=${FAIR_OUTAGE_S:-8}
