@@ -41,6 +41,12 @@ type Config struct {
 	Idle time.Duration
 	// Deadline bounds the drive (the driver's --deadline).
 	Deadline time.Duration
+	// FrontendTimeout is the driver's --timeout, its failure detection of
+	// a scheduler. The fleet's default (100 ms) makes a scheduler that a
+	// busy shared machine stalls for 100 ms look dead, and the failover's
+	// resubmissions then inflate every role's CPU per task; 0 keeps the
+	// driver's default.
+	FrontendTimeout time.Duration
 	// ReadyTimeout bounds the wait for the fleet to form.
 	ReadyTimeout time.Duration
 	// Profile, if above zero, serves Go's profiler on the daemons and
@@ -288,6 +294,9 @@ func drive(ctx context.Context, cfg Config, scheds []string) (driver.Summary, ti
 		"--rate", strconv.FormatFloat(cfg.Rate, 'g', -1, 64),
 		"--task-duration", cfg.TaskDuration.String(),
 		"--deadline", cfg.Deadline.String(), "--progress-every", "5s"}
+	if cfg.FrontendTimeout > 0 {
+		args = append(args, "--timeout", cfg.FrontendTimeout.String())
+	}
 	cmd := exec.CommandContext(ctx, cfg.Binary, args...)
 	var out bytes.Buffer
 	logf, err := os.Create(filepath.Join(cfg.Dir, "drive.log"))

@@ -92,6 +92,7 @@ Examples:
 	fs.StringVar(&cfg.Net, "net", "127.60", "first two octets of the members' loopback addresses (role r's member i is NET.r.(i+1))")
 	fs.DurationVar(&cfg.Idle, "idle", 5*time.Second, "how long to measure the formed fleet with no work, for each role's idle CPU rate")
 	fs.DurationVar(&cfg.Deadline, "deadline", 5*time.Minute, "give up on a drive that has not completed after this long")
+	fs.DurationVar(&cfg.FrontendTimeout, "frontend-timeout", time.Second, "the driver's scheduler failure-detection timeout (sparrow drive --timeout): above the fleet's 100 ms default so that a scheduler stalled by a busy machine is not failed over, which would add resubmissions to every role's cost")
 	fs.DurationVar(&cfg.ReadyTimeout, "ready-timeout", time.Minute, "give up if the fleet has not formed after this long")
 	fs.DurationVar(&cfg.Profile, "profile", 0, "if set, save a CPU profile this long of the first scheduler and node monitor, from the drive's start, into --out (go tool pprof FILE)")
 	fs.StringVar(&out, "out", "bin/bench-procs", "directory for members' logs, results.json and the plot")
