@@ -1,7 +1,9 @@
 package coordinator
 
 import (
+	"errors"
 	"fmt"
+	"slices"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -17,6 +19,25 @@ import (
 
 // DefaultPeriod is how often the active coordinator publishes guidance.
 const DefaultPeriod = time.Second
+
+// Delivery modes: how the active coordinator's guidance reaches node
+// monitors (Config.Delivery).
+const (
+	// DeliveryGossip spreads the whole guidance to every member by gossip
+	// (fairgossip's name table, snapshots and deltas, relayed by node
+	// monitors). Every member carries every user's counts and every
+	// type's weights, so its cost per member grows with users x types:
+	// it fits memberlist's LAN budget up to about a thousand nodes and a
+	// few hundred users at a 1 s period.
+	DeliveryGossip = "gossip"
+	// DeliveryDirect answers each node monitor that reported, point to
+	// point over best-effort UDP, with only its users' running counts and
+	// its type's weights for them (fairgossip.EncodeReply). Nothing is
+	// relayed; a node receives a reply the size of its own report.
+	DeliveryDirect = "direct"
+	// DeliveryBoth does both (for a migration, or to compare).
+	DeliveryBoth = "both"
+)
 
 // reportsKept is how many periods a node's report stays in the
 // computation without a newer one.
@@ -44,7 +65,10 @@ type Config struct {
 	// They bound how long a node monitor that joined or missed a message
 	// waits for guidance.
 	SnapshotEvery, TableEvery int
-	Log                       zerolog.Logger
+	// Delivery is DeliveryGossip (the default, ""), DeliveryDirect or
+	// DeliveryBoth.
+	Delivery string
+	Log      zerolog.Logger
 }
 
 // Stats describes the coordinator's last period.
@@ -72,6 +96,13 @@ type Stats struct {
 	GossipLoad float64
 	// Published counts guidance versions published.
 	Published uint64
+	// Replies and ReplyBytes are the direct replies (messages, all parts)
+	// the last period sent and their bytes, ReplyFailed those that could
+	// not be sent (node gone, or too many users for one reply), and
+	// ReplyEncode the time encoding them took; zero unless Delivery is
+	// direct or both.
+	Replies, ReplyBytes, ReplyFailed int
+	ReplyEncode                      time.Duration
 }
 
 // Daemon is a running coordinator.
@@ -112,6 +143,13 @@ func Start(cfg Config) (*Daemon, error) {
 	if err := checkWeights(cfg.Weights); err != nil {
 		return nil, err
 	}
+	switch cfg.Delivery {
+	case "":
+		cfg.Delivery = DeliveryGossip
+	case DeliveryGossip, DeliveryDirect, DeliveryBoth:
+	default:
+		return nil, fmt.Errorf("coordinator: delivery %q: want %q, %q or %q", cfg.Delivery, DeliveryGossip, DeliveryDirect, DeliveryBoth)
+	}
 	cluster, err := membership.Start(membership.Config{
 		Name: cfg.Name, Bind: cfg.Gossip, Seeds: cfg.Join, Profile: cfg.GossipProfile, Keyring: cfg.Keyring,
 		Meta: membership.Meta{Role: membership.RoleCoordinator}, Log: cfg.Log,
@@ -131,7 +169,8 @@ func Start(cfg Config) (*Daemon, error) {
 		}
 	})
 	go d.loop()
-	d.log.Info().Str("gossip", cluster.Addr()).Str("name", cluster.Name()).Dur("period", cfg.Period).Msg("coordinator started")
+	d.log.Info().Str("gossip", cluster.Addr()).Str("name", cluster.Name()).Dur("period", cfg.Period).Str("delivery", cfg.Delivery).
+		Msg("coordinator started")
 	return d, nil
 }
 
@@ -240,7 +279,8 @@ func (d *Daemon) loop() {
 }
 
 // publish computes this period's guidance from fresh reports of live node
-// monitors and broadcasts it.
+// monitors and delivers it: by gossip, by direct replies, or both
+// (Config.Delivery).
 func (d *Daemon) publish(now time.Time) {
 	live := map[string]bool{}
 	for _, m := range d.Cluster.Members(membership.RoleNodeMonitor) {
@@ -266,18 +306,46 @@ func (d *Daemon) publish(now time.Time) {
 	// monitors take a new coordinator's guidance as newer.
 	// A clock stepped back must not stall publishing.
 	version := max(uint64(now.UnixNano()), d.Stats().Version+1)
-	start := time.Now()
-	g, pub, err := Guide(reports, func(u string) float64 {
+	weight := func(u string) float64 {
 		if w, ok := weights[u]; ok {
 			return w
 		}
 		return 1
-	}, d.pub, version)
+	}
+	gossips := d.cfg.Delivery != DeliveryDirect
+	start := time.Now()
+	var (
+		g   fairshare.Guidance
+		pub fairgossip.Publication
+		err error
+	)
+	if gossips {
+		g, pub, err = Guide(reports, weight, d.pub, version)
+	} else {
+		g, err = fairshare.Compute(reports, weight)
+	}
 	solve := time.Since(start)
 	if err != nil {
 		d.log.Error().Err(err).Msg("guidance not published")
 		return
 	}
+	st := Stats{Active: true, Version: version, Reports: len(reports), Users: g.Users, Types: g.Types,
+		Solve: solve, Published: d.Stats().Published + 1}
+	if gossips {
+		d.broadcast(pub, &st)
+	}
+	if d.cfg.Delivery != DeliveryGossip {
+		d.reply(reports, g, version, &st)
+	}
+	d.recordGuidance(version, now, len(reports), g) // for /status (status.go)
+	d.mu.Lock()
+	d.stats = st
+	d.mu.Unlock()
+}
+
+// broadcast spreads a period's guidance by gossip and records its size
+// and load in st.
+func (d *Daemon) broadcast(pub fairgossip.Publication, st *Stats) {
 	for _, m := range pub.Table {
 		d.Cluster.Broadcast(m.Key, m.Bytes)
 	}
@@ -292,14 +360,78 @@ func (d *Daemon) publish(now time.Time) {
 			ev = d.log.Warn()
 		}
 		ev.Float64("bytes_per_s_per_member", load).Int("budget", fairgossip.LANGossipBudget).Bool("over", over).
-			Msg("guidance gossip load against memberlist's LAN budget (over: members cannot keep up; lengthen --period)")
+			Msg("guidance gossip load against memberlist's LAN budget (over: members cannot keep up; lengthen --period or use --delivery direct)")
 	}
-	d.recordGuidance(version, now, len(reports), g) // for /status (status.go)
-	d.mu.Lock()
-	d.stats = Stats{Active: true, Version: version, Reports: len(reports), Users: g.Users, Types: g.Types,
-		Solve: solve, Chunks: len(pub.Table) + len(pub.Guidance), Bytes: pub.Bytes(), TableChunks: len(pub.Table),
-		Delta: pub.Base != 0, GossipLoad: load, Published: d.stats.Published + 1}
-	d.mu.Unlock()
+	st.Chunks, st.Bytes, st.TableChunks = len(pub.Table)+len(pub.Guidance), pub.Bytes(), len(pub.Table)
+	st.Delta, st.GossipLoad = pub.Base != 0, load
+}
+
+// reply sends each reporting node its direct reply, best effort (a lost
+// one leaves the node on its previous guidance for a period), and records
+// the counts in st.
+func (d *Daemon) reply(reports []fairshare.NodeReport, g fairshare.Guidance, version uint64, st *Stats) {
+	start := time.Now()
+	replies, err := Replies(reports, g, version)
+	st.ReplyEncode = time.Since(start)
+	if err != nil {
+		st.ReplyFailed += len(reports) - len(replies)
+		d.log.Warn().Err(err).Msg("some direct replies not encoded")
+	}
+	var failed []error
+	for _, r := range replies {
+		for _, m := range r.Msgs {
+			if err := d.Cluster.SendBestEffortTo(r.Node, m); err != nil {
+				st.ReplyFailed++
+				if len(failed) < 3 {
+					failed = append(failed, err)
+				}
+				continue
+			}
+			st.Replies++
+			st.ReplyBytes += len(m)
+		}
+	}
+	if len(failed) > 0 {
+		d.log.Debug().Err(errors.Join(failed...)).Int("failed", st.ReplyFailed).Msg("direct replies not sent")
+	}
+}
+
+// NodeReply is one node's direct reply: its messages, all parts.
+type NodeReply struct {
+	Node string
+	Msgs [][]byte
+}
+
+// Replies encodes version of the guidance g as direct replies, one per
+// report: each node gets, for the users of its report (by name), their
+// cluster-wide running counts and their CMMF weights on its machine type.
+// Every reply carries the weights (the coordinator does not know which
+// nodes apply them; they cost 1 to 3 bytes a user). A node whose reply
+// cannot be encoded is left out and named in the error; the others are
+// returned.
+func Replies(reports []fairshare.NodeReport, g fairshare.Guidance, version uint64) ([]NodeReply, error) {
+	out := make([]NodeReply, 0, len(reports))
+	var errs []error
+	var users []fairgossip.ReplyUser
+	for _, r := range reports {
+		names := make([]string, 0, len(r.Users))
+		for u := range r.Users {
+			names = append(names, u)
+		}
+		slices.Sort(names)
+		tw := g.TypeWeights[r.Type]
+		users = users[:0]
+		for _, u := range names {
+			users = append(users, fairgossip.ReplyUser{User: u, Running: uint64(max(g.Running[u], 0)), Weight: fairgossip.QuantizeWeight(tw[u])})
+		}
+		msgs, err := fairgossip.EncodeReply(version, true, users)
+		if err != nil {
+			errs = append(errs, fmt.Errorf("reply to %s: %w", r.Node, err))
+			continue
+		}
+		out = append(out, NodeReply{Node: r.Node, Msgs: msgs})
+	}
+	return out, errors.Join(errs...)
 }
 
 // Guide is one period's work of the active coordinator: solve CMMF over

@@ -51,10 +51,15 @@ type coordination struct {
 
 	mu        sync.Mutex
 	rx        fairgossip.Receiver
-	active    string    // coordinator whose guidance is being assembled
-	installed time.Time // when the guidance in force arrived (zero: none)
+	replies   fairgossip.ReplyAssembler // direct replies (coordinator --delivery direct)
+	active    string                    // coordinator whose guidance is being assembled
+	installed time.Time                 // when the guidance in force arrived (zero: none)
 	version   uint64
-	seq       uint64
+	// current is whether version came from the active coordinator: then
+	// an older or equal version from the other delivery path (gossip or
+	// direct reply, when the coordinator uses both) is not installed.
+	current bool
+	seq     uint64
 }
 
 // MachineType is the canonical name of the machine type of a node with
@@ -137,9 +142,10 @@ func (c *coordination) expire(now time.Time) {
 	c.mu.Lock()
 	stale := !c.installed.IsZero() && now.Sub(c.installed) > c.cfg.Stale
 	if stale {
-		c.installed = time.Time{}
+		c.installed, c.current = time.Time{}, false
 		// A restarted coordinator may number its versions lower.
 		c.rx.Forget()
+		c.replies.Forget()
 	}
 	c.mu.Unlock()
 	if stale {
@@ -150,24 +156,51 @@ func (c *coordination) expire(now time.Time) {
 
 // onMessage takes a name table or guidance chunk, relays it when it is new
 // (memberlist does not relay user broadcasts, so spreading the guidance
-// to every member is the members' job) and installs a completed version.
+// to every member is the members' job) and installs a completed version;
+// or takes a part of a direct reply (sent to this node only: never
+// relayed) and installs the version once all its parts arrived.
 func (c *coordination) onMessage(b []byte) {
-	if k := fairgossip.Kind(b); k != "guidance" && k != "names" {
+	switch fairgossip.Kind(b) {
+	case "guidance", "names":
+		c.onGossip(b)
+	case "reply":
+		c.onReply(b)
+	}
+}
+
+// followLocked starts afresh when the active coordinator changed: a new
+// coordinator may number its versions below the old one's (its clock).
+// Called with c.mu held.
+func (c *coordination) followLocked(active string) {
+	if active == c.active {
 		return
 	}
+	// It sends its name table and a snapshot in each of its first periods
+	// (fairgossip.Warmup); direct replies are whole every period.
+	c.rx.Forget()
+	c.replies.Forget()
+	c.active, c.current = active, false
+}
+
+// takeLocked reports whether version should be installed, and if so
+// records it as the guidance in force. Called with c.mu held.
+func (c *coordination) takeLocked(version uint64) (first bool, ok bool) {
+	if c.current && version <= c.version {
+		return false, false
+	}
+	first = c.installed.IsZero()
+	c.installed, c.version, c.current = time.Now(), version, true
+	return first, true
+}
+
+func (c *coordination) onGossip(b []byte) {
 	active, _ := c.cluster.ActiveCoordinator()
 	c.mu.Lock()
-	if active != c.active {
-		// A new coordinator may number its versions below the old one's
-		// (its clock): start afresh. It sends its name table and a
-		// snapshot in each of its first periods (fairgossip.Warmup).
-		c.rx.Forget()
-		c.active = active
-	}
+	c.followLocked(active)
 	res, err := c.rx.Add(b)
-	first := res.Installed && c.installed.IsZero()
+	var first, take bool
 	if res.Installed {
-		c.installed, c.version = time.Now(), res.Guidance.Version
+		first, take = c.takeLocked(res.Guidance.Version)
 	}
 	c.mu.Unlock()
 	if res.Fresh {
@@ -176,7 +209,7 @@ func (c *coordination) onMessage(b []byte) {
 	if err != nil {
 		c.log.Debug().Err(err).Msg("malformed guidance ignored")
 	}
-	if !res.Installed {
+	if !take {
 		return
 	}
 	g := res.Guidance
@@ -190,12 +223,50 @@ func (c *coordination) onMessage(b []byte) {
 			ng.Weights[u] = w
 		}
 	}
+	c.apply(ng, first, active, "gossip")
+}
+
+func (c *coordination) onReply(b []byte) {
+	r, err := fairgossip.DecodeReply(b)
+	if err != nil {
+		c.log.Debug().Err(err).Msg("malformed direct reply ignored")
+		return
+	}
+	active, _ := c.cluster.ActiveCoordinator()
+	c.mu.Lock()
+	c.followLocked(active)
+	g, complete := c.replies.Add(r)
+	var first, take bool
+	if complete {
+		first, take = c.takeLocked(g.Version)
+	}
+	c.mu.Unlock()
+	if !take {
+		return
+	}
+	ng := Guidance{Version: g.Version, Running: make(map[string]float64, len(g.Running))}
+	for u, n := range g.Running {
+		ng.Running[u] = float64(n)
+	}
+	if c.cfg.Weights {
+		// A reply without weights leaves every user at the floor, as
+		// gossiped guidance without this type does.
+		ng.Weights = map[string]float64{}
+		for u, w := range g.Weights {
+			ng.Weights[u] = w
+		}
+	}
+	c.apply(ng, first, active, "direct")
+}
+
+// apply installs a version of guidance on the node monitor.
+func (c *coordination) apply(ng Guidance, first bool, active, via string) {
 	if _, err := c.nm.ApplyGuidance(ng); err != nil {
 		c.log.Warn().Err(err).Msg("coordinator guidance not applied")
 		return
 	}
 	if first {
-		c.log.Info().Str("coordinator", active).Uint64("version", g.Version).Int("users", len(g.Running)).
+		c.log.Info().Str("coordinator", active).Uint64("version", ng.Version).Int("users", len(ng.Running)).Str("via", via).
 			Msg("following coordinator guidance")
 	}
 }

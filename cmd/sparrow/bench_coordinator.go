@@ -15,6 +15,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/sparrowfleet/sparrow/coordinator"
 	"github.com/sparrowfleet/sparrow/core/fairshare"
 	"github.com/sparrowfleet/sparrow/internal/fairgossip"
 )
@@ -97,10 +98,21 @@ type coordResult struct {
 	// member (3 gossip targets every 200 ms, 1,398 bytes each; pings add
 	// a little); GossipBps above it cannot be carried.
 	CapacityBps float64 `json:"lan_gossip_capacity_bytes_per_s"`
-	// DirectBytes is the computed size of the alternative not built: the
-	// coordinator answering each node's report with its users' counts
-	// and its type's weights (names included), summed over nodes.
-	DirectBytes int `json:"direct_reply_bytes_per_period"`
+	// Direct delivery (coordinator --delivery direct): each node's reply
+	// encoded with coordinator.Replies, measured on the last period:
+	// bytes and messages summed over nodes, per node mean and max; its
+	// CPU per period measured (mean over the measured periods; direct
+	// delivery replaces the gossip encoding, the solve stays).
+	DirectBytes         int     `json:"direct_reply_bytes_per_period"`
+	DirectMsgs          int     `json:"direct_reply_messages_per_period"`
+	DirectNodeMeanBytes float64 `json:"direct_reply_bytes_per_node_mean"`
+	DirectNodeMaxBytes  int     `json:"direct_reply_bytes_per_node_max"`
+	DirectEncodeCPUMs   float64 `json:"direct_encode_cpu_ms"`
+	// DirectCoordBps is what the coordinator sends per second for the
+	// replies at a 1 s period, computed: bytes + 6 bytes of memberlist
+	// framing (message type and CRC) per message; UDP/IP headers and
+	// encryption not counted.
+	DirectCoordBps float64 `json:"direct_coordinator_bytes_per_s"`
 	// Gossip is the real measurement, when run.
 	Gossip *gossipResult `json:"gossip,omitempty"`
 }
@@ -122,8 +134,10 @@ time per period (getrusage), name table, snapshot and delta sizes.
 Computed: gossip bytes each member sends per second under memberlist's
 retransmit rule (RetransmitMult x ceil(log10(members+1)) sends of every
 message by every member, since members relay the guidance), against
-memberlist's LAN gossip capacity, and the size of direct replies to
-reports (an alternative, not built). --gossip also runs that many real
+memberlist's LAN gossip capacity. Direct delivery (coordinator
+--delivery direct): every node's reply encoded as coordinator.Replies does,
+its CPU per period measured, its bytes per node and at the coordinator.
+--gossip also runs that many real
 memberlist members in this process on loopback (LAN timing, compression
 off) and counts the bytes they send.`,
 		Example: `  sparrow bench coordinator
@@ -263,7 +277,7 @@ func benchCoordinator(sz coordSize, f benchCoordFlags) (coordResult, error) {
 	unit := func(string) float64 { return 1 }
 	pub := &fairgossip.Publisher{SnapshotEvery: f.snapshotEvery, TableEvery: f.tableEv}
 	res := coordResult{coordSize: sz, Periods: f.periods, Members: sz.Nodes + 1}
-	var solve, encode time.Duration
+	var solve, encode, direct time.Duration
 	var deltaBytes, deltaChunks, deltas int
 	var last fairshare.Guidance
 	var lastPub fairgossip.Publication
@@ -289,8 +303,15 @@ func benchCoordinator(sz coordSize, f benchCoordFlags) (coordResult, error) {
 		if p < fairgossip.Warmup {
 			continue
 		}
+		replies, err := coordinator.Replies(reports, g, uint64(1+p))
+		if err != nil {
+			return res, err
+		}
+		c3 := cpuNow()
 		solve += c1 - c0
 		encode += c2 - c1
+		direct += c3 - c2
+		directReplies(&res, replies)
 		tb := 0
 		for _, m := range out.Table {
 			tb += len(m.Bytes)
@@ -340,7 +361,8 @@ func benchCoordinator(sz coordSize, f benchCoordFlags) (coordResult, error) {
 	res.GossipBps = (res.MeanBytes + 3*chunks) * float64(res.RetransmitLimit)
 	res.CapacityBps = lanCapacity
 	res.V1Bytes = v1Size(last)
-	res.DirectBytes = directSize(reports, last)
+	res.DirectEncodeCPUMs = float64(direct) / float64(f.periods) / 1e6
+	res.DirectCoordBps = float64(res.DirectBytes + 6*res.DirectMsgs)
 	return res, nil
 }
 
@@ -360,18 +382,21 @@ func v1Size(g fairshare.Guidance) int {
 	return n + 20*int(math.Ceil(float64(n)/1180))
 }
 
-// directSize is the alternative not built: each node gets, in reply to
-// its report, the running counts of the users in it and its type's
-// weights for them, names included, with a 20-byte header.
-func directSize(reports []fairshare.NodeReport, g fairshare.Guidance) int {
-	n := 0
-	for _, r := range reports {
-		n += 20
-		for u := range r.Users {
-			n += 1 + len(u) + uvarintLen(uint64(g.Running[u])) + uvarintLen(fairgossip.QuantizeWeight(g.TypeWeights[r.Type][u]))
+// directReplies records one period's direct replies in res.
+func directReplies(res *coordResult, replies []coordinator.NodeReply) {
+	res.DirectBytes, res.DirectMsgs, res.DirectNodeMaxBytes = 0, 0, 0
+	for _, r := range replies {
+		n := 0
+		for _, m := range r.Msgs {
+			n += len(m)
 		}
+		res.DirectBytes += n
+		res.DirectMsgs += len(r.Msgs)
+		res.DirectNodeMaxBytes = max(res.DirectNodeMaxBytes, n)
 	}
-	return n
+	if len(replies) > 0 {
+		res.DirectNodeMeanBytes = float64(res.DirectBytes) / float64(len(replies))
+	}
 }
 
 func uvarintLen(v uint64) int {
@@ -386,15 +411,17 @@ func uvarintLen(v uint64) int {
 func printCoordResults(w io.Writer, rs []coordResult, f benchCoordFlags) {
 	fmt.Fprintf(w, "churn %.0f%% of users per period; snapshot every %d periods, name table every %d; RetransmitMult %d\n",
 		100*f.churn, f.snapshotEvery, f.tableEv, f.retransmitMult)
-	fmt.Fprintf(w, "%7s %6s %6s | %9s %9s | %13s %13s %11s %10s %9s | %6s %12s %12s | %12s\n",
+	fmt.Fprintf(w, "%7s %6s %6s | %9s %9s | %13s %13s %11s %10s %9s | %6s %12s %12s | %9s %11s %8s %9s %9s %12s\n",
 		"nodes", "types", "users", "solve ms", "encode ms", "table B(ch)", "snapshot B", "delta B", "mean B/p", "v1 B",
-		"limit", "gossip B/s", "LAN cap B/s", "direct B/p")
+		"limit", "gossip B/s", "LAN cap B/s", "direct ms", "direct B/p", "msgs/p", "node mean", "node max", "coord B/s")
 	for _, r := range rs {
-		fmt.Fprintf(w, "%7d %6d %6d | %9.2f %9.2f | %8d(%3d) %8d(%3d) %6d(%3d) %10.0f %9d | %6d %12.0f %12.0f | %12d\n",
+		fmt.Fprintf(w, "%7d %6d %6d | %9.2f %9.2f | %8d(%3d) %8d(%3d) %6d(%3d) %10.0f %9d | %6d %12.0f %12.0f | %9.2f %11d %8d %9.0f %9d %12.0f\n",
 			r.Nodes, r.Types, r.Users, r.SolveCPUMs, r.EncodeCPUMs, r.TableBytes, r.TableChunks, r.SnapshotBytes, r.SnapChunks,
-			r.DeltaBytes, r.DeltaChunks, r.MeanBytes, r.V1Bytes, r.RetransmitLimit, r.GossipBps, r.CapacityBps, r.DirectBytes)
+			r.DeltaBytes, r.DeltaChunks, r.MeanBytes, r.V1Bytes, r.RetransmitLimit, r.GossipBps, r.CapacityBps,
+			r.DirectEncodeCPUMs, r.DirectBytes, r.DirectMsgs, r.DirectNodeMeanBytes, r.DirectNodeMaxBytes, r.DirectCoordBps)
 	}
-	fmt.Fprintln(w, "solve/encode: measured CPU per period (getrusage); sizes: measured; gossip B/s per member: computed (mean B/p + 3 B framing per message) x limit per 1 s period; direct B/p: computed, not built")
+	fmt.Fprintln(w, "solve/encode: measured CPU per period (getrusage); sizes: measured; gossip B/s per member: computed (mean B/p + 3 B framing per message) x limit per 1 s period")
+	fmt.Fprintln(w, "direct (--delivery direct): encode CPU measured; B/p, msgs, per node mean/max: measured encoded replies of the last period; coord B/s: computed (B/p + 6 B memberlist framing per message) at a 1 s period, UDP/IP headers not counted")
 	for _, r := range rs {
 		if g := r.Gossip; g != nil {
 			fmt.Fprintf(w, "real gossip, %d members (%d measured periods of 1 s): sent %0.f B/s per member (guidance %.0f B/s, memberlist's own %.0f B/s); %.0f%% of (member, version) pairs installed; %.0f%% of members hold guidance newer than %d periods at the end\n",

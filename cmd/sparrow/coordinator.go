@@ -26,14 +26,16 @@ func newCoordinatorCmd() *cobra.Command {
 	)
 	cmd := &cobra.Command{
 		Use:   "coordinator",
-		Short: "Run the optional fairness coordinator (CMMF guidance by gossip)",
+		Short: "Run the optional fairness coordinator (CMMF guidance by gossip or direct replies)",
 		Long: `Run the optional fairness coordinator. The fleet works without it.
 
 Every --period the active coordinator gathers node monitors' reports of
 their per-user queued and running work (node monitors send them to it over
 gossip), computes constrained max-min fair (CMMF) shares over machine types
-(a node's machine type is its set of --attr attributes), and spreads by
-gossip each user's cluster-wide running count and per-type CMMF weights.
+(a node's machine type is its set of --attr attributes), and delivers each
+user's cluster-wide running count and per-type CMMF weights (--delivery:
+spread to every member by gossip, or sent to each reporting node monitor
+directly with just its own users' numbers).
 Node monitors started with --queue choosy serve the user with the lowest
 weighted cluster-wide share first (Choosy); those with --queue fair and
 --coordinator-weights take the CMMF weights of their type. A node monitor
@@ -81,6 +83,7 @@ cluster so a standby takes over at once.`,
 	}
 	fs := cmd.Flags()
 	fs.DurationVar(&cfg.Period, "period", coordinator.DefaultPeriod, "how often guidance is computed and spread")
+	fs.StringVar(&cfg.Delivery, "delivery", coordinator.DeliveryGossip, `how guidance reaches node monitors: "gossip" spreads all of it (every user's count, every type's weights) to every member, relayed by node monitors, so each member's cost grows with users x types (fits memberlist's LAN budget up to about 1,000 nodes and 200 users at a 1 s period, see docs/FAIRNESS.md); "direct" sends each node monitor that reported one UDP reply (a few if it has many users) with only its users' counts and its type's weights, nothing relayed, so use it at large scale (thousands of nodes or users); "both" does both`)
 	fs.StringArrayVar(&weights, "weight", nil, "base weight user=w (repeatable; others get 1)")
 	fs.StringVar(&weightsFile, "weights-file", "", "file of user=weight lines, re-read on SIGHUP (--weight flags override it)")
 	fs.StringVar(&sec.gossipKeyFile, "gossip-key-file", "", "file of base64 gossip encryption keys, one per line, the first used for sending; encrypts gossip and refuses members without a key. $"+membership.GossipKeyEnv+" may hold the keys instead")

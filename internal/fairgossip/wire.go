@@ -152,7 +152,8 @@ func EncodeReport(r Report) ([]byte, error) {
 }
 
 // Kind reports a message's kind: "report", "names" (a name table chunk),
-// "guidance" or "" for a message that is not this package's.
+// "guidance", "reply" (a direct reply, reply.go) or "" for a message
+// that is not this package's.
 func Kind(b []byte) string {
 	if len(b) < 2 || b[0] != magic {
 		return ""
@@ -164,6 +165,8 @@ func Kind(b []byte) string {
 		return "guidance"
 	case kindNames:
 		return "names"
+	case kindReply:
+		return "reply"
 	}
 	return ""
 }

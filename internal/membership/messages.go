@@ -11,9 +11,10 @@ import (
 
 // messaging carries user messages over the gossip layer: broadcasts that
 // spread to every member through memberlist's piggybacked gossip, and
-// point-to-point messages to one member. The coordinator uses both (its
-// guidance goes out by broadcast; node monitors' reports come in point to
-// point).
+// point-to-point messages to one member, reliable (TCP) or best effort
+// (one UDP packet). The coordinator uses all three (its guidance goes out
+// by broadcast or as best-effort direct replies; node monitors' reports
+// come in point to point).
 type messaging struct {
 	mu       sync.RWMutex
 	handlers []func([]byte)
@@ -48,25 +49,52 @@ func (c *Cluster) PendingBroadcasts() int { return c.msgs.queue.NumQueued() }
 // memberlist.Members: those are pointers into memberlist's state, which
 // its gossip goroutines rewrite (a data race the race detector caught).
 func (c *Cluster) SendTo(name string, msg []byte) error {
-	c.mu.RLock()
-	m, ok := c.members[name]
-	c.mu.RUnlock()
-	if !ok {
-		return fmt.Errorf("send to %s: not a live member", name)
-	}
-	host, port, err := net.SplitHostPort(m.Gossip)
+	to, err := c.nodeOf(name)
 	if err != nil {
-		return fmt.Errorf("send to %s: gossip address %q: %w", name, m.Gossip, err)
+		return fmt.Errorf("send to %s: %w", name, err)
 	}
-	p, err := strconv.ParseUint(port, 10, 16)
-	if err != nil {
-		return fmt.Errorf("send to %s: gossip port %q: %w", name, port, err)
-	}
-	to := memberlist.Node{Name: name, Addr: net.ParseIP(host), Port: uint16(p)}
 	if err := c.ml.SendReliable(&to, msg); err != nil {
 		return fmt.Errorf("send to %s: %w", name, err)
 	}
 	return nil
+}
+
+// SendBestEffortTo sends msg to the live member named name in one UDP
+// packet, without acknowledgement or retry: it may be lost. It opens no
+// connection, so a member can send thousands per second (the
+// coordinator's direct replies). msg must fit one packet (about 1,200
+// bytes leaves room for memberlist's framing and encryption).
+//
+// The address comes from this package's copy of the view, as in SendTo.
+func (c *Cluster) SendBestEffortTo(name string, msg []byte) error {
+	to, err := c.nodeOf(name)
+	if err != nil {
+		return fmt.Errorf("send (best effort) to %s: %w", name, err)
+	}
+	if err := c.ml.SendBestEffort(&to, msg); err != nil {
+		return fmt.Errorf("send (best effort) to %s: %w", name, err)
+	}
+	return nil
+}
+
+// nodeOf returns a memberlist node for the live member named name, built
+// from this package's own view (never memberlist's live *Node).
+func (c *Cluster) nodeOf(name string) (memberlist.Node, error) {
+	c.mu.RLock()
+	m, ok := c.members[name]
+	c.mu.RUnlock()
+	if !ok {
+		return memberlist.Node{}, fmt.Errorf("not a live member")
+	}
+	host, port, err := net.SplitHostPort(m.Gossip)
+	if err != nil {
+		return memberlist.Node{}, fmt.Errorf("gossip address %q: %w", m.Gossip, err)
+	}
+	p, err := strconv.ParseUint(port, 10, 16)
+	if err != nil {
+		return memberlist.Node{}, fmt.Errorf("gossip port %q: %w", port, err)
+	}
+	return memberlist.Node{Name: name, Addr: net.ParseIP(host), Port: uint16(p)}, nil
 }
 
 func (c *Cluster) deliver(b []byte) {
