@@ -1,0 +1,107 @@
+package integration
+
+import (
+	"context"
+	"fmt"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/sparrowfleet/sparrow/bench/fleet"
+	"github.com/sparrowfleet/sparrow/client"
+	"github.com/sparrowfleet/sparrow/nodemonitor"
+)
+
+// The Choosy paper's motivating case, shared by the fairness tests: 4 node
+// monitors x 4 slots, node 0 high-memory; spark may run only there, hadoop
+// anywhere. CMMF gives spark the whole high-memory node (4 of 16 slots);
+// per-node fair queues split it 2/2.
+
+// constrainedFleet starts that fleet with the given queue discipline and
+// coordination settings (report period; cmmfWeights for fair queues that
+// take the coordinator's CMMF weights).
+func constrainedFleet(t *testing.T, queue string, period time.Duration, cmmfWeights bool) *fleet.Fleet {
+	t.Helper()
+	return startFleet(t, fleet.Config{
+		Schedulers: 1, NodeMonitors: 4, Slots: 4, Apps: []string{"app"}, Queue: queue,
+		NodeAttrs: func(i int) map[string]string {
+			if i == 0 {
+				return map[string]string{"mem": "high"}
+			}
+			return map[string]string{"mem": "std"}
+		},
+		Coordination: nodemonitor.CoordinationConfig{ReportEvery: period, Stale: 10 * period, Weights: cmmfWeights},
+		Run:          echoTask(100 * time.Millisecond),
+	})
+}
+
+// submitBacklog keeps both users backlogged for longer than a
+// measurement: a frontend on 127.0.3.host submits 150 jobs of 4 100 ms
+// tasks per user (16 slots run 160 tasks/s; each user queues 600), with
+// request ids starting with prefix. The returned stop cancels the
+// submitters and waits for them.
+func submitBacklog(t *testing.T, f *fleet.Fleet, host int, prefix string) (stop func()) {
+	t.Helper()
+	ctx, cancel := context.WithCancel(context.Background())
+	fe, err := client.NewFrontend(ctx, client.FrontendConfig{
+		App: "app", Schedulers: f.SchedulerAddrs(), Listen: fmt.Sprintf("127.0.3.%d:0", host), AdvertiseHost: fmt.Sprintf("127.0.3.%d", host),
+		OnMessage: func(client.Message) {}, Log: testLogger(t), Timeout: 5 * time.Second,
+	})
+	if err != nil {
+		cancel()
+		t.Fatal(err)
+	}
+	var wg sync.WaitGroup
+	for _, user := range []string{"spark", "hadoop"} {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for j := range 150 {
+				job := newJob(fmt.Sprintf("%s-%s-%d", prefix, user, j), 4)
+				job.User = client.User{Name: user}
+				if user == "spark" {
+					job.Constraints = []client.Constraint{{Key: "mem", Op: "=", Values: []string{"high"}}}
+				}
+				if _, err := fe.Submit(ctx, job); err != nil {
+					if ctx.Err() == nil {
+						t.Errorf("submit: %v", err)
+					}
+					return
+				}
+			}
+		}()
+	}
+	return func() {
+		cancel()
+		wg.Wait()
+		fe.Close()
+	}
+}
+
+// sparkSlotsOnHigh samples spark's running tasks on the high-memory node
+// every 20 ms for 2 s, counting only the instants when both users are
+// backlogged there, and returns the mean.
+func sparkSlotsOnHigh(t *testing.T, f *fleet.Fleet, label string) float64 {
+	t.Helper()
+	high := f.NodeMonitors[0]
+	waitFor(t, "both users running", 20*time.Second, func() bool {
+		u := high.Usage()
+		return u["spark"].Running > 0 && u["hadoop"].Queued > 0
+	})
+	tick := time.NewTicker(20 * time.Millisecond)
+	defer tick.Stop()
+	sum, n := 0, 0
+	for range 100 {
+		<-tick.C
+		u := high.Usage()
+		if u["spark"].Queued == 0 || u["hadoop"].Queued == 0 {
+			continue // not both backlogged at this instant
+		}
+		sum += u["spark"].Running
+		n++
+	}
+	if n < 50 {
+		t.Fatalf("%s: both users backlogged in only %d of 100 samples", label, n)
+	}
+	return float64(sum) / float64(n)
+}
