@@ -23,5 +23,10 @@ func CoordinatorCollector(stats func() coordinator.Stats) prometheus.Collector {
 		{"sparrow_coordinator_machine_types", "Machine types in the last computation.", gauge, func(s st) float64 { return float64(s.Types) }},
 		{"sparrow_coordinator_solve_seconds", "Duration of the last CMMF computation.", gauge, func(s st) float64 { return s.Solve.Seconds() }},
 		{"sparrow_coordinator_guidance_bytes", "Bytes of the last guidance version, all chunks.", gauge, func(s st) float64 { return float64(s.Bytes) }},
+		{"sparrow_coordinator_gossip_load_bytes_per_second", "Estimated bytes per second each member sends to spread the last period's gossiped guidance (above about 21 KB/s memberlist's LAN timing cannot keep up).", gauge, func(s st) float64 { return s.GossipLoad }},
+		{"sparrow_coordinator_replies", "Direct replies (UDP messages, all parts) sent in the last period (--delivery direct or both).", gauge, func(s st) float64 { return float64(s.Replies) }},
+		{"sparrow_coordinator_reply_bytes", "Bytes of the direct replies sent in the last period.", gauge, func(s st) float64 { return float64(s.ReplyBytes) }},
+		{"sparrow_coordinator_reply_failures", "Direct replies that could not be encoded or sent in the last period.", gauge, func(s st) float64 { return float64(s.ReplyFailed) }},
+		{"sparrow_coordinator_reply_encode_seconds", "Time spent encoding the last period's direct replies.", gauge, func(s st) float64 { return s.ReplyEncode.Seconds() }},
 	})
 }

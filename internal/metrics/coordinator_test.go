@@ -1,0 +1,49 @@
+package metrics
+
+import (
+	"testing"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+
+	"github.com/sparrowfleet/sparrow/coordinator"
+)
+
+// TestCoordinatorCollector checks that the coordinator's last period,
+// gossip and direct replies alike, is exported with its values.
+func TestCoordinatorCollector(t *testing.T) {
+	reg := prometheus.NewRegistry()
+	reg.MustRegister(CoordinatorCollector(func() coordinator.Stats {
+		return coordinator.Stats{Active: true, Published: 7, Reports: 4, Replies: 4, ReplyBytes: 240,
+			ReplyFailed: 1, ReplyEncode: 3 * time.Millisecond, GossipLoad: 1500}
+	}))
+	mfs, err := reg.Gather()
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := map[string]float64{}
+	for _, mf := range mfs {
+		for _, m := range mf.GetMetric() {
+			switch {
+			case m.GetGauge() != nil:
+				got[mf.GetName()] = m.GetGauge().GetValue()
+			case m.GetCounter() != nil:
+				got[mf.GetName()] = m.GetCounter().GetValue()
+			}
+		}
+	}
+	for name, want := range map[string]float64{
+		"sparrow_coordinator_active":                       1,
+		"sparrow_coordinator_published_total":              7,
+		"sparrow_coordinator_reports":                      4,
+		"sparrow_coordinator_gossip_load_bytes_per_second": 1500,
+		"sparrow_coordinator_replies":                      4,
+		"sparrow_coordinator_reply_bytes":                  240,
+		"sparrow_coordinator_reply_failures":               1,
+		"sparrow_coordinator_reply_encode_seconds":         0.003,
+	} {
+		if v, ok := got[name]; !ok || v != want {
+			t.Errorf("%s = %v (exported: %v), want %v", name, v, ok, want)
+		}
+	}
+}
