@@ -1,6 +1,7 @@
 // Package fairgossip is the wire format of the fairness coordinator's
 // messages: node monitors' reports up to the coordinator, and the
-// coordinator's guidance spread to every member by gossip.
+// coordinator's guidance, spread to every member by gossip or sent to each
+// node monitor as a direct reply.
 //
 // Every gossiped message fits one gossip packet (MaxMessage bytes), and
 // every byte of it is sent about RetransmitMult x log10(members) times by
@@ -17,6 +18,12 @@
 //     holding only the values that differ from the last snapshot's, so a
 //     member that missed a delta needs only the next one, and one that
 //     joined catches up within TableEvery + SnapshotEvery periods.
+//
+// At large scale the coordinator replies to each node monitor instead
+// (--delivery direct): one self-contained reply per node (EncodeReply),
+// naming its users inline with their running counts and its type's
+// weights, cut into parts only when it exceeds MaxMessage; ReplyAssembler
+// installs a version once all its parts arrived, in any order.
 //
 // Publisher is the coordinator's side, Receiver a member's. A large table
 // or version is cut into numbered chunks, assembled by the receiver and
