@@ -36,9 +36,12 @@ func constrainedFleet(t *testing.T, queue string, period time.Duration, cmmfWeig
 }
 
 // submitBacklog keeps both users backlogged for longer than a
-// measurement: a frontend on 127.0.3.host submits 150 jobs of 4 100 ms
-// tasks per user (16 slots run 160 tasks/s; each user queues 600), with
-// request ids starting with prefix. The returned stop cancels the
+// measurement: a frontend on 127.0.3.host submits, for each user, 160 jobs
+// of 8 100 ms tasks from 4 goroutines (16 slots run 160 tasks/s; each user
+// queues 1,280), with request ids starting with prefix. Several
+// submitters and large jobs, so that submission outpaces the fleet even
+// on a loaded machine under the race detector: the measurement needs
+// hadoop queued on the high-memory node. The returned stop cancels the
 // submitters and waits for them.
 func submitBacklog(t *testing.T, f *fleet.Fleet, host int, prefix string) (stop func()) {
 	t.Helper()
@@ -53,28 +56,36 @@ func submitBacklog(t *testing.T, f *fleet.Fleet, host int, prefix string) (stop 
 	}
 	var wg sync.WaitGroup
 	for _, user := range []string{"spark", "hadoop"} {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			for j := range 150 {
-				job := newJob(fmt.Sprintf("%s-%s-%d", prefix, user, j), 4)
-				job.User = client.User{Name: user}
-				if user == "spark" {
-					job.Constraints = []client.Constraint{{Key: "mem", Op: "=", Values: []string{"high"}}}
-				}
-				if _, err := fe.Submit(ctx, job); err != nil {
-					if ctx.Err() == nil {
-						t.Errorf("submit: %v", err)
-					}
-					return
-				}
-			}
-		}()
+		for g := range 4 {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				submitJobs(ctx, t, fe, user, fmt.Sprintf("%s-%s-%d", prefix, user, g))
+			}()
+		}
 	}
 	return func() {
 		cancel()
 		wg.Wait()
 		fe.Close()
+	}
+}
+
+// submitJobs submits 40 jobs of 8 tasks for user (spark constrained to
+// mem=high) until ctx ends.
+func submitJobs(ctx context.Context, t *testing.T, fe *client.Frontend, user, prefix string) {
+	for j := range 40 {
+		job := newJob(fmt.Sprintf("%s-%d", prefix, j), 8)
+		job.User = client.User{Name: user}
+		if user == "spark" {
+			job.Constraints = []client.Constraint{{Key: "mem", Op: "=", Values: []string{"high"}}}
+		}
+		if _, err := fe.Submit(ctx, job); err != nil {
+			if ctx.Err() == nil {
+				t.Errorf("submit: %v", err)
+			}
+			return
+		}
 	}
 }
 
@@ -84,7 +95,7 @@ func submitBacklog(t *testing.T, f *fleet.Fleet, host int, prefix string) (stop 
 func sparkSlotsOnHigh(t *testing.T, f *fleet.Fleet, label string) float64 {
 	t.Helper()
 	high := f.NodeMonitors[0]
-	waitFor(t, "both users running", 20*time.Second, func() bool {
+	waitFor(t, "both users running, hadoop queued on the high-memory node", 30*time.Second, func() bool {
 		u := high.Usage()
 		return u["spark"].Running > 0 && u["hadoop"].Queued > 0
 	})
