@@ -35,17 +35,27 @@ type Config struct {
 	TaskDuration time.Duration
 	// Rate is the job arrival rate (jobs/s); if 0 it is derived from Load
 	// and Slots: load·slots / (tasks·duration).
-	Rate        float64
-	Load        float64
-	Slots       int
-	Poisson     bool
-	Seed        uint64
-	ProbeRatio  float64
-	RunID       string
-	Deadline    time.Duration
-	Timeout     time.Duration // frontend failure-detection timeout
-	Heartbeat   time.Duration
-	SubmitRetry time.Duration // wait before retrying a submit that failed
+	Rate       float64
+	Load       float64
+	Slots      int
+	Poisson    bool
+	Seed       uint64
+	ProbeRatio float64
+	RunID      string
+	Deadline   time.Duration
+	Timeout    time.Duration // frontend failure-detection timeout
+	Heartbeat  time.Duration
+	// Resubmission policy (see Backoff and the package doc): a logical
+	// job's k-th resubmission waits a full-jitter delay drawn from
+	// [0, min(RetryMax, RetryBase·2^(k-1))), plus any delay the scheduler
+	// suggested; resubmitted tasks may be at most RetryBudget × the
+	// first-attempt tasks of the last RetryWindow, or RetryBudgetMin if
+	// more. Zero values take the Default* constants; a negative
+	// RetryBudget or RetryBudgetMin means none (fraction 0, no floor).
+	RetryBase, RetryMax time.Duration
+	RetryBudget         float64
+	RetryWindow         time.Duration
+	RetryBudgetMin      int
 	// Progress receives a line about once per ProgressEvery (nil: none).
 	Progress      io.Writer
 	ProgressEvery time.Duration
@@ -129,6 +139,23 @@ type Summary struct {
 	SchedDelayMs stats.Summary `json:"sched_delay_ms"`
 	Marks        []Mark        `json:"marks,omitempty"`
 
+	// The resubmission policy in force and what it did (issue 15, item 3).
+	// RetriesDelayed counts resubmissions sent after a backoff delay > 0;
+	// RetryDelayMs summarises every delay drawn; RetryAfterHonoured counts
+	// resubmissions that waited a delay the scheduler suggested.
+	// RetryBudgetExhausted says a resubmission was refused by the budget
+	// (first at RetryBudgetExhaustedAt); JobsFailedByBudget and
+	// TasksFailedByBudget count the jobs failed instead of resubmitted and
+	// the tasks they would have resubmitted.
+	RetryPolicy            RetryPolicy   `json:"retry_policy"`
+	RetriesDelayed         int           `json:"retries_delayed"`
+	RetryDelayMs           stats.Summary `json:"retry_delay_ms"`
+	RetryAfterHonoured     int           `json:"retry_after_honoured"`
+	RetryBudgetExhausted   bool          `json:"retry_budget_exhausted"`
+	RetryBudgetExhaustedAt string        `json:"retry_budget_exhausted_at,omitempty"`
+	JobsFailedByBudget     int           `json:"jobs_failed_by_budget"`
+	TasksFailedByBudget    int           `json:"tasks_failed_by_budget"`
+
 	StartedAt      string  `json:"started_at"`
 	LastArrivalAt  string  `json:"last_arrival_at"`
 	FinishedAt     string  `json:"finished_at"`
@@ -139,6 +166,33 @@ type Summary struct {
 	// "request/task" of their latest attempt, and its state.
 	IncompleteTasks []string `json:"incomplete_tasks,omitempty"`
 }
+
+// RetryPolicy echoes the resubmission policy of a run.
+type RetryPolicy struct {
+	BaseMs    float64 `json:"base_ms"`
+	MaxMs     float64 `json:"max_ms"`
+	Budget    float64 `json:"budget"`
+	WindowS   float64 `json:"window_s"`
+	BudgetMin int     `json:"budget_min"`
+}
+
+// Defaults of the resubmission policy. The floor is large on purpose. The
+// e2e fault scenarios (scripts/e2e/run.sh: 180 jobs × 6 tasks at 1.2×
+// load, 72 first-attempt tasks/s, so 10% of a 10 s window is only ~72)
+// resubmit up to ~100 tasks at one failover (78–98 measured) and at most
+// the tasks in flight (a few hundred at the end of that run) per
+// failover; a floor of 1,000 covers one fault with a wide margin, and
+// even several spurious failovers within a window on a starved host.
+// Only a storm (the issue-15 run: 164,005 resubmissions in 10 s) meets
+// the fraction. The base keeps a lost task's first resubmission within
+// 100 ms, small against e2e recovery times of seconds.
+const (
+	DefaultRetryBase      = 100 * time.Millisecond
+	DefaultRetryMax       = 10 * time.Second
+	DefaultRetryBudget    = 0.1
+	DefaultRetryWindow    = 10 * time.Second
+	DefaultRetryBudgetMin = 1000
+)
 
 // maxSamples bounds the sample lists in a Summary.
 const maxSamples = 20
@@ -155,6 +209,10 @@ type FailoverRecord struct {
 	InFlightTasks  int     `json:"in_flight_tasks"`  // tasks of those jobs not yet done
 	ResubmittedAt  string  `json:"resubmitted_at"`   // when their resubmissions were sent
 	RelaunchTookMs float64 `json:"relaunch_took_ms"` // reconnected -> resubmissions sent
+	// RelaunchBackoffMs is the longest backoff delay among those
+	// resubmissions; it is part of RelaunchTookMs (subtract it to compare
+	// with the paper's relaunch time).
+	RelaunchBackoffMs float64 `json:"relaunch_backoff_ms"`
 }
 
 // Mark is a snapshot taken on request (SIGUSR1).
@@ -184,6 +242,8 @@ type logicalJob struct {
 	doneAt    time.Time
 	affected  bool
 	attempts  int
+	retries   int  // resubmissions so far: the backoff's exponent
+	failed    bool // failed by the retry budget instead of resubmitted
 }
 
 type logicalTask struct {
@@ -200,11 +260,13 @@ type attempt struct {
 	abandoned bool                    // given up whole (failover, in doubt, submit error)
 	gaveUp    map[string]bool         // tasks of this attempt reported lost/failed
 	created   time.Time               // when the attempt was made, just before its submit
+	sent      bool                    // its submit was started (not still in backoff)
 }
 
 type resubmit struct {
 	task  *logicalTask
 	cause string
+	after time.Duration // delay the scheduler suggested (0: none)
 }
 
 type runner struct {
@@ -231,6 +293,12 @@ type runner struct {
 	redo      []resubmit // queued for the resubmitter
 	pendingFO []int      // indices into sum.Failovers awaiting resubmission time
 	submitWG  sync.WaitGroup
+
+	backoff     Backoff
+	budget      retryBudget
+	retryDelays []float64 // ms, every backoff delay drawn
+	failedOpen  int       // jobs failed by the budget and not completed after all
+	allClosed   bool      // allDone is closed
 }
 
 // Run drives the workload and returns its summary. The error is non-nil
@@ -255,6 +323,8 @@ func Run(ctx context.Context, cfg Config) (Summary, error) {
 	r := &runner{
 		cfg: cfg, log: cfg.Log, kick: make(chan struct{}, 1),
 		attempts: map[string]*attempt{}, allDone: make(chan struct{}),
+		backoff: Backoff{Base: cfg.RetryBase, Max: cfg.RetryMax},
+		budget:  retryBudget{Fraction: max(cfg.RetryBudget, 0), Window: cfg.RetryWindow, Min: max(cfg.RetryBudgetMin, 0)},
 	}
 	if cfg.TaskDuration > 0 {
 		r.msg = []byte(cfg.TaskDuration.String())
@@ -263,6 +333,10 @@ func Run(ctx context.Context, cfg Config) (Summary, error) {
 		RunID: cfg.RunID, App: cfg.App, Schedulers: cfg.Schedulers, TasksPerJob: cfg.Tasks,
 		TaskDurationMs: stats.Millis(cfg.TaskDuration), RateJobsPerSec: cfg.rate(),
 		ResubmittedBy: map[string]int{}, Failovers: []FailoverRecord{},
+		RetryPolicy: RetryPolicy{
+			BaseMs: stats.Millis(cfg.RetryBase), MaxMs: stats.Millis(cfg.RetryMax),
+			Budget: r.budget.Fraction, WindowS: cfg.RetryWindow.Seconds(), BudgetMin: r.budget.Min,
+		},
 	}
 	for i := 0; i < cfg.Jobs; i++ {
 		j := &logicalJob{n: i, left: cfg.Tasks}
@@ -326,8 +400,29 @@ func (c *Config) validate() error {
 			return err
 		}
 	}
-	if c.SubmitRetry <= 0 {
-		c.SubmitRetry = 100 * time.Millisecond
+	switch {
+	case c.RetryBase < 0 || c.RetryMax < 0 || c.RetryWindow < 0:
+		return fmt.Errorf("retry base, max and window must not be negative")
+	case c.RetryBudget > 100:
+		return fmt.Errorf("retry budget %v: want a fraction of first attempts (0.1 is 10%%)", c.RetryBudget)
+	}
+	if c.RetryBase == 0 {
+		c.RetryBase = DefaultRetryBase
+	}
+	if c.RetryMax == 0 {
+		c.RetryMax = DefaultRetryMax
+	}
+	if c.RetryMax < c.RetryBase {
+		return fmt.Errorf("retry max %v is below retry base %v", c.RetryMax, c.RetryBase)
+	}
+	if c.RetryBudget == 0 {
+		c.RetryBudget = DefaultRetryBudget
+	}
+	if c.RetryWindow == 0 {
+		c.RetryWindow = DefaultRetryWindow
+	}
+	if c.RetryBudgetMin == 0 {
+		c.RetryBudgetMin = DefaultRetryBudgetMin
 	}
 	if c.ProgressEvery <= 0 {
 		c.ProgressEvery = time.Second
@@ -407,9 +502,10 @@ func (r *runner) run(parent context.Context) Summary {
 		j.submitted = time.Now()
 		r.sum.JobsSubmitted++
 		r.sum.TasksSubmitted += len(j.tasks)
+		r.budget.AddFirst(j.submitted, len(j.tasks))
 		a := r.newAttempt(j, j.tasks)
 		r.mu.Unlock()
-		r.submitAsync(ctx, a, 0)
+		r.submitAsync(ctx, a, 0, nil)
 	}
 	r.mu.Lock()
 	r.sum.LastArrivalAt = ts(time.Now())
@@ -456,6 +552,10 @@ func (r *runner) run(parent context.Context) Summary {
 				if a := t.current; a != nil {
 					state := "waiting for a message"
 					switch {
+					case j.failed:
+						state = "job failed by the retry budget"
+					case !a.sent:
+						state = "resubmission waiting out its backoff"
 					case a.gaveUp[strconv.Itoa(t.idx)]:
 						state = "reported lost/failed, resubmission pending"
 					case a.abandoned:
@@ -483,12 +583,21 @@ func (r *runner) run(parent context.Context) Summary {
 	s.ResponseMs = stats.Summarize(slices.Clone(r.responses))
 	s.SchedDelayMs = stats.Summarize(slices.Clone(r.delays))
 	s.AffectedResponseMs = stats.Summarize(slices.Clone(r.affResp))
+	s.RetryDelayMs = stats.Summarize(slices.Clone(r.retryDelays))
 	s.Failovers = slices.Clone(s.Failovers)
 	s.Marks = slices.Clone(s.Marks)
 	s.ResubmittedBy = maps(s.ResubmittedBy)
 	s.OK = r.done == len(r.jobs)
 	switch {
 	case s.OK:
+	case r.failedOpen > 0:
+		s.Error = fmt.Sprintf("retry budget exhausted: %d jobs failed instead of resubmitted "+
+			"(resubmitted tasks may be at most %g%% of the first-attempt tasks of the last %v, or %d if more; "+
+			"--retry-budget, --retry-window, --retry-budget-min); %d of %d jobs incomplete",
+			r.failedOpen, 100*r.budget.Fraction, r.budget.Window, r.budget.Min, len(r.jobs)-r.done, len(r.jobs))
+		if s.DeadlineHit {
+			s.Error += fmt.Sprintf("; deadline %v passed", r.cfg.Deadline)
+		}
 	case s.DeadlineHit:
 		s.Error = fmt.Sprintf("deadline %v passed with %d of %d jobs incomplete", r.cfg.Deadline, len(r.jobs)-r.done, len(r.jobs))
 	case parent.Err() != nil:
@@ -526,10 +635,18 @@ func (r *runner) newAttempt(j *logicalJob, tasks []*logicalTask) *attempt {
 	return a
 }
 
-func (r *runner) submitAsync(ctx context.Context, a *attempt, delay time.Duration) {
+// submitAsync submits a after delay, in its own goroutine; wg, if not
+// nil, is done when the submit has returned (or the run ended first).
+func (r *runner) submitAsync(ctx context.Context, a *attempt, delay time.Duration, wg *sync.WaitGroup) {
 	r.submitWG.Add(1)
+	if wg != nil {
+		wg.Add(1)
+	}
 	go func() {
 		defer r.submitWG.Done()
+		if wg != nil {
+			defer wg.Done()
+		}
 		if delay > 0 {
 			t := time.NewTimer(delay)
 			select {
@@ -546,6 +663,7 @@ func (r *runner) submitAsync(ctx context.Context, a *attempt, delay time.Duratio
 func (r *runner) submit(ctx context.Context, a *attempt) {
 	job := client.Job{RequestID: a.id, ProbeRatio: r.cfg.ProbeRatio, User: r.cfg.User, Constraints: r.cfg.Constraints}
 	r.mu.Lock()
+	a.sent = true
 	for id := range a.tasks {
 		job.Tasks = append(job.Tasks, client.Task{ID: id, Message: r.msg})
 	}
@@ -560,38 +678,47 @@ func (r *runner) submit(ctx context.Context, a *attempt) {
 		return
 	}
 	cause := causeSubmitError
+	var after time.Duration
 	if errors.Is(err, client.ErrInDoubt) {
 		// Usually also reported by the failover; abandoning is idempotent,
 		// and a job the failover missed is not left hanging.
 		cause = causeInDoubt
+	} else if d, ok := ParseRetryAfter(err.Error()); ok {
+		// A refusal that says when to come back (none does yet: issue 15,
+		// item 1).
+		after = d
 	}
 	r.mu.Lock()
 	r.sum.SubmitErrors++
 	r.mu.Unlock()
 	r.log.Warn().Err(err).Str("request", a.id).Str("cause", cause).Msg("submit failed; resubmitting as a new job")
-	r.abandon(a, cause)
+	r.abandon(a, cause, after)
 }
 
 // abandon gives up attempt a whole and queues its tasks that are not done,
-// and whose current attempt it is, for resubmission.
-func (r *runner) abandon(a *attempt, cause string) int {
+// and whose current attempt it is, for resubmission (after at least
+// after, if positive).
+func (r *runner) abandon(a *attempt, cause string, after time.Duration) int {
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	return r.abandonLocked(a, cause)
+	return r.abandonLocked(a, cause, after)
 }
 
 // abandonLocked is abandon with r.mu held.
-func (r *runner) abandonLocked(a *attempt, cause string) int {
+func (r *runner) abandonLocked(a *attempt, cause string, after time.Duration) int {
 	if a.abandoned {
 		return 0
 	}
 	a.abandoned = true
+	if a.job.failed {
+		return 0
+	}
 	n := 0
 	for id, t := range a.tasks {
 		if t.done || t.current != a || a.gaveUp[id] {
 			continue
 		}
-		r.redo = append(r.redo, resubmit{task: t, cause: cause})
+		r.redo = append(r.redo, resubmit{task: t, cause: cause, after: after})
 		n++
 	}
 	if n > 0 {
@@ -611,7 +738,9 @@ func (r *runner) wake() {
 
 // resubmitter batches resubmissions per job: whatever is queued within a
 // couple of milliseconds of the first (a lost node's tasks arrive as
-// separate messages) goes out as one new job per original job.
+// separate messages) goes out as one new job per original job, after that
+// job's backoff delay, if the retry budget allows it; otherwise the job is
+// failed.
 func (r *runner) resubmitter(ctx context.Context) {
 	for {
 		select {
@@ -626,8 +755,7 @@ func (r *runner) resubmitter(ctx context.Context) {
 			return
 		case <-linger.C:
 		}
-		delay := time.Duration(0)
-		byJob := map[*logicalJob][]*logicalTask{}
+		byJob := map[*logicalJob][]resubmit{}
 		var order []*logicalJob
 		r.mu.Lock()
 		batch := r.redo
@@ -636,55 +764,106 @@ func (r *runner) resubmitter(ctx context.Context) {
 		r.pendingFO = nil
 		for _, x := range batch {
 			t := x.task
-			if t.done || slices.Contains(byJob[t.job], t) {
+			if t.done || t.job.failed || slices.ContainsFunc(byJob[t.job], func(y resubmit) bool { return y.task == t }) {
 				continue
 			}
 			if _, ok := byJob[t.job]; !ok {
 				order = append(order, t.job)
 			}
-			byJob[t.job] = append(byJob[t.job], t)
-			r.sum.ResubmittedTasks++
-			r.sum.ResubmittedBy[x.cause]++
-			if x.cause == causeSubmitError {
-				delay = r.cfg.SubmitRetry
-			}
+			byJob[t.job] = append(byJob[t.job], x)
 		}
-		var atts []*attempt
+		now := time.Now()
+		type delayed struct {
+			a     *attempt
+			delay time.Duration
+		}
+		var atts []delayed
+		var longest time.Duration
 		for _, j := range order {
-			atts = append(atts, r.newAttempt(j, byJob[j]))
+			xs := byJob[j]
+			if !r.budget.TryRetry(now, len(xs)) {
+				r.failByBudgetLocked(j, len(xs), now)
+				continue
+			}
+			var suggested time.Duration
+			tasks := make([]*logicalTask, 0, len(xs))
+			for _, x := range xs {
+				tasks = append(tasks, x.task)
+				suggested = max(suggested, x.after)
+				r.sum.ResubmittedTasks++
+				r.sum.ResubmittedBy[x.cause]++
+			}
+			j.retries++
+			delay := r.backoff.Delay(j.retries, suggested, jitter(r.cfg.Seed, j.n, j.retries))
+			r.retryDelays = append(r.retryDelays, stats.Millis(delay))
+			if delay > 0 {
+				r.sum.RetriesDelayed++
+			}
+			if suggested > 0 {
+				r.sum.RetryAfterHonoured++
+			}
+			longest = max(longest, delay)
+			atts = append(atts, delayed{r.newAttempt(j, tasks), delay})
 			r.sum.ResubmittedJobs++
 		}
+		r.checkAllDoneLocked()
 		r.mu.Unlock()
-		if len(failovers) == 0 || delay > 0 {
-			for _, a := range atts {
-				r.submitAsync(ctx, a, delay)
+		if len(failovers) == 0 {
+			for _, d := range atts {
+				r.submitAsync(ctx, d.a, d.delay, nil)
 			}
 			continue
 		}
 		// A failover's resubmissions: time how long relaunching takes
-		// (the paper's "< 15 ms"), from reconnection until every
-		// resubmitted job has been accepted.
+		// (the paper's "< 15 ms", here plus the backoff), from
+		// reconnection until every resubmitted job has been accepted.
+		// Timed aside, so that the next batch is not held up.
 		var wg sync.WaitGroup
-		for _, a := range atts {
-			wg.Add(1)
-			r.submitWG.Add(1)
-			go func() {
-				defer r.submitWG.Done()
-				defer wg.Done()
-				r.submit(ctx, a)
-			}()
+		for _, d := range atts {
+			r.submitAsync(ctx, d.a, d.delay, &wg)
 		}
-		wg.Wait()
-		now := time.Now()
-		r.mu.Lock()
-		for _, i := range failovers {
-			fo := &r.sum.Failovers[i]
-			fo.ResubmittedAt = ts(now)
-			if rc, err := time.Parse(time.RFC3339Nano, fo.ReconnectedAt); err == nil {
-				fo.RelaunchTookMs = stats.Millis(now.Sub(rc))
+		r.submitWG.Add(1)
+		go func() {
+			defer r.submitWG.Done()
+			wg.Wait()
+			now := time.Now()
+			r.mu.Lock()
+			defer r.mu.Unlock()
+			for _, i := range failovers {
+				fo := &r.sum.Failovers[i]
+				fo.ResubmittedAt = ts(now)
+				fo.RelaunchBackoffMs = stats.Millis(longest)
+				if rc, err := time.Parse(time.RFC3339Nano, fo.ReconnectedAt); err == nil {
+					fo.RelaunchTookMs = stats.Millis(now.Sub(rc))
+				}
 			}
-		}
-		r.mu.Unlock()
+		}()
+	}
+}
+
+// failByBudgetLocked fails job j, whose n tasks the retry budget refused
+// to resubmit. Called with r.mu held.
+func (r *runner) failByBudgetLocked(j *logicalJob, n int, now time.Time) {
+	j.failed = true
+	j.affected = true
+	r.failedOpen++
+	r.sum.JobsFailedByBudget++
+	r.sum.TasksFailedByBudget += n
+	if !r.sum.RetryBudgetExhausted {
+		r.sum.RetryBudgetExhausted = true
+		r.sum.RetryBudgetExhaustedAt = ts(now)
+		// One line for the first; the summary counts the rest.
+		r.log.Error().Int("job", j.n).Int("tasks", n).Int("used", r.budget.Used(now)).Int("limit", r.budget.Limit(now)).
+			Msg("retry budget exhausted: failing jobs instead of resubmitting them (--retry-budget, --retry-window, --retry-budget-min)")
+	}
+}
+
+// checkAllDoneLocked closes allDone once every job has completed or been
+// failed by the budget. Called with r.mu held.
+func (r *runner) checkAllDoneLocked() {
+	if !r.allClosed && r.done+r.failedOpen == len(r.jobs) {
+		r.allClosed = true
+		close(r.allDone)
 	}
 }
 
@@ -725,6 +904,12 @@ func (r *runner) onMessage(m client.Message) {
 			if j.left == 0 {
 				j.doneAt = now
 				r.done++
+				if j.failed {
+					// Failed by the budget, then its lost task finished
+					// late after all: the job is complete.
+					j.failed = false
+					r.failedOpen--
+				}
 				ms := stats.Millis(now.Sub(j.submitted))
 				r.responses = append(r.responses, ms)
 				if j.affected {
@@ -733,9 +918,7 @@ func (r *runner) onMessage(m client.Message) {
 						r.lastAff = now
 					}
 				}
-				if r.done == len(r.jobs) {
-					close(r.allDone)
-				}
+				r.checkAllDoneLocked()
 			}
 		}
 	default:
@@ -757,7 +940,7 @@ func (r *runner) onMessage(m client.Message) {
 		default:
 			r.sum.OtherReports++
 		}
-		if t.done || t.current != a || a.abandoned || a.gaveUp[m.Task.TaskID] {
+		if t.done || t.current != a || a.abandoned || a.gaveUp[m.Task.TaskID] || j.failed {
 			r.sum.StaleReports++
 			break
 		}
@@ -809,7 +992,7 @@ func (r *runner) onFailover(f client.Failover) {
 	r.sum.Failovers = append(r.sum.Failovers, rec)
 	n := 0
 	for _, a := range atts {
-		n += r.abandonLocked(a, causeFailover)
+		n += r.abandonLocked(a, causeFailover, 0)
 	}
 	if n > 0 {
 		// The resubmitter that sends these jobs times the relaunch.
@@ -865,9 +1048,9 @@ func (r *runner) printProgress(start time.Time) {
 	done := r.done
 	inFlight := s.JobsSubmitted - done
 	r.mu.Unlock()
-	fmt.Fprintf(r.cfg.Progress, "progress t=%.1fs submitted=%d completed=%d in_flight=%d lost=%d failed=%d resubmitted=%d failovers=%d scheduler=%s\n",
+	fmt.Fprintf(r.cfg.Progress, "progress t=%.1fs submitted=%d completed=%d in_flight=%d lost=%d failed=%d resubmitted=%d failovers=%d scheduler=%s retries_delayed=%d failed_by_budget=%d\n",
 		time.Since(start).Seconds(), s.JobsSubmitted, done, inFlight, s.LostReports, s.FailedReports,
-		s.ResubmittedJobs, len(s.Failovers), r.fe.Scheduler())
+		s.ResubmittedJobs, len(s.Failovers), r.fe.Scheduler(), s.RetriesDelayed, s.JobsFailedByBudget)
 }
 
 // autoHost picks the host schedulers should call the frontend back on:

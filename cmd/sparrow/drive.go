@@ -40,6 +40,14 @@ over to another scheduler, is resubmitted as a new job with a new request
 id. The run ends when every original job's tasks have all finished OK, or
 at --deadline.
 
+Resubmissions back off (--retry-base, doubling per resubmission of the same
+job up to --retry-max, full jitter drawn from --seed) and are bounded by a
+retry budget: over any --retry-window, resubmitted tasks may be at most
+--retry-budget of the first-attempt tasks, or --retry-budget-min if more.
+Past the budget a job is failed instead of resubmitted, and the run exits
+non-zero saying so: a saturated fleet is not sent more work the more it
+fails.
+
 Progress goes to stderr once a second; SIGUSR1 records a mark (the time and
 the jobs and tasks in flight), for fault injectors. The summary (--json: one
 JSON object on the last line of stdout) has the jobs and tasks submitted and
@@ -96,14 +104,21 @@ job completed.`,
 	fs.Float64Var(&cfg.Load, "load", 0.8, "target fraction of --slots busy, used when --rate is 0 (above 1 overloads the fleet so queues build)")
 	fs.IntVar(&cfg.Slots, "slots", 0, "the fleet's total slots, used with --load")
 	fs.BoolVar(&cfg.Poisson, "poisson", false, "Poisson arrivals at --rate instead of evenly spaced ones")
-	fs.Uint64Var(&cfg.Seed, "seed", 1, "seed for Poisson arrivals")
+	fs.Uint64Var(&cfg.Seed, "seed", 1, "seed for Poisson arrivals and the resubmission backoff's jitter")
 	fs.Float64Var(&cfg.ProbeRatio, "probe-ratio", 0, "probe ratio d for each job (0: the scheduler's default)")
 	fs.StringVar(&cfg.Listen, "listen", client.DefaultFrontendListen, "FrontendService address (schedulers send task messages here)")
 	fs.StringVar(&cfg.AdvertiseHost, "advertise-host", "auto", `host given to schedulers when --listen is a wildcard; "auto": 127.0.0.1 if every scheduler is on loopback, else this machine's first non-loopback IPv4 address`)
 	fs.DurationVar(&cfg.Deadline, "deadline", 2*time.Minute, "give up (exit non-zero) if the jobs have not all completed this long after the start")
 	fs.DurationVar(&cfg.Timeout, "timeout", client.DefaultTimeout, "scheduler failure-detection timeout (the paper's 100 ms)")
 	fs.DurationVar(&cfg.Heartbeat, "heartbeat", client.DefaultHeartbeat, "idle heartbeat to the current scheduler (negative disables)")
-	fs.DurationVar(&cfg.SubmitRetry, "submit-retry", 100*time.Millisecond, "wait before resubmitting a job whose submit was refused or found no scheduler")
+	fs.DurationVar(&cfg.RetryBase, "retry-base", driver.DefaultRetryBase, "backoff before a job's first resubmission is drawn uniformly from [0, this); it doubles per resubmission of the same job (full jitter)")
+	fs.DurationVar(&cfg.RetryMax, "retry-max", driver.DefaultRetryMax, "cap of the drawn backoff (a delay the scheduler suggests in a refusal, \"retry after 2s\", is added on top)")
+	fs.Float64Var(&cfg.RetryBudget, "retry-budget", driver.DefaultRetryBudget, "retry budget: resubmitted tasks at most this fraction of the first-attempt tasks of the last --retry-window (past it a job is failed, and the run exits non-zero); negative: no fraction, only --retry-budget-min")
+	fs.DurationVar(&cfg.RetryWindow, "retry-window", driver.DefaultRetryWindow, "sliding window of the retry budget")
+	fs.IntVar(&cfg.RetryBudgetMin, "retry-budget-min", driver.DefaultRetryBudgetMin, "floor of the retry budget, in resubmitted tasks per --retry-window, so that a small run can still recover from a fault; negative: no floor")
+	var submitRetry time.Duration
+	fs.DurationVar(&submitRetry, "submit-retry", 0, "ignored: refused submits now back off like every resubmission (--retry-base, --retry-max)")
+	_ = fs.MarkDeprecated("submit-retry", "use --retry-base and --retry-max")
 	fs.StringVar(&cfg.RunID, "run-id", "", "prefix of every request id (default: random)")
 	fs.DurationVar(&cfg.ProgressEvery, "progress-every", time.Second, "interval between progress lines on stderr")
 	fs.BoolVar(&asJSON, "json", false, "print the summary as one JSON object on the last line of stdout")
@@ -158,6 +173,12 @@ func printDriveSummary(w io.Writer, s driver.Summary, asJSON bool) error {
 	fmt.Fprintf(w, "  reports            %d ok (%d late, %d duplicate), %d lost, %d failed, %d stale\n",
 		s.OKReports, s.LateOKReports, s.DuplicateOKReports, s.LostReports, s.FailedReports, s.StaleReports)
 	fmt.Fprintf(w, "  resubmitted        %d jobs, %d tasks %v; %d submit errors\n", s.ResubmittedJobs, s.ResubmittedTasks, s.ResubmittedBy, s.SubmitErrors)
+	fmt.Fprintf(w, "  retry backoff      %d delayed (p50 %.1f ms, max %.1f ms), %d waited a suggested delay\n",
+		s.RetriesDelayed, s.RetryDelayMs.P50, s.RetryDelayMs.Max, s.RetryAfterHonoured)
+	if s.RetryBudgetExhausted {
+		fmt.Fprintf(w, "  retry budget       EXHAUSTED at %s: %d jobs (%d tasks) failed instead of resubmitted\n",
+			s.RetryBudgetExhaustedAt, s.JobsFailedByBudget, s.TasksFailedByBudget)
+	}
 	for _, f := range s.Failovers {
 		fmt.Fprintf(w, "  failover           %s -> %s at %s, reconnected in %.1f ms, %d jobs in flight, relaunched %.1f ms later\n",
 			f.From, f.To, f.DetectedAt, f.ReconnectMs, f.InFlightJobs, f.RelaunchTookMs)

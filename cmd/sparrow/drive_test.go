@@ -56,3 +56,31 @@ func FuzzParseConstraint(f *testing.F) {
 		}
 	})
 }
+
+// The retry policy's flags exist with the driver's defaults, and the old
+// --submit-retry is still accepted (deprecated) so scripts keep working.
+func TestDriveRetryFlags(t *testing.T) {
+	fs := newDriveCmd().Flags()
+	for _, tc := range []struct{ flag, want string }{
+		{"retry-base", "100ms"},
+		{"retry-max", "10s"},
+		{"retry-budget", "0.1"},
+		{"retry-window", "10s"},
+		{"retry-budget-min", "1000"},
+	} {
+		f := fs.Lookup(tc.flag)
+		if f == nil {
+			t.Errorf("--%s: not defined", tc.flag)
+			continue
+		}
+		if f.DefValue != tc.want || f.Usage == "" {
+			t.Errorf("--%s: default %q, usage %q; want default %q and a usage", tc.flag, f.DefValue, f.Usage, tc.want)
+		}
+	}
+	if f := fs.Lookup("submit-retry"); f == nil || f.Deprecated == "" {
+		t.Errorf("--submit-retry: %+v, want a deprecated flag", f)
+	}
+	if err := fs.Parse([]string{"--submit-retry=50ms", "--retry-budget=0.2"}); err != nil {
+		t.Errorf("parse: %v", err)
+	}
+}
