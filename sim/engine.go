@@ -247,7 +247,9 @@ func (s *sim) newJob() int32 {
 func (s *sim) freeJob(slot int32) {
 	j := &s.jobs[slot]
 	if s.lt != nil {
-		delete(s.lt.reqSlot, j.reqID)
+		if int(j.seq) < len(s.lt.seqSlot) {
+			s.lt.seqSlot[j.seq] = -1
+		}
 	}
 	j.live = false
 	j.req = nil

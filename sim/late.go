@@ -24,7 +24,10 @@ type late struct {
 	cores   []*slots.Core
 	sampler placement.Sampler
 	tasks   []placement.Task // tasks[:m] is every job's task list (read only)
-	reqSlot map[string]int32 // request ID -> job slot, while the job is live
+	// seqSlot[seq] is the job slot of live job seq, or -1. Request IDs are
+	// the decimal job sequence number, so a reservation's job is found by
+	// parsing its ID and indexing, not by hashing it into a map.
+	seqSlot []int32
 
 	reservations int64 // reservations enqueued on node monitors
 	fetches      int64 // getTask calls (a reservation reached a free slot)
@@ -41,7 +44,6 @@ func newLate(cfg Config) (*late, error) {
 		addrIdx: make(map[string]int32, cfg.Nodes),
 		cores:   make([]*slots.Core, cfg.Nodes),
 		tasks:   make([]placement.Task, cfg.Tasks),
-		reqSlot: make(map[string]int32),
 	}
 	for i := range lt.nodes {
 		a := NodeAddr(i)
@@ -58,6 +60,27 @@ func newLate(cfg Config) (*late, error) {
 		lt.tasks[i] = placement.Task{ID: strconv.Itoa(i)}
 	}
 	return lt, nil
+}
+
+// nodeIndex returns the index of the node with address addr. Addresses are
+// NodeAddr(i), so it parses i and checks, without a map lookup.
+func (lt *late) nodeIndex(addr string) (int32, bool) {
+	if len(addr) > 1 && addr[0] == 'n' {
+		if i, err := strconv.Atoi(addr[1:]); err == nil && i >= 0 && i < len(lt.nodes) && lt.nodes[i].Addr == addr {
+			return int32(i), true
+		}
+	}
+	i, ok := lt.addrIdx[addr]
+	return i, ok
+}
+
+// slotOf returns the job slot of the live request id, or -1.
+func (lt *late) slotOf(id string) int32 {
+	seq, err := strconv.Atoi(id)
+	if err != nil || seq < 0 || seq >= len(lt.seqSlot) {
+		return -1
+	}
+	return lt.seqSlot[seq]
 }
 
 // lateArrival plans the job's reservations with placement.Sampler.Plan, on
@@ -81,7 +104,7 @@ func (s *sim) lateArrival(slot int32) {
 	j.probeNode = j.probeNode[:0]
 	j.probeCnt = j.probeCnt[:0]
 	for _, p := range probes {
-		n, ok := lt.addrIdx[p.Node.Addr]
+		n, ok := lt.nodeIndex(p.Node.Addr)
 		if !ok {
 			s.err = fmt.Errorf("sim: placement chose unknown node %q", p.Node.Addr)
 			return
@@ -89,7 +112,10 @@ func (s *sim) lateArrival(slot int32) {
 		j.probeNode = append(j.probeNode, n)
 		j.probeCnt = append(j.probeCnt, int32(p.Count))
 	}
-	lt.reqSlot[j.reqID] = slot
+	for int(j.seq) >= len(lt.seqSlot) {
+		lt.seqSlot = append(lt.seqSlot, -1)
+	}
+	lt.seqSlot[j.seq] = slot
 	s.schedule(s.now+s.half, evEnqueue, -1, slot, -1, j.seq)
 }
 
@@ -121,7 +147,7 @@ func (s *sim) lateDrain(n int32) {
 			return
 		}
 		slot, jseq := int32(-1), int32(-1)
-		if sl, found := lt.reqSlot[r.RequestID]; found {
+		if sl := lt.slotOf(r.RequestID); sl >= 0 {
 			slot, jseq = sl, s.jobs[sl].seq
 		}
 		lt.fetches++
@@ -168,7 +194,8 @@ func (s *sim) lateSendCancel(slot int32) {
 	}
 	j.cancelNode = j.cancelNode[:0]
 	for _, p := range out {
-		j.cancelNode = append(j.cancelNode, lt.addrIdx[p.Node.Addr])
+		n, _ := lt.nodeIndex(p.Node.Addr)
+		j.cancelNode = append(j.cancelNode, n)
 	}
 	j.cancelPending = true
 	s.schedule(s.now+s.half, evCancel, -1, slot, -1, j.seq)

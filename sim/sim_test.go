@@ -446,3 +446,19 @@ func BenchmarkLatePoint(b *testing.B) {
 	}
 	b.ReportMetric(float64(tasks)/b.Elapsed().Seconds(), "tasks/s")
 }
+
+// BenchmarkFigure3Late times the Figure-3 point of docs/SIMULATION.md for
+// late binding (10,000 nodes x 1 slot, 500-task jobs, exp(100 ms), RTT 1 ms,
+// d = 2, 90% load, 2,000 measured jobs after a 200-job warm-up): the point
+// `sparrow sim --policy late --load 0.9` runs. One iteration takes seconds;
+// run it with -benchtime=1x.
+func BenchmarkFigure3Late(b *testing.B) {
+	cfg := Config{Policy: Late, Nodes: 10000, Slots: 1, Tasks: 500, Load: 0.9,
+		Jobs: 2000, Warmup: 200, Dist: Dist{Kind: Exp, Mean: 100}, RTT: 1, ProbeRatio: 2, Seed: 1}
+	var tasks int64
+	for b.Loop() {
+		r := mustRun(b, cfg)
+		tasks += r.TasksSimulated
+	}
+	b.ReportMetric(float64(tasks)/b.Elapsed().Seconds(), "tasks/s")
+}

@@ -10,6 +10,7 @@ import (
 	"os"
 	"runtime"
 	"runtime/debug"
+	"runtime/pprof"
 	"slices"
 	"strconv"
 	"strings"
@@ -26,6 +27,7 @@ import (
 func init() { rootCmd.AddCommand(newSimCmd()) }
 
 type simFlags struct {
+	cpuProfile  string
 	policy      string
 	nodes       int
 	slots       int
@@ -101,6 +103,7 @@ of the measured jobs. See docs/SIMULATION.md.`,
 	fl.BoolVar(&f.zeroWait, "zero-wait", false, "print the Table 2 comparison: closed-form vs simulated probability that a job has zero wait")
 	fl.Float64Var(&f.longFrac, "long-frac", 0, "fraction of jobs that are long (heterogeneity, paper §7.8); results add short-job-only columns")
 	fl.Float64Var(&f.longMean, "long-mean", 10000, "mean task duration of long jobs in ms (with --long-frac)")
+	fl.StringVar(&f.cpuProfile, "cpuprofile", "", "write a CPU profile (pprof format) of the whole run to this file")
 	cmd.AddCommand(newSimFairnessCmd()) // sim_fairness.go: Choosy §7.1–7.2
 	return cmd
 }
@@ -275,6 +278,17 @@ func runSim(cmd *cobra.Command, f *simFlags) error {
 	// tuned the collector.
 	if os.Getenv("GOGC") == "" {
 		debug.SetGCPercent(400)
+	}
+	if f.cpuProfile != "" {
+		pf, err := os.Create(f.cpuProfile)
+		if err != nil {
+			return fmt.Errorf("sim: cpu profile: %w", err)
+		}
+		defer pf.Close()
+		if err := pprof.StartCPUProfile(pf); err != nil {
+			return fmt.Errorf("sim: cpu profile: %w", err)
+		}
+		defer pprof.StopCPUProfile()
 	}
 
 	order := make([]*simPoint, len(pts))

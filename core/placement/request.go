@@ -23,13 +23,23 @@ type Request struct {
 	free        []int // unconstrained task indices, in submission order
 	constrained []int // unlaunched constrained task indices, in order
 
-	held  map[string]int  // node addr -> reservations still outstanding
-	nodes map[string]Node // node addr -> node, for nodes that ever held one
-	total int             // sum of held
+	// at maps a node addr to its entry in holds; nodes that ever held a
+	// reservation keep their entry. One map lookup per Assign finds both
+	// the count and the node, where separate count and node maps cost
+	// four or five map operations per task on the scheduler's hot path.
+	at    map[string]int32
+	holds []holding
+	total int // sum of holds[i].n
 	// cover counts outstanding reservations by the keys preferences match
 	// (host, member name, rack), so that a constrained task's coverage is
 	// checked in O(its preferences), not O(nodes).
 	cover map[coverKey]int
+}
+
+// holding is one node's outstanding reservations for the request.
+type holding struct {
+	node Node
+	n    int
 }
 
 type coverKey struct {
@@ -38,6 +48,9 @@ type coverKey struct {
 }
 
 func (r *Request) addCover(n Node, c int) {
+	if r.cover == nil {
+		r.cover = make(map[coverKey]int)
+	}
 	r.cover[coverKey{'h', n.Host}] += c
 	if n.Name != "" && n.Name != n.Host {
 		r.cover[coverKey{'n', n.Name}] += c
@@ -71,9 +84,6 @@ func NewRequest(id string, tasks []Task) *Request {
 		tasks:    tasks,
 		launched: make([]bool, len(tasks)),
 		left:     len(tasks),
-		held:     make(map[string]int),
-		nodes:    make(map[string]Node),
-		cover:    make(map[coverKey]int),
 	}
 	for i, t := range tasks {
 		if t.Constrained() {
@@ -90,12 +100,22 @@ func (r *Request) Tasks() []Task { return r.tasks }
 
 // AddProbes records reservations that were placed on node monitors.
 func (r *Request) AddProbes(probes []Probe) {
+	if r.at == nil {
+		r.at = make(map[string]int32, len(probes))
+		r.holds = make([]holding, 0, len(probes))
+	}
 	for _, p := range probes {
 		if p.Count <= 0 {
 			continue
 		}
-		r.held[p.Node.Addr] += p.Count
-		r.nodes[p.Node.Addr] = p.Node
+		if i, ok := r.at[p.Node.Addr]; ok {
+			h := &r.holds[i]
+			h.n += p.Count
+			h.node = p.Node
+		} else {
+			r.at[p.Node.Addr] = int32(len(r.holds))
+			r.holds = append(r.holds, holding{node: p.Node, n: p.Count})
+		}
 		r.total += p.Count
 		if len(r.constrained) > 0 {
 			r.addCover(p.Node, p.Count)
@@ -109,16 +129,20 @@ func (r *Request) AddProbes(probes []Probe) {
 // no reservation for this request (an unknown or already-cancelled one).
 // Each task index is returned at most once over the Request's life.
 func (r *Request) Assign(addr string) (task int, ok bool) {
-	if r.held[addr] == 0 {
+	h := r.holding(addr)
+	if h == nil || h.n == 0 {
 		return 0, false
 	}
-	r.consume(addr)
+	h.n--
+	r.total--
+	if len(r.constrained) > 0 {
+		r.addCover(h.node, -1)
+	}
 	if r.left == 0 {
 		return 0, false
 	}
-	node := r.nodes[addr]
 	for j, i := range r.constrained {
-		if r.tasks[i].Allows(node) {
+		if r.tasks[i].Allows(h.node) {
 			r.constrained = slices.Delete(r.constrained, j, j+1)
 			return r.launch(i), true
 		}
@@ -131,15 +155,13 @@ func (r *Request) Assign(addr string) (task int, ok bool) {
 	return 0, false
 }
 
-func (r *Request) consume(addr string) {
-	r.held[addr]--
-	r.total--
-	if r.held[addr] == 0 {
-		delete(r.held, addr)
+// holding returns addr's entry, or nil if addr never held a reservation.
+func (r *Request) holding(addr string) *holding {
+	i, ok := r.at[addr]
+	if !ok {
+		return nil
 	}
-	if len(r.constrained) > 0 {
-		r.addCover(r.nodes[addr], -1)
-	}
+	return &r.holds[i]
 }
 
 func (r *Request) launch(i int) int {
@@ -161,9 +183,17 @@ func (r *Request) Unlaunched() int { return r.left }
 // request, with how many, in address order. Once the request is launched
 // these are the cancellation targets.
 func (r *Request) Outstanding() []Probe {
-	out := make([]Probe, 0, len(r.held))
-	for addr, c := range r.held {
-		out = append(out, Probe{Node: r.nodes[addr], Count: c})
+	k := 0
+	for i := range r.holds {
+		if r.holds[i].n > 0 {
+			k++
+		}
+	}
+	out := make([]Probe, 0, k)
+	for i := range r.holds {
+		if h := &r.holds[i]; h.n > 0 {
+			out = append(out, Probe{Node: h.node, Count: h.n})
+		}
 	}
 	slices.SortFunc(out, func(a, b Probe) int {
 		switch {
@@ -181,7 +211,10 @@ func (r *Request) Outstanding() []Probe {
 func (r *Request) HasConstrained() bool { return len(r.constrained) > 0 }
 
 // Holds reports whether addr still holds reservations for this request.
-func (r *Request) Holds(addr string) bool { return r.held[addr] > 0 }
+func (r *Request) Holds(addr string) bool {
+	h := r.holding(addr)
+	return h != nil && h.n > 0
+}
 
 // UnlaunchedTasks returns the tasks not yet handed out, in submission order.
 func (r *Request) UnlaunchedTasks() []Task {
@@ -198,13 +231,15 @@ func (r *Request) UnlaunchedTasks() []Task {
 // enqueue failed, or the node left the cluster. It returns how many were
 // dropped. Call Uncovered afterwards to see what must be probed again.
 func (r *Request) DropNode(addr string) int {
-	c := r.held[addr]
-	if c > 0 {
-		r.total -= c
-		delete(r.held, addr)
-		if len(r.constrained) > 0 {
-			r.addCover(r.nodes[addr], -c)
-		}
+	h := r.holding(addr)
+	if h == nil || h.n <= 0 {
+		return 0
+	}
+	c := h.n
+	r.total -= c
+	h.n = 0
+	if len(r.constrained) > 0 {
+		r.addCover(h.node, -c)
 	}
 	return c
 }

@@ -7,16 +7,41 @@ type FIFO struct {
 	q   list // service order, linked through inQueue
 	idx index
 	n   int
+	// spare holds unlinked nodes for reuse, so that a node monitor that
+	// queues and serves reservations all day does not allocate one each.
+	spare []*node
 }
 
-var _ Discipline = (*FIFO)(nil)
+var (
+	_ Discipline  = (*FIFO)(nil)
+	_ UserCounter = (*FIFO)(nil)
+)
+
+// UserCounter is implemented by disciplines that can count their queued
+// reservations by user themselves, so that a node monitor need not keep its
+// own per-request counts up to date on every push and pop.
+type UserCounter interface {
+	// QueuedByUser adds each queued reservation to out under its User.
+	QueuedByUser(out map[string]int)
+}
+
+// QueuedByUser adds each queued reservation to out under its User. It costs
+// O(queued reservations).
+func (f *FIFO) QueuedByUser(out map[string]int) { f.idx.queuedByUser(out) }
 
 // NewFIFO returns an empty FIFO queue.
 func NewFIFO() *FIFO { return &FIFO{} }
 
 // Push appends r to the tail of the queue.
 func (f *FIFO) Push(r Reservation) {
-	n := &node{r: r}
+	var n *node
+	if k := len(f.spare); k > 0 {
+		n = f.spare[k-1]
+		f.spare = f.spare[:k-1]
+		n.r = r
+	} else {
+		n = &node{r: r}
+	}
 	f.q.pushBack(inQueue, n)
 	f.idx.add(n)
 	f.n++
@@ -31,8 +56,10 @@ func (f *FIFO) Pop() (Reservation, bool) {
 	f.q.remove(inQueue, n)
 	f.idx.remove(n)
 	f.n--
+	r := n.r
+	f.recycle(n)
 	f.compactIfEmpty()
-	return n.r, true
+	return r, true
 }
 
 // RemoveRequest drops every queued reservation of requestID and returns how
@@ -58,6 +85,16 @@ func (f *FIFO) Len() int { return f.n }
 func (f *FIFO) detach(n *node) {
 	f.q.remove(inQueue, n)
 	f.n--
+	f.recycle(n)
+}
+
+// recycle keeps n, unlinked from every list, for reuse by Push, up to a
+// bound so that a burst's worth of nodes is not pinned forever.
+func (f *FIFO) recycle(n *node) {
+	if len(f.spare) < shrinkAbove {
+		*n = node{}
+		f.spare = append(f.spare, n)
+	}
 }
 
 func (f *FIFO) compactIfEmpty() {

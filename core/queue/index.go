@@ -30,7 +30,8 @@ type node struct {
 	r     Reservation
 	seq   uint64 // arrival order in the owning discipline, for deterministic ties
 	links [numLinks]link
-	flow  *flow // owning per-user flow; nil under FIFO
+	owner [numLinks]*list // index headers the node is filed under (inRequest, inApp)
+	flow  *flow           // owning per-user flow; nil under FIFO
 }
 
 // list is a doubly linked list threaded through node.links[k]. It is a small
@@ -68,9 +69,28 @@ func (l *list) remove(k linkKind, n *node) {
 // index finds the queued nodes of a request or an app without scanning the
 // queue. Keys are deleted as soon as their list empties, so it never holds
 // more keys than there are queued reservations.
+//
+// The maps hold list headers by pointer and every node points at the
+// headers it is filed under, so that unlinking a node (every Pop) touches a
+// map only when its list empties, and filing one (every Push) costs one map
+// lookup per list instead of a lookup and a store. Emptied headers are kept
+// on a free list for reuse, so a steady stream of requests allocates none.
 type index struct {
-	byKey [numLinks]map[string]list // only inRequest and inApp are used
-	peak  int                       // most keys held since the last reset
+	byKey [numLinks]map[string]*list // only inRequest and inApp are used
+	spare []*list                    // emptied headers, for reuse
+	// last caches, per list kind, the header most recently filed into
+	// and its key, so that consecutive pushes for one app (or one
+	// request's n reservations) skip the map. Cleared when that header
+	// is released.
+	lastKey  [numLinks]string
+	lastList [numLinks]*list
+	peak     int // most keys held since the last reset
+	// grown[k] records that byKey[k] has held more than smallKeys keys
+	// since it was last allocated. Go maps never shrink, and one that has
+	// grown past a single group probes slowly once the churn of request
+	// IDs has filled it with tombstones; so when such a map empties it is
+	// dropped, and the next add allocates a small one again.
+	grown [numLinks]bool
 }
 
 func indexKey(k linkKind, r *Reservation) string {
@@ -84,14 +104,32 @@ func (ix *index) add(n *node) {
 	for _, k := range [...]linkKind{inRequest, inApp} {
 		m := ix.byKey[k]
 		if m == nil {
-			m = make(map[string]list)
+			m = make(map[string]*list)
 			ix.byKey[k] = m
 		}
 		key := indexKey(k, &n.r)
-		l := m[key]
+		var l *list
+		if ix.lastList[k] != nil && ix.lastKey[k] == key {
+			l = ix.lastList[k]
+		} else {
+			l = m[key]
+		}
+		if l == nil {
+			if ns := len(ix.spare); ns > 0 {
+				l = ix.spare[ns-1]
+				ix.spare = ix.spare[:ns-1]
+			} else {
+				l = &list{}
+			}
+			m[key] = l
+			ix.peak = max(ix.peak, len(m))
+			if len(m) > smallKeys {
+				ix.grown[k] = true
+			}
+		}
 		l.pushBack(k, n)
-		m[key] = l
-		ix.peak = max(ix.peak, len(m))
+		n.owner[k] = l
+		ix.lastKey[k], ix.lastList[k] = key, l
 	}
 }
 
@@ -102,23 +140,37 @@ func (ix *index) remove(n *node) {
 }
 
 func (ix *index) unlink(k linkKind, n *node) {
-	ln := n.links[k]
-	if ln.prev != nil && ln.next != nil {
-		// Interior node: neither end of the list moves, so the map entry
-		// is untouched and we save two map operations.
-		ln.prev.links[k].next = ln.next
-		ln.next.links[k].prev = ln.prev
-		n.links[k] = link{}
-		return
-	}
-	m := ix.byKey[k]
-	key := indexKey(k, &n.r)
-	l := m[key]
+	l := n.owner[k]
 	l.remove(k, n)
+	n.owner[k] = nil
 	if l.empty() {
-		delete(m, key)
-	} else {
-		m[key] = l
+		delete(ix.byKey[k], indexKey(k, &n.r))
+		ix.release(k, l)
+		ix.dropIfEmpty(k)
+	}
+}
+
+// smallKeys is the number of keys a Go map holds in its single-group small
+// form.
+const smallKeys = 8
+
+// dropIfEmpty forgets byKey[k] if it is empty and has grown past its small
+// form (see index.grown).
+func (ix *index) dropIfEmpty(k linkKind) {
+	if ix.grown[k] && len(ix.byKey[k]) == 0 {
+		ix.byKey[k] = nil
+		ix.grown[k] = false
+	}
+}
+
+// release keeps an emptied header for reuse, up to a bound, so that the
+// spare list never outgrows what a busy node monitor needed recently.
+func (ix *index) release(k linkKind, l *list) {
+	if ix.lastList[k] == l {
+		ix.lastKey[k], ix.lastList[k] = "", nil
+	}
+	if len(ix.spare) < shrinkAbove {
+		ix.spare = append(ix.spare, l)
 	}
 }
 
@@ -141,12 +193,26 @@ func (ix *index) drain(k linkKind, key string, detach func(*node)) int {
 	for n := l.head; n != nil; {
 		next := n.links[k].next
 		n.links[k] = link{}
+		n.owner[k] = nil
 		ix.unlink(other, n)
 		detach(n)
 		count++
 		n = next
 	}
+	*l = list{}
+	ix.release(k, l)
+	ix.dropIfEmpty(k)
 	return count
+}
+
+// queuedByUser adds to out, for every queued node, one reservation under its
+// user. Cost is proportional to the number of queued reservations.
+func (ix *index) queuedByUser(out map[string]int) {
+	for _, l := range ix.byKey[inRequest] {
+		for n := l.head; n != nil; n = n.links[inRequest].next {
+			out[n.r.User]++
+		}
+	}
 }
 
 // compact releases oversized maps. The caller must only call it when nothing

@@ -2,6 +2,7 @@ package slots
 
 import (
 	"fmt"
+	"slices"
 
 	"github.com/sparrowfleet/sparrow/core/queue"
 )
@@ -24,16 +25,30 @@ type Core struct {
 	fetching  int
 	queue     queue.Discipline
 	apps      map[string]bool
-	running   map[TaskKey]queue.Reservation // task -> the reservation it ran for
+	// running lists the running tasks with the reservation each ran for.
+	// A node has a handful of slots, so a linear scan of a slice finds a
+	// task faster than hashing its two-string key; runIdx (key -> position
+	// in running) is built only once more than smallRunning tasks run.
+	running []RunningTask
+	runIdx  map[TaskKey]int
 
-	// Per-user counts, for the coordinator's view of who uses this node:
-	// queued reservations by request (every reservation of a request has
-	// the request's user and app) and running tasks by user.
+	// Per-request counts, for the coordinator's view of who uses this
+	// node: queued reservations by request (every reservation of a request
+	// has the request's user and app), kept only when the discipline
+	// cannot count its queued users itself (see users). Running tasks by
+	// user are counted from running when Usage is asked.
 	queuedReq map[string]*requestCount
-	runningBy map[string]int
+	spareRC   []*requestCount // emptied counts, for reuse
+	// appList holds the keys of apps, which Enqueue scans instead of
+	// hashing into the map while there are few.
+	appList []string
 	// account is the queue discipline's launch and finish hook, if it
 	// keeps one (Choosy does).
 	account queue.Accounting
+	// users, when the discipline implements it, counts queued reservations
+	// by user on demand, and queuedReq is then not kept: Enqueue and Next
+	// skip two map operations per reservation.
+	users queue.UserCounter
 }
 
 // requestCount is one request's reservations queued here.
@@ -64,15 +79,15 @@ func New(slots int, q queue.Discipline) (*Core, error) {
 		return nil, fmt.Errorf("nil queue discipline")
 	}
 	account, _ := q.(queue.Accounting)
+	users, _ := q.(queue.UserCounter)
 	return &Core{
 		slots:     slots,
 		maxQueued: DefaultMaxQueued,
 		queue:     q,
 		apps:      make(map[string]bool),
-		running:   make(map[TaskKey]queue.Reservation),
 		queuedReq: make(map[string]*requestCount),
-		runningBy: make(map[string]int),
 		account:   account,
+		users:     users,
 	}, nil
 }
 
@@ -88,12 +103,26 @@ func (c *Core) SetMaxQueued(n int) {
 func (c *Core) Queue() queue.Discipline { return c.queue }
 
 // AddApp records that an executor for app runs on this node.
-func (c *Core) AddApp(app string) { c.apps[app] = true }
+func (c *Core) AddApp(app string) {
+	if !c.apps[app] {
+		c.appList = append(c.appList, app)
+	}
+	c.apps[app] = true
+}
+
+// hasApp is HasApp for the per-reservation path.
+func (c *Core) hasApp(app string) bool {
+	if len(c.appList) > 8 {
+		return c.apps[app]
+	}
+	return slices.Contains(c.appList, app)
+}
 
 // RemoveApp forgets app's executor and drops its queued reservations,
 // returning how many were dropped. Running tasks are left to finish or fail.
 func (c *Core) RemoveApp(app string) int {
 	delete(c.apps, app)
+	c.appList = slices.DeleteFunc(c.appList, func(a string) bool { return a == app })
 	for id, rc := range c.queuedReq {
 		if rc.app == app {
 			delete(c.queuedReq, id)
@@ -121,7 +150,7 @@ func (c *Core) Enqueue(r queue.Reservation, n int) error {
 	switch {
 	case n <= 0:
 		return fmt.Errorf("request %q: number of reservations must be positive, got %d", r.RequestID, n)
-	case !c.apps[r.App]:
+	case !c.hasApp(r.App):
 		return fmt.Errorf("request %q: no executor registered for app %q", r.RequestID, r.App)
 	case c.queue.Len()+n > c.maxQueued:
 		return fmt.Errorf("request %q: queue full (%d queued, limit %d)", r.RequestID, c.queue.Len(), c.maxQueued)
@@ -129,9 +158,18 @@ func (c *Core) Enqueue(r queue.Reservation, n int) error {
 	for i := 0; i < n; i++ {
 		c.queue.Push(r)
 	}
+	if c.users != nil {
+		return nil
+	}
 	rc := c.queuedReq[r.RequestID]
 	if rc == nil {
-		rc = &requestCount{user: r.User, app: r.App}
+		if k := len(c.spareRC); k > 0 {
+			rc = c.spareRC[k-1]
+			c.spareRC = c.spareRC[:k-1]
+			*rc = requestCount{user: r.User, app: r.App}
+		} else {
+			rc = &requestCount{user: r.User, app: r.App}
+		}
 		c.queuedReq[r.RequestID] = rc
 	}
 	rc.n += n
@@ -156,9 +194,15 @@ func (c *Core) Next() (queue.Reservation, bool) {
 		return queue.Reservation{}, false
 	}
 	c.fetching++
+	if c.users != nil {
+		return r, true
+	}
 	if rc := c.queuedReq[r.RequestID]; rc != nil {
 		if rc.n--; rc.n <= 0 {
 			delete(c.queuedReq, r.RequestID)
+			if len(c.spareRC) < spareCounts {
+				c.spareRC = append(c.spareRC, rc)
+			}
 		}
 	}
 	return r, true
@@ -176,11 +220,18 @@ func (c *Core) Released() {
 // the fleet never runs a task twice.
 func (c *Core) Start(key TaskKey, r queue.Reservation) bool {
 	c.Released()
-	if _, dup := c.running[key]; dup {
+	if c.find(key) >= 0 {
 		return false
 	}
-	c.running[key] = r
-	c.runningBy[r.User]++
+	c.running = append(c.running, RunningTask{Key: key, Reservation: r})
+	if c.runIdx != nil {
+		c.runIdx[key] = len(c.running) - 1
+	} else if len(c.running) > smallRunning {
+		c.runIdx = make(map[TaskKey]int, len(c.running))
+		for i, t := range c.running {
+			c.runIdx[t.Key] = i
+		}
+	}
 	if c.account != nil {
 		c.account.Launched(r.User)
 	}
@@ -189,9 +240,6 @@ func (c *Core) Start(key TaskKey, r queue.Reservation) bool {
 
 // ended accounts the end of a running task's reservation r.
 func (c *Core) ended(r queue.Reservation) {
-	if c.runningBy[r.User]--; c.runningBy[r.User] <= 0 {
-		delete(c.runningBy, r.User)
-	}
 	if c.account != nil {
 		c.account.Finished(r.User)
 	}
@@ -200,9 +248,25 @@ func (c *Core) ended(r queue.Reservation) {
 // Usage returns each user's queued reservations and running tasks here.
 // Tasks started by Started, whose user is not known, count under "".
 func (c *Core) Usage() map[string]Usage {
-	out := make(map[string]Usage, len(c.runningBy)+len(c.queuedReq))
-	for u, n := range c.runningBy {
-		out[u] = Usage{Running: n}
+	// Running counts come from the running set itself (O(running), at
+	// most about the slot count), so Start and Finished keep no per-user
+	// map.
+	out := make(map[string]Usage, len(c.queuedReq)+1)
+	for i := range c.running {
+		u := c.running[i].Reservation.User
+		x := out[u]
+		x.Running++
+		out[u] = x
+	}
+	if c.users != nil {
+		queued := make(map[string]int)
+		c.users.QueuedByUser(queued)
+		for u, n := range queued {
+			x := out[u]
+			x.Queued += n
+			out[u] = x
+		}
+		return out
 	}
 	for _, rc := range c.queuedReq {
 		x := out[rc.user]
@@ -221,25 +285,67 @@ func (c *Core) Started(key TaskKey, app string) bool {
 // gone, and returns them so the caller can report them.
 func (c *Core) FailApp(app string) []RunningTask {
 	var out []RunningTask
-	for k, r := range c.running {
-		if r.App == app {
-			out = append(out, RunningTask{Key: k, Reservation: r})
-			delete(c.running, k)
-			c.ended(r)
+	for i := 0; i < len(c.running); {
+		t := c.running[i]
+		if t.Reservation.App != app {
+			i++
+			continue
 		}
+		out = append(out, t)
+		c.removeAt(i) // moves the last task to i, which is checked next
+		c.ended(t.Reservation)
 	}
 	return out
+}
+
+// smallRunning is how many running tasks a Core finds by scanning before it
+// indexes them in a map.
+const smallRunning = 16
+
+// spareCounts bounds the emptied requestCounts a Core keeps for reuse.
+const spareCounts = 64
+
+// find returns the position of key in c.running, or -1.
+func (c *Core) find(key TaskKey) int {
+	if c.runIdx != nil {
+		if i, ok := c.runIdx[key]; ok {
+			return i
+		}
+		return -1
+	}
+	for i := range c.running {
+		if c.running[i].Key == key {
+			return i
+		}
+	}
+	return -1
+}
+
+// removeAt removes the running task at position i, moving the last one
+// into its place.
+func (c *Core) removeAt(i int) {
+	last := len(c.running) - 1
+	if c.runIdx != nil {
+		delete(c.runIdx, c.running[i].Key)
+		if i != last {
+			c.runIdx[c.running[last].Key] = i
+		}
+	}
+	c.running[i] = c.running[last]
+	c.running[last] = RunningTask{}
+	c.running = c.running[:last]
 }
 
 // Finished frees the slot of a running task. It returns false for a task
 // that is not running here, so that a stray or repeated report cannot free a
 // slot twice.
 func (c *Core) Finished(key TaskKey) bool {
-	r, ok := c.running[key]
-	if !ok {
+	i := c.find(key)
+	if i < 0 {
 		return false
 	}
-	delete(c.running, key)
+	r := c.running[i].Reservation
+	c.removeAt(i)
 	c.ended(r)
 	return true
 }
