@@ -259,21 +259,29 @@ func cpuNow() time.Duration {
 	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
 }
 
-// benchCoordinator measures one size.
-func benchCoordinator(sz coordSize, f benchCoordFlags) (coordResult, error) {
-	rng := rand.New(rand.NewPCG(f.seed, uint64(sz.Nodes)))
-	reports := synthReports(sz, f.slots, rng)
-	where := map[string][]int{}
+// synthWorkload draws one size's synthetic node reports (seeded by the
+// size), and indexes them: the reports each user appears in, and the
+// users in name order. rng, having drawn them, goes on to draw the churn.
+func synthWorkload(sz coordSize, f benchCoordFlags) (reports []fairshare.NodeReport, where map[string][]int, users []string, rng *rand.Rand) {
+	rng = rand.New(rand.NewPCG(f.seed, uint64(sz.Nodes)))
+	reports = synthReports(sz, f.slots, rng)
+	where = map[string][]int{}
 	for i, r := range reports {
 		for u := range r.Users {
 			where[u] = append(where[u], i)
 		}
 	}
-	users := make([]string, 0, len(where))
+	users = make([]string, 0, len(where))
 	for u := range where {
 		users = append(users, u)
 	}
 	sort.Strings(users)
+	return reports, where, users, rng
+}
+
+// benchCoordinator measures one size.
+func benchCoordinator(sz coordSize, f benchCoordFlags) (coordResult, error) {
+	reports, where, users, rng := synthWorkload(sz, f)
 	unit := func(string) float64 { return 1 }
 	pub := &fairgossip.Publisher{SnapshotEvery: f.snapshotEvery, TableEvery: f.tableEv}
 	res := coordResult{coordSize: sz, Periods: f.periods, Members: sz.Nodes + 1}

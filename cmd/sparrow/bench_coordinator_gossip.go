@@ -6,7 +6,6 @@ import (
 	"io"
 	"log"
 	"math/rand/v2"
-	"sort"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -218,19 +217,7 @@ func measureGossip(sz coordSize, f benchCoordFlags, progress io.Writer) (gossipR
 		time.Sleep(200 * time.Millisecond) // polling a condition, with a deadline
 	}
 	fmt.Fprintf(progress, "coordinator bench: %d members joined\n", len(members))
-	rng := rand.New(rand.NewPCG(f.seed, uint64(sz.Nodes)))
-	reports := synthReports(sz, f.slots, rng)
-	where := map[string][]int{}
-	for i, r := range reports {
-		for u := range r.Users {
-			where[u] = append(where[u], i)
-		}
-	}
-	users := make([]string, 0, len(where))
-	for u := range where {
-		users = append(users, u)
-	}
-	sort.Strings(users)
+	reports, where, users, rng := synthWorkload(sz, f)
 	pub := &fairgossip.Publisher{SnapshotEvery: f.snapshotEvery, TableEvery: f.tableEv}
 	var versions []uint64
 	var t0, u0 []int64
