@@ -160,13 +160,14 @@ func waitState(t *testing.T, nm *NodeMonitor, what string, cond func(State) bool
 func TestEmptyGetTaskFreesTheSlot(t *testing.T) {
 	h := newHarness(t, 1, false)
 	// Two reservations for a request with no tasks left, then one with a
-	// task: a single slot must pass through both empty answers.
-	if !h.enqueue(t, "app", "empty", 2) || !h.enqueue(t, "app", "real", 1) {
-		t.Fatal("reservations refused")
-	}
+	// task: a single slot must pass through both empty answers. The task
+	// is there before its reservation: the slot may ask for it at once.
 	h.sched.mu.Lock()
 	h.sched.tasks["real"] = []string{"t0"}
 	h.sched.mu.Unlock()
+	if !h.enqueue(t, "app", "empty", 2) || !h.enqueue(t, "app", "real", 1) {
+		t.Fatal("reservations refused")
+	}
 	waitState(t, h.nm, "the real task to launch", func(s State) bool { return s.Launches == 1 })
 	if got := h.sched.askedFor("empty"); got != 2 {
 		t.Errorf("getTask for the empty request asked %d times, want 2", got)
