@@ -13,6 +13,7 @@ import (
 
 	"github.com/sparrowfleet/sparrow/bench/fleet"
 	"github.com/sparrowfleet/sparrow/bench/policy"
+	"github.com/sparrowfleet/sparrow/bench/policy/live"
 	"github.com/sparrowfleet/sparrow/client"
 	"github.com/sparrowfleet/sparrow/coordinator"
 	"github.com/sparrowfleet/sparrow/nodemonitor"
@@ -277,12 +278,6 @@ func intervals(events []Event, user string, end time.Duration) []interval {
 	return out
 }
 
-type running struct {
-	user  string
-	node  int
-	start time.Time
-}
-
 // recorder tracks each user's unfinished tasks (to keep it backlogged)
 // and every task's run on an executor.
 type recorder struct {
@@ -295,9 +290,7 @@ type recorder struct {
 	userOf      map[string]int  // request id -> user
 	done        map[string]bool // finished "request/task"
 	outstanding []int
-	nodeOf      map[string]int
-	running     map[string]running
-	spans       []policy.Span
+	book        live.SpanBook // task spans, from t0
 	submitted   int
 	refused     int
 }
@@ -305,7 +298,6 @@ type recorder struct {
 func newRecorder(users []User) *recorder {
 	r := &recorder{
 		users: users, userOf: map[string]int{}, done: map[string]bool{}, outstanding: make([]int, len(users)),
-		nodeOf: map[string]int{}, running: map[string]running{},
 	}
 	for range users {
 		r.wake = append(r.wake, make(chan struct{}, 1))
@@ -317,40 +309,28 @@ func key(requestID, taskID string) string { return requestID + "/" + taskID }
 
 func (r *recorder) start(t time.Time) {
 	r.mu.Lock()
-	r.t0 = t
+	r.t0, r.book.T0 = t, t
 	r.mu.Unlock()
 }
 
 func (r *recorder) launched(node int, t client.LaunchedTask) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	r.nodeOf[key(t.Ref.RequestID, t.Ref.TaskID)] = node
+	r.book.Launched(node, t)
 }
 
 func (r *recorder) taskStart(t client.LaunchedTask) {
 	now := time.Now()
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	k := key(t.Ref.RequestID, t.Ref.TaskID)
-	node, ok := r.nodeOf[k]
-	if !ok {
-		node = -1
-	}
-	delete(r.nodeOf, k)
-	r.running[k] = running{user: t.User.Name, node: node, start: now}
+	r.book.Started(t, now)
 }
 
 func (r *recorder) taskEnd(t client.LaunchedTask) {
 	now := time.Now()
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	k := key(t.Ref.RequestID, t.Ref.TaskID)
-	run, ok := r.running[k]
-	if !ok || r.stopped {
-		return
-	}
-	delete(r.running, k)
-	r.spans = append(r.spans, policy.Span{User: run.user, Node: run.node, Start: run.start.Sub(r.t0), End: now.Sub(r.t0)})
+	r.book.Ended(t, now)
 }
 
 // message counts a task's completion message against its user's backlog.
@@ -441,10 +421,7 @@ func sleepUntil(ctx context.Context, t time.Time) bool {
 func (r *recorder) runningLine() string {
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	n := make(map[string]int)
-	for _, run := range r.running {
-		n[run.user]++
-	}
+	n := r.book.RunningByUser()
 	s := ""
 	for _, u := range r.users {
 		s += fmt.Sprintf(" %s %d", u.Name, n[u.Name])
@@ -457,9 +434,6 @@ func (r *recorder) snapshot(end time.Time) Measurement {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	r.stopped = true
-	m := Measurement{Window: end.Sub(r.t0), Spans: append([]policy.Span(nil), r.spans...), Submitted: r.submitted, Refused: r.refused}
-	for _, run := range r.running {
-		m.Spans = append(m.Spans, policy.Span{User: run.user, Node: run.node, Start: run.start.Sub(r.t0), End: end.Sub(r.t0)})
-	}
+	m := Measurement{Window: end.Sub(r.t0), Spans: r.book.Stop(end), Submitted: r.submitted, Refused: r.refused}
 	return m
 }

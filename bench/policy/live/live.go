@@ -137,11 +137,8 @@ type streamCount struct {
 // recorder collects timings from frontends and executors.
 type recorder struct {
 	mu       sync.Mutex
-	t0       time.Time
+	book     SpanBook // task spans; book.T0 is the measurement's start
 	jobs     map[string]*jobRec
-	nodeOf   map[string]int
-	running  map[string]running
-	spans    []policy.Span
 	counts   []streamCount
 	pending  int
 	noMore   bool
@@ -149,8 +146,6 @@ type recorder struct {
 	stopped  bool
 	warmupAt time.Time
 }
-
-func taskKey(requestID, taskID string) string { return requestID + "/" + taskID }
 
 func (r *recorder) submit(id string, stream, tasks int, at time.Time) {
 	r.mu.Lock()
@@ -177,7 +172,7 @@ func (r *recorder) refused(id string) {
 func (r *recorder) launched(node int, t client.LaunchedTask) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	r.nodeOf[taskKey(t.Ref.RequestID, t.Ref.TaskID)] = node
+	r.book.Launched(node, t)
 	if j, ok := r.jobs[t.Ref.RequestID]; ok {
 		j.launched++
 		r.counts[j.stream].launched++
@@ -188,26 +183,14 @@ func (r *recorder) taskStart(t client.LaunchedTask) {
 	now := time.Now()
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	k := taskKey(t.Ref.RequestID, t.Ref.TaskID)
-	node, ok := r.nodeOf[k]
-	if !ok {
-		node = -1
-	}
-	delete(r.nodeOf, k)
-	r.running[k] = running{user: t.User.Name, node: node, start: now}
+	r.book.Started(t, now)
 }
 
 func (r *recorder) taskEnd(t client.LaunchedTask) {
 	now := time.Now()
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	k := taskKey(t.Ref.RequestID, t.Ref.TaskID)
-	run, ok := r.running[k]
-	if !ok || r.stopped {
-		return
-	}
-	delete(r.running, k)
-	r.spans = append(r.spans, policy.Span{User: run.user, Node: run.node, Start: run.start.Sub(r.t0), End: now.Sub(r.t0)})
+	r.book.Ended(t, now)
 }
 
 func (r *recorder) message(m client.Message, at time.Time) {
@@ -273,10 +256,7 @@ func (r *recorder) snapshot(cfg Config, now time.Time) Result {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	r.stopped = true
-	res := Result{Window: now.Sub(r.t0), Spans: append([]policy.Span(nil), r.spans...)}
-	for _, run := range r.running {
-		res.Spans = append(res.Spans, policy.Span{User: run.user, Node: run.node, Start: run.start.Sub(r.t0), End: now.Sub(r.t0)})
-	}
+	res := Result{Window: now.Sub(r.book.T0), Spans: r.book.Stop(now)}
 	unfinished := make([][]float64, len(cfg.Streams))
 	unlaunched := make([]int, len(cfg.Streams))
 	incomplete := make([]int, len(cfg.Streams))
@@ -333,7 +313,7 @@ func Run(ctx context.Context, cfg Config) (Result, error) {
 		cfg.FrontendTimeout = 2 * time.Second
 	}
 	rec := &recorder{
-		jobs: map[string]*jobRec{}, nodeOf: map[string]int{}, running: map[string]running{},
+		jobs:   map[string]*jobRec{},
 		counts: make([]streamCount, len(cfg.Streams)), drained: make(chan struct{}),
 	}
 	fc := cfg.Fleet
@@ -398,10 +378,10 @@ func Run(ctx context.Context, cfg Config) (Result, error) {
 
 	fc.Watch.take() // count from the first arrival
 	rec.mu.Lock()
-	rec.t0 = time.Now()
-	rec.warmupAt = rec.t0.Add(cfg.Warmup)
+	rec.book.T0 = time.Now()
+	rec.warmupAt = rec.book.T0.Add(cfg.Warmup)
 	rec.mu.Unlock()
-	start := rec.t0
+	start := rec.book.T0
 	tick := time.NewTicker(time.Second)
 	defer tick.Stop()
 	report := func() {
