@@ -25,6 +25,9 @@ func newNodeMonitorCmd() *cobra.Command {
 		attrs       []string
 		weights     []string
 		weightsFile string
+		profile     string
+		profileDir  string
+		profileNet  float64
 	)
 	cmd := &cobra.Command{
 		Use:   "nodemonitor",
@@ -59,6 +62,9 @@ tasks.`,
 			if err != nil {
 				return err
 			}
+			if cfg.Attrs, err = applyProfile(log, profile, profileDir, profileNet, gossip.name, cfg.Attrs); err != nil {
+				return err
+			}
 			cfg.Queue = q
 			cfg.Gossip, cfg.Join, cfg.GossipProfile = gossip.bind, gossip.seeds(), gossip.profile
 			cfg.AdvertiseHost, cfg.Name, cfg.RPC, cfg.Log = gossip.advertise, gossip.name, rpcf.cfg, log
@@ -89,6 +95,9 @@ tasks.`,
 	fs.IntVar(&cfg.Slots, "slots", 4, "tasks this node runs at once")
 	fs.StringVar(&queueKind, "queue", "fifo", "reservation queue discipline: "+strings.Join(queue.Kinds(), ", "))
 	fs.StringArrayVar(&attrs, "attr", nil, "node attribute key=value advertised to schedulers (repeatable; \"rack\" names the rack)")
+	fs.StringVar(&profile, "profile", "", profileFlagHelp)
+	fs.StringVar(&profileDir, "profile-dir", "", "directory for --profile calibrate's temporary file (default: the system's temporary directory)")
+	fs.Float64Var(&profileNet, "profile-net", 119.2, "network rate in MB/s that --profile calibrate reports (it cannot be measured alone; 119.2 = 1 Gbit/s)")
 	fs.StringArrayVar(&weights, "weight", nil, "fair-share weight user=w for the fair and priority queues (repeatable; others get 1)")
 	fs.StringVar(&weightsFile, "weights-file", "", "file of user=weight lines, re-read on SIGHUP (--weight flags override it)")
 	fs.IntVar(&cfg.MaxQueued, "max-queued", slots.DefaultMaxQueued, "most reservations queued at once; past it they are refused and schedulers place them elsewhere")
