@@ -63,6 +63,10 @@ type GraphOptions struct {
 	PlanTime time.Duration
 	// MaxAttempts bounds how often a task is submitted (0: 3).
 	MaxAttempts int
+	// Plan, if set, is carried out instead of planning: a plan made
+	// earlier over the same nodes, in the same order, or Dryad's greedy
+	// schedule (planner.Greedy) as a baseline.
+	Plan *planner.Plan
 }
 
 // GraphTask is one task's outcome.
@@ -94,12 +98,7 @@ var ErrTaskAttempts = errors.New("task failed every attempt")
 
 // PlanGraph plans job over nodes with the planner, within opt.PlanTime.
 func PlanGraph(job GraphJob, nodes []GraphNode, opt GraphOptions) (planner.Problem, planner.Plan, planner.Stats, error) {
-	p := planner.Problem{Graph: job.Graph, Models: job.Models}
-	for _, n := range nodes {
-		m := n.Profile
-		m.Name = n.Host
-		p.Machines = append(p.Machines, m)
-	}
+	p := problemOf(job, nodes)
 	limit := opt.PlanTime
 	if limit <= 0 {
 		limit = time.Second
@@ -111,6 +110,18 @@ func PlanGraph(job GraphJob, nodes []GraphNode, opt GraphOptions) (planner.Probl
 		return p, plan, stats, fmt.Errorf("plan task graph: %w", err)
 	}
 	return p, plan, stats, nil
+}
+
+// problemOf is the planner's problem for job over nodes: machines named by
+// host, in the nodes' order.
+func problemOf(job GraphJob, nodes []GraphNode) planner.Problem {
+	p := planner.Problem{Graph: job.Graph, Models: job.Models}
+	for _, n := range nodes {
+		m := n.Profile
+		m.Name = n.Host
+		p.Machines = append(p.Machines, m)
+	}
+	return p
 }
 
 // GraphRun is a task graph being run by a Frontend. The frontend's
@@ -134,11 +145,20 @@ type GraphRun struct {
 	start   time.Time
 }
 
-// StartGraph plans job over nodes and starts submitting its ready tasks.
-// Wait returns when every task finished, or the first unrecoverable error.
-func (f *Frontend) StartGraph(ctx context.Context, job GraphJob, nodes []GraphNode, opt GraphOptions) (*GraphRun, error) {
-	p, plan, stats, err := PlanGraph(job, nodes, opt)
-	if err != nil {
+// NewGraphRun plans job over nodes (or takes opt.Plan) and returns the
+// run; nothing is submitted until Wait. Install the run where the
+// frontend's OnMessage can reach it before calling Wait: the first
+// messages can come back at once.
+func (f *Frontend) NewGraphRun(job GraphJob, nodes []GraphNode, opt GraphOptions) (*GraphRun, error) {
+	var (
+		p     planner.Problem
+		plan  planner.Plan
+		stats planner.Stats
+		err   error
+	)
+	if opt.Plan != nil {
+		p, plan = problemOf(job, nodes), *opt.Plan
+	} else if p, plan, stats, err = PlanGraph(job, nodes, opt); err != nil {
 		return nil, err
 	}
 	d, err := planner.NewDispatcher(p, plan)
@@ -160,7 +180,6 @@ func (f *Frontend) StartGraph(ctx context.Context, job GraphJob, nodes []GraphNo
 		r.index[t.Name] = i
 		r.res.Tasks[i].Name = t.Name
 	}
-	r.submitReady(ctx)
 	return r, nil
 }
 

@@ -88,7 +88,7 @@ func runGraph(t *testing.T, fe *client.Frontend, runs chan *client.GraphRun, job
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	t.Cleanup(cancel)
-	run, err := fe.StartGraph(ctx, job, nodes, client.GraphOptions{PlanTime: 2 * time.Second})
+	run, err := fe.NewGraphRun(job, nodes, client.GraphOptions{PlanTime: 2 * time.Second})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -187,6 +187,15 @@ func TestTaskGraphFallsBackWhenANodeDies(t *testing.T) {
 	fe, runs := graphFrontend(t, f)
 	job := joinJob(nodes)
 	gr, ctx := runGraph(t, fe, runs, job, nodes)
+	type outcome struct {
+		res client.GraphResult
+		err error
+	}
+	waited := make(chan outcome, 1)
+	go func() {
+		res, err := gr.Wait(ctx)
+		waited <- outcome{res, err}
+	}()
 	victim := <-started
 	// Killing closes the node's executors, which waits for the held task:
 	// it is let go once the node monitor no longer answers.
@@ -201,7 +210,8 @@ func TestTaskGraphFallsBackWhenANodeDies(t *testing.T) {
 	})
 	close(block)
 	<-killed
-	res, err := gr.Wait(ctx)
+	out := <-waited
+	res, err := out.res, out.err
 	if err != nil {
 		t.Fatal(err)
 	}

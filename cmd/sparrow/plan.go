@@ -25,6 +25,9 @@ type planFlags struct {
 	timeLimit  time.Duration
 	exhaustive bool
 	plot       string
+	live       bool
+	liveScale  float64
+	liveRuns   int
 }
 
 // planTask is one task of a plan in the command's JSON output.
@@ -67,7 +70,8 @@ budget, next to Dryad's greedy schedule, as JSON on stdout.
 
   sparrow plan --example join                # the ETH report's Join on Frank
   sparrow plan --example join --dump         # print that problem's JSON
-  sparrow plan --problem job.json --time-limit 1s`,
+  sparrow plan --problem job.json --time-limit 1s
+  sparrow plan --example join --live         # carry plan and greedy out on a loopback fleet`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error { return runPlan(f) },
 	}
@@ -79,6 +83,9 @@ budget, next to Dryad's greedy schedule, as JSON on stdout.
 	fl.DurationVar(&f.timeLimit, "time-limit", 10*time.Second, "wall-clock limit for the search (0: none)")
 	fl.StringVar(&f.plot, "plot", "", "draw the plan and the greedy schedule as a Gantt chart to this .svg or .png file")
 	fl.BoolVar(&f.exhaustive, "exhaustive", false, "also evaluate every assignment (machines^tasks, at most 10^7) and report min/median/max")
+	fl.BoolVar(&f.live, "live", false, "run the plan and the greedy schedule on an in-process loopback fleet (one node monitor per machine, advertising its profile) and print measured makespans next to predicted ones")
+	fl.Float64Var(&f.liveScale, "live-scale", 0.01, "with --live: wall-clock seconds per model second (each task sleeps its predicted duration times this)")
+	fl.IntVar(&f.liveRuns, "live-runs", 3, "with --live: runs of each schedule")
 	return cmd
 }
 
@@ -109,6 +116,9 @@ func runPlan(f planFlags) error {
 	enc.SetIndent("", "  ")
 	if f.dump {
 		return enc.Encode(p)
+	}
+	if f.live {
+		return runPlanLive(p, f, enc)
 	}
 	fmt.Fprintf(os.Stderr, "planning %d tasks on %d machines (budget %d nodes, %v)\n",
 		len(p.Graph.Tasks), len(p.Machines), f.maxNodes, f.timeLimit)
