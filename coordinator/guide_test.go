@@ -43,6 +43,9 @@ func unitWeight(string) float64 { return 1 }
 // receiver installs as the solve's running counts and its type's weights.
 func TestGuideReachesReceivers(t *testing.T) {
 	reports := reportsAt(40, 4, 60, 1)
+	// Work sent without user information is the user "" (it once failed
+	// every period's solve).
+	reports[2].Users[""] = fairshare.Usage{Queued: 3, Running: 1}
 	var pub fairgossip.Publisher
 	rx := fairgossip.Receiver{Type: "type-002"}
 	for v := uint64(1); v <= 6; v++ {
@@ -66,6 +69,9 @@ func TestGuideReachesReceivers(t *testing.T) {
 		}
 		if !installed || got.Version != v {
 			t.Fatalf("version %d not installed (got %d)", v, got.Version)
+		}
+		if _, ok := got.Running[""]; !ok {
+			t.Fatalf("v%d: the anonymous user's running count did not arrive: %v", v, got.Running)
 		}
 		for u, n := range g.Running {
 			if got.Running[u] != uint64(n) {

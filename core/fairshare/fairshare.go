@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"math"
 	"sort"
+	"strconv"
 
 	"github.com/sparrowfleet/sparrow/core/cmmf"
 )
@@ -92,7 +93,10 @@ func Compute(reports []NodeReport, weight func(user string) float64) (Guidance, 
 		if math.IsNaN(w) || math.IsInf(w, 0) || w <= 0 {
 			return Guidance{}, fmt.Errorf("fairshare: weight %v of user %q is not a finite number > 0", w, u)
 		}
-		p.Users = append(p.Users, cmmf.User{Name: u, Weight: w, Demand: demand[u], Types: sortedKeys(eligible[u])})
+		// The solver wants non-empty names, and "" is a real user here:
+		// work sent without user information. Quoted names are non-empty
+		// and as distinct as the users; results map back by index.
+		p.Users = append(p.Users, cmmf.User{Name: strconv.Quote(u), Weight: w, Demand: demand[u], Types: sortedKeys(eligible[u])})
 	}
 	g := Guidance{Running: running, Target: map[string]float64{}, TypeWeights: map[string]map[string]float64{},
 		Types: len(p.Types), Users: len(p.Users)}

@@ -107,6 +107,25 @@ func TestComputeRunningAndDemand(t *testing.T) {
 	}
 }
 
+// TestComputeAnonymousUser: work sent without user information is the
+// user "", which the solver must take like any other (it once failed the
+// whole period), and a user whose name is the quoted "" stays distinct.
+func TestComputeAnonymousUser(t *testing.T) {
+	reports := []NodeReport{
+		{Node: "a", Type: "x", Slots: 4, Users: map[string]Usage{"": {Running: 2, Queued: 4}, `""`: {Running: 2, Queued: 4}}},
+	}
+	g, err := Compute(reports, unit)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if g.Target[""] != 2 || g.Target[`""`] != 2 || g.Running[""] != 2 {
+		t.Fatalf("targets %v, running %v; want 2 slots each for \"\" and `\"\"`", g.Target, g.Running)
+	}
+	if g.TypeWeights["x"][""] != 2 {
+		t.Fatalf("type weights %v, want \"\" at 2 on x", g.TypeWeights)
+	}
+}
+
 func TestComputeWeights(t *testing.T) {
 	w := func(u string) float64 {
 		if u == "hadoop" {
