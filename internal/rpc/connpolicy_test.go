@@ -184,6 +184,9 @@ func TestBudgetRefusalIsAnErrorAndKeepsTheStream(t *testing.T) {
 	if err := sendStatus(p, srv.Addr(), 0); err != nil {
 		t.Fatal(err)
 	}
+	// The server releases the call's charge after its reply is on the
+	// wire, so the client can hear the reply first.
+	waitFor(t, "the first call's budget released", func() bool { return budget.InUse() == 0 })
 	held, ok := budget.Acquire(budget.Limit(), 0, nil)
 	if !ok {
 		t.Fatal("could not take the whole budget")
