@@ -1,6 +1,9 @@
 package client
 
 import (
+	"math"
+	"time"
+
 	"github.com/sparrowfleet/sparrow/internal/rpc"
 	"github.com/sparrowfleet/sparrow/thrift/gen-go/sparrowrpc"
 )
@@ -23,6 +26,17 @@ type Task struct {
 	// and values of the nodes' "rack" attribute). Empty means anywhere.
 	Nodes []string
 	Racks []string
+	// DelayThreshold, when positive, opts the task into relaxing its
+	// preferences: if it has not launched that long after submission the
+	// scheduler may also run it in its preferred nodes' racks, after as
+	// long again anywhere, and sooner if the coordinator's locality prices
+	// say waiting costs more. Zero keeps Nodes and Racks strict, as in
+	// original Sparrow. Sent in whole milliseconds.
+	DelayThreshold time.Duration
+	// InputBytes is the size of the input the task reads from its
+	// preferred nodes, which prices moving it elsewhere; zero leaves it
+	// unset (the scheduler's default).
+	InputBytes int64
 }
 
 // User says on whose behalf a job runs, for fair sharing and priorities.
@@ -90,7 +104,12 @@ func (j Job) wire(app string) *sparrowrpc.TSchedulingRequest {
 	for i, t := range j.Tasks {
 		req.Tasks[i] = &sparrowrpc.TTaskSpec{
 			TaskId: t.ID, Message: t.Message,
-			Preference: &sparrowrpc.TPlacementPreference{Nodes: t.Nodes, Racks: t.Racks},
+			Preference: &sparrowrpc.TPlacementPreference{Nodes: t.Nodes, Racks: t.Racks,
+				DelayThreshold: int32(min(t.DelayThreshold/time.Millisecond, math.MaxInt32))},
+		}
+		if t.InputBytes > 0 {
+			n := t.InputBytes
+			req.Tasks[i].Preference.InputBytes = &n
 		}
 	}
 	if j.ProbeRatio > 0 {

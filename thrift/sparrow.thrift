@@ -33,10 +33,20 @@ struct THostPort {
   2: i32 port,
 }
 
+// nodes and racks restrict where a task runs. delayThreshold (ms) is 0 in
+// original Sparrow and keeps that meaning (strict preferences). Extension:
+// a positive delayThreshold opts the task into relaxation: if it has not
+// launched that long after submission it may also run on its preferred
+// nodes' racks, and after as long again anywhere; a scheduler holding the
+// coordinator's fresh locality prices may relax it sooner.
 struct TPlacementPreference {
   1: list<string> nodes,
   2: list<string> racks,
   3: i32 delayThreshold,
+  // Extension: bytes of input the task reads from its preferred nodes,
+  // which prices the transfer when it runs elsewhere (unset: the
+  // scheduler's default).
+  4: optional i64 inputBytes,
 }
 
 struct TResourceVector {

@@ -161,10 +161,12 @@ func (p *THostPort) String() string {
 //  - Nodes
 //  - Racks
 //  - DelayThreshold
+//  - InputBytes
 type TPlacementPreference struct {
   Nodes []string `thrift:"nodes,1" db:"nodes" json:"nodes"`
   Racks []string `thrift:"racks,2" db:"racks" json:"racks"`
   DelayThreshold int32 `thrift:"delayThreshold,3" db:"delayThreshold" json:"delayThreshold"`
+  InputBytes *int64 `thrift:"inputBytes,4" db:"inputBytes" json:"inputBytes,omitempty"`
 }
 
 func NewTPlacementPreference() *TPlacementPreference {
@@ -183,6 +185,17 @@ func (p *TPlacementPreference) GetRacks() []string {
 func (p *TPlacementPreference) GetDelayThreshold() int32 {
   return p.DelayThreshold
 }
+var TPlacementPreference_InputBytes_DEFAULT int64
+func (p *TPlacementPreference) GetInputBytes() int64 {
+  if !p.IsSetInputBytes() {
+    return TPlacementPreference_InputBytes_DEFAULT
+  }
+return *p.InputBytes
+}
+func (p *TPlacementPreference) IsSetInputBytes() bool {
+  return p.InputBytes != nil
+}
+
 func (p *TPlacementPreference) Read(ctx context.Context, iprot thrift.TProtocol) error {
   if _, err := iprot.ReadStructBegin(ctx); err != nil {
     return thrift.PrependError(fmt.Sprintf("%T read error: ", p), err)
@@ -219,6 +232,16 @@ func (p *TPlacementPreference) Read(ctx context.Context, iprot thrift.TProtocol)
     case 3:
       if fieldTypeId == thrift.I32 {
         if err := p.ReadField3(ctx, iprot); err != nil {
+          return err
+        }
+      } else {
+        if err := iprot.Skip(ctx, fieldTypeId); err != nil {
+          return err
+        }
+      }
+    case 4:
+      if fieldTypeId == thrift.I64 {
+        if err := p.ReadField4(ctx, iprot); err != nil {
           return err
         }
       } else {
@@ -294,6 +317,15 @@ func (p *TPlacementPreference)  ReadField3(ctx context.Context, iprot thrift.TPr
   return nil
 }
 
+func (p *TPlacementPreference)  ReadField4(ctx context.Context, iprot thrift.TProtocol) error {
+  if v, err := iprot.ReadI64(ctx); err != nil {
+  return thrift.PrependError("error reading field 4: ", err)
+} else {
+  p.InputBytes = &v
+}
+  return nil
+}
+
 func (p *TPlacementPreference) Write(ctx context.Context, oprot thrift.TProtocol) error {
   if err := oprot.WriteStructBegin(ctx, "TPlacementPreference"); err != nil {
     return thrift.PrependError(fmt.Sprintf("%T write struct begin error: ", p), err) }
@@ -301,6 +333,7 @@ func (p *TPlacementPreference) Write(ctx context.Context, oprot thrift.TProtocol
     if err := p.writeField1(ctx, oprot); err != nil { return err }
     if err := p.writeField2(ctx, oprot); err != nil { return err }
     if err := p.writeField3(ctx, oprot); err != nil { return err }
+    if err := p.writeField4(ctx, oprot); err != nil { return err }
   }
   if err := oprot.WriteFieldStop(ctx); err != nil {
     return thrift.PrependError("write field stop error: ", err) }
@@ -355,6 +388,18 @@ func (p *TPlacementPreference) writeField3(ctx context.Context, oprot thrift.TPr
   return err
 }
 
+func (p *TPlacementPreference) writeField4(ctx context.Context, oprot thrift.TProtocol) (err error) {
+  if p.IsSetInputBytes() {
+    if err := oprot.WriteFieldBegin(ctx, "inputBytes", thrift.I64, 4); err != nil {
+      return thrift.PrependError(fmt.Sprintf("%T write field begin error 4:inputBytes: ", p), err) }
+    if err := oprot.WriteI64(ctx, int64(*p.InputBytes)); err != nil {
+    return thrift.PrependError(fmt.Sprintf("%T.inputBytes (4) field write error: ", p), err) }
+    if err := oprot.WriteFieldEnd(ctx); err != nil {
+      return thrift.PrependError(fmt.Sprintf("%T write field end error 4:inputBytes: ", p), err) }
+  }
+  return err
+}
+
 func (p *TPlacementPreference) Equals(other *TPlacementPreference) bool {
   if p == other {
     return true
@@ -372,6 +417,12 @@ func (p *TPlacementPreference) Equals(other *TPlacementPreference) bool {
     if _tgt != _src3 { return false }
   }
   if p.DelayThreshold != other.DelayThreshold { return false }
+  if p.InputBytes != other.InputBytes {
+    if p.InputBytes == nil || other.InputBytes == nil {
+      return false
+    }
+    if (*p.InputBytes) != (*other.InputBytes) { return false }
+  }
   return true
 }
 

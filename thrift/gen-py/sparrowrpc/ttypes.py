@@ -90,14 +90,16 @@ class TPlacementPreference(object):
      - nodes
      - racks
      - delayThreshold
+     - inputBytes
 
     """
 
 
-    def __init__(self, nodes=None, racks=None, delayThreshold=None,):
+    def __init__(self, nodes=None, racks=None, delayThreshold=None, inputBytes=None,):
         self.nodes = nodes
         self.racks = racks
         self.delayThreshold = delayThreshold
+        self.inputBytes = inputBytes
 
     def read(self, iprot):
         if iprot._fast_decode is not None and isinstance(iprot.trans, TTransport.CReadableTransport) and self.thrift_spec is not None:
@@ -133,6 +135,11 @@ class TPlacementPreference(object):
                     self.delayThreshold = iprot.readI32()
                 else:
                     iprot.skip(ftype)
+            elif fid == 4:
+                if ftype == TType.I64:
+                    self.inputBytes = iprot.readI64()
+                else:
+                    iprot.skip(ftype)
             else:
                 iprot.skip(ftype)
             iprot.readFieldEnd()
@@ -160,6 +167,10 @@ class TPlacementPreference(object):
         if self.delayThreshold is not None:
             oprot.writeFieldBegin('delayThreshold', TType.I32, 3)
             oprot.writeI32(self.delayThreshold)
+            oprot.writeFieldEnd()
+        if self.inputBytes is not None:
+            oprot.writeFieldBegin('inputBytes', TType.I64, 4)
+            oprot.writeI64(self.inputBytes)
             oprot.writeFieldEnd()
         oprot.writeFieldStop()
         oprot.writeStructEnd()
@@ -1037,6 +1048,7 @@ TPlacementPreference.thrift_spec = (
     (1, TType.LIST, 'nodes', (TType.STRING, 'UTF8', False), None, ),  # 1
     (2, TType.LIST, 'racks', (TType.STRING, 'UTF8', False), None, ),  # 2
     (3, TType.I32, 'delayThreshold', None, None, ),  # 3
+    (4, TType.I64, 'inputBytes', None, None, ),  # 4
 )
 all_structs.append(TResourceVector)
 TResourceVector.thrift_spec = (
