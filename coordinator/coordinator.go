@@ -12,6 +12,7 @@ import (
 	"github.com/rs/zerolog"
 
 	"github.com/sparrowfleet/sparrow/core/fairshare"
+	"github.com/sparrowfleet/sparrow/core/locality"
 	"github.com/sparrowfleet/sparrow/core/queue"
 	"github.com/sparrowfleet/sparrow/internal/fairgossip"
 	"github.com/sparrowfleet/sparrow/internal/membership"
@@ -68,7 +69,14 @@ type Config struct {
 	// Delivery is DeliveryGossip (the default, ""), DeliveryDirect or
 	// DeliveryBoth.
 	Delivery string
-	Log      zerolog.Logger
+	// Locality turns on the locality prices (issue 9): every period the
+	// active coordinator solves Quincy's flow over the node monitors'
+	// reports and sends the prices to every scheduler (locality.go).
+	// LocalityParams are the flow's weights; the zero value means
+	// locality.DefaultParams.
+	Locality       bool
+	LocalityParams locality.Params
+	Log            zerolog.Logger
 }
 
 // Stats describes the coordinator's last period.
@@ -103,6 +111,9 @@ type Stats struct {
 	// direct or both.
 	Replies, ReplyBytes, ReplyFailed int
 	ReplyEncode                      time.Duration
+	// Locality describes the locality prices (zero unless
+	// Config.Locality).
+	Locality LocalityStats
 }
 
 // Daemon is a running coordinator.
@@ -126,6 +137,12 @@ type Daemon struct {
 	weights map[string]float64
 	reports map[string]received
 	stats   Stats
+	// loc are the locality prices' stats, kept apart from stats (which
+	// publish replaces each period); sending marks the schedulers with a
+	// prices send under way, and sends waits for those goroutines.
+	loc     LocalityStats
+	sending map[string]bool
+	sends   sync.WaitGroup
 }
 
 // received is a node's latest report and when it came.
@@ -150,6 +167,14 @@ func Start(cfg Config) (*Daemon, error) {
 	default:
 		return nil, fmt.Errorf("coordinator: delivery %q: want %q, %q or %q", cfg.Delivery, DeliveryGossip, DeliveryDirect, DeliveryBoth)
 	}
+	if cfg.Locality {
+		if cfg.LocalityParams == (locality.Params{}) {
+			cfg.LocalityParams = locality.DefaultParams()
+		}
+		if err := cfg.LocalityParams.Validate(); err != nil {
+			return nil, fmt.Errorf("coordinator: %w", err)
+		}
+	}
 	cluster, err := membership.Start(membership.Config{
 		Name: cfg.Name, Bind: cfg.Gossip, Seeds: cfg.Join, Profile: cfg.GossipProfile, Keyring: cfg.Keyring,
 		Meta: membership.Meta{Role: membership.RoleCoordinator}, Log: cfg.Log,
@@ -160,7 +185,7 @@ func Start(cfg Config) (*Daemon, error) {
 	d := &Daemon{
 		cfg: cfg, Cluster: cluster, log: cfg.Log.With().Str("component", "coordinator").Logger(),
 		stop: make(chan struct{}), done: make(chan struct{}),
-		weights: copyWeights(cfg.Weights), reports: map[string]received{},
+		weights: copyWeights(cfg.Weights), reports: map[string]received{}, sending: map[string]bool{},
 	}
 	cluster.OnMessage(d.onMessage)
 	cluster.Watch(func(e membership.Event) {
@@ -170,7 +195,7 @@ func Start(cfg Config) (*Daemon, error) {
 	})
 	go d.loop()
 	d.log.Info().Str("gossip", cluster.Addr()).Str("name", cluster.Name()).Dur("period", cfg.Period).Str("delivery", cfg.Delivery).
-		Msg("coordinator started")
+		Bool("locality", cfg.Locality).Msg("coordinator started")
 	return d, nil
 }
 
@@ -206,7 +231,9 @@ func (d *Daemon) SetWeights(w map[string]float64) error {
 func (d *Daemon) Stats() Stats {
 	d.mu.Lock()
 	defer d.mu.Unlock()
-	return d.stats
+	s := d.stats
+	s.Locality = d.loc
+	return s
 }
 
 // Close leaves the gossip cluster, so a standby takes over at once.
@@ -214,6 +241,7 @@ func (d *Daemon) Close() error {
 	close(d.stop)
 	<-d.done
 	err := d.Cluster.Leave(time.Second)
+	d.sends.Wait()
 	d.log.Info().Msg("coordinator stopped")
 	return err
 }
@@ -223,6 +251,7 @@ func (d *Daemon) Kill() {
 	close(d.stop)
 	<-d.done
 	d.Cluster.Shutdown()
+	d.sends.Wait()
 }
 
 func (d *Daemon) onMessage(b []byte) {
@@ -273,6 +302,9 @@ func (d *Daemon) loop() {
 			d.mu.Unlock()
 			if isActive {
 				d.publish(now)
+				if d.cfg.Locality {
+					d.priceLocality(now)
+				}
 			}
 		}
 	}

@@ -12,7 +12,12 @@
 // next one takes over within a period or two of gossip declaring the
 // first gone.
 //
+// With Config.Locality it also prices data locality every period: Quincy's
+// min-cost flow over the same reports (core/locality), its prices sent to
+// each scheduler directly (internal/pricegossip; locality.go).
+//
 // It is a daemon shell: the fairness computation lives in core/fairshare
-// and core/cmmf; this package adds the period, gossip and locking around
-// them and must not grow algorithms of its own.
+// and core/cmmf, the locality flow in core/locality; this package adds the
+// period, gossip and locking around them and must not grow algorithms of
+// its own.
 package coordinator

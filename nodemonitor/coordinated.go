@@ -8,6 +8,7 @@ import (
 
 	"github.com/rs/zerolog"
 
+	"github.com/sparrowfleet/sparrow/core/placement"
 	"github.com/sparrowfleet/sparrow/internal/fairgossip"
 	"github.com/sparrowfleet/sparrow/internal/membership"
 )
@@ -44,6 +45,7 @@ type coordination struct {
 	cluster *membership.Cluster
 	node    string
 	mtype   string
+	rack    string // the node's "rack" attribute, for locality prices
 	slots   int
 	log     zerolog.Logger
 	stop    chan struct{}
@@ -85,7 +87,7 @@ func startCoordination(cfg CoordinationConfig, nm *NodeMonitor, cluster *members
 		cfg.Stale = DefaultGuidanceStale
 	}
 	c := &coordination{
-		cfg: cfg, nm: nm, cluster: cluster, node: cluster.Name(), mtype: MachineType(attrs), slots: slots,
+		cfg: cfg, nm: nm, cluster: cluster, node: cluster.Name(), mtype: MachineType(attrs), rack: attrs[placement.RackAttr], slots: slots,
 		log: log.With().Str("component", "coordination").Logger(), stop: make(chan struct{}), done: make(chan struct{}),
 	}
 	// Only this node's type's weights are kept; the others are relayed.
@@ -115,7 +117,8 @@ func (c *coordination) loop() {
 	}
 }
 
-// report sends this node's per-user work to the active coordinator.
+// report sends this node's per-user work, its rack and its mean task run
+// time to the active coordinator.
 func (c *coordination) report() {
 	to, ok := c.cluster.ActiveCoordinator()
 	if !ok {
@@ -123,8 +126,9 @@ func (c *coordination) report() {
 	}
 	c.mu.Lock()
 	c.seq++
-	r := fairgossip.Report{Node: c.node, Type: c.mtype, Slots: uint64(c.slots), Seq: c.seq}
+	r := fairgossip.Report{Node: c.node, Type: c.mtype, Slots: uint64(c.slots), Seq: c.seq, Rack: c.rack}
 	c.mu.Unlock()
+	r.TaskMillis = c.nm.taskMillis()
 	for u, use := range c.nm.Usage() {
 		r.Users = append(r.Users, fairgossip.Usage{User: u, Queued: uint64(use.Queued), Running: uint64(use.Running)})
 	}

@@ -32,6 +32,7 @@ func (n *NodeMonitor) executorLost(app, backend string, cause error) {
 	delete(n.misses, app)
 	dropped := n.core.RemoveApp(app)
 	failed := n.core.FailApp(app)
+	n.clock.observe(time.Now(), n.core.Running(), len(failed))
 	apps := n.core.Apps()
 	n.mu.Unlock()
 	slices.Sort(apps)

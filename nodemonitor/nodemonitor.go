@@ -86,6 +86,9 @@ type NodeMonitor struct {
 	// guidance arrived gets its guided weight (or the floor) at once
 	// rather than its configured one until the next period.
 	guided map[string]float64
+	// clock measures the mean task run time for the coordinator's
+	// locality prices (taskclock.go).
+	clock taskClock
 }
 
 // New returns a NodeMonitor that finds schedulers' getTask addresses in dir.
@@ -119,6 +122,7 @@ func New(cfg Config, dir SchedulerDirectory) (*NodeMonitor, error) {
 		misses:   make(map[string]int),
 
 		goneScheds: make(map[string]bool),
+		clock:      newTaskClock(time.Now()),
 	}
 	n.notify = batch.New(n.sendFinished)
 	return n, nil
@@ -229,12 +233,14 @@ func (n *NodeMonitor) CancelTaskReservations(ctx context.Context, req *sparrowrp
 // report cannot free a slot twice.
 func (n *NodeMonitor) TasksFinished(ctx context.Context, tasks []*sparrowrpc.TFullTaskId) error {
 	var freed []*sparrowrpc.TFullTaskId
+	now := time.Now()
 	n.mu.Lock()
 	for _, t := range tasks {
 		if t != nil && n.core.Finished(slots.TaskKey{RequestID: t.RequestId, TaskID: t.TaskId}) {
 			freed = append(freed, t)
 		}
 	}
+	n.clock.observe(now, n.core.Running(), len(freed))
 	n.mu.Unlock()
 	for _, t := range freed {
 		n.notify.Add(n.getTaskAddr(rpc.HostPortString(t.SchedulerAddress)), t)
@@ -359,11 +365,13 @@ func fullID(scheduler string, key slots.TaskKey, app string) *sparrowrpc.TFullTa
 
 func (n *NodeMonitor) launch(r queue.Reservation, spec *sparrowrpc.TTaskLaunchSpec) {
 	key := slots.TaskKey{RequestID: r.RequestID, TaskID: spec.TaskId}
+	now := time.Now()
 	n.mu.Lock()
 	started := n.core.Start(key, r)
 	backend, hasBackend := n.backend[r.App]
 	if started {
 		n.launches++
+		n.clock.observe(now, n.core.Running(), 0)
 	}
 	n.mu.Unlock()
 	if !started {
@@ -375,6 +383,7 @@ func (n *NodeMonitor) launch(r queue.Reservation, spec *sparrowrpc.TTaskLaunchSp
 		// The executor was lost between fetch and launch.
 		n.mu.Lock()
 		n.core.Finished(key)
+		n.clock.observe(time.Now(), n.core.Running(), 1)
 		n.mu.Unlock()
 		n.finished(r.Scheduler, key, r.App)
 		n.reportFailed(r, spec.TaskId, fmt.Sprintf("no executor registered for app %q", r.App))

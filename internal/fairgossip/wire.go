@@ -42,6 +42,14 @@ type Report struct {
 	// the latest when reports arrive out of order.
 	Seq   uint64
 	Users []Usage
+	// Rack (the node's "rack" attribute) and TaskMillis (its recent mean
+	// task run time in ms, 0 until a task finished) feed the coordinator's
+	// locality prices. On the wire they are a trailing section, present
+	// only when one is set: a report without it is the original format.
+	// Coordinators built before the section refuse reports that carry
+	// it, so upgrade coordinators before node monitors.
+	Rack       string
+	TaskMillis uint64
 }
 
 type writer struct{ b []byte }
@@ -148,6 +156,19 @@ func EncodeReport(r Report) ([]byte, error) {
 		w.uvarint(u.Queued)
 		w.uvarint(u.Running)
 	}
+	if err := checkName("rack", r.Rack); err != nil {
+		return nil, err
+	}
+	if r.Rack != "" || r.TaskMillis != 0 {
+		// The locality section: its length, then its fields. A decoder
+		// skips fields it does not know at the end of the section, so
+		// later fields can be added the same way.
+		sec := writer{}
+		sec.str(r.Rack)
+		sec.uvarint(r.TaskMillis)
+		w.uvarint(uint64(len(sec.b)))
+		w.b = append(w.b, sec.b...)
+	}
 	return w.b, nil
 }
 
@@ -190,9 +211,34 @@ func DecodeReport(b []byte) (Report, error) {
 		out.Users = append(out.Users, u)
 	}
 	if r.err == nil && len(r.b) != 0 {
+		out.Rack, out.TaskMillis = r.localitySection()
+	}
+	if r.err == nil && len(r.b) != 0 {
 		r.fail("%d trailing bytes", len(r.b))
 	}
 	return out, r.err
+}
+
+// localitySection reads a report's optional trailing section: its
+// length, the rack and the task run time, and any later fields (skipped).
+func (r *reader) localitySection() (rack string, taskMillis uint64) {
+	n := r.uvarint("locality section length")
+	if r.err != nil {
+		return "", 0
+	}
+	if n == 0 || n > uint64(len(r.b)) {
+		r.fail("locality section of %d bytes (%d left)", n, len(r.b))
+		return "", 0
+	}
+	sec := reader{b: r.b[:n]}
+	r.b = r.b[n:]
+	rack = sec.str("rack")
+	taskMillis = sec.uvarint("task run time")
+	if sec.err != nil {
+		r.err = sec.err
+		return "", 0
+	}
+	return rack, taskMillis
 }
 
 // maxChunks bounds a version's chunk count: 65,536 chunks of 1,200 bytes

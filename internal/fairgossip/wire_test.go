@@ -25,6 +25,53 @@ func TestReportRoundTrip(t *testing.T) {
 	}
 }
 
+// TestReportLocalitySection: the rack and task run time travel in a
+// trailing section that an original report lacks; later fields inside the
+// section are skipped.
+func TestReportLocalitySection(t *testing.T) {
+	// An original report, byte for byte: node "n", type "t", 2 slots,
+	// seq 5, user "u" with 1 queued and 3 running.
+	original := []byte{magic, kindReport, 1, 'n', 1, 't', 2, 5, 1, 1, 'u', 1, 3}
+	tests := []struct {
+		name string
+		b    []byte
+		want Report
+	}{
+		{"original format", original,
+			Report{Node: "n", Type: "t", Slots: 2, Seq: 5, Users: []Usage{{User: "u", Queued: 1, Running: 3}}}},
+		{"with the section", append(append([]byte{}, original...), 5, 2, 'r', '1', 0xac, 0x02),
+			Report{Node: "n", Type: "t", Slots: 2, Seq: 5, Users: []Usage{{User: "u", Queued: 1, Running: 3}}, Rack: "r1", TaskMillis: 300}},
+		{"a later field skipped", append(append([]byte{}, original...), 4, 0, 7, 9, 9),
+			Report{Node: "n", Type: "t", Slots: 2, Seq: 5, Users: []Usage{{User: "u", Queued: 1, Running: 3}}, TaskMillis: 7}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			got, err := DecodeReport(tt.b)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !reflect.DeepEqual(got, tt.want) {
+				t.Fatalf("decoded %+v, want %+v", got, tt.want)
+			}
+		})
+	}
+	// Encoding: no section unless a field is set, and a round trip.
+	plain := Report{Node: "n", Type: "t", Slots: 2, Seq: 5, Users: []Usage{{User: "u", Queued: 1, Running: 3}}}
+	if b, _ := EncodeReport(plain); !reflect.DeepEqual(b, original) {
+		t.Fatalf("a report without locality fields encodes as % x, want the original % x", b, original)
+	}
+	for _, r := range []Report{{Node: "a", Rack: "rack-7"}, {Node: "a", TaskMillis: 1 << 40}, {Node: "b", Rack: "x", TaskMillis: 12, Users: plain.Users}} {
+		b, err := EncodeReport(r)
+		if err != nil {
+			t.Fatal(err)
+		}
+		got, err := DecodeReport(b)
+		if err != nil || !reflect.DeepEqual(got, r) {
+			t.Fatalf("round trip of %+v: %+v (%v)", r, got, err)
+		}
+	}
+}
+
 func TestDecodeRefusesMalformed(t *testing.T) {
 	good, _ := EncodeReport(Report{Node: "n", Type: "t", Slots: 1, Users: []Usage{{User: "u", Queued: 1}}})
 	table, _ := EncodeNames(1, []string{"a", "ab"}, []string{"t"})
@@ -39,6 +86,10 @@ func TestDecodeRefusesMalformed(t *testing.T) {
 		{"guidance as report", guidance[0], decReport},
 		{"truncated report", good[:len(good)-1], decReport},
 		{"trailing bytes", append(append([]byte{}, good...), 0), decReport},
+		{"locality section past the end", append(append([]byte{}, good...), 9, 0, 1), decReport},
+		{"locality section with a short rack", append(append([]byte{}, good...), 2, 5, 'r'), decReport},
+		{"locality section without run time", append(append([]byte{}, good...), 2, 1, 'r'), decReport},
+		{"bytes after the locality section", append(append([]byte{}, good...), 2, 0, 0, 1), decReport},
 		{"huge user count", []byte{magic, kindReport, 1, 'n', 1, 't', 1, 0, 0xff, 0xff, 0xff, 0x7f}, decReport},
 		{"retired guidance format", []byte{magic, 2, 1, 0, 1, 0, 0}, decIndexed},
 
@@ -87,6 +138,8 @@ func decIndexed(b []byte) error { _, err := DecodeIndexed(b); return err }
 func FuzzDecode(f *testing.F) {
 	good, _ := EncodeReport(Report{Node: "n", Type: "t", Slots: 4, Seq: 1, Users: []Usage{{User: "u", Queued: 1, Running: 2}}})
 	f.Add(good)
+	loc, _ := EncodeReport(Report{Node: "n", Type: "t", Slots: 4, Seq: 1, Rack: "r1", TaskMillis: 250})
+	f.Add(loc)
 	table, _ := EncodeNames(5, []string{"user-1", "user-12", "user-2"}, []string{"gpu", "mem=high"})
 	f.Add(table[0])
 	g, _ := EncodeIndexed(7, 5, 0, []Entry{{User: 0, Value: 3}, {User: 2, Value: 300}},
@@ -94,8 +147,12 @@ func FuzzDecode(f *testing.F) {
 	f.Add(g[0])
 	f.Fuzz(func(t *testing.T, b []byte) {
 		if r, err := DecodeReport(b); err == nil {
-			if _, err := EncodeReport(r); err != nil {
+			again, err := EncodeReport(r)
+			if err != nil {
 				t.Fatalf("decoded report does not encode: %v", err)
+			}
+			if r2, err := DecodeReport(again); err != nil || !reflect.DeepEqual(r, r2) {
+				t.Fatalf("re-encoded report decodes to %+v (%v), want %+v", r2, err, r)
 			}
 		}
 		if c, err := DecodeNames(b); err == nil {

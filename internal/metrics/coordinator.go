@@ -28,5 +28,13 @@ func CoordinatorCollector(stats func() coordinator.Stats) prometheus.Collector {
 		{"sparrow_coordinator_reply_bytes", "Bytes of the direct replies sent in the last period.", gauge, func(s st) float64 { return float64(s.ReplyBytes) }},
 		{"sparrow_coordinator_reply_failures", "Direct replies that could not be encoded or sent in the last period.", gauge, func(s st) float64 { return float64(s.ReplyFailed) }},
 		{"sparrow_coordinator_reply_encode_seconds", "Time spent encoding the last period's direct replies.", gauge, func(s st) float64 { return s.ReplyEncode.Seconds() }},
+		{"sparrow_coordinator_locality_solve_seconds", "Duration of the last locality prices' build, min-cost flow solve and encoding (--locality).", gauge, func(s st) float64 { return s.Locality.Solve.Seconds() }},
+		{"sparrow_coordinator_locality_nodes", "Node monitors in the last locality prices.", gauge, func(s st) float64 { return float64(s.Locality.Nodes) }},
+		{"sparrow_coordinator_locality_prices_bytes", "Bytes of the last locality prices message.", gauge, func(s st) float64 { return float64(s.Locality.Bytes) }},
+		{"sparrow_coordinator_locality_prices_sent_total", "Locality prices messages sent to schedulers.", counter, func(s st) float64 { return float64(s.Locality.Sent) }},
+		{"sparrow_coordinator_locality_sent_bytes_total", "Bytes of locality prices sent to schedulers.", counter, func(s st) float64 { return float64(s.Locality.SentBytes) }},
+		{"sparrow_coordinator_locality_send_failures_total", "Locality prices sends to schedulers that failed or were skipped (previous send still under way).", counter, func(s st) float64 { return float64(s.Locality.Failed) }},
+		{"sparrow_coordinator_locality_solve_failures_total", "Periods whose locality prices could not be computed.", counter, func(s st) float64 { return float64(s.Locality.SolveFailed) }},
+		{"sparrow_coordinator_locality_moved_tasks", "Queued tasks the last locality flow moves off their node (within the rack or across the core).", gauge, func(s st) float64 { return float64(s.Locality.Rack + s.Locality.Core) }},
 	})
 }

@@ -15,7 +15,8 @@ func TestCoordinatorCollector(t *testing.T) {
 	reg := prometheus.NewRegistry()
 	reg.MustRegister(CoordinatorCollector(func() coordinator.Stats {
 		return coordinator.Stats{Active: true, Published: 7, Reports: 4, Replies: 4, ReplyBytes: 240,
-			ReplyFailed: 1, ReplyEncode: 3 * time.Millisecond, GossipLoad: 1500}
+			ReplyFailed: 1, ReplyEncode: 3 * time.Millisecond, GossipLoad: 1500,
+			Locality: coordinator.LocalityStats{Solve: 20 * time.Millisecond, Nodes: 40, Bytes: 300, Sent: 9, Failed: 2, Rack: 3, Core: 1}}
 	}))
 	mfs, err := reg.Gather()
 	if err != nil {
@@ -41,6 +42,12 @@ func TestCoordinatorCollector(t *testing.T) {
 		"sparrow_coordinator_reply_bytes":                  240,
 		"sparrow_coordinator_reply_failures":               1,
 		"sparrow_coordinator_reply_encode_seconds":         0.003,
+		"sparrow_coordinator_locality_solve_seconds":       0.02,
+		"sparrow_coordinator_locality_nodes":               40,
+		"sparrow_coordinator_locality_prices_bytes":        300,
+		"sparrow_coordinator_locality_prices_sent_total":   9,
+		"sparrow_coordinator_locality_send_failures_total": 2,
+		"sparrow_coordinator_locality_moved_tasks":         4,
 	} {
 		if v, ok := got[name]; !ok || v != want {
 			t.Errorf("%s = %v (exported: %v), want %v", name, v, ok, want)
