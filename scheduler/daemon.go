@@ -95,6 +95,8 @@ func StartDaemon(cfg DaemonConfig) (*Daemon, error) {
 			go s.NodeLost(ev.Member.Meta.Internal)
 		}
 	})
+	// The coordinator's locality prices arrive as direct gossip messages.
+	cluster.OnMessage(s.onGossip)
 	go d.sweep()
 	go svc.Serve(sparrowrpc.NewSchedulerServiceProcessor(s))
 	go gt.Serve(sparrowrpc.NewGetTaskServiceProcessor(s))
@@ -102,17 +104,34 @@ func StartDaemon(cfg DaemonConfig) (*Daemon, error) {
 	return d, nil
 }
 
-// sweep runs the reservation-deadline check until Close.
+// sweep runs the reservation-deadline check every second and the
+// relaxation of placement preferences when one is due, until Close. The
+// relaxation timer is armed only while a relaxable task is pending, for
+// the earliest step, and at most once per relaxMinGap.
 func (d *Daemon) sweep() {
 	defer close(d.done)
 	t := time.NewTicker(time.Second)
 	defer t.Stop()
+	relax := time.NewTimer(time.Hour)
+	relax.Stop()
+	defer relax.Stop()
+	var last time.Time
 	for {
+		if at, ok := d.NextRelax(); ok {
+			wait := max(time.Until(at), time.Until(last.Add(relaxMinGap)), 0)
+			relax.Reset(wait)
+		} else {
+			relax.Stop()
+		}
 		select {
 		case <-d.stop:
 			return
 		case now := <-t.C:
 			d.Sweep(now)
+		case <-d.RelaxWake():
+		case now := <-relax.C:
+			last = now
+			d.Relax(now)
 		}
 	}
 }

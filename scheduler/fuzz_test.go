@@ -15,7 +15,8 @@ package scheduler
 //     non-empty app within its limit, unique task ids within their limit,
 //     len(Tasks) == len(Specs) == len(req.Tasks) with tasks matching their
 //     specs, valid constraints matching the request's, a finite probe
-//     ratio in [1, MaxProbeRatio] chosen by the documented precedence.
+//     ratio in [1, MaxProbeRatio] chosen by the documented precedence,
+//     and relaxation for exactly the tasks that opted in.
 //
 // The wire decoder here is thrift's plain binary protocol with a small
 // MaxMessageSize: the server's boundedProtocol is unexported in package rpc
@@ -33,6 +34,7 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/apache/thrift/lib/go/thrift"
 
@@ -347,6 +349,7 @@ func checkJob(t *testing.T, req *sparrowrpc.TSchedulingRequest, ratios Ratios, j
 		fail("%d tasks and %d specs for %d requested", len(job.Tasks), len(job.Specs), len(req.Tasks))
 	}
 	ids := make(map[string]bool, len(job.Tasks))
+	relax := job.Relax
 	for i, task := range job.Tasks {
 		spec := job.Specs[i]
 		if spec == nil || spec != req.Tasks[i] {
@@ -363,6 +366,21 @@ func checkJob(t *testing.T, req *sparrowrpc.TSchedulingRequest, ratios Ratios, j
 		if !slices.Equal(task.Nodes, nodes) || !slices.Equal(task.Racks, racks) {
 			fail("task %d placement %v/%v, want %v/%v", i, task.Nodes, task.Racks, nodes, racks)
 		}
+		// Relaxation: exactly the tasks with preferences and a positive
+		// delayThreshold, in order; negative sizes are the default (-1).
+		if p := spec.Preference; p != nil && (len(nodes) > 0 || len(racks) > 0) && p.DelayThreshold > 0 {
+			want := Relaxation{Task: i, Delay: time.Duration(p.DelayThreshold) * time.Millisecond, InputBytes: -1}
+			if p.InputBytes != nil && *p.InputBytes >= 0 {
+				want.InputBytes = *p.InputBytes
+			}
+			if len(relax) == 0 || relax[0] != want {
+				fail("task %d relaxation %v, want %+v first", i, relax, want)
+			}
+			relax = relax[1:]
+		}
+	}
+	if len(relax) != 0 {
+		fail("relaxation for tasks that did not opt in: %+v", relax)
 	}
 	if len(job.Constraints) != len(req.Constraints) || len(job.Constraints) > maxConstraints {
 		fail("%d constraints for %d requested", len(job.Constraints), len(req.Constraints))
@@ -420,6 +438,9 @@ func fingerprint(req *sparrowrpc.TSchedulingRequest) string {
 		fmt.Fprintf(&b, " {%q %q", s.TaskId, s.Message)
 		if p := s.Preference; p != nil {
 			fmt.Fprintf(&b, " %q %q %d", p.Nodes, p.Racks, p.DelayThreshold)
+			if p.InputBytes != nil {
+				fmt.Fprintf(&b, " in %d", *p.InputBytes)
+			}
 		}
 		b.WriteString("}")
 	}

@@ -12,6 +12,7 @@ import (
 
 	"github.com/rs/zerolog"
 
+	"github.com/sparrowfleet/sparrow/core/locality"
 	"github.com/sparrowfleet/sparrow/core/placement"
 	"github.com/sparrowfleet/sparrow/internal/rpc"
 	"github.com/sparrowfleet/sparrow/thrift/gen-go/sparrowrpc"
@@ -48,6 +49,12 @@ type Config struct {
 	// no node loses its queue position). 0 means DefaultReservationTimeout;
 	// negative disables it.
 	ReservationTimeout time.Duration
+	// LocalityStale is how long the coordinator's prices guide relaxable
+	// tasks after they arrive (locality.go); 0 means DefaultLocalityStale.
+	LocalityStale time.Duration
+	// LocalityInputBytes is a relaxable task's input size when its
+	// request gives none; 0 means DefaultLocalityInputBytes.
+	LocalityInputBytes int64
 	// RPC bounds the scheduler's outgoing calls.
 	RPC rpc.Config
 	Log zerolog.Logger
@@ -76,6 +83,16 @@ type Scheduler struct {
 	tracked   int                                 // entries in running
 	lost      lostSet                             // tasks reported lost
 
+	// Relaxation of placement preferences (locality.go).
+	now        func() time.Time // the clock; tests replace it
+	relaxQ     relaxHeap
+	relaxWake  chan struct{}
+	prices     locality.Prices
+	pricesAt   time.Time
+	havePrices bool
+	repriceDue bool        // newer prices arrived since the last Relax
+	rackIdx    rackIndexes // per app, over the view's current candidates
+
 	stats Stats
 }
 
@@ -92,6 +109,9 @@ type request struct {
 	// deadline is when unlaunched tasks get extra reservations elsewhere,
 	// in case a node monitor holds its reservation but never asks.
 	deadline time.Time
+	// loc is the state of tasks that may relax their preferences, nil
+	// if none may.
+	loc *relaxState
 }
 
 // Stats counts what a scheduler has done; read with Stats().
@@ -109,6 +129,8 @@ type Stats struct {
 	Untracked       uint64 // launches not tracked: the tracking bound was hit
 	ActiveRequests  int
 	RunningTracked  int
+	// Locality counts preference relaxation and launch locality.
+	Locality LocalityStats
 }
 
 // New returns a Scheduler that samples node monitors from view.
@@ -118,6 +140,12 @@ func New(cfg Config, view NodeView) (*Scheduler, error) {
 	}
 	if cfg.ReservationTimeout == 0 {
 		cfg.ReservationTimeout = DefaultReservationTimeout
+	}
+	if cfg.LocalityStale <= 0 {
+		cfg.LocalityStale = DefaultLocalityStale
+	}
+	if cfg.LocalityInputBytes <= 0 {
+		cfg.LocalityInputBytes = DefaultLocalityInputBytes
 	}
 	if err := placement.CheckProbeRatio(cfg.ProbeRatio); err != nil {
 		return nil, fmt.Errorf("default %w", err)
@@ -152,6 +180,8 @@ func New(cfg Config, view NodeView) (*Scheduler, error) {
 		frontends: make(map[string]string),
 		running:   make(map[string]map[runningTask]struct{}),
 		idPrefix:  hex.EncodeToString(b[8:14]),
+		now:       time.Now,
+		relaxWake: make(chan struct{}, 1),
 	}, nil
 }
 
@@ -168,6 +198,9 @@ func (s *Scheduler) Stats() Stats {
 	st := s.stats
 	st.ActiveRequests = len(s.requests)
 	st.RunningTracked = s.tracked
+	st.Locality.PricesVersion = s.prices.Version
+	st.Locality.PricesFresh = s.pricesFresh(s.now())
+	st.Locality.Relaxing = len(s.relaxQ)
 	return st
 }
 
@@ -222,6 +255,14 @@ func (s *Scheduler) SubmitJob(ctx context.Context, req *sparrowrpc.TSchedulingRe
 	}
 	r.AddProbes(probes)
 	s.requests[id] = r
+	if len(job.Relax) > 0 {
+		now := s.now()
+		r.loc = newRelaxState(job, now, s.cfg.LocalityInputBytes)
+		if s.pricesFresh(now) {
+			probes = append(probes, s.relaxLocked(r, now, true)...)
+		}
+		s.scheduleRelax(r, now)
+	}
 	s.stats.JobsSubmitted++
 	s.stats.TasksSubmitted += uint64(len(job.Tasks))
 	s.mu.Unlock()
@@ -307,6 +348,7 @@ func (s *Scheduler) reprobe(r *request, tasks []placement.Task) {
 	}
 	if err != nil {
 		delete(s.requests, r.ID)
+		s.unrelax(r)
 		s.mu.Unlock()
 		s.log.Error().Err(err).Str("request", r.ID).Int("unlaunched", r.Unlaunched()).
 			Msg("cannot place the request's remaining tasks; reporting them failed to the frontend")
@@ -346,6 +388,7 @@ func (s *Scheduler) GetTask(ctx context.Context, requestID string, nm *sparrowrp
 	if got {
 		spec := r.specs[idx]
 		s.track(addr, runningTask{app: r.app, request: requestID, task: spec.TaskId})
+		s.countLaunch(r, idx, addr)
 	}
 	// Sharing probes across constrained tasks can use up the last
 	// reservation another constrained task could run on; that task must be
@@ -357,6 +400,7 @@ func (s *Scheduler) GetTask(ctx context.Context, requestID string, nm *sparrowrp
 	var cancel []placement.Probe
 	if r.Launched() {
 		delete(s.requests, requestID)
+		s.unrelax(r)
 		if !s.cfg.NoCancel {
 			cancel = r.Outstanding()
 			s.stats.Cancellations += uint64(len(cancel))

@@ -36,6 +36,9 @@ type Job struct {
 	Constraints []placement.Constraint
 	Tasks       []placement.Task
 	Specs       []*sparrowrpc.TTaskSpec
+	// Relax lists the tasks with preferences that opted into relaxation
+	// (a positive delayThreshold), in task order; see locality.go.
+	Relax []Relaxation
 }
 
 // Constrained reports whether the job limits where any of its tasks run.
@@ -108,6 +111,9 @@ func ParseRequest(req *sparrowrpc.TSchedulingRequest, ratios Ratios) (Job, error
 		t := placement.Task{ID: spec.TaskId}
 		if p := spec.Preference; p != nil {
 			t.Nodes, t.Racks = p.Nodes, p.Racks
+			if rx, ok := relaxOf(i, t, p); ok {
+				job.Relax = append(job.Relax, rx)
+			}
 		}
 		job.Tasks[i] = t
 		job.Specs[i] = spec

@@ -63,6 +63,8 @@ is live in its view; otherwise 503 with the reason.`,
 	fs.Float64Var(&cfg.Scheduler.ProbeRatio, "probe-ratio", scheduler.DefaultProbeRatio, "default probe ratio d: reservations per task (a request may override it)")
 	fs.Float64Var(&cfg.Scheduler.ConstrainedProbeRatio, "constrained-probe-ratio", 0, "default probe ratio for jobs with constraints or placement preferences (0: --probe-ratio)")
 	fs.DurationVar(&cfg.Scheduler.ReservationTimeout, "reservation-timeout", scheduler.DefaultReservationTimeout, "place extra reservations for a job whose reservations go unanswered this long (negative: never)")
+	fs.DurationVar(&cfg.Scheduler.LocalityStale, "locality-stale", scheduler.DefaultLocalityStale, "how long the coordinator's locality prices guide tasks that opted into relaxation (delayThreshold > 0) after they arrive; older prices fall back to the delay alone")
+	fs.Int64Var(&cfg.Scheduler.LocalityInputBytes, "locality-input-bytes", scheduler.DefaultLocalityInputBytes, "input size assumed for a relaxable task whose request gives none, for pricing its move to another node")
 	fs.BoolVar(&cfg.Scheduler.NoCancel, "no-cancel", false, "do not cancel leftover reservations once all of a job's tasks have launched")
 	fs.Uint64Var(&cfg.Scheduler.Seed, "seed", 0, "seed for placement randomness (0: random)")
 	httpf.register(fs)

@@ -16,6 +16,9 @@ import "slices"
 type Request struct {
 	ID    string
 	tasks []Task
+	// ownTasks is set once Widen has copied tasks, which until then is
+	// the caller's slice.
+	ownTasks bool
 
 	launched    []bool
 	left        int   // unlaunched tasks

@@ -48,10 +48,11 @@ const (
 	gauge   = prometheus.GaugeValue
 )
 
-// SchedulerCollector exposes a scheduler's counters.
+// SchedulerCollector exposes a scheduler's counters, and its locality
+// relaxation (locality.go).
 func SchedulerCollector(s *scheduler.Scheduler) prometheus.Collector {
 	type st = scheduler.Stats
-	return newCollector(s.Stats, []metric[st]{
+	return collectors{newSchedulerLocality(s), newCollector(s.Stats, []metric[st]{
 		{"sparrow_scheduler_jobs_submitted_total", "Jobs accepted by submitJob.", counter, func(s st) float64 { return float64(s.JobsSubmitted) }},
 		{"sparrow_scheduler_tasks_submitted_total", "Tasks in accepted jobs.", counter, func(s st) float64 { return float64(s.TasksSubmitted) }},
 		{"sparrow_scheduler_tasks_launched_total", "Tasks handed to node monitors by getTask.", counter, func(s st) float64 { return float64(s.TasksLaunched) }},
@@ -63,7 +64,7 @@ func SchedulerCollector(s *scheduler.Scheduler) prometheus.Collector {
 		{"sparrow_scheduler_tasks_lost_total", "Running tasks reported lost with their node monitor.", counter, func(s st) float64 { return float64(s.TasksLost) }},
 		{"sparrow_scheduler_active_requests", "Requests with unlaunched tasks.", gauge, func(s st) float64 { return float64(s.ActiveRequests) }},
 		{"sparrow_scheduler_running_tracked", "Launched tasks not yet reported finished.", gauge, func(s st) float64 { return float64(s.RunningTracked) }},
-	})
+	})}
 }
 
 // NodeMonitorCollector exposes a node monitor's slots and queue.

@@ -69,7 +69,7 @@ func TestMetricsReflectAFleet(t *testing.T) {
 		addr string
 		want []string
 	}{
-		{sm.Addr(), []string{"sparrow_scheduler_jobs_submitted_total 1", "sparrow_scheduler_tasks_launched_total 3", "sparrow_rpc_connections_open", "go_goroutines"}},
+		{sm.Addr(), []string{"sparrow_scheduler_jobs_submitted_total 1", `sparrow_scheduler_tasks_widened_total{cause="delay",level="rack"} 0`, "sparrow_scheduler_tasks_launched_total 3", "sparrow_rpc_connections_open", "go_goroutines"}},
 		{nm.Addr(), []string{"sparrow_nodemonitor_slots 2", "sparrow_nodemonitor_launches_total 3"}},
 	} {
 		resp, err := http.Get("http://" + tc.addr + "/metrics")
