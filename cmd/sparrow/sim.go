@@ -105,6 +105,7 @@ of the measured jobs. See docs/SIMULATION.md.`,
 	fl.Float64Var(&f.longMean, "long-mean", 10000, "mean task duration of long jobs in ms (with --long-frac)")
 	fl.StringVar(&f.cpuProfile, "cpuprofile", "", "write a CPU profile (pprof format) of the whole run to this file")
 	cmd.AddCommand(newSimFairnessCmd()) // sim_fairness.go: Choosy §7.1–7.2
+	cmd.AddCommand(newSimQuincyCmd())   // sim_quincy.go: Quincy §6
 	return cmd
 }
 
