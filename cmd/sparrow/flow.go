@@ -19,6 +19,7 @@ import (
 
 	"github.com/sparrowfleet/sparrow/core/flow"
 	"github.com/sparrowfleet/sparrow/core/flow/gen"
+	"github.com/sparrowfleet/sparrow/core/quincy"
 )
 
 func init() { rootCmd.AddCommand(newFlowCmd()) }
@@ -104,6 +105,7 @@ func (f *flowGenFlags) params(computers, jobs, tasks int) gen.Params {
 
 func newFlowGenCmd() *cobra.Command {
 	f := &flowGenFlags{}
+	var quincySize, quincyPolicy string
 	cmd := &cobra.Command{
 		Use:   "gen",
 		Short: "Write a Quincy-shaped min-cost flow problem in DIMACS format",
@@ -112,15 +114,35 @@ root and worker tasks, unscheduled nodes U_j, the cluster aggregator X, racks,
 computers and the sink, with data, wait and preemption costs.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			q := gen.Quincy(f.params(f.computers, f.jobs, f.tasks), rand.New(rand.NewPCG(f.seed, 0)))
+			rng := rand.New(rand.NewPCG(f.seed, 0))
+			if quincySize != "" {
+				return writeQuincyGraph(cmd.OutOrStdout(), quincySize, quincyPolicy, rng)
+			}
+			q := gen.Quincy(f.params(f.computers, f.jobs, f.tasks), rng)
 			return flow.WriteDIMACS(cmd.OutOrStdout(), q.Net)
 		},
 	}
+	cmd.Flags().StringVar(&quincySize, "quincy", "", "write core/quincy's own graph of a synthetic cluster instead (the graph the simulator solves): "+strings.Join(quincy.SyntheticSizeNames(), ", ")+"; --computers, --jobs, --tasks, --racks, --xi and --unfair then do not apply")
+	cmd.Flags().StringVar(&quincyPolicy, "policy", "QFP", "with --quincy: the policy whose capacities the graph carries (Q, QP, QF, QFP, QFPX)")
 	cmd.Flags().IntVar(&f.computers, "computers", 243, "computers (M)")
 	cmd.Flags().IntVar(&f.jobs, "jobs", 10, "jobs (J)")
 	cmd.Flags().IntVar(&f.tasks, "tasks", 2200, "worker tasks in all (N)")
 	f.register(cmd)
 	return cmd
+}
+
+// writeQuincyGraph writes core/quincy's graph of the named synthetic
+// cluster under policy pol as a DIMACS problem.
+func writeQuincyGraph(w io.Writer, size, pol string, rng *rand.Rand) error {
+	cfg, err := quincy.SyntheticSize(size)
+	if err != nil {
+		return fmt.Errorf("--quincy: %w", err)
+	}
+	p, err := quincy.ParsePolicy(pol)
+	if err != nil {
+		return fmt.Errorf("--policy: %w", err)
+	}
+	return quincy.WriteSyntheticDIMACS(w, cfg, p, quincy.DefaultParams(), rng)
 }
 
 // flowBenchRow is one instance's timings; times are medians in ms.

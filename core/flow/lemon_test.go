@@ -14,6 +14,7 @@ import (
 
 	"github.com/sparrowfleet/sparrow/core/flow"
 	"github.com/sparrowfleet/sparrow/core/flow/gen"
+	"github.com/sparrowfleet/sparrow/core/quincy"
 )
 
 // lemonDriver builds testdata/lemon/lemon_mcf.cpp with g++ against LEMON
@@ -155,5 +156,22 @@ func TestLemonOracleQuincy(t *testing.T) {
 		compareWithLemon(t, bin, q.Net, fmt.Sprintf("quincy %+v", p))
 		q.Churn(p.Tasks / 100)
 		compareWithLemon(t, bin, q.Net, fmt.Sprintf("quincy %+v after churn", p))
+	}
+}
+
+// TestLemonOracleQuincyGraphs: the same on the graphs core/quincy builds
+// for the simulator: Quincy's 243-computer cluster under every policy.
+func TestLemonOracleQuincyGraphs(t *testing.T) {
+	bin := needLemon(t)
+	cfg, err := quincy.SyntheticSize("243")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i, pol := range []quincy.Policy{quincy.Q, quincy.QP, quincy.QF, quincy.QFP, quincy.QFPX} {
+		g, err := quincy.SyntheticGraph(cfg, pol, quincy.DefaultParams(), rand.New(rand.NewPCG(uint64(i), 3)))
+		if err != nil {
+			t.Fatal(err)
+		}
+		compareWithLemon(t, bin, g.Net, "core/quincy 243 "+pol.String())
 	}
 }
