@@ -186,13 +186,13 @@ func (r *reader) entries(what string) []Entry {
 	var out []Entry
 	next := uint64(0)
 	for range n {
-		gap := r.uvarint(what + " index gap")
-		v := r.uvarint(what + " value")
-		if r.err != nil {
+		gap := r.Uvarint(what + " index gap")
+		v := r.Uvarint(what + " value")
+		if r.Err != nil {
 			return nil
 		}
 		if gap >= maxNames || next+gap >= maxNames {
-			r.fail("%s index past %d", what, maxNames)
+			r.Fail("%s index past %d", what, maxNames)
 			return nil
 		}
 		out = append(out, Entry{User: uint32(next + gap), Value: v})
@@ -208,39 +208,39 @@ func DecodeIndexed(b []byte) (GuidanceChunk, error) {
 	if Kind(b) != "guidance" {
 		return GuidanceChunk{}, fmt.Errorf("%w: not guidance", ErrMalformed)
 	}
-	r := reader{b: b[2:]}
+	r := newReader(b[2:])
 	var c GuidanceChunk
-	c.Version = r.uvarint("version")
-	c.Epoch = r.uvarint("table epoch")
-	c.Base = r.uvarint("base version")
-	idx, cnt := r.uvarint("chunk index"), r.uvarint("chunk count")
-	if r.err == nil && (c.Version == 0 || c.Epoch == 0 || c.Base >= c.Version) {
-		r.fail("version %d, table epoch %d, base %d", c.Version, c.Epoch, c.Base)
+	c.Version = r.Uvarint("version")
+	c.Epoch = r.Uvarint("table epoch")
+	c.Base = r.Uvarint("base version")
+	idx, cnt := r.Uvarint("chunk index"), r.Uvarint("chunk count")
+	if r.Err == nil && (c.Version == 0 || c.Epoch == 0 || c.Base >= c.Version) {
+		r.Fail("version %d, table epoch %d, base %d", c.Version, c.Epoch, c.Base)
 	}
-	if r.err == nil && (cnt == 0 || cnt > maxChunks || idx >= cnt) {
-		r.fail("chunk %d of %d", idx, cnt)
+	if r.Err == nil && (cnt == 0 || cnt > maxChunks || idx >= cnt) {
+		r.Fail("chunk %d of %d", idx, cnt)
 	}
 	c.Index, c.Count = uint32(idx), uint32(cnt)
 	c.Running = r.entries("running count")
 	nt := r.count("weight sections", 2)
 	prevType := -1
 	for range nt {
-		t := r.uvarint("type index")
-		if r.err == nil && (t >= maxNames || int(t) <= prevType) {
-			r.fail("type index %d after %d", t, prevType)
+		t := r.Uvarint("type index")
+		if r.Err == nil && (t >= maxNames || int(t) <= prevType) {
+			r.Fail("type index %d after %d", t, prevType)
 		}
 		es := r.entries("weight")
-		if r.err == nil && len(es) == 0 {
-			r.fail("weight section of type %d without entries", t)
+		if r.Err == nil && len(es) == 0 {
+			r.Fail("weight section of type %d without entries", t)
 		}
-		if r.err != nil {
+		if r.Err != nil {
 			break
 		}
 		c.Weights = append(c.Weights, TypeEntries{Type: uint32(t), Entries: es})
 		prevType = int(t)
 	}
-	if r.err == nil && len(r.b) != 0 {
-		r.fail("%d trailing bytes", len(r.b))
+	if r.Err == nil && len(r.B) != 0 {
+		r.Fail("%d trailing bytes", len(r.B))
 	}
-	return c, r.err
+	return c, r.Err
 }

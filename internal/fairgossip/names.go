@@ -100,54 +100,54 @@ func DecodeNames(b []byte) (NamesChunk, error) {
 	if Kind(b) != "names" {
 		return NamesChunk{}, fmt.Errorf("%w: not a name table", ErrMalformed)
 	}
-	r := reader{b: b[2:]}
+	r := newReader(b[2:])
 	var c NamesChunk
-	c.Epoch = r.uvarint("table epoch")
-	idx, cnt := r.uvarint("chunk index"), r.uvarint("chunk count")
-	users, types := r.uvarint("user total"), r.uvarint("type total")
-	start := r.uvarint("first position")
-	if r.err == nil && c.Epoch == 0 {
-		r.fail("table epoch 0")
+	c.Epoch = r.Uvarint("table epoch")
+	idx, cnt := r.Uvarint("chunk index"), r.Uvarint("chunk count")
+	users, types := r.Uvarint("user total"), r.Uvarint("type total")
+	start := r.Uvarint("first position")
+	if r.Err == nil && c.Epoch == 0 {
+		r.Fail("table epoch 0")
 	}
-	if r.err == nil && (cnt == 0 || cnt > maxChunks || idx >= cnt) {
-		r.fail("chunk %d of %d", idx, cnt)
+	if r.Err == nil && (cnt == 0 || cnt > maxChunks || idx >= cnt) {
+		r.Fail("chunk %d of %d", idx, cnt)
 	}
-	if r.err == nil && (users > maxNames || types > maxNames-users) {
-		r.fail("table of %d users and %d types (limit %d names)", users, types, maxNames)
+	if r.Err == nil && (users > maxNames || types > maxNames-users) {
+		r.Fail("table of %d users and %d types (limit %d names)", users, types, maxNames)
 	}
 	// A name takes at least 2 bytes, so a table's chunks cannot hold more
 	// than this: a forged total must not make a receiver allocate for it.
-	if r.err == nil && users+types > cnt*(MaxMessage/2) {
-		r.fail("table of %d names in %d chunks", users+types, cnt)
+	if r.Err == nil && users+types > cnt*(MaxMessage/2) {
+		r.Fail("table of %d names in %d chunks", users+types, cnt)
 	}
 	n := r.count("names", 2)
-	if r.err == nil && start+uint64(n) > users+types {
-		r.fail("names %d..%d past the table's %d", start, start+uint64(n), users+types)
+	if r.Err == nil && start+uint64(n) > users+types {
+		r.Fail("names %d..%d past the table's %d", start, start+uint64(n), users+types)
 	}
 	c.Index, c.Count, c.Users, c.Types, c.Start = uint32(idx), uint32(cnt), uint32(users), uint32(types), uint32(start)
 	prev := ""
 	for i := range n {
-		shared := r.uvarint("shared prefix")
+		shared := r.Uvarint("shared prefix")
 		rest := r.str("name")
-		if r.err != nil {
+		if r.Err != nil {
 			break
 		}
 		if shared > uint64(len(prev)) || (i == 0 && shared != 0) {
-			r.fail("name %d shares %d bytes with a %d-byte predecessor", i, shared, len(prev))
+			r.Fail("name %d shares %d bytes with a %d-byte predecessor", i, shared, len(prev))
 			break
 		}
 		s := prev[:shared] + rest
 		if len(s) > maxName {
-			r.fail("name of %d bytes (limit %d)", len(s), maxName)
+			r.Fail("name of %d bytes (limit %d)", len(s), maxName)
 			break
 		}
 		c.Names = append(c.Names, s)
 		prev = s
 	}
-	if r.err == nil && len(r.b) != 0 {
-		r.fail("%d trailing bytes", len(r.b))
+	if r.Err == nil && len(r.B) != 0 {
+		r.Fail("%d trailing bytes", len(r.B))
 	}
-	return c, r.err
+	return c, r.Err
 }
 
 func commonPrefix(a, b string) int {

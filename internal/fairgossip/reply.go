@@ -121,26 +121,26 @@ func DecodeReply(b []byte) (Reply, error) {
 	if Kind(b) != "reply" {
 		return Reply{}, fmt.Errorf("%w: not a direct reply", ErrMalformed)
 	}
-	r := reader{b: b[2:]}
+	r := newReader(b[2:])
 	var out Reply
-	out.Version = r.uvarint("reply version")
-	part := r.uvarint("reply part")
-	parts := r.uvarint("reply part count")
-	if r.err == nil && out.Version == 0 {
-		r.fail("reply version 0")
+	out.Version = r.Uvarint("reply version")
+	part := r.Uvarint("reply part")
+	parts := r.Uvarint("reply part count")
+	if r.Err == nil && out.Version == 0 {
+		r.Fail("reply version 0")
 	}
-	if r.err == nil && (parts == 0 || parts > maxReplyParts || part >= parts) {
-		r.fail("reply part %d of %d (limit %d parts)", part, parts, maxReplyParts)
+	if r.Err == nil && (parts == 0 || parts > maxReplyParts || part >= parts) {
+		r.Fail("reply part %d of %d (limit %d parts)", part, parts, maxReplyParts)
 	}
 	out.Part, out.Parts = uint32(part), uint32(parts)
-	if r.err == nil {
-		if len(r.b) == 0 {
-			r.fail("reply without flags")
+	if r.Err == nil {
+		if len(r.B) == 0 {
+			r.Fail("reply without flags")
 		} else {
-			flags := r.b[0]
-			r.b = r.b[1:]
+			flags := r.B[0]
+			r.B = r.B[1:]
 			if flags&^replyWeights != 0 {
-				r.fail("unknown reply flags %#x", flags)
+				r.Fail("unknown reply flags %#x", flags)
 			}
 			out.Weights = flags&replyWeights != 0
 		}
@@ -155,20 +155,20 @@ func DecodeReply(b []byte) (Reply, error) {
 	}
 	for range n {
 		u := ReplyUser{User: r.str("user")}
-		u.Running = r.uvarint("running count")
+		u.Running = r.Uvarint("running count")
 		if out.Weights {
-			u.Weight = r.uvarint("weight")
+			u.Weight = r.Uvarint("weight")
 		}
-		if r.err != nil {
+		if r.Err != nil {
 			break
 		}
 		out.Users = append(out.Users, u)
 	}
-	if r.err == nil && len(r.b) != 0 {
-		r.fail("%d trailing bytes", len(r.b))
+	if r.Err == nil && len(r.B) != 0 {
+		r.Fail("%d trailing bytes", len(r.B))
 	}
-	if r.err != nil {
-		return Reply{}, r.err
+	if r.Err != nil {
+		return Reply{}, r.Err
 	}
 	return out, nil
 }

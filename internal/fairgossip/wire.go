@@ -5,6 +5,8 @@ import (
 	"errors"
 	"fmt"
 	"math"
+
+	"github.com/sparrowfleet/sparrow/internal/binmsg"
 )
 
 // MaxMessage bounds an encoded message: one gossip packet, with room for
@@ -61,56 +63,36 @@ func (w *writer) str(s string) {
 }
 func (w *writer) f32(f float32) { w.b = binary.BigEndian.AppendUint32(w.b, math.Float32bits(f)) }
 
-type reader struct {
-	b   []byte
-	err error
-}
+type reader struct{ binmsg.Reader }
 
-func (r *reader) fail(format string, args ...any) {
-	if r.err == nil {
-		r.err = fmt.Errorf("%w: %s", ErrMalformed, fmt.Sprintf(format, args...))
-	}
-}
-
-func (r *reader) uvarint(what string) uint64 {
-	if r.err != nil {
-		return 0
-	}
-	v, n := binary.Uvarint(r.b)
-	if n <= 0 {
-		r.fail("bad %s", what)
-		return 0
-	}
-	r.b = r.b[n:]
-	return v
-}
+func newReader(b []byte) *reader { return &reader{binmsg.Reader{B: b, Malformed: ErrMalformed}} }
 
 func (r *reader) str(what string) string {
-	n := r.uvarint(what + " length")
-	if r.err != nil {
+	n := r.Uvarint(what + " length")
+	if r.Err != nil {
 		return ""
 	}
-	if n > maxName || n > uint64(len(r.b)) {
-		r.fail("%s of %d bytes (limit %d, %d left)", what, n, maxName, len(r.b))
+	if n > maxName || n > uint64(len(r.B)) {
+		r.Fail("%s of %d bytes (limit %d, %d left)", what, n, maxName, len(r.B))
 		return ""
 	}
-	s := string(r.b[:n])
-	r.b = r.b[n:]
+	s := string(r.B[:n])
+	r.B = r.B[n:]
 	return s
 }
 
 func (r *reader) f32(what string) float32 {
-	if r.err != nil {
+	if r.Err != nil {
 		return 0
 	}
-	if len(r.b) < 4 {
-		r.fail("short %s", what)
+	if len(r.B) < 4 {
+		r.Fail("short %s", what)
 		return 0
 	}
-	f := math.Float32frombits(binary.BigEndian.Uint32(r.b))
-	r.b = r.b[4:]
+	f := math.Float32frombits(binary.BigEndian.Uint32(r.B))
+	r.B = r.B[4:]
 	if math.IsNaN(float64(f)) || math.IsInf(float64(f), 0) || f < 0 {
-		r.fail("%s %v is not a finite number >= 0", what, f)
+		r.Fail("%s %v is not a finite number >= 0", what, f)
 	}
 	return f
 }
@@ -119,9 +101,9 @@ func (r *reader) f32(what string) float32 {
 // could hold at minElem bytes each, so a short message cannot claim a huge
 // allocation.
 func (r *reader) count(what string, minElem int) int {
-	n := r.uvarint(what)
-	if r.err == nil && n > uint64(len(r.b)/minElem) {
-		r.fail("%d %s in %d bytes", n, what, len(r.b))
+	n := r.Uvarint(what)
+	if r.Err == nil && n > uint64(len(r.B)/minElem) {
+		r.Fail("%d %s in %d bytes", n, what, len(r.B))
 		return 0
 	}
 	return int(n)
@@ -197,45 +179,45 @@ func DecodeReport(b []byte) (Report, error) {
 	if Kind(b) != "report" {
 		return Report{}, fmt.Errorf("%w: not a report", ErrMalformed)
 	}
-	r := reader{b: b[2:]}
+	r := newReader(b[2:])
 	var out Report
 	out.Node = r.str("node name")
 	out.Type = r.str("machine type")
-	out.Slots = r.uvarint("slots")
-	out.Seq = r.uvarint("sequence")
+	out.Slots = r.Uvarint("slots")
+	out.Seq = r.Uvarint("sequence")
 	n := r.count("users", 3)
 	for range n {
 		u := Usage{User: r.str("user")}
-		u.Queued = r.uvarint("queued count")
-		u.Running = r.uvarint("running count")
+		u.Queued = r.Uvarint("queued count")
+		u.Running = r.Uvarint("running count")
 		out.Users = append(out.Users, u)
 	}
-	if r.err == nil && len(r.b) != 0 {
+	if r.Err == nil && len(r.B) != 0 {
 		out.Rack, out.TaskMillis = r.localitySection()
 	}
-	if r.err == nil && len(r.b) != 0 {
-		r.fail("%d trailing bytes", len(r.b))
+	if r.Err == nil && len(r.B) != 0 {
+		r.Fail("%d trailing bytes", len(r.B))
 	}
-	return out, r.err
+	return out, r.Err
 }
 
 // localitySection reads a report's optional trailing section: its
 // length, the rack and the task run time, and any later fields (skipped).
 func (r *reader) localitySection() (rack string, taskMillis uint64) {
-	n := r.uvarint("locality section length")
-	if r.err != nil {
+	n := r.Uvarint("locality section length")
+	if r.Err != nil {
 		return "", 0
 	}
-	if n == 0 || n > uint64(len(r.b)) {
-		r.fail("locality section of %d bytes (%d left)", n, len(r.b))
+	if n == 0 || n > uint64(len(r.B)) {
+		r.Fail("locality section of %d bytes (%d left)", n, len(r.B))
 		return "", 0
 	}
-	sec := reader{b: r.b[:n]}
-	r.b = r.b[n:]
+	sec := newReader(r.B[:n])
+	r.B = r.B[n:]
 	rack = sec.str("rack")
-	taskMillis = sec.uvarint("task run time")
-	if sec.err != nil {
-		r.err = sec.err
+	taskMillis = sec.Uvarint("task run time")
+	if sec.Err != nil {
+		r.Err = sec.Err
 		return "", 0
 	}
 	return rack, taskMillis

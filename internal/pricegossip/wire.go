@@ -30,6 +30,7 @@ import (
 	"slices"
 
 	"github.com/sparrowfleet/sparrow/core/locality"
+	"github.com/sparrowfleet/sparrow/internal/binmsg"
 )
 
 const (
@@ -115,97 +116,64 @@ func Decode(b []byte) (locality.Prices, error) {
 		}
 		return locality.Prices{}, fmt.Errorf("%w: not a prices message", ErrMalformed)
 	}
-	r := reader{b: b[2:]}
+	r := newReader(b[2:])
 	var p locality.Prices
-	p.Version = r.uvarint("version")
-	p.RackPerGB = r.varint("rack cost per GB")
-	p.CorePerGB = r.varint("core cost per GB")
-	p.Cluster = r.varint("cluster price")
+	p.Version = r.Uvarint("version")
+	p.RackPerGB = r.Varint("rack cost per GB")
+	p.CorePerGB = r.Varint("core cost per GB")
+	p.Cluster = r.Varint("cluster price")
 	p.Rack = r.table("rack")
 	p.Node = r.table("node")
-	if r.err == nil && len(r.b) != 0 {
-		r.fail("%d trailing bytes", len(r.b))
+	if r.Err == nil && len(r.B) != 0 {
+		r.Fail("%d trailing bytes", len(r.B))
 	}
-	if r.err != nil {
-		return locality.Prices{}, r.err
+	if r.Err != nil {
+		return locality.Prices{}, r.Err
 	}
 	return p, nil
 }
 
-type reader struct {
-	b   []byte
-	err error
-}
+type reader struct{ binmsg.Reader }
 
-func (r *reader) fail(format string, args ...any) {
-	if r.err == nil {
-		r.err = fmt.Errorf("%w: %s", ErrMalformed, fmt.Sprintf(format, args...))
-	}
-}
-
-func (r *reader) uvarint(what string) uint64 {
-	if r.err != nil {
-		return 0
-	}
-	v, n := binary.Uvarint(r.b)
-	if n <= 0 {
-		r.fail("bad %s", what)
-		return 0
-	}
-	r.b = r.b[n:]
-	return v
-}
-
-func (r *reader) varint(what string) int64 {
-	if r.err != nil {
-		return 0
-	}
-	v, n := binary.Varint(r.b)
-	if n <= 0 {
-		r.fail("bad %s", what)
-		return 0
-	}
-	r.b = r.b[n:]
-	return v
-}
+func newReader(b []byte) *reader { return &reader{binmsg.Reader{B: b, Malformed: ErrMalformed}} }
 
 // table reads a front-coded name table. An entry takes at least 3 bytes,
 // so a count the remaining bytes cannot hold is refused before any
 // allocation.
 func (r *reader) table(what string) map[string]int64 {
-	n := r.uvarint(what + " count")
-	if r.err != nil {
+	n := r.Uvarint(what + " count")
+	if r.Err != nil {
 		return nil
 	}
-	if n > uint64(len(r.b)/3) {
-		r.fail("%d %ss in %d bytes", n, what, len(r.b))
+	if n > uint64(len(r.B)/3) {
+		r.Fail("%d %ss in %d bytes", n, what, len(r.B))
 		return nil
 	}
 	out := make(map[string]int64, n)
 	var prev []byte
 	name := make([]byte, 0, MaxName)
 	for i := range n {
-		shared := r.uvarint(what + " shared prefix")
-		rest := r.uvarint(what + " name length")
-		if r.err != nil {
+		shared := r.Uvarint(what + " shared prefix")
+		rest := r.Uvarint(what + " name length")
+		if r.Err != nil {
 			return nil
 		}
 		if shared > uint64(len(prev)) {
-			r.fail("%s %d shares %d bytes with a %d-byte predecessor", what, i, shared, len(prev))
+			r.Fail("%s %d shares %d bytes with a %d-byte predecessor", what, i, shared, len(prev))
 			return nil
 		}
-		if shared+rest > MaxName || rest > uint64(len(r.b)) {
-			r.fail("%s %d: name of %d+%d bytes (limit %d, %d left)", what, i, shared, rest, MaxName, len(r.b))
+		if shared+rest > MaxName || rest > uint64(len(r.B)) {
+			r.Fail("%s %d: name of %d+%d bytes (limit %d, %d left)", what, i, shared, rest, MaxName, len(r.B))
 			return nil
 		}
-		name = append(append(name[:0], prev[:shared]...), r.b[:rest]...)
-		r.b = r.b[rest:]
+		name = append(append(name[:0], prev[:shared]...), r.B[:rest]...)
+		r.B = r.B[rest:]
 		if i > 0 && string(name) <= string(prev) {
-			r.fail("%s %q does not follow %q in order", what, name, prev)
+			r.Fail("%s %q does not follow %q in order", what, name, prev)
 			return nil
 		}
-		price := r.varint(what + " price")
-		if r.err != nil {
+		price := r.Varint(what + " price")
+		if r.Err != nil {
 			return nil
 		}
 		out[string(name)] = price
