@@ -216,7 +216,26 @@ func (f *Fleet) Drive(ctx context.Context, dc DriveConfig) (Result, error) {
 
 // waitUntil blocks until t, reporting progress meanwhile; false if ctx ended.
 func (f *Fleet) waitUntil(ctx context.Context, t time.Time, progress *time.Ticker, rec *recorder, start time.Time, report func(Progress)) bool {
-	timer := time.NewTimer(time.Until(t))
+	return WaitUntil(ctx, t, progress, func() {
+		if report == nil {
+			return
+		}
+		rec.mu.Lock()
+		p := Progress{Elapsed: time.Since(start), Completed: rec.jobsDone, InFlight: len(rec.pending)}
+		p.Submitted = p.Completed + p.InFlight
+		rec.mu.Unlock()
+		report(p)
+	})
+}
+
+// WaitUntil blocks until t, calling tick on every tick of progress, and
+// returns false if ctx ended first. Workload drivers pace arrivals with it.
+func WaitUntil(ctx context.Context, t time.Time, progress *time.Ticker, tick func()) bool {
+	d := time.Until(t)
+	if d <= 0 {
+		return ctx.Err() == nil
+	}
+	timer := time.NewTimer(d)
 	defer timer.Stop()
 	for {
 		select {
@@ -225,13 +244,7 @@ func (f *Fleet) waitUntil(ctx context.Context, t time.Time, progress *time.Ticke
 		case <-timer.C:
 			return true
 		case <-progress.C:
-			if report != nil {
-				rec.mu.Lock()
-				p := Progress{Elapsed: time.Since(start), Completed: rec.jobsDone, InFlight: len(rec.pending)}
-				p.Submitted = p.Completed + p.InFlight
-				rec.mu.Unlock()
-				report(p)
-			}
+			tick()
 		}
 	}
 }

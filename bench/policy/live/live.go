@@ -389,20 +389,7 @@ func Run(ctx context.Context, cfg Config) (Result, error) {
 			cfg.Progress(rec.progress(names, time.Since(start)))
 		}
 	}
-	wait := func(until time.Time) bool {
-		timer := time.NewTimer(time.Until(until))
-		defer timer.Stop()
-		for {
-			select {
-			case <-ctx.Done():
-				return false
-			case <-timer.C:
-				return true
-			case <-tick.C:
-				report()
-			}
-		}
-	}
+	wait := func(until time.Time) bool { return fleet.WaitUntil(ctx, until, tick, report) }
 	var wg sync.WaitGroup
 	seq := make([]int, len(cfg.Streams))
 	for n, a := range timeline {
