@@ -278,7 +278,6 @@ wait:
 	return m, ctx.Err()
 }
 
-
 // recorder tracks every job of one run: launches from the executors'
 // OnLaunch (called synchronously before Run), results from the frontends.
 // It also runs the tasks: the executor learns its node from the launch
