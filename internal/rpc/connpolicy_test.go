@@ -123,12 +123,27 @@ func TestPoolReconnectsAfterServerIdleClose(t *testing.T) {
 	}
 }
 
+// idleConns counts the server's connections waiting idle for a frame. A
+// connection is counted open once accepted, but idle only once its
+// goroutine waits for the next frame.
+func idleConns(s *Server) int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	n := 0
+	for c := range s.conns {
+		if _, ok := c.idleSince(); ok {
+			n++
+		}
+	}
+	return n
+}
+
 func TestMaxConnsEvictsLongestIdle(t *testing.T) {
 	srv, _ := startFrontend(t, Config{MaxConns: 2})
 	c1 := dialRaw(t, srv.Addr())
-	waitFor(t, "c1 to be idle", func() bool { return srv.Stats().Open == 1 })
+	waitFor(t, "c1 to be idle", func() bool { return idleConns(srv.Server) == 1 })
 	c2 := dialRaw(t, srv.Addr())
-	waitFor(t, "two connections", func() bool { return srv.Stats().Open == 2 })
+	waitFor(t, "c2 to be idle too", func() bool { return idleConns(srv.Server) == 2 })
 	c3 := dialRaw(t, srv.Addr())
 	expectClosed(t, c1) // the longest idle makes room
 	waitFor(t, "the eviction to be counted", func() bool { return srv.Stats().Evicted == 1 })
