@@ -143,7 +143,18 @@ type GraphRun struct {
 	wake    chan struct{}
 	err     error
 	start   time.Time
+	// pause is when submitting may resume after a refused submission
+	// (a saturated fleet): the refusals double the pause, up to
+	// maxGraphPause, and a success resets it.
+	pause   time.Time
+	backoff time.Duration
 }
+
+// The pause after a refused submission: the first, and the most.
+const (
+	firstGraphPause = 100 * time.Millisecond
+	maxGraphPause   = 5 * time.Second
+)
 
 // NewGraphRun plans job over nodes (or takes opt.Plan) and returns the
 // run; nothing is submitted until Wait. Install the run where the
@@ -243,7 +254,7 @@ func (r *GraphRun) signal() {
 func (r *GraphRun) submitReady(ctx context.Context) {
 	for {
 		r.mu.Lock()
-		if r.err != nil {
+		if r.err != nil || time.Now().Before(r.pause) {
 			r.mu.Unlock()
 			return
 		}
@@ -280,6 +291,9 @@ func (r *GraphRun) submit(ctx context.Context, a planner.Assignment) {
 	_, err := r.f.Submit(ctx, Job{RequestID: id, User: r.job.User, Description: "task graph " + r.prefix,
 		Tasks: []Task{{ID: task.Name, Message: msg, Nodes: []string{node.Host}}}})
 	if err == nil {
+		r.mu.Lock()
+		r.backoff = 0
+		r.mu.Unlock()
 		return
 	}
 	if errors.Is(err, ErrInDoubt) {
@@ -295,7 +309,10 @@ func (r *GraphRun) submit(ctx context.Context, a planner.Assignment) {
 	if strings.Contains(err.Error(), placement.ErrNoCandidates.Error()) {
 		derr = r.lostLocked(a.Task, a.Machine) // the scheduler no longer sees the node
 	} else {
+		// Refused or failed: try again after a pause, not at once.
 		derr = r.d.Failed(a.Task)
+		r.backoff = min(max(2*r.backoff, firstGraphPause), maxGraphPause)
+		r.pause = time.Now().Add(r.backoff)
 	}
 	switch {
 	case derr != nil && r.err == nil:
@@ -327,10 +344,23 @@ func (r *GraphRun) Wait(ctx context.Context) (GraphResult, error) {
 			}
 			return r.res, nil
 		}
+		r.mu.Lock()
+		pause := time.Until(r.pause)
+		r.mu.Unlock()
+		var resume <-chan time.Time
+		var timer *time.Timer
+		if pause > 0 {
+			timer = time.NewTimer(pause)
+			resume = timer.C
+		}
 		select {
 		case <-r.wake:
+		case <-resume:
 		case <-ctx.Done():
 			return r.res, fmt.Errorf("task graph: %w", ctx.Err())
+		}
+		if timer != nil {
+			timer.Stop()
 		}
 	}
 }

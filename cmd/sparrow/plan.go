@@ -71,7 +71,12 @@ budget, next to Dryad's greedy schedule, as JSON on stdout.
   sparrow plan --example join                # the ETH report's Join on Frank
   sparrow plan --example join --dump         # print that problem's JSON
   sparrow plan --problem job.json --time-limit 1s
-  sparrow plan --example join --live         # carry plan and greedy out on a loopback fleet`,
+  sparrow plan --example join --live         # carry plan and greedy out on a loopback fleet
+
+Applications submit task graphs to a running fleet with the client library:
+client.LiveGraphNodes reads the node monitors' profiles (sparrow nodemonitor
+--profile) from gossip, Frontend.NewGraphRun plans over them and Wait submits
+each task to its planned node (README, docs/PLANNER.md).`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error { return runPlan(f) },
 	}
