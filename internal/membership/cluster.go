@@ -299,14 +299,25 @@ func (c *Cluster) storeMetaLocked(m Meta, http string) error {
 	return nil
 }
 
-// gossipMeta spreads the stored metadata; memberlist reads it back through
-// the delegate.
+// gossipMeta starts spreading the stored metadata; memberlist reads it
+// back through the delegate. It does not wait: memberlist's UpdateNode
+// blocks until the update has been sent to enough members, which behind a
+// busy broadcast queue outlasts any sensible wait (a node monitor
+// registering an executor waited its full second on every call, and
+// forty of them took 34 s to start), and the update spreads either way.
+// A newer update supersedes an older one still spreading.
 func (c *Cluster) gossipMeta() error {
-	if err := c.ml.UpdateNode(time.Second); err != nil {
-		return fmt.Errorf("gossip metadata update: %w", err)
-	}
+	go func() {
+		if err := c.ml.UpdateNode(metaUpdateWait); err != nil {
+			c.log.Debug().Err(err).Msg("metadata update still spreading")
+		}
+	}()
 	return nil
 }
+
+// metaUpdateWait bounds how long gossipMeta's goroutine waits to hear
+// that an update was sent.
+const metaUpdateWait = 10 * time.Second
 
 // Members returns the live members with the given role (all roles if
 // role is empty), sorted by name.
