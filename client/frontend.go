@@ -23,6 +23,10 @@ const (
 	DefaultTimeout = 100 * time.Millisecond
 	// DefaultHeartbeat is how often an idle frontend checks its scheduler.
 	DefaultHeartbeat = 100 * time.Millisecond
+	// DefaultSubmitTimeout bounds a submitJob call once sent: above the
+	// scheduler's default longest hold on a saturated fleet (30 s), so
+	// that a held call is answered, not taken for a failure.
+	DefaultSubmitTimeout = 60 * time.Second
 )
 
 // ErrInDoubt wraps a submit whose scheduler failed after the job was sent:
@@ -56,9 +60,16 @@ type FrontendConfig struct {
 	// 127.0.0.1).
 	Listen        string
 	AdvertiseHost string
-	// Timeout bounds connecting to and calling a scheduler; past it the
-	// scheduler is taken as failed. Default 100 ms.
+	// Timeout bounds connecting to and calling a scheduler, except for
+	// the answer to a submitted job; past it the scheduler is taken as
+	// failed. Default 100 ms.
 	Timeout time.Duration
+	// SubmitTimeout bounds waiting for the answer to submitJob, which a
+	// scheduler holds while its node monitors are full (connecting is
+	// still bounded by Timeout, and heartbeats keep detecting a dead
+	// scheduler within Timeout). Keep it above the schedulers'
+	// --max-hold. Default DefaultSubmitTimeout.
+	SubmitTimeout time.Duration
 	// Heartbeat is how often the frontend sends an empty job, the
 	// protocol's liveness check, so that a failure is noticed while idle.
 	// Default 100 ms; negative disables it.
@@ -76,14 +87,18 @@ type FrontendConfig struct {
 // every one of its tasks has had at least one message, or Forget is called.
 // Safe for concurrent use.
 type Frontend struct {
-	cfg    FrontendConfig
-	addr   string
-	srv    *rpc.Server
-	pool   *rpc.Pool[*sparrowrpc.SchedulerServiceClient]
-	log    zerolog.Logger
-	stop   chan struct{}
-	done   sync.WaitGroup
-	prefix string
+	cfg  FrontendConfig
+	addr string
+	srv  *rpc.Server
+	pool *rpc.Pool[*sparrowrpc.SchedulerServiceClient]
+	// submits carries submitJob calls with jobs: same connect timeout
+	// as pool, a read timeout of SubmitTimeout, so that a held call is
+	// not a failure; heartbeats and registration stay on pool.
+	submits *rpc.Pool[*sparrowrpc.SchedulerServiceClient]
+	log     zerolog.Logger
+	stop    chan struct{}
+	done    sync.WaitGroup
+	prefix  string
 
 	mu       sync.Mutex
 	current  int // index into cfg.Schedulers
@@ -125,8 +140,13 @@ func NewFrontend(ctx context.Context, cfg FrontendConfig) (*Frontend, error) {
 	if cfg.Heartbeat == 0 {
 		cfg.Heartbeat = DefaultHeartbeat
 	}
+	if cfg.SubmitTimeout <= 0 {
+		cfg.SubmitTimeout = DefaultSubmitTimeout
+	}
 	callCfg := cfg.RPC
 	callCfg.ConnectTimeout, callCfg.CallTimeout = cfg.Timeout, cfg.Timeout
+	submitCfg := callCfg
+	submitCfg.CallTimeout = max(cfg.SubmitTimeout, cfg.Timeout)
 	srv, err := rpc.Listen(cfg.Listen, cfg.RPC, cfg.Log)
 	if err != nil {
 		return nil, fmt.Errorf("frontend: %w", err)
@@ -138,6 +158,7 @@ func NewFrontend(ctx context.Context, cfg FrontendConfig) (*Frontend, error) {
 		addr:     rpc.Advertised(srv.Addr(), cfg.AdvertiseHost),
 		srv:      srv,
 		pool:     rpc.NewPool(callCfg, sparrowrpc.NewSchedulerServiceClient),
+		submits:  rpc.NewPool(submitCfg, sparrowrpc.NewSchedulerServiceClient),
 		log:      cfg.Log.With().Str("component", "frontend").Str("app", cfg.App).Logger(),
 		stop:     make(chan struct{}),
 		prefix:   hex.EncodeToString(b[:]),
@@ -197,7 +218,10 @@ func (f *Frontend) connect(ctx context.Context, start int) (int, error) {
 // to the next one. If it fails after the job was sent, Submit fails over
 // and returns ErrInDoubt; the job is then reported in the Failover's
 // InFlight list along with the others. A refused job returns the
-// scheduler's IncompleteRequestException.
+// scheduler's IncompleteRequestException; a saturated fleet's refusal
+// says "retry after <d>". A scheduler may hold the call while its node
+// monitors are full: Submit then waits, up to SubmitTimeout, and a slow
+// answer is not a failover.
 func (f *Frontend) Submit(ctx context.Context, job Job) (string, error) {
 	if len(job.Tasks) == 0 {
 		return "", fmt.Errorf("submit: job has no tasks")
@@ -217,7 +241,7 @@ func (f *Frontend) Submit(ctx context.Context, job Job) (string, error) {
 		sched := f.Scheduler()
 		// Track before sending: messages can arrive before submitJob returns.
 		f.track(job, sched)
-		err := f.pool.Call(ctx, sched, func(ctx context.Context, c *sparrowrpc.SchedulerServiceClient) error {
+		err := f.submits.Call(ctx, sched, func(ctx context.Context, c *sparrowrpc.SchedulerServiceClient) error {
 			return c.SubmitJob(ctx, req)
 		})
 		if err == nil {
@@ -307,6 +331,7 @@ func (f *Frontend) failover(ctx context.Context, failed string, cause error) err
 	}()
 	f.log.Warn().Err(cause).Str("scheduler", failed).Msg("scheduler failed; failing over")
 	f.pool.Forget(failed)
+	f.submits.Forget(failed)
 	idx, err := f.connect(ctx, start)
 	if err != nil {
 		return err
@@ -354,6 +379,7 @@ func (f *Frontend) Close() error {
 	close(f.stop)
 	f.done.Wait()
 	f.pool.Close()
+	f.submits.Close()
 	return f.srv.Close()
 }
 

@@ -9,6 +9,14 @@
 // after a delay or at once when the coordinator's locality prices say so;
 // locality.go states the semantics.
 //
+// On a saturated fleet (node monitors refusing reservations because their
+// queues are full) a scheduler with Config.MaxHeldJobs > 0 holds the
+// submitJob call until the job's reservations are placed, within bounds;
+// past them it refuses the job whole with "fleet saturated ... retry after
+// <d>", withdrawing what was placed, unless a task already launched, in
+// which case the job is accepted and its remainder re-placed as before.
+// hold.go states the semantics and why.
+//
 // It is a daemon shell: placement, sampling and the request book live in
 // core/placement; this package adds locking, Thrift and gossip around them
 // and must not grow algorithms of its own.

@@ -55,6 +55,13 @@ type Config struct {
 	// LocalityInputBytes is a relaxable task's input size when its
 	// request gives none; 0 means DefaultLocalityInputBytes.
 	LocalityInputBytes int64
+	// MaxHeldJobs bounds the submitJob calls held on a saturated fleet
+	// (hold.go); 0 disables holding: submitJob answers once the
+	// reservations are on their way, and refused ones are re-placed and
+	// at worst reported failed later, as before.
+	MaxHeldJobs int
+	// MaxHold bounds how long one call is held; 0 means DefaultMaxHold.
+	MaxHold time.Duration
 	// RPC bounds the scheduler's outgoing calls.
 	RPC rpc.Config
 	Log zerolog.Logger
@@ -93,6 +100,8 @@ type Scheduler struct {
 	repriceDue bool        // newer prices arrived since the last Relax
 	rackIdx    rackIndexes // per app, over the view's current candidates
 
+	hold holdBook // held submitJob calls (hold.go)
+
 	stats Stats
 }
 
@@ -112,6 +121,10 @@ type request struct {
 	// loc is the state of tasks that may relax their preferences, nil
 	// if none may.
 	loc *relaxState
+	// hold is the submitJob call waiting for the reservations to be
+	// placed (hold.go), nil when holding is disabled. Set before r is
+	// published and never replaced, so it may be read without s.mu.
+	hold *holdState
 }
 
 // Stats counts what a scheduler has done; read with Stats().
@@ -131,6 +144,8 @@ type Stats struct {
 	RunningTracked  int
 	// Locality counts preference relaxation and launch locality.
 	Locality LocalityStats
+	// Hold counts submitJob calls held on a saturated fleet.
+	Hold HoldStats
 }
 
 // New returns a Scheduler that samples node monitors from view.
@@ -146,6 +161,9 @@ func New(cfg Config, view NodeView) (*Scheduler, error) {
 	}
 	if cfg.LocalityInputBytes <= 0 {
 		cfg.LocalityInputBytes = DefaultLocalityInputBytes
+	}
+	if cfg.MaxHold <= 0 {
+		cfg.MaxHold = DefaultMaxHold
 	}
 	if err := placement.CheckProbeRatio(cfg.ProbeRatio); err != nil {
 		return nil, fmt.Errorf("default %w", err)
@@ -201,6 +219,9 @@ func (s *Scheduler) Stats() Stats {
 	st.Locality.PricesVersion = s.prices.Version
 	st.Locality.PricesFresh = s.pricesFresh(s.now())
 	st.Locality.Relaxing = len(s.relaxQ)
+	st.Hold = s.hold.stats
+	st.Hold.Held = s.hold.held
+	st.Hold.Seconds.Buckets = append([]uint64(nil), s.hold.stats.Seconds.Buckets...)
 	return st
 }
 
@@ -209,9 +230,12 @@ func incomplete(format string, args ...any) error {
 }
 
 // SubmitJob implements SchedulerService. It validates the request, places
-// ceil(d·m) reservations and returns once they are on their way; tasks are
-// then handed out by GetTask. A bad request is refused whole with an
-// IncompleteRequestException naming the fault.
+// ceil(d·m) reservations and returns once they are on their way, or, with
+// Config.MaxHeldJobs > 0, once node monitors have accepted them (a
+// saturated fleet holds the call: hold.go); tasks are then handed out by
+// GetTask. A bad request is refused whole with an
+// IncompleteRequestException naming the fault, and so is a job the
+// saturated fleet could not place within the hold's bounds.
 func (s *Scheduler) SubmitJob(ctx context.Context, req *sparrowrpc.TSchedulingRequest) error {
 	job, err := ParseRequest(req, Ratios{Default: s.cfg.ProbeRatio, Constrained: s.cfg.ConstrainedProbeRatio})
 	if err != nil {
@@ -253,13 +277,18 @@ func (s *Scheduler) SubmitJob(ctx context.Context, req *sparrowrpc.TSchedulingRe
 	if s.cfg.ReservationTimeout > 0 {
 		r.deadline = time.Now().Add(s.cfg.ReservationTimeout)
 	}
+	if s.cfg.MaxHeldJobs > 0 {
+		r.hold = newHoldState(time.Now())
+	}
 	r.AddProbes(probes)
+	counted := countHeld(r, probes)
 	s.requests[id] = r
+	var relaxed []placement.Probe
 	if len(job.Relax) > 0 {
 		now := s.now()
 		r.loc = newRelaxState(job, now, s.cfg.LocalityInputBytes)
 		if s.pricesFresh(now) {
-			probes = append(probes, s.relaxLocked(r, now, true)...)
+			relaxed = s.relaxLocked(r, now, true)
 		}
 		s.scheduleRelax(r, now)
 	}
@@ -268,19 +297,23 @@ func (s *Scheduler) SubmitJob(ctx context.Context, req *sparrowrpc.TSchedulingRe
 	s.mu.Unlock()
 
 	s.log.Debug().Str("request", id).Str("app", job.App).Int("tasks", len(job.Tasks)).
-		Int("nodes", len(probes)).Msg("job submitted")
-	s.enqueue(r, probes)
+		Int("nodes", len(probes)+len(relaxed)).Msg("job submitted")
+	s.enqueueAs(r, probes, counted)
+	s.enqueue(r, relaxed)
+	if r.hold != nil {
+		return s.await(ctx, r)
+	}
 	return nil
 }
 
-// enqueue sends each probe's reservations to its node monitor, in parallel.
+// enqueue sends each probe's reservations to its node monitor, in
+// parallel. A held call (hold.go) does not wait for their answers.
 func (s *Scheduler) enqueue(r *request, probes []placement.Probe) {
-	for _, p := range probes {
-		go s.enqueueOne(r, p)
-	}
+	s.enqueueAs(r, probes, false)
 }
 
-func (s *Scheduler) enqueueOne(r *request, p placement.Probe) {
+// enqueueOne sends p; counted says r's held call waits for the answer.
+func (s *Scheduler) enqueueOne(r *request, p placement.Probe, counted bool) {
 	msg := &sparrowrpc.TEnqueueTaskReservationsRequest{
 		AppId: r.app, User: r.user, RequestId: r.ID, SchedulerAddress: s.self, NumTasks: int32(p.Count),
 	}
@@ -292,6 +325,16 @@ func (s *Scheduler) enqueueOne(r *request, p placement.Probe) {
 	})
 	s.mu.Lock()
 	s.stats.Reservations += uint64(p.Count)
+	if handled, withdraw := s.enqueued(r, p, counted, accepted, err); handled {
+		if withdraw {
+			s.stats.Cancellations++
+		}
+		s.mu.Unlock()
+		if withdraw {
+			s.cancel(r.ID, p.Node.Addr)
+		}
+		return
+	}
 	if err == nil && accepted {
 		s.mu.Unlock()
 		return
@@ -349,6 +392,10 @@ func (s *Scheduler) reprobe(r *request, tasks []placement.Task) {
 	if err != nil {
 		delete(s.requests, r.ID)
 		s.unrelax(r)
+		if s.failHeld(r, err) {
+			s.mu.Unlock() // the held call refuses the job with err
+			return
+		}
 		s.mu.Unlock()
 		s.log.Error().Err(err).Str("request", r.ID).Int("unlaunched", r.Unlaunched()).
 			Msg("cannot place the request's remaining tasks; reporting them failed to the frontend")
@@ -356,8 +403,9 @@ func (s *Scheduler) reprobe(r *request, tasks []placement.Task) {
 		return
 	}
 	r.AddProbes(probes)
+	counted := countHeld(r, probes)
 	s.mu.Unlock()
-	s.enqueue(r, probes)
+	s.enqueueAs(r, probes, counted)
 }
 
 // failUnlaunched tells the frontend that r's unlaunched tasks will not run.
@@ -381,6 +429,7 @@ func (s *Scheduler) GetTask(ctx context.Context, requestID string, nm *sparrowrp
 	r, ok := s.requests[requestID]
 	if !ok {
 		s.stats.EmptyGetTasks++
+		s.heldGetTask(nil)
 		s.mu.Unlock()
 		return []*sparrowrpc.TTaskLaunchSpec{}, nil
 	}
@@ -411,6 +460,7 @@ func (s *Scheduler) GetTask(ctx context.Context, requestID string, nm *sparrowrp
 	} else {
 		s.stats.EmptyGetTasks++
 	}
+	s.heldGetTask(r)
 	s.mu.Unlock()
 
 	for _, p := range cancel {

@@ -67,6 +67,8 @@ is live in its view; otherwise 503 with the reason.`,
 	fs.Int64Var(&cfg.Scheduler.LocalityInputBytes, "locality-input-bytes", scheduler.DefaultLocalityInputBytes, "input size assumed for a relaxable task whose request gives none, for pricing its move to another node")
 	fs.BoolVar(&cfg.Scheduler.NoCancel, "no-cancel", false, "do not cancel leftover reservations once all of a job's tasks have launched")
 	fs.Uint64Var(&cfg.Scheduler.Seed, "seed", 0, "seed for placement randomness (0: random)")
+	fs.IntVar(&cfg.Scheduler.MaxHeldJobs, "max-held-jobs", scheduler.DefaultMaxHeldJobs, "most submitJob calls held at once while node monitors refuse their reservations as full; past it a job is refused as saturated with a suggested retry delay (0: never hold, answer at once and report refused tasks failed later)")
+	fs.DurationVar(&cfg.Scheduler.MaxHold, "max-hold", scheduler.DefaultMaxHold, "longest a submitJob call is held on a saturated fleet before its job is refused (keep it below clients' call timeouts: the original Java client's is 60s)")
 	httpf.register(fs)
 	gossip.register(fs)
 	rpcf.register(fs)

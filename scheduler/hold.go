@@ -1,0 +1,475 @@
+package scheduler
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	"github.com/sparrowfleet/sparrow/core/placement"
+)
+
+// Holding submitJob calls on a saturated fleet (issue 15, item 1).
+//
+// With Config.MaxHeldJobs > 0, submitJob answers only once the job's
+// reservations are placed: every node monitor sampled for it has accepted
+// its share. A node monitor that refuses reservations (its queue is full,
+// slots.DefaultMaxQueued) no longer sends them round the fleet and then,
+// after maxReprobes rounds, to the frontend as failed tasks; the call is
+// held instead, and the refused reservations are placed again in rounds:
+// on live node monitors that hold none of the job's reservations (all of
+// them if every one does), at most one round per holdMinGap, backing off
+// from holdRetryMin to holdRetryMax between rounds, and brought forward
+// when this scheduler sees capacity free (a node monitor's getTask takes
+// a reservation off its queue; each such call wakes the longest-waiting
+// held job). A closed-loop frontend, such as the original Java client
+// with its 8 connections, therefore slows to the fleet's pace by itself.
+//
+// Held calls are bounded: at most Config.MaxHeldJobs at once, each at
+// most Config.MaxHold (below the original client's 60 s socket timeout,
+// past which it would lose a connection). Past either bound a job none of
+// whose tasks has launched is refused, whole and synchronously, with an
+// IncompleteRequestException that says the fleet is saturated and
+// suggests "retry after <d>" (<d> is how long recently placed held jobs
+// waited); its placed reservations are cancelled, reservations accepted
+// after the refusal are cancelled as they are acknowledged, and the
+// request is forgotten, so nothing is reported to the frontend later as
+// failed for it and no node monitor's getTask can launch one of its tasks.
+//
+// A job some of whose tasks launched while it was held (its first
+// reservations reached the front of a queue) is never refused: a
+// frontend told "refused" would resubmit the whole job and run those
+// tasks twice, while telling it "accepted" keeps every task's fate in the
+// task messages it already receives. At the bound its call is answered
+// as accepted, and its unplaced remainder follows the path of a call that
+// was not held: re-placed elsewhere for up to maxReprobes rounds, then
+// reported failed to the frontend, task by task. The refuse-or-answer
+// decision and getTask's launch take the same lock, so a task launches
+// only if its job was not, at that moment, refused.
+//
+// A node monitor that cannot be reached (not a refusal) is handled as
+// before: marked failed for the job and its reservations re-placed
+// elsewhere; if that runs out of nodes while the call is held and no task
+// has launched, the job is refused synchronously with the cause instead
+// of being reported failed later.
+//
+// The scheduler's Thrift server does not cancel a call when its client
+// disconnects, so a held call whose client left runs to one of the
+// bounds; its job is then refused (or answered) like any other.
+
+// Defaults for holding submitJob calls.
+const (
+	// DefaultMaxHeldJobs is the command line's default for how many
+	// submitJob calls may be held at once.
+	DefaultMaxHeldJobs = 1024
+	// DefaultMaxHold is the longest a call is held: half the original
+	// Java client's 60 s socket timeout.
+	DefaultMaxHold = 30 * time.Second
+
+	// holdRetryMin and holdRetryMax bound the wait between a held job's
+	// rounds of re-placing refused reservations; it doubles from the one
+	// to the other, with jitter.
+	holdRetryMin = 10 * time.Millisecond
+	holdRetryMax = 500 * time.Millisecond
+	// holdMinGap is the least time between two rounds of one job, even
+	// when capacity frees sooner.
+	holdMinGap = 2 * time.Millisecond
+	// retryAfterMin and retryAfterDefault shape the refusal's suggested
+	// delay: how long recently placed held jobs waited, at least
+	// retryAfterMin, or retryAfterDefault before any was placed.
+	retryAfterMin     = 100 * time.Millisecond
+	retryAfterDefault = time.Second
+)
+
+// HoldBuckets are the upper bounds, in seconds, of HoldStats.Seconds.
+var HoldBuckets = []float64{0.01, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60}
+
+// HoldStats counts held submitJob calls.
+type HoldStats struct {
+	// Held is the number of calls held now: their reservations were
+	// refused as full and are being placed again.
+	Held int
+	// Holds counts calls that were held; Refused the jobs refused for
+	// saturation past a bound; Released the partly launched jobs whose
+	// call was answered at a bound with their remainder handed to
+	// re-placement; Rounds the rounds of re-placing refused reservations.
+	Holds, Refused, Released, Rounds uint64
+	// Seconds is how long held calls were held, from submission to
+	// answer: cumulative counts per HoldBuckets bound, their count and
+	// their sum.
+	Seconds HoldHistogram
+}
+
+// HoldHistogram is a cumulative histogram over HoldBuckets.
+type HoldHistogram struct {
+	Count   uint64
+	Sum     float64
+	Buckets []uint64 // Buckets[i] counts observations <= HoldBuckets[i]
+}
+
+func (h *HoldHistogram) observe(sec float64) {
+	if h.Buckets == nil {
+		h.Buckets = make([]uint64, len(HoldBuckets))
+	}
+	h.Count++
+	h.Sum += sec
+	for i, b := range HoldBuckets {
+		if sec <= b {
+			h.Buckets[i]++
+		}
+	}
+}
+
+// holdBook is the scheduler's state for held calls. Guarded by s.mu.
+type holdBook struct {
+	held  int        // calls counted in HoldStats.Held
+	queue []*request // held jobs waiting for a capacity signal, oldest first
+	// waited is a moving average of how long held jobs that were placed
+	// waited; it is the refusal's suggested delay.
+	waited time.Duration
+	stats  HoldStats
+}
+
+// holdState is one job's held call. Guarded by s.mu; wake is signalled
+// without it.
+type holdState struct {
+	start   time.Time
+	waiting bool // the submitJob call has not been answered
+	held    bool // counted in holdBook.held
+	pending int  // counted enqueues not yet acknowledged
+	// fail is set when re-placement after unreachable node monitors gave
+	// up with nothing launched: the request is already forgotten.
+	fail error
+	// withdrawn means the job was refused: reservations acknowledged
+	// afterwards are cancelled.
+	withdrawn bool
+	// gone means the call's context ended: the job is answered at once.
+	gone    bool
+	next    time.Time // the next round, once saturated
+	last    time.Time // the last round
+	backoff time.Duration
+	queued  bool          // in holdBook.queue
+	wake    chan struct{} // capacity 1: something changed
+}
+
+func newHoldState(now time.Time) *holdState {
+	return &holdState{start: now, waiting: true, wake: make(chan struct{}, 1)}
+}
+
+func (h *holdState) signal() {
+	select {
+	case h.wake <- struct{}{}:
+	default:
+	}
+}
+
+// holding reports whether r's submitJob call is still held. Called with
+// s.mu held.
+func holding(r *request) bool { return r.hold != nil && r.hold.waiting }
+
+// countHeld records probes sent for r while its call is held, so that the
+// call waits for their answers; it reports whether it did. Called with
+// s.mu held, after r.AddProbes(probes).
+func countHeld(r *request, probes []placement.Probe) bool {
+	if !holding(r) {
+		return false
+	}
+	r.hold.pending += len(probes)
+	return true
+}
+
+// enqueueAs sends probes, counted (see countHeld) or not.
+func (s *Scheduler) enqueueAs(r *request, probes []placement.Probe, counted bool) {
+	for _, p := range probes {
+		go s.enqueueOne(r, p, counted)
+	}
+}
+
+// enqueued handles the answer to an enqueue of p for r when r has a held
+// call, and reports whether it did; if not, the caller takes the path of
+// an unheld job. cancel is true when p's reservations were accepted for a
+// job already refused and must be withdrawn. Called with s.mu held.
+func (s *Scheduler) enqueued(r *request, p placement.Probe, counted, accepted bool, err error) (handled, cancel bool) {
+	h := r.hold
+	if h == nil {
+		return false, false
+	}
+	if counted {
+		h.pending--
+		h.signal()
+	}
+	live := s.requests[r.ID] == r
+	switch {
+	case err == nil && accepted:
+		return true, !live && h.withdrawn
+	case err == nil && live && h.waiting:
+		// Refused as full: the held call places them again.
+		s.stats.EnqueueFailures++
+		r.DropNode(p.Node.Addr)
+		h.signal()
+		return true, false
+	}
+	return false, false
+}
+
+// failHeld takes over a held job whose re-placement gave up, if none of
+// its tasks launched: its call is refused with cause rather than its
+// tasks reported failed later. The caller has already forgotten r.
+// Called with s.mu held.
+func (s *Scheduler) failHeld(r *request, cause error) bool {
+	if !holding(r) || r.Unlaunched() < len(r.specs) {
+		return false
+	}
+	r.hold.fail = cause
+	r.hold.signal()
+	return true
+}
+
+// heldGetTask is getTask's signal to held calls: r's node monitor took a
+// reservation off its queue, so the longest-waiting held job gets a
+// round soon; and if r has now launched every task its own call is
+// answered. r is nil when the request is unknown. Called with s.mu held.
+func (s *Scheduler) heldGetTask(r *request) {
+	if r != nil && holding(r) && r.Launched() {
+		r.hold.signal()
+	}
+	hb := &s.hold
+	for len(hb.queue) > 0 {
+		q := hb.queue[0]
+		hb.queue[0] = nil
+		hb.queue = hb.queue[1:]
+		h := q.hold
+		h.queued = false
+		if !h.waiting {
+			continue
+		}
+		if soon := h.last.Add(holdMinGap); h.next.After(soon) {
+			h.next = soon
+		}
+		h.signal()
+		return
+	}
+}
+
+// queueHeld puts r's held call in line for a capacity signal. Called with
+// s.mu held.
+func (s *Scheduler) queueHeld(r *request) {
+	h := r.hold
+	if h.queued {
+		return
+	}
+	hb := &s.hold
+	if len(hb.queue) > 2*s.cfg.MaxHeldJobs+16 {
+		// Answered calls leave entries behind; drop them.
+		kept := hb.queue[:0]
+		for _, q := range hb.queue {
+			if q.hold.waiting {
+				kept = append(kept, q)
+			} else {
+				q.hold.queued = false
+			}
+		}
+		clear(hb.queue[len(kept):])
+		hb.queue = kept
+	}
+	h.queued = true
+	hb.queue = append(hb.queue, r)
+}
+
+// finishHeld marks r's call answered at now. Called with s.mu held.
+func (s *Scheduler) finishHeld(r *request, now time.Time, placed bool) {
+	h := r.hold
+	h.waiting = false
+	if !h.held {
+		return
+	}
+	hb := &s.hold
+	hb.held--
+	d := now.Sub(h.start)
+	hb.stats.Seconds.observe(d.Seconds())
+	if placed {
+		if hb.waited == 0 {
+			hb.waited = d
+		} else {
+			hb.waited = (4*hb.waited + d) / 5
+		}
+	}
+}
+
+// retryAfter is the delay a saturation refusal suggests. Called with s.mu
+// held.
+func (s *Scheduler) retryAfter() time.Duration {
+	d := s.hold.waited
+	if d == 0 {
+		d = retryAfterDefault
+	}
+	return min(max(d, retryAfterMin), s.cfg.MaxHold).Round(time.Millisecond)
+}
+
+// holdStep is what one look at a held job decided.
+type holdStep struct {
+	done    bool
+	err     error
+	send    []placement.Probe // a round of re-placed reservations, counted
+	cancel  []placement.Probe // reservations to withdraw
+	release bool              // hand the unplaced remainder to reprobe
+	next    time.Time         // when to look again, if no signal comes first
+}
+
+// await holds r's submitJob call until its reservations are placed or a
+// bound is passed, and returns the call's answer.
+func (s *Scheduler) await(ctx context.Context, r *request) error {
+	h := r.hold
+	limit := time.NewTimer(s.cfg.MaxHold)
+	defer limit.Stop()
+	retry := time.NewTimer(time.Hour)
+	retry.Stop()
+	defer retry.Stop()
+	done := ctx.Done()
+	for {
+		s.mu.Lock()
+		st := s.stepHeld(r, time.Now())
+		s.mu.Unlock()
+		for _, p := range st.cancel {
+			go s.cancel(r.ID, p.Node.Addr)
+		}
+		if len(st.send) > 0 {
+			s.enqueueAs(r, st.send, true)
+		}
+		if st.release {
+			s.mu.Lock()
+			if s.requests[r.ID] == r {
+				s.reprobe(r, r.Uncovered())
+			} else {
+				s.mu.Unlock()
+			}
+		}
+		if st.done {
+			return st.err
+		}
+		var retryC <-chan time.Time
+		if !st.next.IsZero() {
+			retry.Reset(max(time.Until(st.next), 0))
+			retryC = retry.C
+		}
+		select {
+		case <-h.wake:
+		case <-retryC:
+		case <-limit.C:
+		case <-done:
+			done = nil
+			s.mu.Lock()
+			h.gone = true
+			s.mu.Unlock()
+		}
+		if retryC != nil && !retry.Stop() {
+			select {
+			case <-retry.C:
+			default:
+			}
+		}
+	}
+}
+
+// stepHeld looks at r's held call at now and decides: answer it, send a
+// round of reservations, or wait. Called with s.mu held.
+func (s *Scheduler) stepHeld(r *request, now time.Time) holdStep {
+	h := r.hold
+	if h.fail != nil {
+		h.withdrawn = true
+		s.finishHeld(r, now, false)
+		cancel := r.Outstanding()
+		s.stats.Cancellations += uint64(len(cancel))
+		return holdStep{done: true, err: incomplete("app %q: %v", r.app, h.fail), cancel: cancel}
+	}
+	if s.requests[r.ID] != r || r.Launched() {
+		// Every task launched, or re-placement gave up after some had
+		// and reported the rest failed: the job was accepted.
+		s.finishHeld(r, now, true)
+		return holdStep{done: true}
+	}
+	if h.pending > 0 {
+		return holdStep{} // answers are on their way
+	}
+	uncovered := r.Uncovered()
+	if len(uncovered) == 0 {
+		s.finishHeld(r, now, true)
+		return holdStep{done: true}
+	}
+	// Saturated: reservations were refused as full and none is in flight.
+	hb := &s.hold
+	var over string
+	if !h.held {
+		if hb.held >= s.cfg.MaxHeldJobs {
+			over = fmt.Sprintf("%d submitJob calls are already held, the most allowed (--max-held-jobs)", hb.held)
+		} else {
+			h.held = true
+			hb.held++
+			hb.stats.Holds++
+			h.backoff = holdRetryMin
+		}
+	}
+	if over == "" && (h.gone || now.Sub(h.start) >= s.cfg.MaxHold) {
+		over = fmt.Sprintf("the call was held %v, the most allowed (--max-hold)", now.Sub(h.start).Round(time.Millisecond))
+	}
+	if over != "" {
+		return s.endHeld(r, now, true, incomplete("fleet saturated: node monitors refused request %q's reservations as full and %s; retry after %v",
+			r.ID, over, s.retryAfter()))
+	}
+	if now.Before(h.next) {
+		s.queueHeld(r)
+		return holdStep{next: h.next}
+	}
+	var all, fresh []placement.Node
+	for _, n := range s.view.Candidates(r.app) {
+		if r.failed[n.Addr] {
+			continue
+		}
+		all = append(all, n)
+		if !r.Holds(n.Addr) {
+			fresh = append(fresh, n)
+		}
+	}
+	// Node monitors that hold none of the job's reservations first: a
+	// refusal drops every reservation the job has on that node.
+	cands := fresh
+	if len(cands) == 0 {
+		cands = all
+	}
+	cands, _ = placement.Filter(cands, r.cons)
+	probes, err := s.sampler.Plan(s.rng, cands, uncovered, r.ratio)
+	if err != nil {
+		return s.endHeld(r, now, false, incomplete("app %q: %v", r.app, err))
+	}
+	r.AddProbes(probes)
+	h.pending += len(probes)
+	h.last = now
+	jitter := time.Duration(s.rng.Int64N(int64(h.backoff)/2 + 1))
+	h.next = now.Add(h.backoff/2 + jitter)
+	h.backoff = min(2*h.backoff, holdRetryMax)
+	hb.stats.Rounds++
+	return holdStep{send: probes}
+}
+
+// endHeld answers r's held call at a bound: refused with err if none of
+// its tasks launched, else accepted with its remainder released to
+// re-placement. saturated says whether err is a saturation refusal.
+// Called with s.mu held.
+func (s *Scheduler) endHeld(r *request, now time.Time, saturated bool, err error) holdStep {
+	h := r.hold
+	if r.Unlaunched() < len(r.specs) {
+		s.finishHeld(r, now, false)
+		s.hold.stats.Released++
+		return holdStep{done: true, release: true}
+	}
+	delete(s.requests, r.ID)
+	s.unrelax(r)
+	h.withdrawn = true
+	s.finishHeld(r, now, false)
+	if saturated {
+		s.hold.stats.Refused++
+	}
+	cancel := r.Outstanding()
+	s.stats.Cancellations += uint64(len(cancel))
+	s.log.Debug().Str("request", r.ID).Err(err).Msg("refused a held job")
+	return holdStep{done: true, err: err, cancel: cancel}
+}
