@@ -85,9 +85,8 @@ const maxSuggested = 5 * time.Minute
 // is none, or when <d> is negative, unparsable or longer than five
 // minutes.
 //
-// No scheduler emits such a message today (issue 15, item 1 will, in its
-// IncompleteRequestException for a saturated fleet); the driver already
-// honours it, so the two need only agree on this format.
+// A scheduler puts one in the IncompleteRequestException that refuses a
+// job on a saturated fleet past its hold bounds (scheduler/hold.go).
 func ParseRetryAfter(msg string) (time.Duration, bool) {
 	const key = "retry after "
 	i := lastIndexFoldASCII(msg, key)

@@ -684,8 +684,7 @@ func (r *runner) submit(ctx context.Context, a *attempt) {
 		// and a job the failover missed is not left hanging.
 		cause = causeInDoubt
 	} else if d, ok := ParseRetryAfter(err.Error()); ok {
-		// A refusal that says when to come back (none does yet: issue 15,
-		// item 1).
+		// A refusal that says when to come back: a saturated fleet's.
 		after = d
 	}
 	r.mu.Lock()
