@@ -227,12 +227,15 @@ def check(out, name):
         return finish(d, res)
 
     # Before the fault: the coordinated fleet gave the constrained user its
-    # share (else the test would show nothing).
-    pre = windows(samples, fault_at - K * PERIOD, fault_at)
+    # share (else the test would show nothing): K consecutive periods
+    # within TOL among the 3K before the fault. (Exactly the last K was too
+    # strict: one period's dip as tasks end together, [4, 2.5, 4], failed
+    # a run whose fleet was at its target.)
+    pre = windows(samples, fault_at - 3 * K * PERIOD, fault_at)
     res["nm_before"] = [None if m is None else round(m, 2) for _, m in pre]
-    ok(settled(pre, target) == 0,
-       f"before the fault {CONSTRAINED} ran within {TOL:g} of its target {target:g} for {K} periods "
-       f"(node monitors' sum, per-period means {res['nm_before']})")
+    ok(settled(pre, target) is not None,
+       f"before the fault {CONSTRAINED} ran within {TOL:g} of its target {target:g} for {K} consecutive periods "
+       f"of the {3 * K} before it (node monitors' sum, per-period means {res['nm_before']})")
 
     # A standby's takeover: its first guidance after the fault. When the
     # coordinator does not come back (a kill), the takeover is the return.
