@@ -5,6 +5,7 @@ import (
 	"crypto/rand"
 	"encoding/binary"
 	"encoding/hex"
+	"errors"
 	"fmt"
 	mrand "math/rand/v2"
 	"sync"
@@ -135,13 +136,17 @@ type Stats struct {
 	EmptyGetTasks   uint64
 	Reservations    uint64
 	EnqueueFailures uint64
-	Cancellations   uint64
-	Reprobes        uint64 // rounds of extra reservations placed
-	TasksLost       uint64 // running tasks reported lost with their node
-	LateDropped     uint64 // messages about tasks already reported lost
-	Untracked       uint64 // launches not tracked: the tracking bound was hit
-	ActiveRequests  int
-	RunningTracked  int
+	// EnqueueBusy counts enqueues put off because every connection of
+	// the scheduler's own pool to the node was in use; they are sent
+	// again, not counted as failures.
+	EnqueueBusy    uint64
+	Cancellations  uint64
+	Reprobes       uint64 // rounds of extra reservations placed
+	TasksLost      uint64 // running tasks reported lost with their node
+	LateDropped    uint64 // messages about tasks already reported lost
+	Untracked      uint64 // launches not tracked: the tracking bound was hit
+	ActiveRequests int
+	RunningTracked int
 	// Locality counts preference relaxation and launch locality.
 	Locality LocalityStats
 	// Hold counts submitJob calls held on a saturated fleet.
@@ -306,6 +311,10 @@ func (s *Scheduler) SubmitJob(ctx context.Context, req *sparrowrpc.TSchedulingRe
 	return nil
 }
 
+// busyRetry is the least pause before an enqueue our own pool could not
+// send is sent again; the pause is drawn from [busyRetry, 2·busyRetry).
+const busyRetry = 10 * time.Millisecond
+
 // enqueue sends each probe's reservations to its node monitor, in
 // parallel. A held call (hold.go) does not wait for their answers.
 func (s *Scheduler) enqueue(r *request, probes []placement.Probe) {
@@ -324,6 +333,18 @@ func (s *Scheduler) enqueueOne(r *request, p placement.Probe, counted bool) {
 		return err
 	})
 	s.mu.Lock()
+	if errors.Is(err, rpc.ErrBusy) && s.requests[r.ID] == r {
+		// The call never left: every connection of our own pool to the
+		// node was in use. That says nothing about the node, so it is not
+		// struck off for the request (a task whose preferred nodes were
+		// all struck off so would fail): the same probe is sent again
+		// after a short jittered pause, while the request lives.
+		s.stats.EnqueueBusy++
+		pause := busyRetry + time.Duration(s.rng.Int64N(int64(busyRetry)))
+		s.mu.Unlock()
+		time.AfterFunc(pause, func() { s.enqueueOne(r, p, counted) })
+		return
+	}
 	s.stats.Reservations += uint64(p.Count)
 	if handled, withdraw := s.enqueued(r, p, counted, accepted, err); handled {
 		if withdraw {

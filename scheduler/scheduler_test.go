@@ -932,3 +932,36 @@ func TestStrandedConstrainedTaskIsProbedAgain(t *testing.T) {
 		t.Fatalf("request still active: %+v", st)
 	}
 }
+
+// TestBusyPoolIsNotANodeFailure: an enqueue our own pool cannot send
+// (every connection to the node busy) is sent again, not counted against
+// the node. Striking the node off would fail a task that may run only
+// there.
+func TestBusyPoolIsNotANodeFailure(t *testing.T) {
+	c := newCluster(t, 1, Config{RPC: rpc.Config{MaxConnsPerPeer: 1, ConnectTimeout: 50 * time.Millisecond}})
+	nm := c.nms[0]
+	gate := make(chan struct{})
+	var open sync.Once
+	release := func() { open.Do(func() { close(gate) }) }
+	t.Cleanup(release) // before the servers close, even if the test fails
+	nm.mu.Lock()
+	nm.gate = gate // holds the first enqueue, and with it the one connection
+	nm.mu.Unlock()
+	ctx := context.Background()
+	if err := c.s.SubmitJob(ctx, job("first", 1, onNodes("f0", "nm0"))); err != nil {
+		t.Fatal(err)
+	}
+	if err := c.s.SubmitJob(ctx, job("second", 1, onNodes("s0", "nm0"))); err != nil {
+		t.Fatal(err)
+	}
+	c.hub.waitFor(t, 10*time.Second, "the second enqueue to find the pool busy", func() bool { return c.s.Stats().EnqueueBusy > 0 })
+	release()
+	c.waitAccepted(t, "second", 1)
+	c.waitAccepted(t, "first", 1)
+	if st := c.s.Stats(); st.EnqueueFailures != 0 || st.ActiveRequests != 2 {
+		t.Fatalf("stats %+v: want no enqueue failure and both requests live", st)
+	}
+	if got := c.getTask(t, "second", nm); len(got) != 1 {
+		t.Fatalf("second's task on its only node: got %v", got)
+	}
+}
