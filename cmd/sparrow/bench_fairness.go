@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -90,12 +91,7 @@ and one plot per setup, fairness-mesos-<setup>.svg and .png, into
 				cfg.NodesPerType, cfg.Slots, cfg.TaskDuration, cfg.Scale, 360*cfg.Scale, setups)
 			var rep fairness.Report
 			for k, s := range list {
-				waited, gaveUp := live.WaitForLoad(ctx, maxLoad, maxLoadWait, 10*time.Second, func(l float64, w time.Duration) {
-					fmt.Fprintf(stderr, "waiting for load %.1f < %.1f (%v)\n", l, maxLoad, w.Round(time.Second))
-				})
-				if gaveUp {
-					fmt.Fprintf(stderr, "load still above %.1f after %v; running anyway\n", maxLoad, waited.Round(time.Second))
-				}
+				waitForQuietHost(ctx, stderr, maxLoad, maxLoadWait)
 				r, err := fairness.Run(ctx, cfg, []fairness.Setup{s})
 				if err != nil {
 					return err
@@ -154,4 +150,16 @@ func writeChoosy(rep fairness.Report, dir string, out, progress io.Writer) error
 		}
 	}
 	return nil
+}
+
+// waitForQuietHost waits, up to maxWait, for the host's load average to
+// fall below maxLoad before a live setup runs, saying so on stderr; past
+// maxWait it runs anyway.
+func waitForQuietHost(ctx context.Context, stderr io.Writer, maxLoad float64, maxWait time.Duration) {
+	waited, gaveUp := live.WaitForLoad(ctx, maxLoad, maxWait, 10*time.Second, func(l float64, d time.Duration) {
+		fmt.Fprintf(stderr, "waiting for load %.1f < %.1f (%v)\n", l, maxLoad, d.Round(time.Second))
+	})
+	if gaveUp {
+		fmt.Fprintf(stderr, "load still above %.1f after %v; running anyway\n", maxLoad, waited.Round(time.Second))
+	}
 }

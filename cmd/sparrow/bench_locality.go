@@ -14,7 +14,6 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/sparrowfleet/sparrow/bench/locality"
-	"github.com/sparrowfleet/sparrow/bench/policy/live"
 	"github.com/sparrowfleet/sparrow/internal/plot"
 )
 
@@ -118,12 +117,7 @@ locality-fractions and locality-response (.svg and .png) into --out-dir.`,
 				w.Topology.Nodes, w.Slots, w.Topology.Racks, w.Blocks, w.ZipfS, w.Load, w.Duration, modes)
 			var rep locality.Report
 			for k, m := range list {
-				waited, gaveUp := live.WaitForLoad(ctx, maxLoad, maxLoadWait, 10*time.Second, func(l float64, d time.Duration) {
-					fmt.Fprintf(stderr, "waiting for load %.1f < %.1f (%v)\n", l, maxLoad, d.Round(time.Second))
-				})
-				if gaveUp {
-					fmt.Fprintf(stderr, "load still above %.1f after %v; running anyway\n", maxLoad, waited.Round(time.Second))
-				}
+				waitForQuietHost(ctx, stderr, maxLoad, maxLoadWait)
 				r, err := locality.Run(ctx, cfg, []locality.Mode{m})
 				if err != nil {
 					return err
