@@ -72,5 +72,5 @@ e2e: docker ## fault-injection tests against a containerised fleet, then the com
 
 .PHONY: interop-java
 
-interop-java: ## JVM interop test: original-style Java frontend and backends, 70 s idle, 10 MiB job (needs a JDK, thrift, libthrift-java)
+interop-java: ## JVM interop test: original-style Java frontend and backends, 70 s idle, 10 MiB job, and against a saturated fleet (needs a JDK, thrift, libthrift-java)
 	SPARROW_JVM_INTEROP=1 SPARROW_INTEROP_REQUIRE=1 $(GO) test -count=1 -run TestJVMInterop -v ./integration/

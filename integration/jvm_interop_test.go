@@ -313,6 +313,7 @@ type jvmFrontendSummary struct {
 	Unexpected     int      `json:"unexpected"`
 	BadMessages    int      `json:"bad_messages"`
 	SubmitFailures int      `json:"submit_failures"`
+	Refusals       int      `json:"refusals"`
 	BigJobAccepted bool     `json:"big_job_accepted"`
 	BigJobBytes    int      `json:"big_job_bytes"`
 	FailureCount   int      `json:"failure_count"`
@@ -327,29 +328,40 @@ type jvmFrontendSummary struct {
 		Missing        int     `json:"missing"`
 		SubmitFailures int     `json:"submit_failures"`
 		FirstFailure   string  `json:"first_failure"`
+		Refusals       int     `json:"refusals"`
+		FirstRefusal   string  `json:"first_refusal"`
+		MaxSubmitMs    int64   `json:"max_submit_ms"`
 		Seconds        float64 `json:"seconds"`
 	} `json:"phases"`
 }
 
-// runJavaFrontend runs InteropFrontend to completion and returns its
-// summary. It exits 1 when a check failed; the summary says which, and the
-// caller asserts on it, so only a missing summary is fatal here.
+// runJavaFrontend runs InteropFrontend to completion with TestJVMInterop's
+// phases and returns its summary.
 func runJavaFrontend(t *testing.T, tc jvmToolchain, classes, schedAddr, host string) jvmFrontendSummary {
 	t.Helper()
-	ctx, cancel := context.WithTimeout(t.Context(), jvmFrontendLimit)
-	defer cancel()
 	secs := func(d time.Duration) string { return strconv.Itoa(int(d.Seconds())) }
-	cmd := exec.CommandContext(ctx, tc.java, tc.args(classes, "sparrowfleet.interop.InteropFrontend",
+	t.Logf("running the Java frontend (%v idle pause; up to %v)", jvmIdle, jvmFrontendLimit)
+	return runJavaFrontendArgs(t, tc, classes, jvmFrontendLimit,
 		"--scheduler", schedAddr, "--listen-host", host, "--app", jvmApp,
 		"--pool", strconv.Itoa(jvmPool), "--tasks", strconv.Itoa(jvmTasks), "--job-size", strconv.Itoa(jvmJobSize),
 		"--idle-seconds", secs(jvmIdle),
 		"--big-tasks", strconv.Itoa(jvmBigTasks), "--big-message-bytes", strconv.Itoa(jvmBigMessageBytes),
 		"--phase-timeout-seconds", secs(jvmPhaseTimeout), "--big-timeout-seconds", secs(jvmBigTimeout),
-		"--ready-timeout-seconds", secs(jvmReadyTimeout), "--rpc-timeout-ms", strconv.Itoa(int(jvmRPCTimeout.Milliseconds())))...)
+		"--ready-timeout-seconds", secs(jvmReadyTimeout), "--rpc-timeout-ms", strconv.Itoa(int(jvmRPCTimeout.Milliseconds())))
+}
+
+// runJavaFrontendArgs runs InteropFrontend with args, for at most limit,
+// and returns its summary. It exits 1 when a check failed; the summary says
+// which, and the caller asserts on it, so only a missing summary is fatal
+// here.
+func runJavaFrontendArgs(t *testing.T, tc jvmToolchain, classes string, limit time.Duration, args ...string) jvmFrontendSummary {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(t.Context(), limit)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, tc.java, tc.args(classes, "sparrowfleet.interop.InteropFrontend", args...)...)
 	var stdout, stderr bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &stdout, &stderr
 	cmd.WaitDelay = 5 * time.Second
-	t.Logf("running the Java frontend (%v idle pause; up to %v)", jvmIdle, jvmFrontendLimit)
 	start := time.Now()
 	runErr := cmd.Run()
 	t.Logf("java frontend ran for %v (exit: %v); stderr:\n%s", time.Since(start).Round(time.Millisecond), runErr, stderr.String())

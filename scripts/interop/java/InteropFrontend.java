@@ -16,10 +16,18 @@
  *   after-idle   the same again, over the same connections;
  *   big-job      one submitJob of --big-tasks tasks of --big-message-bytes
  *                each (about 10 MiB), which the original Java transport can
- *                send (its frame limit is 16,384,000 bytes).
+ *                send (its frame limit is 16,384,000 bytes);
+ *   saturated    --saturated-jobs jobs of --job-size tasks, submitted across
+ *                the pool as fast as it allows, against a fleet that cannot
+ *                keep up: the scheduler holds each submitJob until the job's
+ *                reservations are placed, so the pool's 8 threads slow to the
+ *                fleet's pace. With --refusals-ok true, a job refused as saturated
+ *                (IncompleteRequestException saying so, past the scheduler's
+ *                hold bounds) is counted, not a failure; none of its tasks may
+ *                ever send a message;
  * and prints one JSON line summarising them on stdout (progress goes to
- * stderr). Exit status 0 when every check passed, 1 otherwise, 2 for bad
- * usage.
+ * stderr). A phase with no tasks, and an idle pause of 0, are skipped. Exit
+ * status 0 when every check passed, 1 otherwise, 2 for bad usage.
  *
  * Two deliberate differences from the original, both so the test is bounded
  * and can run against a scheduler that has just started: a wait for a pooled
@@ -68,7 +76,11 @@ public final class InteropFrontend implements FrontendService.Iface {
       "usage: InteropFrontend --scheduler host:port --listen-host HOST [--app APP] [--pool 8]\n"
           + "  [--tasks 300] [--job-size 10] [--idle-seconds 70] [--big-tasks 10000]\n"
           + "  [--big-message-bytes 1024] [--phase-timeout-seconds 30] [--big-timeout-seconds 60]\n"
-          + "  [--ready-timeout-seconds 20] [--rpc-timeout-ms 20000] [--settle-ms 500]";
+          + "  [--ready-timeout-seconds 20] [--rpc-timeout-ms 20000] [--settle-ms 500]\n"
+          + "  [--saturated-jobs 0] [--saturated-timeout-seconds 60] [--refusals-ok false]";
+
+  /** What a refusal past the scheduler's hold bounds says (scheduler/hold.go). */
+  private static final String SATURATED = "saturated";
 
   /** Failure messages kept for the summary; the count is always exact. */
   private static final int MAX_FAILURES_LISTED = 20;
@@ -78,6 +90,7 @@ public final class InteropFrontend implements FrontendService.Iface {
     final Phase phase;
     final String expectedBody;
     boolean accepted; // guarded by lock
+    boolean refused; // guarded by lock: its job was refused as saturated
     int messages; // guarded by lock
 
     Task(Phase phase, String expectedBody) {
@@ -96,7 +109,10 @@ public final class InteropFrontend implements FrontendService.Iface {
     int messages; // first messages for this phase's tasks
     int awaiting; // accepted tasks with no message yet
     int submitFailures;
+    int refusals; // jobs refused as saturated, with --refusals-ok
     String firstFailure = "";
+    String firstRefusal = "";
+    long maxSubmitMillis; // the longest submitJob call, held ones included
     double seconds;
 
     Phase(String name) {
@@ -108,6 +124,8 @@ public final class InteropFrontend implements FrontendService.Iface {
           + ",\"tasks\":" + tasks + ",\"tasks_accepted\":" + tasksAccepted + ",\"messages\":" + messages
           + ",\"missing\":" + awaiting + ",\"submit_failures\":" + submitFailures
           + ",\"first_failure\":" + Interop.json(firstFailure)
+          + ",\"refusals\":" + refusals + ",\"first_refusal\":" + Interop.json(firstRefusal)
+          + ",\"max_submit_ms\":" + maxSubmitMillis
           + ",\"seconds\":" + String.format("%.2f", seconds) + "}";
     }
   }
@@ -115,6 +133,7 @@ public final class InteropFrontend implements FrontendService.Iface {
   private final String app;
   private final int poolSize;
   private final long readyDeadline;
+  private boolean refusalsOk; // set before any phase runs
 
   /** The fixed pool, as the original's: filled once, never refilled. */
   private final BlockingQueue<SchedulerService.Client> clients = new LinkedBlockingQueue<>();
@@ -154,6 +173,9 @@ public final class InteropFrontend implements FrontendService.Iface {
             + status + ", body " + body + "; want app " + app + ", status 0, body " + t.expectedBody);
       }
       t.messages++;
+      if (t.refused) {
+        fail("frontendMessage for task " + taskId.getTaskId() + " of a job refused as saturated");
+      }
       if (t.messages > 1) {
         duplicates++;
         fail("task " + taskId.getTaskId() + " got frontend message number " + t.messages);
@@ -213,6 +235,9 @@ public final class InteropFrontend implements FrontendService.Iface {
     }
   }
 
+  /** Prefixes what submitRequest returns for a job refused as saturated. */
+  private static final String REFUSED_SATURATED = "refused as saturated: ";
+
   /**
    * Submits one job over a pooled connection; returns null on success or
    * what went wrong. As in the original, a connection whose call failed at
@@ -236,7 +261,7 @@ public final class InteropFrontend implements FrontendService.Iface {
           Thread.sleep(50); // retry backoff while gossip catches up, not synchronisation
           continue;
         }
-        return "submitJob refused: " + msg;
+        return (msg.contains(SATURATED) ? REFUSED_SATURATED : "submitJob refused: ") + msg;
       } catch (TException e) {
         live.decrementAndGet();
         client.getOutputProtocol().getTransport().close();
@@ -266,7 +291,15 @@ public final class InteropFrontend implements FrontendService.Iface {
     ExecutorService submitters = Executors.newFixedThreadPool(Math.min(poolSize, jobs.size()));
     List<Future<String>> results = new ArrayList<>();
     for (TSchedulingRequest job : jobs) {
-      results.add(submitters.submit(() -> submitRequest(job, deadline)));
+      results.add(submitters.submit(() -> {
+        long t0 = System.nanoTime();
+        String err = submitRequest(job, deadline);
+        long ms = TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - t0);
+        synchronized (lock) {
+          p.maxSubmitMillis = Math.max(p.maxSubmitMillis, ms);
+        }
+        return err;
+      }));
     }
     for (int i = 0; i < jobs.size(); i++) {
       String err = results.get(i).get();
@@ -274,6 +307,20 @@ public final class InteropFrontend implements FrontendService.Iface {
       synchronized (lock) {
         p.jobs++;
         p.tasks += job.getTasksSize();
+        if (err != null && refusalsOk && err.startsWith(REFUSED_SATURATED)) {
+          p.refusals++;
+          if (p.firstRefusal.isEmpty()) {
+            p.firstRefusal = err;
+          }
+          for (TTaskSpec spec : job.getTasks()) {
+            Task t = tasks.get(spec.getTaskId());
+            t.refused = true;
+            if (t.messages > 0) {
+              fail(name + ": task " + spec.getTaskId() + " of a job refused as saturated sent a message");
+            }
+          }
+          continue;
+        }
         if (err != null) {
           p.submitFailures++;
           if (p.firstFailure.isEmpty()) {
@@ -364,6 +411,7 @@ public final class InteropFrontend implements FrontendService.Iface {
       int messages = 0;
       int missing = 0;
       int submitFailures = 0;
+      int refusals = 0;
       StringBuilder ph = new StringBuilder("[");
       for (Phase p : phases) {
         submitted += p.tasks;
@@ -371,6 +419,7 @@ public final class InteropFrontend implements FrontendService.Iface {
         messages += p.messages;
         missing += p.awaiting;
         submitFailures += p.submitFailures;
+        refusals += p.refusals;
         ph.append(ph.length() > 1 ? "," : "").append(p.json());
       }
       ph.append("]");
@@ -384,7 +433,8 @@ public final class InteropFrontend implements FrontendService.Iface {
           + ",\"idle_seconds\":" + idleSeconds + ",\"tasks_submitted\":" + submitted
           + ",\"tasks_accepted\":" + accepted + ",\"messages\":" + messages + ",\"missing\":" + missing
           + ",\"duplicates\":" + duplicates + ",\"unexpected\":" + unexpected + ",\"bad_messages\":" + badMessages
-          + ",\"submit_failures\":" + submitFailures + ",\"big_job_accepted\":" + bigAccepted
+          + ",\"submit_failures\":" + submitFailures + ",\"refusals\":" + refusals
+          + ",\"big_job_accepted\":" + bigAccepted
           + ",\"big_job_bytes\":" + bigBytes + ",\"failure_count\":" + failureCount + ",\"failures\":" + fl
           + ",\"phases\":" + ph + "}";
     }
@@ -406,6 +456,9 @@ public final class InteropFrontend implements FrontendService.Iface {
     d.put("ready-timeout-seconds", "20");
     d.put("rpc-timeout-ms", "20000");
     d.put("settle-ms", "500");
+    d.put("saturated-jobs", "0");
+    d.put("saturated-timeout-seconds", "60");
+    d.put("refusals-ok", "false");
     Map<String, String> f = Interop.flags(argv, d, USAGE);
     String app = f.get("app");
     String host = f.get("listen-host");
@@ -418,6 +471,7 @@ public final class InteropFrontend implements FrontendService.Iface {
 
     long ready = System.nanoTime() + TimeUnit.SECONDS.toNanos(Long.parseLong(f.get("ready-timeout-seconds")));
     InteropFrontend fe = new InteropFrontend(app, Integer.parseInt(f.get("pool")), ready);
+    fe.refusalsOk = Boolean.parseBoolean(f.get("refusals-ok"));
     int port = Interop.serve(host, new FrontendService.Processor<>(fe), 8, "frontend-server");
     String addr = host + ":" + port;
     fe.initialize(scheduler, addr, Integer.parseInt(f.get("rpc-timeout-ms")));
@@ -425,12 +479,18 @@ public final class InteropFrontend implements FrontendService.Iface {
         + " pooled connections to " + f.get("scheduler"));
 
     Map<String, String> expected = new HashMap<>();
-    fe.runPhase("before-idle", smallJobs(app, "p1", taskCount, jobSize, expected), expected, phaseTimeout);
+    if (taskCount > 0) {
+      fe.runPhase("before-idle", smallJobs(app, "p1", taskCount, jobSize, expected), expected, phaseTimeout);
+    }
 
-    Interop.log("frontend", "idle for " + idle + " s: no calls on any connection");
-    Thread.sleep(TimeUnit.SECONDS.toMillis(idle)); // the idle period is what is being tested
+    if (idle > 0) {
+      Interop.log("frontend", "idle for " + idle + " s: no calls on any connection");
+      Thread.sleep(TimeUnit.SECONDS.toMillis(idle)); // the idle period is what is being tested
+    }
 
-    fe.runPhase("after-idle", smallJobs(app, "p2", taskCount, jobSize, expected), expected, phaseTimeout);
+    if (taskCount > 0) {
+      fe.runPhase("after-idle", smallJobs(app, "p2", taskCount, jobSize, expected), expected, phaseTimeout);
+    }
 
     boolean bigAccepted = false;
     long bigBytes = 0;
@@ -443,6 +503,12 @@ public final class InteropFrontend implements FrontendService.Iface {
       bigAccepted = p.jobsAccepted == 1;
     } else {
       bigAccepted = true; // not asked for
+    }
+
+    int saturatedJobs = Integer.parseInt(f.get("saturated-jobs"));
+    if (saturatedJobs > 0) {
+      fe.runPhase("saturated", smallJobs(app, "sat", saturatedJobs * jobSize, jobSize, expected), expected,
+          TimeUnit.SECONDS.toMillis(Long.parseLong(f.get("saturated-timeout-seconds"))));
     }
 
     // A quiet moment to catch late duplicates; a quiescence window, not synchronisation.
