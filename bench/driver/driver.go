@@ -56,6 +56,9 @@ type Config struct {
 	RetryBudget         float64
 	RetryWindow         time.Duration
 	RetryBudgetMin      int
+	// MaxInFlight bounds the submitJob calls in flight at once
+	// (inflight.go); 0 means DefaultMaxInFlight, negative no bound.
+	MaxInFlight int
 	// Progress receives a line about once per ProgressEvery (nil: none).
 	Progress      io.Writer
 	ProgressEvery time.Duration
@@ -115,6 +118,14 @@ type Summary struct {
 	// sending), submit_error (submit refused or no scheduler answered).
 	ResubmittedBy map[string]int `json:"resubmitted_by"`
 	SubmitErrors  int            `json:"submit_errors"`
+	// BackpressureWaits counts submits (arrivals and resubmissions) that
+	// waited for one of the MaxInFlight calls in flight to return, for
+	// BackpressureWaitS seconds in all; BusyRetries counts submits tried
+	// again because every connection to the scheduler was busy
+	// (inflight.go). Neither is an attempt.
+	BackpressureWaits int     `json:"backpressure_waits"`
+	BackpressureWaitS float64 `json:"backpressure_wait_s"`
+	BusyRetries       int     `json:"busy_retries"`
 
 	Failovers []FailoverRecord `json:"failovers"`
 	// FirstLostAt and LastLostAt bracket the lost (1001) reports;
@@ -290,8 +301,9 @@ type runner struct {
 	firstFail time.Time
 	lastFail  time.Time
 	lastAff   time.Time
-	redo      []resubmit // queued for the resubmitter
-	pendingFO []int      // indices into sum.Failovers awaiting resubmission time
+	redo      []resubmit    // queued for the resubmitter
+	slots     chan struct{} // one per submitJob call in flight (inflight.go); nil: no bound
+	pendingFO []int         // indices into sum.Failovers awaiting resubmission time
 	submitWG  sync.WaitGroup
 
 	backoff     Backoff
@@ -328,6 +340,12 @@ func Run(ctx context.Context, cfg Config) (Summary, error) {
 	}
 	if cfg.TaskDuration > 0 {
 		r.msg = []byte(cfg.TaskDuration.String())
+	}
+	switch {
+	case cfg.MaxInFlight == 0:
+		r.slots = make(chan struct{}, DefaultMaxInFlight)
+	case cfg.MaxInFlight > 0:
+		r.slots = make(chan struct{}, cfg.MaxInFlight)
 	}
 	r.sum = Summary{
 		RunID: cfg.RunID, App: cfg.App, Schedulers: cfg.Schedulers, TasksPerJob: cfg.Tasks,
@@ -497,6 +515,18 @@ func (r *runner) run(parent context.Context) Summary {
 		if stopped {
 			break
 		}
+		// Wait for a submit slot: the fleet holding calls slows arrivals.
+		if r.slots != nil {
+			if ok, fired := r.acquireSlot(ctx, deadline.C); !ok {
+				if fired {
+					r.mu.Lock()
+					r.sum.DeadlineHit = true
+					r.mu.Unlock()
+				}
+				stopped = true
+				break
+			}
+		}
 		j := r.jobs[i]
 		r.mu.Lock()
 		j.submitted = time.Now()
@@ -505,7 +535,7 @@ func (r *runner) run(parent context.Context) Summary {
 		r.budget.AddFirst(j.submitted, len(j.tasks))
 		a := r.newAttempt(j, j.tasks)
 		r.mu.Unlock()
-		r.submitAsync(ctx, a, 0, nil)
+		r.submitAsync(ctx, a, 0, nil, r.slots != nil)
 	}
 	r.mu.Lock()
 	r.sum.LastArrivalAt = ts(time.Now())
@@ -637,7 +667,7 @@ func (r *runner) newAttempt(j *logicalJob, tasks []*logicalTask) *attempt {
 
 // submitAsync submits a after delay, in its own goroutine; wg, if not
 // nil, is done when the submit has returned (or the run ended first).
-func (r *runner) submitAsync(ctx context.Context, a *attempt, delay time.Duration, wg *sync.WaitGroup) {
+func (r *runner) submitAsync(ctx context.Context, a *attempt, delay time.Duration, wg *sync.WaitGroup, haveSlot bool) {
 	r.submitWG.Add(1)
 	if wg != nil {
 		wg.Add(1)
@@ -647,6 +677,9 @@ func (r *runner) submitAsync(ctx context.Context, a *attempt, delay time.Duratio
 		if wg != nil {
 			defer wg.Done()
 		}
+		if haveSlot {
+			defer r.releaseSlot()
+		}
 		if delay > 0 {
 			t := time.NewTimer(delay)
 			select {
@@ -655,6 +688,12 @@ func (r *runner) submitAsync(ctx context.Context, a *attempt, delay time.Duratio
 				t.Stop()
 				return
 			}
+		}
+		if !haveSlot && r.slots != nil {
+			if ok, _ := r.acquireSlot(ctx, nil); !ok {
+				return
+			}
+			defer r.releaseSlot()
 		}
 		r.submit(ctx, a)
 	}()
@@ -673,7 +712,7 @@ func (r *runner) submit(ctx context.Context, a *attempt) {
 		yi, _ := strconv.Atoi(y.ID)
 		return xi - yi
 	})
-	_, err := r.fe.Submit(ctx, job)
+	err := r.submitUntilSent(ctx, job)
 	if err == nil || ctx.Err() != nil {
 		return
 	}
@@ -809,7 +848,7 @@ func (r *runner) resubmitter(ctx context.Context) {
 		r.mu.Unlock()
 		if len(failovers) == 0 {
 			for _, d := range atts {
-				r.submitAsync(ctx, d.a, d.delay, nil)
+				r.submitAsync(ctx, d.a, d.delay, nil, false)
 			}
 			continue
 		}
@@ -819,7 +858,7 @@ func (r *runner) resubmitter(ctx context.Context) {
 		// Timed aside, so that the next batch is not held up.
 		var wg sync.WaitGroup
 		for _, d := range atts {
-			r.submitAsync(ctx, d.a, d.delay, &wg)
+			r.submitAsync(ctx, d.a, d.delay, &wg, false)
 		}
 		r.submitWG.Add(1)
 		go func() {

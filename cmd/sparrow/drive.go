@@ -116,6 +116,7 @@ job completed.`,
 	fs.Float64Var(&cfg.RetryBudget, "retry-budget", driver.DefaultRetryBudget, "retry budget: resubmitted tasks at most this fraction of the first-attempt tasks of the last --retry-window (past it a job is failed, and the run exits non-zero); negative: no fraction, only --retry-budget-min")
 	fs.DurationVar(&cfg.RetryWindow, "retry-window", driver.DefaultRetryWindow, "sliding window of the retry budget")
 	fs.IntVar(&cfg.RetryBudgetMin, "retry-budget-min", driver.DefaultRetryBudgetMin, "floor of the retry budget, in resubmitted tasks per --retry-window, so that a small run can still recover from a fault; negative: no floor")
+	fs.IntVar(&cfg.MaxInFlight, "max-in-flight", driver.DefaultMaxInFlight, "most submitJob calls in flight at once; past it arrivals and resubmissions wait for one to return, so a fleet that holds calls while saturated slows the driver to its pace (negative: no bound; calls past the connection pool then fail as busy and are retried)")
 	var submitRetry time.Duration
 	fs.DurationVar(&submitRetry, "submit-retry", 0, "ignored: refused submits now back off like every resubmission (--retry-base, --retry-max)")
 	_ = fs.MarkDeprecated("submit-retry", "use --retry-base and --retry-max")
