@@ -21,10 +21,11 @@ const (
 
 // CoordinationConfig says how a node monitor works with the optional
 // fairness coordinator. Without a live coordinator nothing changes: the
-// node reports to nobody and decides locally.
+// node decides locally, and reports only its load to schedulers that ask.
 type CoordinationConfig struct {
 	// ReportEvery is how often the node reports its per-user work to the
-	// active coordinator (default 1 s, the coordinator's default period).
+	// active coordinator (default 1 s, the coordinator's default period),
+	// and its load to schedulers that ask (sendLoad).
 	ReportEvery time.Duration
 	// Stale is how long guidance stays in force without a newer version;
 	// then the node falls back to its local weights (default 5 s).
@@ -118,12 +119,9 @@ func (c *coordination) loop() {
 }
 
 // report sends this node's per-user work, its rack and its mean task run
-// time to the active coordinator.
+// time to the active coordinator, if any, and its load to schedulers that ask
+// (sendLoad), coordinator or not.
 func (c *coordination) report() {
-	to, ok := c.cluster.ActiveCoordinator()
-	if !ok {
-		return
-	}
 	c.mu.Lock()
 	c.seq++
 	r := fairgossip.Report{Node: c.node, Type: c.mtype, Slots: uint64(c.slots), Seq: c.seq, Rack: c.rack}
@@ -132,12 +130,54 @@ func (c *coordination) report() {
 	for u, use := range c.nm.Usage() {
 		r.Users = append(r.Users, fairgossip.Usage{User: u, Queued: uint64(use.Queued), Running: uint64(use.Running)})
 	}
+	c.sendLoad(r)
+	to, ok := c.cluster.ActiveCoordinator()
+	if !ok {
+		return
+	}
 	b, err := fairgossip.EncodeReport(r)
 	if err == nil {
 		err = c.cluster.SendTo(to, b)
 	}
 	if err != nil {
 		c.log.Debug().Err(err).Str("coordinator", to).Msg("report not sent")
+	}
+}
+
+// loadUser names the single entry of a load report sent to schedulers: its
+// users are summed into one, so that it always fits one UDP packet.
+const loadUser = "*"
+
+// sendLoad sends r, its users summed into one entry, in one best-effort
+// UDP packet to every scheduler that asks for load reports
+// (membership.AttrLoadReports: those with --max-queue-wait, which estimate
+// queue waits from them, scheduler/admission.go); the others get
+// nothing. A lost packet only leaves a scheduler's estimate older.
+func (c *coordination) sendLoad(r fairgossip.Report) {
+	var to []string
+	for _, m := range c.cluster.Members(membership.RoleScheduler) {
+		if m.Meta.Attrs[membership.AttrLoadReports] == "1" {
+			to = append(to, m.Name)
+		}
+	}
+	if len(to) == 0 {
+		return
+	}
+	sum := fairgossip.Usage{User: loadUser}
+	for _, u := range r.Users {
+		sum.Queued += u.Queued
+		sum.Running += u.Running
+	}
+	r.Users = []fairgossip.Usage{sum}
+	b, err := fairgossip.EncodeReport(r)
+	if err != nil {
+		c.log.Debug().Err(err).Msg("load report not encoded")
+		return
+	}
+	for _, name := range to {
+		if err := c.cluster.SendBestEffortTo(name, b); err != nil {
+			c.log.Debug().Err(err).Str("scheduler", name).Msg("load report not sent")
+		}
 	}
 }
 

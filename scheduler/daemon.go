@@ -46,6 +46,7 @@ type Daemon struct {
 	log     zerolog.Logger
 	stop    chan struct{}
 	done    chan struct{}
+	names   nodeNames // node monitors' member names to addresses (admission.go)
 }
 
 // StartDaemon binds the scheduler's ports, joins the gossip cluster and
@@ -69,7 +70,7 @@ func StartDaemon(cfg DaemonConfig) (*Daemon, error) {
 	svcAddr, gtAddr := rpc.Advertised(svc.Addr(), host), rpc.Advertised(gt.Addr(), host)
 	cluster, err := membership.Start(membership.Config{
 		Name: cfg.Name, Bind: cfg.Gossip, Seeds: cfg.Join, Profile: cfg.GossipProfile, Keyring: cfg.Keyring,
-		Meta: membership.Meta{Role: membership.RoleScheduler, Service: svcAddr, Internal: gtAddr},
+		Meta: schedulerMeta(svcAddr, gtAddr, cfg.Scheduler.MaxQueueWait > 0),
 		Log:  cfg.Log,
 	})
 	if err != nil {
@@ -97,6 +98,10 @@ func StartDaemon(cfg DaemonConfig) (*Daemon, error) {
 	})
 	// The coordinator's locality prices arrive as direct gossip messages.
 	cluster.OnMessage(s.onGossip)
+	if scfg.MaxQueueWait > 0 {
+		// Node monitors' load reports, for admission by expected wait.
+		cluster.OnMessage(d.onLoadReport)
+	}
 	go d.sweep()
 	go svc.Serve(sparrowrpc.NewSchedulerServiceProcessor(s))
 	go gt.Serve(sparrowrpc.NewGetTaskServiceProcessor(s))
@@ -169,3 +174,13 @@ func (d *Daemon) Close() error {
 
 // RPCStats sums the connection counters of the scheduler's two services.
 func (d *Daemon) RPCStats() rpc.Stats { return d.svc.Stats().Add(d.gt.Stats()) }
+
+// schedulerMeta is a scheduler's gossip metadata; loadReports asks node
+// monitors for their load reports (admission by expected wait).
+func schedulerMeta(service, getTask string, loadReports bool) membership.Meta {
+	m := membership.Meta{Role: membership.RoleScheduler, Service: service, Internal: getTask}
+	if loadReports {
+		m.Attrs = map[string]string{membership.AttrLoadReports: "1"}
+	}
+	return m
+}

@@ -2,7 +2,11 @@ package scheduler
 
 import (
 	"context"
+	"errors"
 	"fmt"
+	"time"
+
+	"github.com/apache/thrift/lib/go/thrift"
 
 	"github.com/sparrowfleet/sparrow/internal/rpc"
 	"github.com/sparrowfleet/sparrow/thrift/gen-go/sparrowrpc"
@@ -10,6 +14,9 @@ import (
 
 // maxFrontends bounds the app -> frontend table.
 const maxFrontends = 65536
+
+// maxLoggedApps bounds the app names one deregistration line lists.
+const maxLoggedApps = 8
 
 // RegisterFrontend implements SchedulerService: task messages for app go to
 // the FrontendService at socketAddress from now on. One frontend per app,
@@ -28,8 +35,10 @@ func (s *Scheduler) RegisterFrontend(ctx context.Context, app, socketAddress str
 	}
 	s.frontends[app] = socketAddress
 	// A frontend registering may be a restarted process at the same
-	// address: pooled connections to the old one would fail.
+	// address: pooled connections to the old one would fail, and the
+	// old one's failures must not hold back messages to the new one.
 	s.fronts.Forget(socketAddress)
+	s.linkBook().reset(socketAddress)
 	s.log.Info().Str("app", app).Str("frontend", socketAddress).Msg("frontend registered")
 	return true, nil
 }
@@ -37,7 +46,8 @@ func (s *Scheduler) RegisterFrontend(ctx context.Context, app, socketAddress str
 // SendFrontendMessage implements SchedulerService: node monitors relay an
 // executor's message about a task, and the scheduler passes it to the app's
 // frontend. It returns an error if the message could not be delivered, so
-// that the sender knows.
+// that the sender knows; a frontend that is down costs no call per message
+// (frontendlink.go).
 func (s *Scheduler) SendFrontendMessage(ctx context.Context, app string, taskID *sparrowrpc.TFullTaskId, status int32, message []byte) error {
 	if taskID != nil {
 		s.mu.Lock()
@@ -52,23 +62,207 @@ func (s *Scheduler) SendFrontendMessage(ctx context.Context, app string, taskID 
 			return nil
 		}
 	}
-	return s.deliver(app, taskID, status, message)
+	return s.deliverCtx(ctx, app, taskID, status, message)
 }
 
+// deliver is deliverCtx for the scheduler's own reports (failed and lost
+// tasks), which no caller waits on.
 func (s *Scheduler) deliver(app string, taskID *sparrowrpc.TFullTaskId, status int32, message []byte) error {
-	s.mu.Lock()
-	addr, ok := s.frontends[app]
-	s.mu.Unlock()
-	if !ok {
-		s.log.Warn().Str("app", app).Int32("status", status).Msg("frontend message dropped: no frontend registered for app")
-		return fmt.Errorf("no frontend registered for app %q", app)
+	return s.deliverCtx(context.Background(), app, taskID, status, message)
+}
+
+// deliverCtx sends one message to app's frontend through its link. Drops
+// and failures are counted and summarised by the sweep, not logged here
+// (but at debug level), so that a frontend that went away cannot flood
+// the log.
+func (s *Scheduler) deliverCtx(ctx context.Context, app string, taskID *sparrowrpc.TFullTaskId, status int32, message []byte) error {
+	addr, l, probe, err := s.acquire(ctx, app)
+	if err != nil {
+		s.log.Debug().Err(err).Str("app", app).Int32("status", status).Msg("frontend message dropped")
+		return err
 	}
-	err := s.fronts.Call(context.Background(), addr, func(ctx context.Context, c *sparrowrpc.FrontendServiceClient) error {
+	err = s.fronts.Call(context.Background(), addr, func(ctx context.Context, c *sparrowrpc.FrontendServiceClient) error {
 		return c.FrontendMessage(ctx, taskID, status, message)
 	})
+	outcome := outcomeOK
+	var ae thrift.TApplicationException
+	switch {
+	case err == nil:
+	case errors.Is(err, rpc.ErrBusy):
+		outcome = outcomeBusy
+	case errors.As(err, &ae) && ae.TypeId() == thrift.INTERNAL_ERROR:
+		// The frontend answered, with its handler's error: it is
+		// reachable, so the link is up, though the message failed.
+		outcome = outcomeAnswered
+	default:
+		outcome = outcomeFailed
+	}
+	s.mu.Lock()
+	s.linkBook().end(addr, l, s.now(), probe, outcome)
+	s.mu.Unlock()
 	if err != nil {
-		s.log.Warn().Err(err).Str("app", app).Str("frontend", addr).Msg("frontend message not delivered")
+		s.log.Debug().Err(err).Str("app", app).Str("frontend", addr).Bool("probe", probe).Msg("frontend message not delivered")
 		return fmt.Errorf("deliver frontend message for app %q to %s: %w", app, addr, err)
 	}
 	return nil
+}
+
+// acquire finds app's frontend and takes an in-flight slot on its link,
+// waiting for one up to the call timeout. It returns why not if the
+// message is to be dropped: no frontend, the frontend is down (and is
+// deregistered if down for Config.FrontendDeadAfter), or no slot freed.
+func (s *Scheduler) acquire(ctx context.Context, app string) (string, *frontendLink, bool, error) {
+	var timer *time.Timer
+	defer func() {
+		if timer != nil {
+			timer.Stop()
+		}
+	}()
+	for {
+		s.mu.Lock()
+		b := s.linkBook()
+		addr, ok := s.frontends[app]
+		if !ok {
+			b.noFrontend(app)
+			s.mu.Unlock()
+			return "", nil, false, fmt.Errorf("no frontend registered for app %q", app)
+		}
+		now := s.now()
+		v, l := b.begin(addr, now)
+		switch v {
+		case linkSend, linkProbe:
+			s.mu.Unlock()
+			return addr, l, v == linkProbe, nil
+		case linkDown:
+			b.drop(addr, dropUnreachable)
+			down, next := now.Sub(l.downSince), max(l.nextProbe.Sub(now), 0)
+			s.mu.Unlock()
+			return "", nil, false, fmt.Errorf("frontend %s for app %q unreachable for %v: message dropped without a call (next attempt in %v)",
+				addr, app, down.Round(time.Millisecond), next.Round(time.Millisecond))
+		case linkDead:
+			b.drop(addr, dropUnreachable)
+			down := now.Sub(l.downSince)
+			s.deregister(addr, now)
+			return "", nil, false, fmt.Errorf("frontend %s for app %q unreachable for %v: deregistered, message dropped",
+				addr, app, down.Round(time.Millisecond))
+		case linkFull:
+			free, bound := l.wait(), b.maxInflight
+			b.stats.Waiting++
+			s.mu.Unlock()
+			if timer == nil {
+				timer = time.NewTimer(s.callTimeout())
+			}
+			freed := false
+			select {
+			case <-free:
+				freed = true
+			case <-timer.C:
+			case <-ctx.Done():
+			}
+			s.mu.Lock()
+			b.stats.Waiting--
+			if freed {
+				s.mu.Unlock()
+				continue
+			}
+			b.drop(addr, dropInflight)
+			s.mu.Unlock()
+			return "", nil, false, fmt.Errorf("%d messages already in flight to frontend %s for app %q: message dropped, no slot freed within %v (or its caller gave up)",
+				bound, addr, app, s.callTimeout())
+		}
+	}
+}
+
+// deregister removes every app registered at addr, whose frontend has
+// been unreachable for Config.FrontendDeadAfter, forgets its link and
+// connections, and logs one line (if any app was registered there).
+// Called with s.mu held; releases it.
+func (s *Scheduler) deregister(addr string, now time.Time) {
+	var apps []string
+	for app, a := range s.frontends {
+		if a == addr {
+			delete(s.frontends, app)
+			apps = append(apps, app)
+		}
+	}
+	b := s.linkBook()
+	r := b.forget(addr, now)
+	if len(apps) > 0 {
+		b.stats.Deregistered++
+	}
+	s.mu.Unlock()
+	s.fronts.Forget(addr)
+	if len(apps) == 0 {
+		// Its apps registered elsewhere since: nothing to tell.
+		s.log.Debug().Str("frontend", addr).Uint64("dropped", r.total()).Msg("unreachable frontend address forgotten")
+		return
+	}
+	logged := apps[:min(len(apps), maxLoggedApps)]
+	s.log.Warn().Str("frontend", addr).Strs("apps", logged).Int("app_count", len(apps)).
+		Dur("unreachable_for", now.Sub(r.downSince)).Uint64("dropped", r.total()).
+		Uint64("failed", r.dropped[dropFailed]).Uint64("unreachable", r.dropped[dropUnreachable]).
+		Uint64("inflight", r.dropped[dropInflight]).
+		Msg("frontend unreachable too long: its apps are deregistered and their messages dropped until it registers again")
+}
+
+// sweepFrontends deregisters frontends down for Config.FrontendDeadAfter
+// and logs, at most once per frontendLogInterval per frontend, how many
+// messages were dropped since the last line and why. Sweep calls it.
+func (s *Scheduler) sweepFrontends(now time.Time) {
+	s.mu.Lock()
+	for _, addr := range s.linkBook().dead(now) {
+		// A frontend may have registered there while s.mu was released
+		// for the previous one's line.
+		if s.linkBook().isDead(addr, now) {
+			s.deregister(addr, now)
+			s.mu.Lock()
+		}
+	}
+	b := s.linkBook()
+	reports := b.reports(now)
+	n, app := b.noFrontendReport(now)
+	s.mu.Unlock()
+	for _, r := range reports {
+		e := s.log.Warn().Str("frontend", r.addr).Uint64("dropped", r.total()).
+			Uint64("failed", r.dropped[dropFailed]).Uint64("unreachable", r.dropped[dropUnreachable]).
+			Uint64("inflight", r.dropped[dropInflight]).Bool("down", r.down)
+		if r.down {
+			e = e.Dur("down_for", now.Sub(r.downSince))
+		}
+		e.Msg("frontend messages not delivered since the last report")
+	}
+	if n > 0 {
+		s.log.Warn().Uint64("dropped", n).Str("latest_app", app).
+			Msg("frontend messages dropped since the last report: no frontend registered for their app")
+	}
+}
+
+// linkBook returns the links to frontends, made on first use. Called with
+// s.mu held.
+func (s *Scheduler) linkBook() *linkBook {
+	if s.links.links == nil {
+		maxInflight, deadAfter := s.cfg.FrontendMaxInflight, s.cfg.FrontendDeadAfter
+		if maxInflight <= 0 {
+			maxInflight = DefaultFrontendMaxInflight
+		}
+		if deadAfter == 0 {
+			deadAfter = DefaultFrontendDeadAfter
+		}
+		s.links = newLinkBook(maxInflight, deadAfter, func(d time.Duration) time.Duration {
+			if d <= 0 {
+				return 0
+			}
+			return time.Duration(s.rng.Int64N(int64(d)))
+		})
+	}
+	return &s.links
+}
+
+// callTimeout is the scheduler's outgoing call timeout, the longest a
+// message waits for an in-flight slot.
+func (s *Scheduler) callTimeout() time.Duration {
+	if s.cfg.RPC.CallTimeout > 0 {
+		return s.cfg.RPC.CallTimeout
+	}
+	return rpc.DefaultCallTimeout
 }

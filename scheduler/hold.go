@@ -55,6 +55,12 @@ import (
 // The scheduler's Thrift server does not cancel a call when its client
 // disconnects, so a held call whose client left runs to one of the
 // bounds; its job is then refused (or answered) like any other.
+//
+// With Config.MaxQueueWait, a job may also be held before any of its
+// reservations is placed, while its expected queue wait is too long
+// (admission.go). Such a call shares the bounds, the counts, the
+// capacity signal (holdBook.queue) and the refusal's form with the ones
+// above; having placed nothing, it is always refused whole.
 
 // Defaults for holding submitJob calls.
 const (
@@ -93,6 +99,13 @@ type HoldStats struct {
 	// call was answered at a bound with their remainder handed to
 	// re-placement; Rounds the rounds of re-placing refused reservations.
 	Holds, Refused, Released, Rounds uint64
+	// AdmissionHolds counts jobs whose expected queue wait exceeded
+	// Config.MaxQueueWait at submission (admission.go), held or, past
+	// MaxHeldJobs, refused at once; AdmissionRefused those of them that
+	// were refused. They are also counted in Holds (if held) and Refused.
+	AdmissionHolds, AdmissionRefused uint64
+	// LoadReports counts node monitors' load reports taken for admission.
+	LoadReports uint64
 	// Seconds is how long held calls were held, from submission to
 	// answer: cumulative counts per HoldBuckets bound, their count and
 	// their sum.
@@ -121,8 +134,8 @@ func (h *HoldHistogram) observe(sec float64) {
 
 // holdBook is the scheduler's state for held calls. Guarded by s.mu.
 type holdBook struct {
-	held  int        // calls counted in HoldStats.Held
-	queue []*request // held jobs waiting for a capacity signal, oldest first
+	held  int          // calls counted in HoldStats.Held
+	queue []*holdState // held calls waiting for a capacity signal, oldest first
 	// waited is a moving average of how long held jobs that were placed
 	// waited; it is the refusal's suggested delay.
 	waited time.Duration
@@ -232,12 +245,18 @@ func (s *Scheduler) heldGetTask(r *request) {
 	if r != nil && holding(r) && r.Launched() {
 		r.hold.signal()
 	}
+	s.wakeOldestHeld()
+}
+
+// wakeOldestHeld signals the longest-waiting held call, brought forward to
+// at most holdMinGap after its last round: capacity may have freed.
+// Called with s.mu held.
+func (s *Scheduler) wakeOldestHeld() {
 	hb := &s.hold
 	for len(hb.queue) > 0 {
-		q := hb.queue[0]
+		h := hb.queue[0]
 		hb.queue[0] = nil
 		hb.queue = hb.queue[1:]
-		h := q.hold
 		h.queued = false
 		if !h.waiting {
 			continue
@@ -250,10 +269,9 @@ func (s *Scheduler) heldGetTask(r *request) {
 	}
 }
 
-// queueHeld puts r's held call in line for a capacity signal. Called with
+// queueHeld puts held call h in line for a capacity signal. Called with
 // s.mu held.
-func (s *Scheduler) queueHeld(r *request) {
-	h := r.hold
+func (s *Scheduler) queueHeld(h *holdState) {
 	if h.queued {
 		return
 	}
@@ -262,22 +280,22 @@ func (s *Scheduler) queueHeld(r *request) {
 		// Answered calls leave entries behind; drop them.
 		kept := hb.queue[:0]
 		for _, q := range hb.queue {
-			if q.hold.waiting {
+			if q.waiting {
 				kept = append(kept, q)
 			} else {
-				q.hold.queued = false
+				q.queued = false
 			}
 		}
 		clear(hb.queue[len(kept):])
 		hb.queue = kept
 	}
 	h.queued = true
-	hb.queue = append(hb.queue, r)
+	hb.queue = append(hb.queue, h)
 }
 
-// finishHeld marks r's call answered at now. Called with s.mu held.
-func (s *Scheduler) finishHeld(r *request, now time.Time, placed bool) {
-	h := r.hold
+// finishHeld marks held call h answered at now; placed says its job was
+// placed (or admitted). Called with s.mu held.
+func (s *Scheduler) finishHeld(h *holdState, now time.Time, placed bool) {
 	h.waiting = false
 	if !h.held {
 		return
@@ -376,7 +394,7 @@ func (s *Scheduler) stepHeld(r *request, now time.Time) holdStep {
 	h := r.hold
 	if h.fail != nil {
 		h.withdrawn = true
-		s.finishHeld(r, now, false)
+		s.finishHeld(r.hold, now, false)
 		cancel := r.Outstanding()
 		s.stats.Cancellations += uint64(len(cancel))
 		return holdStep{done: true, err: incomplete("app %q: %v", r.app, h.fail), cancel: cancel}
@@ -384,7 +402,7 @@ func (s *Scheduler) stepHeld(r *request, now time.Time) holdStep {
 	if s.requests[r.ID] != r || r.Launched() {
 		// Every task launched, or re-placement gave up after some had
 		// and reported the rest failed: the job was accepted.
-		s.finishHeld(r, now, true)
+		s.finishHeld(r.hold, now, true)
 		return holdStep{done: true}
 	}
 	if h.pending > 0 {
@@ -392,7 +410,7 @@ func (s *Scheduler) stepHeld(r *request, now time.Time) holdStep {
 	}
 	uncovered := r.Uncovered()
 	if len(uncovered) == 0 {
-		s.finishHeld(r, now, true)
+		s.finishHeld(r.hold, now, true)
 		return holdStep{done: true}
 	}
 	// Saturated: reservations were refused as full and none is in flight.
@@ -416,7 +434,7 @@ func (s *Scheduler) stepHeld(r *request, now time.Time) holdStep {
 			r.ID, over, s.retryAfter()))
 	}
 	if now.Before(h.next) {
-		s.queueHeld(r)
+		s.queueHeld(h)
 		return holdStep{next: h.next}
 	}
 	var all, fresh []placement.Node
@@ -457,14 +475,14 @@ func (s *Scheduler) stepHeld(r *request, now time.Time) holdStep {
 func (s *Scheduler) endHeld(r *request, now time.Time, saturated bool, err error) holdStep {
 	h := r.hold
 	if r.Unlaunched() < len(r.specs) {
-		s.finishHeld(r, now, false)
+		s.finishHeld(r.hold, now, false)
 		s.hold.stats.Released++
 		return holdStep{done: true, release: true}
 	}
 	delete(s.requests, r.ID)
 	s.unrelax(r)
 	h.withdrawn = true
-	s.finishHeld(r, now, false)
+	s.finishHeld(r.hold, now, false)
 	if saturated {
 		s.hold.stats.Refused++
 	}

@@ -121,8 +121,21 @@ func (s *Scheduler) NodeLost(addr string) {
 		s.mu.Lock()
 		s.replace(r, addr)
 	}
-	for t := range lost {
-		id := &sparrowrpc.TFullTaskId{TaskId: t.task, RequestId: t.request, AppId: t.app, SchedulerAddress: s.self}
-		go s.deliver(t.app, id, sparrowrpc.STATUS_TASK_LOST, []byte("node monitor "+addr+" was lost while the task ran"))
+	if len(lost) == 0 {
+		return
 	}
+	// One goroutine per lost node delivers its reports in turn, through
+	// the links' in-flight bound, rather than one goroutine per task: a
+	// node running many tasks whose frontend is gone must not cost a
+	// goroutine and a dial each (frontendlink.go).
+	ids := make([]*sparrowrpc.TFullTaskId, 0, len(lost))
+	for t := range lost {
+		ids = append(ids, &sparrowrpc.TFullTaskId{TaskId: t.task, RequestId: t.request, AppId: t.app, SchedulerAddress: s.self})
+	}
+	body := []byte("node monitor " + addr + " was lost while the task ran")
+	go func() {
+		for _, id := range ids {
+			_ = s.deliver(id.AppId, id, sparrowrpc.STATUS_TASK_LOST, body) // deliver counts failures
+		}
+	}()
 }

@@ -63,6 +63,22 @@ type Config struct {
 	MaxHeldJobs int
 	// MaxHold bounds how long one call is held; 0 means DefaultMaxHold.
 	MaxHold time.Duration
+	// MaxQueueWait, when > 0, holds a job at submission while the
+	// expected queue wait of its best candidates exceeds it
+	// (admission.go); 0 disables admission by expected wait.
+	MaxQueueWait time.Duration
+	// LoadStale is how long a node monitor's load report counts; 0 means
+	// DefaultLoadStale.
+	LoadStale time.Duration
+	// FrontendMaxInflight bounds the messages in flight to one frontend
+	// (frontendlink.go); a message past it waits up to the call timeout
+	// for a slot and is then dropped and counted. 0 means
+	// DefaultFrontendMaxInflight.
+	FrontendMaxInflight int
+	// FrontendDeadAfter is how long a frontend may stay unreachable
+	// before its apps are deregistered; 0 means
+	// DefaultFrontendDeadAfter, negative never deregisters.
+	FrontendDeadAfter time.Duration
 	// RPC bounds the scheduler's outgoing calls.
 	RPC rpc.Config
 	Log zerolog.Logger
@@ -101,7 +117,10 @@ type Scheduler struct {
 	repriceDue bool        // newer prices arrived since the last Relax
 	rackIdx    rackIndexes // per app, over the view's current candidates
 
-	hold holdBook // held submitJob calls (hold.go)
+	hold holdBook      // held submitJob calls (hold.go)
+	adm  admissionBook // node loads for admission (admission.go)
+
+	links linkBook // links to frontends (frontendlink.go); see linkBook()
 
 	stats Stats
 }
@@ -151,6 +170,8 @@ type Stats struct {
 	Locality LocalityStats
 	// Hold counts submitJob calls held on a saturated fleet.
 	Hold HoldStats
+	// Frontend counts messages to frontends, dropped ones by reason.
+	Frontend FrontendStats
 }
 
 // New returns a Scheduler that samples node monitors from view.
@@ -169,6 +190,9 @@ func New(cfg Config, view NodeView) (*Scheduler, error) {
 	}
 	if cfg.MaxHold <= 0 {
 		cfg.MaxHold = DefaultMaxHold
+	}
+	if cfg.LoadStale <= 0 {
+		cfg.LoadStale = DefaultLoadStale
 	}
 	if err := placement.CheckProbeRatio(cfg.ProbeRatio); err != nil {
 		return nil, fmt.Errorf("default %w", err)
@@ -227,6 +251,7 @@ func (s *Scheduler) Stats() Stats {
 	st.Hold = s.hold.stats
 	st.Hold.Held = s.hold.held
 	st.Hold.Seconds.Buckets = append([]uint64(nil), s.hold.stats.Seconds.Buckets...)
+	st.Frontend = s.links.snapshot(len(s.frontends))
 	return st
 }
 
@@ -240,7 +265,9 @@ func incomplete(format string, args ...any) error {
 // saturated fleet holds the call: hold.go); tasks are then handed out by
 // GetTask. A bad request is refused whole with an
 // IncompleteRequestException naming the fault, and so is a job the
-// saturated fleet could not place within the hold's bounds.
+// saturated fleet could not place within the hold's bounds. With
+// Config.MaxQueueWait it is first held, unplaced, while the expected
+// queue wait of its candidates is too long (admission.go).
 func (s *Scheduler) SubmitJob(ctx context.Context, req *sparrowrpc.TSchedulingRequest) error {
 	job, err := ParseRequest(req, Ratios{Default: s.cfg.ProbeRatio, Constrained: s.cfg.ConstrainedProbeRatio})
 	if err != nil {
@@ -259,6 +286,10 @@ func (s *Scheduler) SubmitJob(ctx context.Context, req *sparrowrpc.TSchedulingRe
 	}
 
 	s.mu.Lock()
+	if candidates, err = s.admit(ctx, job.App, job.Constraints, candidates, len(job.Tasks)); err != nil {
+		s.mu.Unlock()
+		return err
+	}
 	id := job.RequestID
 	if id == "" {
 		// A frontend may have chosen an id that looks like ours; skip it.
@@ -286,6 +317,7 @@ func (s *Scheduler) SubmitJob(ctx context.Context, req *sparrowrpc.TSchedulingRe
 		r.hold = newHoldState(time.Now())
 	}
 	r.AddProbes(probes)
+	s.admitted(probes)
 	counted := countHeld(r, probes)
 	s.requests[id] = r
 	var relaxed []placement.Probe
@@ -436,7 +468,7 @@ func (s *Scheduler) failUnlaunched(r *request, cause error) {
 			continue
 		}
 		id := &sparrowrpc.TFullTaskId{TaskId: spec.TaskId, RequestId: r.ID, AppId: r.app, SchedulerAddress: s.self}
-		_ = s.deliver(r.app, id, sparrowrpc.STATUS_TASK_FAILED, []byte(cause.Error())) // deliver logs failures
+		_ = s.deliver(r.app, id, sparrowrpc.STATUS_TASK_FAILED, []byte(cause.Error())) // deliver counts failures
 	}
 }
 

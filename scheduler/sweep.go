@@ -14,8 +14,9 @@ import (
 // every candidate already holds a reservation (a small, overloaded fleet,
 // where waiting is simply queueing), it does nothing, and it never fails a
 // request. The daemon calls Sweep periodically; tests call it with a
-// chosen time.
+// chosen time. It also sweeps the links to frontends (frontendlink.go).
 func (s *Scheduler) Sweep(now time.Time) {
+	s.sweepFrontends(now)
 	if s.cfg.ReservationTimeout <= 0 {
 		return
 	}

@@ -35,7 +35,8 @@ type Meta struct {
 	Slots int `json:"n,omitempty"`
 	// Apps lists the apps with an executor on a node monitor.
 	Apps []string `json:"a,omitempty"`
-	// Attrs are a node monitor's attributes, e.g. "rack".
+	// Attrs are a node monitor's attributes, e.g. "rack"; a scheduler's
+	// say what it wants from node monitors (AttrLoadReports).
 	Attrs map[string]string `json:"t,omitempty"`
 	// HTTP is the daemon's operator endpoint ("host:port" serving
 	// /status, /readyz and /metrics), empty when it serves none. It is
@@ -43,6 +44,11 @@ type Meta struct {
 	// the 512 bytes of gossip metadata, such as per-user counts.
 	HTTP string `json:"h,omitempty"`
 }
+
+// AttrLoadReports, set to "1" in a scheduler's Attrs, asks node monitors
+// for their load reports (scheduler --max-queue-wait): only schedulers
+// that use them receive them, so the rest of the fleet pays nothing.
+const AttrLoadReports = "load"
 
 // Encode returns m's wire form, or an error naming the size if it does not
 // fit in memberlist's metadata limit.

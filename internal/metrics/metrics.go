@@ -52,7 +52,7 @@ const (
 // relaxation (locality.go).
 func SchedulerCollector(s *scheduler.Scheduler) prometheus.Collector {
 	type st = scheduler.Stats
-	return collectors{newSchedulerLocality(s), newSchedulerHold(s), newCollector(s.Stats, []metric[st]{
+	return collectors{newSchedulerLocality(s), newSchedulerHold(s), newSchedulerFrontend(s), newCollector(s.Stats, []metric[st]{
 		{"sparrow_scheduler_jobs_submitted_total", "Jobs accepted by submitJob.", counter, func(s st) float64 { return float64(s.JobsSubmitted) }},
 		{"sparrow_scheduler_tasks_submitted_total", "Tasks in accepted jobs.", counter, func(s st) float64 { return float64(s.TasksSubmitted) }},
 		{"sparrow_scheduler_tasks_launched_total", "Tasks handed to node monitors by getTask.", counter, func(s st) float64 { return float64(s.TasksLaunched) }},

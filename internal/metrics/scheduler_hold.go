@@ -13,6 +13,7 @@ type schedulerHold struct {
 	s                              *scheduler.Scheduler
 	held, holds, refused, released *prometheus.Desc
 	rounds, seconds                *prometheus.Desc
+	admHolds, admRefused, reports  *prometheus.Desc
 }
 
 func newSchedulerHold(s *scheduler.Scheduler) *schedulerHold {
@@ -28,13 +29,19 @@ func newSchedulerHold(s *scheduler.Scheduler) *schedulerHold {
 			"Partly launched jobs whose held call was answered at a bound, their unplaced remainder handed to re-placement.", nil, nil),
 		rounds: prometheus.NewDesc("sparrow_scheduler_hold_rounds_total",
 			"Rounds of re-placing reservations refused as full for held calls.", nil, nil),
+		admHolds: prometheus.NewDesc("sparrow_scheduler_admission_holds_total",
+			"Jobs whose expected queue wait exceeded --max-queue-wait at submission: held before placement, or refused at once past --max-held-jobs.", nil, nil),
+		admRefused: prometheus.NewDesc("sparrow_scheduler_admission_refusals_total",
+			"Jobs refused as saturated because their expected queue wait stayed above --max-queue-wait (also counted in sparrow_scheduler_saturation_refusals_total).", nil, nil),
+		reports: prometheus.NewDesc("sparrow_scheduler_load_reports_total",
+			"Node monitors' load reports taken for admission by expected queue wait (only with --max-queue-wait).", nil, nil),
 		seconds: prometheus.NewDesc("sparrow_scheduler_hold_seconds",
 			"How long held submitJob calls were held, from submission to answer.", nil, nil),
 	}
 }
 
 func (c *schedulerHold) Describe(ch chan<- *prometheus.Desc) {
-	for _, d := range []*prometheus.Desc{c.held, c.holds, c.refused, c.released, c.rounds, c.seconds} {
+	for _, d := range []*prometheus.Desc{c.held, c.holds, c.refused, c.released, c.rounds, c.seconds, c.admHolds, c.admRefused, c.reports} {
 		ch <- d
 	}
 }
@@ -46,6 +53,9 @@ func (c *schedulerHold) Collect(ch chan<- prometheus.Metric) {
 	ch <- prometheus.MustNewConstMetric(c.refused, counter, float64(h.Refused))
 	ch <- prometheus.MustNewConstMetric(c.released, counter, float64(h.Released))
 	ch <- prometheus.MustNewConstMetric(c.rounds, counter, float64(h.Rounds))
+	ch <- prometheus.MustNewConstMetric(c.admHolds, counter, float64(h.AdmissionHolds))
+	ch <- prometheus.MustNewConstMetric(c.admRefused, counter, float64(h.AdmissionRefused))
+	ch <- prometheus.MustNewConstMetric(c.reports, counter, float64(h.LoadReports))
 	buckets := make(map[float64]uint64, len(scheduler.HoldBuckets))
 	for i, b := range scheduler.HoldBuckets {
 		var n uint64

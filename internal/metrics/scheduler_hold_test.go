@@ -44,6 +44,7 @@ func TestSchedulerHoldMetrics(t *testing.T) {
 	for _, name := range []string{
 		"sparrow_scheduler_held_calls", "sparrow_scheduler_holds_total", "sparrow_scheduler_saturation_refusals_total",
 		"sparrow_scheduler_hold_released_total", "sparrow_scheduler_hold_rounds_total", "sparrow_scheduler_hold_seconds",
+		"sparrow_scheduler_admission_holds_total", "sparrow_scheduler_admission_refusals_total", "sparrow_scheduler_load_reports_total",
 	} {
 		if !got[name] {
 			t.Errorf("metric %s not exported", name)
