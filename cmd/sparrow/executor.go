@@ -8,6 +8,8 @@ import (
 	"net"
 	"os"
 	"os/signal"
+	"runtime/pprof"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"syscall"
@@ -25,6 +27,7 @@ func init() { rootCmd.AddCommand(newExecutorCmd()) }
 
 type executorFlags struct {
 	app, nodeMonitor, listen, advertise, node string
+	cpuProfile                                string
 	logLaunches, reportLaunchTime             bool
 	registerTimeout, drain, watch             time.Duration
 }
@@ -71,6 +74,7 @@ reported failed, status 1002) and exits.`,
 	fs.DurationVar(&ef.registerTimeout, "register-timeout", 2*time.Minute, "give up if the node monitor does not accept the registration within this long")
 	fs.DurationVar(&ef.drain, "drain", 5*time.Second, "on SIGTERM, how long to let running tasks finish before cancelling them")
 	fs.DurationVar(&ef.watch, "watch", time.Second, "how often to check the node monitor, to re-register after it restarts (0 disables)")
+	fs.StringVar(&ef.cpuProfile, "cpuprofile", "", "write a CPU profile (pprof format) of the executor's whole run to this file, finished at shutdown; {node} in the path becomes --node, so executors sharing $SPARROW_CPUPROFILE write one file each")
 	conf = withConfig(cmd)
 	return cmd
 }
@@ -118,6 +122,13 @@ func runExecutor(ef executorFlags, log zerolog.Logger, stdout io.Writer) error {
 	ctx, cancel := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer cancel()
 	log = log.With().Str("app", ef.app).Str("node", ef.node).Logger()
+	if ef.cpuProfile != "" {
+		stop, err := startCPUProfile(strings.ReplaceAll(ef.cpuProfile, "{node}", ef.node))
+		if err != nil {
+			return err
+		}
+		defer stop()
+	}
 
 	var running atomic.Int64
 	ll := &launchLog{w: stdout, node: ef.node}
@@ -184,6 +195,23 @@ func runExecutor(ef executorFlags, log zerolog.Logger, stdout io.Writer) error {
 		log.Warn().Int64("running", n).Msg("drain timed out; cancelling running tasks (reported failed)")
 	}
 	return be.Close()
+}
+
+// startCPUProfile profiles the process into path until the returned stop
+// is called.
+func startCPUProfile(path string) (stop func(), err error) {
+	f, err := os.Create(path)
+	if err != nil {
+		return nil, fmt.Errorf("--cpuprofile: %w", err)
+	}
+	if err := pprof.StartCPUProfile(f); err != nil {
+		f.Close()
+		return nil, fmt.Errorf("--cpuprofile %s: %w", path, err)
+	}
+	return func() {
+		pprof.StopCPUProfile()
+		f.Close()
+	}, nil
 }
 
 // backoff is the wait before registration attempt n+1: 100 ms doubling to
