@@ -23,6 +23,8 @@ import (
 // a reservation off its queue; each such call wakes the longest-waiting
 // held job). A closed-loop frontend, such as the original Java client
 // with its 8 connections, therefore slows to the fleet's pace by itself.
+// Held jobs are placed in arrival order: only the oldest places rounds
+// unless it is stuck (holdorder.go).
 //
 // Held calls are bounded: at most Config.MaxHeldJobs at once, each at
 // most Config.MaxHold (below the original client's 60 s socket timeout,
@@ -136,6 +138,9 @@ func (h *HoldHistogram) observe(sec float64) {
 type holdBook struct {
 	held  int          // calls counted in HoldStats.Held
 	queue []*holdState // held calls waiting for a capacity signal, oldest first
+	// order is the calls held for full queues, in arrival order; only
+	// the first still waiting places rounds (holdorder.go).
+	order []*holdState
 	// waited is a moving average of how long held jobs that were placed
 	// waited; it is the refusal's suggested delay.
 	waited time.Duration
@@ -156,12 +161,15 @@ type holdState struct {
 	// afterwards are cancelled.
 	withdrawn bool
 	// gone means the call's context ended: the job is answered at once.
-	gone    bool
-	next    time.Time // the next round, once saturated
-	last    time.Time // the last round
-	backoff time.Duration
-	queued  bool          // in holdBook.queue
-	wake    chan struct{} // capacity 1: something changed
+	gone bool
+	next time.Time // the next round, once saturated
+	last time.Time // the last round
+	// progress is when the call was held or, later, one of its
+	// reservations was last accepted (holdorder.go).
+	progress time.Time
+	backoff  time.Duration
+	queued   bool          // in holdBook.queue
+	wake     chan struct{} // capacity 1: something changed
 }
 
 func newHoldState(now time.Time) *holdState {
@@ -213,6 +221,9 @@ func (s *Scheduler) enqueued(r *request, p placement.Probe, counted, accepted bo
 	live := s.requests[r.ID] == r
 	switch {
 	case err == nil && accepted:
+		if h.waiting {
+			h.progress = time.Now()
+		}
 		return true, !live && h.withdrawn
 	case err == nil && live && h.waiting:
 		// Refused as full: the held call places them again.
@@ -245,6 +256,7 @@ func (s *Scheduler) heldGetTask(r *request) {
 	if r != nil && holding(r) && r.Launched() {
 		r.hold.signal()
 	}
+	s.signalHead()
 	s.wakeOldestHeld()
 }
 
@@ -300,6 +312,7 @@ func (s *Scheduler) finishHeld(h *holdState, now time.Time, placed bool) {
 	if !h.held {
 		return
 	}
+	s.signalHead() // the next in line, if h was the head
 	hb := &s.hold
 	hb.held--
 	d := now.Sub(h.start)
@@ -424,6 +437,8 @@ func (s *Scheduler) stepHeld(r *request, now time.Time) holdStep {
 			hb.held++
 			hb.stats.Holds++
 			h.backoff = holdRetryMin
+			h.progress = now
+			s.orderHeld(h)
 		}
 	}
 	if over == "" && (h.gone || now.Sub(h.start) >= s.cfg.MaxHold) {
@@ -436,6 +451,12 @@ func (s *Scheduler) stepHeld(r *request, now time.Time) holdStep {
 	if now.Before(h.next) {
 		s.queueHeld(h)
 		return holdStep{next: h.next}
+	}
+	if !s.mayPlaceHeld(h, now) {
+		// An older held call goes first; look again when it could be
+		// stuck, unless signalled sooner (holdorder.go).
+		s.queueHeld(h)
+		return holdStep{next: now.Add(holdHeadStuck)}
 	}
 	var all, fresh []placement.Node
 	for _, n := range s.view.Candidates(r.app) {

@@ -324,3 +324,41 @@ func TestHoldHistogramIsCumulative(t *testing.T) {
 		t.Fatalf("histogram %+v, want buckets %v", h, want)
 	}
 }
+
+// Held jobs are placed in the order they were held: as queue positions
+// free one at a time, the oldest held call takes each, rather than
+// whichever call's retry timer comes first (holdorder.go).
+func TestHeldJobsArePlacedInArrivalOrder(t *testing.T) {
+	c := newCluster(t, 1, Config{MaxHeldJobs: 8, MaxHold: time.Minute})
+	c.startFrontendRecorder(t)
+	nm := c.nms[0]
+	nm.refuse.Store(true)
+	names := []string{"first", "second", "third", "fourth"}
+	calls := map[string]<-chan error{}
+	for i, name := range names {
+		calls[name] = submitAsync(c, job(name, 1, freeTasks(1)...))
+		c.hub.waitUntil(t, fmt.Sprintf("%d calls held", i+1), func() bool { return c.s.Stats().Hold.Held == i+1 })
+	}
+	// From now on the node monitor has room for one reservation at a
+	// time, given after the previous call was answered.
+	nm.mu.Lock()
+	nm.capped, nm.room = true, 0
+	nm.mu.Unlock()
+	nm.refuse.Store(false)
+	for i, name := range names {
+		nm.mu.Lock()
+		nm.room = 1
+		nm.mu.Unlock()
+		if err := waitAnswer(t, calls[name]); err != nil {
+			t.Fatalf("call %d (%s): %v", i+1, name, err)
+		}
+		for _, other := range names[i+1:] {
+			if answered(calls[other]) {
+				t.Fatalf("%s answered before %s, held before it", other, name)
+			}
+		}
+	}
+	if st := c.s.Stats().Hold; st.Refused != 0 || st.Held != 0 {
+		t.Fatalf("hold stats %+v", st)
+	}
+}

@@ -117,8 +117,10 @@ type Scheduler struct {
 	repriceDue bool        // newer prices arrived since the last Relax
 	rackIdx    rackIndexes // per app, over the view's current candidates
 
-	hold holdBook      // held submitJob calls (hold.go)
-	adm  admissionBook // node loads for admission (admission.go)
+	hold holdBook // held submitJob calls (hold.go)
+	// lastFull is when a node monitor last refused reservations as full.
+	lastFull time.Time
+	adm      admissionBook // node loads for admission (admission.go)
 
 	links linkBook // links to frontends (frontendlink.go); see linkBook()
 
@@ -158,14 +160,17 @@ type Stats struct {
 	// EnqueueBusy counts enqueues put off because every connection of
 	// the scheduler's own pool to the node was in use; they are sent
 	// again, not counted as failures.
-	EnqueueBusy    uint64
-	Cancellations  uint64
-	Reprobes       uint64 // rounds of extra reservations placed
-	TasksLost      uint64 // running tasks reported lost with their node
-	LateDropped    uint64 // messages about tasks already reported lost
-	Untracked      uint64 // launches not tracked: the tracking bound was hit
-	ActiveRequests int
-	RunningTracked int
+	EnqueueBusy   uint64
+	Cancellations uint64
+	Reprobes      uint64 // rounds of extra reservations placed
+	// SweepsSaturated counts requests past their reservation timeout
+	// given no extra reservations because the fleet was saturated.
+	SweepsSaturated uint64
+	TasksLost       uint64 // running tasks reported lost with their node
+	LateDropped     uint64 // messages about tasks already reported lost
+	Untracked       uint64 // launches not tracked: the tracking bound was hit
+	ActiveRequests  int
+	RunningTracked  int
 	// Locality counts preference relaxation and launch locality.
 	Locality LocalityStats
 	// Hold counts submitJob calls held on a saturated fleet.
@@ -378,6 +383,9 @@ func (s *Scheduler) enqueueOne(r *request, p placement.Probe, counted bool) {
 		return
 	}
 	s.stats.Reservations += uint64(p.Count)
+	if err == nil && !accepted {
+		s.lastFull = s.now() // the fleet is saturated (sweep.go)
+	}
 	if handled, withdraw := s.enqueued(r, p, counted, accepted, err); handled {
 		if withdraw {
 			s.stats.Cancellations++

@@ -85,7 +85,11 @@ type fakeNM struct {
 
 	mu sync.Mutex
 	// gate, if set, holds each enqueue until it is closed.
-	gate     chan struct{}
+	gate chan struct{}
+	// capped: accept only while room > 0, one enqueue taking one room
+	// (a queue with that many free positions); refuse the rest as full.
+	capped   bool
+	room     int
 	accepted map[string]int // request -> reservations accepted
 	attempts map[string]int // request -> reservations offered, accepted or not
 	cancels  map[string]int // request -> cancel calls
@@ -104,8 +108,11 @@ func (n *fakeNM) EnqueueTaskReservations(_ context.Context, req *sparrowrpc.TEnq
 	defer n.mu.Unlock()
 	n.msgs = append(n.msgs, req)
 	n.attempts[req.RequestId] += int(req.NumTasks)
-	if n.refuse.Load() {
+	if n.refuse.Load() || (n.capped && n.room <= 0) {
 		return false, nil
+	}
+	if n.capped {
+		n.room--
 	}
 	n.accepted[req.RequestId] += int(req.NumTasks)
 	return true, nil

@@ -13,18 +13,27 @@ import (
 // line; whichever node asks first gets the task. Sweep only ever adds: if
 // every candidate already holds a reservation (a small, overloaded fleet,
 // where waiting is simply queueing), it does nothing, and it never fails a
-// request. The daemon calls Sweep periodically; tests call it with a
-// chosen time. It also sweeps the links to frontends (frontendlink.go).
+// request. Nor does it while the fleet is saturated (a node monitor
+// refused reservations as full within the last ReservationTimeout): then
+// unanswered reservations are queued ones, and more of them would only
+// meet full queues. The daemon calls Sweep periodically; tests call it
+// with a chosen time. It also sweeps the links to frontends
+// (frontendlink.go).
 func (s *Scheduler) Sweep(now time.Time) {
 	s.sweepFrontends(now)
 	if s.cfg.ReservationTimeout <= 0 {
 		return
 	}
 	s.mu.Lock()
+	saturated := !s.lastFull.IsZero() && now.Sub(s.lastFull) < s.cfg.ReservationTimeout
 	var due []*request
 	for _, r := range s.requests {
 		if !r.deadline.IsZero() && now.After(r.deadline) && !r.Launched() {
 			r.deadline = now.Add(s.cfg.ReservationTimeout)
+			if saturated {
+				s.stats.SweepsSaturated++
+				continue
+			}
 			due = append(due, r)
 		}
 	}

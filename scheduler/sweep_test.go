@@ -55,3 +55,44 @@ func TestSweepAddsReservationsElsewhere(t *testing.T) {
 		t.Errorf("%d tasks handed out, want 2", got)
 	}
 }
+
+// While the fleet is saturated (a node monitor refused reservations as
+// full within the reservation timeout), an overdue request's reservations
+// are queued, not stuck: the sweep adds none, which would only meet full
+// queues. Once no refusal is that recent, it adds them again.
+func TestSweepHoldsOffWhileSaturated(t *testing.T) {
+	c := newCluster(t, 6, Config{ReservationTimeout: time.Second})
+	if err := c.s.SubmitJob(context.Background(), job("slow", 1, freeTasks(2)...)); err != nil {
+		t.Fatal(err)
+	}
+	c.waitAccepted(t, "slow", 2)
+	// Another job is refused as full by every node monitor.
+	for _, nm := range c.nms {
+		nm.refuse.Store(true)
+	}
+	c.s.SubmitJob(context.Background(), job("full", 1, freeTasks(1)...)) // its fate is not this test's
+	c.hub.waitUntil(t, "a refusal as full", func() bool { return c.s.Stats().EnqueueFailures > 0 })
+	for _, nm := range c.nms {
+		nm.refuse.Store(false)
+	}
+	c.settled(t)
+	before := c.s.Stats()
+	c.s.mu.Lock()
+	if c.s.lastFull.IsZero() {
+		c.s.mu.Unlock()
+		t.Fatal("a refusal as full was not recorded")
+	}
+	// Sweep an hour on, as if the last refusal were half a second old.
+	at := time.Now().Add(time.Hour)
+	c.s.lastFull = at.Add(-500 * time.Millisecond)
+	c.s.mu.Unlock()
+	c.s.Sweep(at)
+	c.settled(t)
+	st := c.s.Stats()
+	if st.Reprobes != before.Reprobes || st.SweepsSaturated == before.SweepsSaturated || c.accepted("slow") != 2 {
+		t.Fatalf("sweep of a saturated fleet: %d re-probes (was %d), %d held off, %d reservations of slow; want no new reservation, one held off",
+			st.Reprobes, before.Reprobes, st.SweepsSaturated, c.accepted("slow"))
+	}
+	c.s.Sweep(at.Add(2 * time.Second)) // the refusal is older than the timeout now
+	c.waitAccepted(t, "slow", 4)
+}
