@@ -129,62 +129,16 @@ func Run(ctx context.Context, cfg Config) (res Result, err error) {
 	if err := os.MkdirAll(cfg.Dir, 0o755); err != nil {
 		return res, fmt.Errorf("log dir: %w", err)
 	}
-	var members []*member
-	defer func() {
-		// Node monitors' executors first, then node monitors, then
-		// schedulers: each leaves the gossip cleanly.
-		for i := len(members) - 1; i >= 0; i-- {
-			members[i].stop(10 * time.Second)
-		}
-	}()
-	addr := func(role, i int, port int) string { return fmt.Sprintf("%s.%d.%d:%d", cfg.Net, role, i+1, port) }
-	common := []string{"--gossip-profile", cfg.GossipProfile, "--log-level", "warn"}
-	if cfg.Profile > 0 {
-		common = append(common, "--pprof")
-	}
-	seed := addr(1, 0, 7946)
-	var scheds []string
-	for i := range cfg.Schedulers {
-		name := fmt.Sprintf("sched%d", i)
-		args := append([]string{"scheduler", "--name", name,
-			"--listen", addr(1, i, 20503), "--gettask-listen", addr(1, i, 20507),
-			"--gossip", addr(1, i, 7946), "--http-listen", addr(1, i, 9190)}, common...)
-		if i > 0 {
-			args = append(args, "--join", seed)
-		}
-		m, err := start(cfg.Binary, cfg.Dir, Scheduler, name, addr(1, i, 9190), args)
-		if err != nil {
-			return res, err
-		}
-		members = append(members, m)
-		scheds = append(scheds, addr(1, i, 20503))
-	}
-	for i := range cfg.NodeMonitors {
-		name := fmt.Sprintf("nm%d", i)
-		args := append([]string{"nodemonitor", "--name", name, "--slots", strconv.Itoa(cfg.Slots),
-			"--listen", addr(2, i, 20501), "--internal-listen", addr(2, i, 20502),
-			"--gossip", addr(2, i, 7946), "--http-listen", addr(2, i, 9190), "--join", seed}, common...)
-		m, err := start(cfg.Binary, cfg.Dir, NodeMonitor, name, addr(2, i, 9190), args)
-		if err != nil {
-			return res, err
-		}
-		members = append(members, m)
-	}
-	for i := range cfg.NodeMonitors {
-		name := fmt.Sprintf("ex%d", i)
-		args := []string{"executor", "--app", "sleep", "--node", fmt.Sprintf("nm%d", i),
-			"--listen", addr(2, i, 20101), "--node-monitor", addr(2, i, 20501),
-			"--report-launch-time", "--log-level", "warn"}
-		m, err := start(cfg.Binary, cfg.Dir, Executor, name, "", args)
-		if err != nil {
-			return res, err
-		}
-		members = append(members, m)
-	}
-	cfg.say("started %d schedulers, %d node monitors and %d executors; waiting for the fleet to form", cfg.Schedulers, cfg.NodeMonitors, cfg.NodeMonitors)
-	if err := waitReady(ctx, members, cfg.NodeMonitors, "sleep", cfg.ReadyTimeout); err != nil {
+	fleet, err := StartFleet(ctx, FleetSpec{
+		Binary: cfg.Binary, Schedulers: cfg.Schedulers, NodeMonitors: cfg.NodeMonitors, Slots: cfg.Slots,
+		GossipProfile: cfg.GossipProfile, Net: cfg.Net, Dir: cfg.Dir, Pprof: cfg.Profile > 0,
+		ReadyTimeout: cfg.ReadyTimeout,
+	}, cfg.Say)
+	if err != nil {
 		return res, err
 	}
+	defer fleet.Stop()
+	members, scheds := fleet.members, fleet.scheds
 
 	before, err := sample(members)
 	if err != nil {
