@@ -26,7 +26,12 @@
 // complementary slackness, so a warm start only has to repair the imbalance
 // that a change created; the search stops at the first deficit it settles
 // and shifts only the potentials it settled, so a phase costs work
-// proportional to the region it explores.
+// proportional to the region it explores. A warm run keeps that region
+// small: one backward search from the deficits first lowers potentials by
+// the distance to the nearest deficit (an A*-like, still feasible choice),
+// searches skip arcs without room, and each phase ships along its
+// shortest-path tree instead of running Dinic. A Solver also checks only
+// the change log for validity and updates the solution it returns in place.
 //
 // DIMACS min-cost-flow files (the format of the first DIMACS implementation
 // challenge, read by LEMON and CS2) are read by ReadDIMACS and written by

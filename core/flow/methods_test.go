@@ -19,7 +19,7 @@ func TestMethodsAgree(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			e := newEngine(g, c)
+			e := newEngine(g, c, 0)
 			if errs[k] = e.solveCold(c, m); errs[k] != nil {
 				continue
 			}

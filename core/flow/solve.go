@@ -27,7 +27,7 @@ func Solve(g *Network) (Solution, error) {
 	if err != nil {
 		return Solution{}, err
 	}
-	e := newEngine(g, c)
+	e := newEngine(g, c, 0)
 	if err := e.solveCold(c, methodAuto); err != nil {
 		return Solution{}, err
 	}
@@ -47,7 +47,7 @@ const (
 // exact potentials; or primal-dual when the scaled numbers could overflow.
 func (e *engine) solveCold(c checked, m method) error {
 	if m == methodPrimalDual || !canScale(len(e.pot), c.maxAbs) {
-		return e.run()
+		return e.run(false)
 	}
 	if err := e.feasible(); err != nil {
 		return err
