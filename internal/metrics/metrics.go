@@ -61,6 +61,7 @@ func SchedulerCollector(s *scheduler.Scheduler) prometheus.Collector {
 		{"sparrow_scheduler_enqueue_failures_total", "Reservation enqueues refused or failed.", counter, func(s st) float64 { return float64(s.EnqueueFailures) }},
 		{"sparrow_scheduler_cancellations_total", "cancelTaskReservations calls sent.", counter, func(s st) float64 { return float64(s.Cancellations) }},
 		{"sparrow_scheduler_reprobes_total", "Rounds of reservations placed again.", counter, func(s st) float64 { return float64(s.Reprobes) }},
+		{"sparrow_scheduler_sweeps_saturated_total", "Requests past their reservation timeout given no extra reservations because a node monitor had recently refused reservations as full.", counter, func(s st) float64 { return float64(s.SweepsSaturated) }},
 		{"sparrow_scheduler_tasks_lost_total", "Running tasks reported lost with their node monitor.", counter, func(s st) float64 { return float64(s.TasksLost) }},
 		{"sparrow_scheduler_active_requests", "Requests with unlaunched tasks.", gauge, func(s st) float64 { return float64(s.ActiveRequests) }},
 		{"sparrow_scheduler_running_tracked", "Launched tasks not yet reported finished.", gauge, func(s st) float64 { return float64(s.RunningTracked) }},
