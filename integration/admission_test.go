@@ -2,7 +2,6 @@ package integration
 
 import (
 	"context"
-	"fmt"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -11,7 +10,6 @@ import (
 	"github.com/sparrowfleet/sparrow/bench/driver"
 	"github.com/sparrowfleet/sparrow/bench/fleet"
 	"github.com/sparrowfleet/sparrow/client"
-	"github.com/sparrowfleet/sparrow/core/queue"
 	"github.com/sparrowfleet/sparrow/nodemonitor"
 	"github.com/sparrowfleet/sparrow/scheduler"
 )
@@ -24,21 +22,6 @@ import (
 // closed; the others sleep for the duration their message names.
 func startAdmissionFleet(t *testing.T, cfg scheduler.Config, gate <-chan struct{}) *holdFleet {
 	t.Helper()
-	if testing.Short() {
-		t.Skip("integration test; skipped with -short")
-	}
-	log := testLogger(t)
-	f := &holdFleet{launches: map[string]int{}, msgs: map[string]int{}}
-	cfg.Seed = 7
-	var err error
-	f.sched, err = scheduler.StartDaemon(scheduler.DaemonConfig{
-		Listen: "127.0.0.1:0", GetTaskListen: "127.0.0.1:0", Gossip: "127.0.0.1:0",
-		GossipProfile: "local", Name: "scheduler", Scheduler: cfg, Log: log,
-	})
-	if err != nil {
-		t.Fatalf("start scheduler: %v", err)
-	}
-	t.Cleanup(func() { f.sched.Close() })
 	run := func(ctx context.Context, lt client.LaunchedTask) ([]byte, error) {
 		if string(lt.Message) == "block" {
 			select {
@@ -49,43 +32,9 @@ func startAdmissionFleet(t *testing.T, cfg scheduler.Config, gate <-chan struct{
 		}
 		return fleet.SleepTask(ctx, lt)
 	}
-	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
-	defer cancel()
-	for i := range 2 {
-		q, err := queue.New("fifo", 1, nil)
-		if err != nil {
-			t.Fatal(err)
-		}
-		nm, err := nodemonitor.StartDaemon(nodemonitor.DaemonConfig{
-			Listen: "127.0.0.1:0", InternalListen: "127.0.0.1:0", Gossip: "127.0.0.1:0",
-			Join: []string{f.sched.Cluster.Addr()}, GossipProfile: "local", Name: fmt.Sprintf("nodemonitor-%d", i),
-			Slots: 1, Queue: q, MaxQueued: 1000, Log: log,
-			Coordination: nodemonitor.CoordinationConfig{ReportEvery: 100 * time.Millisecond},
-		})
-		if err != nil {
-			t.Fatalf("start node monitor %d: %v", i, err)
-		}
-		t.Cleanup(func() { nm.Close() })
-		f.nms = append(f.nms, nm)
-		b, err := client.NewBackend(ctx, client.BackendConfig{
-			App: holdApp, NodeMonitor: nm.ServiceAddr(), Listen: "127.0.0.1:0", Run: run,
-			OnLaunch: func(lt client.LaunchedTask) {
-				f.mu.Lock()
-				f.launches[lt.Ref.RequestID+"/"+lt.Ref.TaskID]++
-				f.mu.Unlock()
-			},
-			Log: log,
-		})
-		if err != nil {
-			t.Fatalf("start executor %d: %v", i, err)
-		}
-		t.Cleanup(func() { b.Close() })
-	}
-	view := scheduler.NewMembershipView(f.sched.Cluster)
-	waitFor(t, "the scheduler to see both node monitors host the app", 20*time.Second, func() bool {
-		return len(view.Candidates(holdApp)) == 2
-	})
-	return f
+	return startHoldFleetConfig(t, cfg, nodemonitor.DaemonConfig{
+		MaxQueued: 1000, Coordination: nodemonitor.CoordinationConfig{ReportEvery: 100 * time.Millisecond},
+	}, run)
 }
 
 // warm runs a job of 100 ms tasks on both node monitors and, if reports

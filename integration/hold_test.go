@@ -38,17 +38,25 @@ const holdApp = "held"
 // maxHold; run runs the tasks.
 func startHoldFleet(t *testing.T, maxQueued, maxHeld int, maxHold time.Duration, run client.TaskFunc) *holdFleet {
 	t.Helper()
+	return startHoldFleetConfig(t, scheduler.Config{MaxHeldJobs: maxHeld, MaxHold: maxHold},
+		nodemonitor.DaemonConfig{MaxQueued: maxQueued}, run)
+}
+
+// startHoldFleetConfig starts the fleet with the scheduler configured by
+// cfg (its seed fixed) and each one-slot node monitor by nm's MaxQueued
+// and Coordination; run runs the tasks.
+func startHoldFleetConfig(t *testing.T, cfg scheduler.Config, nm nodemonitor.DaemonConfig, run client.TaskFunc) *holdFleet {
+	t.Helper()
 	if testing.Short() {
 		t.Skip("integration test; skipped with -short")
 	}
 	log := testLogger(t)
 	f := &holdFleet{launches: map[string]int{}, msgs: map[string]int{}}
+	cfg.Seed = 7
 	var err error
 	f.sched, err = scheduler.StartDaemon(scheduler.DaemonConfig{
 		Listen: "127.0.0.1:0", GetTaskListen: "127.0.0.1:0", Gossip: "127.0.0.1:0",
-		GossipProfile: "local", Name: "scheduler",
-		Scheduler: scheduler.Config{MaxHeldJobs: maxHeld, MaxHold: maxHold, Seed: 7},
-		Log:       log,
+		GossipProfile: "local", Name: "scheduler", Scheduler: cfg, Log: log,
 	})
 	if err != nil {
 		t.Fatalf("start scheduler: %v", err)
@@ -61,18 +69,18 @@ func startHoldFleet(t *testing.T, maxQueued, maxHeld int, maxHold time.Duration,
 		if err != nil {
 			t.Fatal(err)
 		}
-		nm, err := nodemonitor.StartDaemon(nodemonitor.DaemonConfig{
+		d, err := nodemonitor.StartDaemon(nodemonitor.DaemonConfig{
 			Listen: "127.0.0.1:0", InternalListen: "127.0.0.1:0", Gossip: "127.0.0.1:0",
 			Join: []string{f.sched.Cluster.Addr()}, GossipProfile: "local", Name: fmt.Sprintf("nodemonitor-%d", i),
-			Slots: 1, Queue: q, MaxQueued: maxQueued, Log: log,
+			Slots: 1, Queue: q, MaxQueued: nm.MaxQueued, Coordination: nm.Coordination, Log: log,
 		})
 		if err != nil {
 			t.Fatalf("start node monitor %d: %v", i, err)
 		}
-		t.Cleanup(func() { nm.Close() })
-		f.nms = append(f.nms, nm)
+		t.Cleanup(func() { d.Close() })
+		f.nms = append(f.nms, d)
 		b, err := client.NewBackend(ctx, client.BackendConfig{
-			App: holdApp, NodeMonitor: nm.ServiceAddr(), Listen: "127.0.0.1:0", Run: run,
+			App: holdApp, NodeMonitor: d.ServiceAddr(), Listen: "127.0.0.1:0", Run: run,
 			OnLaunch: func(lt client.LaunchedTask) {
 				f.mu.Lock()
 				f.launches[lt.Ref.RequestID+"/"+lt.Ref.TaskID]++

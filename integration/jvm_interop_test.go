@@ -121,20 +121,7 @@ func TestJVMInterop(t *testing.T) {
 
 	// The frontend has every message; wait for the backends' last
 	// tasksFinished calls to return and the daemons to settle.
-	reportsIn := waitUntil(jvmSettleTimeout, func() bool {
-		for _, b := range backends {
-			if r := b.reports(); r.finished+r.failed < r.launches {
-				return false
-			}
-		}
-		return true
-	})
-	var lastState string
-	slotsFree := waitUntil(jvmSettleTimeout, func() bool {
-		ok, state := fleetIdle(schedMetrics, nmMetrics)
-		lastState = state
-		return ok
-	})
+	reportsIn, slotsFree, lastState := settleJVMFleet(backends, schedMetrics, nmMetrics)
 
 	checkFrontendSummary(t, summary)
 	checkBackendReports(t, backends, summary, reportsIn)
@@ -152,6 +139,26 @@ func TestJVMInterop(t *testing.T) {
 		nm.stop(t)
 	}
 	sched.stop(t)
+}
+
+// settleJVMFleet waits, for at most jvmSettleTimeout each, until every
+// backend has reported each task it launched (reportsIn) and then until
+// the fleet is idle (slotsFree); state is what fleetIdle last saw.
+func settleJVMFleet(backends []*javaProc, schedMetrics string, nmMetrics []string) (reportsIn, slotsFree bool, state string) {
+	reportsIn = waitUntil(jvmSettleTimeout, func() bool {
+		for _, b := range backends {
+			if r := b.reports(); r.finished+r.failed < r.launches {
+				return false
+			}
+		}
+		return true
+	})
+	slotsFree = waitUntil(jvmSettleTimeout, func() bool {
+		var ok bool
+		ok, state = fleetIdle(schedMetrics, nmMetrics)
+		return ok
+	})
+	return reportsIn, slotsFree, state
 }
 
 // startWithMetrics starts a daemon as startProc does, with --metrics-listen

@@ -109,20 +109,7 @@ func runJVMSaturated(t *testing.T, tc jvmToolchain, classes, bin string, sc jvmS
 		"--ready-timeout-seconds", strconv.Itoa(int(jvmReadyTimeout.Seconds())),
 		"--rpc-timeout-ms", strconv.Itoa(int(jvmRPCTimeout.Milliseconds())))
 
-	reportsIn := waitUntil(jvmSettleTimeout, func() bool {
-		for _, b := range backends {
-			if r := b.reports(); r.finished+r.failed < r.launches {
-				return false
-			}
-		}
-		return true
-	})
-	var lastState string
-	slotsFree := waitUntil(jvmSettleTimeout, func() bool {
-		ok, state := fleetIdle(schedMetrics, nmMetrics)
-		lastState = state
-		return ok
-	})
+	reportsIn, slotsFree, lastState := settleJVMFleet(backends, schedMetrics, nmMetrics)
 	sm, err := scrapeMetrics(schedMetrics)
 	if err != nil {
 		t.Fatalf("scheduler metrics: %v", err)
