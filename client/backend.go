@@ -102,7 +102,10 @@ func NewBackend(ctx context.Context, cfg BackendConfig) (*Backend, error) {
 		stop: stop,
 	}
 	b.finish = batch.New(func(_ struct{}, refs []TaskRef) {
-		if err := b.Finished(context.Background(), refs...); err != nil {
+		// Sent again while every connection is busy, until Close: a
+		// report not sent leaves its slots taken.
+		err := rpc.UntilSent(b.ctx, func() error { return b.Finished(context.Background(), refs...) }, nil)
+		if err != nil {
 			b.log.Error().Err(err).Int("tasks", len(refs)).Msg("could not report tasks finished")
 		}
 	})
@@ -171,9 +174,15 @@ func (b *Backend) run(t LaunchedTask) {
 		status, body = StatusFailed, []byte(err.Error())
 	}
 	// The slot is freed (in a batch with other finishes) while the message
-	// makes its three hops to the frontend, rather than after it.
+	// makes its three hops to the frontend, rather than after it. A
+	// message that found every connection to the node monitor busy was
+	// never sent: it is sent again (until Close), not dropped, which would
+	// leave its job waiting for it forever.
 	b.finish.Add(struct{}{}, t.Ref)
-	if err := b.SendFrontendMessage(context.Background(), t.Ref, status, body); err != nil {
+	err = rpc.UntilSent(b.ctx, func() error {
+		return b.SendFrontendMessage(context.Background(), t.Ref, status, body)
+	}, nil)
+	if err != nil {
 		b.log.Warn().Err(err).Str("task", t.Ref.TaskID).Msg("frontend message not sent")
 	}
 }

@@ -264,11 +264,20 @@ func (n *NodeMonitor) SendFrontendMessage(ctx context.Context, app string, taskI
 	return n.relay(app, taskID, status, message)
 }
 
+// relayBusyFor is how long a relay keeps trying while every connection to
+// the scheduler is busy (rpc.UntilSent): less than the executor's default
+// call timeout, so that an executor waiting on the relay hears the outcome.
+const relayBusyFor = 3 * time.Second
+
 func (n *NodeMonitor) relay(app string, taskID *sparrowrpc.TFullTaskId, status int32, message []byte) error {
 	addr := rpc.HostPortString(taskID.SchedulerAddress)
-	err := n.sched.Call(context.Background(), addr, func(ctx context.Context, c *sparrowrpc.SchedulerServiceClient) error {
-		return c.SendFrontendMessage(ctx, app, taskID, status, message)
-	})
+	busy, cancel := context.WithTimeout(context.Background(), relayBusyFor)
+	defer cancel()
+	err := rpc.UntilSent(busy, func() error {
+		return n.sched.Call(context.Background(), addr, func(ctx context.Context, c *sparrowrpc.SchedulerServiceClient) error {
+			return c.SendFrontendMessage(ctx, app, taskID, status, message)
+		})
+	}, nil)
 	if err != nil {
 		return fmt.Errorf("relay frontend message for task %q to scheduler %s: %w", taskID.TaskId, addr, err)
 	}

@@ -2,7 +2,6 @@ package driver
 
 import (
 	"context"
-	"errors"
 	"time"
 
 	"github.com/sparrowfleet/sparrow/client"
@@ -28,12 +27,6 @@ import (
 // DefaultMaxInFlight is the most submitJob calls in flight at once: the
 // client pool's connections to one scheduler.
 const DefaultMaxInFlight = rpc.DefaultMaxConnsPerPeer
-
-// Pauses between tries of a submit that found every connection busy.
-const (
-	busyPauseMin = 10 * time.Millisecond
-	busyPauseMax = time.Second
-)
 
 // acquireSlot takes one of the MaxInFlight submit slots, waiting while all
 // are taken. It returns false if ctx ends or stop fires first; fired says
@@ -68,22 +61,12 @@ func (r *runner) releaseSlot() { <-r.slots }
 // while every connection to the scheduler is busy (the call was never
 // sent), until ctx ends. It returns the last submit's error.
 func (r *runner) submitUntilSent(ctx context.Context, job client.Job) error {
-	pause := busyPauseMin
-	for {
+	return rpc.UntilSent(ctx, func() error {
 		_, err := r.fe.Submit(ctx, job)
-		if !errors.Is(err, rpc.ErrBusy) {
-			return err
-		}
+		return err
+	}, func() {
 		r.mu.Lock()
 		r.sum.BusyRetries++
 		r.mu.Unlock()
-		t := time.NewTimer(pause)
-		select {
-		case <-t.C:
-		case <-ctx.Done():
-			t.Stop()
-			return err
-		}
-		pause = min(2*pause, busyPauseMax)
-	}
+	})
 }

@@ -53,6 +53,9 @@ type Config struct {
 	// saves a CPU profile of this length from the first scheduler and the
 	// first node monitor, taken from the drive's start, into Dir.
 	Profile time.Duration
+	// Pin runs every scheduler on CPU 0 and the rest of the fleet, the
+	// driver included, on CPU 1 (Linux, 2 CPUs or more).
+	Pin bool
 	// Say, if set, receives progress lines.
 	Say func(string)
 }
@@ -139,6 +142,12 @@ func Run(ctx context.Context, cfg Config) (res Result, err error) {
 	}
 	defer fleet.Stop()
 	members, scheds := fleet.members, fleet.scheds
+	if cfg.Pin {
+		if err := pinFleet(members); err != nil {
+			return res, err
+		}
+		cfg.say("pinned: schedulers on CPU 0, the rest of the fleet and the driver on CPU 1")
+	}
 
 	before, err := sample(members)
 	if err != nil {
