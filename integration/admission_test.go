@@ -3,6 +3,7 @@ package integration
 import (
 	"context"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -99,14 +100,7 @@ func (f *holdFleet) submitUntilHeld(t *testing.T, fe *client.Frontend) (<-chan e
 // reservation placed, stays held while fresh reports show the queues
 // still long, and is admitted once they drain; every task runs once.
 func TestAdmissionHoldsThenAdmits(t *testing.T) {
-	gate := make(chan struct{})
-	var released atomic.Bool
-	release := func() {
-		if released.CompareAndSwap(false, true) {
-			close(gate)
-		}
-	}
-	t.Cleanup(release)
+	gate, release := taskGate(t)
 	f := startAdmissionFleet(t, scheduler.Config{MaxHeldJobs: 64, MaxHold: 30 * time.Second, MaxQueueWait: 300 * time.Millisecond}, gate)
 	var failovers atomic.Int32
 	fe := f.frontend(t, 5*time.Second, &failovers)
@@ -154,14 +148,7 @@ func TestAdmissionHoldsThenAdmits(t *testing.T) {
 // retry delay the driver reads; it never runs and its frontend hears
 // nothing about it.
 func TestAdmissionRefusedPastMaxHold(t *testing.T) {
-	gate := make(chan struct{})
-	var released atomic.Bool
-	release := func() {
-		if released.CompareAndSwap(false, true) {
-			close(gate)
-		}
-	}
-	t.Cleanup(release)
+	gate, release := taskGate(t)
 	f := startAdmissionFleet(t, scheduler.Config{MaxHeldJobs: 64, MaxHold: 200 * time.Millisecond, MaxQueueWait: 300 * time.Millisecond}, gate)
 	var failovers atomic.Int32
 	fe := f.frontend(t, 5*time.Second, &failovers)
@@ -205,14 +192,7 @@ func TestAdmissionRefusedPastMaxHold(t *testing.T) {
 // TestAdmissionOffChangesNothing: without --max-queue-wait the same
 // long queues hold no job: every submission is answered at once.
 func TestAdmissionOffChangesNothing(t *testing.T) {
-	gate := make(chan struct{})
-	var released atomic.Bool
-	release := func() {
-		if released.CompareAndSwap(false, true) {
-			close(gate)
-		}
-	}
-	t.Cleanup(release)
+	gate, release := taskGate(t)
 	f := startAdmissionFleet(t, scheduler.Config{MaxHeldJobs: 64, MaxHold: 30 * time.Second}, gate)
 	var failovers atomic.Int32
 	fe := f.frontend(t, 5*time.Second, &failovers)
@@ -230,4 +210,14 @@ func TestAdmissionOffChangesNothing(t *testing.T) {
 	release()
 	waitFor(t, "every task to report done", 30*time.Second, func() bool { return f.okCount() == 2+jobs })
 	f.checkExactlyOnce(t, 2+jobs)
+}
+
+// taskGate returns a gate for tasks that block until it is closed, and
+// the function that closes it once; the test's cleanup closes it too.
+func taskGate(t *testing.T) (<-chan struct{}, func()) {
+	gate := make(chan struct{})
+	var once sync.Once
+	release := func() { once.Do(func() { close(gate) }) }
+	t.Cleanup(release)
+	return gate, release
 }

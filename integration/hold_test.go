@@ -256,10 +256,7 @@ func (f *holdFleet) fill(t *testing.T, fe *client.Frontend) (<-chan error, int) 
 // than the frontend's failure-detection timeout; it is answered once
 // capacity frees, with no failover.
 func TestHoldLongerThanCallTimeoutIsNotAFailover(t *testing.T) {
-	gate := make(chan struct{})
-	var once sync.Once
-	release := func() { once.Do(func() { close(gate) }) }
-	t.Cleanup(release)
+	gate, release := taskGate(t)
 	f := startHoldFleet(t, 2, 64, 30*time.Second, gatedRun(gate))
 	var failovers atomic.Int32
 	const timeout = 300 * time.Millisecond
@@ -292,10 +289,7 @@ func TestHoldLongerThanCallTimeoutIsNotAFailover(t *testing.T) {
 // delay the driver understands; the refused job never runs and its
 // frontend hears nothing about it.
 func TestSaturatedPastMaxHoldIsRefused(t *testing.T) {
-	gate := make(chan struct{})
-	var once sync.Once
-	release := func() { once.Do(func() { close(gate) }) }
-	t.Cleanup(release)
+	gate, release := taskGate(t)
 	f := startHoldFleet(t, 2, 64, 100*time.Millisecond, gatedRun(gate))
 	var failovers atomic.Int32
 	fe := f.frontend(t, 5*time.Second, &failovers)
