@@ -71,6 +71,14 @@ type Config struct {
 	// constrained placement (zero: no user, run anywhere).
 	User        client.User
 	Constraints []client.Constraint
+	// Prefer, when On, gives every task placement preferences: the
+	// replica nodes of an input block drawn by a Zipf popularity
+	// (prefer.go), from Seed.
+	Prefer Preferences
+
+	// onSlotWait, when set (tests only), is called as a submit starts
+	// waiting for a MaxInFlight slot.
+	onSlotWait func()
 }
 
 // Summary is a run's outcome. JSON names are part of the CLI contract
@@ -149,6 +157,9 @@ type Summary struct {
 	// clocks must agree (one machine, or synchronised hosts).
 	SchedDelayMs stats.Summary `json:"sched_delay_ms"`
 	Marks        []Mark        `json:"marks,omitempty"`
+	// Preferences echoes Config.Prefer and the skew it drew (nil: tasks
+	// had none).
+	Preferences *PreferencesSummary `json:"preferences,omitempty"`
 
 	// The resubmission policy in force and what it did (issue 15, item 3).
 	// RetriesDelayed counts resubmissions sent after a backoff delay > 0;
@@ -262,6 +273,7 @@ type logicalTask struct {
 	idx     int
 	done    bool
 	current *attempt // latest attempt covering this task
+	prefer  []string // preferred nodes (Config.Prefer), the same for every attempt
 }
 
 type attempt struct {
@@ -356,10 +368,23 @@ func Run(ctx context.Context, cfg Config) (Summary, error) {
 			Budget: r.budget.Fraction, WindowS: cfg.RetryWindow.Seconds(), BudgetMin: r.budget.Min,
 		},
 	}
+	var pl Placement
+	if cfg.Prefer.On() {
+		var err error
+		if pl, err = cfg.Prefer.Generate(cfg.Seed, cfg.Jobs, cfg.Tasks); err != nil {
+			return Summary{}, err
+		}
+		ps := cfg.Prefer.Summarize(pl)
+		r.sum.Preferences = &ps
+	}
 	for i := 0; i < cfg.Jobs; i++ {
 		j := &logicalJob{n: i, left: cfg.Tasks}
 		for k := 0; k < cfg.Tasks; k++ {
-			j.tasks = append(j.tasks, &logicalTask{job: j, idx: k})
+			t := &logicalTask{job: j, idx: k}
+			if cfg.Prefer.On() {
+				t.prefer = cfg.Prefer.NodesOf(pl, pl.Block[i][k])
+			}
+			j.tasks = append(j.tasks, t)
 		}
 		r.jobs = append(r.jobs, j)
 	}
@@ -411,6 +436,9 @@ func (c *Config) validate() error {
 		return fmt.Errorf("set a rate, or a load, slots and a task duration to derive one")
 	case c.Deadline <= 0:
 		return fmt.Errorf("deadline must be positive")
+	}
+	if err := c.Prefer.Validate(); err != nil {
+		return err
 	}
 	if c.Rate == 0 {
 		spec := workload.Spec{Load: c.Load, Slots: c.Slots, TasksPerJob: c.Tasks, TaskDuration: c.TaskDuration}
@@ -700,18 +728,10 @@ func (r *runner) submitAsync(ctx context.Context, a *attempt, delay time.Duratio
 }
 
 func (r *runner) submit(ctx context.Context, a *attempt) {
-	job := client.Job{RequestID: a.id, ProbeRatio: r.cfg.ProbeRatio, User: r.cfg.User, Constraints: r.cfg.Constraints}
 	r.mu.Lock()
 	a.sent = true
-	for id := range a.tasks {
-		job.Tasks = append(job.Tasks, client.Task{ID: id, Message: r.msg})
-	}
+	job := r.clientJob(a)
 	r.mu.Unlock()
-	slices.SortFunc(job.Tasks, func(x, y client.Task) int {
-		xi, _ := strconv.Atoi(x.ID)
-		yi, _ := strconv.Atoi(y.ID)
-		return xi - yi
-	})
 	err := r.submitUntilSent(ctx, job)
 	if err == nil || ctx.Err() != nil {
 		return
@@ -731,6 +751,27 @@ func (r *runner) submit(ctx context.Context, a *attempt) {
 	r.mu.Unlock()
 	r.log.Warn().Err(err).Str("request", a.id).Str("cause", cause).Msg("submit failed; resubmitting as a new job")
 	r.abandon(a, cause, after)
+}
+
+// clientJob is attempt a as submitted: its tasks in index order, each
+// with its preferences (Config.Prefer). Called with r.mu held.
+func (r *runner) clientJob(a *attempt) client.Job {
+	job := client.Job{RequestID: a.id, ProbeRatio: r.cfg.ProbeRatio, User: r.cfg.User, Constraints: r.cfg.Constraints}
+	for id, t := range a.tasks {
+		ct := client.Task{ID: id, Message: r.msg}
+		if len(t.prefer) > 0 {
+			ct.Nodes = t.prefer
+			ct.DelayThreshold = r.cfg.Prefer.DelayThreshold
+			ct.InputBytes = r.cfg.Prefer.InputBytes
+		}
+		job.Tasks = append(job.Tasks, ct)
+	}
+	slices.SortFunc(job.Tasks, func(x, y client.Task) int {
+		xi, _ := strconv.Atoi(x.ID)
+		yi, _ := strconv.Atoi(y.ID)
+		return xi - yi
+	})
+	return job
 }
 
 // abandon gives up attempt a whole and queues its tasks that are not done,

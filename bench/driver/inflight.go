@@ -38,6 +38,9 @@ func (r *runner) acquireSlot(ctx context.Context, stop <-chan time.Time) (ok, fi
 		return true, false
 	default:
 	}
+	if r.cfg.onSlotWait != nil {
+		r.cfg.onSlotWait()
+	}
 	start := time.Now()
 	select {
 	case r.slots <- struct{}{}:

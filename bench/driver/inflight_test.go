@@ -96,6 +96,9 @@ func TestHeldSubmitsSlowArrivals(t *testing.T) {
 		Deadline: time.Minute, Timeout: 30 * time.Second, Heartbeat: -1, Seed: 5,
 		MaxInFlight: inFlight, Log: zerolog.Nop(),
 	}
+	waiting := make(chan struct{})
+	var once sync.Once
+	cfg.onSlotWait = func() { once.Do(func() { close(waiting) }) }
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
 	done := make(chan Summary, 1)
@@ -118,6 +121,13 @@ func TestHeldSubmitsSlowArrivals(t *testing.T) {
 			t.Fatalf("after 20 s the fleet holds %d calls (%d submitted), want %d", n, submits, inFlight)
 		}
 		time.Sleep(5 * time.Millisecond) // polling a condition, with a deadline
+	}
+	// Release only once an arrival is waiting for a slot: released
+	// earlier, the fourth arrival could find a slot free (CI saw that).
+	select {
+	case <-waiting:
+	case <-time.After(20 * time.Second):
+		t.Fatal("after 20 s no arrival waits for a submit slot, with every slot held")
 	}
 	close(sched.release)
 	s := <-done

@@ -24,6 +24,7 @@ func newDriveCmd() *cobra.Command {
 		schedulers  string
 		asJSON      bool
 		constraints []string
+		preferNodes string
 	)
 	cmd := &cobra.Command{
 		Use:   "drive",
@@ -48,6 +49,20 @@ Past the budget a job is failed instead of resubmitted, and the run exits
 non-zero saying so: a saturated fleet is not sent more work the more it
 fails.
 
+With --prefer-nodes, tasks prefer nodes as in issue 9's locality workload
+(docs/LOCALITY.md, sparrow bench locality): a catalogue of --blocks input
+blocks, each with --replicas replicas on the listed node monitors (named
+as the schedulers know them: gossip member names or hosts), which are
+split into --prefer-racks contiguous racks (list them rack by rack, as
+their --attr rack= says). Replicas are placed as HDFS does: one on a node
+drawn uniformly, the others on distinct nodes of one other rack. Each task
+reads one block drawn by a Zipf(--zipf) popularity and prefers its
+replicas' nodes; a resubmitted task keeps its block. --delay-threshold > 0
+opts every task into relaxation (the scheduler widens to the replicas'
+racks after it, to the cluster after twice it, sooner if a coordinator's
+locality prices say so); 0 keeps preferences strict. --input-bytes sets
+each task's input size for the prices. All of it is drawn from --seed.
+
 Progress goes to stderr once a second; SIGUSR1 records a mark (the time and
 the jobs and tasks in flight), for fault injectors. The summary (--json: one
 JSON object on the last line of stdout) has the jobs and tasks submitted and
@@ -70,6 +85,9 @@ job completed.`,
 					return fmt.Errorf("--constraint: %w", err)
 				}
 				cfg.Constraints = append(cfg.Constraints, pc)
+			}
+			if cfg.Prefer, err = parsePreferences(preferNodes, cfg.Prefer, cmd.Flags().Changed); err != nil {
+				return err
 			}
 			for _, s := range strings.Split(schedulers, ",") {
 				if s = strings.TrimSpace(s); s != "" {
@@ -104,7 +122,7 @@ job completed.`,
 	fs.Float64Var(&cfg.Load, "load", 0.8, "target fraction of --slots busy, used when --rate is 0 (above 1 overloads the fleet so queues build)")
 	fs.IntVar(&cfg.Slots, "slots", 0, "the fleet's total slots, used with --load")
 	fs.BoolVar(&cfg.Poisson, "poisson", false, "Poisson arrivals at --rate instead of evenly spaced ones")
-	fs.Uint64Var(&cfg.Seed, "seed", 1, "seed for Poisson arrivals and the resubmission backoff's jitter")
+	fs.Uint64Var(&cfg.Seed, "seed", 1, "seed for Poisson arrivals, the resubmission backoff's jitter and --prefer-nodes' replicas and block draws")
 	fs.Float64Var(&cfg.ProbeRatio, "probe-ratio", 0, "probe ratio d for each job (0: the scheduler's default)")
 	fs.StringVar(&cfg.Listen, "listen", client.DefaultFrontendListen, "FrontendService address (schedulers send task messages here)")
 	fs.StringVar(&cfg.AdvertiseHost, "advertise-host", "auto", `host given to schedulers when --listen is a wildcard; "auto": 127.0.0.1 if every scheduler is on loopback, else this machine's first non-loopback IPv4 address`)
@@ -126,7 +144,42 @@ job completed.`,
 	fs.StringVar(&cfg.User.Name, "user", "", "user every job runs for (node monitors' fair and choosy queues share slots among users)")
 	fs.StringVar(&cfg.User.Group, "group", "", "group of --user")
 	fs.StringArrayVar(&constraints, "constraint", nil, `placement constraint on every task (repeatable): "key=v1|v2" (one of the values), "key!=v1|v2" (none of them, or absent) or "key" (the attribute exists); node monitors advertise attributes with --attr`)
+	fs.StringVar(&preferNodes, "prefer-nodes", "", "comma-separated node monitors (gossip member names or hosts, rack by rack) holding the input blocks; every task then prefers the nodes of the block it reads (off when empty)")
+	fs.IntVar(&cfg.Prefer.Racks, "prefer-racks", 1, "with --prefer-nodes: racks the listed nodes are split into, in order and nearly equal (node i is in rack i*racks/nodes)")
+	fs.IntVar(&cfg.Prefer.Replicas, "replicas", 3, "with --prefer-nodes: replicas per block (one on a random node, the others on one other rack)")
+	fs.IntVar(&cfg.Prefer.Blocks, "blocks", 100, "with --prefer-nodes: input blocks in the catalogue")
+	fs.Float64Var(&cfg.Prefer.Zipf, "zipf", 1.1, "with --prefer-nodes: Zipf exponent s of block popularity, P(k-th block) ∝ k^-s (0: uniform)")
+	fs.DurationVar(&cfg.Prefer.DelayThreshold, "delay-threshold", 0, "with --prefer-nodes: each task's delayThreshold, whole milliseconds; > 0 lets the scheduler relax its preferences after it (or sooner on a coordinator's prices), 0 keeps them strict")
+	fs.Int64Var(&cfg.Prefer.InputBytes, "input-bytes", 0, "with --prefer-nodes: each task's input size in bytes (TPlacementPreference.inputBytes), which prices moving it; 0 leaves it unset (the scheduler's --locality-input-bytes)")
 	return cmd
+}
+
+// preferenceFlags are the flags that only mean something with
+// --prefer-nodes.
+var preferenceFlags = []string{"prefer-racks", "replicas", "blocks", "zipf", "delay-threshold", "input-bytes"}
+
+// parsePreferences completes p (the other preference flags) with the
+// --prefer-nodes list, or refuses those flags without it: a run that
+// silently dropped them would not be the experiment asked for.
+func parsePreferences(nodes string, p driver.Preferences, changed func(string) bool) (driver.Preferences, error) {
+	p.Nodes = nil
+	for _, n := range strings.Split(nodes, ",") {
+		if n = strings.TrimSpace(n); n != "" {
+			p.Nodes = append(p.Nodes, n)
+		}
+	}
+	if len(p.Nodes) == 0 {
+		for _, f := range preferenceFlags {
+			if changed(f) {
+				return driver.Preferences{}, fmt.Errorf("--%s needs --prefer-nodes", f)
+			}
+		}
+		return driver.Preferences{}, nil
+	}
+	if err := p.Validate(); err != nil {
+		return driver.Preferences{}, fmt.Errorf("--prefer-nodes: %w", err)
+	}
+	return p, nil
 }
 
 // parseConstraint reads one --constraint: "key=v1|v2", "key!=v1|v2" or
@@ -188,6 +241,10 @@ func printDriveSummary(w io.Writer, s driver.Summary, asJSON bool) error {
 		fmt.Fprintf(w, "  lost reports       first %s, last %s\n", s.FirstLostAt, s.LastLostAt)
 	}
 	fmt.Fprintf(w, "  affected jobs      %d (%d completed, last at %s)\n", s.AffectedJobs, s.AffectedCompleted, s.LastAffectedDoneAt)
+	if p := s.Preferences; p != nil {
+		fmt.Fprintf(w, "  preferences        %d nodes in %d racks, %d blocks x %d replicas, Zipf %g (hottest block %.1f%% of tasks), delay threshold %g ms\n",
+			p.Nodes, p.Racks, p.Blocks, p.Replicas, p.Zipf, 100*p.HottestBlockShare, p.DelayThresholdMs)
+	}
 	fmt.Fprintf(w, "  response time      p50 %.1f ms  p99 %.1f ms  max %.1f ms\n", s.ResponseMs.P50, s.ResponseMs.P99, s.ResponseMs.Max)
 	fmt.Fprintf(w, "  elapsed            %.1f s\n", s.ElapsedS)
 	return nil

@@ -4,7 +4,9 @@ import (
 	"reflect"
 	"strings"
 	"testing"
+	"time"
 
+	"github.com/sparrowfleet/sparrow/bench/driver"
 	"github.com/sparrowfleet/sparrow/client"
 	"github.com/sparrowfleet/sparrow/core/placement"
 )
@@ -82,5 +84,78 @@ func TestDriveRetryFlags(t *testing.T) {
 	}
 	if err := fs.Parse([]string{"--submit-retry=50ms", "--retry-budget=0.2"}); err != nil {
 		t.Errorf("parse: %v", err)
+	}
+}
+
+// The preference flags: parsed into the driver's Preferences, refused
+// without --prefer-nodes, validated; and the placement they give is a
+// function of --seed alone.
+func TestDrivePreferenceFlags(t *testing.T) {
+	parse := func(args ...string) (driver.Preferences, uint64, error) {
+		cmd := newDriveCmd()
+		fs := cmd.Flags()
+		if err := fs.Parse(args); err != nil {
+			return driver.Preferences{}, 0, err
+		}
+		var cfg driver.Preferences
+		cfg.Racks, _ = fs.GetInt("prefer-racks")
+		cfg.Replicas, _ = fs.GetInt("replicas")
+		cfg.Blocks, _ = fs.GetInt("blocks")
+		cfg.Zipf, _ = fs.GetFloat64("zipf")
+		cfg.DelayThreshold, _ = fs.GetDuration("delay-threshold")
+		cfg.InputBytes, _ = fs.GetInt64("input-bytes")
+		seed, _ := fs.GetUint64("seed")
+		nodes, _ := fs.GetString("prefer-nodes")
+		p, err := parsePreferences(nodes, cfg, fs.Changed)
+		return p, seed, err
+	}
+	for _, tc := range []struct {
+		name string
+		args []string
+		want driver.Preferences
+		err  string
+	}{
+		{name: "off by default", args: nil},
+		{name: "defaults", args: []string{"--prefer-nodes=nm1,nm2,nm3"},
+			want: driver.Preferences{Nodes: []string{"nm1", "nm2", "nm3"}, Racks: 1, Replicas: 3, Blocks: 100, Zipf: 1.1}},
+		{name: "every flag", args: []string{"--prefer-nodes= a, b ,c,d,", "--prefer-racks=2", "--replicas=2", "--blocks=7",
+			"--zipf=0.5", "--delay-threshold=300ms", "--input-bytes=67108864"},
+			want: driver.Preferences{Nodes: []string{"a", "b", "c", "d"}, Racks: 2, Replicas: 2, Blocks: 7, Zipf: 0.5,
+				DelayThreshold: 300 * time.Millisecond, InputBytes: 64 << 20}},
+		{name: "delay without nodes", args: []string{"--delay-threshold=300ms"}, err: "--delay-threshold needs --prefer-nodes"},
+		{name: "zipf without nodes", args: []string{"--zipf=1"}, err: "--zipf needs --prefer-nodes"},
+		{name: "too many replicas", args: []string{"--prefer-nodes=a,b"}, err: "replicas"},
+		{name: "too many racks", args: []string{"--prefer-nodes=a,b,c", "--prefer-racks=4"}, err: "racks"},
+		{name: "sub-millisecond delay", args: []string{"--prefer-nodes=a,b,c", "--delay-threshold=1500us"}, err: "milliseconds"},
+	} {
+		got, _, err := parse(tc.args...)
+		if tc.err != "" {
+			if err == nil || !strings.Contains(err.Error(), tc.err) {
+				t.Errorf("%s: error %v, want %q", tc.name, err, tc.err)
+			}
+			continue
+		}
+		if err != nil || !reflect.DeepEqual(got, tc.want) {
+			t.Errorf("%s: %+v, %v; want %+v", tc.name, got, err, tc.want)
+		}
+	}
+
+	args := []string{"--prefer-nodes=nm1,nm2,nm3,nm4,nm5,nm6,nm7,nm8,nm9", "--prefer-racks=3", "--blocks=20"}
+	gen := func(extra ...string) driver.Placement {
+		p, seed, err := parse(append(args, extra...)...)
+		if err != nil {
+			t.Fatal(err)
+		}
+		pl, err := p.Generate(seed, 30, 4)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return pl
+	}
+	if a, b := gen("--seed=5"), gen("--seed=5"); !reflect.DeepEqual(a, b) {
+		t.Error("--seed=5 twice gave two placements")
+	}
+	if a, b := gen("--seed=5"), gen("--seed=6"); reflect.DeepEqual(a, b) {
+		t.Error("--seed=5 and --seed=6 gave the same placement")
 	}
 }
