@@ -17,7 +17,10 @@
 // proves there is none; costs are scaled by n+1, and rounds of FIFO
 // push-relabel divide ε by 8 until ε = 1, which makes the flow optimal;
 // a label-correcting shortest-path pass then turns the scaled prices into
-// exact potentials. Where scaled numbers could overflow int64, and for
+// exact potentials. On networks of 65,536 residual arcs or more the rounds
+// run on a copy of the residual network with each node's arcs contiguous,
+// and every 4n relabels a global price update (a bucket search back from
+// the deficits) lowers all prices at once. Where scaled numbers could overflow int64, and for
 // every warm start, the solver uses primal-dual successive shortest paths
 // instead: phase by phase, a Dijkstra search over reduced costs from every
 // node with excess raises the potentials up to the nearest node with a

@@ -149,6 +149,9 @@ func TestLemonOracleQuincy(t *testing.T) {
 	for i, p := range []gen.Params{
 		gen.Default(30, 3, 90),
 		gen.Default(243, 10, 700),
+		// Large enough (~90,000 residual arcs) for the tail-sorted copy
+		// and global price updates of scaling.go.
+		gen.Default(600, 20, 5000),
 		{Computers: 100, Racks: 4, Jobs: 5, Tasks: 400, Xi: 20, Omega: 500, Fair: true},
 		{Computers: 100, Racks: 4, Jobs: 5, Tasks: 400, Xi: 2, Omega: 500, Fair: false},
 	} {

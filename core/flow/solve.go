@@ -52,7 +52,7 @@ func (e *engine) solveCold(c checked, m method) error {
 	if err := e.feasible(); err != nil {
 		return err
 	}
-	e.costScaling(c.maxAbs)
+	e.costScaling(c.maxAbs, 0)
 	e.exactPotentials()
 	return nil
 }
