@@ -77,6 +77,10 @@ type Config struct {
 	Locality       bool
 	LocalityParams locality.Params
 	Log            zerolog.Logger
+
+	// price replaces PriceLocality in tests (a solve that takes as long
+	// as the test wants).
+	price func([]locality.NodeLoad, locality.Params, uint64) (locality.Outcome, []byte, error)
 }
 
 // Stats describes the coordinator's last period.
@@ -122,7 +126,9 @@ type Daemon struct {
 	Cluster *membership.Cluster
 	log     zerolog.Logger
 	stop    chan struct{}
-	done    chan struct{}
+	// loops counts the running period loops: the guidance loop and, with
+	// Config.Locality, the locality loop.
+	loops sync.WaitGroup
 
 	// pub encodes guidance; a fresh one each time this coordinator becomes
 	// active. Used by the loop goroutine only.
@@ -184,7 +190,7 @@ func Start(cfg Config) (*Daemon, error) {
 	}
 	d := &Daemon{
 		cfg: cfg, Cluster: cluster, log: cfg.Log.With().Str("component", "coordinator").Logger(),
-		stop: make(chan struct{}), done: make(chan struct{}),
+		stop:    make(chan struct{}),
 		weights: copyWeights(cfg.Weights), reports: map[string]received{}, sending: map[string]bool{},
 	}
 	cluster.OnMessage(d.onMessage)
@@ -193,7 +199,15 @@ func Start(cfg Config) (*Daemon, error) {
 			d.rewarm.Store(true)
 		}
 	})
+	if d.cfg.price == nil {
+		d.cfg.price = PriceLocality
+	}
+	d.loops.Add(1)
 	go d.loop()
+	if cfg.Locality {
+		d.loops.Add(1)
+		go d.localityLoop()
+	}
 	d.log.Info().Str("gossip", cluster.Addr()).Str("name", cluster.Name()).Dur("period", cfg.Period).Str("delivery", cfg.Delivery).
 		Bool("locality", cfg.Locality).Msg("coordinator started")
 	return d, nil
@@ -239,7 +253,7 @@ func (d *Daemon) Stats() Stats {
 // Close leaves the gossip cluster, so a standby takes over at once.
 func (d *Daemon) Close() error {
 	close(d.stop)
-	<-d.done
+	d.loops.Wait()
 	err := d.Cluster.Leave(time.Second)
 	d.sends.Wait()
 	d.log.Info().Msg("coordinator stopped")
@@ -249,7 +263,7 @@ func (d *Daemon) Close() error {
 // Kill stops abruptly, as a crash would, for fault tests.
 func (d *Daemon) Kill() {
 	close(d.stop)
-	<-d.done
+	d.loops.Wait()
 	d.Cluster.Shutdown()
 	d.sends.Wait()
 }
@@ -275,8 +289,11 @@ func (d *Daemon) onMessage(b []byte) {
 	d.reports[r.Node] = received{r: r, at: now}
 }
 
+// loop publishes fair-share guidance every period while this coordinator
+// is the active one. Locality prices run on their own loop
+// (localityLoop), so a long flow solve never delays guidance.
 func (d *Daemon) loop() {
-	defer close(d.done)
+	defer d.loops.Done()
 	t := time.NewTicker(d.cfg.Period)
 	defer t.Stop()
 	wasActive := false
@@ -302,9 +319,6 @@ func (d *Daemon) loop() {
 			d.mu.Unlock()
 			if isActive {
 				d.publish(now)
-				if d.cfg.Locality {
-					d.priceLocality(now)
-				}
 			}
 		}
 	}

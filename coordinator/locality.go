@@ -35,6 +35,37 @@ type LocalityStats struct {
 	SentBytes    uint64
 	// SolveFailed counts periods whose prices could not be computed.
 	SolveFailed uint64
+	// Overran counts periods skipped because the solve before them was
+	// still running (a solve longer than the period); prices then come
+	// every few periods, and the guidance loop is not delayed.
+	Overran uint64
+}
+
+// localityLoop prices locality every period while this coordinator is the
+// active one, on its own goroutine: at 10,000 node monitors a solve takes
+// a good part of a period, and fair-share guidance must not wait for it.
+// A tick that comes while a solve runs is dropped (time.Ticker drops
+// ticks a slow receiver misses) and counted in LocalityStats.Overran.
+func (d *Daemon) localityLoop() {
+	defer d.loops.Done()
+	t := time.NewTicker(d.cfg.Period)
+	defer t.Stop()
+	for {
+		select {
+		case <-d.stop:
+			return
+		case now := <-t.C:
+			if active, _ := d.Cluster.ActiveCoordinator(); active != d.Cluster.Name() {
+				continue
+			}
+			d.priceLocality(now)
+			if over := time.Since(now) / d.cfg.Period; over > 0 {
+				d.mu.Lock()
+				d.loc.Overran += uint64(over)
+				d.mu.Unlock()
+			}
+		}
+	}
 }
 
 // localitySnapshot turns the fresh reports into the flow's node loads. A
@@ -74,8 +105,9 @@ func PriceLocality(loads []locality.NodeLoad, p locality.Params, version uint64)
 
 // priceLocality runs the active coordinator's locality period: it prices
 // the live node monitors' fresh reports and sends the prices to every
-// live scheduler. Called on the loop goroutine after publish, which has
-// dropped stale reports.
+// live scheduler. Called on the locality loop; it reads the reports under
+// d.mu and skips those older than reportsKept periods itself, since the
+// guidance loop that drops them runs concurrently.
 func (d *Daemon) priceLocality(now time.Time) {
 	attrs := map[string]map[string]string{}
 	for _, m := range d.Cluster.Members(membership.RoleNodeMonitor) {
@@ -93,7 +125,7 @@ func (d *Daemon) priceLocality(now time.Time) {
 
 	start := time.Now()
 	loads := localitySnapshot(reports, attrs)
-	out, msg, err := PriceLocality(loads, d.cfg.LocalityParams, version)
+	out, msg, err := d.cfg.price(loads, d.cfg.LocalityParams, version)
 	solve := time.Since(start)
 	if err != nil {
 		d.mu.Lock()

@@ -35,6 +35,7 @@ func CoordinatorCollector(stats func() coordinator.Stats) prometheus.Collector {
 		{"sparrow_coordinator_locality_sent_bytes_total", "Bytes of locality prices sent to schedulers.", counter, func(s st) float64 { return float64(s.Locality.SentBytes) }},
 		{"sparrow_coordinator_locality_send_failures_total", "Locality prices sends to schedulers that failed or were skipped (previous send still under way).", counter, func(s st) float64 { return float64(s.Locality.Failed) }},
 		{"sparrow_coordinator_locality_solve_failures_total", "Periods whose locality prices could not be computed.", counter, func(s st) float64 { return float64(s.Locality.SolveFailed) }},
+		{"sparrow_coordinator_locality_periods_overran_total", "Locality periods skipped because the solve before them ran past them (the guidance loop is not delayed).", counter, func(s st) float64 { return float64(s.Locality.Overran) }},
 		{"sparrow_coordinator_locality_moved_tasks", "Queued tasks the last locality flow moves off their node (within the rack or across the core).", gauge, func(s st) float64 { return float64(s.Locality.Rack + s.Locality.Core) }},
 	})
 }
