@@ -69,6 +69,7 @@ e2e: docker ## fault-injection tests against a containerised fleet, then the com
 	E2E_IMAGE=$(IMAGE) scripts/e2e/run.sh
 	SPARROW_IMAGE=$(IMAGE) scripts/e2e/quickstart.sh
 	FAIR_IMAGE=$(IMAGE) scripts/e2e/fairness.sh
+	LOC_IMAGE=$(IMAGE) scripts/e2e/locality.sh
 
 .PHONY: interop-java
 
