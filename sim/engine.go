@@ -86,8 +86,7 @@ type job struct {
 	// late binding
 	req           *placement.Request
 	reqID         string
-	probeNode     []int32
-	probeCnt      []int32
+	picks         []placement.Pick // where the reservations went (one per node)
 	cancelNode    []int32
 	cancelPending bool
 }
@@ -95,7 +94,7 @@ type job struct {
 type sim struct {
 	cfg      Config
 	now      float64
-	h        eventHeap
+	h        agenda
 	work     *rand.Rand
 	place    *rand.Rand
 	half     float64 // one-way delay, ms
@@ -199,6 +198,12 @@ func (s *sim) schedule(t float64, kind uint8, node, slot, task, jseq int32) {
 	s.h.push(event{t: t, kind: kind, node: node, slot: slot, task: task, jseq: jseq})
 }
 
+// scheduleHalf schedules an event one network hop (RTT/2) from now. These
+// go on the agenda's FIFO, which keeps them in order without a heap.
+func (s *sim) scheduleHalf(kind uint8, node, slot, task, jseq int32) {
+	s.h.pushFixed(event{t: s.now + s.half, kind: kind, node: node, slot: slot, task: task, jseq: jseq})
+}
+
 func (s *sim) run() error {
 	s.schedule(s.work.ExpFloat64()*s.meanGap, evArrival, -1, -1, -1, -1)
 	for s.measuredDone < s.cfg.Jobs && s.err == nil {
@@ -222,7 +227,7 @@ func (s *sim) run() error {
 		case evEnqueue:
 			s.lateEnqueue(e.slot)
 		case evGetTask:
-			s.lateGetTask(e.node, e.slot, e.jseq)
+			s.lateGetTask(e.node, e.slot, e.task, e.jseq)
 		case evReply:
 			s.lateReply(e.node, e.slot, e.task)
 		case evCancel:
@@ -252,8 +257,7 @@ func (s *sim) freeJob(slot int32) {
 		}
 	}
 	j.live = false
-	j.req = nil
-	j.reqID = ""
+	j.reqID = "" // j.req is kept, to be Reset by the slot's next job
 	s.freeSlots = append(s.freeSlots, slot)
 }
 
@@ -298,10 +302,10 @@ func (s *sim) arrival() {
 		for i := range j.target {
 			j.target[i] = int32(s.place.IntN(n))
 		}
-		s.schedule(s.now+s.half, evLaunchJob, -1, slot, -1, seq)
+		s.scheduleHalf(evLaunchJob, -1, slot, -1, seq)
 	case PerTask, Batch:
 		j.target = resize(j.target, s.m)
-		s.schedule(s.now+s.half, evProbe, -1, slot, -1, seq)
+		s.scheduleHalf(evProbe, -1, slot, -1, seq)
 	case Omniscient:
 		for i := 0; i < s.m; i++ {
 			s.gq.push(taskRef{slot, int32(i)})

@@ -75,3 +75,60 @@ func (h *eventHeap) pop() event {
 	ev[i] = last
 	return top
 }
+
+// agenda is the set of pending events: a heap for events at arbitrary
+// times, and a FIFO for events scheduled a fixed delay (RTT/2) after the
+// current time. The simulated clock never goes back, so events pushed on
+// the FIFO arrive in (t, seq) order already and need no sifting; most of
+// the late policy's events (getTask, reply) are of this kind. pop merges
+// the two on (t, seq), and both draw seq from one counter, so the
+// processing order is exactly that of a single heap.
+type agenda struct {
+	h eventHeap
+	// fixed is a ring buffer (power-of-two length) of fixed-delay events:
+	// n of them from head. A ring, not a sliding slice, so that the few
+	// hundred events in flight stay in the same, cache-warm memory.
+	fixed []event
+	head  int
+	n     int
+}
+
+func (a *agenda) len() int { return a.h.len() + a.n }
+
+// push schedules e at any time not before the current one.
+func (a *agenda) push(e event) { a.h.push(e) }
+
+// pushFixed schedules e, whose time must not be before that of any event
+// pushed with pushFixed earlier (it is now + a constant delay).
+func (a *agenda) pushFixed(e event) {
+	e.seq = a.h.seq
+	a.h.seq++
+	if a.n == len(a.fixed) {
+		a.grow()
+	}
+	a.fixed[(a.head+a.n)&(len(a.fixed)-1)] = e
+	a.n++
+}
+
+// grow doubles the ring, keeping the pending events in order.
+func (a *agenda) grow() {
+	buf := make([]event, max(64, 2*len(a.fixed)))
+	for i := 0; i < a.n; i++ {
+		buf[i] = a.fixed[(a.head+i)&(len(a.fixed)-1)]
+	}
+	a.fixed, a.head = buf, 0
+}
+
+// pop removes and returns the earliest event; the agenda must not be empty.
+func (a *agenda) pop() event {
+	if a.n > 0 {
+		f := &a.fixed[a.head]
+		if len(a.h.ev) == 0 || f.before(&a.h.ev[0]) {
+			e := *f
+			a.head = (a.head + 1) & (len(a.fixed) - 1)
+			a.n--
+			return e
+		}
+	}
+	return a.h.pop()
+}

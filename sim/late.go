@@ -21,7 +21,10 @@ const simScheduler = "scheduler:0"
 type late struct {
 	nodes   []placement.Node
 	addrIdx map[string]int32 // placement.Node.Addr -> node index
-	cores   []*slots.Core
+	// mon holds every node monitor's Core and FIFO side by side in one
+	// slice, so that an event on a node touches adjacent memory rather
+	// than two separately allocated objects.
+	mon     []monitor
 	sampler placement.Sampler
 	tasks   []placement.Task // tasks[:m] is every job's task list (read only)
 	// seqSlot[seq] is the job slot of live job seq, or -1. Request IDs are
@@ -29,11 +32,34 @@ type late struct {
 	// parsing its ID and indexing, not by hashing it into a map.
 	seqSlot []int32
 
+	sink         int   // see touch
 	reservations int64 // reservations enqueued on node monitors
 	fetches      int64 // getTask calls (a reservation reached a free slot)
 	empty        int64 // getTask calls answered with no task
 	cancelled    int64 // queued reservations removed by cancellation
 }
+
+// monitor is one simulated node monitor: the product's slots.Core over
+// the product's queue.FIFO.
+type monitor struct {
+	core slots.Core
+	fifo queue.FIFO
+}
+
+// touchAhead is how many picks ahead lateEnqueue touches a node monitor's
+// memory, so that the cache misses of several node monitors overlap
+// instead of following one another.
+const touchAhead = 4
+
+// touch reads node n's Core and queue, for touchAhead. The sum goes to a
+// field so the loads are not optimised away.
+func (lt *late) touch(n int32) {
+	m := &lt.mon[n]
+	lt.sink += m.core.Free() + m.fifo.Len()
+}
+
+// core returns node n's slots.Core.
+func (lt *late) core(n int32) *slots.Core { return &lt.mon[n].core }
 
 // NodeAddr is the placement.Node.Addr the simulator gives node i.
 func NodeAddr(i int) string { return "n" + strconv.Itoa(i) }
@@ -42,19 +68,19 @@ func newLate(cfg Config) (*late, error) {
 	lt := &late{
 		nodes:   make([]placement.Node, cfg.Nodes),
 		addrIdx: make(map[string]int32, cfg.Nodes),
-		cores:   make([]*slots.Core, cfg.Nodes),
+		mon:     make([]monitor, cfg.Nodes),
 		tasks:   make([]placement.Task, cfg.Tasks),
 	}
 	for i := range lt.nodes {
 		a := NodeAddr(i)
 		lt.nodes[i] = placement.Node{Addr: a, Host: a, Name: a}
 		lt.addrIdx[a] = int32(i)
-		c, err := slots.New(cfg.Slots, queue.NewFIFO())
-		if err != nil {
+		m := &lt.mon[i]
+		c := &m.core
+		if err := c.Init(cfg.Slots, &m.fifo); err != nil {
 			return nil, err
 		}
 		c.AddApp(simApp)
-		lt.cores[i] = c
 	}
 	for i := range lt.tasks {
 		lt.tasks[i] = placement.Task{ID: strconv.Itoa(i)}
@@ -74,15 +100,6 @@ func (lt *late) nodeIndex(addr string) (int32, bool) {
 	return i, ok
 }
 
-// slotOf returns the job slot of the live request id, or -1.
-func (lt *late) slotOf(id string) int32 {
-	seq, err := strconv.Atoi(id)
-	if err != nil || seq < 0 || seq >= len(lt.seqSlot) {
-		return -1
-	}
-	return lt.seqSlot[seq]
-}
-
 // lateArrival plans the job's reservations with placement.Sampler.Plan, on
 // the placement stream, and opens its placement.Request.
 func (s *sim) lateArrival(slot int32) {
@@ -91,32 +108,39 @@ func (s *sim) lateArrival(slot int32) {
 	j.reqID = strconv.Itoa(int(j.seq))
 	j.cancelPending = false
 	tasks := lt.tasks[:s.m]
-	probes, err := lt.sampler.Plan(s.place, lt.nodes, tasks, s.cfg.ProbeRatio)
+	picks, err := lt.sampler.PlanPicks(j.picks[:0], s.place, lt.nodes, tasks, s.cfg.ProbeRatio)
+	j.picks = picks
 	if err != nil {
 		s.err = fmt.Errorf("sim: plan job %d: %w", j.seq, err)
 		return
 	}
-	if s.hooks.onPlan != nil {
-		s.hooks.onPlan(j.seq, probes)
-	}
-	j.req = placement.NewRequest(j.reqID, tasks)
-	j.req.AddProbes(probes)
-	j.probeNode = j.probeNode[:0]
-	j.probeCnt = j.probeCnt[:0]
-	for _, p := range probes {
-		n, ok := lt.nodeIndex(p.Node.Addr)
-		if !ok {
-			s.err = fmt.Errorf("sim: placement chose unknown node %q", p.Node.Addr)
+	for _, p := range picks {
+		if p.Count <= 0 {
+			// PlanPicks merges a node's reservations into one pick with a
+			// positive count; the reservation handles rely on it.
+			s.err = fmt.Errorf("sim: placement chose %d reservations on node %d", p.Count, p.Node)
 			return
 		}
-		j.probeNode = append(j.probeNode, n)
-		j.probeCnt = append(j.probeCnt, int32(p.Count))
 	}
+	if s.hooks.onPlan != nil {
+		probes := make([]placement.Probe, len(picks))
+		for k, p := range picks {
+			probes[k] = placement.Probe{Node: lt.nodes[p.Node], Count: int(p.Count)}
+		}
+		s.hooks.onPlan(j.seq, probes)
+	}
+	if j.req == nil {
+		j.req = placement.NewRequest(j.reqID, tasks)
+	} else {
+		j.req.Reset(j.reqID, tasks)
+	}
+	// lt.nodes never changes, as AddPicks requires.
+	j.req.AddPicks(lt.nodes, picks)
 	for int(j.seq) >= len(lt.seqSlot) {
 		lt.seqSlot = append(lt.seqSlot, -1)
 	}
 	lt.seqSlot[j.seq] = slot
-	s.schedule(s.now+s.half, evEnqueue, -1, slot, -1, j.seq)
+	s.scheduleHalf(evEnqueue, -1, slot, -1, j.seq)
 }
 
 // lateEnqueue delivers the job's reservations (sent together, so arriving
@@ -125,9 +149,17 @@ func (s *sim) lateEnqueue(slot int32) {
 	lt := s.lt
 	j := &s.jobs[slot]
 	r := queue.Reservation{RequestID: j.reqID, App: simApp, Scheduler: simScheduler}
-	for k, n := range j.probeNode {
-		c := int(j.probeCnt[k])
-		if err := lt.cores[n].Enqueue(r, c); err != nil {
+	picks := j.picks
+	for k, p := range picks {
+		n, c := p.Node, int(p.Count)
+		if k+touchAhead < len(picks) {
+			lt.touch(picks[k+touchAhead].Node)
+		}
+		// The tag names the job and the probe, which is also the probe's
+		// placement.Request reservation handle (one probe per node, all
+		// with positive counts, passed to AddProbes in this order).
+		r.Tag = uint64(uint32(j.seq))<<32 | uint64(uint32(k))
+		if err := lt.core(n).Enqueue(r, c); err != nil {
 			s.err = fmt.Errorf("sim: node %d: %w", n, err)
 			return
 		}
@@ -140,34 +172,35 @@ func (s *sim) lateEnqueue(slot int32) {
 // a getTask that reaches the scheduler RTT/2 later.
 func (s *sim) lateDrain(n int32) {
 	lt := s.lt
-	c := lt.cores[n]
+	c := lt.core(n)
 	for {
 		r, ok := c.Next()
 		if !ok {
 			return
 		}
-		slot, jseq := int32(-1), int32(-1)
-		if sl := lt.slotOf(r.RequestID); sl >= 0 {
-			slot, jseq = sl, s.jobs[sl].seq
+		slot, jseq, probe := int32(-1), int32(-1), int32(r.Tag)
+		if seq := int(r.Tag >> 32); seq < len(lt.seqSlot) {
+			if sl := lt.seqSlot[seq]; sl >= 0 {
+				slot, jseq = sl, s.jobs[sl].seq
+			}
 		}
 		lt.fetches++
-		s.schedule(s.now+s.half, evGetTask, n, slot, -1, jseq)
+		s.scheduleHalf(evGetTask, n, slot, probe, jseq)
 	}
 }
 
 // lateGetTask is the scheduler answering node n's getTask through
 // placement.Request.Assign. A request the scheduler has forgotten (the job
 // finished) gets no task, as in the daemon.
-func (s *sim) lateGetTask(n, slot, jseq int32) {
+func (s *sim) lateGetTask(n, slot, probe, jseq int32) {
 	lt := s.lt
 	task := int32(-1)
 	if slot >= 0 {
 		j := &s.jobs[slot]
 		if j.live && j.seq == jseq && j.req != nil {
-			addr := lt.nodes[n].Addr
-			i, ok := j.req.Assign(addr)
+			i, ok := j.req.AssignAt(int(probe))
 			if s.hooks.onAssign != nil {
-				s.hooks.onAssign(j.seq, addr, i, ok)
+				s.hooks.onAssign(j.seq, lt.nodes[n].Addr, i, ok)
 			}
 			if ok {
 				task = int32(i)
@@ -180,7 +213,7 @@ func (s *sim) lateGetTask(n, slot, jseq int32) {
 	if task < 0 {
 		lt.empty++
 	}
-	s.schedule(s.now+s.half, evReply, n, slot, task, jseq)
+	s.scheduleHalf(evReply, n, slot, task, jseq)
 }
 
 // lateSendCancel sends cancellations to every node monitor still holding a
@@ -198,14 +231,14 @@ func (s *sim) lateSendCancel(slot int32) {
 		j.cancelNode = append(j.cancelNode, n)
 	}
 	j.cancelPending = true
-	s.schedule(s.now+s.half, evCancel, -1, slot, -1, j.seq)
+	s.scheduleHalf(evCancel, -1, slot, -1, j.seq)
 }
 
 // lateReply is the scheduler's answer reaching node n: the task starts in
 // the slot held for the fetch, or the slot is freed.
 func (s *sim) lateReply(n, slot, task int32) {
 	lt := s.lt
-	c := lt.cores[n]
+	c := lt.core(n)
 	if task >= 0 {
 		j := &s.jobs[slot]
 		key := slots.TaskKey{RequestID: j.reqID, TaskID: lt.tasks[task].ID}
@@ -225,7 +258,7 @@ func (s *sim) lateTaskDone(n, slot, task int32) {
 	lt := s.lt
 	j := &s.jobs[slot]
 	key := slots.TaskKey{RequestID: j.reqID, TaskID: lt.tasks[task].ID}
-	if !lt.cores[n].Finished(key) {
+	if !lt.core(n).Finished(key) {
 		s.err = fmt.Errorf("sim: node %d: finished task %s/%s was not running", n, key.RequestID, key.TaskID)
 		return
 	}
@@ -239,7 +272,7 @@ func (s *sim) lateCancel(slot int32) {
 	lt := s.lt
 	j := &s.jobs[slot]
 	for _, n := range j.cancelNode {
-		lt.cancelled += int64(lt.cores[n].Cancel(j.reqID))
+		lt.cancelled += int64(lt.core(n).Cancel(j.reqID))
 	}
 	j.cancelPending = false
 	if j.done {

@@ -102,7 +102,8 @@ func (s *sim) result() Result {
 			EmptyFetches: lt.empty,
 			Cancelled:    lt.cancelled,
 		}
-		for _, c := range lt.cores {
+		for i := range lt.mon {
+			c := &lt.mon[i].core
 			ls.EndRunning += c.Running()
 			ls.EndFetching += c.Fetching()
 			ls.EndQueued += c.Queued()

@@ -148,7 +148,7 @@ func TestLateRunsProductCode(t *testing.T) {
 			starts[[2]int32{jseq, task}]++
 			running[n]++
 			nStart++
-			if c := s.lt.cores[n]; c.Running() != running[n] || c.Running() > c.Slots() {
+			if c := s.lt.core(n); c.Running() != running[n] || c.Running() > c.Slots() {
 				t.Fatalf("node %d: slots.Core running %d, simulator %d, slots %d", n, c.Running(), running[n], c.Slots())
 			}
 		}
@@ -217,7 +217,8 @@ func TestLateRunsProductCode(t *testing.T) {
 		}
 
 		// 4. slots.Core accounting agrees with the simulator.
-		for n, c := range s.lt.cores {
+		for n := range s.lt.mon {
+			c := &s.lt.mon[n].core
 			if c.Running() != running[n] {
 				t.Fatalf("node %d: slots.Core running %d, simulator %d", n, c.Running(), running[n])
 			}

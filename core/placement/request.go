@@ -26,13 +26,26 @@ type Request struct {
 	free        []int // unconstrained task indices, in submission order
 	constrained []int // unlaunched constrained task indices, in order
 
-	// at maps a node addr to its entry in holds; nodes that ever held a
+	// holds has one entry per probe with a positive count, in the order
+	// AddProbes received them: entry h is the reservation handle AssignAt
+	// takes. Several probes for one node are merged into the first one's
+	// entry (its canonical entry), so a node's count lives in one place.
+	//
+	// at maps a node addr to its canonical entry; nodes that ever held a
 	// reservation keep their entry. One map lookup per Assign finds both
-	// the count and the node, where separate count and node maps cost
-	// four or five map operations per task on the scheduler's hot path.
-	at    map[string]int32
-	holds []holding
-	total int // sum of holds[i].n
+	// the count and the node. The map covers holds[:indexed]; it is built
+	// lazily, on the first string-keyed call, for a request without
+	// constrained tasks, so a caller that uses only AssignAt (the
+	// simulator, 1,000 probes per job) never hashes an address.
+	at      map[string]int32
+	holds   []holding
+	indexed int // holds[:indexed] are in at and merged
+	total   int // sum of holds[i].n
+	// holdNode[i] is the node of holds[i], kept apart so that the
+	// counts Assign reads are a dense array. Entries added by AddPicks
+	// are filled from pickNodes only when indexed.
+	holdNode  []Node
+	pickNodes []Node
 	// cover counts outstanding reservations by the keys preferences match
 	// (host, member name, rack), so that a constrained task's coverage is
 	// checked in O(its preferences), not O(nodes).
@@ -41,8 +54,9 @@ type Request struct {
 
 // holding is one node's outstanding reservations for the request.
 type holding struct {
-	node Node
-	n    int
+	n     int32
+	canon int32 // the entry that holds this node's count (itself if first)
+	pick  int32 // index in pickNodes of the node, if added by AddPicks and not yet indexed; else -1
 }
 
 type coverKey struct {
@@ -82,11 +96,28 @@ func (r *Request) covered(t Task) bool {
 // NewRequest starts the late-binding state for a request's tasks. It places
 // no reservations; call AddProbes with the probes actually sent.
 func NewRequest(id string, tasks []Task) *Request {
-	r := &Request{
-		ID:       id,
-		tasks:    tasks,
-		launched: make([]bool, len(tasks)),
-		left:     len(tasks),
+	r := &Request{}
+	r.Reset(id, tasks)
+	return r
+}
+
+// Reset makes r the state NewRequest(id, tasks) returns, reusing r's
+// memory, so that a caller that opens many requests one after another (a
+// simulator) does not allocate a task table and a probe table for each.
+// Nothing of r's previous request remains observable.
+func (r *Request) Reset(id string, tasks []Task) {
+	at := r.at
+	clear(at)
+	*r = Request{
+		ID:          id,
+		tasks:       tasks,
+		launched:    resize(r.launched, len(tasks)),
+		left:        len(tasks),
+		free:        r.free[:0],
+		constrained: r.constrained[:0],
+		at:          at,
+		holds:       r.holds[:0],
+		holdNode:    r.holdNode[:0],
 	}
 	for i, t := range tasks {
 		if t.Constrained() {
@@ -95,35 +126,119 @@ func NewRequest(id string, tasks []Task) *Request {
 			r.free = append(r.free, i)
 		}
 	}
-	return r
+}
+
+// resize returns b with length n and every element false, reusing b's
+// array when it is large enough.
+func resize(b []bool, n int) []bool {
+	if cap(b) < n {
+		return make([]bool, n)
+	}
+	b = b[:n]
+	clear(b)
+	return b
 }
 
 // Tasks returns the request's tasks, in submission order. Do not modify.
 func (r *Request) Tasks() []Task { return r.tasks }
 
-// AddProbes records reservations that were placed on node monitors.
+// AddProbes records reservations that were placed on node monitors. Each
+// probe with a positive count gets the next reservation handle (0, 1, 2, ...
+// over the request's life, in the order given), which AssignAt takes.
 func (r *Request) AddProbes(probes []Probe) {
-	if r.at == nil {
-		r.at = make(map[string]int32, len(probes))
-		r.holds = make([]holding, 0, len(probes))
+	// A request without constrained tasks files the probes now and indexes
+	// them by address only when a string-keyed call needs it (see at).
+	lazy := len(r.holds) == 0 && len(r.constrained) == 0
+	if !lazy {
+		r.index()
 	}
+	r.grow(len(probes))
 	for _, p := range probes {
 		if p.Count <= 0 {
 			continue
 		}
-		if i, ok := r.at[p.Node.Addr]; ok {
-			h := &r.holds[i]
-			h.n += p.Count
-			h.node = p.Node
-		} else {
-			r.at[p.Node.Addr] = int32(len(r.holds))
-			r.holds = append(r.holds, holding{node: p.Node, n: p.Count})
-		}
-		r.total += p.Count
+		r.hold(p.Count, -1)
+		r.holdNode = append(r.holdNode, p.Node)
 		if len(r.constrained) > 0 {
 			r.addCover(p.Node, p.Count)
 		}
 	}
+	if !lazy {
+		r.index()
+	}
+}
+
+// AddPicks is AddProbes for the probes Probe{Node: nodes[p.Node], Count:
+// p.Count} of picks (as Sampler.PlanPicks returns them), with the same
+// result and the same reservation handles. For a request without
+// constrained tasks it copies no Node until a string-keyed call needs the
+// addresses: until then nodes[p.Node] of every pick must not change. It
+// panics if a pick's node index is out of range of nodes.
+func (r *Request) AddPicks(nodes []Node, picks []Pick) {
+	if len(r.holds) > 0 || len(r.constrained) > 0 {
+		r.index()
+		for _, p := range picks {
+			r.AddProbes([]Probe{{Node: nodes[p.Node], Count: int(p.Count)}})
+		}
+		return
+	}
+	r.grow(len(picks))
+	r.pickNodes = nodes
+	for _, p := range picks {
+		if p.Count <= 0 {
+			continue
+		}
+		_ = nodes[p.Node] // the bounds check AddProbes would do
+		r.hold(int(p.Count), p.Node)
+		r.holdNode = append(r.holdNode, Node{})
+	}
+}
+
+// grow makes room for n more holds.
+func (r *Request) grow(n int) {
+	if r.holds == nil {
+		r.holds = make([]holding, 0, n)
+		r.holdNode = make([]Node, 0, n)
+	}
+}
+
+// hold appends a holding of c reservations, its own canonical entry.
+func (r *Request) hold(c int, pick int32) {
+	h := int32(len(r.holds))
+	r.holds = append(r.holds, holding{n: int32(c), canon: h, pick: pick})
+	r.total += c
+}
+
+// index files holds[indexed:] in at, merging each into its node's
+// canonical entry: the count moves there and the node's description is
+// the latest one given.
+func (r *Request) index() {
+	if r.indexed == len(r.holds) {
+		return
+	}
+	if r.at == nil {
+		r.at = make(map[string]int32, len(r.holds))
+	}
+	for i := r.indexed; i < len(r.holds); i++ {
+		h := &r.holds[i]
+		if h.pick >= 0 {
+			r.holdNode[i] = r.pickNodes[h.pick]
+			h.pick = -1
+		}
+		addr := r.holdNode[i].Addr
+		c, ok := r.at[addr]
+		if !ok {
+			r.at[addr] = int32(i)
+			h.canon = int32(i)
+			continue
+		}
+		r.holds[c].n += h.n
+		r.holdNode[c] = r.holdNode[i]
+		h.n = 0
+		h.canon = c
+	}
+	r.indexed = len(r.holds)
+	r.pickNodes = nil
 }
 
 // Assign consumes one of addr's reservations and returns the index of the
@@ -133,19 +248,51 @@ func (r *Request) AddProbes(probes []Probe) {
 // Each task index is returned at most once over the Request's life.
 func (r *Request) Assign(addr string) (task int, ok bool) {
 	h := r.holding(addr)
-	if h == nil || h.n == 0 {
+	if h == nil {
+		return 0, false
+	}
+	return r.assign(h)
+}
+
+// AssignAt is Assign for the node of reservation handle h (see AddProbes):
+// the same decision, found by position instead of by hashing the address.
+// An out-of-range handle gets nothing.
+func (r *Request) AssignAt(h int) (task int, ok bool) {
+	if h < 0 || h >= len(r.holds) {
+		return 0, false
+	}
+	if h >= r.indexed && r.holds[h].n == 0 {
+		// The node may hold more under another handle not merged yet.
+		r.index()
+	}
+	if h < r.indexed {
+		h = int(r.holds[h].canon)
+	}
+	// A handle not yet indexed, with reservations left, is as good as its
+	// canonical entry: only requests without constrained tasks defer
+	// indexing, and for them only the node's total count matters, which
+	// is the same whichever of its entries is decremented.
+	return r.assign(&r.holds[h])
+}
+
+func (r *Request) assign(h *holding) (task int, ok bool) {
+	if h.n == 0 {
 		return 0, false
 	}
 	h.n--
 	r.total--
+	var node *Node
 	if len(r.constrained) > 0 {
-		r.addCover(h.node, -1)
+		// Constrained requests are indexed as their probes are added
+		// (see AddProbes), so the node is known.
+		node = &r.holdNode[h.canon]
+		r.addCover(*node, -1)
 	}
 	if r.left == 0 {
 		return 0, false
 	}
 	for j, i := range r.constrained {
-		if r.tasks[i].Allows(h.node) {
+		if r.tasks[i].Allows(*node) {
 			r.constrained = slices.Delete(r.constrained, j, j+1)
 			return r.launch(i), true
 		}
@@ -160,6 +307,7 @@ func (r *Request) Assign(addr string) (task int, ok bool) {
 
 // holding returns addr's entry, or nil if addr never held a reservation.
 func (r *Request) holding(addr string) *holding {
+	r.index()
 	i, ok := r.at[addr]
 	if !ok {
 		return nil
@@ -186,6 +334,7 @@ func (r *Request) Unlaunched() int { return r.left }
 // request, with how many, in address order. Once the request is launched
 // these are the cancellation targets.
 func (r *Request) Outstanding() []Probe {
+	r.index()
 	k := 0
 	for i := range r.holds {
 		if r.holds[i].n > 0 {
@@ -195,7 +344,7 @@ func (r *Request) Outstanding() []Probe {
 	out := make([]Probe, 0, k)
 	for i := range r.holds {
 		if h := &r.holds[i]; h.n > 0 {
-			out = append(out, Probe{Node: h.node, Count: h.n})
+			out = append(out, Probe{Node: r.holdNode[i], Count: int(h.n)})
 		}
 	}
 	slices.SortFunc(out, func(a, b Probe) int {
@@ -238,11 +387,11 @@ func (r *Request) DropNode(addr string) int {
 	if h == nil || h.n <= 0 {
 		return 0
 	}
-	c := h.n
+	c := int(h.n)
 	r.total -= c
 	h.n = 0
 	if len(r.constrained) > 0 {
-		r.addCover(h.node, -c)
+		r.addCover(r.holdNode[h.canon], -c)
 	}
 	return c
 }

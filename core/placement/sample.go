@@ -52,6 +52,7 @@ type Sampler struct {
 	// replace a per-call map, the largest cost of Plan at 10,000 nodes.
 	cnt     []int
 	touched []int
+	picks   []Pick // Plan's scratch for PlanPicks
 }
 
 // pick returns k distinct indices in [0,n) when k <= n. When k > n every
@@ -101,14 +102,42 @@ func (s *Sampler) pick(rng *rand.Rand, n, k int, add func(idx, count int)) {
 // probe. It fails, naming the task, if a constrained task allows no
 // candidate, and fails if there are tasks but no candidates at all.
 func (s *Sampler) Plan(rng *rand.Rand, nodes []Node, tasks []Task, d float64) ([]Probe, error) {
-	if err := CheckProbeRatio(d); err != nil {
+	picks, err := s.PlanPicks(s.picks[:0], rng, nodes, tasks, d)
+	s.picks = picks[:0]
+	if err != nil || len(picks) == 0 {
 		return nil, err
 	}
+	probes := make([]Probe, len(picks))
+	for j, p := range picks {
+		probes[j] = Probe{Node: nodes[p.Node], Count: int(p.Count)}
+	}
+	return probes, nil
+}
+
+// Pick is a probe by position: Count reservations on nodes[Node] of the
+// candidate slice given to PlanPicks.
+type Pick struct {
+	Node  int32
+	Count int32
+}
+
+// PlanPicks is Plan answering with node indices into nodes instead of
+// copies of the nodes, appended to dst: Plan is PlanPicks with
+// Probe{Node: nodes[p.Node], Count: p.Count} for each pick p, drawing the
+// same random numbers. A caller that keeps its nodes in a slice (the
+// simulator) then neither copies nor allocates per probe.
+func (s *Sampler) PlanPicks(dst []Pick, rng *rand.Rand, nodes []Node, tasks []Task, d float64) ([]Pick, error) {
+	if err := CheckProbeRatio(d); err != nil {
+		return dst, err
+	}
 	if len(tasks) == 0 {
-		return nil, nil
+		return dst, nil
 	}
 	if len(nodes) == 0 {
-		return nil, ErrNoCandidates
+		return dst, ErrNoCandidates
+	}
+	if len(nodes) > math.MaxInt32 {
+		return dst, fmt.Errorf("%d candidate nodes is more than a Pick can index", len(nodes))
 	}
 	if len(s.cnt) != len(nodes) {
 		s.cnt = make([]int, len(nodes))
@@ -135,7 +164,7 @@ func (s *Sampler) Plan(rng *rand.Rand, nodes []Node, tasks []Task, d float64) ([
 		allowed = index.allowed(t, allowed[:0])
 		if len(allowed) == 0 {
 			s.resetCounts()
-			return nil, fmt.Errorf("task %q: none of its preferred nodes %v or racks %v is live: %w",
+			return dst, fmt.Errorf("task %q: none of its preferred nodes %v or racks %v is live: %w",
 				t.ID, t.Nodes, t.Racks, ErrNoCandidates)
 		}
 		// A separate sampler: its permutation is over this task's allowed
@@ -147,12 +176,11 @@ func (s *Sampler) Plan(rng *rand.Rand, nodes []Node, tasks []Task, d float64) ([
 
 	// Node order keeps the result deterministic for a seed.
 	slices.Sort(s.touched)
-	probes := make([]Probe, len(s.touched))
-	for j, i := range s.touched {
-		probes[j] = Probe{Node: nodes[i], Count: s.cnt[i]}
+	for _, i := range s.touched {
+		dst = append(dst, Pick{Node: int32(i), Count: int32(s.cnt[i])})
 	}
 	s.resetCounts()
-	return probes, nil
+	return dst, nil
 }
 
 // resetCounts restores the all-zero cnt invariant.

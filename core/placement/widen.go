@@ -185,5 +185,5 @@ func (r *Request) NodeOf(addr string) (Node, bool) {
 	if h == nil {
 		return Node{}, false
 	}
-	return h.node, true
+	return r.holdNode[h.canon], true
 }

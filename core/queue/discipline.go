@@ -16,6 +16,11 @@ type Reservation struct {
 	Group     string
 	Priority  int32  // smaller is served first (as in original Sparrow)
 	Scheduler string // "host:port" of the scheduler's GetTaskService
+	// Tag is the enqueuer's own handle for the reservation, carried
+	// unchanged and never interpreted by a discipline, so that a caller
+	// that owns both ends (the simulator) can find its state for a popped
+	// reservation without parsing or hashing RequestID. Zero when unused.
+	Tag uint64
 }
 
 // Discipline orders queued reservations. Implementations are not safe for concurrent use.

@@ -4,12 +4,16 @@ package queue
 // Sparrow node monitor. The zero value is an empty queue ready to use.
 // It is not safe for concurrent use.
 type FIFO struct {
-	q   list // service order, linked through inQueue
-	idx index
-	n   int
-	// spare holds unlinked nodes for reuse, so that a node monitor that
-	// queues and serves reservations all day does not allocate one each.
-	spare []*node
+	q list // service order, linked through inQueue
+	n int
+	// spare heads a list of unlinked nodes for reuse (chained through
+	// their inQueue next link), so that a node monitor that queues and
+	// serves reservations all day does not allocate one each. A list
+	// through the nodes themselves, not a slice of pointers, so that
+	// reusing one touches only the node being written anyway.
+	spare  *node
+	nSpare int
+	idx    index // last, as its rarely used maps are at its end
 }
 
 var (
@@ -34,10 +38,11 @@ func NewFIFO() *FIFO { return &FIFO{} }
 
 // Push appends r to the tail of the queue.
 func (f *FIFO) Push(r Reservation) {
-	var n *node
-	if k := len(f.spare); k > 0 {
-		n = f.spare[k-1]
-		f.spare = f.spare[:k-1]
+	n := f.spare
+	if n != nil {
+		f.spare = n.links[inQueue].next
+		f.nSpare--
+		n.links[inQueue].next = nil
 		n.r = r
 	} else {
 		n = &node{r: r}
@@ -91,9 +96,11 @@ func (f *FIFO) detach(n *node) {
 // recycle keeps n, unlinked from every list, for reuse by Push, up to a
 // bound so that a burst's worth of nodes is not pinned forever.
 func (f *FIFO) recycle(n *node) {
-	if len(f.spare) < shrinkAbove {
+	if f.nSpare < shrinkAbove {
 		*n = node{}
-		f.spare = append(f.spare, n)
+		n.links[inQueue].next = f.spare
+		f.spare = n
+		f.nSpare++
 	}
 }
 

@@ -162,7 +162,17 @@ func checkBounds(t testing.TB, d Discipline) {
 	n := d.Len()
 	checkIndex := func(ix *index) {
 		for _, k := range []linkKind{inRequest, inApp} {
-			if got := len(ix.byKey[k]); got > n {
+			got := len(ix.byKey[k])
+			for _, e := range ix.inline(k) {
+				if e.l.empty() {
+					continue
+				}
+				got++
+				if _, dup := ix.byKey[k][e.key]; dup {
+					t.Fatalf("key %q of kind %d filed both inline and in the map", e.key, k)
+				}
+			}
+			if got > n {
 				t.Fatalf("index kind %d holds %d keys with Len %d", k, got, n)
 			}
 		}
@@ -209,4 +219,16 @@ func checkBounds(t testing.TB, d Discipline) {
 			t.Fatalf("levels hold %d, Len %d", sum, n)
 		}
 	}
+}
+
+// filedHeader returns the header key is filed under in list kind k, looked
+// up without the index's last-used cache.
+func filedHeader(ix *index, k linkKind, key string) *list {
+	inl := ix.inline(k)
+	for i := range inl {
+		if e := &inl[i]; !e.l.empty() && e.key == key {
+			return &e.l
+		}
+	}
+	return ix.byKey[k][key]
 }

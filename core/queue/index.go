@@ -76,21 +76,95 @@ func (l *list) remove(k linkKind, n *node) {
 // lookup per list instead of a lookup and a store. Emptied headers are kept
 // on a free list for reuse, so a steady stream of requests allocates none.
 type index struct {
-	byKey [numLinks]map[string]*list // only inRequest and inApp are used
-	spare []*list                    // emptied headers, for reuse
+	// Fields used on every push and pop come first, so that they share
+	// cache lines; a simulator touches thousands of indexes in turn.
+
 	// last caches, per list kind, the header most recently filed into
 	// and its key, so that consecutive pushes for one app (or one
-	// request's n reservations) skip the map. Cleared when that header
+	// request's n reservations) skip the lookup. Cleared when that header
 	// is released.
 	lastKey  [numLinks]string
 	lastList [numLinks]*list
-	peak     int // most keys held since the last reset
+	// reqInline and appInline hold the headers of a few requests and an
+	// app inside the index itself, consulted before byKey: a node monitor
+	// usually has reservations of only a few requests and one app queued,
+	// and then filing one or emptying a list costs a few string
+	// comparisons in memory already at hand instead of hashing into a
+	// separately allocated map. An entry is in use while its list is not
+	// empty; a key is filed either inline or in the map, never both.
+	reqInline [inlineKeys]inlineEntry
+	appInline [1]inlineEntry
+
+	byKey [numLinks]map[string]*list // only inRequest and inApp are used
+	spare []*list                    // emptied headers, for reuse
+	peak  int                        // most keys held since the last reset
 	// grown[k] records that byKey[k] has held more than smallKeys keys
 	// since it was last allocated. Go maps never shrink, and one that has
 	// grown past a single group probes slowly once the churn of request
 	// IDs has filled it with tombstones; so when such a map empties it is
 	// dropped, and the next add allocates a small one again.
 	grown [numLinks]bool
+}
+
+// inlineKeys is how many requests an index files inline (see
+// index.reqInline).
+const inlineKeys = 4
+
+type inlineEntry struct {
+	key string
+	l   list
+}
+
+// find returns the header key is filed under in list kind k, or nil.
+func (ix *index) find(k linkKind, key string) *list {
+	if ix.lastList[k] != nil && ix.lastKey[k] == key {
+		return ix.lastList[k]
+	}
+	inl := ix.inline(k)
+	for i := range inl {
+		if e := &inl[i]; !e.l.empty() && e.key == key {
+			return &e.l
+		}
+	}
+	if len(ix.byKey[k]) == 0 {
+		return nil
+	}
+	return ix.byKey[k][key]
+}
+
+// inline returns the inline entries of list kind k.
+func (ix *index) inline(k linkKind) []inlineEntry {
+	if k == inRequest {
+		return ix.reqInline[:]
+	}
+	return ix.appInline[:]
+}
+
+// inlineOf returns the inline entry of kind k whose header l is, or nil if
+// l is a map header.
+func (ix *index) inlineOf(k linkKind, l *list) *inlineEntry {
+	inl := ix.inline(k)
+	for i := range inl {
+		if e := &inl[i]; &e.l == l {
+			return e
+		}
+	}
+	return nil
+}
+
+// forget removes key's header l from the index (the caller empties or has
+// emptied it) and keeps map headers for reuse.
+func (ix *index) forget(k linkKind, key string, l *list) {
+	if ix.lastList[k] == l {
+		ix.lastKey[k], ix.lastList[k] = "", nil
+	}
+	if e := ix.inlineOf(k, l); e != nil {
+		*e = inlineEntry{}
+		return
+	}
+	delete(ix.byKey[k], key)
+	ix.release(k, l)
+	ix.dropIfEmpty(k)
 }
 
 func indexKey(k linkKind, r *Reservation) string {
@@ -102,19 +176,24 @@ func indexKey(k linkKind, r *Reservation) string {
 
 func (ix *index) add(n *node) {
 	for _, k := range [...]linkKind{inRequest, inApp} {
-		m := ix.byKey[k]
-		if m == nil {
-			m = make(map[string]*list)
-			ix.byKey[k] = m
-		}
 		key := indexKey(k, &n.r)
-		var l *list
-		if ix.lastList[k] != nil && ix.lastKey[k] == key {
-			l = ix.lastList[k]
-		} else {
-			l = m[key]
+		l := ix.find(k, key)
+		if l == nil {
+			inl := ix.inline(k)
+			for i := range inl {
+				if e := &inl[i]; e.l.empty() {
+					e.key = key
+					l = &e.l
+					break
+				}
+			}
 		}
 		if l == nil {
+			m := ix.byKey[k]
+			if m == nil {
+				m = make(map[string]*list)
+				ix.byKey[k] = m
+			}
 			if ns := len(ix.spare); ns > 0 {
 				l = ix.spare[ns-1]
 				ix.spare = ix.spare[:ns-1]
@@ -144,9 +223,7 @@ func (ix *index) unlink(k linkKind, n *node) {
 	l.remove(k, n)
 	n.owner[k] = nil
 	if l.empty() {
-		delete(ix.byKey[k], indexKey(k, &n.r))
-		ix.release(k, l)
-		ix.dropIfEmpty(k)
+		ix.forget(k, indexKey(k, &n.r), l)
 	}
 }
 
@@ -170,6 +247,7 @@ func (ix *index) release(k linkKind, l *list) {
 		ix.lastKey[k], ix.lastList[k] = "", nil
 	}
 	if len(ix.spare) < shrinkAbove {
+		*l = list{}
 		ix.spare = append(ix.spare, l)
 	}
 }
@@ -179,18 +257,20 @@ func (ix *index) release(k linkKind, l *list) {
 // from its service queue, and returns how many there were. Cost is
 // proportional to the number of nodes removed, never to the queue length.
 func (ix *index) drain(k linkKind, key string, detach func(*node)) int {
-	m := ix.byKey[k]
-	l, ok := m[key]
-	if !ok {
+	l := ix.find(k, key)
+	if l == nil {
 		return 0
 	}
-	delete(m, key) // the whole list goes, so skip per-node head/tail updates
+	// The whole list goes, so skip per-node head/tail updates. Unlinking
+	// the nodes from the other kind's lists below never touches l.
+	head := l.head
+	ix.forget(k, key, l)
 	other := inApp
 	if k == inApp {
 		other = inRequest
 	}
 	count := 0
-	for n := l.head; n != nil; {
+	for n := head; n != nil; {
 		next := n.links[k].next
 		n.links[k] = link{}
 		n.owner[k] = nil
@@ -199,19 +279,22 @@ func (ix *index) drain(k linkKind, key string, detach func(*node)) int {
 		count++
 		n = next
 	}
-	*l = list{}
-	ix.release(k, l)
-	ix.dropIfEmpty(k)
 	return count
 }
 
 // queuedByUser adds to out, for every queued node, one reservation under its
 // user. Cost is proportional to the number of queued reservations.
 func (ix *index) queuedByUser(out map[string]int) {
-	for _, l := range ix.byKey[inRequest] {
+	count := func(l *list) {
 		for n := l.head; n != nil; n = n.links[inRequest].next {
 			out[n.r.User]++
 		}
+	}
+	for i := range ix.reqInline {
+		count(&ix.reqInline[i].l)
+	}
+	for _, l := range ix.byKey[inRequest] {
+		count(l)
 	}
 }
 

@@ -82,11 +82,18 @@ func TestFIFOQueuedByUser(t *testing.T) {
 					t.Fatalf("step %d: QueuedByUser %v, want %v", step, got, want)
 				}
 				checkBounds(t, f)
-				if len(f.idx.spare) > shrinkAbove || len(f.spare) > shrinkAbove {
-					t.Fatalf("step %d: %d spare headers, %d spare nodes", step, len(f.idx.spare), len(f.spare))
+				spareNodes := 0
+				for n := f.spare; n != nil; n = n.links[inQueue].next {
+					spareNodes++
+				}
+				if spareNodes != f.nSpare {
+					t.Fatalf("step %d: %d spare nodes listed, %d counted", step, spareNodes, f.nSpare)
+				}
+				if len(f.idx.spare) > shrinkAbove || spareNodes > shrinkAbove {
+					t.Fatalf("step %d: %d spare headers, %d spare nodes", step, len(f.idx.spare), spareNodes)
 				}
 				for _, k := range []linkKind{inRequest, inApp} {
-					if l := f.idx.lastList[k]; l != nil && f.idx.byKey[k][f.idx.lastKey[k]] != l {
+					if l := f.idx.lastList[k]; l != nil && filedHeader(&f.idx, k, f.idx.lastKey[k]) != l {
 						t.Fatalf("step %d: cached header for %q is not the indexed one", step, f.idx.lastKey[k])
 					}
 				}

@@ -20,18 +20,37 @@ type TaskKey struct {
 
 // Core is one node monitor's slots and reservation queue.
 type Core struct {
+	// The fields every Enqueue, Next, Start and Finished reads come
+	// first, so that they share a few cache lines; a simulator touches
+	// thousands of Cores in turn.
 	slots     int
 	maxQueued int
 	fetching  int
 	queue     queue.Discipline
-	apps      map[string]bool
+	// users, when the discipline implements it, counts queued reservations
+	// by user on demand, and queuedReq is then not kept: Enqueue and Next
+	// skip two map operations per reservation.
+	users queue.UserCounter
+	// account is the queue discipline's launch and finish hook, if it
+	// keeps one (Choosy does).
+	account queue.Accounting
+	// appList holds the keys of apps, which Enqueue scans instead of
+	// hashing into the map while there are few; firstApp is appList[0]
+	// (or ""), checked first without following appList's pointer.
+	firstApp string
+	appList  []string
 	// running lists the running tasks with the reservation each ran for.
 	// A node has a handful of slots, so a linear scan of a slice finds a
 	// task faster than hashing its two-string key; runIdx (key -> position
 	// in running) is built only once more than smallRunning tasks run.
 	running []RunningTask
-	runIdx  map[TaskKey]int
+	// runInline is running's first array, inside the Core, so that a
+	// one-slot node's running task shares the Core's memory instead of
+	// costing a pointer chase to a separate array.
+	runInline [1]RunningTask
 
+	runIdx map[TaskKey]int
+	apps   map[string]bool
 	// Per-request counts, for the coordinator's view of who uses this
 	// node: queued reservations by request (every reservation of a request
 	// has the request's user and app), kept only when the discipline
@@ -39,16 +58,6 @@ type Core struct {
 	// user are counted from running when Usage is asked.
 	queuedReq map[string]*requestCount
 	spareRC   []*requestCount // emptied counts, for reuse
-	// appList holds the keys of apps, which Enqueue scans instead of
-	// hashing into the map while there are few.
-	appList []string
-	// account is the queue discipline's launch and finish hook, if it
-	// keeps one (Choosy does).
-	account queue.Accounting
-	// users, when the discipline implements it, counts queued reservations
-	// by user on demand, and queuedReq is then not kept: Enqueue and Next
-	// skip two map operations per reservation.
-	users queue.UserCounter
 }
 
 // requestCount is one request's reservations queued here.
@@ -78,9 +87,29 @@ func New(slots int, q queue.Discipline) (*Core, error) {
 	if q == nil {
 		return nil, fmt.Errorf("nil queue discipline")
 	}
+	c := &Core{}
+	c.init(slots, q)
+	return c, nil
+}
+
+// Init makes c, in place, the Core New(slots, q) returns, so that a caller
+// holding many Cores (a simulator of 100,000 node monitors) can lay them out
+// in one slice next to their queues. A Core must not be copied after Init.
+func (c *Core) Init(slots int, q queue.Discipline) error {
+	if slots <= 0 {
+		return fmt.Errorf("slots must be positive, got %d", slots)
+	}
+	if q == nil {
+		return fmt.Errorf("nil queue discipline")
+	}
+	c.init(slots, q)
+	return nil
+}
+
+func (c *Core) init(slots int, q queue.Discipline) {
 	account, _ := q.(queue.Accounting)
 	users, _ := q.(queue.UserCounter)
-	return &Core{
+	*c = Core{
 		slots:     slots,
 		maxQueued: DefaultMaxQueued,
 		queue:     q,
@@ -88,7 +117,8 @@ func New(slots int, q queue.Discipline) (*Core, error) {
 		queuedReq: make(map[string]*requestCount),
 		account:   account,
 		users:     users,
-	}, nil
+	}
+	c.running = c.runInline[:0]
 }
 
 // SetMaxQueued changes the queue bound; n <= 0 restores the default.
@@ -106,12 +136,16 @@ func (c *Core) Queue() queue.Discipline { return c.queue }
 func (c *Core) AddApp(app string) {
 	if !c.apps[app] {
 		c.appList = append(c.appList, app)
+		c.firstApp = c.appList[0]
 	}
 	c.apps[app] = true
 }
 
 // hasApp is HasApp for the per-reservation path.
 func (c *Core) hasApp(app string) bool {
+	if len(c.appList) > 0 && c.firstApp == app {
+		return true
+	}
 	if len(c.appList) > 8 {
 		return c.apps[app]
 	}
@@ -123,6 +157,10 @@ func (c *Core) hasApp(app string) bool {
 func (c *Core) RemoveApp(app string) int {
 	delete(c.apps, app)
 	c.appList = slices.DeleteFunc(c.appList, func(a string) bool { return a == app })
+	c.firstApp = ""
+	if len(c.appList) > 0 {
+		c.firstApp = c.appList[0]
+	}
 	for id, rc := range c.queuedReq {
 		if rc.app == app {
 			delete(c.queuedReq, id)
