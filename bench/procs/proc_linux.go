@@ -19,6 +19,12 @@ type Usage struct {
 	CPU time.Duration
 	// RSS and PeakRSS are the resident set now and its high-water mark.
 	RSS, PeakRSS int64
+	// Reads and Writes count the read and write system calls the process
+	// has made (syscr and syscw of /proc/PID/io, failed ones included):
+	// every framed Thrift message sent is one write, every poll of a
+	// socket one read. UDP gossip (sendto, recvfrom) is not in them. Zero
+	// where the kernel keeps no I/O accounting.
+	Reads, Writes int64
 }
 
 // ReadUsage reads a live process's CPU time and memory from /proc.
@@ -38,6 +44,10 @@ func ReadUsage(pid int) (Usage, error) {
 	u := Usage{CPU: cpu}
 	u.RSS, _ = statusKB(status, "VmRSS:")
 	u.PeakRSS, _ = statusKB(status, "VmHWM:")
+	if io, err := os.ReadFile(fmt.Sprintf("/proc/%d/io", pid)); err == nil {
+		u.Reads, _ = ioCount(io, "syscr:")
+		u.Writes, _ = ioCount(io, "syscw:")
+	}
 	return u, nil
 }
 
@@ -76,6 +86,17 @@ func statusKB(status []byte, key string) (int64, bool) {
 		}
 		kb, err := strconv.ParseInt(f[0], 10, 64)
 		return kb * 1024, err == nil
+	}
+	return 0, false
+}
+
+// ioCount reads a "key: 123" line of /proc/PID/io.
+func ioCount(io []byte, key string) (int64, bool) {
+	for _, line := range strings.Split(string(io), "\n") {
+		if rest, ok := strings.CutPrefix(line, key); ok {
+			v, err := strconv.ParseInt(strings.TrimSpace(rest), 10, 64)
+			return v, err == nil
+		}
 	}
 	return 0, false
 }

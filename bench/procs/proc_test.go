@@ -37,6 +37,19 @@ func TestStatusKB(t *testing.T) {
 	}
 }
 
+func TestIOCount(t *testing.T) {
+	io := []byte("rchar: 6976\nwchar: 0\nsyscr: 10\nsyscw: 3\nread_bytes: 0\n")
+	for _, c := range []struct {
+		key  string
+		want int64
+		ok   bool
+	}{{"syscr:", 10, true}, {"syscw:", 3, true}, {"cancelled_write_bytes:", 0, false}} {
+		if v, ok := ioCount(io, c.key); v != c.want || ok != c.ok {
+			t.Errorf("%s: got %d %v, want %d %v", c.key, v, ok, c.want, c.ok)
+		}
+	}
+}
+
 // TestReadUsageSelf reads this test process: it has run code, so its CPU
 // time and peak RSS are above zero.
 func TestReadUsageSelf(t *testing.T) {

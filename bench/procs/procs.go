@@ -101,6 +101,13 @@ type RoleCost struct {
 	IdlePerTaskUs      float64 `json:"idle_per_task_us"`
 	// PeakRSSMiB is the largest peak resident set of any of its processes.
 	PeakRSSMiB float64 `json:"peak_rss_mib"`
+	// WritesPerTask and ReadsPerTask are the role's write and read system
+	// calls during the drive per task completed (Usage.Writes, Reads):
+	// a framed Thrift message sent is one write, so WritesPerTask counts
+	// the call-sides (requests sent plus replies sent) a task costs the
+	// role. Zero without /proc/PID/io.
+	WritesPerTask float64 `json:"writes_per_task"`
+	ReadsPerTask  float64 `json:"reads_per_task"`
 }
 
 // Result is one benchmark point.
@@ -224,6 +231,7 @@ func costs(members []*member, before, idle, after []Usage, idleFor, driveFor tim
 	for _, role := range []Role{Scheduler, NodeMonitor, Executor} {
 		rc := RoleCost{Role: role}
 		var idleCPU, driveCPU time.Duration
+		var reads, writes int64
 		for i, m := range members {
 			if m.role != role {
 				continue
@@ -231,6 +239,8 @@ func costs(members []*member, before, idle, after []Usage, idleFor, driveFor tim
 			rc.Processes++
 			idleCPU += idle[i].CPU - before[i].CPU
 			driveCPU += after[i].CPU - idle[i].CPU
+			reads += after[i].Reads - idle[i].Reads
+			writes += after[i].Writes - idle[i].Writes
 			rc.PeakRSSMiB = max(rc.PeakRSSMiB, float64(after[i].PeakRSS)/(1<<20))
 		}
 		rc.CPUSeconds = driveCPU.Seconds()
@@ -240,6 +250,8 @@ func costs(members []*member, before, idle, after []Usage, idleFor, driveFor tim
 		if tasks > 0 {
 			rc.CPUPerTaskUs = rc.CPUSeconds * 1e6 / float64(tasks)
 			rc.IdlePerTaskUs = rc.IdleCPUPerSecondMs * 1e3 * driveFor.Seconds() / float64(tasks)
+			rc.ReadsPerTask = float64(reads) / float64(tasks)
+			rc.WritesPerTask = float64(writes) / float64(tasks)
 		}
 		out = append(out, rc)
 	}

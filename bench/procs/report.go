@@ -11,7 +11,7 @@ import (
 // WriteTable prints each point's per-role cost and the drive's latency.
 func WriteTable(w io.Writer, results []Result) error {
 	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', tabwriter.AlignRight)
-	fmt.Fprintln(tw, "offered tasks/s\tdone tasks/s\trole\tprocs\tCPU µs/task\tof which idle\tidle CPU ms/s\tpeak RSS MiB\t")
+	fmt.Fprintln(tw, "offered tasks/s\tdone tasks/s\trole\tprocs\tCPU µs/task\tof which idle\tidle CPU ms/s\twrites/task\treads/task\tpeak RSS MiB\t")
 	for _, r := range results {
 		offered := r.RateJobsPerSec * float64(r.TasksPerJob)
 		for i, rc := range r.Roles {
@@ -19,8 +19,8 @@ func WriteTable(w io.Writer, results []Result) error {
 			if i == 0 {
 				lead = [2]string{fmt.Sprintf("%.0f", offered), fmt.Sprintf("%.0f", r.TasksPerSec)}
 			}
-			fmt.Fprintf(tw, "%s\t%s\t%s\t%d\t%.0f\t%.0f\t%.1f\t%.0f\t\n", lead[0], lead[1], rc.Role, rc.Processes,
-				rc.CPUPerTaskUs, rc.IdlePerTaskUs, rc.IdleCPUPerSecondMs, rc.PeakRSSMiB)
+			fmt.Fprintf(tw, "%s\t%s\t%s\t%d\t%.0f\t%.0f\t%.1f\t%.1f\t%.1f\t%.0f\t\n", lead[0], lead[1], rc.Role, rc.Processes,
+				rc.CPUPerTaskUs, rc.IdlePerTaskUs, rc.IdleCPUPerSecondMs, rc.WritesPerTask, rc.ReadsPerTask, rc.PeakRSSMiB)
 		}
 	}
 	if err := tw.Flush(); err != nil {
