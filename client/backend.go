@@ -2,8 +2,12 @@ package client
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"sync"
+	"sync/atomic"
+
+	"github.com/apache/thrift/lib/go/thrift"
 
 	"github.com/rs/zerolog"
 
@@ -63,6 +67,10 @@ type Backend struct {
 	stop context.CancelFunc
 	// finish batches Run's finished reports to the node monitor.
 	finish *batch.Batcher[struct{}, TaskRef]
+	// noTaskDone is set once the node monitor has answered taskDone with
+	// UNKNOWN_METHOD (an original Sparrow node monitor): from then on a
+	// task's end costs the original tasksFinished and sendFrontendMessage.
+	noTaskDone atomic.Bool
 
 	mu     sync.Mutex // orders wg.Add against Close's wg.Wait
 	closed bool
@@ -173,6 +181,25 @@ func (b *Backend) run(t LaunchedTask) {
 	if err != nil {
 		status, body = StatusFailed, []byte(err.Error())
 	}
+	if !b.noTaskDone.Load() {
+		// One call frees the slot and, then, relays the message.
+		err = rpc.UntilSent(b.ctx, func() error { return b.taskDone(t.Ref, status, body) }, nil)
+		switch {
+		case err == nil:
+			return
+		case isUnknownMethod(err):
+			if !b.noTaskDone.Swap(true) {
+				b.log.Info().Msg("node monitor has no taskDone; ending tasks with tasksFinished and sendFrontendMessage")
+			}
+		default:
+			// The call may have reached the node monitor or not. The
+			// finished report is idempotent, so it is sent again; the
+			// message is not, since it may have been relayed.
+			b.finish.Add(struct{}{}, t.Ref)
+			b.log.Warn().Err(err).Str("task", t.Ref.TaskID).Msg("frontend message not sent")
+			return
+		}
+	}
 	// The slot is freed (in a batch with other finishes) while the message
 	// makes its three hops to the frontend, rather than after it. A
 	// message that found every connection to the node monitor busy was
@@ -185,6 +212,21 @@ func (b *Backend) run(t LaunchedTask) {
 	if err != nil {
 		b.log.Warn().Err(err).Str("task", t.Ref.TaskID).Msg("frontend message not sent")
 	}
+}
+
+// taskDone reports a task finished and sends its message in one call
+// (NodeMonitorService.taskDone, an extension).
+func (b *Backend) taskDone(ref TaskRef, status int32, body []byte) error {
+	return b.nm.Call(context.Background(), b.cfg.NodeMonitor, func(ctx context.Context, c *sparrowrpc.NodeMonitorServiceClient) error {
+		return c.TaskDone(ctx, ref.App, ref.wire(), status, body)
+	})
+}
+
+// isUnknownMethod reports whether err is a peer's answer that it has no
+// such method.
+func isUnknownMethod(err error) bool {
+	var ae thrift.TApplicationException
+	return errors.As(err, &ae) && ae.TypeId() == thrift.UNKNOWN_METHOD
 }
 
 // backendHandler serves BackendService for a Backend.

@@ -264,6 +264,22 @@ func (n *NodeMonitor) SendFrontendMessage(ctx context.Context, app string, taskI
 	return n.relay(app, taskID, status, message)
 }
 
+// TaskDone implements NodeMonitorService's extension: one executor call
+// for a finished task and its frontend message. The slot is freed first,
+// as TasksFinished frees it, so the next reservation's getTask starts
+// while the message travels; the call returns once the message is
+// relayed, as SendFrontendMessage does, so the executor learns the relay's
+// outcome. A repeated report cannot free a slot twice.
+func (n *NodeMonitor) TaskDone(ctx context.Context, app string, taskID *sparrowrpc.TFullTaskId, status int32, message []byte) error {
+	if taskID == nil || taskID.SchedulerAddress == nil {
+		return fmt.Errorf("taskDone: task id without a scheduler address")
+	}
+	if err := n.TasksFinished(ctx, []*sparrowrpc.TFullTaskId{taskID}); err != nil {
+		return fmt.Errorf("taskDone: %w", err)
+	}
+	return n.relay(app, taskID, status, message)
+}
+
 // relayBusyFor is how long a relay keeps trying while every connection to
 // the scheduler is busy (rpc.UntilSent): less than the executor's default
 // call timeout, so that an executor waiting on the relay hears the outcome.

@@ -348,3 +348,60 @@ func TestReservationsOfAGoneSchedulerAreReleased(t *testing.T) {
 	h.enqueue(t, "app", "alive", 1)
 	waitState(t, h.nm, "the task to launch", func(s State) bool { return s.Launches == 1 })
 }
+
+// relaySink is a SchedulerService that records relayed frontend messages.
+type relaySink struct {
+	mu   sync.Mutex
+	msgs []string // "task:message"
+}
+
+func (r *relaySink) RegisterFrontend(context.Context, string, string) (bool, error)  { return true, nil }
+func (r *relaySink) SubmitJob(context.Context, *sparrowrpc.TSchedulingRequest) error { return nil }
+func (r *relaySink) SendFrontendMessage(_ context.Context, _ string, id *sparrowrpc.TFullTaskId, _ int32, m []byte) error {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.msgs = append(r.msgs, id.TaskId+":"+string(m))
+	return nil
+}
+
+func (r *relaySink) messages() []string {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return append([]string(nil), r.msgs...)
+}
+
+// taskDone (the executor's one call for a finished task) frees the slot,
+// so the queued reservation runs next, and relays the message before it
+// returns; a repeated taskDone frees nothing more.
+func TestTaskDoneFreesTheSlotThenRelays(t *testing.T) {
+	h := newHarness(t, 1, false)
+	sink := &relaySink{}
+	srv, err := rpc.Listen("127.0.0.1:0", rpc.Config{}, zerolog.Nop())
+	if err != nil {
+		t.Fatal(err)
+	}
+	go srv.Serve(sparrowrpc.NewSchedulerServiceProcessor(sink))
+	t.Cleanup(func() { srv.Close() })
+	sched, _ := rpc.ParseHostPort(srv.Addr())
+
+	h.sched.tasks["r"] = []string{"a", "b"}
+	h.enqueue(t, "app", "r", 2)
+	waitState(t, h.nm, "the first launch", func(s State) bool { return s.Launches == 1 })
+	a := &sparrowrpc.TFullTaskId{RequestId: "r", TaskId: "a", AppId: "app", SchedulerAddress: sched}
+	if err := h.nm.TaskDone(context.Background(), "app", a, 0, []byte("done")); err != nil {
+		t.Fatalf("taskDone: %v", err)
+	}
+	if got := sink.messages(); !slices.Equal(got, []string{"a:done"}) {
+		t.Errorf("relayed %v by the time taskDone returned, want [a:done]", got)
+	}
+	waitState(t, h.nm, "the second launch", func(s State) bool { return s.Launches == 2 && s.Running == 1 })
+	if err := h.nm.TaskDone(context.Background(), "app", a, 0, []byte("again")); err != nil {
+		t.Fatalf("repeated taskDone: %v", err)
+	}
+	if st := h.nm.State(); st.Running != 1 || st.Free != 0 {
+		t.Errorf("repeated taskDone freed a slot: %+v", st)
+	}
+	if err := h.nm.TaskDone(context.Background(), "app", &sparrowrpc.TFullTaskId{TaskId: "x"}, 0, nil); err == nil {
+		t.Error("taskDone without a scheduler address accepted")
+	}
+}

@@ -238,6 +238,10 @@ func (stubNodeMonitor) SendFrontendMessage(_ context.Context, app string, _ *spa
 	return stubErr(app)
 }
 
+func (stubNodeMonitor) TaskDone(_ context.Context, app string, _ *sparrowrpc.TFullTaskId, _ int32, _ []byte) error {
+	return stubErr(app)
+}
+
 type stubInternal struct{}
 
 func (stubInternal) EnqueueTaskReservations(_ context.Context, req *sparrowrpc.TEnqueueTaskReservationsRequest) (bool, error) {
@@ -477,7 +481,7 @@ func FuzzGetTaskService(f *testing.F) {
 }
 
 // FuzzNodeMonitorService fuzzes NodeMonitorService decoding
-// (registerBackend, tasksFinished, sendFrontendMessage).
+// (registerBackend, tasksFinished, sendFrontendMessage, taskDone).
 func FuzzNodeMonitorService(f *testing.F) {
 	enc := func(call func(ctx context.Context, c *sparrowrpc.NodeMonitorServiceClient) error) []byte {
 		return encodeCall(f, sparrowrpc.NewNodeMonitorServiceClient, call)
@@ -496,10 +500,14 @@ func FuzzNodeMonitorService(f *testing.F) {
 		enc(func(ctx context.Context, c *sparrowrpc.NodeMonitorServiceClient) error {
 			return c.SendFrontendMessage(ctx, stubFail, seedID, 0, nil)
 		}),
+		enc(func(ctx context.Context, c *sparrowrpc.NodeMonitorServiceClient) error {
+			return c.TaskDone(ctx, "spark", seedID, 0, []byte("done"))
+		}),
 	})
 	addMethodSeeds(f, "registerBackend", 0, 0)
 	addMethodSeeds(f, "tasksFinished", 1, thrift.STRUCT)
 	addMethodSeeds(f, "sendFrontendMessage", 0, 0)
+	addMethodSeeds(f, "taskDone", 0, 0)
 	s := newFuzzServer(f, sparrowrpc.NewNodeMonitorServiceProcessor(stubNodeMonitor{}))
 	f.Fuzz(func(t *testing.T, framed bool, data []byte) {
 		fuzzServe(t, s, frameStream(framed, data))

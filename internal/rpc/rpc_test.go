@@ -408,6 +408,11 @@ func (n *nodeMonitor) SendFrontendMessage(context.Context, string, *sparrowrpc.T
 	return nil
 }
 
+func (n *nodeMonitor) TaskDone(context.Context, string, *sparrowrpc.TFullTaskId, int32, []byte) error {
+	n.finished.Add(1)
+	return nil
+}
+
 // tasksFinishedFrame builds a framed tasksFinished call whose task list
 // header claims claim elements but carries only the given ones.
 func tasksFinishedFrame(t *testing.T, claim int, tasks []*sparrowrpc.TFullTaskId) []byte {

@@ -4154,6 +4154,12 @@ type NodeMonitorService interface {
   //  - Status
   //  - Message
   SendFrontendMessage(ctx context.Context, app string, taskId *TFullTaskId, status int32, message []byte) (_err error)
+  // Parameters:
+  //  - App
+  //  - TaskId
+  //  - Status
+  //  - Message
+  TaskDone(ctx context.Context, app string, taskId *TFullTaskId, status int32, message []byte) (_err error)
 }
 
 type NodeMonitorServiceClient struct {
@@ -4244,6 +4250,27 @@ func (p *NodeMonitorServiceClient) SendFrontendMessage(ctx context.Context, app 
   return nil
 }
 
+// Parameters:
+//  - App
+//  - TaskId
+//  - Status
+//  - Message
+func (p *NodeMonitorServiceClient) TaskDone(ctx context.Context, app string, taskId *TFullTaskId, status int32, message []byte) (_err error) {
+  var _args46 NodeMonitorServiceTaskDoneArgs
+  _args46.App = app
+  _args46.TaskId = taskId
+  _args46.Status = status
+  _args46.Message = message
+  var _result48 NodeMonitorServiceTaskDoneResult
+  var _meta47 thrift.ResponseMeta
+  _meta47, _err = p.Client_().Call(ctx, "taskDone", &_args46, &_result48)
+  p.SetLastResponseMeta_(_meta47)
+  if _err != nil {
+    return
+  }
+  return nil
+}
+
 type NodeMonitorServiceProcessor struct {
   processorMap map[string]thrift.TProcessorFunction
   handler NodeMonitorService
@@ -4264,11 +4291,12 @@ func (p *NodeMonitorServiceProcessor) ProcessorMap() map[string]thrift.TProcesso
 
 func NewNodeMonitorServiceProcessor(handler NodeMonitorService) *NodeMonitorServiceProcessor {
 
-  self46 := &NodeMonitorServiceProcessor{handler:handler, processorMap:make(map[string]thrift.TProcessorFunction)}
-  self46.processorMap["registerBackend"] = &nodeMonitorServiceProcessorRegisterBackend{handler:handler}
-  self46.processorMap["tasksFinished"] = &nodeMonitorServiceProcessorTasksFinished{handler:handler}
-  self46.processorMap["sendFrontendMessage"] = &nodeMonitorServiceProcessorSendFrontendMessage{handler:handler}
-return self46
+  self49 := &NodeMonitorServiceProcessor{handler:handler, processorMap:make(map[string]thrift.TProcessorFunction)}
+  self49.processorMap["registerBackend"] = &nodeMonitorServiceProcessorRegisterBackend{handler:handler}
+  self49.processorMap["tasksFinished"] = &nodeMonitorServiceProcessorTasksFinished{handler:handler}
+  self49.processorMap["sendFrontendMessage"] = &nodeMonitorServiceProcessorSendFrontendMessage{handler:handler}
+  self49.processorMap["taskDone"] = &nodeMonitorServiceProcessorTaskDone{handler:handler}
+return self49
 }
 
 func (p *NodeMonitorServiceProcessor) Process(ctx context.Context, iprot, oprot thrift.TProtocol) (success bool, err thrift.TException) {
@@ -4279,12 +4307,12 @@ func (p *NodeMonitorServiceProcessor) Process(ctx context.Context, iprot, oprot 
   }
   iprot.Skip(ctx, thrift.STRUCT)
   iprot.ReadMessageEnd(ctx)
-  x47 := thrift.NewTApplicationException(thrift.UNKNOWN_METHOD, "Unknown function " + name)
+  x50 := thrift.NewTApplicationException(thrift.UNKNOWN_METHOD, "Unknown function " + name)
   oprot.WriteMessageBegin(ctx, name, thrift.EXCEPTION, seqId)
-  x47.Write(ctx, oprot)
+  x50.Write(ctx, oprot)
   oprot.WriteMessageEnd(ctx)
   oprot.Flush(ctx)
-  return false, x47
+  return false, x50
 
 }
 
@@ -4293,7 +4321,7 @@ type nodeMonitorServiceProcessorRegisterBackend struct {
 }
 
 func (p *nodeMonitorServiceProcessorRegisterBackend) Process(ctx context.Context, seqId int32, iprot, oprot thrift.TProtocol) (success bool, err thrift.TException) {
-  var _write_err48 error
+  var _write_err51 error
   args := NodeMonitorServiceRegisterBackendArgs{}
   if err2 := args.Read(ctx, iprot); err2 != nil {
     iprot.ReadMessageEnd(ctx)
@@ -4339,21 +4367,21 @@ func (p *nodeMonitorServiceProcessorRegisterBackend) Process(ctx context.Context
     if errors.Is(err2, thrift.ErrAbandonRequest) {
       return false, thrift.WrapTException(err2)
     }
-    _exc49 := thrift.NewTApplicationException(thrift.INTERNAL_ERROR, "Internal error processing registerBackend: " + err2.Error())
+    _exc52 := thrift.NewTApplicationException(thrift.INTERNAL_ERROR, "Internal error processing registerBackend: " + err2.Error())
     if err2 := oprot.WriteMessageBegin(ctx, "registerBackend", thrift.EXCEPTION, seqId); err2 != nil {
-      _write_err48 = thrift.WrapTException(err2)
+      _write_err51 = thrift.WrapTException(err2)
     }
-    if err2 := _exc49.Write(ctx, oprot); _write_err48 == nil && err2 != nil {
-      _write_err48 = thrift.WrapTException(err2)
+    if err2 := _exc52.Write(ctx, oprot); _write_err51 == nil && err2 != nil {
+      _write_err51 = thrift.WrapTException(err2)
     }
-    if err2 := oprot.WriteMessageEnd(ctx); _write_err48 == nil && err2 != nil {
-      _write_err48 = thrift.WrapTException(err2)
+    if err2 := oprot.WriteMessageEnd(ctx); _write_err51 == nil && err2 != nil {
+      _write_err51 = thrift.WrapTException(err2)
     }
-    if err2 := oprot.Flush(ctx); _write_err48 == nil && err2 != nil {
-      _write_err48 = thrift.WrapTException(err2)
+    if err2 := oprot.Flush(ctx); _write_err51 == nil && err2 != nil {
+      _write_err51 = thrift.WrapTException(err2)
     }
-    if _write_err48 != nil {
-      return false, thrift.WrapTException(_write_err48)
+    if _write_err51 != nil {
+      return false, thrift.WrapTException(_write_err51)
     }
     return true, err
   } else {
@@ -4361,19 +4389,19 @@ func (p *nodeMonitorServiceProcessorRegisterBackend) Process(ctx context.Context
   }
   tickerCancel()
   if err2 := oprot.WriteMessageBegin(ctx, "registerBackend", thrift.REPLY, seqId); err2 != nil {
-    _write_err48 = thrift.WrapTException(err2)
+    _write_err51 = thrift.WrapTException(err2)
   }
-  if err2 := result.Write(ctx, oprot); _write_err48 == nil && err2 != nil {
-    _write_err48 = thrift.WrapTException(err2)
+  if err2 := result.Write(ctx, oprot); _write_err51 == nil && err2 != nil {
+    _write_err51 = thrift.WrapTException(err2)
   }
-  if err2 := oprot.WriteMessageEnd(ctx); _write_err48 == nil && err2 != nil {
-    _write_err48 = thrift.WrapTException(err2)
+  if err2 := oprot.WriteMessageEnd(ctx); _write_err51 == nil && err2 != nil {
+    _write_err51 = thrift.WrapTException(err2)
   }
-  if err2 := oprot.Flush(ctx); _write_err48 == nil && err2 != nil {
-    _write_err48 = thrift.WrapTException(err2)
+  if err2 := oprot.Flush(ctx); _write_err51 == nil && err2 != nil {
+    _write_err51 = thrift.WrapTException(err2)
   }
-  if _write_err48 != nil {
-    return false, thrift.WrapTException(_write_err48)
+  if _write_err51 != nil {
+    return false, thrift.WrapTException(_write_err51)
   }
   return true, err
 }
@@ -4383,7 +4411,7 @@ type nodeMonitorServiceProcessorTasksFinished struct {
 }
 
 func (p *nodeMonitorServiceProcessorTasksFinished) Process(ctx context.Context, seqId int32, iprot, oprot thrift.TProtocol) (success bool, err thrift.TException) {
-  var _write_err50 error
+  var _write_err53 error
   args := NodeMonitorServiceTasksFinishedArgs{}
   if err2 := args.Read(ctx, iprot); err2 != nil {
     iprot.ReadMessageEnd(ctx)
@@ -4429,39 +4457,39 @@ func (p *nodeMonitorServiceProcessorTasksFinished) Process(ctx context.Context, 
     if errors.Is(err2, thrift.ErrAbandonRequest) {
       return false, thrift.WrapTException(err2)
     }
-    _exc51 := thrift.NewTApplicationException(thrift.INTERNAL_ERROR, "Internal error processing tasksFinished: " + err2.Error())
+    _exc54 := thrift.NewTApplicationException(thrift.INTERNAL_ERROR, "Internal error processing tasksFinished: " + err2.Error())
     if err2 := oprot.WriteMessageBegin(ctx, "tasksFinished", thrift.EXCEPTION, seqId); err2 != nil {
-      _write_err50 = thrift.WrapTException(err2)
+      _write_err53 = thrift.WrapTException(err2)
     }
-    if err2 := _exc51.Write(ctx, oprot); _write_err50 == nil && err2 != nil {
-      _write_err50 = thrift.WrapTException(err2)
+    if err2 := _exc54.Write(ctx, oprot); _write_err53 == nil && err2 != nil {
+      _write_err53 = thrift.WrapTException(err2)
     }
-    if err2 := oprot.WriteMessageEnd(ctx); _write_err50 == nil && err2 != nil {
-      _write_err50 = thrift.WrapTException(err2)
+    if err2 := oprot.WriteMessageEnd(ctx); _write_err53 == nil && err2 != nil {
+      _write_err53 = thrift.WrapTException(err2)
     }
-    if err2 := oprot.Flush(ctx); _write_err50 == nil && err2 != nil {
-      _write_err50 = thrift.WrapTException(err2)
+    if err2 := oprot.Flush(ctx); _write_err53 == nil && err2 != nil {
+      _write_err53 = thrift.WrapTException(err2)
     }
-    if _write_err50 != nil {
-      return false, thrift.WrapTException(_write_err50)
+    if _write_err53 != nil {
+      return false, thrift.WrapTException(_write_err53)
     }
     return true, err
   }
   tickerCancel()
   if err2 := oprot.WriteMessageBegin(ctx, "tasksFinished", thrift.REPLY, seqId); err2 != nil {
-    _write_err50 = thrift.WrapTException(err2)
+    _write_err53 = thrift.WrapTException(err2)
   }
-  if err2 := result.Write(ctx, oprot); _write_err50 == nil && err2 != nil {
-    _write_err50 = thrift.WrapTException(err2)
+  if err2 := result.Write(ctx, oprot); _write_err53 == nil && err2 != nil {
+    _write_err53 = thrift.WrapTException(err2)
   }
-  if err2 := oprot.WriteMessageEnd(ctx); _write_err50 == nil && err2 != nil {
-    _write_err50 = thrift.WrapTException(err2)
+  if err2 := oprot.WriteMessageEnd(ctx); _write_err53 == nil && err2 != nil {
+    _write_err53 = thrift.WrapTException(err2)
   }
-  if err2 := oprot.Flush(ctx); _write_err50 == nil && err2 != nil {
-    _write_err50 = thrift.WrapTException(err2)
+  if err2 := oprot.Flush(ctx); _write_err53 == nil && err2 != nil {
+    _write_err53 = thrift.WrapTException(err2)
   }
-  if _write_err50 != nil {
-    return false, thrift.WrapTException(_write_err50)
+  if _write_err53 != nil {
+    return false, thrift.WrapTException(_write_err53)
   }
   return true, err
 }
@@ -4471,7 +4499,7 @@ type nodeMonitorServiceProcessorSendFrontendMessage struct {
 }
 
 func (p *nodeMonitorServiceProcessorSendFrontendMessage) Process(ctx context.Context, seqId int32, iprot, oprot thrift.TProtocol) (success bool, err thrift.TException) {
-  var _write_err52 error
+  var _write_err55 error
   args := NodeMonitorServiceSendFrontendMessageArgs{}
   if err2 := args.Read(ctx, iprot); err2 != nil {
     iprot.ReadMessageEnd(ctx)
@@ -4517,39 +4545,127 @@ func (p *nodeMonitorServiceProcessorSendFrontendMessage) Process(ctx context.Con
     if errors.Is(err2, thrift.ErrAbandonRequest) {
       return false, thrift.WrapTException(err2)
     }
-    _exc53 := thrift.NewTApplicationException(thrift.INTERNAL_ERROR, "Internal error processing sendFrontendMessage: " + err2.Error())
+    _exc56 := thrift.NewTApplicationException(thrift.INTERNAL_ERROR, "Internal error processing sendFrontendMessage: " + err2.Error())
     if err2 := oprot.WriteMessageBegin(ctx, "sendFrontendMessage", thrift.EXCEPTION, seqId); err2 != nil {
-      _write_err52 = thrift.WrapTException(err2)
+      _write_err55 = thrift.WrapTException(err2)
     }
-    if err2 := _exc53.Write(ctx, oprot); _write_err52 == nil && err2 != nil {
-      _write_err52 = thrift.WrapTException(err2)
+    if err2 := _exc56.Write(ctx, oprot); _write_err55 == nil && err2 != nil {
+      _write_err55 = thrift.WrapTException(err2)
     }
-    if err2 := oprot.WriteMessageEnd(ctx); _write_err52 == nil && err2 != nil {
-      _write_err52 = thrift.WrapTException(err2)
+    if err2 := oprot.WriteMessageEnd(ctx); _write_err55 == nil && err2 != nil {
+      _write_err55 = thrift.WrapTException(err2)
     }
-    if err2 := oprot.Flush(ctx); _write_err52 == nil && err2 != nil {
-      _write_err52 = thrift.WrapTException(err2)
+    if err2 := oprot.Flush(ctx); _write_err55 == nil && err2 != nil {
+      _write_err55 = thrift.WrapTException(err2)
     }
-    if _write_err52 != nil {
-      return false, thrift.WrapTException(_write_err52)
+    if _write_err55 != nil {
+      return false, thrift.WrapTException(_write_err55)
     }
     return true, err
   }
   tickerCancel()
   if err2 := oprot.WriteMessageBegin(ctx, "sendFrontendMessage", thrift.REPLY, seqId); err2 != nil {
-    _write_err52 = thrift.WrapTException(err2)
+    _write_err55 = thrift.WrapTException(err2)
   }
-  if err2 := result.Write(ctx, oprot); _write_err52 == nil && err2 != nil {
-    _write_err52 = thrift.WrapTException(err2)
+  if err2 := result.Write(ctx, oprot); _write_err55 == nil && err2 != nil {
+    _write_err55 = thrift.WrapTException(err2)
   }
-  if err2 := oprot.WriteMessageEnd(ctx); _write_err52 == nil && err2 != nil {
-    _write_err52 = thrift.WrapTException(err2)
+  if err2 := oprot.WriteMessageEnd(ctx); _write_err55 == nil && err2 != nil {
+    _write_err55 = thrift.WrapTException(err2)
   }
-  if err2 := oprot.Flush(ctx); _write_err52 == nil && err2 != nil {
-    _write_err52 = thrift.WrapTException(err2)
+  if err2 := oprot.Flush(ctx); _write_err55 == nil && err2 != nil {
+    _write_err55 = thrift.WrapTException(err2)
   }
-  if _write_err52 != nil {
-    return false, thrift.WrapTException(_write_err52)
+  if _write_err55 != nil {
+    return false, thrift.WrapTException(_write_err55)
+  }
+  return true, err
+}
+
+type nodeMonitorServiceProcessorTaskDone struct {
+  handler NodeMonitorService
+}
+
+func (p *nodeMonitorServiceProcessorTaskDone) Process(ctx context.Context, seqId int32, iprot, oprot thrift.TProtocol) (success bool, err thrift.TException) {
+  var _write_err57 error
+  args := NodeMonitorServiceTaskDoneArgs{}
+  if err2 := args.Read(ctx, iprot); err2 != nil {
+    iprot.ReadMessageEnd(ctx)
+    x := thrift.NewTApplicationException(thrift.PROTOCOL_ERROR, err2.Error())
+    oprot.WriteMessageBegin(ctx, "taskDone", thrift.EXCEPTION, seqId)
+    x.Write(ctx, oprot)
+    oprot.WriteMessageEnd(ctx)
+    oprot.Flush(ctx)
+    return false, thrift.WrapTException(err2)
+  }
+  iprot.ReadMessageEnd(ctx)
+
+  tickerCancel := func() {}
+  // Start a goroutine to do server side connectivity check.
+  if thrift.ServerConnectivityCheckInterval > 0 {
+    var cancel context.CancelFunc
+    ctx, cancel = context.WithCancel(ctx)
+    defer cancel()
+    var tickerCtx context.Context
+    tickerCtx, tickerCancel = context.WithCancel(context.Background())
+    defer tickerCancel()
+    go func(ctx context.Context, cancel context.CancelFunc) {
+      ticker := time.NewTicker(thrift.ServerConnectivityCheckInterval)
+      defer ticker.Stop()
+      for {
+        select {
+        case <-ctx.Done():
+          return
+        case <-ticker.C:
+          if !iprot.Transport().IsOpen() {
+            cancel()
+            return
+          }
+        }
+      }
+    }(tickerCtx, cancel)
+  }
+
+  result := NodeMonitorServiceTaskDoneResult{}
+  if err2 := p.handler.TaskDone(ctx, args.App, args.TaskId, args.Status, args.Message); err2 != nil {
+    tickerCancel()
+    err = thrift.WrapTException(err2)
+    if errors.Is(err2, thrift.ErrAbandonRequest) {
+      return false, thrift.WrapTException(err2)
+    }
+    _exc58 := thrift.NewTApplicationException(thrift.INTERNAL_ERROR, "Internal error processing taskDone: " + err2.Error())
+    if err2 := oprot.WriteMessageBegin(ctx, "taskDone", thrift.EXCEPTION, seqId); err2 != nil {
+      _write_err57 = thrift.WrapTException(err2)
+    }
+    if err2 := _exc58.Write(ctx, oprot); _write_err57 == nil && err2 != nil {
+      _write_err57 = thrift.WrapTException(err2)
+    }
+    if err2 := oprot.WriteMessageEnd(ctx); _write_err57 == nil && err2 != nil {
+      _write_err57 = thrift.WrapTException(err2)
+    }
+    if err2 := oprot.Flush(ctx); _write_err57 == nil && err2 != nil {
+      _write_err57 = thrift.WrapTException(err2)
+    }
+    if _write_err57 != nil {
+      return false, thrift.WrapTException(_write_err57)
+    }
+    return true, err
+  }
+  tickerCancel()
+  if err2 := oprot.WriteMessageBegin(ctx, "taskDone", thrift.REPLY, seqId); err2 != nil {
+    _write_err57 = thrift.WrapTException(err2)
+  }
+  if err2 := result.Write(ctx, oprot); _write_err57 == nil && err2 != nil {
+    _write_err57 = thrift.WrapTException(err2)
+  }
+  if err2 := oprot.WriteMessageEnd(ctx); _write_err57 == nil && err2 != nil {
+    _write_err57 = thrift.WrapTException(err2)
+  }
+  if err2 := oprot.Flush(ctx); _write_err57 == nil && err2 != nil {
+    _write_err57 = thrift.WrapTException(err2)
+  }
+  if _write_err57 != nil {
+    return false, thrift.WrapTException(_write_err57)
   }
   return true, err
 }
@@ -4844,11 +4960,11 @@ func (p *NodeMonitorServiceTasksFinishedArgs)  ReadField1(ctx context.Context, i
   tSlice := make([]*TFullTaskId, 0, size)
   p.Tasks =  tSlice
   for i := 0; i < size; i ++ {
-    _elem54 := &TFullTaskId{}
-    if err := _elem54.Read(ctx, iprot); err != nil {
-      return thrift.PrependError(fmt.Sprintf("%T error reading struct: ", _elem54), err)
+    _elem59 := &TFullTaskId{}
+    if err := _elem59.Read(ctx, iprot); err != nil {
+      return thrift.PrependError(fmt.Sprintf("%T error reading struct: ", _elem59), err)
     }
-    p.Tasks = append(p.Tasks, _elem54)
+    p.Tasks = append(p.Tasks, _elem59)
   }
   if err := iprot.ReadListEnd(ctx); err != nil {
     return thrift.PrependError("error reading list end: ", err)
@@ -5203,6 +5319,263 @@ func (p *NodeMonitorServiceSendFrontendMessageResult) String() string {
   return fmt.Sprintf("NodeMonitorServiceSendFrontendMessageResult(%+v)", *p)
 }
 
+// Attributes:
+//  - App
+//  - TaskId
+//  - Status
+//  - Message
+type NodeMonitorServiceTaskDoneArgs struct {
+  App string `thrift:"app,1" db:"app" json:"app"`
+  TaskId *TFullTaskId `thrift:"taskId,2" db:"taskId" json:"taskId"`
+  Status int32 `thrift:"status,3" db:"status" json:"status"`
+  Message []byte `thrift:"message,4" db:"message" json:"message"`
+}
+
+func NewNodeMonitorServiceTaskDoneArgs() *NodeMonitorServiceTaskDoneArgs {
+  return &NodeMonitorServiceTaskDoneArgs{}
+}
+
+
+func (p *NodeMonitorServiceTaskDoneArgs) GetApp() string {
+  return p.App
+}
+var NodeMonitorServiceTaskDoneArgs_TaskId_DEFAULT *TFullTaskId
+func (p *NodeMonitorServiceTaskDoneArgs) GetTaskId() *TFullTaskId {
+  if !p.IsSetTaskId() {
+    return NodeMonitorServiceTaskDoneArgs_TaskId_DEFAULT
+  }
+return p.TaskId
+}
+
+func (p *NodeMonitorServiceTaskDoneArgs) GetStatus() int32 {
+  return p.Status
+}
+
+func (p *NodeMonitorServiceTaskDoneArgs) GetMessage() []byte {
+  return p.Message
+}
+func (p *NodeMonitorServiceTaskDoneArgs) IsSetTaskId() bool {
+  return p.TaskId != nil
+}
+
+func (p *NodeMonitorServiceTaskDoneArgs) Read(ctx context.Context, iprot thrift.TProtocol) error {
+  if _, err := iprot.ReadStructBegin(ctx); err != nil {
+    return thrift.PrependError(fmt.Sprintf("%T read error: ", p), err)
+  }
+
+
+  for {
+    _, fieldTypeId, fieldId, err := iprot.ReadFieldBegin(ctx)
+    if err != nil {
+      return thrift.PrependError(fmt.Sprintf("%T field %d read error: ", p, fieldId), err)
+    }
+    if fieldTypeId == thrift.STOP { break; }
+    switch fieldId {
+    case 1:
+      if fieldTypeId == thrift.STRING {
+        if err := p.ReadField1(ctx, iprot); err != nil {
+          return err
+        }
+      } else {
+        if err := iprot.Skip(ctx, fieldTypeId); err != nil {
+          return err
+        }
+      }
+    case 2:
+      if fieldTypeId == thrift.STRUCT {
+        if err := p.ReadField2(ctx, iprot); err != nil {
+          return err
+        }
+      } else {
+        if err := iprot.Skip(ctx, fieldTypeId); err != nil {
+          return err
+        }
+      }
+    case 3:
+      if fieldTypeId == thrift.I32 {
+        if err := p.ReadField3(ctx, iprot); err != nil {
+          return err
+        }
+      } else {
+        if err := iprot.Skip(ctx, fieldTypeId); err != nil {
+          return err
+        }
+      }
+    case 4:
+      if fieldTypeId == thrift.STRING {
+        if err := p.ReadField4(ctx, iprot); err != nil {
+          return err
+        }
+      } else {
+        if err := iprot.Skip(ctx, fieldTypeId); err != nil {
+          return err
+        }
+      }
+    default:
+      if err := iprot.Skip(ctx, fieldTypeId); err != nil {
+        return err
+      }
+    }
+    if err := iprot.ReadFieldEnd(ctx); err != nil {
+      return err
+    }
+  }
+  if err := iprot.ReadStructEnd(ctx); err != nil {
+    return thrift.PrependError(fmt.Sprintf("%T read struct end error: ", p), err)
+  }
+  return nil
+}
+
+func (p *NodeMonitorServiceTaskDoneArgs)  ReadField1(ctx context.Context, iprot thrift.TProtocol) error {
+  if v, err := iprot.ReadString(ctx); err != nil {
+  return thrift.PrependError("error reading field 1: ", err)
+} else {
+  p.App = v
+}
+  return nil
+}
+
+func (p *NodeMonitorServiceTaskDoneArgs)  ReadField2(ctx context.Context, iprot thrift.TProtocol) error {
+  p.TaskId = &TFullTaskId{}
+  if err := p.TaskId.Read(ctx, iprot); err != nil {
+    return thrift.PrependError(fmt.Sprintf("%T error reading struct: ", p.TaskId), err)
+  }
+  return nil
+}
+
+func (p *NodeMonitorServiceTaskDoneArgs)  ReadField3(ctx context.Context, iprot thrift.TProtocol) error {
+  if v, err := iprot.ReadI32(ctx); err != nil {
+  return thrift.PrependError("error reading field 3: ", err)
+} else {
+  p.Status = v
+}
+  return nil
+}
+
+func (p *NodeMonitorServiceTaskDoneArgs)  ReadField4(ctx context.Context, iprot thrift.TProtocol) error {
+  if v, err := iprot.ReadBinary(ctx); err != nil {
+  return thrift.PrependError("error reading field 4: ", err)
+} else {
+  p.Message = v
+}
+  return nil
+}
+
+func (p *NodeMonitorServiceTaskDoneArgs) Write(ctx context.Context, oprot thrift.TProtocol) error {
+  if err := oprot.WriteStructBegin(ctx, "taskDone_args"); err != nil {
+    return thrift.PrependError(fmt.Sprintf("%T write struct begin error: ", p), err) }
+  if p != nil {
+    if err := p.writeField1(ctx, oprot); err != nil { return err }
+    if err := p.writeField2(ctx, oprot); err != nil { return err }
+    if err := p.writeField3(ctx, oprot); err != nil { return err }
+    if err := p.writeField4(ctx, oprot); err != nil { return err }
+  }
+  if err := oprot.WriteFieldStop(ctx); err != nil {
+    return thrift.PrependError("write field stop error: ", err) }
+  if err := oprot.WriteStructEnd(ctx); err != nil {
+    return thrift.PrependError("write struct stop error: ", err) }
+  return nil
+}
+
+func (p *NodeMonitorServiceTaskDoneArgs) writeField1(ctx context.Context, oprot thrift.TProtocol) (err error) {
+  if err := oprot.WriteFieldBegin(ctx, "app", thrift.STRING, 1); err != nil {
+    return thrift.PrependError(fmt.Sprintf("%T write field begin error 1:app: ", p), err) }
+  if err := oprot.WriteString(ctx, string(p.App)); err != nil {
+  return thrift.PrependError(fmt.Sprintf("%T.app (1) field write error: ", p), err) }
+  if err := oprot.WriteFieldEnd(ctx); err != nil {
+    return thrift.PrependError(fmt.Sprintf("%T write field end error 1:app: ", p), err) }
+  return err
+}
+
+func (p *NodeMonitorServiceTaskDoneArgs) writeField2(ctx context.Context, oprot thrift.TProtocol) (err error) {
+  if err := oprot.WriteFieldBegin(ctx, "taskId", thrift.STRUCT, 2); err != nil {
+    return thrift.PrependError(fmt.Sprintf("%T write field begin error 2:taskId: ", p), err) }
+  if err := p.TaskId.Write(ctx, oprot); err != nil {
+    return thrift.PrependError(fmt.Sprintf("%T error writing struct: ", p.TaskId), err)
+  }
+  if err := oprot.WriteFieldEnd(ctx); err != nil {
+    return thrift.PrependError(fmt.Sprintf("%T write field end error 2:taskId: ", p), err) }
+  return err
+}
+
+func (p *NodeMonitorServiceTaskDoneArgs) writeField3(ctx context.Context, oprot thrift.TProtocol) (err error) {
+  if err := oprot.WriteFieldBegin(ctx, "status", thrift.I32, 3); err != nil {
+    return thrift.PrependError(fmt.Sprintf("%T write field begin error 3:status: ", p), err) }
+  if err := oprot.WriteI32(ctx, int32(p.Status)); err != nil {
+  return thrift.PrependError(fmt.Sprintf("%T.status (3) field write error: ", p), err) }
+  if err := oprot.WriteFieldEnd(ctx); err != nil {
+    return thrift.PrependError(fmt.Sprintf("%T write field end error 3:status: ", p), err) }
+  return err
+}
+
+func (p *NodeMonitorServiceTaskDoneArgs) writeField4(ctx context.Context, oprot thrift.TProtocol) (err error) {
+  if err := oprot.WriteFieldBegin(ctx, "message", thrift.STRING, 4); err != nil {
+    return thrift.PrependError(fmt.Sprintf("%T write field begin error 4:message: ", p), err) }
+  if err := oprot.WriteBinary(ctx, p.Message); err != nil {
+  return thrift.PrependError(fmt.Sprintf("%T.message (4) field write error: ", p), err) }
+  if err := oprot.WriteFieldEnd(ctx); err != nil {
+    return thrift.PrependError(fmt.Sprintf("%T write field end error 4:message: ", p), err) }
+  return err
+}
+
+func (p *NodeMonitorServiceTaskDoneArgs) String() string {
+  if p == nil {
+    return "<nil>"
+  }
+  return fmt.Sprintf("NodeMonitorServiceTaskDoneArgs(%+v)", *p)
+}
+
+type NodeMonitorServiceTaskDoneResult struct {
+}
+
+func NewNodeMonitorServiceTaskDoneResult() *NodeMonitorServiceTaskDoneResult {
+  return &NodeMonitorServiceTaskDoneResult{}
+}
+
+func (p *NodeMonitorServiceTaskDoneResult) Read(ctx context.Context, iprot thrift.TProtocol) error {
+  if _, err := iprot.ReadStructBegin(ctx); err != nil {
+    return thrift.PrependError(fmt.Sprintf("%T read error: ", p), err)
+  }
+
+
+  for {
+    _, fieldTypeId, fieldId, err := iprot.ReadFieldBegin(ctx)
+    if err != nil {
+      return thrift.PrependError(fmt.Sprintf("%T field %d read error: ", p, fieldId), err)
+    }
+    if fieldTypeId == thrift.STOP { break; }
+    if err := iprot.Skip(ctx, fieldTypeId); err != nil {
+      return err
+    }
+    if err := iprot.ReadFieldEnd(ctx); err != nil {
+      return err
+    }
+  }
+  if err := iprot.ReadStructEnd(ctx); err != nil {
+    return thrift.PrependError(fmt.Sprintf("%T read struct end error: ", p), err)
+  }
+  return nil
+}
+
+func (p *NodeMonitorServiceTaskDoneResult) Write(ctx context.Context, oprot thrift.TProtocol) error {
+  if err := oprot.WriteStructBegin(ctx, "taskDone_result"); err != nil {
+    return thrift.PrependError(fmt.Sprintf("%T write struct begin error: ", p), err) }
+  if p != nil {
+  }
+  if err := oprot.WriteFieldStop(ctx); err != nil {
+    return thrift.PrependError("write field stop error: ", err) }
+  if err := oprot.WriteStructEnd(ctx); err != nil {
+    return thrift.PrependError("write struct stop error: ", err) }
+  return nil
+}
+
+func (p *NodeMonitorServiceTaskDoneResult) String() string {
+  if p == nil {
+    return "<nil>"
+  }
+  return fmt.Sprintf("NodeMonitorServiceTaskDoneResult(%+v)", *p)
+}
+
 
 type InternalService interface {
   // Parameters:
@@ -5251,27 +5624,27 @@ func (p *InternalServiceClient) SetLastResponseMeta_(meta thrift.ResponseMeta) {
 // Parameters:
 //  - Request
 func (p *InternalServiceClient) EnqueueTaskReservations(ctx context.Context, request *TEnqueueTaskReservationsRequest) (_r bool, _err error) {
-  var _args55 InternalServiceEnqueueTaskReservationsArgs
-  _args55.Request = request
-  var _result57 InternalServiceEnqueueTaskReservationsResult
-  var _meta56 thrift.ResponseMeta
-  _meta56, _err = p.Client_().Call(ctx, "enqueueTaskReservations", &_args55, &_result57)
-  p.SetLastResponseMeta_(_meta56)
+  var _args60 InternalServiceEnqueueTaskReservationsArgs
+  _args60.Request = request
+  var _result62 InternalServiceEnqueueTaskReservationsResult
+  var _meta61 thrift.ResponseMeta
+  _meta61, _err = p.Client_().Call(ctx, "enqueueTaskReservations", &_args60, &_result62)
+  p.SetLastResponseMeta_(_meta61)
   if _err != nil {
     return
   }
-  return _result57.GetSuccess(), nil
+  return _result62.GetSuccess(), nil
 }
 
 // Parameters:
 //  - Request
 func (p *InternalServiceClient) CancelTaskReservations(ctx context.Context, request *TCancelTaskReservationsRequest) (_err error) {
-  var _args58 InternalServiceCancelTaskReservationsArgs
-  _args58.Request = request
-  var _result60 InternalServiceCancelTaskReservationsResult
-  var _meta59 thrift.ResponseMeta
-  _meta59, _err = p.Client_().Call(ctx, "cancelTaskReservations", &_args58, &_result60)
-  p.SetLastResponseMeta_(_meta59)
+  var _args63 InternalServiceCancelTaskReservationsArgs
+  _args63.Request = request
+  var _result65 InternalServiceCancelTaskReservationsResult
+  var _meta64 thrift.ResponseMeta
+  _meta64, _err = p.Client_().Call(ctx, "cancelTaskReservations", &_args63, &_result65)
+  p.SetLastResponseMeta_(_meta64)
   if _err != nil {
     return
   }
@@ -5298,10 +5671,10 @@ func (p *InternalServiceProcessor) ProcessorMap() map[string]thrift.TProcessorFu
 
 func NewInternalServiceProcessor(handler InternalService) *InternalServiceProcessor {
 
-  self61 := &InternalServiceProcessor{handler:handler, processorMap:make(map[string]thrift.TProcessorFunction)}
-  self61.processorMap["enqueueTaskReservations"] = &internalServiceProcessorEnqueueTaskReservations{handler:handler}
-  self61.processorMap["cancelTaskReservations"] = &internalServiceProcessorCancelTaskReservations{handler:handler}
-return self61
+  self66 := &InternalServiceProcessor{handler:handler, processorMap:make(map[string]thrift.TProcessorFunction)}
+  self66.processorMap["enqueueTaskReservations"] = &internalServiceProcessorEnqueueTaskReservations{handler:handler}
+  self66.processorMap["cancelTaskReservations"] = &internalServiceProcessorCancelTaskReservations{handler:handler}
+return self66
 }
 
 func (p *InternalServiceProcessor) Process(ctx context.Context, iprot, oprot thrift.TProtocol) (success bool, err thrift.TException) {
@@ -5312,12 +5685,12 @@ func (p *InternalServiceProcessor) Process(ctx context.Context, iprot, oprot thr
   }
   iprot.Skip(ctx, thrift.STRUCT)
   iprot.ReadMessageEnd(ctx)
-  x62 := thrift.NewTApplicationException(thrift.UNKNOWN_METHOD, "Unknown function " + name)
+  x67 := thrift.NewTApplicationException(thrift.UNKNOWN_METHOD, "Unknown function " + name)
   oprot.WriteMessageBegin(ctx, name, thrift.EXCEPTION, seqId)
-  x62.Write(ctx, oprot)
+  x67.Write(ctx, oprot)
   oprot.WriteMessageEnd(ctx)
   oprot.Flush(ctx)
-  return false, x62
+  return false, x67
 
 }
 
@@ -5326,7 +5699,7 @@ type internalServiceProcessorEnqueueTaskReservations struct {
 }
 
 func (p *internalServiceProcessorEnqueueTaskReservations) Process(ctx context.Context, seqId int32, iprot, oprot thrift.TProtocol) (success bool, err thrift.TException) {
-  var _write_err63 error
+  var _write_err68 error
   args := InternalServiceEnqueueTaskReservationsArgs{}
   if err2 := args.Read(ctx, iprot); err2 != nil {
     iprot.ReadMessageEnd(ctx)
@@ -5372,21 +5745,21 @@ func (p *internalServiceProcessorEnqueueTaskReservations) Process(ctx context.Co
     if errors.Is(err2, thrift.ErrAbandonRequest) {
       return false, thrift.WrapTException(err2)
     }
-    _exc64 := thrift.NewTApplicationException(thrift.INTERNAL_ERROR, "Internal error processing enqueueTaskReservations: " + err2.Error())
+    _exc69 := thrift.NewTApplicationException(thrift.INTERNAL_ERROR, "Internal error processing enqueueTaskReservations: " + err2.Error())
     if err2 := oprot.WriteMessageBegin(ctx, "enqueueTaskReservations", thrift.EXCEPTION, seqId); err2 != nil {
-      _write_err63 = thrift.WrapTException(err2)
+      _write_err68 = thrift.WrapTException(err2)
     }
-    if err2 := _exc64.Write(ctx, oprot); _write_err63 == nil && err2 != nil {
-      _write_err63 = thrift.WrapTException(err2)
+    if err2 := _exc69.Write(ctx, oprot); _write_err68 == nil && err2 != nil {
+      _write_err68 = thrift.WrapTException(err2)
     }
-    if err2 := oprot.WriteMessageEnd(ctx); _write_err63 == nil && err2 != nil {
-      _write_err63 = thrift.WrapTException(err2)
+    if err2 := oprot.WriteMessageEnd(ctx); _write_err68 == nil && err2 != nil {
+      _write_err68 = thrift.WrapTException(err2)
     }
-    if err2 := oprot.Flush(ctx); _write_err63 == nil && err2 != nil {
-      _write_err63 = thrift.WrapTException(err2)
+    if err2 := oprot.Flush(ctx); _write_err68 == nil && err2 != nil {
+      _write_err68 = thrift.WrapTException(err2)
     }
-    if _write_err63 != nil {
-      return false, thrift.WrapTException(_write_err63)
+    if _write_err68 != nil {
+      return false, thrift.WrapTException(_write_err68)
     }
     return true, err
   } else {
@@ -5394,19 +5767,19 @@ func (p *internalServiceProcessorEnqueueTaskReservations) Process(ctx context.Co
   }
   tickerCancel()
   if err2 := oprot.WriteMessageBegin(ctx, "enqueueTaskReservations", thrift.REPLY, seqId); err2 != nil {
-    _write_err63 = thrift.WrapTException(err2)
+    _write_err68 = thrift.WrapTException(err2)
   }
-  if err2 := result.Write(ctx, oprot); _write_err63 == nil && err2 != nil {
-    _write_err63 = thrift.WrapTException(err2)
+  if err2 := result.Write(ctx, oprot); _write_err68 == nil && err2 != nil {
+    _write_err68 = thrift.WrapTException(err2)
   }
-  if err2 := oprot.WriteMessageEnd(ctx); _write_err63 == nil && err2 != nil {
-    _write_err63 = thrift.WrapTException(err2)
+  if err2 := oprot.WriteMessageEnd(ctx); _write_err68 == nil && err2 != nil {
+    _write_err68 = thrift.WrapTException(err2)
   }
-  if err2 := oprot.Flush(ctx); _write_err63 == nil && err2 != nil {
-    _write_err63 = thrift.WrapTException(err2)
+  if err2 := oprot.Flush(ctx); _write_err68 == nil && err2 != nil {
+    _write_err68 = thrift.WrapTException(err2)
   }
-  if _write_err63 != nil {
-    return false, thrift.WrapTException(_write_err63)
+  if _write_err68 != nil {
+    return false, thrift.WrapTException(_write_err68)
   }
   return true, err
 }
@@ -5416,7 +5789,7 @@ type internalServiceProcessorCancelTaskReservations struct {
 }
 
 func (p *internalServiceProcessorCancelTaskReservations) Process(ctx context.Context, seqId int32, iprot, oprot thrift.TProtocol) (success bool, err thrift.TException) {
-  var _write_err65 error
+  var _write_err70 error
   args := InternalServiceCancelTaskReservationsArgs{}
   if err2 := args.Read(ctx, iprot); err2 != nil {
     iprot.ReadMessageEnd(ctx)
@@ -5462,39 +5835,39 @@ func (p *internalServiceProcessorCancelTaskReservations) Process(ctx context.Con
     if errors.Is(err2, thrift.ErrAbandonRequest) {
       return false, thrift.WrapTException(err2)
     }
-    _exc66 := thrift.NewTApplicationException(thrift.INTERNAL_ERROR, "Internal error processing cancelTaskReservations: " + err2.Error())
+    _exc71 := thrift.NewTApplicationException(thrift.INTERNAL_ERROR, "Internal error processing cancelTaskReservations: " + err2.Error())
     if err2 := oprot.WriteMessageBegin(ctx, "cancelTaskReservations", thrift.EXCEPTION, seqId); err2 != nil {
-      _write_err65 = thrift.WrapTException(err2)
+      _write_err70 = thrift.WrapTException(err2)
     }
-    if err2 := _exc66.Write(ctx, oprot); _write_err65 == nil && err2 != nil {
-      _write_err65 = thrift.WrapTException(err2)
+    if err2 := _exc71.Write(ctx, oprot); _write_err70 == nil && err2 != nil {
+      _write_err70 = thrift.WrapTException(err2)
     }
-    if err2 := oprot.WriteMessageEnd(ctx); _write_err65 == nil && err2 != nil {
-      _write_err65 = thrift.WrapTException(err2)
+    if err2 := oprot.WriteMessageEnd(ctx); _write_err70 == nil && err2 != nil {
+      _write_err70 = thrift.WrapTException(err2)
     }
-    if err2 := oprot.Flush(ctx); _write_err65 == nil && err2 != nil {
-      _write_err65 = thrift.WrapTException(err2)
+    if err2 := oprot.Flush(ctx); _write_err70 == nil && err2 != nil {
+      _write_err70 = thrift.WrapTException(err2)
     }
-    if _write_err65 != nil {
-      return false, thrift.WrapTException(_write_err65)
+    if _write_err70 != nil {
+      return false, thrift.WrapTException(_write_err70)
     }
     return true, err
   }
   tickerCancel()
   if err2 := oprot.WriteMessageBegin(ctx, "cancelTaskReservations", thrift.REPLY, seqId); err2 != nil {
-    _write_err65 = thrift.WrapTException(err2)
+    _write_err70 = thrift.WrapTException(err2)
   }
-  if err2 := result.Write(ctx, oprot); _write_err65 == nil && err2 != nil {
-    _write_err65 = thrift.WrapTException(err2)
+  if err2 := result.Write(ctx, oprot); _write_err70 == nil && err2 != nil {
+    _write_err70 = thrift.WrapTException(err2)
   }
-  if err2 := oprot.WriteMessageEnd(ctx); _write_err65 == nil && err2 != nil {
-    _write_err65 = thrift.WrapTException(err2)
+  if err2 := oprot.WriteMessageEnd(ctx); _write_err70 == nil && err2 != nil {
+    _write_err70 = thrift.WrapTException(err2)
   }
-  if err2 := oprot.Flush(ctx); _write_err65 == nil && err2 != nil {
-    _write_err65 = thrift.WrapTException(err2)
+  if err2 := oprot.Flush(ctx); _write_err70 == nil && err2 != nil {
+    _write_err70 = thrift.WrapTException(err2)
   }
-  if _write_err65 != nil {
-    return false, thrift.WrapTException(_write_err65)
+  if _write_err70 != nil {
+    return false, thrift.WrapTException(_write_err70)
   }
   return true, err
 }
@@ -5898,14 +6271,14 @@ func (p *BackendServiceClient) SetLastResponseMeta_(meta thrift.ResponseMeta) {
 //  - TaskId
 //  - User
 func (p *BackendServiceClient) LaunchTask(ctx context.Context, message []byte, taskId *TFullTaskId, user *TUserGroupInfo) (_err error) {
-  var _args67 BackendServiceLaunchTaskArgs
-  _args67.Message = message
-  _args67.TaskId = taskId
-  _args67.User = user
-  var _result69 BackendServiceLaunchTaskResult
-  var _meta68 thrift.ResponseMeta
-  _meta68, _err = p.Client_().Call(ctx, "launchTask", &_args67, &_result69)
-  p.SetLastResponseMeta_(_meta68)
+  var _args72 BackendServiceLaunchTaskArgs
+  _args72.Message = message
+  _args72.TaskId = taskId
+  _args72.User = user
+  var _result74 BackendServiceLaunchTaskResult
+  var _meta73 thrift.ResponseMeta
+  _meta73, _err = p.Client_().Call(ctx, "launchTask", &_args72, &_result74)
+  p.SetLastResponseMeta_(_meta73)
   if _err != nil {
     return
   }
@@ -5932,9 +6305,9 @@ func (p *BackendServiceProcessor) ProcessorMap() map[string]thrift.TProcessorFun
 
 func NewBackendServiceProcessor(handler BackendService) *BackendServiceProcessor {
 
-  self70 := &BackendServiceProcessor{handler:handler, processorMap:make(map[string]thrift.TProcessorFunction)}
-  self70.processorMap["launchTask"] = &backendServiceProcessorLaunchTask{handler:handler}
-return self70
+  self75 := &BackendServiceProcessor{handler:handler, processorMap:make(map[string]thrift.TProcessorFunction)}
+  self75.processorMap["launchTask"] = &backendServiceProcessorLaunchTask{handler:handler}
+return self75
 }
 
 func (p *BackendServiceProcessor) Process(ctx context.Context, iprot, oprot thrift.TProtocol) (success bool, err thrift.TException) {
@@ -5945,12 +6318,12 @@ func (p *BackendServiceProcessor) Process(ctx context.Context, iprot, oprot thri
   }
   iprot.Skip(ctx, thrift.STRUCT)
   iprot.ReadMessageEnd(ctx)
-  x71 := thrift.NewTApplicationException(thrift.UNKNOWN_METHOD, "Unknown function " + name)
+  x76 := thrift.NewTApplicationException(thrift.UNKNOWN_METHOD, "Unknown function " + name)
   oprot.WriteMessageBegin(ctx, name, thrift.EXCEPTION, seqId)
-  x71.Write(ctx, oprot)
+  x76.Write(ctx, oprot)
   oprot.WriteMessageEnd(ctx)
   oprot.Flush(ctx)
-  return false, x71
+  return false, x76
 
 }
 
@@ -5959,7 +6332,7 @@ type backendServiceProcessorLaunchTask struct {
 }
 
 func (p *backendServiceProcessorLaunchTask) Process(ctx context.Context, seqId int32, iprot, oprot thrift.TProtocol) (success bool, err thrift.TException) {
-  var _write_err72 error
+  var _write_err77 error
   args := BackendServiceLaunchTaskArgs{}
   if err2 := args.Read(ctx, iprot); err2 != nil {
     iprot.ReadMessageEnd(ctx)
@@ -6005,39 +6378,39 @@ func (p *backendServiceProcessorLaunchTask) Process(ctx context.Context, seqId i
     if errors.Is(err2, thrift.ErrAbandonRequest) {
       return false, thrift.WrapTException(err2)
     }
-    _exc73 := thrift.NewTApplicationException(thrift.INTERNAL_ERROR, "Internal error processing launchTask: " + err2.Error())
+    _exc78 := thrift.NewTApplicationException(thrift.INTERNAL_ERROR, "Internal error processing launchTask: " + err2.Error())
     if err2 := oprot.WriteMessageBegin(ctx, "launchTask", thrift.EXCEPTION, seqId); err2 != nil {
-      _write_err72 = thrift.WrapTException(err2)
+      _write_err77 = thrift.WrapTException(err2)
     }
-    if err2 := _exc73.Write(ctx, oprot); _write_err72 == nil && err2 != nil {
-      _write_err72 = thrift.WrapTException(err2)
+    if err2 := _exc78.Write(ctx, oprot); _write_err77 == nil && err2 != nil {
+      _write_err77 = thrift.WrapTException(err2)
     }
-    if err2 := oprot.WriteMessageEnd(ctx); _write_err72 == nil && err2 != nil {
-      _write_err72 = thrift.WrapTException(err2)
+    if err2 := oprot.WriteMessageEnd(ctx); _write_err77 == nil && err2 != nil {
+      _write_err77 = thrift.WrapTException(err2)
     }
-    if err2 := oprot.Flush(ctx); _write_err72 == nil && err2 != nil {
-      _write_err72 = thrift.WrapTException(err2)
+    if err2 := oprot.Flush(ctx); _write_err77 == nil && err2 != nil {
+      _write_err77 = thrift.WrapTException(err2)
     }
-    if _write_err72 != nil {
-      return false, thrift.WrapTException(_write_err72)
+    if _write_err77 != nil {
+      return false, thrift.WrapTException(_write_err77)
     }
     return true, err
   }
   tickerCancel()
   if err2 := oprot.WriteMessageBegin(ctx, "launchTask", thrift.REPLY, seqId); err2 != nil {
-    _write_err72 = thrift.WrapTException(err2)
+    _write_err77 = thrift.WrapTException(err2)
   }
-  if err2 := result.Write(ctx, oprot); _write_err72 == nil && err2 != nil {
-    _write_err72 = thrift.WrapTException(err2)
+  if err2 := result.Write(ctx, oprot); _write_err77 == nil && err2 != nil {
+    _write_err77 = thrift.WrapTException(err2)
   }
-  if err2 := oprot.WriteMessageEnd(ctx); _write_err72 == nil && err2 != nil {
-    _write_err72 = thrift.WrapTException(err2)
+  if err2 := oprot.WriteMessageEnd(ctx); _write_err77 == nil && err2 != nil {
+    _write_err77 = thrift.WrapTException(err2)
   }
-  if err2 := oprot.Flush(ctx); _write_err72 == nil && err2 != nil {
-    _write_err72 = thrift.WrapTException(err2)
+  if err2 := oprot.Flush(ctx); _write_err77 == nil && err2 != nil {
+    _write_err77 = thrift.WrapTException(err2)
   }
-  if _write_err72 != nil {
-    return false, thrift.WrapTException(_write_err72)
+  if _write_err77 != nil {
+    return false, thrift.WrapTException(_write_err77)
   }
   return true, err
 }
@@ -6322,14 +6695,14 @@ func (p *FrontendServiceClient) SetLastResponseMeta_(meta thrift.ResponseMeta) {
 //  - Status
 //  - Message
 func (p *FrontendServiceClient) FrontendMessage(ctx context.Context, taskId *TFullTaskId, status int32, message []byte) (_err error) {
-  var _args74 FrontendServiceFrontendMessageArgs
-  _args74.TaskId = taskId
-  _args74.Status = status
-  _args74.Message = message
-  var _result76 FrontendServiceFrontendMessageResult
-  var _meta75 thrift.ResponseMeta
-  _meta75, _err = p.Client_().Call(ctx, "frontendMessage", &_args74, &_result76)
-  p.SetLastResponseMeta_(_meta75)
+  var _args79 FrontendServiceFrontendMessageArgs
+  _args79.TaskId = taskId
+  _args79.Status = status
+  _args79.Message = message
+  var _result81 FrontendServiceFrontendMessageResult
+  var _meta80 thrift.ResponseMeta
+  _meta80, _err = p.Client_().Call(ctx, "frontendMessage", &_args79, &_result81)
+  p.SetLastResponseMeta_(_meta80)
   if _err != nil {
     return
   }
@@ -6356,9 +6729,9 @@ func (p *FrontendServiceProcessor) ProcessorMap() map[string]thrift.TProcessorFu
 
 func NewFrontendServiceProcessor(handler FrontendService) *FrontendServiceProcessor {
 
-  self77 := &FrontendServiceProcessor{handler:handler, processorMap:make(map[string]thrift.TProcessorFunction)}
-  self77.processorMap["frontendMessage"] = &frontendServiceProcessorFrontendMessage{handler:handler}
-return self77
+  self82 := &FrontendServiceProcessor{handler:handler, processorMap:make(map[string]thrift.TProcessorFunction)}
+  self82.processorMap["frontendMessage"] = &frontendServiceProcessorFrontendMessage{handler:handler}
+return self82
 }
 
 func (p *FrontendServiceProcessor) Process(ctx context.Context, iprot, oprot thrift.TProtocol) (success bool, err thrift.TException) {
@@ -6369,12 +6742,12 @@ func (p *FrontendServiceProcessor) Process(ctx context.Context, iprot, oprot thr
   }
   iprot.Skip(ctx, thrift.STRUCT)
   iprot.ReadMessageEnd(ctx)
-  x78 := thrift.NewTApplicationException(thrift.UNKNOWN_METHOD, "Unknown function " + name)
+  x83 := thrift.NewTApplicationException(thrift.UNKNOWN_METHOD, "Unknown function " + name)
   oprot.WriteMessageBegin(ctx, name, thrift.EXCEPTION, seqId)
-  x78.Write(ctx, oprot)
+  x83.Write(ctx, oprot)
   oprot.WriteMessageEnd(ctx)
   oprot.Flush(ctx)
-  return false, x78
+  return false, x83
 
 }
 
@@ -6383,7 +6756,7 @@ type frontendServiceProcessorFrontendMessage struct {
 }
 
 func (p *frontendServiceProcessorFrontendMessage) Process(ctx context.Context, seqId int32, iprot, oprot thrift.TProtocol) (success bool, err thrift.TException) {
-  var _write_err79 error
+  var _write_err84 error
   args := FrontendServiceFrontendMessageArgs{}
   if err2 := args.Read(ctx, iprot); err2 != nil {
     iprot.ReadMessageEnd(ctx)
@@ -6429,39 +6802,39 @@ func (p *frontendServiceProcessorFrontendMessage) Process(ctx context.Context, s
     if errors.Is(err2, thrift.ErrAbandonRequest) {
       return false, thrift.WrapTException(err2)
     }
-    _exc80 := thrift.NewTApplicationException(thrift.INTERNAL_ERROR, "Internal error processing frontendMessage: " + err2.Error())
+    _exc85 := thrift.NewTApplicationException(thrift.INTERNAL_ERROR, "Internal error processing frontendMessage: " + err2.Error())
     if err2 := oprot.WriteMessageBegin(ctx, "frontendMessage", thrift.EXCEPTION, seqId); err2 != nil {
-      _write_err79 = thrift.WrapTException(err2)
+      _write_err84 = thrift.WrapTException(err2)
     }
-    if err2 := _exc80.Write(ctx, oprot); _write_err79 == nil && err2 != nil {
-      _write_err79 = thrift.WrapTException(err2)
+    if err2 := _exc85.Write(ctx, oprot); _write_err84 == nil && err2 != nil {
+      _write_err84 = thrift.WrapTException(err2)
     }
-    if err2 := oprot.WriteMessageEnd(ctx); _write_err79 == nil && err2 != nil {
-      _write_err79 = thrift.WrapTException(err2)
+    if err2 := oprot.WriteMessageEnd(ctx); _write_err84 == nil && err2 != nil {
+      _write_err84 = thrift.WrapTException(err2)
     }
-    if err2 := oprot.Flush(ctx); _write_err79 == nil && err2 != nil {
-      _write_err79 = thrift.WrapTException(err2)
+    if err2 := oprot.Flush(ctx); _write_err84 == nil && err2 != nil {
+      _write_err84 = thrift.WrapTException(err2)
     }
-    if _write_err79 != nil {
-      return false, thrift.WrapTException(_write_err79)
+    if _write_err84 != nil {
+      return false, thrift.WrapTException(_write_err84)
     }
     return true, err
   }
   tickerCancel()
   if err2 := oprot.WriteMessageBegin(ctx, "frontendMessage", thrift.REPLY, seqId); err2 != nil {
-    _write_err79 = thrift.WrapTException(err2)
+    _write_err84 = thrift.WrapTException(err2)
   }
-  if err2 := result.Write(ctx, oprot); _write_err79 == nil && err2 != nil {
-    _write_err79 = thrift.WrapTException(err2)
+  if err2 := result.Write(ctx, oprot); _write_err84 == nil && err2 != nil {
+    _write_err84 = thrift.WrapTException(err2)
   }
-  if err2 := oprot.WriteMessageEnd(ctx); _write_err79 == nil && err2 != nil {
-    _write_err79 = thrift.WrapTException(err2)
+  if err2 := oprot.WriteMessageEnd(ctx); _write_err84 == nil && err2 != nil {
+    _write_err84 = thrift.WrapTException(err2)
   }
-  if err2 := oprot.Flush(ctx); _write_err79 == nil && err2 != nil {
-    _write_err79 = thrift.WrapTException(err2)
+  if err2 := oprot.Flush(ctx); _write_err84 == nil && err2 != nil {
+    _write_err84 = thrift.WrapTException(err2)
   }
-  if _write_err79 != nil {
-    return false, thrift.WrapTException(_write_err79)
+  if _write_err84 != nil {
+    return false, thrift.WrapTException(_write_err84)
   }
   return true, err
 }
