@@ -77,63 +77,9 @@ SCHED1=$FAIR_NET.11:20503
 SCHED2=$FAIR_NET.12:20503
 POLLER_PID=
 
-log() { printf '%s fairness: %s\n' "$(date -u +%H:%M:%S.%3N)" "$*" >&2; }
-now() { date +%s.%N; }
-
-declare -A CID
-load_cids() {
-	CID=()
-	local svc id
-	while read -r svc id; do
-		CID[$svc]=$id
-	done < <(docker ps -a --filter "label=com.docker.compose.project=$PROJECT" \
-		--filter "label=com.docker.compose.oneoff=False" \
-		--format '{{.Label "com.docker.compose.service"}} {{.ID}}')
-}
-cid() { echo "${CID[$1]:-}"; }
-
-stop_poller() {
-	if [ -n "$POLLER_PID" ]; then
-		kill "$POLLER_PID" 2>/dev/null || true
-		wait "$POLLER_PID" 2>/dev/null || true
-		POLLER_PID=
-	fi
-}
-
-fleet_down() {
-	local c
-	for c in $(docker ps -q --filter "label=com.docker.compose.project=$PROJECT" --filter status=paused); do
-		docker unpause "$c" >/dev/null 2>&1 || true
-	done
-	docker ps -aq --filter "label=$PROJECT.driver=1" | xargs -r docker rm -f >/dev/null 2>&1 || true
-	docker ps -aq --filter "label=com.docker.compose.project=$PROJECT" | xargs -r docker rm -f >/dev/null 2>&1 || true
-	"${COMPOSE[@]}" down -v -t 1 --remove-orphans >/dev/null 2>&1 || true
-}
-
-cleanup() {
-	local rc=$?
-	set +e
-	stop_poller
-	fleet_down
-	exit $rc
-}
-trap cleanup EXIT
-trap 'exit 130' INT TERM
-
-# wait_for SECONDS WHAT COMMAND...: poll COMMAND every 0.25 s until it
-# succeeds; fail after SECONDS.
-wait_for() {
-	local limit=$1 what=$2
-	shift 2
-	local deadline=$((SECONDS + limit))
-	until "$@"; do
-		if ((SECONDS >= deadline)); then
-			log "timed out after ${limit}s waiting for $what"
-			return 1
-		fi
-		sleep 0.25
-	done
-}
+E2E_TAG=fairness
+# shellcheck source=scripts/e2e/lib.sh
+. scripts/e2e/lib.sh
 
 ready() { "$PY" scripts/e2e/fairness_report.py ready "$OUT" "$@"; }
 

@@ -34,6 +34,8 @@ import os
 import statistics
 import sys
 
+import e2elib
+
 CONSTRAINED = os.environ.get("FAIR_CONSTRAINED", "spark")
 TOL = float(os.environ.get("FAIR_TOL", "1"))
 K = int(os.environ.get("FAIR_K", "3"))
@@ -43,23 +45,6 @@ HOLD = float(os.environ.get("FAIR_HOLD", "0.8"))
 PERIOD = float(os.environ.get("FAIR_PERIOD_S", "1"))
 NODES = int(os.environ.get("FAIR_NODES", "8"))
 EXECUTORS = [f"ex{i}" for i in range(1, NODES + 1)]
-
-
-def read_env(path):
-    env = {}
-    if os.path.exists(path):
-        for line in open(path):
-            if "=" in line:
-                k, v = line.rstrip("\n").split("=", 1)
-                env[k] = v
-    return env
-
-
-def fnum(env, k):
-    try:
-        return float(env[k])
-    except (KeyError, ValueError):
-        return None
 
 
 def rfc3339(s):
@@ -72,18 +57,6 @@ def rfc3339(s):
         return None
     y, mo, d, h, mi, se = (int(x) for x in m.groups()[:6])
     return calendar.timegm((y, mo, d, h, mi, se, 0, 0, 0)) + float("0." + (m.group(7) or "0"))
-
-
-def timeline(out):
-    samples = []
-    p = os.path.join(out, "timeline.jsonl")
-    if os.path.exists(p):
-        for line in open(p):
-            try:
-                samples.append(json.loads(line))
-            except ValueError:
-                pass
-    return samples
 
 
 def guidances(samples):
@@ -154,9 +127,9 @@ def log_events(out, what, a, b):
 
 def check(out, name):
     d = os.path.join(out, name)
-    env = read_env(os.path.join(d, "fault.env"))
-    fault_at, back_at, end_at = fnum(env, "fault_at"), fnum(env, "back_at"), fnum(env, "end_at")
-    start_at = fnum(env, "start_at")
+    env = e2elib.read_env(os.path.join(d, "fault.env"))
+    fault_at, back_at, end_at = e2elib.fnum(env, "fault_at"), e2elib.fnum(env, "back_at"), e2elib.fnum(env, "end_at")
+    start_at = e2elib.fnum(env, "start_at")
     res = {"scenario": name, "checks": [], "failed": [], "tol": TOL, "k": K, "within_s": WITHIN,
            "coordinators": env.get("coordinators"), "fault": env.get("fault"),
            "scenario_s": int(float(env.get("scenario_s", "0") or 0)),
@@ -210,7 +183,7 @@ def check(out, name):
        + (f"; duplicates: {dups[:5]}" if dups else "") + ")")
     ok(sum(launches.values()) >= done, f"every completed task was launched ({sum(launches.values())} launches, {done} tasks completed)")
 
-    samples = [s for s in timeline(out) if start_at and end_at and start_at <= s["t"] <= end_at]
+    samples = [s for s in e2elib.timeline(out) if start_at and end_at and start_at <= s["t"] <= end_at]
     gs = [g for g in guidances(samples) if g["at"] >= (start_at or 0)]
     res["guidance_versions"] = len(gs)
     ok(fault_at is not None and back_at is not None, "fault injected and the coordinator back (or taken over)")
@@ -288,15 +261,13 @@ def check(out, name):
     return finish(d, res)
 
 
-def finish(d, res):
-    json.dump(res, open(os.path.join(d, "result.json"), "w"), indent=1, sort_keys=True)
-    for c in res["checks"]:
-        print(f"  {res['scenario']}: {c}")
-    keys = ("targets_before", "published_during", "nm_fell_back", "first_fallback_s", "takeover_by", "takeover_s",
+FINISH_KEYS = ("targets_before", "published_during", "nm_fell_back", "first_fallback_s", "takeover_by", "takeover_s",
             "back_after_fault_s", "recovery_s", "hold", "guidance_recovery_s", "recovered_by", "nm_outage",
             "nm_after_mean", "backlogged", "guidance_after", "guidance_versions")
-    print(f"  {res['scenario']}: " + json.dumps({k: res.get(k) for k in keys}))
-    return 1 if res["failed"] else 0
+
+
+def finish(d, res):
+    return e2elib.finish(d, res, FINISH_KEYS)
 
 
 def fmt(v, unit=""):
@@ -340,7 +311,7 @@ def ready(out, mode, since=None):
     from all of their reports and STANDBY (if named) stands by. "share
     SINCE": the last K guidances computed after SINCE all had the
     constrained user within TOL of its target."""
-    samples = timeline(out)[-8:]
+    samples = e2elib.timeline(out)[-8:]
     if not samples:
         return False
     if mode[0] == "fleet":
@@ -352,7 +323,7 @@ def ready(out, mode, since=None):
             sb = (last.get("coord") or {}).get(mode[2])
             return bool(sb) and not sb.get("active")
         return True
-    all_samples = timeline(out)
+    all_samples = e2elib.timeline(out)
     gs = [g for g in guidances(all_samples) if g["at"] >= float(since) and g["target"] is not None]
     if len(gs) < K or not all(within(g) for g in gs[-K:]):
         return False

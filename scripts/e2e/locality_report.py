@@ -45,6 +45,8 @@ import re
 import signal
 import sys
 import time
+
+import e2elib
 import urllib.request
 
 STALE = float(os.environ.get("LOC_STALE_S", "3"))
@@ -122,34 +124,6 @@ def poll(out, every, targets):
 
 # ---- reading
 
-def timeline(out):
-    samples = []
-    p = os.path.join(out, "timeline.jsonl")
-    if os.path.exists(p):
-        for line in open(p):
-            try:
-                samples.append(json.loads(line))
-            except ValueError:
-                pass
-    return samples
-
-
-def read_env(path):
-    env = {}
-    if os.path.exists(path):
-        for line in open(path):
-            if "=" in line:
-                k, v = line.rstrip("\n").split("=", 1)
-                env[k] = v
-    return env
-
-
-def fnum(env, k):
-    try:
-        return float(env[k])
-    except (KeyError, ValueError):
-        return None
-
 
 def schedulers(samples):
     return sorted({n for s in samples for n in s.get("sched", {})})
@@ -179,7 +153,7 @@ def total(samples, what, keys, a, b):
 # ---- ready
 
 def ready(out, args):
-    samples = timeline(out)
+    samples = e2elib.timeline(out)
     if not samples:
         return False
     last = samples[-1]
@@ -209,8 +183,8 @@ def ready(out, args):
 
 def check(out, name):
     d = os.path.join(out, name)
-    env = read_env(os.path.join(d, "fault.env"))
-    start_at, fault_at, back_at, end_at = (fnum(env, k) for k in ("start_at", "fault_at", "back_at", "end_at"))
+    env = e2elib.read_env(os.path.join(d, "fault.env"))
+    start_at, fault_at, back_at, end_at = (e2elib.fnum(env, k) for k in ("start_at", "fault_at", "back_at", "end_at"))
     res = {"scenario": name, "checks": [], "failed": [], "fault": env.get("fault"), "coordinators": env.get("coordinators"),
            "scenario_s": int(float(env.get("scenario_s", "0") or 0)), "stale_s": STALE,
            "loadavg": f"{env.get('loadavg_start', '?')}→{env.get('loadavg_end', '?')}"}
@@ -275,7 +249,7 @@ def check(out, name):
     ok(None not in (start_at, fault_at, back_at, end_at), "fault injected and the coordinator back (or taken over)")
     if None in (start_at, fault_at, back_at, end_at):
         return finish(d, res)
-    samples = [s for s in timeline(out) if start_at - 5 <= s["t"] <= end_at + 1]
+    samples = [s for s in e2elib.timeline(out) if start_at - 5 <= s["t"] <= end_at + 1]
     names = schedulers(samples)
     res["schedulers"] = names
 
@@ -340,8 +314,15 @@ def check(out, name):
         res["prices_widened_during"] = total(samples, "widened", ["rack/prices", "cluster/prices"], outage_from, back_at)
         res["delay_widened_during"] = total(samples, "widened", ["rack/delay", "cluster/delay"], min(f["off_at"] for f in fb.values()), back_at)
         ok(res["prices_widened_during"] == 0, f"no task widened by prices while they were stale ({res['prices_widened_during']})")
-        ok((res["delay_widened_during"] or 0) > 0,
-           f"the delay widened tasks while prices were stale: Sparrow's relaxation took over ({res['delay_widened_during']} tasks)")
+        what = (f"the delay widened tasks while prices were stale: Sparrow's relaxation took over "
+                f"({res['delay_widened_during']} tasks in {res['stale_for_s']} s)")
+        if expect_fallback:
+            ok((res["delay_widened_during"] or 0) > 0, what)
+        else:
+            # A standby that takes over may leave the prices stale for less
+            # than a delayThreshold, too short for the delay to widen any
+            # task: reported, not required (see locality.sh).
+            res["checks"].append("INFO " + what)
 
     # Resume: every scheduler fresh again with prices computed after the
     # return, then the prices widen tasks again.
@@ -376,14 +357,12 @@ def check(out, name):
     return finish(d, res)
 
 
-def finish(d, res):
-    json.dump(res, open(os.path.join(d, "result.json"), "w"), indent=1, sort_keys=True)
-    for c in res["checks"]:
-        print(f"  {res['scenario']}: {c}")
-    keys = ("fallback", "stale_for_s", "back_after_fault_s", "takeover_s", "fresh_after_return_s",
+FINISH_KEYS = ("fallback", "stale_for_s", "back_after_fault_s", "takeover_s", "fresh_after_return_s",
             "prices_widen_after_return_s", "prices_widened_during", "delay_widened_during", "launched")
-    print(f"  {res['scenario']}: " + json.dumps({k: res.get(k) for k in keys}))
-    return 1 if res["failed"] else 0
+
+
+def finish(d, res):
+    return e2elib.finish(d, res, FINISH_KEYS)
 
 
 def fmt(v, unit=""):

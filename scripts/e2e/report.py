@@ -17,6 +17,8 @@ import os
 import re
 import sys
 
+import e2elib
+
 NET = os.environ.get("E2E_NET", "10.217.0")
 NM_IP = {f"nm{i}": f"{NET}.{20 + i}" for i in range(1, 7)}
 SCHED_IP = {f"scheduler{i}": f"{NET}.{10 + i}" for i in range(1, 4)}
@@ -43,16 +45,6 @@ def ms(a, b):
     return round((b - a) * 1000, 1)
 
 
-def read_env(path):
-    env = {}
-    if os.path.exists(path):
-        for line in open(path):
-            if "=" in line:
-                k, v = line.rstrip("\n").split("=", 1)
-                env[k] = v
-    return env
-
-
 def log_lines(path):
     """(docker timestamp, parsed JSON or None, raw) per line of a docker logs -t file."""
     if not os.path.exists(path):
@@ -67,7 +59,7 @@ def log_lines(path):
 
 
 def check(d):
-    env = read_env(os.path.join(d, "fault.env"))
+    env = e2elib.read_env(os.path.join(d, "fault.env"))
     name = os.path.basename(os.path.normpath(d))
     target = env.get("target", "")
     # Detection and recovery are measured from the fault: for a kill, when

@@ -59,22 +59,12 @@ COMPOSE=(docker-compose -p "$PROJECT" -f deploy/docker-compose.e2e.yml)
 NETWORK=${PROJECT}_sparrow
 SCHED_IPS=("$E2E_NET.11" "$E2E_NET.12" "$E2E_NET.13")
 
-log() { printf '%s e2e: %s\n' "$(date -u +%H:%M:%S.%3N)" "$*" >&2; }
+POLLER_PID=
+E2E_TAG=e2e
+# shellcheck source=scripts/e2e/lib.sh
+. scripts/e2e/lib.sh
+# The fault scenarios' report reads ISO times.
 now() { date -u +%Y-%m-%dT%H:%M:%S.%NZ; }
-
-# Container ids by service, read once per fleet (docker-compose ps costs
-# about a second per call).
-declare -A CID
-load_cids() {
-	CID=()
-	local svc id
-	while read -r svc id; do
-		CID[$svc]=$id
-	done < <(docker ps -a --filter "label=com.docker.compose.project=$PROJECT" \
-		--filter "label=com.docker.compose.oneoff=False" \
-		--format '{{.Label "com.docker.compose.service"}} {{.ID}}')
-}
-cid() { echo "${CID[$1]:-}"; }
 
 # driver NAME ARGS...: run `sparrow drive` in a container on the fleet's
 # network, as the compose file's driver service does (docker run starts in
@@ -88,34 +78,6 @@ driver() {
 		"$E2E_IMAGE" drive "${DRIVER_ARGS[@]}" "$@" </dev/null
 }
 
-cleanup() {
-	local rc=$?
-	set +e
-	for c in $(docker ps -q --filter "label=com.docker.compose.project=$PROJECT" --filter status=paused); do
-		docker unpause "$c" >/dev/null 2>&1
-	done
-	docker ps -aq --filter "label=$PROJECT.driver=1" | xargs -r docker rm -f >/dev/null 2>&1
-	"${COMPOSE[@]}" down -v -t 2 --remove-orphans >/dev/null 2>&1
-	exit $rc
-}
-trap cleanup EXIT
-trap 'exit 130' INT TERM
-
-# wait_for SECONDS WHAT COMMAND...: poll COMMAND every 0.2 s until it
-# succeeds; fail after SECONDS.
-wait_for() {
-	local limit=$1 what=$2
-	shift 2
-	local deadline=$((SECONDS + limit))
-	until "$@"; do
-		if ((SECONDS >= deadline)); then
-			log "timed out after ${limit}s waiting for $what"
-			return 1
-		fi
-		sleep 0.2
-	done
-}
-
 fleet_up() {
 	log "fleet up"
 	"${COMPOSE[@]}" up -d >"$DIR/compose-up.log" 2>&1 || {
@@ -124,17 +86,6 @@ fleet_up() {
 	}
 	load_cids
 	wait_for 60 "every executor to register" executors_registered
-}
-
-# fleet_down: the fleet's logs are collected; remove its containers at once
-# (no graceful stop needed), then let docker-compose remove the rest.
-fleet_down() {
-	local c
-	for c in $(docker ps -q --filter "label=com.docker.compose.project=$PROJECT" --filter status=paused); do
-		docker unpause "$c" >/dev/null 2>&1 || true
-	done
-	docker ps -aq --filter "label=com.docker.compose.project=$PROJECT" | xargs -r docker rm -f >/dev/null 2>&1 || true
-	"${COMPOSE[@]}" down -v -t 1 --remove-orphans >/dev/null 2>&1 || true
 }
 
 executors_registered() {
