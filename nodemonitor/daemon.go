@@ -1,6 +1,7 @@
 package nodemonitor
 
 import (
+	"strconv"
 	"sync"
 	"time"
 
@@ -83,6 +84,7 @@ func StartDaemon(cfg DaemonConfig) (*Daemon, error) {
 	d.meta = membership.Meta{
 		Role: membership.RoleNodeMonitor, Slots: cfg.Slots, Attrs: cfg.Attrs,
 		Service: rpc.Advertised(svc.Addr(), host), Internal: rpc.Advertised(internal.Addr(), host),
+		Boot: strconv.FormatInt(time.Now().UnixNano(), 36),
 	}
 	cluster, err := membership.Start(membership.Config{
 		Name: cfg.Name, Bind: cfg.Gossip, Seeds: cfg.Join, Profile: cfg.GossipProfile, Keyring: cfg.Keyring,

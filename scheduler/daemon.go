@@ -89,11 +89,11 @@ func StartDaemon(cfg DaemonConfig) (*Daemon, error) {
 	}
 	d := &Daemon{Scheduler: s, Cluster: cluster, svc: svc, gt: gt, log: s.log,
 		stop: make(chan struct{}), done: make(chan struct{})}
-	// A node monitor that dies or leaves takes its reservations and
-	// running tasks with it.
+	// A node monitor that dies or leaves takes its reservations and,
+	// unless it was a false death, its running tasks with it (nodeloss.go).
 	cluster.Watch(func(ev membership.Event) {
 		if ev.Kind == membership.Left && ev.Member.Meta.Role == membership.RoleNodeMonitor {
-			go s.NodeLost(ev.Member.Meta.Internal)
+			go d.nodeLeft(ev.Member)
 		}
 	})
 	// The coordinator's locality prices arrive as direct gossip messages.

@@ -88,6 +88,41 @@ func (s *Scheduler) TasksFinished(ctx context.Context, nm *sparrowrpc.THostPort,
 	return nil
 }
 
+// NodeGone places elsewhere, at once, the reservations queued on a node
+// monitor that died or left, for every request with unlaunched tasks. Its
+// running tasks stay tracked: NodeLost reports them, once it is clear the
+// node monitor is not coming back (the daemon waits NodeLostGrace).
+func (s *Scheduler) NodeGone(addr string) {
+	s.mu.Lock()
+	affected := s.holdingLocked(addr)
+	s.mu.Unlock()
+	if len(affected) > 0 {
+		s.log.Warn().Str("node", addr).Int("requests_replaced", len(affected)).
+			Msg("node monitor gone; its reservations placed elsewhere")
+	}
+	s.replaceAll(affected, addr)
+}
+
+// holdingLocked returns the requests holding reservations on addr. Called
+// with s.mu held.
+func (s *Scheduler) holdingLocked(addr string) []*request {
+	var out []*request
+	for _, r := range s.requests {
+		if r.Holds(addr) {
+			out = append(out, r)
+		}
+	}
+	return out
+}
+
+// replaceAll places the reservations each request held on addr elsewhere.
+func (s *Scheduler) replaceAll(rs []*request, addr string) {
+	for _, r := range rs {
+		s.mu.Lock()
+		s.replace(r, addr)
+	}
+}
+
 // NodeLost handles a node monitor that died or left: its reservations are
 // placed again elsewhere for every request with unlaunched tasks, and the
 // tasks that were running there are reported to their frontends as lost
@@ -101,12 +136,7 @@ func (s *Scheduler) NodeLost(addr string) {
 	lost := s.running[addr]
 	delete(s.running, addr)
 	s.tracked -= len(lost)
-	var affected []*request
-	for _, r := range s.requests {
-		if r.Holds(addr) {
-			affected = append(affected, r)
-		}
-	}
+	affected := s.holdingLocked(addr)
 	s.stats.TasksLost += uint64(len(lost))
 	for t := range lost {
 		s.lost.add(t)
@@ -117,10 +147,7 @@ func (s *Scheduler) NodeLost(addr string) {
 		s.log.Warn().Str("node", addr).Int("running_lost", len(lost)).Int("requests_replaced", len(affected)).
 			Msg("node monitor lost")
 	}
-	for _, r := range affected {
-		s.mu.Lock()
-		s.replace(r, addr)
-	}
+	s.replaceAll(affected, addr)
 	if len(lost) == 0 {
 		return
 	}

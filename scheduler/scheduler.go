@@ -22,6 +22,11 @@ import (
 // DefaultProbeRatio is d when neither the request nor the config sets it.
 const DefaultProbeRatio = 2.0
 
+// DefaultNodeLostGrace is how long a scheduler waits, after gossip
+// declares a node monitor dead, before it reports the tasks running there
+// lost (Config.NodeLostGrace).
+const DefaultNodeLostGrace = time.Second
+
 // DefaultReservationTimeout bounds how long a request's reservations may go
 // unanswered before more are placed.
 const DefaultReservationTimeout = 30 * time.Second
@@ -50,6 +55,13 @@ type Config struct {
 	// no node loses its queue position). 0 means DefaultReservationTimeout;
 	// negative disables it.
 	ReservationTimeout time.Duration
+	// NodeLostGrace is how long the daemon waits, after gossip declares a
+	// node monitor dead, before reporting its running tasks lost; a node
+	// monitor back by then as the same process (membership.Meta.Boot) was
+	// never dead, and its tasks are kept. Its queued reservations are
+	// placed elsewhere at once either way. 0 means DefaultNodeLostGrace;
+	// negative reports at once.
+	NodeLostGrace time.Duration
 	// LocalityStale is how long the coordinator's prices guide relaxable
 	// tasks after they arrive (locality.go); 0 means DefaultLocalityStale.
 	LocalityStale time.Duration
@@ -183,6 +195,9 @@ type Stats struct {
 func New(cfg Config, view NodeView) (*Scheduler, error) {
 	if cfg.ProbeRatio == 0 {
 		cfg.ProbeRatio = DefaultProbeRatio
+	}
+	if cfg.NodeLostGrace == 0 {
+		cfg.NodeLostGrace = DefaultNodeLostGrace
 	}
 	if cfg.ReservationTimeout == 0 {
 		cfg.ReservationTimeout = DefaultReservationTimeout

@@ -43,6 +43,12 @@ type Meta struct {
 	// advertised so that `sparrow status` can fetch what does not fit in
 	// the 512 bytes of gossip metadata, such as per-user counts.
 	HTTP string `json:"h,omitempty"`
+	// Boot is a node monitor's start nonce, new each time the process
+	// starts. A member declared dead that is live again with the same Boot
+	// never stopped (gossip can declare a member dead on a partitioned
+	// peer's stale word); one with a new Boot restarted and lost its
+	// running tasks.
+	Boot string `json:"b,omitempty"`
 }
 
 // AttrLoadReports, set to "1" in a scheduler's Attrs, asks node monitors
