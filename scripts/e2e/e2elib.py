@@ -45,3 +45,16 @@ def finish(d, res, keys):
         print(f"  {res['scenario']}: {c}")
     print(f"  {res['scenario']}: " + json.dumps({k: res.get(k) for k in keys}))
     return 1 if res["failed"] else 0
+
+
+def fmt(v, unit=""):
+    """v with its unit, or a dash for None."""
+    return "–" if v is None else f"{v}{unit}"
+
+
+def results(out, names):
+    """(name, result) for each scenario in names, result None if it wrote
+    no out/name/result.json."""
+    for n in names:
+        p = os.path.join(out, n, "result.json")
+        yield n, (json.load(open(p)) if os.path.exists(p) else None)

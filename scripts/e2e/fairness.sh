@@ -222,34 +222,14 @@ run_scenario() {
 	log "=== $SCENARIO ran in $((SECONDS - t0))s"
 }
 
-collect_logs() {
-	local svc c
-	for svc in scheduler1 scheduler2 coord-a coord-b $(for i in $(seq 1 8); do echo nm$i ex$i; done); do
-		c=$(cid "$svc")
-		[ -n "$c" ] || continue
-		docker logs -t "$c" >"$OUT/$svc.log" 2>&1 || true
-		case $svc in ex*) grep -o '{"launch".*' "$OUT/$svc.log" >"$OUT/$svc.launches" || true ;; esac
-	done
+log_services() {
+	local i
+	echo scheduler1 scheduler2 coord-a coord-b
+	for i in $(seq 1 8); do echo nm$i ex$i; done
 }
 
-docker image inspect "$FAIR_IMAGE" >/dev/null 2>&1 || {
-	echo "fairness: image $FAIR_IMAGE not found; run make docker" >&2
-	exit 1
-}
-rm -rf "$OUT"
-mkdir -p "$OUT"
 start=$SECONDS
-fleet_down # leftovers of an interrupted run
-if fleet_up; then
-	for s in $SCENARIOS; do
-		run_scenario "$s" || log "$s: not run to the end"
-	done
-else
-	log "the fleet did not come up; logs in $OUT"
-fi
-stop_poller
-collect_logs
-fleet_down
+run_scenarios "$FAIR_IMAGE"
 failed=()
 for s in $SCENARIOS; do
 	rc=0

@@ -270,8 +270,7 @@ def finish(d, res):
     return e2elib.finish(d, res, FINISH_KEYS)
 
 
-def fmt(v, unit=""):
-    return "–" if v is None else f"{v}{unit}"
+fmt = e2elib.fmt
 
 
 def table(out, names):
@@ -280,12 +279,10 @@ def table(out, names):
           "| settled after the return (node monitors; coordinator's view) | held after settling "
           "| drivers: jobs completed, lost reports | exactly-once | result | time | host load |")
     print("|---|---|---|---|---|---|---|---|---|---|---|---|---|---|")
-    for n in names:
-        p = os.path.join(out, n, "result.json")
-        if not os.path.exists(p):
+    for n, r in e2elib.results(out, names):
+        if r is None:
             print(f"| {n} | (no result) |" + " |" * 12)
             continue
-        r = json.load(open(p))
         pub = ", ".join(f"{k} {v}" for k, v in sorted((r.get("published_during") or {}).items())) or "none"
         fb = f"{r.get('nm_fell_back')} of {NODES}" + (f", first {r['first_fallback_s']} s after the fault" if r.get("first_fallback_s") is not None else "")
         to = f"{r['takeover_by']}, {r['takeover_s']} s after the fault" if r.get("takeover_by") else "no"

@@ -4,7 +4,10 @@
 #   PROJECT   the docker-compose project
 #   COMPOSE   the docker-compose command, as an array
 #   POLLER_PID  empty, or the pid of a background poller to stop on exit
+#   OUT       the results directory
 # It installs an EXIT trap that stops the poller and takes the fleet down.
+# run_scenarios also needs the caller's fleet_up, run_scenario NAME,
+# log_services (the compose services whose logs to keep) and SCENARIOS.
 
 log() { printf '%s %s: %s\n' "$(date -u +%H:%M:%S.%3N)" "$E2E_TAG" "$*" >&2; }
 now() { date +%s.%N; }
@@ -66,4 +69,41 @@ wait_for() {
 		fi
 		sleep 0.25
 	done
+}
+
+# collect_logs SERVICE...: each service container's log into $OUT, and
+# beside an executor's (ex*) its launch lines, for the exactly-once check.
+collect_logs() {
+	local svc c
+	for svc in "$@"; do
+		c=$(cid "$svc")
+		[ -n "$c" ] || continue
+		docker logs -t "$c" >"$OUT/$svc.log" 2>&1 || true
+		case $svc in ex*) grep -o '{"launch".*' "$OUT/$svc.log" >"$OUT/$svc.launches" || true ;; esac
+	done
+}
+
+# run_scenarios IMAGE: with IMAGE present, bring the fleet up in a fresh
+# $OUT, run every scenario of $SCENARIOS in turn, then stop the poller,
+# keep the logs and take the fleet down. Checking is the caller's.
+run_scenarios() {
+	local image=$1 s
+	docker image inspect "$image" >/dev/null 2>&1 || {
+		echo "$E2E_TAG: image $image not found; run make docker" >&2
+		exit 1
+	}
+	rm -rf "$OUT"
+	mkdir -p "$OUT"
+	fleet_down # leftovers of an interrupted run
+	if fleet_up; then
+		for s in $SCENARIOS; do
+			run_scenario "$s" || log "$s: not run to the end"
+		done
+	else
+		log "the fleet did not come up; logs in $OUT"
+	fi
+	stop_poller
+	# shellcheck disable=SC2046 # one word per service
+	collect_logs $(log_services)
+	fleet_down
 }

@@ -365,8 +365,7 @@ def finish(d, res):
     return e2elib.finish(d, res, FINISH_KEYS)
 
 
-def fmt(v, unit=""):
-    return "–" if v is None else f"{v}{unit}"
+fmt = e2elib.fmt
 
 
 def table(out, names):
@@ -374,12 +373,10 @@ def table(out, names):
           "| back (return or takeover), s after the fault | fresh prices again / prices widen again, s after it "
           "| launches node / rack / cluster: before; outage; after | driver: jobs, lost, resubmitted | exactly-once | result | time | host load |")
     print("|---|---|---|---|---|---|---|---|---|---|---|---|")
-    for n in names:
-        p = os.path.join(out, n, "result.json")
-        if not os.path.exists(p):
+    for n, r in e2elib.results(out, names):
+        if r is None:
             print(f"| {n} | (no result) |" + " |" * 10)
             continue
-        r = json.load(open(p))
         fb = "; ".join(f"{s} {f['off_after_fault_s']} ({f['last_prices_age_s']})" for s, f in sorted((r.get("fallback") or {}).items())) or "never stale"
         ph = "; ".join("/".join(fmt((r.get("launched") or {}).get(p, {}).get(lv)) for lv in ("node", "rack", "cluster"))
                        for p in ("before", "outage", "after"))
