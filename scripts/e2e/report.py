@@ -152,10 +152,16 @@ def check(d):
             if target and f"Marking {target} as failed" in msg and svc != target:
                 if first_marked is None or t < first_marked:
                     first_marked = t
-            if msg == "node monitor lost":
-                node_lost.append({"scheduler": svc, "at": t, "node": obj.get("node"),
-                                  "running_lost": obj.get("running_lost"),
-                                  "requests_replaced": obj.get("requests_replaced")})
+            # A scheduler re-places a dead node monitor's reservations at
+            # once ("gone") and reports its running tasks after the grace
+            # ("lost"); one entry per scheduler and node sums the two.
+            if msg == "node monitor lost" or msg.startswith("node monitor gone"):
+                e = next((x for x in node_lost if x["scheduler"] == svc and x["node"] == obj.get("node")), None)
+                if e is None:
+                    e = {"scheduler": svc, "at": t, "node": obj.get("node"), "running_lost": 0, "requests_replaced": 0}
+                    node_lost.append(e)
+                e["running_lost"] += obj.get("running_lost") or 0
+                e["requests_replaced"] += obj.get("requests_replaced") or 0
             if msg.startswith("getTask failed"):
                 gettask_failed[svc] += 1
                 if "timeout" in obj.get("error", ""):
