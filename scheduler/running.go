@@ -116,6 +116,7 @@ func (s *Scheduler) holdingLocked(addr string) []*request {
 }
 
 // replaceAll places the reservations each request held on addr elsewhere.
+// Called without s.mu; takes it for each request (replace releases it).
 func (s *Scheduler) replaceAll(rs []*request, addr string) {
 	for _, r := range rs {
 		s.mu.Lock()

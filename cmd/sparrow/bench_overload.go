@@ -129,19 +129,12 @@ func stripSamples(points []overload.Point) []overload.Point {
 // writeOverloadResults saves results.json (with the goals' verdicts) and
 // the goodput and RSS plots.
 func writeOverloadResults(dir string, cfg overload.Config, points []overload.Point) error {
-	if err := os.MkdirAll(dir, 0o755); err != nil {
-		return fmt.Errorf("results dir: %w", err)
-	}
 	doc := struct {
 		Points []overload.Point   `json:"points"`
 		Goals  []overload.Verdict `json:"goals"`
 	}{stripSamples(points), overload.Judge(points)}
-	b, err := json.MarshalIndent(doc, "", "  ")
-	if err != nil {
+	if err := writeJSONFile(filepath.Join(dir, "results.json"), doc); err != nil {
 		return err
-	}
-	if err := os.WriteFile(filepath.Join(dir, "results.json"), append(b, '\n'), 0o644); err != nil {
-		return fmt.Errorf("write results: %w", err)
 	}
 	sub := fmt.Sprintf("%d scheduler(s), %d node monitors x %d slots, %d x %v tasks per job: capacity %.0f tasks/s; %v per load",
 		cfg.Schedulers, cfg.NodeMonitors, cfg.Slots, cfg.Tasks, cfg.TaskDuration, cfg.Capacity(), cfg.Duration)

@@ -103,15 +103,8 @@ Examples:
 
 // writeProcsResults saves the results as JSON and the CPU-per-task plot.
 func writeProcsResults(dir string, results []procs.Result) error {
-	if err := os.MkdirAll(dir, 0o755); err != nil {
-		return fmt.Errorf("results dir: %w", err)
-	}
-	b, err := json.MarshalIndent(results, "", "  ")
-	if err != nil {
+	if err := writeJSONFile(filepath.Join(dir, "results.json"), results); err != nil {
 		return err
-	}
-	if err := os.WriteFile(filepath.Join(dir, "results.json"), append(b, '\n'), 0o644); err != nil {
-		return fmt.Errorf("write results: %w", err)
 	}
 	r := results[0]
 	sub := fmt.Sprintf("%d scheduler(s), %d node monitors x %d slots, %d-task jobs, %s gossip", r.Schedulers, r.NodeMonitors, r.SlotsPerNode, r.TasksPerJob, r.GossipProfile)
