@@ -3,8 +3,10 @@ package rpc
 import (
 	"encoding/binary"
 	"errors"
+	"io"
 	"net"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -310,5 +312,70 @@ func TestDecodeMeterRefusesAmplifyingFrames(t *testing.T) {
 	}
 	if nm.finished.Load() != 0 {
 		t.Fatalf("handler ran on a refused frame (%d tasks)", nm.finished.Load())
+	}
+}
+
+// droppingListener's connections, while armed, close themselves when the
+// next bytes arrive instead of handing them to the server: a server that
+// closed an idle connection just as a call crossed the close on the wire.
+type droppingListener struct {
+	net.Listener
+	armed atomic.Bool
+}
+
+func (l *droppingListener) Accept() (net.Conn, error) {
+	c, err := l.Listener.Accept()
+	if err != nil {
+		return nil, err
+	}
+	return &droppingConn{Conn: c, l: l}, nil
+}
+
+type droppingConn struct {
+	net.Conn
+	l *droppingListener
+}
+
+func (c *droppingConn) Read(b []byte) (int, error) {
+	n, err := c.Conn.Read(b)
+	if n > 0 && c.l.armed.CompareAndSwap(true, false) {
+		c.Conn.Close()
+		return 0, io.EOF
+	}
+	return n, err
+}
+
+// TestPoolResendsCallCrossingAnIdleClose: a call sent on a reused
+// connection that the server closes unread, without a byte of reply, is
+// sent once more on a new connection and served once. The same close on a
+// connection dialed for the call is returned as an error, not resent: the
+// retry covers only the idle-close race.
+func TestPoolResendsCallCrossingAnIdleClose(t *testing.T) {
+	fe := &frontend{}
+	var dl *droppingListener
+	srv := startServerOn(t, Config{}, sparrowrpc.NewFrontendServiceProcessor(fe), func(ln net.Listener) net.Listener {
+		dl = &droppingListener{Listener: ln}
+		return dl
+	})
+	p := newFrontendPool(t, Config{})
+	if err := sendStatus(p, srv.Addr(), 0); err != nil {
+		t.Fatal(err)
+	}
+	dl.armed.Store(true)
+	if err := sendStatus(p, srv.Addr(), 1); err != nil {
+		t.Fatalf("call crossing the server's close of a reused connection: %v", err)
+	}
+	if fe.count() != 2 || srv.ln.accepted.Load() != 2 {
+		t.Fatalf("%d calls served over %d connections, want 2 over 2", fe.count(), srv.ln.accepted.Load())
+	}
+
+	fresh := newFrontendPool(t, Config{})
+	dl.armed.Store(true)
+	err := sendStatus(fresh, srv.Addr(), 2)
+	if err == nil || !peerClosed(err) {
+		t.Fatalf("call on a new connection the server closed: %v, want the close", err)
+	}
+	if fe.count() != 2 || srv.ln.accepted.Load() != 3 {
+		t.Fatalf("%d calls served over %d connections, want 2 over 3 (no resend)", fe.count(), srv.ln.accepted.Load())
 	}
 }

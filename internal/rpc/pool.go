@@ -5,8 +5,10 @@ import (
 	"crypto/tls"
 	"errors"
 	"fmt"
+	"io"
 	"net"
 	"sync"
+	"syscall"
 	"time"
 
 	"github.com/apache/thrift/lib/go/thrift"
@@ -43,10 +45,26 @@ func (p *peer[C]) signal() {
 }
 
 type pooled[C any] struct {
-	conn     net.Conn
+	conn     net.Conn      // as dialed, for idleConnAlive
+	counted  *countingConn // conn, counting the bytes read through it
 	trans    thrift.TTransport
 	client   C
 	lastUsed time.Time
+	reused   bool // taken from the idle list for this call
+}
+
+// countingConn counts the bytes read from a client connection, so that a
+// failed call can tell whether any byte of its reply arrived. Used by one
+// call at a time, as its connection is.
+type countingConn struct {
+	net.Conn
+	read int64
+}
+
+func (c *countingConn) Read(b []byte) (int, error) {
+	n, err := c.Conn.Read(b)
+	c.read += int64(n)
+	return n, err
 }
 
 // checkIdleAfter is how long a pooled connection may sit idle before it is
@@ -88,20 +106,46 @@ var ErrClosed = errors.New("rpc pool closed")
 
 // Call runs fn with a client connected to addr. A transport or protocol
 // error closes that connection, since its stream may be out of step; other
-// errors (the service's declared exceptions) keep it for reuse. Calls are
-// never retried here: a retried getTask or launchTask could act twice.
+// errors (the service's declared exceptions) keep it for reuse.
+//
+// A call is sent again in one case only: it went out on a reused
+// connection and the server closed that connection without sending a byte
+// of the reply. That is a server closing an idle connection (its idle
+// timeout, or eviction at its connection cap) as the call arrived, which it
+// never reads; idleConnAlive cannot see a close that crosses the call on
+// the wire. The repeat goes on a new connection and is not repeated again.
+// Any other failure after sending is returned, never retried: a retried
+// getTask or launchTask could act twice. (A server that read the call and
+// then died without replying also reads as this case; the repeat then
+// meets a closed port.)
 func (p *Pool[C]) Call(ctx context.Context, addr string, fn func(ctx context.Context, c C) error) error {
-	pc, err := p.get(ctx, addr)
+	pc, err := p.get(ctx, addr, false)
 	if err != nil {
 		return err
 	}
+	read := pc.counted.read
 	err = fn(ctx, pc.client)
 	if err != nil && isConnError(err) {
 		p.discard(addr, pc)
-		return fmt.Errorf("call %s: %w", addr, err)
+		if !pc.reused || pc.counted.read != read || !peerClosed(err) {
+			return fmt.Errorf("call %s: %w", addr, err)
+		}
+		if pc, err = p.get(ctx, addr, true); err != nil {
+			return err
+		}
+		if err = fn(ctx, pc.client); err != nil && isConnError(err) {
+			p.discard(addr, pc)
+			return fmt.Errorf("call %s (again, after the server closed an idle connection): %w", addr, err)
+		}
 	}
 	p.put(addr, pc)
 	return err
+}
+
+// peerClosed reports whether err says the peer closed the connection: an
+// end of stream, a reset, or a write to a closed socket.
+func peerClosed(err error) bool {
+	return errors.Is(err, io.EOF) || errors.Is(err, syscall.ECONNRESET) || errors.Is(err, syscall.EPIPE)
 }
 
 func isConnError(err error) bool {
@@ -117,7 +161,9 @@ func isConnError(err error) bool {
 	return errors.As(err, &ae) && ae.TypeId() != thrift.INTERNAL_ERROR
 }
 
-func (p *Pool[C]) get(ctx context.Context, addr string) (*pooled[C], error) {
+// get returns a connection to addr for one call: an idle one unless fresh
+// is set, else a new one, waiting while MaxConnsPerPeer are in use.
+func (p *Pool[C]) get(ctx context.Context, addr string, fresh bool) (*pooled[C], error) {
 	var deadline <-chan time.Time
 	for {
 		now := time.Now()
@@ -131,13 +177,21 @@ func (p *Pool[C]) get(ctx context.Context, addr string) (*pooled[C], error) {
 			pr = &peer[C]{free: make(chan struct{})}
 			p.peers[addr] = pr
 		}
-		for len(pr.idle) > 0 {
+		for len(pr.idle) > 0 && !fresh {
 			pc := pr.idle[len(pr.idle)-1]
 			pr.idle = pr.idle[:len(pr.idle)-1]
 			if p.reusable(pc, now) {
 				p.mu.Unlock()
+				pc.reused = true
 				return pc, nil
 			}
+			pr.open--
+			pc.trans.Close()
+		}
+		if fresh && pr.open >= p.cfg.MaxConnsPerPeer && len(pr.idle) > 0 {
+			// Make room for the new connection.
+			pc := pr.idle[0]
+			pr.idle = pr.idle[1:]
 			pr.open--
 			pc.trans.Close()
 		}
@@ -197,9 +251,10 @@ func (p *Pool[C]) dial(addr string) (*pooled[C], error) {
 	if err != nil {
 		return nil, &DialError{Addr: addr, Err: thrift.NewTTransportExceptionFromError(err)}
 	}
-	framed := newFramed(thrift.NewTSocketFromConnConf(conn, p.tcfg), p.tcfg)
+	counted := &countingConn{Conn: conn}
+	framed := newFramed(thrift.NewTSocketFromConnConf(counted, p.tcfg), p.tcfg)
 	prot := newProtocol(framed, p.tcfg)
-	return &pooled[C]{conn: conn, trans: framed, client: p.newClient(thrift.NewTStandardClient(prot, prot))}, nil
+	return &pooled[C]{conn: conn, counted: counted, trans: framed, client: p.newClient(thrift.NewTStandardClient(prot, prot))}, nil
 }
 
 func (p *Pool[C]) put(addr string, pc *pooled[C]) {

@@ -66,11 +66,21 @@ func (s *testServer) tracked() int {
 
 func startServer(t *testing.T, cfg Config, proc thrift.TProcessor) *testServer {
 	t.Helper()
+	return startServerOn(t, cfg, proc, nil)
+}
+
+// startServerOn is startServer with the listener wrapped by wrap, if set.
+func startServerOn(t *testing.T, cfg Config, proc thrift.TProcessor, wrap func(net.Listener) net.Listener) *testServer {
+	t.Helper()
 	s, err := Listen("127.0.0.1:0", cfg, zerolog.Nop())
 	if err != nil {
 		t.Fatal(err)
 	}
-	ts := &testServer{Server: s, ln: &countingListener{Listener: s.ln}, done: make(chan error, 1)}
+	inner := s.ln
+	if wrap != nil {
+		inner = wrap(inner)
+	}
+	ts := &testServer{Server: s, ln: &countingListener{Listener: inner}, done: make(chan error, 1)}
 	s.ln = ts.ln // count accepts; set before Serve starts
 	go func() { ts.done <- s.Serve(proc) }()
 	t.Cleanup(func() {
