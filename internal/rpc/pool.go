@@ -130,8 +130,11 @@ func (p *Pool[C]) Call(ctx context.Context, addr string, fn func(ctx context.Con
 		if !pc.reused || pc.counted.read != read || !peerClosed(err) {
 			return fmt.Errorf("call %s: %w", addr, err)
 		}
+		first := err
 		if pc, err = p.get(ctx, addr, true); err != nil {
-			return err
+			// Not a DialError or ErrBusy: the first send may have been
+			// read by a server that then died, so the call is in doubt.
+			return fmt.Errorf("call %s: %w (sending it again: %v)", addr, first, err)
 		}
 		if err = fn(ctx, pc.client); err != nil && isConnError(err) {
 			p.discard(addr, pc)
