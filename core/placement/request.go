@@ -46,6 +46,10 @@ type Request struct {
 	// are filled from pickNodes only when indexed.
 	holdNode  []Node
 	pickNodes []Node
+	// returned holds offered tasks that were declined (Offer), handed out
+	// before free[nextFree:] so that they keep their place near the front.
+	returned []int
+	offered  []int // tasks offered and not yet answered
 	// cover counts outstanding reservations by the keys preferences match
 	// (host, member name, rack), so that a constrained task's coverage is
 	// checked in O(its preferences), not O(nodes).
@@ -114,6 +118,8 @@ func (r *Request) Reset(id string, tasks []Task) {
 		launched:    resize(r.launched, len(tasks)),
 		left:        len(tasks),
 		free:        r.free[:0],
+		returned:    r.returned[:0],
+		offered:     r.offered[:0],
 		constrained: r.constrained[:0],
 		at:          at,
 		holds:       r.holds[:0],
@@ -297,13 +303,91 @@ func (r *Request) assign(h *holding) (task int, ok bool) {
 			return r.launch(i), true
 		}
 	}
-	if r.nextFree < len(r.free) {
-		i := r.free[r.nextFree]
-		r.nextFree++
+	if i, ok := r.nextUnconstrained(); ok {
 		return r.launch(i), true
 	}
 	return 0, false
 }
+
+// nextUnconstrained takes the next unconstrained task to hand out: a
+// declined offer first, else the earliest not yet handed out or offered.
+func (r *Request) nextUnconstrained() (int, bool) {
+	if len(r.returned) > 0 {
+		// The earliest declined task, so tasks go out in submission
+		// order: every declined task precedes free[nextFree:].
+		k := 0
+		for j, i := range r.returned {
+			if i < r.returned[k] {
+				k = j
+			}
+		}
+		i := r.returned[k]
+		r.returned = slices.Delete(r.returned, k, k+1)
+		return i, true
+	}
+	if r.nextFree < len(r.free) {
+		i := r.free[r.nextFree]
+		r.nextFree++
+		return i, true
+	}
+	return 0, false
+}
+
+// Offer sets aside an unlaunched task for addr, which holds a reservation,
+// so that the caller can send it with that reservation for addr to launch
+// at once if it has a free slot. Until OfferTaken or OfferDeclined answers
+// it, the task is handed to no other node, but still counts as unlaunched.
+// Only requests without constrained tasks make offers (ok=false
+// otherwise), so that an offer never takes a task another node is the
+// only one allowed to run.
+func (r *Request) Offer(addr string) (task int, ok bool) {
+	if len(r.constrained) > 0 {
+		return 0, false
+	}
+	if h := r.holding(addr); h == nil || h.n == 0 {
+		return 0, false
+	}
+	i, ok := r.nextUnconstrained()
+	if ok {
+		r.offered = append(r.offered, i)
+	}
+	return i, ok
+}
+
+// settle removes task i from the offers awaiting an answer.
+func (r *Request) settle(i int) {
+	if k := slices.Index(r.offered, i); k >= 0 {
+		r.offered = slices.Delete(r.offered, k, k+1)
+	}
+}
+
+// OfferTaken records that addr launched offered task i with one of its
+// reservations: i is handed out, as if Assign(addr) had returned it.
+func (r *Request) OfferTaken(addr string, i int) {
+	r.settle(i)
+	if h := r.holding(addr); h != nil && h.n > 0 {
+		h.n--
+		r.total--
+	}
+	r.launch(i)
+}
+
+// OfferDeclined returns offered task i to the tasks to hand out, ahead of
+// those never offered.
+func (r *Request) OfferDeclined(i int) {
+	r.settle(i)
+	r.returned = append(r.returned, i)
+}
+
+// Spare reports whether an unconstrained task is neither handed out nor
+// offered: Assign has one to give without waiting for an offer's answer.
+func (r *Request) Spare() bool { return len(r.returned) > 0 || r.nextFree < len(r.free) }
+
+// Offered returns how many offers are awaiting their answer.
+func (r *Request) Offered() int { return len(r.offered) }
+
+// IsOffered reports whether task i is offered and awaiting its answer.
+func (r *Request) IsOffered(i int) bool { return slices.Contains(r.offered, i) }
 
 // holding returns addr's entry, or nil if addr never held a reservation.
 func (r *Request) holding(addr string) *holding {
@@ -409,8 +493,20 @@ func (r *Request) Uncovered() []Task {
 		}
 	}
 	short := r.left - r.total
+	for _, i := range r.returned {
+		if short <= 0 {
+			break
+		}
+		out = append(out, r.tasks[i])
+		short--
+	}
 	for k := r.nextFree; k < len(r.free) && short > 0; k++ {
 		out = append(out, r.tasks[r.free[k]])
+		short--
+	}
+	// Offered tasks last: each is likely to launch where it was offered.
+	for k := 0; k < len(r.offered) && short > 0; k++ {
+		out = append(out, r.tasks[r.offered[k]])
 		short--
 	}
 	return out
