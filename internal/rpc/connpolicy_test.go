@@ -379,3 +379,27 @@ func TestPoolResendsCallCrossingAnIdleClose(t *testing.T) {
 		t.Fatalf("%d calls served over %d connections, want 2 over 3 (no resend)", fe.count(), srv.ln.accepted.Load())
 	}
 }
+
+// TestPoolResendThatCannotConnectIsInDoubt: when the resend after an idle
+// close cannot even connect, the call is reported with the first error,
+// not as a DialError: the first send may have been read by a server that
+// then died, so the caller must not take it for a call never sent.
+func TestPoolResendThatCannotConnectIsInDoubt(t *testing.T) {
+	fe := &frontend{}
+	var dl *droppingListener
+	srv := startServerOn(t, Config{}, sparrowrpc.NewFrontendServiceProcessor(fe), func(ln net.Listener) net.Listener {
+		dl = &droppingListener{Listener: ln}
+		return dl
+	})
+	p := newFrontendPool(t, Config{ConnectTimeout: time.Second})
+	if err := sendStatus(p, srv.Addr(), 0); err != nil {
+		t.Fatal(err)
+	}
+	dl.armed.Store(true)
+	srv.ln.Listener.Close() // no new connection can be made
+	err := sendStatus(p, srv.Addr(), 1)
+	var de *DialError
+	if err == nil || errors.As(err, &de) || errors.Is(err, ErrBusy) || !peerClosed(err) {
+		t.Fatalf("call = %v, want the first send's close, not a dial error", err)
+	}
+}
