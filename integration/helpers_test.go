@@ -111,6 +111,38 @@ func (l *ledger) message(m client.Message) {
 	l.messages[k] = append(l.messages[k], m)
 }
 
+// checkOnce fails t unless the ledger saw exactly total distinct tasks,
+// each launched once.
+func (l *ledger) checkOnce(t *testing.T, total int) {
+	t.Helper()
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if len(l.launches) != total {
+		t.Errorf("launched %d distinct tasks, want %d", len(l.launches), total)
+	}
+	for id, ls := range l.launches {
+		if len(ls) != 1 {
+			t.Errorf("task %s launched %d times, want exactly once", id, len(ls))
+		}
+	}
+}
+
+// ledgerFrontend starts a frontend for app "app" on host, its messages
+// recorded by l.
+func ledgerFrontend(t *testing.T, f *fleet.Fleet, l *ledger, host string) *client.Frontend {
+	t.Helper()
+	fe, err := client.NewFrontend(context.Background(), client.FrontendConfig{
+		App: "app", Schedulers: f.SchedulerAddrs(),
+		Listen: host + ":0", AdvertiseHost: host,
+		OnMessage: l.message, Log: testLogger(t), Timeout: 5 * time.Second,
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { fe.Close() })
+	return fe
+}
+
 func (l *ledger) counts() (launches, messages int) {
 	l.mu.Lock()
 	defer l.mu.Unlock()

@@ -7,7 +7,6 @@ import (
 	"time"
 
 	"github.com/sparrowfleet/sparrow/bench/fleet"
-	"github.com/sparrowfleet/sparrow/client"
 	"github.com/sparrowfleet/sparrow/internal/rpc"
 )
 
@@ -29,15 +28,7 @@ func TestClientsRecoverFromServerIdleClose(t *testing.T) {
 		RPC: rpc.Config{IdleTimeout: idle},
 	})
 	ctx := context.Background()
-	fe, err := client.NewFrontend(ctx, client.FrontendConfig{
-		App: "app", Schedulers: f.SchedulerAddrs(),
-		Listen: "127.0.3.9:0", AdvertiseHost: "127.0.3.9",
-		OnMessage: led.message, Log: testLogger(t), Timeout: 5 * time.Second,
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { fe.Close() })
+	fe := ledgerFrontend(t, f, led, "127.0.3.9")
 
 	idleClosed := func() int64 {
 		var n int64
@@ -73,17 +64,7 @@ func TestClientsRecoverFromServerIdleClose(t *testing.T) {
 		})
 	}
 
-	led.mu.Lock()
-	defer led.mu.Unlock()
-	total := 3 * jobsPerWave * tasksPerJob
-	if len(led.launches) != total {
-		t.Errorf("launched %d distinct tasks, want %d", len(led.launches), total)
-	}
-	for id, ls := range led.launches {
-		if len(ls) != 1 {
-			t.Errorf("task %s launched %d times, want exactly once", id, len(ls))
-		}
-	}
+	led.checkOnce(t, 3*jobsPerWave*tasksPerJob)
 	for _, nm := range f.NodeMonitors {
 		if st := nm.State(); st.Free != st.Slots {
 			t.Errorf("node monitor slots %d free of %d after all waves", st.Free, st.Slots)

@@ -195,25 +195,82 @@ func (n *NodeMonitor) RegisterBackend(ctx context.Context, app, listenSocket str
 // refusing the reservations, when no executor for the app is registered
 // here or the queue is full; the scheduler then places them elsewhere.
 func (n *NodeMonitor) EnqueueTaskReservations(ctx context.Context, req *sparrowrpc.TEnqueueTaskReservationsRequest) (bool, error) {
+	r, err := reservationOf(req, "enqueueTaskReservations")
+	if err != nil {
+		return false, err
+	}
+	if !n.enqueue(r, int(req.NumTasks)) {
+		return false, nil
+	}
+	n.drive()
+	return true, nil
+}
+
+// EnqueueTaskReservationsWithOffer implements InternalService's extension:
+// the reservations are queued as EnqueueTaskReservations queues them, and
+// if one of them reaches a free slot at once, that slot runs the offered
+// task, launched here without asking the scheduler (getTask): the
+// scheduler set the task aside for this node monitor until it hears the
+// answer. Otherwise the offer is declined and every reservation waits for
+// its getTask as usual; so it is, too, while a coordinator guides the
+// queue's weights, since a slot taken by an offer skips the queue's
+// choice.
+func (n *NodeMonitor) EnqueueTaskReservationsWithOffer(ctx context.Context, req *sparrowrpc.TEnqueueTaskReservationsRequest, offer *sparrowrpc.TTaskLaunchSpec) (*sparrowrpc.TEnqueueOfferReply, error) {
+	r, err := reservationOf(req, "enqueueTaskReservationsWithOffer")
+	if err != nil {
+		return nil, err
+	}
+	if offer == nil || offer.TaskId == "" {
+		return nil, fmt.Errorf("enqueueTaskReservationsWithOffer: offer without a task id")
+	}
+	if !n.enqueue(r, int(req.NumTasks)) {
+		return &sparrowrpc.TEnqueueOfferReply{}, nil
+	}
+	n.mu.Lock()
+	mine := &r
+	if n.guided != nil {
+		// A free slot is not given away ahead of the coordinator's
+		// weights: the reservation waits for getTask like any other.
+		mine = nil
+	}
+	ready, took, ok := n.readyLocked(mine)
+	n.mu.Unlock()
+	for _, x := range ready {
+		go n.fetch(x)
+	}
+	if ok {
+		// The answer goes back while the executor is called.
+		go n.launch(took, offer)
+	}
+	return &sparrowrpc.TEnqueueOfferReply{Accepted: true, Launched: ok}, nil
+}
+
+// reservationOf checks an enqueue request and returns the reservation it
+// asks for; method names the call in the error.
+func reservationOf(req *sparrowrpc.TEnqueueTaskReservationsRequest, method string) (queue.Reservation, error) {
 	if req == nil || req.RequestId == "" || req.SchedulerAddress == nil {
-		return false, fmt.Errorf("enqueueTaskReservations: missing request id or scheduler address")
+		return queue.Reservation{}, fmt.Errorf("%s: missing request id or scheduler address", method)
 	}
 	r := queue.Reservation{RequestID: req.RequestId, App: req.AppId, Scheduler: rpc.HostPortString(req.SchedulerAddress)}
 	if u := req.User; u != nil {
 		r.User, r.Group, r.Priority = u.User, u.Group, u.Priority
 	}
+	return r, nil
+}
+
+// enqueue queues count reservations like r; false if they were refused.
+func (n *NodeMonitor) enqueue(r queue.Reservation, count int) bool {
 	n.mu.Lock()
 	if n.guided != nil {
 		n.guideWeightLocked(r.User)
 	}
-	err := n.core.Enqueue(r, int(req.NumTasks))
+	err := n.core.Enqueue(r, count)
 	n.mu.Unlock()
 	if err != nil {
 		n.log.Debug().Err(err).Msg("reservations refused")
-		return false, nil
+		return false
 	}
-	n.drive()
-	return true, nil
+	return true
 }
 
 // CancelTaskReservations implements InternalService: the request's tasks
@@ -302,23 +359,35 @@ func (n *NodeMonitor) relay(app string, taskID *sparrowrpc.TFullTaskId, status i
 
 // drive starts a fetch for every reservation that a free slot can take.
 func (n *NodeMonitor) drive() {
-	var ready []queue.Reservation
 	n.mu.Lock()
+	ready, _, _ := n.readyLocked(nil)
+	n.mu.Unlock()
+	for _, r := range ready {
+		go n.fetch(r)
+	}
+}
+
+// readyLocked takes every reservation that a free slot can take off the
+// queue. If offer is set, the first of them for offer's request and
+// scheduler is returned apart, as took with ok set, for the caller to run
+// the offered task in its slot; the rest are returned in ready, to fetch.
+// Called with n.mu held.
+func (n *NodeMonitor) readyLocked(offer *queue.Reservation) (ready []queue.Reservation, took queue.Reservation, ok bool) {
 	for {
-		r, ok := n.core.Next()
-		if !ok {
-			break
+		r, more := n.core.Next()
+		if !more {
+			return ready, took, ok
 		}
 		if n.goneScheds[r.Scheduler] {
 			// Its scheduler is gone: free the slot without a call.
 			n.core.Released()
 			continue
 		}
+		if offer != nil && !ok && r.RequestID == offer.RequestID && r.Scheduler == offer.Scheduler {
+			took, ok = r, true
+			continue
+		}
 		ready = append(ready, r)
-	}
-	n.mu.Unlock()
-	for _, r := range ready {
-		go n.fetch(r)
 	}
 }
 

@@ -200,8 +200,18 @@ func countHeld(r *request, probes []placement.Probe) bool {
 
 // enqueueAs sends probes, counted (see countHeld) or not.
 func (s *Scheduler) enqueueAs(r *request, probes []placement.Probe, counted bool) {
-	for _, p := range probes {
-		go s.enqueueOne(r, p, counted)
+	s.enqueueOffers(r, probes, nil, counted)
+}
+
+// enqueueOffers is enqueueAs with probes[k] carrying task offers[k] unless
+// that is -1 or offers is nil (offer.go).
+func (s *Scheduler) enqueueOffers(r *request, probes []placement.Probe, offers []int, counted bool) {
+	for k, p := range probes {
+		offer := -1
+		if offers != nil {
+			offer = offers[k]
+		}
+		go s.enqueueOne(r, p, counted, offer)
 	}
 }
 
@@ -405,6 +415,18 @@ func (s *Scheduler) await(ctx context.Context, r *request) error {
 // round of reservations, or wait. Called with s.mu held.
 func (s *Scheduler) stepHeld(r *request, now time.Time) holdStep {
 	h := r.hold
+	if r.Offered() > 0 && (h.fail != nil || s.requests[r.ID] != r) {
+		// A task offered may yet launch: refuse the job, or accept it,
+		// once every offer is answered (offerDone signals).
+		return holdStep{}
+	}
+	if h.fail != nil && r.Unlaunched() < len(r.specs) {
+		// Re-placement gave up after an offered task launched: the job
+		// is accepted and its other tasks reported failed.
+		s.finishHeld(r.hold, now, true)
+		go s.failUnlaunched(r, h.fail)
+		return holdStep{done: true}
+	}
 	if h.fail != nil {
 		h.withdrawn = true
 		s.finishHeld(r.hold, now, false)
@@ -495,6 +517,10 @@ func (s *Scheduler) stepHeld(r *request, now time.Time) holdStep {
 // Called with s.mu held.
 func (s *Scheduler) endHeld(r *request, now time.Time, saturated bool, err error) holdStep {
 	h := r.hold
+	if r.Offered() > 0 {
+		// A task offered may yet launch: decide once it is answered.
+		return holdStep{}
+	}
 	if r.Unlaunched() < len(r.specs) {
 		s.finishHeld(r.hold, now, false)
 		s.hold.stats.Released++

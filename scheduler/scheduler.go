@@ -48,6 +48,10 @@ type Config struct {
 	// NoCancel disables cancelling leftover reservations once a request's
 	// tasks have all launched.
 	NoCancel bool
+	// Offers sends a task with each of a new job's first reservations
+	// for an idle node monitor to launch at once (offer.go). Off by
+	// default: see offer.go for what it trades.
+	Offers bool
 	// Seed seeds placement randomness; 0 draws a random seed.
 	Seed uint64
 	// ReservationTimeout is how long a request may wait with unlaunched
@@ -118,6 +122,12 @@ type Scheduler struct {
 	running   map[string]map[runningTask]struct{} // node addr -> its tasks
 	tracked   int                                 // entries in running
 	lost      lostSet                             // tasks reported lost
+	// noOffer marks node monitors that answered an offer UNKNOWN_METHOD
+	// (older versions): they get plain reservations (offer.go).
+	noOffer map[string]bool
+	// offerWaitHook, if set, is called (with s.mu held) when a getTask
+	// starts waiting for offers' answers; tests use it.
+	offerWaitHook func()
 
 	// Relaxation of placement preferences (locality.go).
 	now        func() time.Time // the clock; tests replace it
@@ -159,6 +169,12 @@ type request struct {
 	// placed (hold.go), nil when holding is disabled. Set before r is
 	// published and never replaced, so it may be read without s.mu.
 	hold *holdState
+	// offerWake, if set, is closed when one of the tasks offered with
+	// reservations is answered (offer.go).
+	offerWake chan struct{}
+	// gaveUp is why re-placement gave up and reported the unlaunched
+	// tasks failed; set when r is dropped so.
+	gaveUp error
 }
 
 // Stats counts what a scheduler has done; read with Stats().
@@ -181,8 +197,12 @@ type Stats struct {
 	TasksLost       uint64 // running tasks reported lost with their node
 	LateDropped     uint64 // messages about tasks already reported lost
 	Untracked       uint64 // launches not tracked: the tracking bound was hit
-	ActiveRequests  int
-	RunningTracked  int
+	// OffersMade counts tasks offered with reservations; OffersTaken
+	// those launched at once by the node monitor (or whose answer was
+	// lost after sending, counted launched there).
+	OffersMade, OffersTaken uint64
+	ActiveRequests          int
+	RunningTracked          int
 	// Locality counts preference relaxation and launch locality.
 	Locality LocalityStats
 	// Hold counts submitJob calls held on a saturated fleet.
@@ -246,6 +266,7 @@ func New(cfg Config, view NodeView) (*Scheduler, error) {
 		requests:  make(map[string]*request),
 		frontends: make(map[string]string),
 		running:   make(map[string]map[runningTask]struct{}),
+		noOffer:   make(map[string]bool),
 		idPrefix:  hex.EncodeToString(b[8:14]),
 		now:       time.Now,
 		relaxWake: make(chan struct{}, 1),
@@ -340,6 +361,7 @@ func (s *Scheduler) SubmitJob(ctx context.Context, req *sparrowrpc.TSchedulingRe
 	s.admitted(probes)
 	counted := countHeld(r, probes)
 	s.requests[id] = r
+	offers := s.planOffers(r, probes)
 	var relaxed []placement.Probe
 	if len(job.Relax) > 0 {
 		now := s.now()
@@ -355,7 +377,7 @@ func (s *Scheduler) SubmitJob(ctx context.Context, req *sparrowrpc.TSchedulingRe
 
 	s.log.Debug().Str("request", id).Str("app", job.App).Int("tasks", len(job.Tasks)).
 		Int("nodes", len(probes)+len(relaxed)).Msg("job submitted")
-	s.enqueueAs(r, probes, counted)
+	s.enqueueOffers(r, probes, offers, counted)
 	s.enqueue(r, relaxed)
 	if r.hold != nil {
 		return s.await(ctx, r)
@@ -373,18 +395,29 @@ func (s *Scheduler) enqueue(r *request, probes []placement.Probe) {
 	s.enqueueAs(r, probes, false)
 }
 
-// enqueueOne sends p; counted says r's held call waits for the answer.
-func (s *Scheduler) enqueueOne(r *request, p placement.Probe, counted bool) {
+// enqueueOne sends p, with task offer offered if it is not -1; counted
+// says r's held call waits for the answer.
+func (s *Scheduler) enqueueOne(r *request, p placement.Probe, counted bool, offer int) {
 	msg := &sparrowrpc.TEnqueueTaskReservationsRequest{
 		AppId: r.app, User: r.user, RequestId: r.ID, SchedulerAddress: s.self, NumTasks: int32(p.Count),
 	}
-	var accepted bool
-	err := s.nodes.Call(context.Background(), p.Node.Addr, func(ctx context.Context, c *sparrowrpc.InternalServiceClient) error {
-		var err error
-		accepted, err = c.EnqueueTaskReservations(ctx, msg)
-		return err
-	})
+	var accepted, launched bool
+	var err error
+	if offer >= 0 {
+		accepted, launched, err = s.offerCall(r, msg, p.Node.Addr, offer)
+	} else {
+		err = s.nodes.Call(context.Background(), p.Node.Addr, func(ctx context.Context, c *sparrowrpc.InternalServiceClient) error {
+			var err error
+			accepted, err = c.EnqueueTaskReservations(ctx, msg)
+			return err
+		})
+	}
 	s.mu.Lock()
+	if offer >= 0 && s.offerAnswered(r, p.Node.Addr, offer, launched, err) {
+		s.mu.Unlock()
+		s.enqueueOne(r, p, counted, -1)
+		return
+	}
 	if errors.Is(err, rpc.ErrBusy) && s.requests[r.ID] == r {
 		// The call never left: every connection of our own pool to the
 		// node was in use. That says nothing about the node, so it is not
@@ -394,7 +427,7 @@ func (s *Scheduler) enqueueOne(r *request, p placement.Probe, counted bool) {
 		s.stats.EnqueueBusy++
 		pause := busyRetry + time.Duration(s.rng.Int64N(int64(busyRetry)))
 		s.mu.Unlock()
-		time.AfterFunc(pause, func() { s.enqueueOne(r, p, counted) })
+		time.AfterFunc(pause, func() { s.enqueueOne(r, p, counted, -1) })
 		return
 	}
 	s.stats.Reservations += uint64(p.Count)
@@ -468,6 +501,7 @@ func (s *Scheduler) reprobe(r *request, tasks []placement.Task) {
 	if err != nil {
 		delete(s.requests, r.ID)
 		s.unrelax(r)
+		r.gaveUp = err
 		if s.failHeld(r, err) {
 			s.mu.Unlock() // the held call refuses the job with err
 			return
@@ -485,9 +519,14 @@ func (s *Scheduler) reprobe(r *request, tasks []placement.Task) {
 }
 
 // failUnlaunched tells the frontend that r's unlaunched tasks will not run.
+// A task offered and not yet answered is reported when its offer is
+// declined (offerDeclined), and not at all if it is taken.
 func (s *Scheduler) failUnlaunched(r *request, cause error) {
 	for i, spec := range r.specs {
-		if r.IsLaunched(i) {
+		s.mu.Lock()
+		skip := r.IsLaunched(i) || r.IsOffered(i)
+		s.mu.Unlock()
+		if skip {
 			continue
 		}
 		id := &sparrowrpc.TFullTaskId{TaskId: spec.TaskId, RequestId: r.ID, AppId: r.app, SchedulerAddress: s.self}
@@ -503,6 +542,10 @@ func (s *Scheduler) GetTask(ctx context.Context, requestID string, nm *sparrowrp
 	addr := rpc.HostPortString(nm)
 	s.mu.Lock()
 	r, ok := s.requests[requestID]
+	if ok && r.Offered() > 0 {
+		s.awaitOffers(r)
+		r, ok = s.requests[requestID]
+	}
 	if !ok {
 		s.stats.EmptyGetTasks++
 		s.heldGetTask(nil)

@@ -94,6 +94,27 @@ type fakeNM struct {
 	attempts map[string]int // request -> reservations offered, accepted or not
 	cancels  map[string]int // request -> cancel calls
 	msgs     []*sparrowrpc.TEnqueueTaskReservationsRequest
+	// takeOffers: launch an offered task at once, as an idle node
+	// monitor does; otherwise offers are declined. took records them.
+	takeOffers atomic.Bool
+	took       map[string][]string // request -> offered task ids taken
+	offered    int                 // offers received
+}
+
+func (n *fakeNM) EnqueueTaskReservationsWithOffer(ctx context.Context, req *sparrowrpc.TEnqueueTaskReservationsRequest, offer *sparrowrpc.TTaskLaunchSpec) (*sparrowrpc.TEnqueueOfferReply, error) {
+	ok, err := n.EnqueueTaskReservations(ctx, req)
+	if err != nil || !ok {
+		return &sparrowrpc.TEnqueueOfferReply{}, err
+	}
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	n.offered++
+	if !n.takeOffers.Load() {
+		return &sparrowrpc.TEnqueueOfferReply{Accepted: true}, nil
+	}
+	n.accepted[req.RequestId]-- // the taken task used one reservation
+	n.took[req.RequestId] = append(n.took[req.RequestId], offer.TaskId)
+	return &sparrowrpc.TEnqueueOfferReply{Accepted: true, Launched: true}, nil
 }
 
 func (n *fakeNM) EnqueueTaskReservations(_ context.Context, req *sparrowrpc.TEnqueueTaskReservationsRequest) (bool, error) {
@@ -186,6 +207,7 @@ func startNM(t *testing.T, h *hub, name string) *fakeNM {
 	nm := &fakeNM{
 		name: name, addr: srv.Addr(), hub: h, srv: srv,
 		accepted: make(map[string]int), attempts: make(map[string]int), cancels: make(map[string]int),
+		took: make(map[string][]string),
 	}
 	if nm.hp, err = rpc.ParseHostPort(nm.addr); err != nil {
 		t.Fatal(err)

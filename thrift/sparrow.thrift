@@ -113,6 +113,16 @@ struct TTaskLaunchSpec {
   2: binary message,
 }
 
+// Extension: the answer to enqueueTaskReservationsWithOffer.
+struct TEnqueueOfferReply {
+  // As enqueueTaskReservations' answer: false refuses every reservation.
+  1: bool accepted,
+  // True when a slot free at once took the offered task, using one of the
+  // reservations: the node monitor launches it as if getTask had returned
+  // it. False declines the offer; the reservations queue as usual.
+  2: bool launched,
+}
+
 exception IncompleteRequestException {
   1: string message,
 }
@@ -153,6 +163,14 @@ service NodeMonitorService {
 service InternalService {
   bool enqueueTaskReservations(1: TEnqueueTaskReservationsRequest request),
   void cancelTaskReservations(1: TCancelTaskReservationsRequest request),
+  // Extension: enqueueTaskReservations with one of the request's tasks
+  // offered. A node monitor with a slot free for the reservation at once
+  // launches the offered task without a getTask round trip and answers
+  // launched; otherwise it declines and the reservations queue as usual.
+  // Saves two hops and a call per task on an idle node monitor. A
+  // scheduler falls back to enqueueTaskReservations when a node monitor
+  // answers UNKNOWN_METHOD.
+  TEnqueueOfferReply enqueueTaskReservationsWithOffer(1: TEnqueueTaskReservationsRequest request, 2: TTaskLaunchSpec offer),
 }
 
 // Executor, port 20101. Called by its node monitor.

@@ -55,8 +55,10 @@ func SchedulerCollector(s *scheduler.Scheduler) prometheus.Collector {
 	return collectors{newSchedulerLocality(s), newSchedulerHold(s), newSchedulerFrontend(s), newCollector(s.Stats, []metric[st]{
 		{"sparrow_scheduler_jobs_submitted_total", "Jobs accepted by submitJob.", counter, func(s st) float64 { return float64(s.JobsSubmitted) }},
 		{"sparrow_scheduler_tasks_submitted_total", "Tasks in accepted jobs.", counter, func(s st) float64 { return float64(s.TasksSubmitted) }},
-		{"sparrow_scheduler_tasks_launched_total", "Tasks handed to node monitors by getTask.", counter, func(s st) float64 { return float64(s.TasksLaunched) }},
+		{"sparrow_scheduler_tasks_launched_total", "Tasks handed to node monitors by getTask or taken as offers.", counter, func(s st) float64 { return float64(s.TasksLaunched) }},
 		{"sparrow_scheduler_gettask_empty_total", "getTask calls answered with no task.", counter, func(s st) float64 { return float64(s.EmptyGetTasks) }},
+		{"sparrow_scheduler_offers_total", "Tasks offered with reservations for an idle node monitor to launch at once.", counter, func(s st) float64 { return float64(s.OffersMade) }},
+		{"sparrow_scheduler_offers_taken_total", "Offered tasks launched at once (or counted launched: the answer was lost after sending).", counter, func(s st) float64 { return float64(s.OffersTaken) }},
 		{"sparrow_scheduler_reservations_total", "Reservations sent to node monitors.", counter, func(s st) float64 { return float64(s.Reservations) }},
 		{"sparrow_scheduler_enqueue_failures_total", "Reservation enqueues refused or failed.", counter, func(s st) float64 { return float64(s.EnqueueFailures) }},
 		{"sparrow_scheduler_cancellations_total", "cancelTaskReservations calls sent.", counter, func(s st) float64 { return float64(s.Cancellations) }},

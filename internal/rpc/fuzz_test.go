@@ -251,6 +251,13 @@ func (stubInternal) EnqueueTaskReservations(_ context.Context, req *sparrowrpc.T
 	return false, nil
 }
 
+func (stubInternal) EnqueueTaskReservationsWithOffer(_ context.Context, req *sparrowrpc.TEnqueueTaskReservationsRequest, offer *sparrowrpc.TTaskLaunchSpec) (*sparrowrpc.TEnqueueOfferReply, error) {
+	if req != nil {
+		return nil, stubErr(req.RequestId)
+	}
+	return &sparrowrpc.TEnqueueOfferReply{}, nil
+}
+
 func (stubInternal) CancelTaskReservations(_ context.Context, req *sparrowrpc.TCancelTaskReservationsRequest) error {
 	if req != nil {
 		return stubErr(req.RequestId)
@@ -515,7 +522,8 @@ func FuzzNodeMonitorService(f *testing.F) {
 }
 
 // FuzzInternalService fuzzes InternalService decoding
-// (enqueueTaskReservations, cancelTaskReservations).
+// (enqueueTaskReservations, its WithOffer extension,
+// cancelTaskReservations).
 func FuzzInternalService(f *testing.F) {
 	enc := func(call func(ctx context.Context, c *sparrowrpc.InternalServiceClient) error) []byte {
 		return encodeCall(f, sparrowrpc.NewInternalServiceClient, call)
@@ -534,10 +542,17 @@ func FuzzInternalService(f *testing.F) {
 			return err
 		}),
 		enc(func(ctx context.Context, c *sparrowrpc.InternalServiceClient) error {
+			_, err := c.EnqueueTaskReservationsWithOffer(ctx, &sparrowrpc.TEnqueueTaskReservationsRequest{
+				AppId: "spark", User: seedUser, RequestId: "req-1", SchedulerAddress: seedHP, NumTasks: 2,
+			}, &sparrowrpc.TTaskLaunchSpec{TaskId: "0", Message: []byte("run")})
+			return err
+		}),
+		enc(func(ctx context.Context, c *sparrowrpc.InternalServiceClient) error {
 			return c.CancelTaskReservations(ctx, &sparrowrpc.TCancelTaskReservationsRequest{RequestId: "req-1"})
 		}),
 	})
 	addMethodSeeds(f, "enqueueTaskReservations", 0, 0)
+	addMethodSeeds(f, "enqueueTaskReservationsWithOffer", 0, 0)
 	addMethodSeeds(f, "cancelTaskReservations", 0, 0)
 	s := newFuzzServer(f, sparrowrpc.NewInternalServiceProcessor(stubInternal{}))
 	f.Fuzz(func(t *testing.T, framed bool, data []byte) {

@@ -2277,6 +2277,144 @@ func (p *TTaskLaunchSpec) String() string {
 }
 
 // Attributes:
+//  - Accepted
+//  - Launched
+type TEnqueueOfferReply struct {
+  Accepted bool `thrift:"accepted,1" db:"accepted" json:"accepted"`
+  Launched bool `thrift:"launched,2" db:"launched" json:"launched"`
+}
+
+func NewTEnqueueOfferReply() *TEnqueueOfferReply {
+  return &TEnqueueOfferReply{}
+}
+
+
+func (p *TEnqueueOfferReply) GetAccepted() bool {
+  return p.Accepted
+}
+
+func (p *TEnqueueOfferReply) GetLaunched() bool {
+  return p.Launched
+}
+func (p *TEnqueueOfferReply) Read(ctx context.Context, iprot thrift.TProtocol) error {
+  if _, err := iprot.ReadStructBegin(ctx); err != nil {
+    return thrift.PrependError(fmt.Sprintf("%T read error: ", p), err)
+  }
+
+
+  for {
+    _, fieldTypeId, fieldId, err := iprot.ReadFieldBegin(ctx)
+    if err != nil {
+      return thrift.PrependError(fmt.Sprintf("%T field %d read error: ", p, fieldId), err)
+    }
+    if fieldTypeId == thrift.STOP { break; }
+    switch fieldId {
+    case 1:
+      if fieldTypeId == thrift.BOOL {
+        if err := p.ReadField1(ctx, iprot); err != nil {
+          return err
+        }
+      } else {
+        if err := iprot.Skip(ctx, fieldTypeId); err != nil {
+          return err
+        }
+      }
+    case 2:
+      if fieldTypeId == thrift.BOOL {
+        if err := p.ReadField2(ctx, iprot); err != nil {
+          return err
+        }
+      } else {
+        if err := iprot.Skip(ctx, fieldTypeId); err != nil {
+          return err
+        }
+      }
+    default:
+      if err := iprot.Skip(ctx, fieldTypeId); err != nil {
+        return err
+      }
+    }
+    if err := iprot.ReadFieldEnd(ctx); err != nil {
+      return err
+    }
+  }
+  if err := iprot.ReadStructEnd(ctx); err != nil {
+    return thrift.PrependError(fmt.Sprintf("%T read struct end error: ", p), err)
+  }
+  return nil
+}
+
+func (p *TEnqueueOfferReply)  ReadField1(ctx context.Context, iprot thrift.TProtocol) error {
+  if v, err := iprot.ReadBool(ctx); err != nil {
+  return thrift.PrependError("error reading field 1: ", err)
+} else {
+  p.Accepted = v
+}
+  return nil
+}
+
+func (p *TEnqueueOfferReply)  ReadField2(ctx context.Context, iprot thrift.TProtocol) error {
+  if v, err := iprot.ReadBool(ctx); err != nil {
+  return thrift.PrependError("error reading field 2: ", err)
+} else {
+  p.Launched = v
+}
+  return nil
+}
+
+func (p *TEnqueueOfferReply) Write(ctx context.Context, oprot thrift.TProtocol) error {
+  if err := oprot.WriteStructBegin(ctx, "TEnqueueOfferReply"); err != nil {
+    return thrift.PrependError(fmt.Sprintf("%T write struct begin error: ", p), err) }
+  if p != nil {
+    if err := p.writeField1(ctx, oprot); err != nil { return err }
+    if err := p.writeField2(ctx, oprot); err != nil { return err }
+  }
+  if err := oprot.WriteFieldStop(ctx); err != nil {
+    return thrift.PrependError("write field stop error: ", err) }
+  if err := oprot.WriteStructEnd(ctx); err != nil {
+    return thrift.PrependError("write struct stop error: ", err) }
+  return nil
+}
+
+func (p *TEnqueueOfferReply) writeField1(ctx context.Context, oprot thrift.TProtocol) (err error) {
+  if err := oprot.WriteFieldBegin(ctx, "accepted", thrift.BOOL, 1); err != nil {
+    return thrift.PrependError(fmt.Sprintf("%T write field begin error 1:accepted: ", p), err) }
+  if err := oprot.WriteBool(ctx, bool(p.Accepted)); err != nil {
+  return thrift.PrependError(fmt.Sprintf("%T.accepted (1) field write error: ", p), err) }
+  if err := oprot.WriteFieldEnd(ctx); err != nil {
+    return thrift.PrependError(fmt.Sprintf("%T write field end error 1:accepted: ", p), err) }
+  return err
+}
+
+func (p *TEnqueueOfferReply) writeField2(ctx context.Context, oprot thrift.TProtocol) (err error) {
+  if err := oprot.WriteFieldBegin(ctx, "launched", thrift.BOOL, 2); err != nil {
+    return thrift.PrependError(fmt.Sprintf("%T write field begin error 2:launched: ", p), err) }
+  if err := oprot.WriteBool(ctx, bool(p.Launched)); err != nil {
+  return thrift.PrependError(fmt.Sprintf("%T.launched (2) field write error: ", p), err) }
+  if err := oprot.WriteFieldEnd(ctx); err != nil {
+    return thrift.PrependError(fmt.Sprintf("%T write field end error 2:launched: ", p), err) }
+  return err
+}
+
+func (p *TEnqueueOfferReply) Equals(other *TEnqueueOfferReply) bool {
+  if p == other {
+    return true
+  } else if p == nil || other == nil {
+    return false
+  }
+  if p.Accepted != other.Accepted { return false }
+  if p.Launched != other.Launched { return false }
+  return true
+}
+
+func (p *TEnqueueOfferReply) String() string {
+  if p == nil {
+    return "<nil>"
+  }
+  return fmt.Sprintf("TEnqueueOfferReply(%+v)", *p)
+}
+
+// Attributes:
 //  - Message
 type IncompleteRequestException struct {
   Message string `thrift:"message,1" db:"message" json:"message"`
@@ -5584,6 +5722,10 @@ type InternalService interface {
   // Parameters:
   //  - Request
   CancelTaskReservations(ctx context.Context, request *TCancelTaskReservationsRequest) (_err error)
+  // Parameters:
+  //  - Request
+  //  - Offer
+  EnqueueTaskReservationsWithOffer(ctx context.Context, request *TEnqueueTaskReservationsRequest, offer *TTaskLaunchSpec) (_r *TEnqueueOfferReply, _err error)
 }
 
 type InternalServiceClient struct {
@@ -5651,6 +5793,26 @@ func (p *InternalServiceClient) CancelTaskReservations(ctx context.Context, requ
   return nil
 }
 
+// Parameters:
+//  - Request
+//  - Offer
+func (p *InternalServiceClient) EnqueueTaskReservationsWithOffer(ctx context.Context, request *TEnqueueTaskReservationsRequest, offer *TTaskLaunchSpec) (_r *TEnqueueOfferReply, _err error) {
+  var _args66 InternalServiceEnqueueTaskReservationsWithOfferArgs
+  _args66.Request = request
+  _args66.Offer = offer
+  var _result68 InternalServiceEnqueueTaskReservationsWithOfferResult
+  var _meta67 thrift.ResponseMeta
+  _meta67, _err = p.Client_().Call(ctx, "enqueueTaskReservationsWithOffer", &_args66, &_result68)
+  p.SetLastResponseMeta_(_meta67)
+  if _err != nil {
+    return
+  }
+  if _ret69 := _result68.GetSuccess(); _ret69 != nil {
+    return _ret69, nil
+  }
+  return nil, thrift.NewTApplicationException(thrift.MISSING_RESULT, "enqueueTaskReservationsWithOffer failed: unknown result")
+}
+
 type InternalServiceProcessor struct {
   processorMap map[string]thrift.TProcessorFunction
   handler InternalService
@@ -5671,10 +5833,11 @@ func (p *InternalServiceProcessor) ProcessorMap() map[string]thrift.TProcessorFu
 
 func NewInternalServiceProcessor(handler InternalService) *InternalServiceProcessor {
 
-  self66 := &InternalServiceProcessor{handler:handler, processorMap:make(map[string]thrift.TProcessorFunction)}
-  self66.processorMap["enqueueTaskReservations"] = &internalServiceProcessorEnqueueTaskReservations{handler:handler}
-  self66.processorMap["cancelTaskReservations"] = &internalServiceProcessorCancelTaskReservations{handler:handler}
-return self66
+  self70 := &InternalServiceProcessor{handler:handler, processorMap:make(map[string]thrift.TProcessorFunction)}
+  self70.processorMap["enqueueTaskReservations"] = &internalServiceProcessorEnqueueTaskReservations{handler:handler}
+  self70.processorMap["cancelTaskReservations"] = &internalServiceProcessorCancelTaskReservations{handler:handler}
+  self70.processorMap["enqueueTaskReservationsWithOffer"] = &internalServiceProcessorEnqueueTaskReservationsWithOffer{handler:handler}
+return self70
 }
 
 func (p *InternalServiceProcessor) Process(ctx context.Context, iprot, oprot thrift.TProtocol) (success bool, err thrift.TException) {
@@ -5685,12 +5848,12 @@ func (p *InternalServiceProcessor) Process(ctx context.Context, iprot, oprot thr
   }
   iprot.Skip(ctx, thrift.STRUCT)
   iprot.ReadMessageEnd(ctx)
-  x67 := thrift.NewTApplicationException(thrift.UNKNOWN_METHOD, "Unknown function " + name)
+  x71 := thrift.NewTApplicationException(thrift.UNKNOWN_METHOD, "Unknown function " + name)
   oprot.WriteMessageBegin(ctx, name, thrift.EXCEPTION, seqId)
-  x67.Write(ctx, oprot)
+  x71.Write(ctx, oprot)
   oprot.WriteMessageEnd(ctx)
   oprot.Flush(ctx)
-  return false, x67
+  return false, x71
 
 }
 
@@ -5699,7 +5862,7 @@ type internalServiceProcessorEnqueueTaskReservations struct {
 }
 
 func (p *internalServiceProcessorEnqueueTaskReservations) Process(ctx context.Context, seqId int32, iprot, oprot thrift.TProtocol) (success bool, err thrift.TException) {
-  var _write_err68 error
+  var _write_err72 error
   args := InternalServiceEnqueueTaskReservationsArgs{}
   if err2 := args.Read(ctx, iprot); err2 != nil {
     iprot.ReadMessageEnd(ctx)
@@ -5745,21 +5908,21 @@ func (p *internalServiceProcessorEnqueueTaskReservations) Process(ctx context.Co
     if errors.Is(err2, thrift.ErrAbandonRequest) {
       return false, thrift.WrapTException(err2)
     }
-    _exc69 := thrift.NewTApplicationException(thrift.INTERNAL_ERROR, "Internal error processing enqueueTaskReservations: " + err2.Error())
+    _exc73 := thrift.NewTApplicationException(thrift.INTERNAL_ERROR, "Internal error processing enqueueTaskReservations: " + err2.Error())
     if err2 := oprot.WriteMessageBegin(ctx, "enqueueTaskReservations", thrift.EXCEPTION, seqId); err2 != nil {
-      _write_err68 = thrift.WrapTException(err2)
+      _write_err72 = thrift.WrapTException(err2)
     }
-    if err2 := _exc69.Write(ctx, oprot); _write_err68 == nil && err2 != nil {
-      _write_err68 = thrift.WrapTException(err2)
+    if err2 := _exc73.Write(ctx, oprot); _write_err72 == nil && err2 != nil {
+      _write_err72 = thrift.WrapTException(err2)
     }
-    if err2 := oprot.WriteMessageEnd(ctx); _write_err68 == nil && err2 != nil {
-      _write_err68 = thrift.WrapTException(err2)
+    if err2 := oprot.WriteMessageEnd(ctx); _write_err72 == nil && err2 != nil {
+      _write_err72 = thrift.WrapTException(err2)
     }
-    if err2 := oprot.Flush(ctx); _write_err68 == nil && err2 != nil {
-      _write_err68 = thrift.WrapTException(err2)
+    if err2 := oprot.Flush(ctx); _write_err72 == nil && err2 != nil {
+      _write_err72 = thrift.WrapTException(err2)
     }
-    if _write_err68 != nil {
-      return false, thrift.WrapTException(_write_err68)
+    if _write_err72 != nil {
+      return false, thrift.WrapTException(_write_err72)
     }
     return true, err
   } else {
@@ -5767,19 +5930,19 @@ func (p *internalServiceProcessorEnqueueTaskReservations) Process(ctx context.Co
   }
   tickerCancel()
   if err2 := oprot.WriteMessageBegin(ctx, "enqueueTaskReservations", thrift.REPLY, seqId); err2 != nil {
-    _write_err68 = thrift.WrapTException(err2)
+    _write_err72 = thrift.WrapTException(err2)
   }
-  if err2 := result.Write(ctx, oprot); _write_err68 == nil && err2 != nil {
-    _write_err68 = thrift.WrapTException(err2)
+  if err2 := result.Write(ctx, oprot); _write_err72 == nil && err2 != nil {
+    _write_err72 = thrift.WrapTException(err2)
   }
-  if err2 := oprot.WriteMessageEnd(ctx); _write_err68 == nil && err2 != nil {
-    _write_err68 = thrift.WrapTException(err2)
+  if err2 := oprot.WriteMessageEnd(ctx); _write_err72 == nil && err2 != nil {
+    _write_err72 = thrift.WrapTException(err2)
   }
-  if err2 := oprot.Flush(ctx); _write_err68 == nil && err2 != nil {
-    _write_err68 = thrift.WrapTException(err2)
+  if err2 := oprot.Flush(ctx); _write_err72 == nil && err2 != nil {
+    _write_err72 = thrift.WrapTException(err2)
   }
-  if _write_err68 != nil {
-    return false, thrift.WrapTException(_write_err68)
+  if _write_err72 != nil {
+    return false, thrift.WrapTException(_write_err72)
   }
   return true, err
 }
@@ -5789,7 +5952,7 @@ type internalServiceProcessorCancelTaskReservations struct {
 }
 
 func (p *internalServiceProcessorCancelTaskReservations) Process(ctx context.Context, seqId int32, iprot, oprot thrift.TProtocol) (success bool, err thrift.TException) {
-  var _write_err70 error
+  var _write_err74 error
   args := InternalServiceCancelTaskReservationsArgs{}
   if err2 := args.Read(ctx, iprot); err2 != nil {
     iprot.ReadMessageEnd(ctx)
@@ -5835,39 +5998,129 @@ func (p *internalServiceProcessorCancelTaskReservations) Process(ctx context.Con
     if errors.Is(err2, thrift.ErrAbandonRequest) {
       return false, thrift.WrapTException(err2)
     }
-    _exc71 := thrift.NewTApplicationException(thrift.INTERNAL_ERROR, "Internal error processing cancelTaskReservations: " + err2.Error())
+    _exc75 := thrift.NewTApplicationException(thrift.INTERNAL_ERROR, "Internal error processing cancelTaskReservations: " + err2.Error())
     if err2 := oprot.WriteMessageBegin(ctx, "cancelTaskReservations", thrift.EXCEPTION, seqId); err2 != nil {
-      _write_err70 = thrift.WrapTException(err2)
+      _write_err74 = thrift.WrapTException(err2)
     }
-    if err2 := _exc71.Write(ctx, oprot); _write_err70 == nil && err2 != nil {
-      _write_err70 = thrift.WrapTException(err2)
+    if err2 := _exc75.Write(ctx, oprot); _write_err74 == nil && err2 != nil {
+      _write_err74 = thrift.WrapTException(err2)
     }
-    if err2 := oprot.WriteMessageEnd(ctx); _write_err70 == nil && err2 != nil {
-      _write_err70 = thrift.WrapTException(err2)
+    if err2 := oprot.WriteMessageEnd(ctx); _write_err74 == nil && err2 != nil {
+      _write_err74 = thrift.WrapTException(err2)
     }
-    if err2 := oprot.Flush(ctx); _write_err70 == nil && err2 != nil {
-      _write_err70 = thrift.WrapTException(err2)
+    if err2 := oprot.Flush(ctx); _write_err74 == nil && err2 != nil {
+      _write_err74 = thrift.WrapTException(err2)
     }
-    if _write_err70 != nil {
-      return false, thrift.WrapTException(_write_err70)
+    if _write_err74 != nil {
+      return false, thrift.WrapTException(_write_err74)
     }
     return true, err
   }
   tickerCancel()
   if err2 := oprot.WriteMessageBegin(ctx, "cancelTaskReservations", thrift.REPLY, seqId); err2 != nil {
-    _write_err70 = thrift.WrapTException(err2)
+    _write_err74 = thrift.WrapTException(err2)
   }
-  if err2 := result.Write(ctx, oprot); _write_err70 == nil && err2 != nil {
-    _write_err70 = thrift.WrapTException(err2)
+  if err2 := result.Write(ctx, oprot); _write_err74 == nil && err2 != nil {
+    _write_err74 = thrift.WrapTException(err2)
   }
-  if err2 := oprot.WriteMessageEnd(ctx); _write_err70 == nil && err2 != nil {
-    _write_err70 = thrift.WrapTException(err2)
+  if err2 := oprot.WriteMessageEnd(ctx); _write_err74 == nil && err2 != nil {
+    _write_err74 = thrift.WrapTException(err2)
   }
-  if err2 := oprot.Flush(ctx); _write_err70 == nil && err2 != nil {
-    _write_err70 = thrift.WrapTException(err2)
+  if err2 := oprot.Flush(ctx); _write_err74 == nil && err2 != nil {
+    _write_err74 = thrift.WrapTException(err2)
   }
-  if _write_err70 != nil {
-    return false, thrift.WrapTException(_write_err70)
+  if _write_err74 != nil {
+    return false, thrift.WrapTException(_write_err74)
+  }
+  return true, err
+}
+
+type internalServiceProcessorEnqueueTaskReservationsWithOffer struct {
+  handler InternalService
+}
+
+func (p *internalServiceProcessorEnqueueTaskReservationsWithOffer) Process(ctx context.Context, seqId int32, iprot, oprot thrift.TProtocol) (success bool, err thrift.TException) {
+  var _write_err76 error
+  args := InternalServiceEnqueueTaskReservationsWithOfferArgs{}
+  if err2 := args.Read(ctx, iprot); err2 != nil {
+    iprot.ReadMessageEnd(ctx)
+    x := thrift.NewTApplicationException(thrift.PROTOCOL_ERROR, err2.Error())
+    oprot.WriteMessageBegin(ctx, "enqueueTaskReservationsWithOffer", thrift.EXCEPTION, seqId)
+    x.Write(ctx, oprot)
+    oprot.WriteMessageEnd(ctx)
+    oprot.Flush(ctx)
+    return false, thrift.WrapTException(err2)
+  }
+  iprot.ReadMessageEnd(ctx)
+
+  tickerCancel := func() {}
+  // Start a goroutine to do server side connectivity check.
+  if thrift.ServerConnectivityCheckInterval > 0 {
+    var cancel context.CancelFunc
+    ctx, cancel = context.WithCancel(ctx)
+    defer cancel()
+    var tickerCtx context.Context
+    tickerCtx, tickerCancel = context.WithCancel(context.Background())
+    defer tickerCancel()
+    go func(ctx context.Context, cancel context.CancelFunc) {
+      ticker := time.NewTicker(thrift.ServerConnectivityCheckInterval)
+      defer ticker.Stop()
+      for {
+        select {
+        case <-ctx.Done():
+          return
+        case <-ticker.C:
+          if !iprot.Transport().IsOpen() {
+            cancel()
+            return
+          }
+        }
+      }
+    }(tickerCtx, cancel)
+  }
+
+  result := InternalServiceEnqueueTaskReservationsWithOfferResult{}
+  if retval, err2 := p.handler.EnqueueTaskReservationsWithOffer(ctx, args.Request, args.Offer); err2 != nil {
+    tickerCancel()
+    err = thrift.WrapTException(err2)
+    if errors.Is(err2, thrift.ErrAbandonRequest) {
+      return false, thrift.WrapTException(err2)
+    }
+    _exc77 := thrift.NewTApplicationException(thrift.INTERNAL_ERROR, "Internal error processing enqueueTaskReservationsWithOffer: " + err2.Error())
+    if err2 := oprot.WriteMessageBegin(ctx, "enqueueTaskReservationsWithOffer", thrift.EXCEPTION, seqId); err2 != nil {
+      _write_err76 = thrift.WrapTException(err2)
+    }
+    if err2 := _exc77.Write(ctx, oprot); _write_err76 == nil && err2 != nil {
+      _write_err76 = thrift.WrapTException(err2)
+    }
+    if err2 := oprot.WriteMessageEnd(ctx); _write_err76 == nil && err2 != nil {
+      _write_err76 = thrift.WrapTException(err2)
+    }
+    if err2 := oprot.Flush(ctx); _write_err76 == nil && err2 != nil {
+      _write_err76 = thrift.WrapTException(err2)
+    }
+    if _write_err76 != nil {
+      return false, thrift.WrapTException(_write_err76)
+    }
+    return true, err
+  } else {
+    result.Success = retval
+  }
+  tickerCancel()
+  if err2 := oprot.WriteMessageBegin(ctx, "enqueueTaskReservationsWithOffer", thrift.REPLY, seqId); err2 != nil {
+    _write_err76 = thrift.WrapTException(err2)
+  }
+  if err2 := result.Write(ctx, oprot); _write_err76 == nil && err2 != nil {
+    _write_err76 = thrift.WrapTException(err2)
+  }
+  if err2 := oprot.WriteMessageEnd(ctx); _write_err76 == nil && err2 != nil {
+    _write_err76 = thrift.WrapTException(err2)
+  }
+  if err2 := oprot.Flush(ctx); _write_err76 == nil && err2 != nil {
+    _write_err76 = thrift.WrapTException(err2)
+  }
+  if _write_err76 != nil {
+    return false, thrift.WrapTException(_write_err76)
   }
   return true, err
 }
@@ -6222,6 +6475,247 @@ func (p *InternalServiceCancelTaskReservationsResult) String() string {
   return fmt.Sprintf("InternalServiceCancelTaskReservationsResult(%+v)", *p)
 }
 
+// Attributes:
+//  - Request
+//  - Offer
+type InternalServiceEnqueueTaskReservationsWithOfferArgs struct {
+  Request *TEnqueueTaskReservationsRequest `thrift:"request,1" db:"request" json:"request"`
+  Offer *TTaskLaunchSpec `thrift:"offer,2" db:"offer" json:"offer"`
+}
+
+func NewInternalServiceEnqueueTaskReservationsWithOfferArgs() *InternalServiceEnqueueTaskReservationsWithOfferArgs {
+  return &InternalServiceEnqueueTaskReservationsWithOfferArgs{}
+}
+
+var InternalServiceEnqueueTaskReservationsWithOfferArgs_Request_DEFAULT *TEnqueueTaskReservationsRequest
+func (p *InternalServiceEnqueueTaskReservationsWithOfferArgs) GetRequest() *TEnqueueTaskReservationsRequest {
+  if !p.IsSetRequest() {
+    return InternalServiceEnqueueTaskReservationsWithOfferArgs_Request_DEFAULT
+  }
+return p.Request
+}
+var InternalServiceEnqueueTaskReservationsWithOfferArgs_Offer_DEFAULT *TTaskLaunchSpec
+func (p *InternalServiceEnqueueTaskReservationsWithOfferArgs) GetOffer() *TTaskLaunchSpec {
+  if !p.IsSetOffer() {
+    return InternalServiceEnqueueTaskReservationsWithOfferArgs_Offer_DEFAULT
+  }
+return p.Offer
+}
+func (p *InternalServiceEnqueueTaskReservationsWithOfferArgs) IsSetRequest() bool {
+  return p.Request != nil
+}
+
+func (p *InternalServiceEnqueueTaskReservationsWithOfferArgs) IsSetOffer() bool {
+  return p.Offer != nil
+}
+
+func (p *InternalServiceEnqueueTaskReservationsWithOfferArgs) Read(ctx context.Context, iprot thrift.TProtocol) error {
+  if _, err := iprot.ReadStructBegin(ctx); err != nil {
+    return thrift.PrependError(fmt.Sprintf("%T read error: ", p), err)
+  }
+
+
+  for {
+    _, fieldTypeId, fieldId, err := iprot.ReadFieldBegin(ctx)
+    if err != nil {
+      return thrift.PrependError(fmt.Sprintf("%T field %d read error: ", p, fieldId), err)
+    }
+    if fieldTypeId == thrift.STOP { break; }
+    switch fieldId {
+    case 1:
+      if fieldTypeId == thrift.STRUCT {
+        if err := p.ReadField1(ctx, iprot); err != nil {
+          return err
+        }
+      } else {
+        if err := iprot.Skip(ctx, fieldTypeId); err != nil {
+          return err
+        }
+      }
+    case 2:
+      if fieldTypeId == thrift.STRUCT {
+        if err := p.ReadField2(ctx, iprot); err != nil {
+          return err
+        }
+      } else {
+        if err := iprot.Skip(ctx, fieldTypeId); err != nil {
+          return err
+        }
+      }
+    default:
+      if err := iprot.Skip(ctx, fieldTypeId); err != nil {
+        return err
+      }
+    }
+    if err := iprot.ReadFieldEnd(ctx); err != nil {
+      return err
+    }
+  }
+  if err := iprot.ReadStructEnd(ctx); err != nil {
+    return thrift.PrependError(fmt.Sprintf("%T read struct end error: ", p), err)
+  }
+  return nil
+}
+
+func (p *InternalServiceEnqueueTaskReservationsWithOfferArgs)  ReadField1(ctx context.Context, iprot thrift.TProtocol) error {
+  p.Request = &TEnqueueTaskReservationsRequest{}
+  if err := p.Request.Read(ctx, iprot); err != nil {
+    return thrift.PrependError(fmt.Sprintf("%T error reading struct: ", p.Request), err)
+  }
+  return nil
+}
+
+func (p *InternalServiceEnqueueTaskReservationsWithOfferArgs)  ReadField2(ctx context.Context, iprot thrift.TProtocol) error {
+  p.Offer = &TTaskLaunchSpec{}
+  if err := p.Offer.Read(ctx, iprot); err != nil {
+    return thrift.PrependError(fmt.Sprintf("%T error reading struct: ", p.Offer), err)
+  }
+  return nil
+}
+
+func (p *InternalServiceEnqueueTaskReservationsWithOfferArgs) Write(ctx context.Context, oprot thrift.TProtocol) error {
+  if err := oprot.WriteStructBegin(ctx, "enqueueTaskReservationsWithOffer_args"); err != nil {
+    return thrift.PrependError(fmt.Sprintf("%T write struct begin error: ", p), err) }
+  if p != nil {
+    if err := p.writeField1(ctx, oprot); err != nil { return err }
+    if err := p.writeField2(ctx, oprot); err != nil { return err }
+  }
+  if err := oprot.WriteFieldStop(ctx); err != nil {
+    return thrift.PrependError("write field stop error: ", err) }
+  if err := oprot.WriteStructEnd(ctx); err != nil {
+    return thrift.PrependError("write struct stop error: ", err) }
+  return nil
+}
+
+func (p *InternalServiceEnqueueTaskReservationsWithOfferArgs) writeField1(ctx context.Context, oprot thrift.TProtocol) (err error) {
+  if err := oprot.WriteFieldBegin(ctx, "request", thrift.STRUCT, 1); err != nil {
+    return thrift.PrependError(fmt.Sprintf("%T write field begin error 1:request: ", p), err) }
+  if err := p.Request.Write(ctx, oprot); err != nil {
+    return thrift.PrependError(fmt.Sprintf("%T error writing struct: ", p.Request), err)
+  }
+  if err := oprot.WriteFieldEnd(ctx); err != nil {
+    return thrift.PrependError(fmt.Sprintf("%T write field end error 1:request: ", p), err) }
+  return err
+}
+
+func (p *InternalServiceEnqueueTaskReservationsWithOfferArgs) writeField2(ctx context.Context, oprot thrift.TProtocol) (err error) {
+  if err := oprot.WriteFieldBegin(ctx, "offer", thrift.STRUCT, 2); err != nil {
+    return thrift.PrependError(fmt.Sprintf("%T write field begin error 2:offer: ", p), err) }
+  if err := p.Offer.Write(ctx, oprot); err != nil {
+    return thrift.PrependError(fmt.Sprintf("%T error writing struct: ", p.Offer), err)
+  }
+  if err := oprot.WriteFieldEnd(ctx); err != nil {
+    return thrift.PrependError(fmt.Sprintf("%T write field end error 2:offer: ", p), err) }
+  return err
+}
+
+func (p *InternalServiceEnqueueTaskReservationsWithOfferArgs) String() string {
+  if p == nil {
+    return "<nil>"
+  }
+  return fmt.Sprintf("InternalServiceEnqueueTaskReservationsWithOfferArgs(%+v)", *p)
+}
+
+// Attributes:
+//  - Success
+type InternalServiceEnqueueTaskReservationsWithOfferResult struct {
+  Success *TEnqueueOfferReply `thrift:"success,0" db:"success" json:"success,omitempty"`
+}
+
+func NewInternalServiceEnqueueTaskReservationsWithOfferResult() *InternalServiceEnqueueTaskReservationsWithOfferResult {
+  return &InternalServiceEnqueueTaskReservationsWithOfferResult{}
+}
+
+var InternalServiceEnqueueTaskReservationsWithOfferResult_Success_DEFAULT *TEnqueueOfferReply
+func (p *InternalServiceEnqueueTaskReservationsWithOfferResult) GetSuccess() *TEnqueueOfferReply {
+  if !p.IsSetSuccess() {
+    return InternalServiceEnqueueTaskReservationsWithOfferResult_Success_DEFAULT
+  }
+return p.Success
+}
+func (p *InternalServiceEnqueueTaskReservationsWithOfferResult) IsSetSuccess() bool {
+  return p.Success != nil
+}
+
+func (p *InternalServiceEnqueueTaskReservationsWithOfferResult) Read(ctx context.Context, iprot thrift.TProtocol) error {
+  if _, err := iprot.ReadStructBegin(ctx); err != nil {
+    return thrift.PrependError(fmt.Sprintf("%T read error: ", p), err)
+  }
+
+
+  for {
+    _, fieldTypeId, fieldId, err := iprot.ReadFieldBegin(ctx)
+    if err != nil {
+      return thrift.PrependError(fmt.Sprintf("%T field %d read error: ", p, fieldId), err)
+    }
+    if fieldTypeId == thrift.STOP { break; }
+    switch fieldId {
+    case 0:
+      if fieldTypeId == thrift.STRUCT {
+        if err := p.ReadField0(ctx, iprot); err != nil {
+          return err
+        }
+      } else {
+        if err := iprot.Skip(ctx, fieldTypeId); err != nil {
+          return err
+        }
+      }
+    default:
+      if err := iprot.Skip(ctx, fieldTypeId); err != nil {
+        return err
+      }
+    }
+    if err := iprot.ReadFieldEnd(ctx); err != nil {
+      return err
+    }
+  }
+  if err := iprot.ReadStructEnd(ctx); err != nil {
+    return thrift.PrependError(fmt.Sprintf("%T read struct end error: ", p), err)
+  }
+  return nil
+}
+
+func (p *InternalServiceEnqueueTaskReservationsWithOfferResult)  ReadField0(ctx context.Context, iprot thrift.TProtocol) error {
+  p.Success = &TEnqueueOfferReply{}
+  if err := p.Success.Read(ctx, iprot); err != nil {
+    return thrift.PrependError(fmt.Sprintf("%T error reading struct: ", p.Success), err)
+  }
+  return nil
+}
+
+func (p *InternalServiceEnqueueTaskReservationsWithOfferResult) Write(ctx context.Context, oprot thrift.TProtocol) error {
+  if err := oprot.WriteStructBegin(ctx, "enqueueTaskReservationsWithOffer_result"); err != nil {
+    return thrift.PrependError(fmt.Sprintf("%T write struct begin error: ", p), err) }
+  if p != nil {
+    if err := p.writeField0(ctx, oprot); err != nil { return err }
+  }
+  if err := oprot.WriteFieldStop(ctx); err != nil {
+    return thrift.PrependError("write field stop error: ", err) }
+  if err := oprot.WriteStructEnd(ctx); err != nil {
+    return thrift.PrependError("write struct stop error: ", err) }
+  return nil
+}
+
+func (p *InternalServiceEnqueueTaskReservationsWithOfferResult) writeField0(ctx context.Context, oprot thrift.TProtocol) (err error) {
+  if p.IsSetSuccess() {
+    if err := oprot.WriteFieldBegin(ctx, "success", thrift.STRUCT, 0); err != nil {
+      return thrift.PrependError(fmt.Sprintf("%T write field begin error 0:success: ", p), err) }
+    if err := p.Success.Write(ctx, oprot); err != nil {
+      return thrift.PrependError(fmt.Sprintf("%T error writing struct: ", p.Success), err)
+    }
+    if err := oprot.WriteFieldEnd(ctx); err != nil {
+      return thrift.PrependError(fmt.Sprintf("%T write field end error 0:success: ", p), err) }
+  }
+  return err
+}
+
+func (p *InternalServiceEnqueueTaskReservationsWithOfferResult) String() string {
+  if p == nil {
+    return "<nil>"
+  }
+  return fmt.Sprintf("InternalServiceEnqueueTaskReservationsWithOfferResult(%+v)", *p)
+}
+
 
 type BackendService interface {
   // Parameters:
@@ -6271,14 +6765,14 @@ func (p *BackendServiceClient) SetLastResponseMeta_(meta thrift.ResponseMeta) {
 //  - TaskId
 //  - User
 func (p *BackendServiceClient) LaunchTask(ctx context.Context, message []byte, taskId *TFullTaskId, user *TUserGroupInfo) (_err error) {
-  var _args72 BackendServiceLaunchTaskArgs
-  _args72.Message = message
-  _args72.TaskId = taskId
-  _args72.User = user
-  var _result74 BackendServiceLaunchTaskResult
-  var _meta73 thrift.ResponseMeta
-  _meta73, _err = p.Client_().Call(ctx, "launchTask", &_args72, &_result74)
-  p.SetLastResponseMeta_(_meta73)
+  var _args78 BackendServiceLaunchTaskArgs
+  _args78.Message = message
+  _args78.TaskId = taskId
+  _args78.User = user
+  var _result80 BackendServiceLaunchTaskResult
+  var _meta79 thrift.ResponseMeta
+  _meta79, _err = p.Client_().Call(ctx, "launchTask", &_args78, &_result80)
+  p.SetLastResponseMeta_(_meta79)
   if _err != nil {
     return
   }
@@ -6305,9 +6799,9 @@ func (p *BackendServiceProcessor) ProcessorMap() map[string]thrift.TProcessorFun
 
 func NewBackendServiceProcessor(handler BackendService) *BackendServiceProcessor {
 
-  self75 := &BackendServiceProcessor{handler:handler, processorMap:make(map[string]thrift.TProcessorFunction)}
-  self75.processorMap["launchTask"] = &backendServiceProcessorLaunchTask{handler:handler}
-return self75
+  self81 := &BackendServiceProcessor{handler:handler, processorMap:make(map[string]thrift.TProcessorFunction)}
+  self81.processorMap["launchTask"] = &backendServiceProcessorLaunchTask{handler:handler}
+return self81
 }
 
 func (p *BackendServiceProcessor) Process(ctx context.Context, iprot, oprot thrift.TProtocol) (success bool, err thrift.TException) {
@@ -6318,12 +6812,12 @@ func (p *BackendServiceProcessor) Process(ctx context.Context, iprot, oprot thri
   }
   iprot.Skip(ctx, thrift.STRUCT)
   iprot.ReadMessageEnd(ctx)
-  x76 := thrift.NewTApplicationException(thrift.UNKNOWN_METHOD, "Unknown function " + name)
+  x82 := thrift.NewTApplicationException(thrift.UNKNOWN_METHOD, "Unknown function " + name)
   oprot.WriteMessageBegin(ctx, name, thrift.EXCEPTION, seqId)
-  x76.Write(ctx, oprot)
+  x82.Write(ctx, oprot)
   oprot.WriteMessageEnd(ctx)
   oprot.Flush(ctx)
-  return false, x76
+  return false, x82
 
 }
 
@@ -6332,7 +6826,7 @@ type backendServiceProcessorLaunchTask struct {
 }
 
 func (p *backendServiceProcessorLaunchTask) Process(ctx context.Context, seqId int32, iprot, oprot thrift.TProtocol) (success bool, err thrift.TException) {
-  var _write_err77 error
+  var _write_err83 error
   args := BackendServiceLaunchTaskArgs{}
   if err2 := args.Read(ctx, iprot); err2 != nil {
     iprot.ReadMessageEnd(ctx)
@@ -6378,39 +6872,39 @@ func (p *backendServiceProcessorLaunchTask) Process(ctx context.Context, seqId i
     if errors.Is(err2, thrift.ErrAbandonRequest) {
       return false, thrift.WrapTException(err2)
     }
-    _exc78 := thrift.NewTApplicationException(thrift.INTERNAL_ERROR, "Internal error processing launchTask: " + err2.Error())
+    _exc84 := thrift.NewTApplicationException(thrift.INTERNAL_ERROR, "Internal error processing launchTask: " + err2.Error())
     if err2 := oprot.WriteMessageBegin(ctx, "launchTask", thrift.EXCEPTION, seqId); err2 != nil {
-      _write_err77 = thrift.WrapTException(err2)
+      _write_err83 = thrift.WrapTException(err2)
     }
-    if err2 := _exc78.Write(ctx, oprot); _write_err77 == nil && err2 != nil {
-      _write_err77 = thrift.WrapTException(err2)
+    if err2 := _exc84.Write(ctx, oprot); _write_err83 == nil && err2 != nil {
+      _write_err83 = thrift.WrapTException(err2)
     }
-    if err2 := oprot.WriteMessageEnd(ctx); _write_err77 == nil && err2 != nil {
-      _write_err77 = thrift.WrapTException(err2)
+    if err2 := oprot.WriteMessageEnd(ctx); _write_err83 == nil && err2 != nil {
+      _write_err83 = thrift.WrapTException(err2)
     }
-    if err2 := oprot.Flush(ctx); _write_err77 == nil && err2 != nil {
-      _write_err77 = thrift.WrapTException(err2)
+    if err2 := oprot.Flush(ctx); _write_err83 == nil && err2 != nil {
+      _write_err83 = thrift.WrapTException(err2)
     }
-    if _write_err77 != nil {
-      return false, thrift.WrapTException(_write_err77)
+    if _write_err83 != nil {
+      return false, thrift.WrapTException(_write_err83)
     }
     return true, err
   }
   tickerCancel()
   if err2 := oprot.WriteMessageBegin(ctx, "launchTask", thrift.REPLY, seqId); err2 != nil {
-    _write_err77 = thrift.WrapTException(err2)
+    _write_err83 = thrift.WrapTException(err2)
   }
-  if err2 := result.Write(ctx, oprot); _write_err77 == nil && err2 != nil {
-    _write_err77 = thrift.WrapTException(err2)
+  if err2 := result.Write(ctx, oprot); _write_err83 == nil && err2 != nil {
+    _write_err83 = thrift.WrapTException(err2)
   }
-  if err2 := oprot.WriteMessageEnd(ctx); _write_err77 == nil && err2 != nil {
-    _write_err77 = thrift.WrapTException(err2)
+  if err2 := oprot.WriteMessageEnd(ctx); _write_err83 == nil && err2 != nil {
+    _write_err83 = thrift.WrapTException(err2)
   }
-  if err2 := oprot.Flush(ctx); _write_err77 == nil && err2 != nil {
-    _write_err77 = thrift.WrapTException(err2)
+  if err2 := oprot.Flush(ctx); _write_err83 == nil && err2 != nil {
+    _write_err83 = thrift.WrapTException(err2)
   }
-  if _write_err77 != nil {
-    return false, thrift.WrapTException(_write_err77)
+  if _write_err83 != nil {
+    return false, thrift.WrapTException(_write_err83)
   }
   return true, err
 }
@@ -6695,14 +7189,14 @@ func (p *FrontendServiceClient) SetLastResponseMeta_(meta thrift.ResponseMeta) {
 //  - Status
 //  - Message
 func (p *FrontendServiceClient) FrontendMessage(ctx context.Context, taskId *TFullTaskId, status int32, message []byte) (_err error) {
-  var _args79 FrontendServiceFrontendMessageArgs
-  _args79.TaskId = taskId
-  _args79.Status = status
-  _args79.Message = message
-  var _result81 FrontendServiceFrontendMessageResult
-  var _meta80 thrift.ResponseMeta
-  _meta80, _err = p.Client_().Call(ctx, "frontendMessage", &_args79, &_result81)
-  p.SetLastResponseMeta_(_meta80)
+  var _args85 FrontendServiceFrontendMessageArgs
+  _args85.TaskId = taskId
+  _args85.Status = status
+  _args85.Message = message
+  var _result87 FrontendServiceFrontendMessageResult
+  var _meta86 thrift.ResponseMeta
+  _meta86, _err = p.Client_().Call(ctx, "frontendMessage", &_args85, &_result87)
+  p.SetLastResponseMeta_(_meta86)
   if _err != nil {
     return
   }
@@ -6729,9 +7223,9 @@ func (p *FrontendServiceProcessor) ProcessorMap() map[string]thrift.TProcessorFu
 
 func NewFrontendServiceProcessor(handler FrontendService) *FrontendServiceProcessor {
 
-  self82 := &FrontendServiceProcessor{handler:handler, processorMap:make(map[string]thrift.TProcessorFunction)}
-  self82.processorMap["frontendMessage"] = &frontendServiceProcessorFrontendMessage{handler:handler}
-return self82
+  self88 := &FrontendServiceProcessor{handler:handler, processorMap:make(map[string]thrift.TProcessorFunction)}
+  self88.processorMap["frontendMessage"] = &frontendServiceProcessorFrontendMessage{handler:handler}
+return self88
 }
 
 func (p *FrontendServiceProcessor) Process(ctx context.Context, iprot, oprot thrift.TProtocol) (success bool, err thrift.TException) {
@@ -6742,12 +7236,12 @@ func (p *FrontendServiceProcessor) Process(ctx context.Context, iprot, oprot thr
   }
   iprot.Skip(ctx, thrift.STRUCT)
   iprot.ReadMessageEnd(ctx)
-  x83 := thrift.NewTApplicationException(thrift.UNKNOWN_METHOD, "Unknown function " + name)
+  x89 := thrift.NewTApplicationException(thrift.UNKNOWN_METHOD, "Unknown function " + name)
   oprot.WriteMessageBegin(ctx, name, thrift.EXCEPTION, seqId)
-  x83.Write(ctx, oprot)
+  x89.Write(ctx, oprot)
   oprot.WriteMessageEnd(ctx)
   oprot.Flush(ctx)
-  return false, x83
+  return false, x89
 
 }
 
@@ -6756,7 +7250,7 @@ type frontendServiceProcessorFrontendMessage struct {
 }
 
 func (p *frontendServiceProcessorFrontendMessage) Process(ctx context.Context, seqId int32, iprot, oprot thrift.TProtocol) (success bool, err thrift.TException) {
-  var _write_err84 error
+  var _write_err90 error
   args := FrontendServiceFrontendMessageArgs{}
   if err2 := args.Read(ctx, iprot); err2 != nil {
     iprot.ReadMessageEnd(ctx)
@@ -6802,39 +7296,39 @@ func (p *frontendServiceProcessorFrontendMessage) Process(ctx context.Context, s
     if errors.Is(err2, thrift.ErrAbandonRequest) {
       return false, thrift.WrapTException(err2)
     }
-    _exc85 := thrift.NewTApplicationException(thrift.INTERNAL_ERROR, "Internal error processing frontendMessage: " + err2.Error())
+    _exc91 := thrift.NewTApplicationException(thrift.INTERNAL_ERROR, "Internal error processing frontendMessage: " + err2.Error())
     if err2 := oprot.WriteMessageBegin(ctx, "frontendMessage", thrift.EXCEPTION, seqId); err2 != nil {
-      _write_err84 = thrift.WrapTException(err2)
+      _write_err90 = thrift.WrapTException(err2)
     }
-    if err2 := _exc85.Write(ctx, oprot); _write_err84 == nil && err2 != nil {
-      _write_err84 = thrift.WrapTException(err2)
+    if err2 := _exc91.Write(ctx, oprot); _write_err90 == nil && err2 != nil {
+      _write_err90 = thrift.WrapTException(err2)
     }
-    if err2 := oprot.WriteMessageEnd(ctx); _write_err84 == nil && err2 != nil {
-      _write_err84 = thrift.WrapTException(err2)
+    if err2 := oprot.WriteMessageEnd(ctx); _write_err90 == nil && err2 != nil {
+      _write_err90 = thrift.WrapTException(err2)
     }
-    if err2 := oprot.Flush(ctx); _write_err84 == nil && err2 != nil {
-      _write_err84 = thrift.WrapTException(err2)
+    if err2 := oprot.Flush(ctx); _write_err90 == nil && err2 != nil {
+      _write_err90 = thrift.WrapTException(err2)
     }
-    if _write_err84 != nil {
-      return false, thrift.WrapTException(_write_err84)
+    if _write_err90 != nil {
+      return false, thrift.WrapTException(_write_err90)
     }
     return true, err
   }
   tickerCancel()
   if err2 := oprot.WriteMessageBegin(ctx, "frontendMessage", thrift.REPLY, seqId); err2 != nil {
-    _write_err84 = thrift.WrapTException(err2)
+    _write_err90 = thrift.WrapTException(err2)
   }
-  if err2 := result.Write(ctx, oprot); _write_err84 == nil && err2 != nil {
-    _write_err84 = thrift.WrapTException(err2)
+  if err2 := result.Write(ctx, oprot); _write_err90 == nil && err2 != nil {
+    _write_err90 = thrift.WrapTException(err2)
   }
-  if err2 := oprot.WriteMessageEnd(ctx); _write_err84 == nil && err2 != nil {
-    _write_err84 = thrift.WrapTException(err2)
+  if err2 := oprot.WriteMessageEnd(ctx); _write_err90 == nil && err2 != nil {
+    _write_err90 = thrift.WrapTException(err2)
   }
-  if err2 := oprot.Flush(ctx); _write_err84 == nil && err2 != nil {
-    _write_err84 = thrift.WrapTException(err2)
+  if err2 := oprot.Flush(ctx); _write_err90 == nil && err2 != nil {
+    _write_err90 = thrift.WrapTException(err2)
   }
-  if _write_err84 != nil {
-    return false, thrift.WrapTException(_write_err84)
+  if _write_err90 != nil {
+    return false, thrift.WrapTException(_write_err90)
   }
   return true, err
 }

@@ -35,6 +35,15 @@ class Iface(object):
         """
         pass
 
+    def enqueueTaskReservationsWithOffer(self, request, offer):
+        """
+        Parameters:
+         - request
+         - offer
+
+        """
+        pass
+
 
 class Client(Iface):
     def __init__(self, iprot, oprot=None):
@@ -105,6 +114,40 @@ class Client(Iface):
         iprot.readMessageEnd()
         return
 
+    def enqueueTaskReservationsWithOffer(self, request, offer):
+        """
+        Parameters:
+         - request
+         - offer
+
+        """
+        self.send_enqueueTaskReservationsWithOffer(request, offer)
+        return self.recv_enqueueTaskReservationsWithOffer()
+
+    def send_enqueueTaskReservationsWithOffer(self, request, offer):
+        self._oprot.writeMessageBegin('enqueueTaskReservationsWithOffer', TMessageType.CALL, self._seqid)
+        args = enqueueTaskReservationsWithOffer_args()
+        args.request = request
+        args.offer = offer
+        args.write(self._oprot)
+        self._oprot.writeMessageEnd()
+        self._oprot.trans.flush()
+
+    def recv_enqueueTaskReservationsWithOffer(self):
+        iprot = self._iprot
+        (fname, mtype, rseqid) = iprot.readMessageBegin()
+        if mtype == TMessageType.EXCEPTION:
+            x = TApplicationException()
+            x.read(iprot)
+            iprot.readMessageEnd()
+            raise x
+        result = enqueueTaskReservationsWithOffer_result()
+        result.read(iprot)
+        iprot.readMessageEnd()
+        if result.success is not None:
+            return result.success
+        raise TApplicationException(TApplicationException.MISSING_RESULT, "enqueueTaskReservationsWithOffer failed: unknown result")
+
 
 class Processor(Iface, TProcessor):
     def __init__(self, handler):
@@ -112,6 +155,7 @@ class Processor(Iface, TProcessor):
         self._processMap = {}
         self._processMap["enqueueTaskReservations"] = Processor.process_enqueueTaskReservations
         self._processMap["cancelTaskReservations"] = Processor.process_cancelTaskReservations
+        self._processMap["enqueueTaskReservationsWithOffer"] = Processor.process_enqueueTaskReservationsWithOffer
         self._on_message_begin = None
 
     def on_message_begin(self, func):
@@ -176,6 +220,29 @@ class Processor(Iface, TProcessor):
             msg_type = TMessageType.EXCEPTION
             result = TApplicationException(TApplicationException.INTERNAL_ERROR, 'Internal error')
         oprot.writeMessageBegin("cancelTaskReservations", msg_type, seqid)
+        result.write(oprot)
+        oprot.writeMessageEnd()
+        oprot.trans.flush()
+
+    def process_enqueueTaskReservationsWithOffer(self, seqid, iprot, oprot):
+        args = enqueueTaskReservationsWithOffer_args()
+        args.read(iprot)
+        iprot.readMessageEnd()
+        result = enqueueTaskReservationsWithOffer_result()
+        try:
+            result.success = self._handler.enqueueTaskReservationsWithOffer(args.request, args.offer)
+            msg_type = TMessageType.REPLY
+        except TTransport.TTransportException:
+            raise
+        except TApplicationException as ex:
+            logging.exception('TApplication exception in handler')
+            msg_type = TMessageType.EXCEPTION
+            result = ex
+        except Exception:
+            logging.exception('Unexpected exception in handler')
+            msg_type = TMessageType.EXCEPTION
+            result = TApplicationException(TApplicationException.INTERNAL_ERROR, 'Internal error')
+        oprot.writeMessageBegin("enqueueTaskReservationsWithOffer", msg_type, seqid)
         result.write(oprot)
         oprot.writeMessageEnd()
         oprot.trans.flush()
@@ -410,6 +477,144 @@ class cancelTaskReservations_result(object):
         return not (self == other)
 all_structs.append(cancelTaskReservations_result)
 cancelTaskReservations_result.thrift_spec = (
+)
+
+
+class enqueueTaskReservationsWithOffer_args(object):
+    """
+    Attributes:
+     - request
+     - offer
+
+    """
+
+
+    def __init__(self, request=None, offer=None,):
+        self.request = request
+        self.offer = offer
+
+    def read(self, iprot):
+        if iprot._fast_decode is not None and isinstance(iprot.trans, TTransport.CReadableTransport) and self.thrift_spec is not None:
+            iprot._fast_decode(self, iprot, [self.__class__, self.thrift_spec])
+            return
+        iprot.readStructBegin()
+        while True:
+            (fname, ftype, fid) = iprot.readFieldBegin()
+            if ftype == TType.STOP:
+                break
+            if fid == 1:
+                if ftype == TType.STRUCT:
+                    self.request = TEnqueueTaskReservationsRequest()
+                    self.request.read(iprot)
+                else:
+                    iprot.skip(ftype)
+            elif fid == 2:
+                if ftype == TType.STRUCT:
+                    self.offer = TTaskLaunchSpec()
+                    self.offer.read(iprot)
+                else:
+                    iprot.skip(ftype)
+            else:
+                iprot.skip(ftype)
+            iprot.readFieldEnd()
+        iprot.readStructEnd()
+
+    def write(self, oprot):
+        if oprot._fast_encode is not None and self.thrift_spec is not None:
+            oprot.trans.write(oprot._fast_encode(self, [self.__class__, self.thrift_spec]))
+            return
+        oprot.writeStructBegin('enqueueTaskReservationsWithOffer_args')
+        if self.request is not None:
+            oprot.writeFieldBegin('request', TType.STRUCT, 1)
+            self.request.write(oprot)
+            oprot.writeFieldEnd()
+        if self.offer is not None:
+            oprot.writeFieldBegin('offer', TType.STRUCT, 2)
+            self.offer.write(oprot)
+            oprot.writeFieldEnd()
+        oprot.writeFieldStop()
+        oprot.writeStructEnd()
+
+    def validate(self):
+        return
+
+    def __repr__(self):
+        L = ['%s=%r' % (key, value)
+             for key, value in self.__dict__.items()]
+        return '%s(%s)' % (self.__class__.__name__, ', '.join(L))
+
+    def __eq__(self, other):
+        return isinstance(other, self.__class__) and self.__dict__ == other.__dict__
+
+    def __ne__(self, other):
+        return not (self == other)
+all_structs.append(enqueueTaskReservationsWithOffer_args)
+enqueueTaskReservationsWithOffer_args.thrift_spec = (
+    None,  # 0
+    (1, TType.STRUCT, 'request', [TEnqueueTaskReservationsRequest, None], None, ),  # 1
+    (2, TType.STRUCT, 'offer', [TTaskLaunchSpec, None], None, ),  # 2
+)
+
+
+class enqueueTaskReservationsWithOffer_result(object):
+    """
+    Attributes:
+     - success
+
+    """
+
+
+    def __init__(self, success=None,):
+        self.success = success
+
+    def read(self, iprot):
+        if iprot._fast_decode is not None and isinstance(iprot.trans, TTransport.CReadableTransport) and self.thrift_spec is not None:
+            iprot._fast_decode(self, iprot, [self.__class__, self.thrift_spec])
+            return
+        iprot.readStructBegin()
+        while True:
+            (fname, ftype, fid) = iprot.readFieldBegin()
+            if ftype == TType.STOP:
+                break
+            if fid == 0:
+                if ftype == TType.STRUCT:
+                    self.success = TEnqueueOfferReply()
+                    self.success.read(iprot)
+                else:
+                    iprot.skip(ftype)
+            else:
+                iprot.skip(ftype)
+            iprot.readFieldEnd()
+        iprot.readStructEnd()
+
+    def write(self, oprot):
+        if oprot._fast_encode is not None and self.thrift_spec is not None:
+            oprot.trans.write(oprot._fast_encode(self, [self.__class__, self.thrift_spec]))
+            return
+        oprot.writeStructBegin('enqueueTaskReservationsWithOffer_result')
+        if self.success is not None:
+            oprot.writeFieldBegin('success', TType.STRUCT, 0)
+            self.success.write(oprot)
+            oprot.writeFieldEnd()
+        oprot.writeFieldStop()
+        oprot.writeStructEnd()
+
+    def validate(self):
+        return
+
+    def __repr__(self):
+        L = ['%s=%r' % (key, value)
+             for key, value in self.__dict__.items()]
+        return '%s(%s)' % (self.__class__.__name__, ', '.join(L))
+
+    def __eq__(self, other):
+        return isinstance(other, self.__class__) and self.__dict__ == other.__dict__
+
+    def __ne__(self, other):
+        return not (self == other)
+all_structs.append(enqueueTaskReservationsWithOffer_result)
+enqueueTaskReservationsWithOffer_result.thrift_spec = (
+    (0, TType.STRUCT, 'success', [TEnqueueOfferReply, None], None, ),  # 0
 )
 fix_spec(all_structs)
 del all_structs

@@ -965,6 +965,74 @@ class TTaskLaunchSpec(object):
         return not (self == other)
 
 
+class TEnqueueOfferReply(object):
+    """
+    Attributes:
+     - accepted
+     - launched
+
+    """
+
+
+    def __init__(self, accepted=None, launched=None,):
+        self.accepted = accepted
+        self.launched = launched
+
+    def read(self, iprot):
+        if iprot._fast_decode is not None and isinstance(iprot.trans, TTransport.CReadableTransport) and self.thrift_spec is not None:
+            iprot._fast_decode(self, iprot, [self.__class__, self.thrift_spec])
+            return
+        iprot.readStructBegin()
+        while True:
+            (fname, ftype, fid) = iprot.readFieldBegin()
+            if ftype == TType.STOP:
+                break
+            if fid == 1:
+                if ftype == TType.BOOL:
+                    self.accepted = iprot.readBool()
+                else:
+                    iprot.skip(ftype)
+            elif fid == 2:
+                if ftype == TType.BOOL:
+                    self.launched = iprot.readBool()
+                else:
+                    iprot.skip(ftype)
+            else:
+                iprot.skip(ftype)
+            iprot.readFieldEnd()
+        iprot.readStructEnd()
+
+    def write(self, oprot):
+        if oprot._fast_encode is not None and self.thrift_spec is not None:
+            oprot.trans.write(oprot._fast_encode(self, [self.__class__, self.thrift_spec]))
+            return
+        oprot.writeStructBegin('TEnqueueOfferReply')
+        if self.accepted is not None:
+            oprot.writeFieldBegin('accepted', TType.BOOL, 1)
+            oprot.writeBool(self.accepted)
+            oprot.writeFieldEnd()
+        if self.launched is not None:
+            oprot.writeFieldBegin('launched', TType.BOOL, 2)
+            oprot.writeBool(self.launched)
+            oprot.writeFieldEnd()
+        oprot.writeFieldStop()
+        oprot.writeStructEnd()
+
+    def validate(self):
+        return
+
+    def __repr__(self):
+        L = ['%s=%r' % (key, value)
+             for key, value in self.__dict__.items()]
+        return '%s(%s)' % (self.__class__.__name__, ', '.join(L))
+
+    def __eq__(self, other):
+        return isinstance(other, self.__class__) and self.__dict__ == other.__dict__
+
+    def __ne__(self, other):
+        return not (self == other)
+
+
 class IncompleteRequestException(TException):
     """
     Attributes:
@@ -1115,6 +1183,12 @@ TTaskLaunchSpec.thrift_spec = (
     None,  # 0
     (1, TType.STRING, 'taskId', 'UTF8', None, ),  # 1
     (2, TType.STRING, 'message', 'BINARY', None, ),  # 2
+)
+all_structs.append(TEnqueueOfferReply)
+TEnqueueOfferReply.thrift_spec = (
+    None,  # 0
+    (1, TType.BOOL, 'accepted', None, None, ),  # 1
+    (2, TType.BOOL, 'launched', None, None, ),  # 2
 )
 all_structs.append(IncompleteRequestException)
 IncompleteRequestException.thrift_spec = (

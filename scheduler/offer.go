@@ -1,0 +1,190 @@
+package scheduler
+
+import (
+	"context"
+	"errors"
+	"time"
+
+	"github.com/apache/thrift/lib/go/thrift"
+
+	"github.com/sparrowfleet/sparrow/core/placement"
+	"github.com/sparrowfleet/sparrow/internal/rpc"
+	"github.com/sparrowfleet/sparrow/thrift/gen-go/sparrowrpc"
+)
+
+// Offers: a new job's first reservations each carry one of its tasks
+// (InternalService.enqueueTaskReservationsWithOffer). A node monitor with a
+// slot free at once launches the offered task without the getTask round
+// trip, which on an idle fleet is two of a task's five hops from submit
+// to launch; a busy one declines, and the task goes to whichever
+// reservation asks first, as late binding would have sent it.
+//
+// An offered task is handed to no other node monitor until its answer
+// arrives (placement.Request.Offer). A getTask that finds only offered
+// tasks left waits for their answers (awaitOffers), rather than answer
+// empty and spend a reservation the task may yet need. An offer whose call
+// failed after it was sent may have launched: it is counted launched on
+// that node monitor, as a task whose getTask answer was lost is, so no
+// task can run twice; if the node monitor is lost, the task is reported
+// lost with it.
+
+// offerWait bounds how long a getTask waits for offers to be answered. An
+// answer takes a round trip; a call that hangs ends at the pool's call
+// timeout, and the getTask then answers without the task.
+const offerWait = time.Second
+
+// planOffers sets aside one task for each of the first probes, up to the
+// job's size, to send with its reservations; -1 marks a probe without an
+// offer, and nil means none has one. Jobs with constrained or relaxable
+// tasks make no offers, nor do node monitors that lack the method.
+// Called with s.mu held, after r.AddProbes(probes).
+func (s *Scheduler) planOffers(r *request, probes []placement.Probe) []int {
+	if !s.cfg.Offers || r.loc != nil || r.HasConstrained() {
+		return nil
+	}
+	var offers []int
+	for k, p := range probes {
+		if s.noOffer[p.Node.Addr] {
+			continue
+		}
+		i, ok := r.Offer(p.Node.Addr)
+		if !ok {
+			break
+		}
+		if offers == nil {
+			offers = make([]int, len(probes))
+			for j := range offers {
+				offers[j] = -1
+			}
+		}
+		offers[k] = i
+		s.stats.OffersMade++
+	}
+	return offers
+}
+
+// offerCall sends p with task offer offered, and returns the answer.
+func (s *Scheduler) offerCall(r *request, msg *sparrowrpc.TEnqueueTaskReservationsRequest, addr string, offer int) (accepted, launched bool, err error) {
+	spec := r.specs[offer]
+	err = s.nodes.Call(context.Background(), addr, func(ctx context.Context, c *sparrowrpc.InternalServiceClient) error {
+		rep, err := c.EnqueueTaskReservationsWithOffer(ctx, msg, &sparrowrpc.TTaskLaunchSpec{TaskId: spec.TaskId, Message: spec.Message})
+		if err == nil {
+			accepted, launched = rep.GetAccepted(), rep.GetLaunched()
+		}
+		return err
+	})
+	return accepted, launched && accepted, err
+}
+
+// offerAnswered settles offered task offer of r, sent to addr, from the
+// call's outcome. It reports resend when the node monitor has no such
+// method: the reservations must go again without the offer. Called with
+// s.mu held.
+func (s *Scheduler) offerAnswered(r *request, addr string, offer int, launched bool, err error) (resend bool) {
+	var dial *rpc.DialError
+	switch {
+	case err == nil && launched:
+		s.offerTaken(r, addr, offer)
+	case err == nil, errors.Is(err, rpc.ErrBusy), errors.As(err, &dial):
+		// Declined, or never sent.
+		s.offerDeclined(r, offer)
+	case isUnknownMethod(err):
+		s.noOffer[addr] = true
+		s.offerDeclined(r, offer)
+		return true
+	default:
+		// Sent, and perhaps launched: counted launched there.
+		s.offerTaken(r, addr, offer)
+	}
+	return false
+}
+
+// offerTaken records offered task i launched on addr. Called with s.mu held.
+func (s *Scheduler) offerTaken(r *request, addr string, i int) {
+	r.OfferTaken(addr, i)
+	s.offerDone(r)
+	s.stats.OffersTaken++
+	spec := r.specs[i]
+	s.track(addr, runningTask{app: r.app, request: r.ID, task: spec.TaskId})
+	s.countLaunch(r, i, addr)
+	s.stats.TasksLaunched++
+	if r.Launched() && s.requests[r.ID] == r {
+		delete(s.requests, r.ID)
+		s.unrelax(r)
+		if !s.cfg.NoCancel {
+			cancel := r.Outstanding()
+			s.stats.Cancellations += uint64(len(cancel))
+			for _, p := range cancel {
+				go s.cancel(r.ID, p.Node.Addr)
+			}
+		}
+	}
+	s.heldGetTask(r)
+}
+
+// offerDeclined returns offered task i to r's tasks to hand out; if r was
+// given up meanwhile, the task is reported failed as r's other unlaunched
+// tasks were. Called with s.mu held.
+func (s *Scheduler) offerDeclined(r *request, i int) {
+	r.OfferDeclined(i)
+	s.offerDone(r)
+	refusing := r.hold != nil && r.hold.fail != nil // no message for a refused job
+	if s.requests[r.ID] != r && r.gaveUp != nil && !refusing {
+		spec := r.specs[i]
+		id := &sparrowrpc.TFullTaskId{TaskId: spec.TaskId, RequestId: r.ID, AppId: r.app, SchedulerAddress: s.self}
+		cause := r.gaveUp
+		go func() { _ = s.deliver(r.app, id, sparrowrpc.STATUS_TASK_FAILED, []byte(cause.Error())) }()
+	}
+}
+
+// offerDone wakes getTask calls and the held call waiting for r's offers
+// to be answered. Called with s.mu held.
+func (s *Scheduler) offerDone(r *request) {
+	if r.offerWake != nil {
+		close(r.offerWake)
+		r.offerWake = nil
+	}
+	if r.hold != nil {
+		r.hold.signal()
+	}
+}
+
+// awaitOffers waits until all of r's offers are answered, r is gone, or
+// offerWait passes, so that a getTask never takes a reservation a declined
+// task may need, and tasks go out in submission order. An answer takes a
+// round trip, and a getTask usually comes a queue wait after its enqueue,
+// so this is seldom a wait at all. Called with s.mu held; returns with it
+// held.
+func (s *Scheduler) awaitOffers(r *request) {
+	var deadline time.Time
+	for s.requests[r.ID] == r && r.Offered() > 0 {
+		now := time.Now()
+		if deadline.IsZero() {
+			deadline = now.Add(offerWait)
+			if s.offerWaitHook != nil {
+				s.offerWaitHook()
+			}
+		} else if !now.Before(deadline) {
+			return
+		}
+		if r.offerWake == nil {
+			r.offerWake = make(chan struct{})
+		}
+		wake := r.offerWake
+		s.mu.Unlock()
+		t := time.NewTimer(deadline.Sub(now))
+		select {
+		case <-wake:
+		case <-t.C:
+		}
+		t.Stop()
+		s.mu.Lock()
+	}
+}
+
+// isUnknownMethod reports whether err is a peer's answer that it has no
+// such method.
+func isUnknownMethod(err error) bool {
+	var ae thrift.TApplicationException
+	return errors.As(err, &ae) && ae.TypeId() == thrift.UNKNOWN_METHOD
+}

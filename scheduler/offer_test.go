@@ -1,0 +1,199 @@
+package scheduler
+
+import (
+	"context"
+	"fmt"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/rs/zerolog"
+
+	"github.com/sparrowfleet/sparrow/internal/rpc"
+	"github.com/sparrowfleet/sparrow/thrift/gen-go/sparrowrpc"
+)
+
+// TestOffersLaunchOnIdleNodeMonitors: idle node monitors take the tasks
+// offered with the first reservations; the job is done without a getTask,
+// its other reservations are cancelled, and no task goes out twice.
+func TestOffersLaunchOnIdleNodeMonitors(t *testing.T) {
+	c := newCluster(t, 8, Config{Offers: true})
+	for _, nm := range c.nms {
+		nm.takeOffers.Store(true)
+	}
+	if err := c.s.SubmitJob(context.Background(), job("job", 2, freeTasks(3)...)); err != nil {
+		t.Fatal(err)
+	}
+	c.hub.waitUntil(t, "the job to launch", func() bool { return c.s.Stats().ActiveRequests == 0 })
+	took := map[string]string{}
+	for _, nm := range c.nms {
+		nm.mu.Lock()
+		for _, id := range nm.took["job"] {
+			if other, dup := took[id]; dup {
+				t.Errorf("task %s taken by %s and %s", id, other, nm.name)
+			}
+			took[id] = nm.name
+		}
+		nm.mu.Unlock()
+	}
+	if len(took) != 3 {
+		t.Fatalf("offers taken: %v, want t0, t1 and t2", took)
+	}
+	st := c.s.Stats()
+	if st.OffersMade != 3 || st.OffersTaken != 3 || st.TasksLaunched != 3 || st.RunningTracked != 3 {
+		t.Fatalf("stats %+v", st)
+	}
+	// The three plain reservations are cancelled, and ask in vain.
+	c.hub.waitUntil(t, "the cancels", func() bool {
+		n := 0
+		for _, nm := range c.nms {
+			n += nm.cancelsFor("job")
+		}
+		return n == 3
+	})
+	for _, nm := range c.holders("job") {
+		if got := c.getTask(t, "job", nm); len(got) != 0 {
+			t.Errorf("%s got %v after every task launched", nm.name, got)
+		}
+	}
+}
+
+// TestGetTaskWaitsForOfferAnswers: a getTask that finds the job's only
+// task offered and unanswered waits for the answer; declined, the task is
+// its. Answered at once, it would have been empty and the task left to
+// the busy node monitor's queue.
+func TestGetTaskWaitsForOfferAnswers(t *testing.T) {
+	c := newCluster(t, 2, Config{Offers: true})
+	waiting := make(chan struct{})
+	var once sync.Once
+	c.s.mu.Lock()
+	c.s.offerWaitHook = func() { once.Do(func() { close(waiting) }) }
+	c.s.mu.Unlock()
+	gate := make(chan struct{})
+	var release sync.Once
+	open := func() { release.Do(func() { close(gate) }) }
+	t.Cleanup(open) // before the node monitors' servers close
+	for _, nm := range c.nms {
+		nm.mu.Lock()
+		nm.gate = gate // every enqueue waits: the offer stays unanswered
+		nm.mu.Unlock()
+	}
+	if err := c.s.SubmitJob(context.Background(), job("job", 2, freeTasks(1)...)); err != nil {
+		t.Fatal(err)
+	}
+	c.hub.waitUntil(t, "the offer to be made", func() bool { return c.s.Stats().OffersMade == 1 })
+	got := make(chan []*sparrowrpc.TTaskLaunchSpec, 1)
+	go func() {
+		specs, err := c.s.GetTask(context.Background(), "job", c.nms[0].hp)
+		if err != nil {
+			t.Error(err)
+		}
+		got <- specs
+	}()
+	select {
+	case <-waiting:
+	case <-time.After(10 * time.Second):
+		t.Fatal("getTask did not wait for the offer")
+	}
+	open() // the fakes decline offers by default
+	select {
+	case specs := <-got:
+		if len(specs) != 1 || specs[0].TaskId != "t0" {
+			t.Fatalf("getTask after the decline: %v, want t0", specs)
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("getTask still waiting after the offer was answered")
+	}
+	if st := c.s.Stats(); st.OffersTaken != 0 || st.TasksLaunched != 1 {
+		t.Fatalf("stats %+v", st)
+	}
+}
+
+// TestOfferInDoubtCountsAsLaunchedThere: an offer whose call fails after
+// it was sent may have launched, so it is counted launched on that node
+// monitor and handed to no other; the node's other reservations are
+// placed again.
+func TestOfferInDoubtCountsAsLaunchedThere(t *testing.T) {
+	c := newCluster(t, 1, Config{Offers: true, RPC: rpc.Config{CallTimeout: 200 * time.Millisecond}})
+	gate := make(chan struct{})
+	t.Cleanup(func() { close(gate) })
+	nm := c.nms[0]
+	nm.mu.Lock()
+	nm.gate = gate // the answer never comes in time
+	nm.mu.Unlock()
+	if err := c.s.SubmitJob(context.Background(), job("job", 1, freeTasks(1)...)); err != nil {
+		t.Fatal(err)
+	}
+	c.hub.waitUntil(t, "the offer to time out", func() bool { return c.s.Stats().OffersTaken == 1 })
+	st := c.s.Stats()
+	if st.TasksLaunched != 1 || st.RunningTracked != 1 || st.ActiveRequests != 0 {
+		t.Fatalf("stats %+v: want the task counted launched on the node", st)
+	}
+}
+
+// TestOfferFallsBackForNodeMonitorsWithoutIt: a node monitor that answers
+// the offer UNKNOWN_METHOD (an older version) gets the reservations again
+// without it, and no more offers.
+func TestOfferFallsBackForNodeMonitorsWithoutIt(t *testing.T) {
+	c := newCluster(t, 2, Config{Offers: true})
+	for _, nm := range c.nms {
+		nm.srv.Close()
+		srv, err := rpc.Listen(nm.addr, rpc.Config{}, zerolog.Nop())
+		if err != nil {
+			t.Skipf("cannot listen again on %s: %v", nm.addr, err)
+		}
+		proc := sparrowrpc.NewInternalServiceProcessor(nm)
+		delete(proc.ProcessorMap(), "enqueueTaskReservationsWithOffer")
+		go srv.Serve(proc)
+		t.Cleanup(func() { srv.Close() })
+		nm.takeOffers.Store(true)
+	}
+	for j := range 2 {
+		id := fmt.Sprintf("job%d", j)
+		if err := c.s.SubmitJob(context.Background(), job(id, 1, freeTasks(2)...)); err != nil {
+			t.Fatal(err)
+		}
+		c.waitAccepted(t, id, 2)
+		for _, nm := range c.nms {
+			if got := c.getTask(t, id, nm); len(got) != 1 {
+				t.Fatalf("%s: %s got %v, want one task", id, nm.name, got)
+			}
+		}
+	}
+	st := c.s.Stats()
+	if st.OffersMade != 2 || st.OffersTaken != 0 || st.TasksLaunched != 4 {
+		t.Fatalf("stats %+v: want the first job's 2 offers refused as unknown and none after", st)
+	}
+	for _, nm := range c.nms {
+		nm.mu.Lock()
+		offered := nm.offered
+		nm.mu.Unlock()
+		if offered != 0 {
+			t.Errorf("%s saw %d offers through a processor without the method", nm.name, offered)
+		}
+	}
+}
+
+// TestOffersOffByDefault: without Config.Offers every reservation is
+// plain, even to node monitors that would take an offer.
+func TestOffersOffByDefault(t *testing.T) {
+	c := newCluster(t, 2, Config{})
+	for _, nm := range c.nms {
+		nm.takeOffers.Store(true)
+	}
+	if err := c.s.SubmitJob(context.Background(), job("job", 1, freeTasks(2)...)); err != nil {
+		t.Fatal(err)
+	}
+	c.waitAccepted(t, "job", 2)
+	for _, nm := range c.nms {
+		nm.mu.Lock()
+		offered := nm.offered
+		nm.mu.Unlock()
+		if offered != 0 {
+			t.Fatalf("%s got %d offers with offers off", nm.name, offered)
+		}
+		if got := c.getTask(t, "job", nm); len(got) != 1 {
+			t.Fatalf("%s got %v, want a task by getTask", nm.name, got)
+		}
+	}
+}
