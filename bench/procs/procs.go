@@ -53,6 +53,9 @@ type Config struct {
 	// saves a CPU profile of this length from the first scheduler and the
 	// first node monitor, taken from the drive's start, into Dir.
 	Profile time.Duration
+	// SchedulerArgs are extra flags for every scheduler, such as
+	// --offers.
+	SchedulerArgs []string
 	// Pin runs every scheduler on CPU 0 and the rest of the fleet, the
 	// driver included, on CPU 1 (Linux, 2 CPUs or more).
 	Pin bool
@@ -142,7 +145,7 @@ func Run(ctx context.Context, cfg Config) (res Result, err error) {
 	fleet, err := StartFleet(ctx, FleetSpec{
 		Binary: cfg.Binary, Schedulers: cfg.Schedulers, NodeMonitors: cfg.NodeMonitors, Slots: cfg.Slots,
 		GossipProfile: cfg.GossipProfile, Net: cfg.Net, Dir: cfg.Dir, Pprof: cfg.Profile > 0,
-		ReadyTimeout: cfg.ReadyTimeout,
+		ReadyTimeout: cfg.ReadyTimeout, SchedulerArgs: cfg.SchedulerArgs,
 	}, cfg.Say)
 	if err != nil {
 		return res, err

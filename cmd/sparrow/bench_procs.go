@@ -94,6 +94,7 @@ Examples:
 	fs.DurationVar(&cfg.Deadline, "deadline", 5*time.Minute, "give up on a drive that has not completed after this long")
 	fs.DurationVar(&cfg.FrontendTimeout, "frontend-timeout", time.Second, "the driver's scheduler failure-detection timeout (sparrow drive --timeout): above the fleet's 100 ms default so that a scheduler stalled by a busy machine is not failed over, which would add resubmissions to every role's cost")
 	fs.DurationVar(&cfg.ReadyTimeout, "ready-timeout", time.Minute, "give up if the fleet has not formed after this long")
+	fs.StringArrayVar(&cfg.SchedulerArgs, "scheduler-arg", nil, "extra flag for every scheduler (repeatable), e.g. --scheduler-arg=--offers")
 	fs.BoolVar(&cfg.Pin, "pin", false, "run every scheduler on CPU 0 and the rest of the fleet (node monitors, executors, the driver) on CPU 1, to measure what one core of scheduler sustains (Linux, 2 CPUs or more)")
 	fs.DurationVar(&cfg.Profile, "profile", 0, "if set, save a CPU profile this long of the first scheduler and node monitor, from the drive's start, into --out (go tool pprof FILE)")
 	fs.StringVar(&out, "out", "bin/bench-procs", "directory for members' logs, results.json and the plot")
