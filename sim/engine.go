@@ -223,12 +223,17 @@ func (s *sim) run() error {
 		case evLaunchJob:
 			s.launchJob(e.slot)
 		case evTaskDone:
+			if s.lt != nil {
+				s.lateAheadDone()
+			}
 			s.taskDone(e.node, e.slot, e.task)
 		case evEnqueue:
 			s.lateEnqueue(e.slot)
 		case evGetTask:
+			s.lateAhead()
 			s.lateGetTask(e.node, e.slot, e.task, e.jseq)
 		case evReply:
+			s.lateAhead()
 			s.lateReply(e.node, e.slot, e.task)
 		case evCancel:
 			s.lateCancel(e.slot)

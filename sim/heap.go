@@ -119,6 +119,15 @@ func (a *agenda) grow() {
 	a.fixed, a.head = buf, 0
 }
 
+// peekFixed returns the k-th pending fixed-delay event (0 is the next), or
+// nil if fewer are pending. The caller may read it but not change it.
+func (a *agenda) peekFixed(k int) *event {
+	if k >= a.n {
+		return nil
+	}
+	return &a.fixed[(a.head+k)&(len(a.fixed)-1)]
+}
+
 // pop removes and returns the earliest event; the agenda must not be empty.
 func (a *agenda) pop() event {
 	if a.n > 0 {

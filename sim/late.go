@@ -3,6 +3,7 @@ package sim
 import (
 	"fmt"
 	"strconv"
+	"unsafe"
 
 	"github.com/sparrowfleet/sparrow/core/placement"
 	"github.com/sparrowfleet/sparrow/core/queue"
@@ -32,7 +33,6 @@ type late struct {
 	// parsing its ID and indexing, not by hashing it into a map.
 	seqSlot []int32
 
-	sink         int   // see touch
 	reservations int64 // reservations enqueued on node monitors
 	fetches      int64 // getTask calls (a reservation reached a free slot)
 	empty        int64 // getTask calls answered with no task
@@ -46,16 +46,17 @@ type monitor struct {
 	fifo queue.FIFO
 }
 
-// touchAhead is how many picks ahead lateEnqueue touches a node monitor's
-// memory, so that the cache misses of several node monitors overlap
-// instead of following one another.
-const touchAhead = 4
+// touchAhead is how many picks ahead lateEnqueue prefetches a node
+// monitor's memory, so that the cache misses of several node monitors
+// overlap instead of following one another.
+const touchAhead = 8
 
-// touch reads node n's Core and queue, for touchAhead. The sum goes to a
-// field so the loads are not optimised away.
+// touch starts loading node n's Core and FIFO into the cache (see
+// prefetch), without waiting for them.
 func (lt *late) touch(n int32) {
 	m := &lt.mon[n]
-	lt.sink += m.core.Free() + m.fifo.Len()
+	a := uintptr(unsafe.Pointer(m))
+	prefetch(unsafe.Pointer(m), (a+unsafe.Sizeof(*m)-1)/64-a/64+1)
 }
 
 // core returns node n's slots.Core.
@@ -186,6 +187,30 @@ func (s *sim) lateDrain(n int32) {
 		}
 		lt.fetches++
 		s.scheduleHalf(evGetTask, n, slot, probe, jseq)
+	}
+}
+
+// eventsAhead is how many one-hop events ahead of the current one
+// lateAhead prefetches the node monitor of a reply.
+const eventsAhead = 8
+
+// lateAhead prefetches the node monitor of the reply eventsAhead places
+// ahead on the one-hop ring. Every getTask and reply goes through the ring,
+// in order, so each pending reply is prefetched about once, some eventsAhead
+// events before it runs.
+func (s *sim) lateAhead() {
+	if e := s.h.peekFixed(eventsAhead); e != nil && e.kind == evReply {
+		s.lt.touch(e.node)
+	}
+}
+
+// lateAheadDone prefetches the node monitor of the next task to finish, if
+// it is the earliest event on the heap (task ends are the only late-policy
+// events scheduled further than one hop ahead, so they are not on the
+// ring). It usually runs a few ring events later.
+func (s *sim) lateAheadDone() {
+	if h := s.h.h.ev; len(h) > 0 && h[0].kind == evTaskDone {
+		s.lt.touch(h[0].node)
 	}
 }
 
