@@ -4,8 +4,21 @@ package queue
 // Sparrow node monitor. The zero value is an empty queue ready to use.
 // It is not safe for concurrent use.
 type FIFO struct {
-	q list // service order, linked through inQueue
-	n int
+	// A short queue (the usual case at a node monitor) is kept by value in
+	// ring, with nothing else: then a push or a pop touches one slot of one
+	// small array, instead of two linked nodes and the index's headers,
+	// and removing a request or an app scans at most ringMax reservations.
+	// Once a push would queue more than ringMax, every queued reservation
+	// moves into linked nodes filed in idx (linked is set), so that a long
+	// queue keeps O(1) pops and removals in time proportional to what is
+	// removed; the FIFO returns to the ring when it next empties. Service
+	// order, counts and results are the same in both forms.
+	ring   []Reservation // power-of-two length; n of them from head
+	head   int
+	n      int // queued reservations, in either form
+	linked bool
+
+	q list // service order when linked, through inQueue
 	// spare heads a list of unlinked nodes for reuse (chained through
 	// their inQueue next link), so that a node monitor that queues and
 	// serves reservations all day does not allocate one each. A list
@@ -15,6 +28,9 @@ type FIFO struct {
 	nSpare int
 	idx    index // last, as its rarely used maps are at its end
 }
+
+// ringMax is the most reservations a FIFO keeps in its ring (see FIFO.ring).
+const ringMax = 32
 
 var (
 	_ Discipline  = (*FIFO)(nil)
@@ -31,13 +47,37 @@ type UserCounter interface {
 
 // QueuedByUser adds each queued reservation to out under its User. It costs
 // O(queued reservations).
-func (f *FIFO) QueuedByUser(out map[string]int) { f.idx.queuedByUser(out) }
+func (f *FIFO) QueuedByUser(out map[string]int) {
+	if f.linked {
+		f.idx.queuedByUser(out)
+		return
+	}
+	for i := 0; i < f.n; i++ {
+		out[f.ring[f.slot(i)].User]++
+	}
+}
 
 // NewFIFO returns an empty FIFO queue.
 func NewFIFO() *FIFO { return &FIFO{} }
 
 // Push appends r to the tail of the queue.
 func (f *FIFO) Push(r Reservation) {
+	if !f.linked {
+		if f.n < ringMax {
+			if f.n == len(f.ring) {
+				f.growRing()
+			}
+			f.ring[f.slot(f.n)] = r
+			f.n++
+			return
+		}
+		f.link()
+	}
+	f.pushNode(r)
+}
+
+// pushNode appends r to the linked queue.
+func (f *FIFO) pushNode(r Reservation) {
 	n := f.spare
 	if n != nil {
 		f.spare = n.links[inQueue].next
@@ -52,12 +92,47 @@ func (f *FIFO) Push(r Reservation) {
 	f.n++
 }
 
+// slot returns the ring index of the i-th queued reservation.
+func (f *FIFO) slot(i int) int { return (f.head + i) & (len(f.ring) - 1) }
+
+// growRing doubles the ring (up to ringMax), keeping the queue in order.
+func (f *FIFO) growRing() {
+	ring := make([]Reservation, max(2, 2*len(f.ring)))
+	for i := 0; i < f.n; i++ {
+		ring[i] = f.ring[f.slot(i)]
+	}
+	f.ring, f.head = ring, 0
+}
+
+// link moves the ring's reservations, in order, into linked nodes filed
+// in the index.
+func (f *FIFO) link() {
+	k := f.n
+	f.n = 0
+	for i := 0; i < k; i++ {
+		j := f.slot(i)
+		f.pushNode(f.ring[j])
+		f.ring[j] = Reservation{}
+	}
+	f.head = 0
+	f.linked = true
+}
+
 // Pop removes and returns the oldest queued reservation; false when empty.
 func (f *FIFO) Pop() (Reservation, bool) {
-	n := f.q.head
-	if n == nil {
-		return Reservation{}, false
+	if !f.linked {
+		if f.n == 0 {
+			return Reservation{}, false
+		}
+		r := f.ring[f.head]
+		// Cleared, so that a served reservation's strings are not kept
+		// alive by the ring.
+		f.ring[f.head] = Reservation{}
+		f.head = (f.head + 1) & (len(f.ring) - 1)
+		f.n--
+		return r, true
 	}
+	n := f.q.head
 	f.q.remove(inQueue, n)
 	f.idx.remove(n)
 	f.n--
@@ -70,6 +145,9 @@ func (f *FIFO) Pop() (Reservation, bool) {
 // RemoveRequest drops every queued reservation of requestID and returns how
 // many were dropped.
 func (f *FIFO) RemoveRequest(requestID string) int {
+	if !f.linked {
+		return f.removeFromRing(func(r *Reservation) bool { return r.RequestID == requestID })
+	}
 	c := f.idx.drain(inRequest, requestID, f.detach)
 	f.compactIfEmpty()
 	return c
@@ -78,8 +156,33 @@ func (f *FIFO) RemoveRequest(requestID string) int {
 // RemoveApp drops every queued reservation of app and returns how many were
 // dropped.
 func (f *FIFO) RemoveApp(app string) int {
+	if !f.linked {
+		return f.removeFromRing(func(r *Reservation) bool { return r.App == app })
+	}
 	c := f.idx.drain(inApp, app, f.detach)
 	f.compactIfEmpty()
+	return c
+}
+
+// removeFromRing drops the ring's reservations for which drop is true,
+// keeping the others in order, and returns how many were dropped.
+func (f *FIFO) removeFromRing(drop func(*Reservation) bool) int {
+	kept := 0
+	for i := 0; i < f.n; i++ {
+		r := &f.ring[f.slot(i)]
+		if drop(r) {
+			continue
+		}
+		if kept != i {
+			f.ring[f.slot(kept)] = *r
+		}
+		kept++
+	}
+	for i := kept; i < f.n; i++ {
+		f.ring[f.slot(i)] = Reservation{}
+	}
+	c := f.n - kept
+	f.n = kept
 	return c
 }
 
@@ -104,8 +207,11 @@ func (f *FIFO) recycle(n *node) {
 	}
 }
 
+// compactIfEmpty returns an emptied linked FIFO to its ring.
 func (f *FIFO) compactIfEmpty() {
 	if f.n == 0 {
 		f.idx.compact()
+		f.linked = false
+		f.head = 0
 	}
 }

@@ -5,7 +5,9 @@ package queue
 // its user's flow), the list of its request, and the list of its app. Popping
 // a node or removing a whole request/app then unlinks each affected node in
 // O(1), so there are no tombstones, Len is a plain counter, and memory is
-// exactly proportional to what is queued.
+// exactly proportional to what is queued. (A FIFO keeps a short queue in a
+// plain ring instead and files its reservations in nodes only past ringMax;
+// see FIFO.)
 
 // linkKind selects which of a node's lists an operation walks.
 type linkKind int
