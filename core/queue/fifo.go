@@ -1,8 +1,9 @@
 package queue
 
 // FIFO serves reservations in arrival order, the behaviour of the basic
-// Sparrow node monitor. The zero value is an empty queue ready to use.
-// It is not safe for concurrent use.
+// Sparrow node monitor. The zero value is an empty queue ready to use; a
+// FIFO must not be copied after first use. It is not safe for concurrent
+// use.
 type FIFO struct {
 	// A short queue (the usual case at a node monitor) is kept by value in
 	// ring, with nothing else: then a push or a pop touches one slot of one
@@ -17,6 +18,13 @@ type FIFO struct {
 	head   int
 	n      int // queued reservations, in either form
 	linked bool
+	// small is the ring while at most smallRing are queued, inside the
+	// FIFO so that a node monitor's short queue shares its memory; ring
+	// moves to a separate array when the queue outgrows small and comes
+	// back when it empties. big keeps that array for the next time. So a
+	// FIFO must not be copied once used.
+	small [smallRing]Reservation
+	big   []Reservation
 
 	q list // service order when linked, through inQueue
 	// spare heads a list of unlinked nodes for reuse (chained through
@@ -31,6 +39,10 @@ type FIFO struct {
 
 // ringMax is the most reservations a FIFO keeps in its ring (see FIFO.ring).
 const ringMax = 32
+
+// smallRing is the length of the ring inside the FIFO (see FIFO.small). A
+// power of two below ringMax.
+const smallRing = 4
 
 var (
 	_ Discipline  = (*FIFO)(nil)
@@ -95,13 +107,31 @@ func (f *FIFO) pushNode(r Reservation) {
 // slot returns the ring index of the i-th queued reservation.
 func (f *FIFO) slot(i int) int { return (f.head + i) & (len(f.ring) - 1) }
 
-// growRing doubles the ring (up to ringMax), keeping the queue in order.
+// growRing makes the ring small if it has no storage, else doubles it (up
+// to ringMax), keeping the queue in order.
 func (f *FIFO) growRing() {
-	ring := make([]Reservation, max(2, 2*len(f.ring)))
+	if len(f.ring) == 0 {
+		f.ring, f.head = f.small[:], 0
+		return
+	}
+	var ring []Reservation
+	if len(f.ring) == smallRing && len(f.big) > smallRing {
+		ring = f.big
+	} else {
+		ring = make([]Reservation, 2*len(f.ring))
+		f.big = ring
+	}
 	for i := 0; i < f.n; i++ {
-		ring[i] = f.ring[f.slot(i)]
+		j := f.slot(i)
+		ring[i] = f.ring[j]
+		f.ring[j] = Reservation{}
 	}
 	f.ring, f.head = ring, 0
+}
+
+// emptied returns an emptied ring's storage to small.
+func (f *FIFO) emptied() {
+	f.ring, f.head = f.small[:], 0
 }
 
 // link moves the ring's reservations, in order, into linked nodes filed
@@ -129,7 +159,9 @@ func (f *FIFO) Pop() (Reservation, bool) {
 		// alive by the ring.
 		f.ring[f.head] = Reservation{}
 		f.head = (f.head + 1) & (len(f.ring) - 1)
-		f.n--
+		if f.n--; f.n == 0 {
+			f.emptied()
+		}
 		return r, true
 	}
 	n := f.q.head
@@ -183,6 +215,9 @@ func (f *FIFO) removeFromRing(drop func(*Reservation) bool) int {
 	}
 	c := f.n - kept
 	f.n = kept
+	if kept == 0 {
+		f.emptied()
+	}
 	return c
 }
 
@@ -212,6 +247,6 @@ func (f *FIFO) compactIfEmpty() {
 	if f.n == 0 {
 		f.idx.compact()
 		f.linked = false
-		f.head = 0
+		f.emptied()
 	}
 }

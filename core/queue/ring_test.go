@@ -12,7 +12,8 @@ import (
 // (Pop, RemoveRequest, RemoveApp, Len, QueuedByUser) against a plain slice
 // of what is queued, in service order. It also checks when the FIFO is in
 // which form: linked only after a push past ringMax, and back in the ring
-// once it empties.
+// once it empties, with its ring back inside the FIFO; and that no unused
+// ring slot keeps a reservation (its strings) alive.
 func TestFIFORingAndLinked(t *testing.T) {
 	tests := []struct {
 		name     string
@@ -103,6 +104,18 @@ func TestFIFORingAndLinked(t *testing.T) {
 				}
 				if !f.linked && (f.q.head != nil || f.idx.lastList[inRequest] != nil) {
 					t.Fatalf("step %d: ring form with linked nodes left over", step)
+				}
+				if f.n == 0 && len(f.ring) > 0 && &f.ring[0] != &f.small[0] {
+					t.Fatalf("step %d: empty FIFO's ring not back in small", step)
+				}
+				for _, ring := range [][]Reservation{f.ring, f.small[:], f.big} {
+					for j := range ring {
+						queuedHere := !f.linked && len(ring) == len(f.ring) && &ring[0] == &f.ring[0] &&
+							(j-f.head)&(len(ring)-1) < f.n
+						if !queuedHere && ring[j] != (Reservation{}) {
+							t.Fatalf("step %d: unused ring slot %d holds %+v", step, j, ring[j])
+						}
+					}
 				}
 				checkBounds(t, &f)
 				peak = max(peak, len(queued))
