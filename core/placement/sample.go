@@ -175,12 +175,40 @@ func (s *Sampler) PlanPicks(dst []Pick, rng *rand.Rand, nodes []Node, tasks []Ta
 	s.pick(rng, len(nodes), Reservations(d, unconstrained), add)
 
 	// Node order keeps the result deterministic for a seed.
+	if len(s.touched)*denseScan >= len(s.cnt) {
+		return s.appendScanned(dst), nil
+	}
+	return s.appendSorted(dst), nil
+}
+
+// denseScan: PlanPicks lists the picked nodes by scanning every node's
+// count once they are at least 1/denseScan of the nodes (a 500-task job
+// at d = 2 picks 1,000 of 10,000), which costs O(nodes) instead of the
+// O(k log k) of sorting the k picked nodes. Both give the same picks.
+const denseScan = 16
+
+// appendSorted appends a pick per touched node, in node order, by sorting
+// touched, and restores the all-zero counts.
+func (s *Sampler) appendSorted(dst []Pick) []Pick {
 	slices.Sort(s.touched)
 	for _, i := range s.touched {
 		dst = append(dst, Pick{Node: int32(i), Count: int32(s.cnt[i])})
 	}
 	s.resetCounts()
-	return dst, nil
+	return dst
+}
+
+// appendScanned is appendSorted by a scan of the counts: the nodes with a
+// non-zero count are exactly the touched ones.
+func (s *Sampler) appendScanned(dst []Pick) []Pick {
+	for i, c := range s.cnt {
+		if c != 0 {
+			dst = append(dst, Pick{Node: int32(i), Count: int32(c)})
+			s.cnt[i] = 0
+		}
+	}
+	s.touched = s.touched[:0]
+	return dst
 }
 
 // resetCounts restores the all-zero cnt invariant.

@@ -6,6 +6,7 @@ import (
 	"math"
 	"math/rand/v2"
 	"reflect"
+	"slices"
 	"strings"
 	"testing"
 )
@@ -491,4 +492,82 @@ func TestPlanErrors(t *testing.T) {
 			}
 		})
 	}
+}
+
+// TestPicksScannedMatchSorted checks that PlanPicks's two ways of listing
+// the picked nodes (sorting the touched nodes, or scanning every node's
+// count when many are touched) give the same picks and leave the Sampler
+// in the same state, at densities on both sides of denseScan, and that
+// PlanPicks gives the same picks whichever it uses.
+func TestPicksScannedMatchSorted(t *testing.T) {
+	tests := []struct {
+		name     string
+		nodes    int
+		tasks    int
+		d        float64
+		wantScan bool // PlanPicks scans rather than sorts
+	}{
+		{"one task of many nodes", 1000, 1, 2, false},
+		{"just below the scan density", 1024, 31, 2, false},
+		{"at the scan density", 1024, 32, 2, true},
+		{"Figure 3 job", 10000, 500, 2, true},
+		{"more reservations than nodes", 10, 40, 1.5, true},
+		{"single node", 1, 3, 2, true},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			nodes := make([]Node, tc.nodes)
+			for i := range nodes {
+				nodes[i] = Node{Addr: fmt.Sprint("n", i)}
+			}
+			tasks := make([]Task, tc.tasks)
+			for i := range tasks {
+				tasks[i] = Task{ID: fmt.Sprint(i)}
+			}
+			var plan, sorted, scanned Sampler
+			draws := Reservations(tc.d, tc.tasks)
+			for round := range 5 {
+				// The same draws (same stream, same permutation state)
+				// into two Samplers, listed both ways, and through
+				// PlanPicks into a third.
+				for _, sp := range []*Sampler{&sorted, &scanned} {
+					sp.cnt = resizeInts(sp.cnt, tc.nodes)
+					rng := rand.New(rand.NewPCG(uint64(round), 1))
+					sp.pick(rng, tc.nodes, draws, func(idx, c int) {
+						if sp.cnt[idx] == 0 {
+							sp.touched = append(sp.touched, idx)
+						}
+						sp.cnt[idx] += c
+					})
+				}
+				if got := len(sorted.touched)*denseScan >= tc.nodes; got != tc.wantScan {
+					t.Fatalf("round %d: %d of %d nodes touched: scan %v, want %v", round, len(sorted.touched), tc.nodes, got, tc.wantScan)
+				}
+				a := sorted.appendSorted(nil)
+				b := scanned.appendScanned(nil)
+				if !slices.Equal(a, b) {
+					t.Fatalf("round %d: sorted %v, scanned %v", round, a, b)
+				}
+				for _, sp := range []*Sampler{&sorted, &scanned} {
+					if len(sp.touched) != 0 || slices.ContainsFunc(sp.cnt, func(c int) bool { return c != 0 }) {
+						t.Fatalf("round %d: counts not reset", round)
+					}
+				}
+				picks, err := plan.PlanPicks(nil, rand.New(rand.NewPCG(uint64(round), 1)), nodes, tasks, tc.d)
+				if err != nil {
+					t.Fatal(err)
+				}
+				if !slices.Equal(picks, a) {
+					t.Fatalf("round %d: PlanPicks %v, sorted listing %v", round, picks, a)
+				}
+			}
+		})
+	}
+}
+
+func resizeInts(b []int, n int) []int {
+	if len(b) != n {
+		return make([]int, n)
+	}
+	return b
 }
