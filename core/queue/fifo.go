@@ -42,7 +42,7 @@ const ringMax = 32
 
 // smallRing is the length of the ring inside the FIFO (see FIFO.small). A
 // power of two below ringMax.
-const smallRing = 4
+const smallRing = 8
 
 var (
 	_ Discipline  = (*FIFO)(nil)
