@@ -56,7 +56,7 @@ const touchAhead = 8
 func (lt *late) touch(n int32) {
 	m := &lt.mon[n]
 	a := uintptr(unsafe.Pointer(m))
-	prefetch(unsafe.Pointer(m), (a+unsafe.Sizeof(*m)-1)/64-a/64+1)
+	prefetch(a, (a+unsafe.Sizeof(*m)-1)/64-a/64+1)
 }
 
 // core returns node n's slots.Core.
@@ -191,16 +191,27 @@ func (s *sim) lateDrain(n int32) {
 }
 
 // eventsAhead is how many one-hop events ahead of the current one
-// lateAhead prefetches the node monitor of a reply.
+// lateAhead looks.
 const eventsAhead = 8
 
-// lateAhead prefetches the node monitor of the reply eventsAhead places
-// ahead on the one-hop ring. Every getTask and reply goes through the ring,
-// in order, so each pending reply is prefetched about once, some eventsAhead
-// events before it runs.
+// lateAhead prefetches what the event eventsAhead places ahead on the
+// one-hop ring will read first: a reply's node monitor, or the reservation
+// count a getTask's placement.Request.AssignAt reads (HoldAddr), at random
+// in one of a hundred-odd live jobs' thousand-entry tables. Every getTask
+// and reply goes through the ring, in order, so each is prefetched about
+// once, some eventsAhead events before it runs.
 func (s *sim) lateAhead() {
-	if e := s.h.peekFixed(eventsAhead); e != nil && e.kind == evReply {
+	e := s.h.peekFixed(eventsAhead)
+	switch {
+	case e == nil:
+	case e.kind == evReply:
 		s.lt.touch(e.node)
+	case e.kind == evGetTask && e.slot >= 0:
+		if j := &s.jobs[e.slot]; j.live && j.seq == e.jseq && j.req != nil {
+			if a := j.req.HoldAddr(int(e.task)); a != 0 {
+				prefetch(a, 1)
+			}
+		}
 	}
 }
 

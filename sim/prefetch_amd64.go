@@ -1,13 +1,11 @@
 package sim
 
-import "unsafe"
-
 // prefetch asks the CPU to start loading the lines 64-byte cache lines from
-// p, without waiting for them (prefetch_amd64.s). The engine knows which node
+// address p, without waiting for them (prefetch_amd64.s). The engine knows which node
 // monitors the next events and reservations touch, at random among
 // thousands and so rarely in cache; starting those loads early lets their
 // latencies overlap with work instead of following one another. It is a
 // hint only: results never depend on it.
 //
 //go:noescape
-func prefetch(p unsafe.Pointer, lines uintptr)
+func prefetch(p, lines uintptr)

@@ -1,10 +1,10 @@
 #include "textflag.h"
 
-// func prefetch(p unsafe.Pointer, lines uintptr)
+// func prefetch(p, lines uintptr)
 //
-// PREFETCHT0 on each of the lines 64-byte cache lines from p. A prefetch
-// is only a hint: it never faults and never changes memory, so p may point
-// anywhere.
+// PREFETCHT0 on each of the lines 64-byte cache lines from address p. A
+// prefetch is only a hint: it never faults and never changes memory, so p
+// may be any address.
 TEXT ·prefetch(SB), NOSPLIT|NOFRAME, $0-16
 	MOVQ	p+0(FP), AX
 	MOVQ	lines+8(FP), CX

@@ -2,8 +2,6 @@
 
 package sim
 
-import "unsafe"
-
 // prefetch is a no-op where the engine has no prefetch instruction; see
 // prefetch_amd64.go.
-func prefetch(p unsafe.Pointer, lines uintptr) {}
+func prefetch(p, lines uintptr) {}

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"reflect"
 	"testing"
+	"unsafe"
 )
 
 // requestState is everything a Request's exported API reports, for
@@ -149,6 +150,46 @@ func TestAssignAtMatchesAssign(t *testing.T) {
 				if a, b := byAddr.DropNode(n.Addr), byPick.DropNode(n.Addr); a != b {
 					t.Fatalf("DropNode(%s) = %d by address, %d after AddPicks", n.Addr, b, a)
 				}
+			}
+		})
+	}
+}
+
+// TestHoldAddr checks that HoldAddr gives the address of each handle's
+// count and 0 outside the handles, before and after asks, and that asking
+// it changes no answer or state: a Request asked HoldAddr of every handle
+// before each AssignAt must answer and end as one that is not.
+func TestHoldAddr(t *testing.T) {
+	nodes := handleNodes(5)
+	for _, tc := range handleCases() {
+		t.Run(tc.name, func(t *testing.T) {
+			plain := NewRequest("req", tc.tasks)
+			hinted := NewRequest("req", tc.tasks)
+			for _, b := range tc.batches {
+				var picks []Pick
+				for _, p := range b {
+					picks = append(picks, Pick{Node: int32(p[0]), Count: int32(p[1])})
+				}
+				plain.AddPicks(nodes, picks)
+				hinted.AddPicks(nodes, picks)
+			}
+			for i, h := range tc.asks {
+				for k := -2; k <= len(hinted.holds)+1; k++ {
+					want := uintptr(0)
+					if k >= 0 && k < len(hinted.holds) {
+						want = uintptr(unsafe.Pointer(&hinted.holds[k]))
+					}
+					if got := hinted.HoldAddr(k); got != want {
+						t.Fatalf("ask %d: HoldAddr(%d) = %#x, want %#x", i, k, got, want)
+					}
+				}
+				wantTask, wantOK := plain.AssignAt(h)
+				if task, ok := hinted.AssignAt(h); task != wantTask || ok != wantOK {
+					t.Fatalf("ask %d (handle %d): (%d, %v) after HoldAddr, (%d, %v) without", i, h, task, ok, wantTask, wantOK)
+				}
+			}
+			if got, want := stateOf(hinted, nodes), stateOf(plain, nodes); !reflect.DeepEqual(got, want) {
+				t.Fatalf("final state\n got %+v\nwant %+v", got, want)
 			}
 		})
 	}

@@ -1,6 +1,9 @@
 package placement
 
-import "slices"
+import (
+	"slices"
+	"unsafe"
+)
 
 // Request is the late-binding state of one scheduling request: which tasks
 // are still unlaunched and which node monitors still hold reservations for
@@ -279,6 +282,20 @@ func (r *Request) AssignAt(h int) (task int, ok bool) {
 	// indexing, and for them only the node's total count matters, which
 	// is the same whichever of its entries is decremented.
 	return r.assign(&r.holds[h])
+}
+
+// HoldAddr returns the address of the memory AssignAt(h) reads first (the
+// reservation count of handle h), or 0 for an out-of-range handle, so that a
+// caller that knows which handles will be asked soon (the simulator, which
+// sees its getTask events coming) can have the CPU load it early: with
+// thousands of requests of a thousand handles each, that count is rarely in
+// cache. It is a hint and only a number: it must never be turned back into a
+// pointer, and it goes stale at the next AddProbes, AddPicks or Reset.
+func (r *Request) HoldAddr(h int) uintptr {
+	if h < 0 || h >= len(r.holds) {
+		return 0
+	}
+	return uintptr(unsafe.Pointer(&r.holds[h]))
 }
 
 func (r *Request) assign(h *holding) (task int, ok bool) {
