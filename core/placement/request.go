@@ -45,8 +45,11 @@ type Request struct {
 	indexed int // holds[:indexed] are in at and merged
 	total   int // sum of holds[i].n
 	// holdNode[i] is the node of holds[i], kept apart so that the
-	// counts Assign reads are a dense array. Entries added by AddPicks
-	// are filled from pickNodes only when indexed.
+	// counts Assign reads are a dense array. It covers holds[:indexed]
+	// and the probes AddProbes filed; the entries of holds that AddPicks
+	// filed lazily are added, from pickNodes, only when indexed, so that
+	// a caller that never needs the addresses never writes a Node per
+	// probe.
 	holdNode  []Node
 	pickNodes []Node
 	// returned holds offered tasks that were declined (Offer), handed out
@@ -199,7 +202,6 @@ func (r *Request) AddPicks(nodes []Node, picks []Pick) {
 		}
 		_ = nodes[p.Node] // the bounds check AddProbes would do
 		r.hold(int(p.Count), p.Node)
-		r.holdNode = append(r.holdNode, Node{})
 	}
 }
 
@@ -227,6 +229,9 @@ func (r *Request) index() {
 	}
 	if r.at == nil {
 		r.at = make(map[string]int32, len(r.holds))
+	}
+	for len(r.holdNode) < len(r.holds) {
+		r.holdNode = append(r.holdNode, Node{}) // filled from pickNodes below
 	}
 	for i := r.indexed; i < len(r.holds); i++ {
 		h := &r.holds[i]
