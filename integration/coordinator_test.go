@@ -65,14 +65,29 @@ func TestCoordinatorTakeoverAndFallback(t *testing.T) {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { fe.Close() })
-	// Two users keep the fleet busy: spark only on high-memory nodes,
-	// hadoop anywhere.
+	// Two users keep work on the fleet until stop is closed (at most
+	// maxJobs each, 10 jobs/s, half the capacity, so neither queue
+	// grows): spark only on high-memory nodes, hadoop anywhere. Work must
+	// still be there when each coordinator's users are checked, however
+	// long the machine takes to get there.
+	const maxJobs = 1000
+	stop := make(chan struct{})
+	var stopOnce sync.Once
+	stopSubmitting := func() { stopOnce.Do(func() { close(stop) }) }
+	t.Cleanup(stopSubmitting)
 	var submitted sync.WaitGroup
 	var mu sync.Mutex
 	total := 0
 	submit := func(user string, constrained bool, jobs int) {
 		defer submitted.Done()
+		pace := time.NewTicker(100 * time.Millisecond)
+		defer pace.Stop()
 		for j := range jobs {
+			select {
+			case <-stop:
+				return
+			case <-pace.C:
+			}
 			job := newJob(fmt.Sprintf("%s-%d", user, j), 4)
 			job.User = client.User{Name: user}
 			if constrained {
@@ -98,8 +113,8 @@ func TestCoordinatorTakeoverAndFallback(t *testing.T) {
 		}
 	}
 	submitted.Add(2)
-	go submit("spark", true, 150)
-	go submit("hadoop", false, 150)
+	go submit("spark", true, maxJobs)
+	go submit("hadoop", false, maxJobs)
 
 	waitFor(t, "every node monitor to follow coordinator-a", 20*time.Second, guided(true))
 	waitFor(t, "coordinator-a to see both users' work", 20*time.Second, func() bool { return a.Stats().Users == 2 })
@@ -123,6 +138,7 @@ func TestCoordinatorTakeoverAndFallback(t *testing.T) {
 		return true
 	})
 	t.Logf("coordinator-b: %+v", b.Stats())
+	stopSubmitting()
 
 	b.Close()
 	closed[b] = true
