@@ -19,7 +19,7 @@ func TestChoosyGivesTheConstrainedUserItsCMMFShare(t *testing.T) {
 	fair := sparkSlots(t, "fair", false, false)
 	choosy := sparkSlots(t, "choosy", true, false)
 	weighted := sparkSlots(t, "fair", true, true)
-	t.Logf("spark's mean running slots on the high-memory node: fair queues %.2f, Choosy with a coordinator %.2f, fair queues with the coordinator's CMMF weights %.2f (CMMF: 4, per-node fair: 2)", fair, choosy, weighted)
+	t.Logf("spark's share of the high-memory node's running tasks, in slots: fair queues %.2f, Choosy with a coordinator %.2f, fair queues with the coordinator's CMMF weights %.2f (CMMF: 4, per-node fair: 2)", fair, choosy, weighted)
 	if fair > 3 {
 		t.Errorf("per-node fair queues gave spark %.2f slots; want about 2", fair)
 	}

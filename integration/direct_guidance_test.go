@@ -26,7 +26,7 @@ func TestDirectGuidanceGivesTheConstrainedUserItsCMMFShare(t *testing.T) {
 	} {
 		t.Run(tc.queue+"-"+tc.delivery, func(t *testing.T) {
 			spark := directSparkSlots(t, tc.queue, tc.delivery, tc.weights)
-			t.Logf("spark's mean running slots on the high-memory node with direct replies: %.2f (CMMF: 4, per-node fair: 2)", spark)
+			t.Logf("spark's share of the high-memory node's running tasks, in slots, with direct replies: %.2f (CMMF: 4, per-node fair: 2)", spark)
 			if spark < 3.5 {
 				t.Errorf("%s queues with direct guidance gave spark %.2f slots; want its CMMF share, about 4", tc.queue, spark)
 			}
