@@ -2,12 +2,9 @@ package client
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"sync"
 	"sync/atomic"
-
-	"github.com/apache/thrift/lib/go/thrift"
 
 	"github.com/rs/zerolog"
 
@@ -187,7 +184,7 @@ func (b *Backend) run(t LaunchedTask) {
 		switch {
 		case err == nil:
 			return
-		case isUnknownMethod(err):
+		case rpc.IsUnknownMethod(err):
 			if !b.noTaskDone.Swap(true) {
 				b.log.Info().Msg("node monitor has no taskDone; ending tasks with tasksFinished and sendFrontendMessage")
 			}
@@ -220,13 +217,6 @@ func (b *Backend) taskDone(ref TaskRef, status int32, body []byte) error {
 	return b.nm.Call(context.Background(), b.cfg.NodeMonitor, func(ctx context.Context, c *sparrowrpc.NodeMonitorServiceClient) error {
 		return c.TaskDone(ctx, ref.App, ref.wire(), status, body)
 	})
-}
-
-// isUnknownMethod reports whether err is a peer's answer that it has no
-// such method.
-func isUnknownMethod(err error) bool {
-	var ae thrift.TApplicationException
-	return errors.As(err, &ae) && ae.TypeId() == thrift.UNKNOWN_METHOD
 }
 
 // backendHandler serves BackendService for a Backend.

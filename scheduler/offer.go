@@ -5,8 +5,6 @@ import (
 	"errors"
 	"time"
 
-	"github.com/apache/thrift/lib/go/thrift"
-
 	"github.com/sparrowfleet/sparrow/core/placement"
 	"github.com/sparrowfleet/sparrow/internal/rpc"
 	"github.com/sparrowfleet/sparrow/thrift/gen-go/sparrowrpc"
@@ -88,7 +86,7 @@ func (s *Scheduler) offerAnswered(r *request, addr string, offer int, launched b
 	case err == nil, errors.Is(err, rpc.ErrBusy), errors.As(err, &dial):
 		// Declined, or never sent.
 		s.offerDeclined(r, offer)
-	case isUnknownMethod(err):
+	case rpc.IsUnknownMethod(err):
 		s.noOffer[addr] = true
 		s.offerDeclined(r, offer)
 		return true
@@ -104,20 +102,9 @@ func (s *Scheduler) offerTaken(r *request, addr string, i int) {
 	r.OfferTaken(addr, i)
 	s.offerDone(r)
 	s.stats.OffersTaken++
-	spec := r.specs[i]
-	s.track(addr, runningTask{app: r.app, request: r.ID, task: spec.TaskId})
-	s.countLaunch(r, i, addr)
-	s.stats.TasksLaunched++
-	if r.Launched() && s.requests[r.ID] == r {
-		delete(s.requests, r.ID)
-		s.unrelax(r)
-		if !s.cfg.NoCancel {
-			cancel := r.Outstanding()
-			s.stats.Cancellations += uint64(len(cancel))
-			for _, p := range cancel {
-				go s.cancel(r.ID, p.Node.Addr)
-			}
-		}
+	s.launched(r, i, addr)
+	for _, p := range s.forgetLaunched(r) {
+		go s.cancel(r.ID, p.Node.Addr)
 	}
 	s.heldGetTask(r)
 }
@@ -180,11 +167,4 @@ func (s *Scheduler) awaitOffers(r *request) {
 		t.Stop()
 		s.mu.Lock()
 	}
-}
-
-// isUnknownMethod reports whether err is a peer's answer that it has no
-// such method.
-func isUnknownMethod(err error) bool {
-	var ae thrift.TApplicationException
-	return errors.As(err, &ae) && ae.TypeId() == thrift.UNKNOWN_METHOD
 }

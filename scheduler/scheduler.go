@@ -522,13 +522,15 @@ func (s *Scheduler) reprobe(r *request, tasks []placement.Task) {
 // A task offered and not yet answered is reported when its offer is
 // declined (offerDeclined), and not at all if it is taken.
 func (s *Scheduler) failUnlaunched(r *request, cause error) {
+	var fail []*sparrowrpc.TTaskSpec
+	s.mu.Lock()
 	for i, spec := range r.specs {
-		s.mu.Lock()
-		skip := r.IsLaunched(i) || r.IsOffered(i)
-		s.mu.Unlock()
-		if skip {
-			continue
+		if !r.IsLaunched(i) && !r.IsOffered(i) {
+			fail = append(fail, spec)
 		}
+	}
+	s.mu.Unlock()
+	for _, spec := range fail {
 		id := &sparrowrpc.TFullTaskId{TaskId: spec.TaskId, RequestId: r.ID, AppId: r.app, SchedulerAddress: s.self}
 		_ = s.deliver(r.app, id, sparrowrpc.STATUS_TASK_FAILED, []byte(cause.Error())) // deliver counts failures
 	}
@@ -554,9 +556,9 @@ func (s *Scheduler) GetTask(ctx context.Context, requestID string, nm *sparrowrp
 	}
 	idx, got := r.Assign(addr)
 	if got {
-		spec := r.specs[idx]
-		s.track(addr, runningTask{app: r.app, request: requestID, task: spec.TaskId})
-		s.countLaunch(r, idx, addr)
+		s.launched(r, idx, addr)
+	} else {
+		s.stats.EmptyGetTasks++
 	}
 	// Sharing probes across constrained tasks can use up the last
 	// reservation another constrained task could run on; that task must be
@@ -565,20 +567,7 @@ func (s *Scheduler) GetTask(ctx context.Context, requestID string, nm *sparrowrp
 	if !r.Launched() && r.HasConstrained() && !r.Holds(addr) {
 		strand = r.Uncovered()
 	}
-	var cancel []placement.Probe
-	if r.Launched() {
-		delete(s.requests, requestID)
-		s.unrelax(r)
-		if !s.cfg.NoCancel {
-			cancel = r.Outstanding()
-			s.stats.Cancellations += uint64(len(cancel))
-		}
-	}
-	if got {
-		s.stats.TasksLaunched++
-	} else {
-		s.stats.EmptyGetTasks++
-	}
+	cancel := s.forgetLaunched(r)
 	s.heldGetTask(r)
 	s.mu.Unlock()
 
@@ -598,6 +587,31 @@ func (s *Scheduler) GetTask(ctx context.Context, requestID string, nm *sparrowrp
 	}
 	spec := r.specs[idx]
 	return []*sparrowrpc.TTaskLaunchSpec{{TaskId: spec.TaskId, Message: spec.Message}}, nil
+}
+
+// launched records task idx of r handed to addr, by getTask or a taken
+// offer: tracked as running there, and counted. Called with s.mu held.
+func (s *Scheduler) launched(r *request, idx int, addr string) {
+	s.track(addr, runningTask{app: r.app, request: r.ID, task: r.specs[idx].TaskId})
+	s.countLaunch(r, idx, addr)
+	s.stats.TasksLaunched++
+}
+
+// forgetLaunched drops r once every task has launched, and returns the
+// leftover reservations to cancel (none with NoCancel). Called with s.mu
+// held.
+func (s *Scheduler) forgetLaunched(r *request) []placement.Probe {
+	if !r.Launched() || s.requests[r.ID] != r {
+		return nil
+	}
+	delete(s.requests, r.ID)
+	s.unrelax(r)
+	if s.cfg.NoCancel {
+		return nil
+	}
+	cancel := r.Outstanding()
+	s.stats.Cancellations += uint64(len(cancel))
+	return cancel
 }
 
 func (s *Scheduler) cancel(requestID, addr string) {

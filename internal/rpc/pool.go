@@ -151,6 +151,14 @@ func peerClosed(err error) bool {
 	return errors.Is(err, io.EOF) || errors.Is(err, syscall.ECONNRESET) || errors.Is(err, syscall.EPIPE)
 }
 
+// IsUnknownMethod reports whether err is a peer's answer that it has no
+// such method: an older peer, to which a caller of an extension falls
+// back on the original calls. Nothing was done by the peer.
+func IsUnknownMethod(err error) bool {
+	var ae thrift.TApplicationException
+	return errors.As(err, &ae) && ae.TypeId() == thrift.UNKNOWN_METHOD
+}
+
 func isConnError(err error) bool {
 	var te thrift.TTransportException
 	var pe thrift.TProtocolException
