@@ -26,6 +26,55 @@ import (
 // task can run twice; if the node monitor is lost, the task is reported
 // lost with it.
 
+// Backup reservations: when the offers cover every task of a job, the
+// job's other reservations (the rest of its d·m) are kept back and sent
+// only if an offer is declined. On a fleet with free slots every offer is
+// taken, and those reservations would only wake node monitors to ask for
+// tasks already launched, or be cancelled: four calls at the scheduler
+// and four at node monitors per four-task job, and on a two-core machine
+// the CPU the offered node monitors need to launch at once. A declined
+// offer queues its reservation where it was declined, and the backups go
+// out then, a round trip later than they would have: under load the task
+// still has d·m reservations to choose among, one round trip behind.
+
+// splitBackups returns the probes to send now and the backups to keep
+// back: if offers (planOffers) will cover each of r's tasks, the first
+// probes that can carry one, one per task, are sent, and the rest wait.
+// Otherwise every probe is sent. Called with s.mu held, before
+// r.AddProbes.
+func (s *Scheduler) splitBackups(r *request, probes []placement.Probe) (now, backup []placement.Probe) {
+	m := r.Unlaunched()
+	if !s.cfg.Offers || r.loc != nil || r.HasConstrained() || len(probes) <= m {
+		return probes, nil
+	}
+	now = make([]placement.Probe, 0, m)
+	for _, p := range probes {
+		if len(now) < m && !s.noOffer[p.Node.Addr] {
+			now = append(now, p)
+		} else {
+			backup = append(backup, p)
+		}
+	}
+	if len(now) < m {
+		return probes, nil
+	}
+	return now, backup
+}
+
+// sendBackups sends r's backup reservations, if any are kept back and r
+// is still placing. Called with s.mu held.
+func (s *Scheduler) sendBackups(r *request) {
+	b := r.backup
+	if b == nil || s.requests[r.ID] != r {
+		return
+	}
+	r.backup = nil
+	r.AddProbes(b)
+	s.admitted(b)
+	s.stats.BackupsSent += uint64(len(b))
+	s.enqueueAs(r, b, countHeld(r, b))
+}
+
 // offerWait bounds how long a getTask waits for offers to be answered. An
 // answer takes a round trip; a call that hangs ends at the pool's call
 // timeout, and the getTask then answers without the task.
@@ -115,6 +164,7 @@ func (s *Scheduler) offerTaken(r *request, addr string, i int) {
 func (s *Scheduler) offerDeclined(r *request, i int) {
 	r.OfferDeclined(i)
 	s.offerDone(r)
+	s.sendBackups(r)
 	refusing := r.hold != nil && r.hold.fail != nil // no message for a refused job
 	if s.requests[r.ID] != r && r.gaveUp != nil && !refusing {
 		spec := r.specs[i]

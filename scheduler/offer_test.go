@@ -15,7 +15,7 @@ import (
 
 // TestOffersLaunchOnIdleNodeMonitors: idle node monitors take the tasks
 // offered with the first reservations; the job is done without a getTask,
-// its other reservations are cancelled, and no task goes out twice.
+// its backup reservations are never sent, and no task goes out twice.
 func TestOffersLaunchOnIdleNodeMonitors(t *testing.T) {
 	c := newCluster(t, 8, Config{Offers: true})
 	for _, nm := range c.nms {
@@ -43,18 +43,65 @@ func TestOffersLaunchOnIdleNodeMonitors(t *testing.T) {
 	if st.OffersMade != 3 || st.OffersTaken != 3 || st.TasksLaunched != 3 || st.RunningTracked != 3 {
 		t.Fatalf("stats %+v", st)
 	}
-	// The three plain reservations are cancelled, and ask in vain.
-	c.hub.waitUntil(t, "the cancels", func() bool {
-		n := 0
-		for _, nm := range c.nms {
-			n += nm.cancelsFor("job")
-		}
-		return n == 3
-	})
+	// Only the three offers went out: the backups were kept back, so
+	// there is nothing to cancel and nobody to ask in vain.
+	sent, cancels := 0, 0
+	for _, nm := range c.nms {
+		sent += nm.attemptsFor("job")
+		cancels += nm.cancelsFor("job")
+	}
+	if sent != 3 || cancels != 0 || st.BackupsSent != 0 {
+		t.Fatalf("%d enqueues, %d cancels, %d backups sent; want 3, 0, 0", sent, cancels, st.BackupsSent)
+	}
 	for _, nm := range c.holders("job") {
 		if got := c.getTask(t, "job", nm); len(got) != 0 {
 			t.Errorf("%s got %v after every task launched", nm.name, got)
 		}
+	}
+}
+
+// TestDeclinedOfferSendsTheBackups: busy node monitors decline the
+// offers and queue their reservations; the backups kept back then go
+// out, so each task again has its d·m reservations to choose among, and
+// each task is handed out once by getTask.
+func TestDeclinedOfferSendsTheBackups(t *testing.T) {
+	c := newCluster(t, 8, Config{Offers: true}) // the fakes decline offers
+	if err := c.s.SubmitJob(context.Background(), job("job", 2, freeTasks(3)...)); err != nil {
+		t.Fatal(err)
+	}
+	c.waitAccepted(t, "job", 6)
+	if st := c.s.Stats(); st.OffersMade != 3 || st.OffersTaken != 0 || st.BackupsSent != 3 {
+		t.Fatalf("stats %+v: want 3 offers declined and 3 backups sent", st)
+	}
+	got := map[string]bool{}
+	for _, nm := range c.holders("job") {
+		for _, spec := range c.getTask(t, "job", nm) {
+			if got[spec.TaskId] {
+				t.Errorf("task %s handed out twice", spec.TaskId)
+			}
+			got[spec.TaskId] = true
+		}
+	}
+	if len(got) != 3 {
+		t.Fatalf("tasks handed out: %v, want t0, t1 and t2", got)
+	}
+}
+
+// TestPartialOffersSendEverything: when offers cannot cover every task
+// (here, no node monitor has the method), nothing is kept back.
+func TestPartialOffersSendEverything(t *testing.T) {
+	c := newCluster(t, 8, Config{Offers: true})
+	c.s.mu.Lock()
+	for _, nm := range c.nms[:7] {
+		c.s.noOffer[nm.addr] = true
+	}
+	c.s.mu.Unlock()
+	if err := c.s.SubmitJob(context.Background(), job("job", 2, freeTasks(3)...)); err != nil {
+		t.Fatal(err)
+	}
+	c.waitAccepted(t, "job", 6)
+	if st := c.s.Stats(); st.OffersMade > 1 || st.BackupsSent != 0 {
+		t.Fatalf("stats %+v: want at most one offer and no backups", st)
 	}
 }
 

@@ -175,6 +175,9 @@ type request struct {
 	// gaveUp is why re-placement gave up and reported the unlaunched
 	// tasks failed; set when r is dropped so.
 	gaveUp error
+	// backup holds the reservations kept back while every task is
+	// offered, sent only if an offer is declined (offer.go).
+	backup []placement.Probe
 }
 
 // Stats counts what a scheduler has done; read with Stats().
@@ -201,8 +204,12 @@ type Stats struct {
 	// those launched at once by the node monitor (or whose answer was
 	// lost after sending, counted launched there).
 	OffersMade, OffersTaken uint64
-	ActiveRequests          int
-	RunningTracked          int
+	// BackupsSent counts backup reservations kept back while a job's
+	// every task was offered and sent when an offer was declined; those
+	// never sent are not counted anywhere.
+	BackupsSent    uint64
+	ActiveRequests int
+	RunningTracked int
 	// Locality counts preference relaxation and launch locality.
 	Locality LocalityStats
 	// Hold counts submitJob calls held on a saturated fleet.
@@ -357,15 +364,19 @@ func (s *Scheduler) SubmitJob(ctx context.Context, req *sparrowrpc.TSchedulingRe
 	if s.cfg.MaxHeldJobs > 0 {
 		r.hold = newHoldState(time.Now())
 	}
+	var now time.Time
+	if len(job.Relax) > 0 {
+		now = s.now()
+		r.loc = newRelaxState(job, now, s.cfg.LocalityInputBytes)
+	}
+	probes, r.backup = s.splitBackups(r, probes)
 	r.AddProbes(probes)
 	s.admitted(probes)
 	counted := countHeld(r, probes)
 	s.requests[id] = r
 	offers := s.planOffers(r, probes)
 	var relaxed []placement.Probe
-	if len(job.Relax) > 0 {
-		now := s.now()
-		r.loc = newRelaxState(job, now, s.cfg.LocalityInputBytes)
+	if r.loc != nil {
 		if s.pricesFresh(now) {
 			relaxed = s.relaxLocked(r, now, true)
 		}

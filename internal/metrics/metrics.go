@@ -59,6 +59,7 @@ func SchedulerCollector(s *scheduler.Scheduler) prometheus.Collector {
 		{"sparrow_scheduler_gettask_empty_total", "getTask calls answered with no task.", counter, func(s st) float64 { return float64(s.EmptyGetTasks) }},
 		{"sparrow_scheduler_offers_total", "Tasks offered with reservations for an idle node monitor to launch at once.", counter, func(s st) float64 { return float64(s.OffersMade) }},
 		{"sparrow_scheduler_offers_taken_total", "Offered tasks launched at once (or counted launched: the answer was lost after sending).", counter, func(s st) float64 { return float64(s.OffersTaken) }},
+		{"sparrow_scheduler_backups_sent_total", "Backup reservations, kept back while a job's every task was offered, sent because an offer was declined.", counter, func(s st) float64 { return float64(s.BackupsSent) }},
 		{"sparrow_scheduler_reservations_total", "Reservations sent to node monitors.", counter, func(s st) float64 { return float64(s.Reservations) }},
 		{"sparrow_scheduler_enqueue_failures_total", "Reservation enqueues refused or failed.", counter, func(s st) float64 { return float64(s.EnqueueFailures) }},
 		{"sparrow_scheduler_cancellations_total", "cancelTaskReservations calls sent.", counter, func(s st) float64 { return float64(s.Cancellations) }},
