@@ -75,6 +75,10 @@ type Config struct {
 	// replica nodes of an input block drawn by a Zipf popularity
 	// (prefer.go), from Seed.
 	Prefer Preferences
+	// KeepSamples puts every response time and scheduling delay in the
+	// Summary (Summary.Samples), so that runs of several drivers can be
+	// merged into exact percentiles.
+	KeepSamples bool
 
 	// onSlotWait, when set (tests only), is called as a submit starts
 	// waiting for a MaxInFlight slot.
@@ -157,6 +161,9 @@ type Summary struct {
 	// clocks must agree (one machine, or synchronised hosts).
 	SchedDelayMs stats.Summary `json:"sched_delay_ms"`
 	Marks        []Mark        `json:"marks,omitempty"`
+	// Samples holds what ResponseMs and SchedDelayMs summarise, one value
+	// per job and per task, with Config.KeepSamples; nil otherwise.
+	Samples *Samples `json:"samples,omitempty"`
 	// Preferences echoes Config.Prefer and the skew it drew (nil: tasks
 	// had none).
 	Preferences *PreferencesSummary `json:"preferences,omitempty"`
@@ -187,6 +194,12 @@ type Summary struct {
 	// IncompleteTasks samples the tasks not done at the end:
 	// "request/task" of their latest attempt, and its state.
 	IncompleteTasks []string `json:"incomplete_tasks,omitempty"`
+}
+
+// Samples are a run's raw latencies, in milliseconds.
+type Samples struct {
+	ResponseMs   []float64 `json:"response_ms"`
+	SchedDelayMs []float64 `json:"sched_delay_ms"`
 }
 
 // RetryPolicy echoes the resubmission policy of a run.
@@ -640,6 +653,9 @@ func (r *runner) run(parent context.Context) Summary {
 	s.LastAffectedDoneAt = ts(r.lastAff)
 	s.ResponseMs = stats.Summarize(slices.Clone(r.responses))
 	s.SchedDelayMs = stats.Summarize(slices.Clone(r.delays))
+	if r.cfg.KeepSamples {
+		s.Samples = &Samples{ResponseMs: slices.Clone(r.responses), SchedDelayMs: slices.Clone(r.delays)}
+	}
 	s.AffectedResponseMs = stats.Summarize(slices.Clone(r.affResp))
 	s.RetryDelayMs = stats.Summarize(slices.Clone(r.retryDelays))
 	s.Failovers = slices.Clone(s.Failovers)

@@ -1,15 +1,9 @@
 package procs
 
 import (
-	"bytes"
 	"context"
-	"encoding/json"
 	"fmt"
-	"io"
 	"os"
-	"os/exec"
-	"path/filepath"
-	"strconv"
 	"strings"
 	"time"
 
@@ -75,6 +69,8 @@ func (c *Config) validate() error {
 		return fmt.Errorf("slots %d: want at least 1", c.Slots)
 	case c.Jobs < 1 || c.Tasks < 1:
 		return fmt.Errorf("jobs %d of %d tasks: want at least 1 of 1", c.Jobs, c.Tasks)
+	case c.Jobs < c.Schedulers:
+		return fmt.Errorf("jobs %d: want at least one per scheduler (%d), each scheduler has its own driver", c.Jobs, c.Schedulers)
 	case c.Rate <= 0:
 		return fmt.Errorf("rate %g jobs/s: want more than 0", c.Rate)
 	case len(strings.Split(c.Net, ".")) != 2:
@@ -129,8 +125,12 @@ type Result struct {
 	TasksPerSec    float64 `json:"tasks_per_s"`
 	// Roles has one entry per role, in Roles order.
 	Roles []RoleCost `json:"roles"`
-	// Drive is the driver's own summary (response and scheduling delay).
+	// Drive is the driver's own summary (response and scheduling delay);
+	// with several schedulers, the drivers' merged (mergeDrives).
 	Drive driver.Summary `json:"drive"`
+	// Drives are the summaries of each scheduler's driver, when there is
+	// more than one.
+	Drives []driver.Summary `json:"drives,omitempty"`
 }
 
 // Run starts the fleet, measures it idle, drives the workload, and stops
@@ -179,7 +179,7 @@ func Run(ctx context.Context, cfg Config) (res Result, err error) {
 	cfg.say("driving %d jobs x %d tasks at %g jobs/s", cfg.Jobs, cfg.Tasks, cfg.Rate)
 	driveStart := time.Now()
 	profiled := profile(ctx, cfg, members)
-	sum, driverCPU, driverRSS, err := drive(ctx, cfg, scheds)
+	sum, drives, driverCPU, driverRSS, err := drive(ctx, cfg, scheds)
 	driveFor := time.Since(driveStart)
 	if perr := <-profiled; perr != nil {
 		cfg.say("profile not saved: %v", perr)
@@ -197,11 +197,14 @@ func Run(ctx context.Context, cfg Config) (res Result, err error) {
 		TaskDurationMs: float64(cfg.TaskDuration) / float64(time.Millisecond), GossipProfile: cfg.GossipProfile,
 		TasksCompleted: sum.TasksCompleted, DriveSeconds: driveFor.Seconds(), Drive: sum,
 	}
+	if len(drives) > 1 {
+		res.Drives = drives
+	}
 	if driveFor > 0 {
 		res.TasksPerSec = float64(sum.TasksCompleted) / driveFor.Seconds()
 	}
 	res.Roles = costs(members, before, idle, after, idleFor, driveFor, sum.TasksCompleted)
-	fe := RoleCost{Role: Frontend, Processes: 1, CPUSeconds: driverCPU.Seconds(), PeakRSSMiB: float64(driverRSS) / (1 << 20)}
+	fe := RoleCost{Role: Frontend, Processes: len(drives), CPUSeconds: driverCPU.Seconds(), PeakRSSMiB: float64(driverRSS) / (1 << 20)}
 	if sum.TasksCompleted > 0 {
 		fe.CPUPerTaskUs = fe.CPUSeconds * 1e6 / float64(sum.TasksCompleted)
 	}
@@ -259,43 +262,4 @@ func costs(members []*member, before, idle, after []Usage, idleFor, driveFor tim
 		out = append(out, rc)
 	}
 	return out
-}
-
-// drive runs `sparrow drive` to completion and returns its summary and
-// its own CPU time and peak RSS (the frontend's cost).
-func drive(ctx context.Context, cfg Config, scheds []string) (driver.Summary, time.Duration, int64, error) {
-	var sum driver.Summary
-	args := []string{"drive", "--json", "--log-level", "warn",
-		"--schedulers", strings.Join(scheds, ","),
-		"--listen", fmt.Sprintf("%s.3.1:50201", cfg.Net),
-		"--jobs", strconv.Itoa(cfg.Jobs), "--tasks", strconv.Itoa(cfg.Tasks),
-		"--rate", strconv.FormatFloat(cfg.Rate, 'g', -1, 64),
-		"--task-duration", cfg.TaskDuration.String(),
-		"--deadline", cfg.Deadline.String(), "--progress-every", "5s"}
-	if cfg.FrontendTimeout > 0 {
-		args = append(args, "--timeout", cfg.FrontendTimeout.String())
-	}
-	cmd := exec.CommandContext(ctx, cfg.Binary, args...)
-	var out bytes.Buffer
-	logf, err := os.Create(filepath.Join(cfg.Dir, "drive.log"))
-	if err != nil {
-		return sum, 0, 0, fmt.Errorf("driver log: %w", err)
-	}
-	defer logf.Close()
-	cmd.Stdout = io.MultiWriter(&out, logf)
-	cmd.Stderr = logf
-	runErr := cmd.Run()
-	var cpu time.Duration
-	var rss int64
-	if st := cmd.ProcessState; st != nil {
-		cpu = st.UserTime() + st.SystemTime()
-		if ru, ok := st.SysUsage().(*syscallRusage); ok {
-			rss = int64(ru.Maxrss) * 1024 // Linux reports kilobytes
-		}
-	}
-	lines := strings.Split(strings.TrimSpace(out.String()), "\n")
-	if err := json.Unmarshal([]byte(lines[len(lines)-1]), &sum); err != nil {
-		return sum, cpu, rss, fmt.Errorf("driver summary (exit %v; see %s): %w", runErr, logf.Name(), err)
-	}
-	return sum, cpu, rss, nil
 }

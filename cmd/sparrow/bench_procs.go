@@ -31,7 +31,7 @@ loopback (--schedulers schedulers, --nodes node monitors of --slots slots,
 an executor beside each, each member on its own 127.x.y.z address), wait
 until it has formed, measure it idle for --idle, then drive --jobs jobs of
 --tasks tasks through it with "sparrow drive" at each rate in --rates (a
-fresh fleet per rate). Reports, per role, the CPU time per completed task
+fresh fleet per rate; one driver per scheduler, each with its share). Reports, per role, the CPU time per completed task
 (user + system of all its processes, from /proc), the part of it that is
 idle cost (gossip, timers) and peak RSS; and the drive's throughput, job
 response time and scheduling delay (submit to launch, from the executors'
@@ -81,7 +81,7 @@ Examples:
 	}
 	fs := cmd.Flags()
 	fs.StringVar(&cfg.Binary, "binary", "", "sparrow binary each member runs (default: this one)")
-	fs.IntVar(&cfg.Schedulers, "schedulers", 1, "scheduler processes")
+	fs.IntVar(&cfg.Schedulers, "schedulers", 1, "scheduler processes, each with its own driver that submits an equal share of the jobs and of the rate to it (the other schedulers are its failover list); latency percentiles are over all drivers' samples")
 	fs.IntVar(&cfg.NodeMonitors, "nodes", 10, "node monitor processes, each with an executor process beside it")
 	fs.IntVar(&cfg.Slots, "slots", 8, "slots per node monitor")
 	fs.IntVar(&cfg.Jobs, "jobs", 3000, "jobs to drive at each rate")

@@ -139,6 +139,7 @@ job completed.`,
 	fs.DurationVar(&submitRetry, "submit-retry", 0, "ignored: refused submits now back off like every resubmission (--retry-base, --retry-max)")
 	_ = fs.MarkDeprecated("submit-retry", "use --retry-base and --retry-max")
 	fs.StringVar(&cfg.RunID, "run-id", "", "prefix of every request id (default: random)")
+	fs.BoolVar(&cfg.KeepSamples, "samples", false, "with --json, put every job's response time and every task's scheduling delay in the summary (\"samples\"), so that several drivers' runs can be merged")
 	fs.DurationVar(&cfg.ProgressEvery, "progress-every", time.Second, "interval between progress lines on stderr")
 	fs.BoolVar(&asJSON, "json", false, "print the summary as one JSON object on the last line of stdout")
 	fs.StringVar(&cfg.User.Name, "user", "", "user every job runs for (node monitors' fair and choosy queues share slots among users)")
