@@ -12,7 +12,8 @@ import (
 // smallest fleet: every member a real process of the sparrow binary built
 // with the race detector. It checks the harness's accounting, not speed:
 // every task completed once, each role's processes counted, and every
-// task's scheduling delay measured from the executors' launch times.
+// task's scheduling delay measured from the executors' launch times,
+// merged over the two schedulers' drivers.
 func TestBenchProcsSmallFleet(t *testing.T) {
 	if testing.Short() {
 		t.Skip("starts separate processes")
@@ -40,7 +41,16 @@ func TestBenchProcsSmallFleet(t *testing.T) {
 	if n := res.Drive.SchedDelayMs.N; n != jobs*tasks {
 		t.Errorf("scheduling delay measured for %d tasks, want %d (executors report launch times)", n, jobs*tasks)
 	}
-	want := map[procs.Role]int{procs.Scheduler: 2, procs.NodeMonitor: 2, procs.Executor: 2, procs.Frontend: 1}
+	// One driver per scheduler, each with half the jobs.
+	if len(res.Drives) != 2 || res.Drives[0].JobsSubmitted != jobs/2 || res.Drives[1].JobsSubmitted != jobs/2 {
+		t.Errorf("drivers %d, want 2 of %d jobs each", len(res.Drives), jobs/2)
+	}
+	for i, d := range res.Drives {
+		if len(d.Schedulers) != 2 || d.Schedulers[0] == res.Drives[1-i].Schedulers[0] {
+			t.Errorf("driver %d's schedulers %v: want its own scheduler first", i+1, d.Schedulers)
+		}
+	}
+	want := map[procs.Role]int{procs.Scheduler: 2, procs.NodeMonitor: 2, procs.Executor: 2, procs.Frontend: 2}
 	if len(res.Roles) != len(want) {
 		t.Fatalf("roles %+v, want %d", res.Roles, len(want))
 	}
