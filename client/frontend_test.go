@@ -31,6 +31,9 @@ func (f *fakeScheduler) SubmitJob(_ context.Context, req *sparrowrpc.TScheduling
 func (f *fakeScheduler) SendFrontendMessage(context.Context, string, *sparrowrpc.TFullTaskId, int32, []byte) error {
 	return nil
 }
+func (f *fakeScheduler) TaskDone(context.Context, string, *sparrowrpc.TFullTaskId, int32, []byte, *sparrowrpc.THostPort) error {
+	return nil
+}
 
 func startScheduler(t *testing.T, f *fakeScheduler) *rpc.Server {
 	t.Helper()

@@ -78,6 +78,9 @@ type NodeMonitor struct {
 	// or departed: their reservations are released without a getTask, which
 	// would only wait out its timeout while holding a slot.
 	goneScheds map[string]bool
+	// noTaskDone holds SchedulerService addresses that answered taskDone
+	// with UNKNOWN_METHOD: they get tasksFinished and sendFrontendMessage.
+	noTaskDone map[string]bool
 	// baseWeights are the configured weights of users whose weights the
 	// coordinator's guidance replaced, to restore when it goes stale.
 	baseWeights map[string]float64
@@ -122,6 +125,7 @@ func New(cfg Config, dir SchedulerDirectory) (*NodeMonitor, error) {
 		misses:   make(map[string]int),
 
 		goneScheds: make(map[string]bool),
+		noTaskDone: make(map[string]bool),
 		clock:      newTaskClock(time.Now()),
 	}
 	n.notify = batch.New(n.sendFinished)
@@ -289,6 +293,15 @@ func (n *NodeMonitor) CancelTaskReservations(ctx context.Context, req *sparrowrp
 // tasks, freeing their slots. Unknown tasks are ignored, so a repeated
 // report cannot free a slot twice.
 func (n *NodeMonitor) TasksFinished(ctx context.Context, tasks []*sparrowrpc.TFullTaskId) error {
+	for _, t := range n.free(tasks) {
+		n.reportFinished(t)
+	}
+	return nil
+}
+
+// free frees the slots of those of tasks running here, starts fetches
+// for the reservations they can take, and returns the tasks it freed.
+func (n *NodeMonitor) free(tasks []*sparrowrpc.TFullTaskId) []*sparrowrpc.TFullTaskId {
 	var freed []*sparrowrpc.TFullTaskId
 	now := time.Now()
 	n.mu.Lock()
@@ -299,16 +312,19 @@ func (n *NodeMonitor) TasksFinished(ctx context.Context, tasks []*sparrowrpc.TFu
 	}
 	n.clock.observe(now, n.core.Running(), len(freed))
 	n.mu.Unlock()
-	for _, t := range freed {
-		n.notify.Add(n.getTaskAddr(rpc.HostPortString(t.SchedulerAddress)), t)
-	}
 	if len(freed) < len(tasks) {
 		n.log.Debug().Int("reported", len(tasks)).Int("freed", len(freed)).Msg("finished report named tasks not running here")
 	}
 	if len(freed) > 0 {
 		n.drive()
 	}
-	return nil
+	return freed
+}
+
+// reportFinished queues t for its scheduler's batched, oneway
+// tasksFinished report (sendFinished).
+func (n *NodeMonitor) reportFinished(t *sparrowrpc.TFullTaskId) {
+	n.notify.Add(n.getTaskAddr(rpc.HostPortString(t.SchedulerAddress)), t)
 }
 
 // SendFrontendMessage implements NodeMonitorService: an executor's message
@@ -327,14 +343,39 @@ func (n *NodeMonitor) SendFrontendMessage(ctx context.Context, app string, taskI
 // while the message travels; the call returns once the message is
 // relayed, as SendFrontendMessage does, so the executor learns the relay's
 // outcome. A repeated report cannot free a slot twice.
+//
+// The finished report and the message go to the scheduler in one
+// SchedulerService.taskDone call, not a tasksFinished report and a
+// sendFrontendMessage; a scheduler that answers UNKNOWN_METHOD gets the
+// two from then on.
 func (n *NodeMonitor) TaskDone(ctx context.Context, app string, taskID *sparrowrpc.TFullTaskId, status int32, message []byte) error {
 	if taskID == nil || taskID.SchedulerAddress == nil {
 		return fmt.Errorf("taskDone: task id without a scheduler address")
 	}
-	if err := n.TasksFinished(ctx, []*sparrowrpc.TFullTaskId{taskID}); err != nil {
-		return fmt.Errorf("taskDone: %w", err)
+	freed := len(n.free([]*sparrowrpc.TFullTaskId{taskID})) > 0
+	addr := rpc.HostPortString(taskID.SchedulerAddress)
+	if freed && !n.oldScheduler(addr) {
+		err := n.relayFinished(app, taskID, status, message)
+		if !rpc.IsUnknownMethod(err) {
+			return err
+		}
+		n.mu.Lock()
+		n.noTaskDone[addr] = true
+		n.mu.Unlock()
+		n.log.Info().Str("scheduler", addr).Msg("scheduler has no taskDone; sending tasksFinished and sendFrontendMessage")
+	}
+	if freed {
+		n.reportFinished(taskID)
 	}
 	return n.relay(app, taskID, status, message)
+}
+
+// oldScheduler reports whether the scheduler at addr answered taskDone
+// with UNKNOWN_METHOD.
+func (n *NodeMonitor) oldScheduler(addr string) bool {
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	return n.noTaskDone[addr]
 }
 
 // relayBusyFor is how long a relay keeps trying while every connection to
@@ -342,17 +383,34 @@ func (n *NodeMonitor) TaskDone(ctx context.Context, app string, taskID *sparrowr
 // call timeout, so that an executor waiting on the relay hears the outcome.
 const relayBusyFor = 3 * time.Second
 
+// relay passes an executor's message about a task to the scheduler named
+// in its task id (sendFrontendMessage).
 func (n *NodeMonitor) relay(app string, taskID *sparrowrpc.TFullTaskId, status int32, message []byte) error {
+	return n.callScheduler(taskID, "relay frontend message", func(ctx context.Context, c *sparrowrpc.SchedulerServiceClient) error {
+		return c.SendFrontendMessage(ctx, app, taskID, status, message)
+	})
+}
+
+// relayFinished is relay with the task's finished report in the same call
+// (SchedulerService.taskDone).
+func (n *NodeMonitor) relayFinished(app string, taskID *sparrowrpc.TFullTaskId, status int32, message []byte) error {
+	return n.callScheduler(taskID, "report finished and relay frontend message", func(ctx context.Context, c *sparrowrpc.SchedulerServiceClient) error {
+		return c.TaskDone(ctx, app, taskID, status, message, n.self)
+	})
+}
+
+// callScheduler calls the SchedulerService named in taskID, trying again
+// for up to relayBusyFor while every pooled connection is busy (the call
+// never left); what names the call in errors.
+func (n *NodeMonitor) callScheduler(taskID *sparrowrpc.TFullTaskId, what string, call func(context.Context, *sparrowrpc.SchedulerServiceClient) error) error {
 	addr := rpc.HostPortString(taskID.SchedulerAddress)
 	busy, cancel := context.WithTimeout(context.Background(), relayBusyFor)
 	defer cancel()
 	err := rpc.UntilSent(busy, func() error {
-		return n.sched.Call(context.Background(), addr, func(ctx context.Context, c *sparrowrpc.SchedulerServiceClient) error {
-			return c.SendFrontendMessage(ctx, app, taskID, status, message)
-		})
+		return n.sched.Call(context.Background(), addr, call)
 	}, nil)
 	if err != nil {
-		return fmt.Errorf("relay frontend message for task %q to scheduler %s: %w", taskID.TaskId, addr, err)
+		return fmt.Errorf("%s for task %q to scheduler %s: %w", what, taskID.TaskId, addr, err)
 	}
 	return nil
 }

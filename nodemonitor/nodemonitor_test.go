@@ -349,10 +349,12 @@ func TestReservationsOfAGoneSchedulerAreReleased(t *testing.T) {
 	waitState(t, h.nm, "the task to launch", func(s State) bool { return s.Launches == 1 })
 }
 
-// relaySink is a SchedulerService that records relayed frontend messages.
+// relaySink is a SchedulerService that records relayed frontend messages
+// and the tasks reported finished with one (taskDone).
 type relaySink struct {
-	mu   sync.Mutex
-	msgs []string // "task:message"
+	mu       sync.Mutex
+	msgs     []string // "task:message"
+	finished []string // tasks reported by taskDone
 }
 
 func (r *relaySink) RegisterFrontend(context.Context, string, string) (bool, error)  { return true, nil }
@@ -363,6 +365,12 @@ func (r *relaySink) SendFrontendMessage(_ context.Context, _ string, id *sparrow
 	r.msgs = append(r.msgs, id.TaskId+":"+string(m))
 	return nil
 }
+func (r *relaySink) TaskDone(ctx context.Context, app string, id *sparrowrpc.TFullTaskId, status int32, m []byte, nm *sparrowrpc.THostPort) error {
+	r.mu.Lock()
+	r.finished = append(r.finished, id.TaskId)
+	r.mu.Unlock()
+	return r.SendFrontendMessage(ctx, app, id, status, m)
+}
 
 func (r *relaySink) messages() []string {
 	r.mu.Lock()
@@ -370,17 +378,35 @@ func (r *relaySink) messages() []string {
 	return append([]string(nil), r.msgs...)
 }
 
+func (r *relaySink) reported() []string {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return append([]string(nil), r.finished...)
+}
+
 // taskDone (the executor's one call for a finished task) frees the slot,
 // so the queued reservation runs next, and relays the message before it
-// returns; a repeated taskDone frees nothing more.
+// returns; a repeated taskDone frees nothing more. The finished report
+// travels with the message in the scheduler's taskDone, or, for a
+// scheduler without it, in the original two calls.
 func TestTaskDoneFreesTheSlotThenRelays(t *testing.T) {
+	for _, old := range []bool{false, true} {
+		t.Run(fmt.Sprintf("old scheduler %v", old), func(t *testing.T) { testTaskDone(t, old) })
+	}
+}
+
+func testTaskDone(t *testing.T, old bool) {
 	h := newHarness(t, 1, false)
 	sink := &relaySink{}
 	srv, err := rpc.Listen("127.0.0.1:0", rpc.Config{}, zerolog.Nop())
 	if err != nil {
 		t.Fatal(err)
 	}
-	go srv.Serve(sparrowrpc.NewSchedulerServiceProcessor(sink))
+	proc := sparrowrpc.NewSchedulerServiceProcessor(sink)
+	if old {
+		delete(proc.ProcessorMap(), "taskDone") // answers UNKNOWN_METHOD
+	}
+	go srv.Serve(proc)
 	t.Cleanup(func() { srv.Close() })
 	sched, _ := rpc.ParseHostPort(srv.Addr())
 
@@ -394,9 +420,22 @@ func TestTaskDoneFreesTheSlotThenRelays(t *testing.T) {
 	if got := sink.messages(); !slices.Equal(got, []string{"a:done"}) {
 		t.Errorf("relayed %v by the time taskDone returned, want [a:done]", got)
 	}
+	wantReported := []string{"a"}
+	if old {
+		wantReported = nil // a tasksFinished report instead
+	}
+	if got := sink.reported(); !slices.Equal(got, wantReported) {
+		t.Errorf("reported finished with the message: %v, want %v", got, wantReported)
+	}
 	waitState(t, h.nm, "the second launch", func(s State) bool { return s.Launches == 2 && s.Running == 1 })
 	if err := h.nm.TaskDone(context.Background(), "app", a, 0, []byte("again")); err != nil {
 		t.Fatalf("repeated taskDone: %v", err)
+	}
+	if got := sink.reported(); !slices.Equal(got, wantReported) {
+		t.Errorf("a repeated taskDone reported the task finished again: %v", got)
+	}
+	if got := sink.messages(); !slices.Equal(got, []string{"a:done", "a:again"}) {
+		t.Errorf("relayed %v, want [a:done a:again]", got)
 	}
 	if st := h.nm.State(); st.Running != 1 || st.Free != 0 {
 		t.Errorf("repeated taskDone freed a slot: %+v", st)

@@ -266,3 +266,18 @@ func (s *Scheduler) callTimeout() time.Duration {
 	}
 	return rpc.DefaultCallTimeout
 }
+
+// TaskDone implements SchedulerService's extension: a node monitor's
+// tasksFinished report for one task and its sendFrontendMessage, in one
+// call. The task is recorded finished first, as the oneway report would
+// have done, and then the message is delivered; the call answers with
+// the delivery's outcome, as sendFrontendMessage does.
+func (s *Scheduler) TaskDone(ctx context.Context, app string, taskID *sparrowrpc.TFullTaskId, status int32, message []byte, nm *sparrowrpc.THostPort) error {
+	if taskID == nil || nm == nil {
+		return fmt.Errorf("taskDone: missing task id or node monitor address")
+	}
+	if err := s.TasksFinished(ctx, nm, []*sparrowrpc.TFullTaskId{taskID}); err != nil {
+		return fmt.Errorf("taskDone: %w", err)
+	}
+	return s.SendFrontendMessage(ctx, app, taskID, status, message)
+}

@@ -68,3 +68,41 @@ func TestNodeLostReportsRunningTasksOnce(t *testing.T) {
 		t.Errorf("LateDropped = %d, want 1", st.LateDropped)
 	}
 }
+
+// taskDone (a node monitor's finished report and its executor's message
+// in one call) stops tracking the task, so the node's later loss reports
+// nothing for it, and delivers the message before it returns.
+func TestTaskDoneReportsFinishedAndDelivers(t *testing.T) {
+	c := newCluster(t, 1, Config{})
+	fe := c.startFrontendRecorder(t)
+	ctx := context.Background()
+	if err := c.s.SubmitJob(ctx, job("j", 1, freeTasks(1)...)); err != nil {
+		t.Fatal(err)
+	}
+	c.waitAccepted(t, "j", 1)
+	nm := c.holders("j")[0]
+	got := c.getTask(t, "j", nm)
+	if len(got) != 1 {
+		t.Fatalf("got %d tasks, want 1", len(got))
+	}
+	if st := c.s.Stats(); st.RunningTracked != 1 {
+		t.Fatalf("stats %+v: want the task tracked as running", st)
+	}
+	id := &sparrowrpc.TFullTaskId{TaskId: got[0].TaskId, RequestId: "j", AppId: app}
+	if err := c.s.TaskDone(ctx, app, id, 0, []byte("done"), nm.hp); err != nil {
+		t.Fatal(err)
+	}
+	if n := fe.count(); n != 1 {
+		t.Fatalf("%d messages delivered by the time taskDone returned, want 1", n)
+	}
+	if st := c.s.Stats(); st.RunningTracked != 0 {
+		t.Fatalf("stats %+v: want nothing tracked once the task is done", st)
+	}
+	c.s.NodeLost(rpc.HostPortString(nm.hp))
+	if st := c.s.Stats(); st.TasksLost != 0 || fe.count() != 1 {
+		t.Fatalf("stats %+v, %d messages: a finished task was reported lost", st, fe.count())
+	}
+	if err := c.s.TaskDone(ctx, app, id, 0, nil, nil); err == nil {
+		t.Error("taskDone without a node monitor address accepted")
+	}
+}

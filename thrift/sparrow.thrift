@@ -134,6 +134,13 @@ service SchedulerService {
   bool registerFrontend(1: string app, 2: string socketAddress),
   void submitJob(1: TSchedulingRequest req) throws (1: IncompleteRequestException e),
   void sendFrontendMessage(1: string app, 2: TFullTaskId taskId, 3: i32 status, 4: binary message),
+  // Extension: GetTaskService.tasksFinished(nodeMonitorAddress, [taskId])
+  // and then sendFrontendMessage, in one call from a node monitor relaying
+  // an executor's taskDone: the scheduler records the task finished, then
+  // passes the message on, and answers once it is delivered. Saves the
+  // node monitor and the scheduler a message per task. A node monitor
+  // falls back to the two calls when a scheduler answers UNKNOWN_METHOD.
+  void taskDone(1: string app, 2: TFullTaskId taskId, 3: i32 status, 4: binary message, 5: THostPort nodeMonitorAddress),
 }
 
 // Scheduler, port 20507. Called by node monitors when a reservation reaches

@@ -67,6 +67,9 @@ func (s *holdingScheduler) SubmitJob(ctx context.Context, req *sparrowrpc.TSched
 func (s *holdingScheduler) SendFrontendMessage(context.Context, string, *sparrowrpc.TFullTaskId, int32, []byte) error {
 	return nil
 }
+func (s *holdingScheduler) TaskDone(context.Context, string, *sparrowrpc.TFullTaskId, int32, []byte, *sparrowrpc.THostPort) error {
+	return nil
+}
 
 func (s *holdingScheduler) state() (submits, inFlight, most int) {
 	s.mu.Lock()

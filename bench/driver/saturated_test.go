@@ -59,6 +59,9 @@ func (s *saturatedScheduler) SubmitJob(ctx context.Context, req *sparrowrpc.TSch
 func (s *saturatedScheduler) SendFrontendMessage(context.Context, string, *sparrowrpc.TFullTaskId, int32, []byte) error {
 	return nil
 }
+func (s *saturatedScheduler) TaskDone(context.Context, string, *sparrowrpc.TFullTaskId, int32, []byte, *sparrowrpc.THostPort) error {
+	return nil
+}
 
 func (s *saturatedScheduler) counts() (submits, tasks int) {
 	s.mu.Lock()

@@ -207,6 +207,9 @@ func (stubScheduler) SubmitJob(_ context.Context, req *sparrowrpc.TSchedulingReq
 func (stubScheduler) SendFrontendMessage(_ context.Context, app string, _ *sparrowrpc.TFullTaskId, _ int32, _ []byte) error {
 	return stubErr(app)
 }
+func (stubScheduler) TaskDone(_ context.Context, app string, _ *sparrowrpc.TFullTaskId, _ int32, _ []byte, _ *sparrowrpc.THostPort) error {
+	return stubErr(app)
+}
 
 type stubGetTask struct{}
 
@@ -412,7 +415,7 @@ func seedRequest() *sparrowrpc.TSchedulingRequest {
 // ---- Targets, one per service.
 
 // FuzzSchedulerService fuzzes SchedulerService decoding (registerFrontend,
-// submitJob, sendFrontendMessage). submitJob's request is the largest and
+// submitJob, sendFrontendMessage, taskDone). submitJob's request is the largest and
 // most nested structure any peer sends.
 func FuzzSchedulerService(f *testing.F) {
 	enc := func(call func(ctx context.Context, c *sparrowrpc.SchedulerServiceClient) error) []byte {
@@ -440,10 +443,17 @@ func FuzzSchedulerService(f *testing.F) {
 		enc(func(ctx context.Context, c *sparrowrpc.SchedulerServiceClient) error {
 			return c.SendFrontendMessage(ctx, stubFail, seedID, 0, nil)
 		}),
+		enc(func(ctx context.Context, c *sparrowrpc.SchedulerServiceClient) error {
+			return c.TaskDone(ctx, "spark", seedID, 0, []byte("ok"), &sparrowrpc.THostPort{Host: "10.0.0.3", Port: 20502})
+		}),
+		enc(func(ctx context.Context, c *sparrowrpc.SchedulerServiceClient) error {
+			return c.TaskDone(ctx, stubFail, seedID, 0, nil, nil)
+		}),
 	})
 	addMethodSeeds(f, "registerFrontend", 0, 0)
 	addMethodSeeds(f, "submitJob", 0, 0)
 	addMethodSeeds(f, "sendFrontendMessage", 0, 0)
+	addMethodSeeds(f, "taskDone", 0, 0)
 	// submitJob's request (field 1) with a lying task list (its field 2).
 	for _, claim := range []int{1 << 30, 8 << 20, 1000} {
 		f.Add(false, rawMessage(f, "submitJob", thrift.CALL, func(p thrift.TProtocol) error {

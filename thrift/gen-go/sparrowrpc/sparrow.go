@@ -2539,6 +2539,13 @@ type SchedulerService interface {
   //  - Status
   //  - Message
   SendFrontendMessage(ctx context.Context, app string, taskId *TFullTaskId, status int32, message []byte) (_err error)
+  // Parameters:
+  //  - App
+  //  - TaskId
+  //  - Status
+  //  - Message
+  //  - NodeMonitorAddress
+  TaskDone(ctx context.Context, app string, taskId *TFullTaskId, status int32, message []byte, nodeMonitorAddress *THostPort) (_err error)
 }
 
 type SchedulerServiceClient struct {
@@ -2634,6 +2641,29 @@ func (p *SchedulerServiceClient) SendFrontendMessage(ctx context.Context, app st
   return nil
 }
 
+// Parameters:
+//  - App
+//  - TaskId
+//  - Status
+//  - Message
+//  - NodeMonitorAddress
+func (p *SchedulerServiceClient) TaskDone(ctx context.Context, app string, taskId *TFullTaskId, status int32, message []byte, nodeMonitorAddress *THostPort) (_err error) {
+  var _args19 SchedulerServiceTaskDoneArgs
+  _args19.App = app
+  _args19.TaskId = taskId
+  _args19.Status = status
+  _args19.Message = message
+  _args19.NodeMonitorAddress = nodeMonitorAddress
+  var _result21 SchedulerServiceTaskDoneResult
+  var _meta20 thrift.ResponseMeta
+  _meta20, _err = p.Client_().Call(ctx, "taskDone", &_args19, &_result21)
+  p.SetLastResponseMeta_(_meta20)
+  if _err != nil {
+    return
+  }
+  return nil
+}
+
 type SchedulerServiceProcessor struct {
   processorMap map[string]thrift.TProcessorFunction
   handler SchedulerService
@@ -2654,11 +2684,12 @@ func (p *SchedulerServiceProcessor) ProcessorMap() map[string]thrift.TProcessorF
 
 func NewSchedulerServiceProcessor(handler SchedulerService) *SchedulerServiceProcessor {
 
-  self19 := &SchedulerServiceProcessor{handler:handler, processorMap:make(map[string]thrift.TProcessorFunction)}
-  self19.processorMap["registerFrontend"] = &schedulerServiceProcessorRegisterFrontend{handler:handler}
-  self19.processorMap["submitJob"] = &schedulerServiceProcessorSubmitJob{handler:handler}
-  self19.processorMap["sendFrontendMessage"] = &schedulerServiceProcessorSendFrontendMessage{handler:handler}
-return self19
+  self22 := &SchedulerServiceProcessor{handler:handler, processorMap:make(map[string]thrift.TProcessorFunction)}
+  self22.processorMap["registerFrontend"] = &schedulerServiceProcessorRegisterFrontend{handler:handler}
+  self22.processorMap["submitJob"] = &schedulerServiceProcessorSubmitJob{handler:handler}
+  self22.processorMap["sendFrontendMessage"] = &schedulerServiceProcessorSendFrontendMessage{handler:handler}
+  self22.processorMap["taskDone"] = &schedulerServiceProcessorTaskDone{handler:handler}
+return self22
 }
 
 func (p *SchedulerServiceProcessor) Process(ctx context.Context, iprot, oprot thrift.TProtocol) (success bool, err thrift.TException) {
@@ -2669,12 +2700,12 @@ func (p *SchedulerServiceProcessor) Process(ctx context.Context, iprot, oprot th
   }
   iprot.Skip(ctx, thrift.STRUCT)
   iprot.ReadMessageEnd(ctx)
-  x20 := thrift.NewTApplicationException(thrift.UNKNOWN_METHOD, "Unknown function " + name)
+  x23 := thrift.NewTApplicationException(thrift.UNKNOWN_METHOD, "Unknown function " + name)
   oprot.WriteMessageBegin(ctx, name, thrift.EXCEPTION, seqId)
-  x20.Write(ctx, oprot)
+  x23.Write(ctx, oprot)
   oprot.WriteMessageEnd(ctx)
   oprot.Flush(ctx)
-  return false, x20
+  return false, x23
 
 }
 
@@ -2683,7 +2714,7 @@ type schedulerServiceProcessorRegisterFrontend struct {
 }
 
 func (p *schedulerServiceProcessorRegisterFrontend) Process(ctx context.Context, seqId int32, iprot, oprot thrift.TProtocol) (success bool, err thrift.TException) {
-  var _write_err21 error
+  var _write_err24 error
   args := SchedulerServiceRegisterFrontendArgs{}
   if err2 := args.Read(ctx, iprot); err2 != nil {
     iprot.ReadMessageEnd(ctx)
@@ -2729,21 +2760,21 @@ func (p *schedulerServiceProcessorRegisterFrontend) Process(ctx context.Context,
     if errors.Is(err2, thrift.ErrAbandonRequest) {
       return false, thrift.WrapTException(err2)
     }
-    _exc22 := thrift.NewTApplicationException(thrift.INTERNAL_ERROR, "Internal error processing registerFrontend: " + err2.Error())
+    _exc25 := thrift.NewTApplicationException(thrift.INTERNAL_ERROR, "Internal error processing registerFrontend: " + err2.Error())
     if err2 := oprot.WriteMessageBegin(ctx, "registerFrontend", thrift.EXCEPTION, seqId); err2 != nil {
-      _write_err21 = thrift.WrapTException(err2)
+      _write_err24 = thrift.WrapTException(err2)
     }
-    if err2 := _exc22.Write(ctx, oprot); _write_err21 == nil && err2 != nil {
-      _write_err21 = thrift.WrapTException(err2)
+    if err2 := _exc25.Write(ctx, oprot); _write_err24 == nil && err2 != nil {
+      _write_err24 = thrift.WrapTException(err2)
     }
-    if err2 := oprot.WriteMessageEnd(ctx); _write_err21 == nil && err2 != nil {
-      _write_err21 = thrift.WrapTException(err2)
+    if err2 := oprot.WriteMessageEnd(ctx); _write_err24 == nil && err2 != nil {
+      _write_err24 = thrift.WrapTException(err2)
     }
-    if err2 := oprot.Flush(ctx); _write_err21 == nil && err2 != nil {
-      _write_err21 = thrift.WrapTException(err2)
+    if err2 := oprot.Flush(ctx); _write_err24 == nil && err2 != nil {
+      _write_err24 = thrift.WrapTException(err2)
     }
-    if _write_err21 != nil {
-      return false, thrift.WrapTException(_write_err21)
+    if _write_err24 != nil {
+      return false, thrift.WrapTException(_write_err24)
     }
     return true, err
   } else {
@@ -2751,19 +2782,19 @@ func (p *schedulerServiceProcessorRegisterFrontend) Process(ctx context.Context,
   }
   tickerCancel()
   if err2 := oprot.WriteMessageBegin(ctx, "registerFrontend", thrift.REPLY, seqId); err2 != nil {
-    _write_err21 = thrift.WrapTException(err2)
+    _write_err24 = thrift.WrapTException(err2)
   }
-  if err2 := result.Write(ctx, oprot); _write_err21 == nil && err2 != nil {
-    _write_err21 = thrift.WrapTException(err2)
+  if err2 := result.Write(ctx, oprot); _write_err24 == nil && err2 != nil {
+    _write_err24 = thrift.WrapTException(err2)
   }
-  if err2 := oprot.WriteMessageEnd(ctx); _write_err21 == nil && err2 != nil {
-    _write_err21 = thrift.WrapTException(err2)
+  if err2 := oprot.WriteMessageEnd(ctx); _write_err24 == nil && err2 != nil {
+    _write_err24 = thrift.WrapTException(err2)
   }
-  if err2 := oprot.Flush(ctx); _write_err21 == nil && err2 != nil {
-    _write_err21 = thrift.WrapTException(err2)
+  if err2 := oprot.Flush(ctx); _write_err24 == nil && err2 != nil {
+    _write_err24 = thrift.WrapTException(err2)
   }
-  if _write_err21 != nil {
-    return false, thrift.WrapTException(_write_err21)
+  if _write_err24 != nil {
+    return false, thrift.WrapTException(_write_err24)
   }
   return true, err
 }
@@ -2773,7 +2804,7 @@ type schedulerServiceProcessorSubmitJob struct {
 }
 
 func (p *schedulerServiceProcessorSubmitJob) Process(ctx context.Context, seqId int32, iprot, oprot thrift.TProtocol) (success bool, err thrift.TException) {
-  var _write_err23 error
+  var _write_err26 error
   args := SchedulerServiceSubmitJobArgs{}
   if err2 := args.Read(ctx, iprot); err2 != nil {
     iprot.ReadMessageEnd(ctx)
@@ -2823,40 +2854,40 @@ func (p *schedulerServiceProcessorSubmitJob) Process(ctx context.Context, seqId 
       if errors.Is(err2, thrift.ErrAbandonRequest) {
         return false, thrift.WrapTException(err2)
       }
-      _exc24 := thrift.NewTApplicationException(thrift.INTERNAL_ERROR, "Internal error processing submitJob: " + err2.Error())
+      _exc27 := thrift.NewTApplicationException(thrift.INTERNAL_ERROR, "Internal error processing submitJob: " + err2.Error())
       if err2 := oprot.WriteMessageBegin(ctx, "submitJob", thrift.EXCEPTION, seqId); err2 != nil {
-        _write_err23 = thrift.WrapTException(err2)
+        _write_err26 = thrift.WrapTException(err2)
       }
-      if err2 := _exc24.Write(ctx, oprot); _write_err23 == nil && err2 != nil {
-        _write_err23 = thrift.WrapTException(err2)
+      if err2 := _exc27.Write(ctx, oprot); _write_err26 == nil && err2 != nil {
+        _write_err26 = thrift.WrapTException(err2)
       }
-      if err2 := oprot.WriteMessageEnd(ctx); _write_err23 == nil && err2 != nil {
-        _write_err23 = thrift.WrapTException(err2)
+      if err2 := oprot.WriteMessageEnd(ctx); _write_err26 == nil && err2 != nil {
+        _write_err26 = thrift.WrapTException(err2)
       }
-      if err2 := oprot.Flush(ctx); _write_err23 == nil && err2 != nil {
-        _write_err23 = thrift.WrapTException(err2)
+      if err2 := oprot.Flush(ctx); _write_err26 == nil && err2 != nil {
+        _write_err26 = thrift.WrapTException(err2)
       }
-      if _write_err23 != nil {
-        return false, thrift.WrapTException(_write_err23)
+      if _write_err26 != nil {
+        return false, thrift.WrapTException(_write_err26)
       }
       return true, err
     }
   }
   tickerCancel()
   if err2 := oprot.WriteMessageBegin(ctx, "submitJob", thrift.REPLY, seqId); err2 != nil {
-    _write_err23 = thrift.WrapTException(err2)
+    _write_err26 = thrift.WrapTException(err2)
   }
-  if err2 := result.Write(ctx, oprot); _write_err23 == nil && err2 != nil {
-    _write_err23 = thrift.WrapTException(err2)
+  if err2 := result.Write(ctx, oprot); _write_err26 == nil && err2 != nil {
+    _write_err26 = thrift.WrapTException(err2)
   }
-  if err2 := oprot.WriteMessageEnd(ctx); _write_err23 == nil && err2 != nil {
-    _write_err23 = thrift.WrapTException(err2)
+  if err2 := oprot.WriteMessageEnd(ctx); _write_err26 == nil && err2 != nil {
+    _write_err26 = thrift.WrapTException(err2)
   }
-  if err2 := oprot.Flush(ctx); _write_err23 == nil && err2 != nil {
-    _write_err23 = thrift.WrapTException(err2)
+  if err2 := oprot.Flush(ctx); _write_err26 == nil && err2 != nil {
+    _write_err26 = thrift.WrapTException(err2)
   }
-  if _write_err23 != nil {
-    return false, thrift.WrapTException(_write_err23)
+  if _write_err26 != nil {
+    return false, thrift.WrapTException(_write_err26)
   }
   return true, err
 }
@@ -2866,7 +2897,7 @@ type schedulerServiceProcessorSendFrontendMessage struct {
 }
 
 func (p *schedulerServiceProcessorSendFrontendMessage) Process(ctx context.Context, seqId int32, iprot, oprot thrift.TProtocol) (success bool, err thrift.TException) {
-  var _write_err25 error
+  var _write_err28 error
   args := SchedulerServiceSendFrontendMessageArgs{}
   if err2 := args.Read(ctx, iprot); err2 != nil {
     iprot.ReadMessageEnd(ctx)
@@ -2912,39 +2943,127 @@ func (p *schedulerServiceProcessorSendFrontendMessage) Process(ctx context.Conte
     if errors.Is(err2, thrift.ErrAbandonRequest) {
       return false, thrift.WrapTException(err2)
     }
-    _exc26 := thrift.NewTApplicationException(thrift.INTERNAL_ERROR, "Internal error processing sendFrontendMessage: " + err2.Error())
+    _exc29 := thrift.NewTApplicationException(thrift.INTERNAL_ERROR, "Internal error processing sendFrontendMessage: " + err2.Error())
     if err2 := oprot.WriteMessageBegin(ctx, "sendFrontendMessage", thrift.EXCEPTION, seqId); err2 != nil {
-      _write_err25 = thrift.WrapTException(err2)
+      _write_err28 = thrift.WrapTException(err2)
     }
-    if err2 := _exc26.Write(ctx, oprot); _write_err25 == nil && err2 != nil {
-      _write_err25 = thrift.WrapTException(err2)
+    if err2 := _exc29.Write(ctx, oprot); _write_err28 == nil && err2 != nil {
+      _write_err28 = thrift.WrapTException(err2)
     }
-    if err2 := oprot.WriteMessageEnd(ctx); _write_err25 == nil && err2 != nil {
-      _write_err25 = thrift.WrapTException(err2)
+    if err2 := oprot.WriteMessageEnd(ctx); _write_err28 == nil && err2 != nil {
+      _write_err28 = thrift.WrapTException(err2)
     }
-    if err2 := oprot.Flush(ctx); _write_err25 == nil && err2 != nil {
-      _write_err25 = thrift.WrapTException(err2)
+    if err2 := oprot.Flush(ctx); _write_err28 == nil && err2 != nil {
+      _write_err28 = thrift.WrapTException(err2)
     }
-    if _write_err25 != nil {
-      return false, thrift.WrapTException(_write_err25)
+    if _write_err28 != nil {
+      return false, thrift.WrapTException(_write_err28)
     }
     return true, err
   }
   tickerCancel()
   if err2 := oprot.WriteMessageBegin(ctx, "sendFrontendMessage", thrift.REPLY, seqId); err2 != nil {
-    _write_err25 = thrift.WrapTException(err2)
+    _write_err28 = thrift.WrapTException(err2)
   }
-  if err2 := result.Write(ctx, oprot); _write_err25 == nil && err2 != nil {
-    _write_err25 = thrift.WrapTException(err2)
+  if err2 := result.Write(ctx, oprot); _write_err28 == nil && err2 != nil {
+    _write_err28 = thrift.WrapTException(err2)
   }
-  if err2 := oprot.WriteMessageEnd(ctx); _write_err25 == nil && err2 != nil {
-    _write_err25 = thrift.WrapTException(err2)
+  if err2 := oprot.WriteMessageEnd(ctx); _write_err28 == nil && err2 != nil {
+    _write_err28 = thrift.WrapTException(err2)
   }
-  if err2 := oprot.Flush(ctx); _write_err25 == nil && err2 != nil {
-    _write_err25 = thrift.WrapTException(err2)
+  if err2 := oprot.Flush(ctx); _write_err28 == nil && err2 != nil {
+    _write_err28 = thrift.WrapTException(err2)
   }
-  if _write_err25 != nil {
-    return false, thrift.WrapTException(_write_err25)
+  if _write_err28 != nil {
+    return false, thrift.WrapTException(_write_err28)
+  }
+  return true, err
+}
+
+type schedulerServiceProcessorTaskDone struct {
+  handler SchedulerService
+}
+
+func (p *schedulerServiceProcessorTaskDone) Process(ctx context.Context, seqId int32, iprot, oprot thrift.TProtocol) (success bool, err thrift.TException) {
+  var _write_err30 error
+  args := SchedulerServiceTaskDoneArgs{}
+  if err2 := args.Read(ctx, iprot); err2 != nil {
+    iprot.ReadMessageEnd(ctx)
+    x := thrift.NewTApplicationException(thrift.PROTOCOL_ERROR, err2.Error())
+    oprot.WriteMessageBegin(ctx, "taskDone", thrift.EXCEPTION, seqId)
+    x.Write(ctx, oprot)
+    oprot.WriteMessageEnd(ctx)
+    oprot.Flush(ctx)
+    return false, thrift.WrapTException(err2)
+  }
+  iprot.ReadMessageEnd(ctx)
+
+  tickerCancel := func() {}
+  // Start a goroutine to do server side connectivity check.
+  if thrift.ServerConnectivityCheckInterval > 0 {
+    var cancel context.CancelFunc
+    ctx, cancel = context.WithCancel(ctx)
+    defer cancel()
+    var tickerCtx context.Context
+    tickerCtx, tickerCancel = context.WithCancel(context.Background())
+    defer tickerCancel()
+    go func(ctx context.Context, cancel context.CancelFunc) {
+      ticker := time.NewTicker(thrift.ServerConnectivityCheckInterval)
+      defer ticker.Stop()
+      for {
+        select {
+        case <-ctx.Done():
+          return
+        case <-ticker.C:
+          if !iprot.Transport().IsOpen() {
+            cancel()
+            return
+          }
+        }
+      }
+    }(tickerCtx, cancel)
+  }
+
+  result := SchedulerServiceTaskDoneResult{}
+  if err2 := p.handler.TaskDone(ctx, args.App, args.TaskId, args.Status, args.Message, args.NodeMonitorAddress); err2 != nil {
+    tickerCancel()
+    err = thrift.WrapTException(err2)
+    if errors.Is(err2, thrift.ErrAbandonRequest) {
+      return false, thrift.WrapTException(err2)
+    }
+    _exc31 := thrift.NewTApplicationException(thrift.INTERNAL_ERROR, "Internal error processing taskDone: " + err2.Error())
+    if err2 := oprot.WriteMessageBegin(ctx, "taskDone", thrift.EXCEPTION, seqId); err2 != nil {
+      _write_err30 = thrift.WrapTException(err2)
+    }
+    if err2 := _exc31.Write(ctx, oprot); _write_err30 == nil && err2 != nil {
+      _write_err30 = thrift.WrapTException(err2)
+    }
+    if err2 := oprot.WriteMessageEnd(ctx); _write_err30 == nil && err2 != nil {
+      _write_err30 = thrift.WrapTException(err2)
+    }
+    if err2 := oprot.Flush(ctx); _write_err30 == nil && err2 != nil {
+      _write_err30 = thrift.WrapTException(err2)
+    }
+    if _write_err30 != nil {
+      return false, thrift.WrapTException(_write_err30)
+    }
+    return true, err
+  }
+  tickerCancel()
+  if err2 := oprot.WriteMessageBegin(ctx, "taskDone", thrift.REPLY, seqId); err2 != nil {
+    _write_err30 = thrift.WrapTException(err2)
+  }
+  if err2 := result.Write(ctx, oprot); _write_err30 == nil && err2 != nil {
+    _write_err30 = thrift.WrapTException(err2)
+  }
+  if err2 := oprot.WriteMessageEnd(ctx); _write_err30 == nil && err2 != nil {
+    _write_err30 = thrift.WrapTException(err2)
+  }
+  if err2 := oprot.Flush(ctx); _write_err30 == nil && err2 != nil {
+    _write_err30 = thrift.WrapTException(err2)
+  }
+  if _write_err30 != nil {
+    return false, thrift.WrapTException(_write_err30)
   }
   return true, err
 }
@@ -3634,6 +3753,306 @@ func (p *SchedulerServiceSendFrontendMessageResult) String() string {
   return fmt.Sprintf("SchedulerServiceSendFrontendMessageResult(%+v)", *p)
 }
 
+// Attributes:
+//  - App
+//  - TaskId
+//  - Status
+//  - Message
+//  - NodeMonitorAddress
+type SchedulerServiceTaskDoneArgs struct {
+  App string `thrift:"app,1" db:"app" json:"app"`
+  TaskId *TFullTaskId `thrift:"taskId,2" db:"taskId" json:"taskId"`
+  Status int32 `thrift:"status,3" db:"status" json:"status"`
+  Message []byte `thrift:"message,4" db:"message" json:"message"`
+  NodeMonitorAddress *THostPort `thrift:"nodeMonitorAddress,5" db:"nodeMonitorAddress" json:"nodeMonitorAddress"`
+}
+
+func NewSchedulerServiceTaskDoneArgs() *SchedulerServiceTaskDoneArgs {
+  return &SchedulerServiceTaskDoneArgs{}
+}
+
+
+func (p *SchedulerServiceTaskDoneArgs) GetApp() string {
+  return p.App
+}
+var SchedulerServiceTaskDoneArgs_TaskId_DEFAULT *TFullTaskId
+func (p *SchedulerServiceTaskDoneArgs) GetTaskId() *TFullTaskId {
+  if !p.IsSetTaskId() {
+    return SchedulerServiceTaskDoneArgs_TaskId_DEFAULT
+  }
+return p.TaskId
+}
+
+func (p *SchedulerServiceTaskDoneArgs) GetStatus() int32 {
+  return p.Status
+}
+
+func (p *SchedulerServiceTaskDoneArgs) GetMessage() []byte {
+  return p.Message
+}
+var SchedulerServiceTaskDoneArgs_NodeMonitorAddress_DEFAULT *THostPort
+func (p *SchedulerServiceTaskDoneArgs) GetNodeMonitorAddress() *THostPort {
+  if !p.IsSetNodeMonitorAddress() {
+    return SchedulerServiceTaskDoneArgs_NodeMonitorAddress_DEFAULT
+  }
+return p.NodeMonitorAddress
+}
+func (p *SchedulerServiceTaskDoneArgs) IsSetTaskId() bool {
+  return p.TaskId != nil
+}
+
+func (p *SchedulerServiceTaskDoneArgs) IsSetNodeMonitorAddress() bool {
+  return p.NodeMonitorAddress != nil
+}
+
+func (p *SchedulerServiceTaskDoneArgs) Read(ctx context.Context, iprot thrift.TProtocol) error {
+  if _, err := iprot.ReadStructBegin(ctx); err != nil {
+    return thrift.PrependError(fmt.Sprintf("%T read error: ", p), err)
+  }
+
+
+  for {
+    _, fieldTypeId, fieldId, err := iprot.ReadFieldBegin(ctx)
+    if err != nil {
+      return thrift.PrependError(fmt.Sprintf("%T field %d read error: ", p, fieldId), err)
+    }
+    if fieldTypeId == thrift.STOP { break; }
+    switch fieldId {
+    case 1:
+      if fieldTypeId == thrift.STRING {
+        if err := p.ReadField1(ctx, iprot); err != nil {
+          return err
+        }
+      } else {
+        if err := iprot.Skip(ctx, fieldTypeId); err != nil {
+          return err
+        }
+      }
+    case 2:
+      if fieldTypeId == thrift.STRUCT {
+        if err := p.ReadField2(ctx, iprot); err != nil {
+          return err
+        }
+      } else {
+        if err := iprot.Skip(ctx, fieldTypeId); err != nil {
+          return err
+        }
+      }
+    case 3:
+      if fieldTypeId == thrift.I32 {
+        if err := p.ReadField3(ctx, iprot); err != nil {
+          return err
+        }
+      } else {
+        if err := iprot.Skip(ctx, fieldTypeId); err != nil {
+          return err
+        }
+      }
+    case 4:
+      if fieldTypeId == thrift.STRING {
+        if err := p.ReadField4(ctx, iprot); err != nil {
+          return err
+        }
+      } else {
+        if err := iprot.Skip(ctx, fieldTypeId); err != nil {
+          return err
+        }
+      }
+    case 5:
+      if fieldTypeId == thrift.STRUCT {
+        if err := p.ReadField5(ctx, iprot); err != nil {
+          return err
+        }
+      } else {
+        if err := iprot.Skip(ctx, fieldTypeId); err != nil {
+          return err
+        }
+      }
+    default:
+      if err := iprot.Skip(ctx, fieldTypeId); err != nil {
+        return err
+      }
+    }
+    if err := iprot.ReadFieldEnd(ctx); err != nil {
+      return err
+    }
+  }
+  if err := iprot.ReadStructEnd(ctx); err != nil {
+    return thrift.PrependError(fmt.Sprintf("%T read struct end error: ", p), err)
+  }
+  return nil
+}
+
+func (p *SchedulerServiceTaskDoneArgs)  ReadField1(ctx context.Context, iprot thrift.TProtocol) error {
+  if v, err := iprot.ReadString(ctx); err != nil {
+  return thrift.PrependError("error reading field 1: ", err)
+} else {
+  p.App = v
+}
+  return nil
+}
+
+func (p *SchedulerServiceTaskDoneArgs)  ReadField2(ctx context.Context, iprot thrift.TProtocol) error {
+  p.TaskId = &TFullTaskId{}
+  if err := p.TaskId.Read(ctx, iprot); err != nil {
+    return thrift.PrependError(fmt.Sprintf("%T error reading struct: ", p.TaskId), err)
+  }
+  return nil
+}
+
+func (p *SchedulerServiceTaskDoneArgs)  ReadField3(ctx context.Context, iprot thrift.TProtocol) error {
+  if v, err := iprot.ReadI32(ctx); err != nil {
+  return thrift.PrependError("error reading field 3: ", err)
+} else {
+  p.Status = v
+}
+  return nil
+}
+
+func (p *SchedulerServiceTaskDoneArgs)  ReadField4(ctx context.Context, iprot thrift.TProtocol) error {
+  if v, err := iprot.ReadBinary(ctx); err != nil {
+  return thrift.PrependError("error reading field 4: ", err)
+} else {
+  p.Message = v
+}
+  return nil
+}
+
+func (p *SchedulerServiceTaskDoneArgs)  ReadField5(ctx context.Context, iprot thrift.TProtocol) error {
+  p.NodeMonitorAddress = &THostPort{}
+  if err := p.NodeMonitorAddress.Read(ctx, iprot); err != nil {
+    return thrift.PrependError(fmt.Sprintf("%T error reading struct: ", p.NodeMonitorAddress), err)
+  }
+  return nil
+}
+
+func (p *SchedulerServiceTaskDoneArgs) Write(ctx context.Context, oprot thrift.TProtocol) error {
+  if err := oprot.WriteStructBegin(ctx, "taskDone_args"); err != nil {
+    return thrift.PrependError(fmt.Sprintf("%T write struct begin error: ", p), err) }
+  if p != nil {
+    if err := p.writeField1(ctx, oprot); err != nil { return err }
+    if err := p.writeField2(ctx, oprot); err != nil { return err }
+    if err := p.writeField3(ctx, oprot); err != nil { return err }
+    if err := p.writeField4(ctx, oprot); err != nil { return err }
+    if err := p.writeField5(ctx, oprot); err != nil { return err }
+  }
+  if err := oprot.WriteFieldStop(ctx); err != nil {
+    return thrift.PrependError("write field stop error: ", err) }
+  if err := oprot.WriteStructEnd(ctx); err != nil {
+    return thrift.PrependError("write struct stop error: ", err) }
+  return nil
+}
+
+func (p *SchedulerServiceTaskDoneArgs) writeField1(ctx context.Context, oprot thrift.TProtocol) (err error) {
+  if err := oprot.WriteFieldBegin(ctx, "app", thrift.STRING, 1); err != nil {
+    return thrift.PrependError(fmt.Sprintf("%T write field begin error 1:app: ", p), err) }
+  if err := oprot.WriteString(ctx, string(p.App)); err != nil {
+  return thrift.PrependError(fmt.Sprintf("%T.app (1) field write error: ", p), err) }
+  if err := oprot.WriteFieldEnd(ctx); err != nil {
+    return thrift.PrependError(fmt.Sprintf("%T write field end error 1:app: ", p), err) }
+  return err
+}
+
+func (p *SchedulerServiceTaskDoneArgs) writeField2(ctx context.Context, oprot thrift.TProtocol) (err error) {
+  if err := oprot.WriteFieldBegin(ctx, "taskId", thrift.STRUCT, 2); err != nil {
+    return thrift.PrependError(fmt.Sprintf("%T write field begin error 2:taskId: ", p), err) }
+  if err := p.TaskId.Write(ctx, oprot); err != nil {
+    return thrift.PrependError(fmt.Sprintf("%T error writing struct: ", p.TaskId), err)
+  }
+  if err := oprot.WriteFieldEnd(ctx); err != nil {
+    return thrift.PrependError(fmt.Sprintf("%T write field end error 2:taskId: ", p), err) }
+  return err
+}
+
+func (p *SchedulerServiceTaskDoneArgs) writeField3(ctx context.Context, oprot thrift.TProtocol) (err error) {
+  if err := oprot.WriteFieldBegin(ctx, "status", thrift.I32, 3); err != nil {
+    return thrift.PrependError(fmt.Sprintf("%T write field begin error 3:status: ", p), err) }
+  if err := oprot.WriteI32(ctx, int32(p.Status)); err != nil {
+  return thrift.PrependError(fmt.Sprintf("%T.status (3) field write error: ", p), err) }
+  if err := oprot.WriteFieldEnd(ctx); err != nil {
+    return thrift.PrependError(fmt.Sprintf("%T write field end error 3:status: ", p), err) }
+  return err
+}
+
+func (p *SchedulerServiceTaskDoneArgs) writeField4(ctx context.Context, oprot thrift.TProtocol) (err error) {
+  if err := oprot.WriteFieldBegin(ctx, "message", thrift.STRING, 4); err != nil {
+    return thrift.PrependError(fmt.Sprintf("%T write field begin error 4:message: ", p), err) }
+  if err := oprot.WriteBinary(ctx, p.Message); err != nil {
+  return thrift.PrependError(fmt.Sprintf("%T.message (4) field write error: ", p), err) }
+  if err := oprot.WriteFieldEnd(ctx); err != nil {
+    return thrift.PrependError(fmt.Sprintf("%T write field end error 4:message: ", p), err) }
+  return err
+}
+
+func (p *SchedulerServiceTaskDoneArgs) writeField5(ctx context.Context, oprot thrift.TProtocol) (err error) {
+  if err := oprot.WriteFieldBegin(ctx, "nodeMonitorAddress", thrift.STRUCT, 5); err != nil {
+    return thrift.PrependError(fmt.Sprintf("%T write field begin error 5:nodeMonitorAddress: ", p), err) }
+  if err := p.NodeMonitorAddress.Write(ctx, oprot); err != nil {
+    return thrift.PrependError(fmt.Sprintf("%T error writing struct: ", p.NodeMonitorAddress), err)
+  }
+  if err := oprot.WriteFieldEnd(ctx); err != nil {
+    return thrift.PrependError(fmt.Sprintf("%T write field end error 5:nodeMonitorAddress: ", p), err) }
+  return err
+}
+
+func (p *SchedulerServiceTaskDoneArgs) String() string {
+  if p == nil {
+    return "<nil>"
+  }
+  return fmt.Sprintf("SchedulerServiceTaskDoneArgs(%+v)", *p)
+}
+
+type SchedulerServiceTaskDoneResult struct {
+}
+
+func NewSchedulerServiceTaskDoneResult() *SchedulerServiceTaskDoneResult {
+  return &SchedulerServiceTaskDoneResult{}
+}
+
+func (p *SchedulerServiceTaskDoneResult) Read(ctx context.Context, iprot thrift.TProtocol) error {
+  if _, err := iprot.ReadStructBegin(ctx); err != nil {
+    return thrift.PrependError(fmt.Sprintf("%T read error: ", p), err)
+  }
+
+
+  for {
+    _, fieldTypeId, fieldId, err := iprot.ReadFieldBegin(ctx)
+    if err != nil {
+      return thrift.PrependError(fmt.Sprintf("%T field %d read error: ", p, fieldId), err)
+    }
+    if fieldTypeId == thrift.STOP { break; }
+    if err := iprot.Skip(ctx, fieldTypeId); err != nil {
+      return err
+    }
+    if err := iprot.ReadFieldEnd(ctx); err != nil {
+      return err
+    }
+  }
+  if err := iprot.ReadStructEnd(ctx); err != nil {
+    return thrift.PrependError(fmt.Sprintf("%T read struct end error: ", p), err)
+  }
+  return nil
+}
+
+func (p *SchedulerServiceTaskDoneResult) Write(ctx context.Context, oprot thrift.TProtocol) error {
+  if err := oprot.WriteStructBegin(ctx, "taskDone_result"); err != nil {
+    return thrift.PrependError(fmt.Sprintf("%T write struct begin error: ", p), err) }
+  if p != nil {
+  }
+  if err := oprot.WriteFieldStop(ctx); err != nil {
+    return thrift.PrependError("write field stop error: ", err) }
+  if err := oprot.WriteStructEnd(ctx); err != nil {
+    return thrift.PrependError("write struct stop error: ", err) }
+  return nil
+}
+
+func (p *SchedulerServiceTaskDoneResult) String() string {
+  if p == nil {
+    return "<nil>"
+  }
+  return fmt.Sprintf("SchedulerServiceTaskDoneResult(%+v)", *p)
+}
+
 
 type GetTaskService interface {
   // Parameters:
@@ -3685,28 +4104,28 @@ func (p *GetTaskServiceClient) SetLastResponseMeta_(meta thrift.ResponseMeta) {
 //  - RequestId
 //  - NodeMonitorAddress
 func (p *GetTaskServiceClient) GetTask(ctx context.Context, requestId string, nodeMonitorAddress *THostPort) (_r []*TTaskLaunchSpec, _err error) {
-  var _args27 GetTaskServiceGetTaskArgs
-  _args27.RequestId = requestId
-  _args27.NodeMonitorAddress = nodeMonitorAddress
-  var _result29 GetTaskServiceGetTaskResult
-  var _meta28 thrift.ResponseMeta
-  _meta28, _err = p.Client_().Call(ctx, "getTask", &_args27, &_result29)
-  p.SetLastResponseMeta_(_meta28)
+  var _args32 GetTaskServiceGetTaskArgs
+  _args32.RequestId = requestId
+  _args32.NodeMonitorAddress = nodeMonitorAddress
+  var _result34 GetTaskServiceGetTaskResult
+  var _meta33 thrift.ResponseMeta
+  _meta33, _err = p.Client_().Call(ctx, "getTask", &_args32, &_result34)
+  p.SetLastResponseMeta_(_meta33)
   if _err != nil {
     return
   }
-  return _result29.GetSuccess(), nil
+  return _result34.GetSuccess(), nil
 }
 
 // Parameters:
 //  - NodeMonitorAddress
 //  - Tasks
 func (p *GetTaskServiceClient) TasksFinished(ctx context.Context, nodeMonitorAddress *THostPort, tasks []*TFullTaskId) (_err error) {
-  var _args30 GetTaskServiceTasksFinishedArgs
-  _args30.NodeMonitorAddress = nodeMonitorAddress
-  _args30.Tasks = tasks
+  var _args35 GetTaskServiceTasksFinishedArgs
+  _args35.NodeMonitorAddress = nodeMonitorAddress
+  _args35.Tasks = tasks
   p.SetLastResponseMeta_(thrift.ResponseMeta{})
-  if _, err := p.Client_().Call(ctx, "tasksFinished", &_args30, nil); err != nil {
+  if _, err := p.Client_().Call(ctx, "tasksFinished", &_args35, nil); err != nil {
     return err
   }
   return nil
@@ -3732,10 +4151,10 @@ func (p *GetTaskServiceProcessor) ProcessorMap() map[string]thrift.TProcessorFun
 
 func NewGetTaskServiceProcessor(handler GetTaskService) *GetTaskServiceProcessor {
 
-  self31 := &GetTaskServiceProcessor{handler:handler, processorMap:make(map[string]thrift.TProcessorFunction)}
-  self31.processorMap["getTask"] = &getTaskServiceProcessorGetTask{handler:handler}
-  self31.processorMap["tasksFinished"] = &getTaskServiceProcessorTasksFinished{handler:handler}
-return self31
+  self36 := &GetTaskServiceProcessor{handler:handler, processorMap:make(map[string]thrift.TProcessorFunction)}
+  self36.processorMap["getTask"] = &getTaskServiceProcessorGetTask{handler:handler}
+  self36.processorMap["tasksFinished"] = &getTaskServiceProcessorTasksFinished{handler:handler}
+return self36
 }
 
 func (p *GetTaskServiceProcessor) Process(ctx context.Context, iprot, oprot thrift.TProtocol) (success bool, err thrift.TException) {
@@ -3746,12 +4165,12 @@ func (p *GetTaskServiceProcessor) Process(ctx context.Context, iprot, oprot thri
   }
   iprot.Skip(ctx, thrift.STRUCT)
   iprot.ReadMessageEnd(ctx)
-  x32 := thrift.NewTApplicationException(thrift.UNKNOWN_METHOD, "Unknown function " + name)
+  x37 := thrift.NewTApplicationException(thrift.UNKNOWN_METHOD, "Unknown function " + name)
   oprot.WriteMessageBegin(ctx, name, thrift.EXCEPTION, seqId)
-  x32.Write(ctx, oprot)
+  x37.Write(ctx, oprot)
   oprot.WriteMessageEnd(ctx)
   oprot.Flush(ctx)
-  return false, x32
+  return false, x37
 
 }
 
@@ -3760,7 +4179,7 @@ type getTaskServiceProcessorGetTask struct {
 }
 
 func (p *getTaskServiceProcessorGetTask) Process(ctx context.Context, seqId int32, iprot, oprot thrift.TProtocol) (success bool, err thrift.TException) {
-  var _write_err33 error
+  var _write_err38 error
   args := GetTaskServiceGetTaskArgs{}
   if err2 := args.Read(ctx, iprot); err2 != nil {
     iprot.ReadMessageEnd(ctx)
@@ -3806,21 +4225,21 @@ func (p *getTaskServiceProcessorGetTask) Process(ctx context.Context, seqId int3
     if errors.Is(err2, thrift.ErrAbandonRequest) {
       return false, thrift.WrapTException(err2)
     }
-    _exc34 := thrift.NewTApplicationException(thrift.INTERNAL_ERROR, "Internal error processing getTask: " + err2.Error())
+    _exc39 := thrift.NewTApplicationException(thrift.INTERNAL_ERROR, "Internal error processing getTask: " + err2.Error())
     if err2 := oprot.WriteMessageBegin(ctx, "getTask", thrift.EXCEPTION, seqId); err2 != nil {
-      _write_err33 = thrift.WrapTException(err2)
+      _write_err38 = thrift.WrapTException(err2)
     }
-    if err2 := _exc34.Write(ctx, oprot); _write_err33 == nil && err2 != nil {
-      _write_err33 = thrift.WrapTException(err2)
+    if err2 := _exc39.Write(ctx, oprot); _write_err38 == nil && err2 != nil {
+      _write_err38 = thrift.WrapTException(err2)
     }
-    if err2 := oprot.WriteMessageEnd(ctx); _write_err33 == nil && err2 != nil {
-      _write_err33 = thrift.WrapTException(err2)
+    if err2 := oprot.WriteMessageEnd(ctx); _write_err38 == nil && err2 != nil {
+      _write_err38 = thrift.WrapTException(err2)
     }
-    if err2 := oprot.Flush(ctx); _write_err33 == nil && err2 != nil {
-      _write_err33 = thrift.WrapTException(err2)
+    if err2 := oprot.Flush(ctx); _write_err38 == nil && err2 != nil {
+      _write_err38 = thrift.WrapTException(err2)
     }
-    if _write_err33 != nil {
-      return false, thrift.WrapTException(_write_err33)
+    if _write_err38 != nil {
+      return false, thrift.WrapTException(_write_err38)
     }
     return true, err
   } else {
@@ -3828,19 +4247,19 @@ func (p *getTaskServiceProcessorGetTask) Process(ctx context.Context, seqId int3
   }
   tickerCancel()
   if err2 := oprot.WriteMessageBegin(ctx, "getTask", thrift.REPLY, seqId); err2 != nil {
-    _write_err33 = thrift.WrapTException(err2)
+    _write_err38 = thrift.WrapTException(err2)
   }
-  if err2 := result.Write(ctx, oprot); _write_err33 == nil && err2 != nil {
-    _write_err33 = thrift.WrapTException(err2)
+  if err2 := result.Write(ctx, oprot); _write_err38 == nil && err2 != nil {
+    _write_err38 = thrift.WrapTException(err2)
   }
-  if err2 := oprot.WriteMessageEnd(ctx); _write_err33 == nil && err2 != nil {
-    _write_err33 = thrift.WrapTException(err2)
+  if err2 := oprot.WriteMessageEnd(ctx); _write_err38 == nil && err2 != nil {
+    _write_err38 = thrift.WrapTException(err2)
   }
-  if err2 := oprot.Flush(ctx); _write_err33 == nil && err2 != nil {
-    _write_err33 = thrift.WrapTException(err2)
+  if err2 := oprot.Flush(ctx); _write_err38 == nil && err2 != nil {
+    _write_err38 = thrift.WrapTException(err2)
   }
-  if _write_err33 != nil {
-    return false, thrift.WrapTException(_write_err33)
+  if _write_err38 != nil {
+    return false, thrift.WrapTException(_write_err38)
   }
   return true, err
 }
@@ -4070,11 +4489,11 @@ func (p *GetTaskServiceGetTaskResult)  ReadField0(ctx context.Context, iprot thr
   tSlice := make([]*TTaskLaunchSpec, 0, size)
   p.Success =  tSlice
   for i := 0; i < size; i ++ {
-    _elem35 := &TTaskLaunchSpec{}
-    if err := _elem35.Read(ctx, iprot); err != nil {
-      return thrift.PrependError(fmt.Sprintf("%T error reading struct: ", _elem35), err)
+    _elem40 := &TTaskLaunchSpec{}
+    if err := _elem40.Read(ctx, iprot); err != nil {
+      return thrift.PrependError(fmt.Sprintf("%T error reading struct: ", _elem40), err)
     }
-    p.Success = append(p.Success, _elem35)
+    p.Success = append(p.Success, _elem40)
   }
   if err := iprot.ReadListEnd(ctx); err != nil {
     return thrift.PrependError("error reading list end: ", err)
@@ -4214,11 +4633,11 @@ func (p *GetTaskServiceTasksFinishedArgs)  ReadField2(ctx context.Context, iprot
   tSlice := make([]*TFullTaskId, 0, size)
   p.Tasks =  tSlice
   for i := 0; i < size; i ++ {
-    _elem36 := &TFullTaskId{}
-    if err := _elem36.Read(ctx, iprot); err != nil {
-      return thrift.PrependError(fmt.Sprintf("%T error reading struct: ", _elem36), err)
+    _elem41 := &TFullTaskId{}
+    if err := _elem41.Read(ctx, iprot); err != nil {
+      return thrift.PrependError(fmt.Sprintf("%T error reading struct: ", _elem41), err)
     }
-    p.Tasks = append(p.Tasks, _elem36)
+    p.Tasks = append(p.Tasks, _elem41)
   }
   if err := iprot.ReadListEnd(ctx); err != nil {
     return thrift.PrependError("error reading list end: ", err)
@@ -4339,28 +4758,28 @@ func (p *NodeMonitorServiceClient) SetLastResponseMeta_(meta thrift.ResponseMeta
 //  - App
 //  - ListenSocket
 func (p *NodeMonitorServiceClient) RegisterBackend(ctx context.Context, app string, listenSocket string) (_r bool, _err error) {
-  var _args37 NodeMonitorServiceRegisterBackendArgs
-  _args37.App = app
-  _args37.ListenSocket = listenSocket
-  var _result39 NodeMonitorServiceRegisterBackendResult
-  var _meta38 thrift.ResponseMeta
-  _meta38, _err = p.Client_().Call(ctx, "registerBackend", &_args37, &_result39)
-  p.SetLastResponseMeta_(_meta38)
+  var _args42 NodeMonitorServiceRegisterBackendArgs
+  _args42.App = app
+  _args42.ListenSocket = listenSocket
+  var _result44 NodeMonitorServiceRegisterBackendResult
+  var _meta43 thrift.ResponseMeta
+  _meta43, _err = p.Client_().Call(ctx, "registerBackend", &_args42, &_result44)
+  p.SetLastResponseMeta_(_meta43)
   if _err != nil {
     return
   }
-  return _result39.GetSuccess(), nil
+  return _result44.GetSuccess(), nil
 }
 
 // Parameters:
 //  - Tasks
 func (p *NodeMonitorServiceClient) TasksFinished(ctx context.Context, tasks []*TFullTaskId) (_err error) {
-  var _args40 NodeMonitorServiceTasksFinishedArgs
-  _args40.Tasks = tasks
-  var _result42 NodeMonitorServiceTasksFinishedResult
-  var _meta41 thrift.ResponseMeta
-  _meta41, _err = p.Client_().Call(ctx, "tasksFinished", &_args40, &_result42)
-  p.SetLastResponseMeta_(_meta41)
+  var _args45 NodeMonitorServiceTasksFinishedArgs
+  _args45.Tasks = tasks
+  var _result47 NodeMonitorServiceTasksFinishedResult
+  var _meta46 thrift.ResponseMeta
+  _meta46, _err = p.Client_().Call(ctx, "tasksFinished", &_args45, &_result47)
+  p.SetLastResponseMeta_(_meta46)
   if _err != nil {
     return
   }
@@ -4373,15 +4792,15 @@ func (p *NodeMonitorServiceClient) TasksFinished(ctx context.Context, tasks []*T
 //  - Status
 //  - Message
 func (p *NodeMonitorServiceClient) SendFrontendMessage(ctx context.Context, app string, taskId *TFullTaskId, status int32, message []byte) (_err error) {
-  var _args43 NodeMonitorServiceSendFrontendMessageArgs
-  _args43.App = app
-  _args43.TaskId = taskId
-  _args43.Status = status
-  _args43.Message = message
-  var _result45 NodeMonitorServiceSendFrontendMessageResult
-  var _meta44 thrift.ResponseMeta
-  _meta44, _err = p.Client_().Call(ctx, "sendFrontendMessage", &_args43, &_result45)
-  p.SetLastResponseMeta_(_meta44)
+  var _args48 NodeMonitorServiceSendFrontendMessageArgs
+  _args48.App = app
+  _args48.TaskId = taskId
+  _args48.Status = status
+  _args48.Message = message
+  var _result50 NodeMonitorServiceSendFrontendMessageResult
+  var _meta49 thrift.ResponseMeta
+  _meta49, _err = p.Client_().Call(ctx, "sendFrontendMessage", &_args48, &_result50)
+  p.SetLastResponseMeta_(_meta49)
   if _err != nil {
     return
   }
@@ -4394,15 +4813,15 @@ func (p *NodeMonitorServiceClient) SendFrontendMessage(ctx context.Context, app 
 //  - Status
 //  - Message
 func (p *NodeMonitorServiceClient) TaskDone(ctx context.Context, app string, taskId *TFullTaskId, status int32, message []byte) (_err error) {
-  var _args46 NodeMonitorServiceTaskDoneArgs
-  _args46.App = app
-  _args46.TaskId = taskId
-  _args46.Status = status
-  _args46.Message = message
-  var _result48 NodeMonitorServiceTaskDoneResult
-  var _meta47 thrift.ResponseMeta
-  _meta47, _err = p.Client_().Call(ctx, "taskDone", &_args46, &_result48)
-  p.SetLastResponseMeta_(_meta47)
+  var _args51 NodeMonitorServiceTaskDoneArgs
+  _args51.App = app
+  _args51.TaskId = taskId
+  _args51.Status = status
+  _args51.Message = message
+  var _result53 NodeMonitorServiceTaskDoneResult
+  var _meta52 thrift.ResponseMeta
+  _meta52, _err = p.Client_().Call(ctx, "taskDone", &_args51, &_result53)
+  p.SetLastResponseMeta_(_meta52)
   if _err != nil {
     return
   }
@@ -4429,12 +4848,12 @@ func (p *NodeMonitorServiceProcessor) ProcessorMap() map[string]thrift.TProcesso
 
 func NewNodeMonitorServiceProcessor(handler NodeMonitorService) *NodeMonitorServiceProcessor {
 
-  self49 := &NodeMonitorServiceProcessor{handler:handler, processorMap:make(map[string]thrift.TProcessorFunction)}
-  self49.processorMap["registerBackend"] = &nodeMonitorServiceProcessorRegisterBackend{handler:handler}
-  self49.processorMap["tasksFinished"] = &nodeMonitorServiceProcessorTasksFinished{handler:handler}
-  self49.processorMap["sendFrontendMessage"] = &nodeMonitorServiceProcessorSendFrontendMessage{handler:handler}
-  self49.processorMap["taskDone"] = &nodeMonitorServiceProcessorTaskDone{handler:handler}
-return self49
+  self54 := &NodeMonitorServiceProcessor{handler:handler, processorMap:make(map[string]thrift.TProcessorFunction)}
+  self54.processorMap["registerBackend"] = &nodeMonitorServiceProcessorRegisterBackend{handler:handler}
+  self54.processorMap["tasksFinished"] = &nodeMonitorServiceProcessorTasksFinished{handler:handler}
+  self54.processorMap["sendFrontendMessage"] = &nodeMonitorServiceProcessorSendFrontendMessage{handler:handler}
+  self54.processorMap["taskDone"] = &nodeMonitorServiceProcessorTaskDone{handler:handler}
+return self54
 }
 
 func (p *NodeMonitorServiceProcessor) Process(ctx context.Context, iprot, oprot thrift.TProtocol) (success bool, err thrift.TException) {
@@ -4445,12 +4864,12 @@ func (p *NodeMonitorServiceProcessor) Process(ctx context.Context, iprot, oprot 
   }
   iprot.Skip(ctx, thrift.STRUCT)
   iprot.ReadMessageEnd(ctx)
-  x50 := thrift.NewTApplicationException(thrift.UNKNOWN_METHOD, "Unknown function " + name)
+  x55 := thrift.NewTApplicationException(thrift.UNKNOWN_METHOD, "Unknown function " + name)
   oprot.WriteMessageBegin(ctx, name, thrift.EXCEPTION, seqId)
-  x50.Write(ctx, oprot)
+  x55.Write(ctx, oprot)
   oprot.WriteMessageEnd(ctx)
   oprot.Flush(ctx)
-  return false, x50
+  return false, x55
 
 }
 
@@ -4459,7 +4878,7 @@ type nodeMonitorServiceProcessorRegisterBackend struct {
 }
 
 func (p *nodeMonitorServiceProcessorRegisterBackend) Process(ctx context.Context, seqId int32, iprot, oprot thrift.TProtocol) (success bool, err thrift.TException) {
-  var _write_err51 error
+  var _write_err56 error
   args := NodeMonitorServiceRegisterBackendArgs{}
   if err2 := args.Read(ctx, iprot); err2 != nil {
     iprot.ReadMessageEnd(ctx)
@@ -4505,21 +4924,21 @@ func (p *nodeMonitorServiceProcessorRegisterBackend) Process(ctx context.Context
     if errors.Is(err2, thrift.ErrAbandonRequest) {
       return false, thrift.WrapTException(err2)
     }
-    _exc52 := thrift.NewTApplicationException(thrift.INTERNAL_ERROR, "Internal error processing registerBackend: " + err2.Error())
+    _exc57 := thrift.NewTApplicationException(thrift.INTERNAL_ERROR, "Internal error processing registerBackend: " + err2.Error())
     if err2 := oprot.WriteMessageBegin(ctx, "registerBackend", thrift.EXCEPTION, seqId); err2 != nil {
-      _write_err51 = thrift.WrapTException(err2)
+      _write_err56 = thrift.WrapTException(err2)
     }
-    if err2 := _exc52.Write(ctx, oprot); _write_err51 == nil && err2 != nil {
-      _write_err51 = thrift.WrapTException(err2)
+    if err2 := _exc57.Write(ctx, oprot); _write_err56 == nil && err2 != nil {
+      _write_err56 = thrift.WrapTException(err2)
     }
-    if err2 := oprot.WriteMessageEnd(ctx); _write_err51 == nil && err2 != nil {
-      _write_err51 = thrift.WrapTException(err2)
+    if err2 := oprot.WriteMessageEnd(ctx); _write_err56 == nil && err2 != nil {
+      _write_err56 = thrift.WrapTException(err2)
     }
-    if err2 := oprot.Flush(ctx); _write_err51 == nil && err2 != nil {
-      _write_err51 = thrift.WrapTException(err2)
+    if err2 := oprot.Flush(ctx); _write_err56 == nil && err2 != nil {
+      _write_err56 = thrift.WrapTException(err2)
     }
-    if _write_err51 != nil {
-      return false, thrift.WrapTException(_write_err51)
+    if _write_err56 != nil {
+      return false, thrift.WrapTException(_write_err56)
     }
     return true, err
   } else {
@@ -4527,19 +4946,19 @@ func (p *nodeMonitorServiceProcessorRegisterBackend) Process(ctx context.Context
   }
   tickerCancel()
   if err2 := oprot.WriteMessageBegin(ctx, "registerBackend", thrift.REPLY, seqId); err2 != nil {
-    _write_err51 = thrift.WrapTException(err2)
+    _write_err56 = thrift.WrapTException(err2)
   }
-  if err2 := result.Write(ctx, oprot); _write_err51 == nil && err2 != nil {
-    _write_err51 = thrift.WrapTException(err2)
+  if err2 := result.Write(ctx, oprot); _write_err56 == nil && err2 != nil {
+    _write_err56 = thrift.WrapTException(err2)
   }
-  if err2 := oprot.WriteMessageEnd(ctx); _write_err51 == nil && err2 != nil {
-    _write_err51 = thrift.WrapTException(err2)
+  if err2 := oprot.WriteMessageEnd(ctx); _write_err56 == nil && err2 != nil {
+    _write_err56 = thrift.WrapTException(err2)
   }
-  if err2 := oprot.Flush(ctx); _write_err51 == nil && err2 != nil {
-    _write_err51 = thrift.WrapTException(err2)
+  if err2 := oprot.Flush(ctx); _write_err56 == nil && err2 != nil {
+    _write_err56 = thrift.WrapTException(err2)
   }
-  if _write_err51 != nil {
-    return false, thrift.WrapTException(_write_err51)
+  if _write_err56 != nil {
+    return false, thrift.WrapTException(_write_err56)
   }
   return true, err
 }
@@ -4549,7 +4968,7 @@ type nodeMonitorServiceProcessorTasksFinished struct {
 }
 
 func (p *nodeMonitorServiceProcessorTasksFinished) Process(ctx context.Context, seqId int32, iprot, oprot thrift.TProtocol) (success bool, err thrift.TException) {
-  var _write_err53 error
+  var _write_err58 error
   args := NodeMonitorServiceTasksFinishedArgs{}
   if err2 := args.Read(ctx, iprot); err2 != nil {
     iprot.ReadMessageEnd(ctx)
@@ -4595,39 +5014,39 @@ func (p *nodeMonitorServiceProcessorTasksFinished) Process(ctx context.Context, 
     if errors.Is(err2, thrift.ErrAbandonRequest) {
       return false, thrift.WrapTException(err2)
     }
-    _exc54 := thrift.NewTApplicationException(thrift.INTERNAL_ERROR, "Internal error processing tasksFinished: " + err2.Error())
+    _exc59 := thrift.NewTApplicationException(thrift.INTERNAL_ERROR, "Internal error processing tasksFinished: " + err2.Error())
     if err2 := oprot.WriteMessageBegin(ctx, "tasksFinished", thrift.EXCEPTION, seqId); err2 != nil {
-      _write_err53 = thrift.WrapTException(err2)
+      _write_err58 = thrift.WrapTException(err2)
     }
-    if err2 := _exc54.Write(ctx, oprot); _write_err53 == nil && err2 != nil {
-      _write_err53 = thrift.WrapTException(err2)
+    if err2 := _exc59.Write(ctx, oprot); _write_err58 == nil && err2 != nil {
+      _write_err58 = thrift.WrapTException(err2)
     }
-    if err2 := oprot.WriteMessageEnd(ctx); _write_err53 == nil && err2 != nil {
-      _write_err53 = thrift.WrapTException(err2)
+    if err2 := oprot.WriteMessageEnd(ctx); _write_err58 == nil && err2 != nil {
+      _write_err58 = thrift.WrapTException(err2)
     }
-    if err2 := oprot.Flush(ctx); _write_err53 == nil && err2 != nil {
-      _write_err53 = thrift.WrapTException(err2)
+    if err2 := oprot.Flush(ctx); _write_err58 == nil && err2 != nil {
+      _write_err58 = thrift.WrapTException(err2)
     }
-    if _write_err53 != nil {
-      return false, thrift.WrapTException(_write_err53)
+    if _write_err58 != nil {
+      return false, thrift.WrapTException(_write_err58)
     }
     return true, err
   }
   tickerCancel()
   if err2 := oprot.WriteMessageBegin(ctx, "tasksFinished", thrift.REPLY, seqId); err2 != nil {
-    _write_err53 = thrift.WrapTException(err2)
+    _write_err58 = thrift.WrapTException(err2)
   }
-  if err2 := result.Write(ctx, oprot); _write_err53 == nil && err2 != nil {
-    _write_err53 = thrift.WrapTException(err2)
+  if err2 := result.Write(ctx, oprot); _write_err58 == nil && err2 != nil {
+    _write_err58 = thrift.WrapTException(err2)
   }
-  if err2 := oprot.WriteMessageEnd(ctx); _write_err53 == nil && err2 != nil {
-    _write_err53 = thrift.WrapTException(err2)
+  if err2 := oprot.WriteMessageEnd(ctx); _write_err58 == nil && err2 != nil {
+    _write_err58 = thrift.WrapTException(err2)
   }
-  if err2 := oprot.Flush(ctx); _write_err53 == nil && err2 != nil {
-    _write_err53 = thrift.WrapTException(err2)
+  if err2 := oprot.Flush(ctx); _write_err58 == nil && err2 != nil {
+    _write_err58 = thrift.WrapTException(err2)
   }
-  if _write_err53 != nil {
-    return false, thrift.WrapTException(_write_err53)
+  if _write_err58 != nil {
+    return false, thrift.WrapTException(_write_err58)
   }
   return true, err
 }
@@ -4637,7 +5056,7 @@ type nodeMonitorServiceProcessorSendFrontendMessage struct {
 }
 
 func (p *nodeMonitorServiceProcessorSendFrontendMessage) Process(ctx context.Context, seqId int32, iprot, oprot thrift.TProtocol) (success bool, err thrift.TException) {
-  var _write_err55 error
+  var _write_err60 error
   args := NodeMonitorServiceSendFrontendMessageArgs{}
   if err2 := args.Read(ctx, iprot); err2 != nil {
     iprot.ReadMessageEnd(ctx)
@@ -4683,39 +5102,39 @@ func (p *nodeMonitorServiceProcessorSendFrontendMessage) Process(ctx context.Con
     if errors.Is(err2, thrift.ErrAbandonRequest) {
       return false, thrift.WrapTException(err2)
     }
-    _exc56 := thrift.NewTApplicationException(thrift.INTERNAL_ERROR, "Internal error processing sendFrontendMessage: " + err2.Error())
+    _exc61 := thrift.NewTApplicationException(thrift.INTERNAL_ERROR, "Internal error processing sendFrontendMessage: " + err2.Error())
     if err2 := oprot.WriteMessageBegin(ctx, "sendFrontendMessage", thrift.EXCEPTION, seqId); err2 != nil {
-      _write_err55 = thrift.WrapTException(err2)
+      _write_err60 = thrift.WrapTException(err2)
     }
-    if err2 := _exc56.Write(ctx, oprot); _write_err55 == nil && err2 != nil {
-      _write_err55 = thrift.WrapTException(err2)
+    if err2 := _exc61.Write(ctx, oprot); _write_err60 == nil && err2 != nil {
+      _write_err60 = thrift.WrapTException(err2)
     }
-    if err2 := oprot.WriteMessageEnd(ctx); _write_err55 == nil && err2 != nil {
-      _write_err55 = thrift.WrapTException(err2)
+    if err2 := oprot.WriteMessageEnd(ctx); _write_err60 == nil && err2 != nil {
+      _write_err60 = thrift.WrapTException(err2)
     }
-    if err2 := oprot.Flush(ctx); _write_err55 == nil && err2 != nil {
-      _write_err55 = thrift.WrapTException(err2)
+    if err2 := oprot.Flush(ctx); _write_err60 == nil && err2 != nil {
+      _write_err60 = thrift.WrapTException(err2)
     }
-    if _write_err55 != nil {
-      return false, thrift.WrapTException(_write_err55)
+    if _write_err60 != nil {
+      return false, thrift.WrapTException(_write_err60)
     }
     return true, err
   }
   tickerCancel()
   if err2 := oprot.WriteMessageBegin(ctx, "sendFrontendMessage", thrift.REPLY, seqId); err2 != nil {
-    _write_err55 = thrift.WrapTException(err2)
+    _write_err60 = thrift.WrapTException(err2)
   }
-  if err2 := result.Write(ctx, oprot); _write_err55 == nil && err2 != nil {
-    _write_err55 = thrift.WrapTException(err2)
+  if err2 := result.Write(ctx, oprot); _write_err60 == nil && err2 != nil {
+    _write_err60 = thrift.WrapTException(err2)
   }
-  if err2 := oprot.WriteMessageEnd(ctx); _write_err55 == nil && err2 != nil {
-    _write_err55 = thrift.WrapTException(err2)
+  if err2 := oprot.WriteMessageEnd(ctx); _write_err60 == nil && err2 != nil {
+    _write_err60 = thrift.WrapTException(err2)
   }
-  if err2 := oprot.Flush(ctx); _write_err55 == nil && err2 != nil {
-    _write_err55 = thrift.WrapTException(err2)
+  if err2 := oprot.Flush(ctx); _write_err60 == nil && err2 != nil {
+    _write_err60 = thrift.WrapTException(err2)
   }
-  if _write_err55 != nil {
-    return false, thrift.WrapTException(_write_err55)
+  if _write_err60 != nil {
+    return false, thrift.WrapTException(_write_err60)
   }
   return true, err
 }
@@ -4725,7 +5144,7 @@ type nodeMonitorServiceProcessorTaskDone struct {
 }
 
 func (p *nodeMonitorServiceProcessorTaskDone) Process(ctx context.Context, seqId int32, iprot, oprot thrift.TProtocol) (success bool, err thrift.TException) {
-  var _write_err57 error
+  var _write_err62 error
   args := NodeMonitorServiceTaskDoneArgs{}
   if err2 := args.Read(ctx, iprot); err2 != nil {
     iprot.ReadMessageEnd(ctx)
@@ -4771,39 +5190,39 @@ func (p *nodeMonitorServiceProcessorTaskDone) Process(ctx context.Context, seqId
     if errors.Is(err2, thrift.ErrAbandonRequest) {
       return false, thrift.WrapTException(err2)
     }
-    _exc58 := thrift.NewTApplicationException(thrift.INTERNAL_ERROR, "Internal error processing taskDone: " + err2.Error())
+    _exc63 := thrift.NewTApplicationException(thrift.INTERNAL_ERROR, "Internal error processing taskDone: " + err2.Error())
     if err2 := oprot.WriteMessageBegin(ctx, "taskDone", thrift.EXCEPTION, seqId); err2 != nil {
-      _write_err57 = thrift.WrapTException(err2)
+      _write_err62 = thrift.WrapTException(err2)
     }
-    if err2 := _exc58.Write(ctx, oprot); _write_err57 == nil && err2 != nil {
-      _write_err57 = thrift.WrapTException(err2)
+    if err2 := _exc63.Write(ctx, oprot); _write_err62 == nil && err2 != nil {
+      _write_err62 = thrift.WrapTException(err2)
     }
-    if err2 := oprot.WriteMessageEnd(ctx); _write_err57 == nil && err2 != nil {
-      _write_err57 = thrift.WrapTException(err2)
+    if err2 := oprot.WriteMessageEnd(ctx); _write_err62 == nil && err2 != nil {
+      _write_err62 = thrift.WrapTException(err2)
     }
-    if err2 := oprot.Flush(ctx); _write_err57 == nil && err2 != nil {
-      _write_err57 = thrift.WrapTException(err2)
+    if err2 := oprot.Flush(ctx); _write_err62 == nil && err2 != nil {
+      _write_err62 = thrift.WrapTException(err2)
     }
-    if _write_err57 != nil {
-      return false, thrift.WrapTException(_write_err57)
+    if _write_err62 != nil {
+      return false, thrift.WrapTException(_write_err62)
     }
     return true, err
   }
   tickerCancel()
   if err2 := oprot.WriteMessageBegin(ctx, "taskDone", thrift.REPLY, seqId); err2 != nil {
-    _write_err57 = thrift.WrapTException(err2)
+    _write_err62 = thrift.WrapTException(err2)
   }
-  if err2 := result.Write(ctx, oprot); _write_err57 == nil && err2 != nil {
-    _write_err57 = thrift.WrapTException(err2)
+  if err2 := result.Write(ctx, oprot); _write_err62 == nil && err2 != nil {
+    _write_err62 = thrift.WrapTException(err2)
   }
-  if err2 := oprot.WriteMessageEnd(ctx); _write_err57 == nil && err2 != nil {
-    _write_err57 = thrift.WrapTException(err2)
+  if err2 := oprot.WriteMessageEnd(ctx); _write_err62 == nil && err2 != nil {
+    _write_err62 = thrift.WrapTException(err2)
   }
-  if err2 := oprot.Flush(ctx); _write_err57 == nil && err2 != nil {
-    _write_err57 = thrift.WrapTException(err2)
+  if err2 := oprot.Flush(ctx); _write_err62 == nil && err2 != nil {
+    _write_err62 = thrift.WrapTException(err2)
   }
-  if _write_err57 != nil {
-    return false, thrift.WrapTException(_write_err57)
+  if _write_err62 != nil {
+    return false, thrift.WrapTException(_write_err62)
   }
   return true, err
 }
@@ -5098,11 +5517,11 @@ func (p *NodeMonitorServiceTasksFinishedArgs)  ReadField1(ctx context.Context, i
   tSlice := make([]*TFullTaskId, 0, size)
   p.Tasks =  tSlice
   for i := 0; i < size; i ++ {
-    _elem59 := &TFullTaskId{}
-    if err := _elem59.Read(ctx, iprot); err != nil {
-      return thrift.PrependError(fmt.Sprintf("%T error reading struct: ", _elem59), err)
+    _elem64 := &TFullTaskId{}
+    if err := _elem64.Read(ctx, iprot); err != nil {
+      return thrift.PrependError(fmt.Sprintf("%T error reading struct: ", _elem64), err)
     }
-    p.Tasks = append(p.Tasks, _elem59)
+    p.Tasks = append(p.Tasks, _elem64)
   }
   if err := iprot.ReadListEnd(ctx); err != nil {
     return thrift.PrependError("error reading list end: ", err)
@@ -5766,27 +6185,27 @@ func (p *InternalServiceClient) SetLastResponseMeta_(meta thrift.ResponseMeta) {
 // Parameters:
 //  - Request
 func (p *InternalServiceClient) EnqueueTaskReservations(ctx context.Context, request *TEnqueueTaskReservationsRequest) (_r bool, _err error) {
-  var _args60 InternalServiceEnqueueTaskReservationsArgs
-  _args60.Request = request
-  var _result62 InternalServiceEnqueueTaskReservationsResult
-  var _meta61 thrift.ResponseMeta
-  _meta61, _err = p.Client_().Call(ctx, "enqueueTaskReservations", &_args60, &_result62)
-  p.SetLastResponseMeta_(_meta61)
+  var _args65 InternalServiceEnqueueTaskReservationsArgs
+  _args65.Request = request
+  var _result67 InternalServiceEnqueueTaskReservationsResult
+  var _meta66 thrift.ResponseMeta
+  _meta66, _err = p.Client_().Call(ctx, "enqueueTaskReservations", &_args65, &_result67)
+  p.SetLastResponseMeta_(_meta66)
   if _err != nil {
     return
   }
-  return _result62.GetSuccess(), nil
+  return _result67.GetSuccess(), nil
 }
 
 // Parameters:
 //  - Request
 func (p *InternalServiceClient) CancelTaskReservations(ctx context.Context, request *TCancelTaskReservationsRequest) (_err error) {
-  var _args63 InternalServiceCancelTaskReservationsArgs
-  _args63.Request = request
-  var _result65 InternalServiceCancelTaskReservationsResult
-  var _meta64 thrift.ResponseMeta
-  _meta64, _err = p.Client_().Call(ctx, "cancelTaskReservations", &_args63, &_result65)
-  p.SetLastResponseMeta_(_meta64)
+  var _args68 InternalServiceCancelTaskReservationsArgs
+  _args68.Request = request
+  var _result70 InternalServiceCancelTaskReservationsResult
+  var _meta69 thrift.ResponseMeta
+  _meta69, _err = p.Client_().Call(ctx, "cancelTaskReservations", &_args68, &_result70)
+  p.SetLastResponseMeta_(_meta69)
   if _err != nil {
     return
   }
@@ -5797,18 +6216,18 @@ func (p *InternalServiceClient) CancelTaskReservations(ctx context.Context, requ
 //  - Request
 //  - Offer
 func (p *InternalServiceClient) EnqueueTaskReservationsWithOffer(ctx context.Context, request *TEnqueueTaskReservationsRequest, offer *TTaskLaunchSpec) (_r *TEnqueueOfferReply, _err error) {
-  var _args66 InternalServiceEnqueueTaskReservationsWithOfferArgs
-  _args66.Request = request
-  _args66.Offer = offer
-  var _result68 InternalServiceEnqueueTaskReservationsWithOfferResult
-  var _meta67 thrift.ResponseMeta
-  _meta67, _err = p.Client_().Call(ctx, "enqueueTaskReservationsWithOffer", &_args66, &_result68)
-  p.SetLastResponseMeta_(_meta67)
+  var _args71 InternalServiceEnqueueTaskReservationsWithOfferArgs
+  _args71.Request = request
+  _args71.Offer = offer
+  var _result73 InternalServiceEnqueueTaskReservationsWithOfferResult
+  var _meta72 thrift.ResponseMeta
+  _meta72, _err = p.Client_().Call(ctx, "enqueueTaskReservationsWithOffer", &_args71, &_result73)
+  p.SetLastResponseMeta_(_meta72)
   if _err != nil {
     return
   }
-  if _ret69 := _result68.GetSuccess(); _ret69 != nil {
-    return _ret69, nil
+  if _ret74 := _result73.GetSuccess(); _ret74 != nil {
+    return _ret74, nil
   }
   return nil, thrift.NewTApplicationException(thrift.MISSING_RESULT, "enqueueTaskReservationsWithOffer failed: unknown result")
 }
@@ -5833,11 +6252,11 @@ func (p *InternalServiceProcessor) ProcessorMap() map[string]thrift.TProcessorFu
 
 func NewInternalServiceProcessor(handler InternalService) *InternalServiceProcessor {
 
-  self70 := &InternalServiceProcessor{handler:handler, processorMap:make(map[string]thrift.TProcessorFunction)}
-  self70.processorMap["enqueueTaskReservations"] = &internalServiceProcessorEnqueueTaskReservations{handler:handler}
-  self70.processorMap["cancelTaskReservations"] = &internalServiceProcessorCancelTaskReservations{handler:handler}
-  self70.processorMap["enqueueTaskReservationsWithOffer"] = &internalServiceProcessorEnqueueTaskReservationsWithOffer{handler:handler}
-return self70
+  self75 := &InternalServiceProcessor{handler:handler, processorMap:make(map[string]thrift.TProcessorFunction)}
+  self75.processorMap["enqueueTaskReservations"] = &internalServiceProcessorEnqueueTaskReservations{handler:handler}
+  self75.processorMap["cancelTaskReservations"] = &internalServiceProcessorCancelTaskReservations{handler:handler}
+  self75.processorMap["enqueueTaskReservationsWithOffer"] = &internalServiceProcessorEnqueueTaskReservationsWithOffer{handler:handler}
+return self75
 }
 
 func (p *InternalServiceProcessor) Process(ctx context.Context, iprot, oprot thrift.TProtocol) (success bool, err thrift.TException) {
@@ -5848,12 +6267,12 @@ func (p *InternalServiceProcessor) Process(ctx context.Context, iprot, oprot thr
   }
   iprot.Skip(ctx, thrift.STRUCT)
   iprot.ReadMessageEnd(ctx)
-  x71 := thrift.NewTApplicationException(thrift.UNKNOWN_METHOD, "Unknown function " + name)
+  x76 := thrift.NewTApplicationException(thrift.UNKNOWN_METHOD, "Unknown function " + name)
   oprot.WriteMessageBegin(ctx, name, thrift.EXCEPTION, seqId)
-  x71.Write(ctx, oprot)
+  x76.Write(ctx, oprot)
   oprot.WriteMessageEnd(ctx)
   oprot.Flush(ctx)
-  return false, x71
+  return false, x76
 
 }
 
@@ -5862,7 +6281,7 @@ type internalServiceProcessorEnqueueTaskReservations struct {
 }
 
 func (p *internalServiceProcessorEnqueueTaskReservations) Process(ctx context.Context, seqId int32, iprot, oprot thrift.TProtocol) (success bool, err thrift.TException) {
-  var _write_err72 error
+  var _write_err77 error
   args := InternalServiceEnqueueTaskReservationsArgs{}
   if err2 := args.Read(ctx, iprot); err2 != nil {
     iprot.ReadMessageEnd(ctx)
@@ -5908,21 +6327,21 @@ func (p *internalServiceProcessorEnqueueTaskReservations) Process(ctx context.Co
     if errors.Is(err2, thrift.ErrAbandonRequest) {
       return false, thrift.WrapTException(err2)
     }
-    _exc73 := thrift.NewTApplicationException(thrift.INTERNAL_ERROR, "Internal error processing enqueueTaskReservations: " + err2.Error())
+    _exc78 := thrift.NewTApplicationException(thrift.INTERNAL_ERROR, "Internal error processing enqueueTaskReservations: " + err2.Error())
     if err2 := oprot.WriteMessageBegin(ctx, "enqueueTaskReservations", thrift.EXCEPTION, seqId); err2 != nil {
-      _write_err72 = thrift.WrapTException(err2)
+      _write_err77 = thrift.WrapTException(err2)
     }
-    if err2 := _exc73.Write(ctx, oprot); _write_err72 == nil && err2 != nil {
-      _write_err72 = thrift.WrapTException(err2)
+    if err2 := _exc78.Write(ctx, oprot); _write_err77 == nil && err2 != nil {
+      _write_err77 = thrift.WrapTException(err2)
     }
-    if err2 := oprot.WriteMessageEnd(ctx); _write_err72 == nil && err2 != nil {
-      _write_err72 = thrift.WrapTException(err2)
+    if err2 := oprot.WriteMessageEnd(ctx); _write_err77 == nil && err2 != nil {
+      _write_err77 = thrift.WrapTException(err2)
     }
-    if err2 := oprot.Flush(ctx); _write_err72 == nil && err2 != nil {
-      _write_err72 = thrift.WrapTException(err2)
+    if err2 := oprot.Flush(ctx); _write_err77 == nil && err2 != nil {
+      _write_err77 = thrift.WrapTException(err2)
     }
-    if _write_err72 != nil {
-      return false, thrift.WrapTException(_write_err72)
+    if _write_err77 != nil {
+      return false, thrift.WrapTException(_write_err77)
     }
     return true, err
   } else {
@@ -5930,19 +6349,19 @@ func (p *internalServiceProcessorEnqueueTaskReservations) Process(ctx context.Co
   }
   tickerCancel()
   if err2 := oprot.WriteMessageBegin(ctx, "enqueueTaskReservations", thrift.REPLY, seqId); err2 != nil {
-    _write_err72 = thrift.WrapTException(err2)
+    _write_err77 = thrift.WrapTException(err2)
   }
-  if err2 := result.Write(ctx, oprot); _write_err72 == nil && err2 != nil {
-    _write_err72 = thrift.WrapTException(err2)
+  if err2 := result.Write(ctx, oprot); _write_err77 == nil && err2 != nil {
+    _write_err77 = thrift.WrapTException(err2)
   }
-  if err2 := oprot.WriteMessageEnd(ctx); _write_err72 == nil && err2 != nil {
-    _write_err72 = thrift.WrapTException(err2)
+  if err2 := oprot.WriteMessageEnd(ctx); _write_err77 == nil && err2 != nil {
+    _write_err77 = thrift.WrapTException(err2)
   }
-  if err2 := oprot.Flush(ctx); _write_err72 == nil && err2 != nil {
-    _write_err72 = thrift.WrapTException(err2)
+  if err2 := oprot.Flush(ctx); _write_err77 == nil && err2 != nil {
+    _write_err77 = thrift.WrapTException(err2)
   }
-  if _write_err72 != nil {
-    return false, thrift.WrapTException(_write_err72)
+  if _write_err77 != nil {
+    return false, thrift.WrapTException(_write_err77)
   }
   return true, err
 }
@@ -5952,7 +6371,7 @@ type internalServiceProcessorCancelTaskReservations struct {
 }
 
 func (p *internalServiceProcessorCancelTaskReservations) Process(ctx context.Context, seqId int32, iprot, oprot thrift.TProtocol) (success bool, err thrift.TException) {
-  var _write_err74 error
+  var _write_err79 error
   args := InternalServiceCancelTaskReservationsArgs{}
   if err2 := args.Read(ctx, iprot); err2 != nil {
     iprot.ReadMessageEnd(ctx)
@@ -5998,39 +6417,39 @@ func (p *internalServiceProcessorCancelTaskReservations) Process(ctx context.Con
     if errors.Is(err2, thrift.ErrAbandonRequest) {
       return false, thrift.WrapTException(err2)
     }
-    _exc75 := thrift.NewTApplicationException(thrift.INTERNAL_ERROR, "Internal error processing cancelTaskReservations: " + err2.Error())
+    _exc80 := thrift.NewTApplicationException(thrift.INTERNAL_ERROR, "Internal error processing cancelTaskReservations: " + err2.Error())
     if err2 := oprot.WriteMessageBegin(ctx, "cancelTaskReservations", thrift.EXCEPTION, seqId); err2 != nil {
-      _write_err74 = thrift.WrapTException(err2)
+      _write_err79 = thrift.WrapTException(err2)
     }
-    if err2 := _exc75.Write(ctx, oprot); _write_err74 == nil && err2 != nil {
-      _write_err74 = thrift.WrapTException(err2)
+    if err2 := _exc80.Write(ctx, oprot); _write_err79 == nil && err2 != nil {
+      _write_err79 = thrift.WrapTException(err2)
     }
-    if err2 := oprot.WriteMessageEnd(ctx); _write_err74 == nil && err2 != nil {
-      _write_err74 = thrift.WrapTException(err2)
+    if err2 := oprot.WriteMessageEnd(ctx); _write_err79 == nil && err2 != nil {
+      _write_err79 = thrift.WrapTException(err2)
     }
-    if err2 := oprot.Flush(ctx); _write_err74 == nil && err2 != nil {
-      _write_err74 = thrift.WrapTException(err2)
+    if err2 := oprot.Flush(ctx); _write_err79 == nil && err2 != nil {
+      _write_err79 = thrift.WrapTException(err2)
     }
-    if _write_err74 != nil {
-      return false, thrift.WrapTException(_write_err74)
+    if _write_err79 != nil {
+      return false, thrift.WrapTException(_write_err79)
     }
     return true, err
   }
   tickerCancel()
   if err2 := oprot.WriteMessageBegin(ctx, "cancelTaskReservations", thrift.REPLY, seqId); err2 != nil {
-    _write_err74 = thrift.WrapTException(err2)
+    _write_err79 = thrift.WrapTException(err2)
   }
-  if err2 := result.Write(ctx, oprot); _write_err74 == nil && err2 != nil {
-    _write_err74 = thrift.WrapTException(err2)
+  if err2 := result.Write(ctx, oprot); _write_err79 == nil && err2 != nil {
+    _write_err79 = thrift.WrapTException(err2)
   }
-  if err2 := oprot.WriteMessageEnd(ctx); _write_err74 == nil && err2 != nil {
-    _write_err74 = thrift.WrapTException(err2)
+  if err2 := oprot.WriteMessageEnd(ctx); _write_err79 == nil && err2 != nil {
+    _write_err79 = thrift.WrapTException(err2)
   }
-  if err2 := oprot.Flush(ctx); _write_err74 == nil && err2 != nil {
-    _write_err74 = thrift.WrapTException(err2)
+  if err2 := oprot.Flush(ctx); _write_err79 == nil && err2 != nil {
+    _write_err79 = thrift.WrapTException(err2)
   }
-  if _write_err74 != nil {
-    return false, thrift.WrapTException(_write_err74)
+  if _write_err79 != nil {
+    return false, thrift.WrapTException(_write_err79)
   }
   return true, err
 }
@@ -6040,7 +6459,7 @@ type internalServiceProcessorEnqueueTaskReservationsWithOffer struct {
 }
 
 func (p *internalServiceProcessorEnqueueTaskReservationsWithOffer) Process(ctx context.Context, seqId int32, iprot, oprot thrift.TProtocol) (success bool, err thrift.TException) {
-  var _write_err76 error
+  var _write_err81 error
   args := InternalServiceEnqueueTaskReservationsWithOfferArgs{}
   if err2 := args.Read(ctx, iprot); err2 != nil {
     iprot.ReadMessageEnd(ctx)
@@ -6086,21 +6505,21 @@ func (p *internalServiceProcessorEnqueueTaskReservationsWithOffer) Process(ctx c
     if errors.Is(err2, thrift.ErrAbandonRequest) {
       return false, thrift.WrapTException(err2)
     }
-    _exc77 := thrift.NewTApplicationException(thrift.INTERNAL_ERROR, "Internal error processing enqueueTaskReservationsWithOffer: " + err2.Error())
+    _exc82 := thrift.NewTApplicationException(thrift.INTERNAL_ERROR, "Internal error processing enqueueTaskReservationsWithOffer: " + err2.Error())
     if err2 := oprot.WriteMessageBegin(ctx, "enqueueTaskReservationsWithOffer", thrift.EXCEPTION, seqId); err2 != nil {
-      _write_err76 = thrift.WrapTException(err2)
+      _write_err81 = thrift.WrapTException(err2)
     }
-    if err2 := _exc77.Write(ctx, oprot); _write_err76 == nil && err2 != nil {
-      _write_err76 = thrift.WrapTException(err2)
+    if err2 := _exc82.Write(ctx, oprot); _write_err81 == nil && err2 != nil {
+      _write_err81 = thrift.WrapTException(err2)
     }
-    if err2 := oprot.WriteMessageEnd(ctx); _write_err76 == nil && err2 != nil {
-      _write_err76 = thrift.WrapTException(err2)
+    if err2 := oprot.WriteMessageEnd(ctx); _write_err81 == nil && err2 != nil {
+      _write_err81 = thrift.WrapTException(err2)
     }
-    if err2 := oprot.Flush(ctx); _write_err76 == nil && err2 != nil {
-      _write_err76 = thrift.WrapTException(err2)
+    if err2 := oprot.Flush(ctx); _write_err81 == nil && err2 != nil {
+      _write_err81 = thrift.WrapTException(err2)
     }
-    if _write_err76 != nil {
-      return false, thrift.WrapTException(_write_err76)
+    if _write_err81 != nil {
+      return false, thrift.WrapTException(_write_err81)
     }
     return true, err
   } else {
@@ -6108,19 +6527,19 @@ func (p *internalServiceProcessorEnqueueTaskReservationsWithOffer) Process(ctx c
   }
   tickerCancel()
   if err2 := oprot.WriteMessageBegin(ctx, "enqueueTaskReservationsWithOffer", thrift.REPLY, seqId); err2 != nil {
-    _write_err76 = thrift.WrapTException(err2)
+    _write_err81 = thrift.WrapTException(err2)
   }
-  if err2 := result.Write(ctx, oprot); _write_err76 == nil && err2 != nil {
-    _write_err76 = thrift.WrapTException(err2)
+  if err2 := result.Write(ctx, oprot); _write_err81 == nil && err2 != nil {
+    _write_err81 = thrift.WrapTException(err2)
   }
-  if err2 := oprot.WriteMessageEnd(ctx); _write_err76 == nil && err2 != nil {
-    _write_err76 = thrift.WrapTException(err2)
+  if err2 := oprot.WriteMessageEnd(ctx); _write_err81 == nil && err2 != nil {
+    _write_err81 = thrift.WrapTException(err2)
   }
-  if err2 := oprot.Flush(ctx); _write_err76 == nil && err2 != nil {
-    _write_err76 = thrift.WrapTException(err2)
+  if err2 := oprot.Flush(ctx); _write_err81 == nil && err2 != nil {
+    _write_err81 = thrift.WrapTException(err2)
   }
-  if _write_err76 != nil {
-    return false, thrift.WrapTException(_write_err76)
+  if _write_err81 != nil {
+    return false, thrift.WrapTException(_write_err81)
   }
   return true, err
 }
@@ -6765,14 +7184,14 @@ func (p *BackendServiceClient) SetLastResponseMeta_(meta thrift.ResponseMeta) {
 //  - TaskId
 //  - User
 func (p *BackendServiceClient) LaunchTask(ctx context.Context, message []byte, taskId *TFullTaskId, user *TUserGroupInfo) (_err error) {
-  var _args78 BackendServiceLaunchTaskArgs
-  _args78.Message = message
-  _args78.TaskId = taskId
-  _args78.User = user
-  var _result80 BackendServiceLaunchTaskResult
-  var _meta79 thrift.ResponseMeta
-  _meta79, _err = p.Client_().Call(ctx, "launchTask", &_args78, &_result80)
-  p.SetLastResponseMeta_(_meta79)
+  var _args83 BackendServiceLaunchTaskArgs
+  _args83.Message = message
+  _args83.TaskId = taskId
+  _args83.User = user
+  var _result85 BackendServiceLaunchTaskResult
+  var _meta84 thrift.ResponseMeta
+  _meta84, _err = p.Client_().Call(ctx, "launchTask", &_args83, &_result85)
+  p.SetLastResponseMeta_(_meta84)
   if _err != nil {
     return
   }
@@ -6799,9 +7218,9 @@ func (p *BackendServiceProcessor) ProcessorMap() map[string]thrift.TProcessorFun
 
 func NewBackendServiceProcessor(handler BackendService) *BackendServiceProcessor {
 
-  self81 := &BackendServiceProcessor{handler:handler, processorMap:make(map[string]thrift.TProcessorFunction)}
-  self81.processorMap["launchTask"] = &backendServiceProcessorLaunchTask{handler:handler}
-return self81
+  self86 := &BackendServiceProcessor{handler:handler, processorMap:make(map[string]thrift.TProcessorFunction)}
+  self86.processorMap["launchTask"] = &backendServiceProcessorLaunchTask{handler:handler}
+return self86
 }
 
 func (p *BackendServiceProcessor) Process(ctx context.Context, iprot, oprot thrift.TProtocol) (success bool, err thrift.TException) {
@@ -6812,12 +7231,12 @@ func (p *BackendServiceProcessor) Process(ctx context.Context, iprot, oprot thri
   }
   iprot.Skip(ctx, thrift.STRUCT)
   iprot.ReadMessageEnd(ctx)
-  x82 := thrift.NewTApplicationException(thrift.UNKNOWN_METHOD, "Unknown function " + name)
+  x87 := thrift.NewTApplicationException(thrift.UNKNOWN_METHOD, "Unknown function " + name)
   oprot.WriteMessageBegin(ctx, name, thrift.EXCEPTION, seqId)
-  x82.Write(ctx, oprot)
+  x87.Write(ctx, oprot)
   oprot.WriteMessageEnd(ctx)
   oprot.Flush(ctx)
-  return false, x82
+  return false, x87
 
 }
 
@@ -6826,7 +7245,7 @@ type backendServiceProcessorLaunchTask struct {
 }
 
 func (p *backendServiceProcessorLaunchTask) Process(ctx context.Context, seqId int32, iprot, oprot thrift.TProtocol) (success bool, err thrift.TException) {
-  var _write_err83 error
+  var _write_err88 error
   args := BackendServiceLaunchTaskArgs{}
   if err2 := args.Read(ctx, iprot); err2 != nil {
     iprot.ReadMessageEnd(ctx)
@@ -6872,39 +7291,39 @@ func (p *backendServiceProcessorLaunchTask) Process(ctx context.Context, seqId i
     if errors.Is(err2, thrift.ErrAbandonRequest) {
       return false, thrift.WrapTException(err2)
     }
-    _exc84 := thrift.NewTApplicationException(thrift.INTERNAL_ERROR, "Internal error processing launchTask: " + err2.Error())
+    _exc89 := thrift.NewTApplicationException(thrift.INTERNAL_ERROR, "Internal error processing launchTask: " + err2.Error())
     if err2 := oprot.WriteMessageBegin(ctx, "launchTask", thrift.EXCEPTION, seqId); err2 != nil {
-      _write_err83 = thrift.WrapTException(err2)
+      _write_err88 = thrift.WrapTException(err2)
     }
-    if err2 := _exc84.Write(ctx, oprot); _write_err83 == nil && err2 != nil {
-      _write_err83 = thrift.WrapTException(err2)
+    if err2 := _exc89.Write(ctx, oprot); _write_err88 == nil && err2 != nil {
+      _write_err88 = thrift.WrapTException(err2)
     }
-    if err2 := oprot.WriteMessageEnd(ctx); _write_err83 == nil && err2 != nil {
-      _write_err83 = thrift.WrapTException(err2)
+    if err2 := oprot.WriteMessageEnd(ctx); _write_err88 == nil && err2 != nil {
+      _write_err88 = thrift.WrapTException(err2)
     }
-    if err2 := oprot.Flush(ctx); _write_err83 == nil && err2 != nil {
-      _write_err83 = thrift.WrapTException(err2)
+    if err2 := oprot.Flush(ctx); _write_err88 == nil && err2 != nil {
+      _write_err88 = thrift.WrapTException(err2)
     }
-    if _write_err83 != nil {
-      return false, thrift.WrapTException(_write_err83)
+    if _write_err88 != nil {
+      return false, thrift.WrapTException(_write_err88)
     }
     return true, err
   }
   tickerCancel()
   if err2 := oprot.WriteMessageBegin(ctx, "launchTask", thrift.REPLY, seqId); err2 != nil {
-    _write_err83 = thrift.WrapTException(err2)
+    _write_err88 = thrift.WrapTException(err2)
   }
-  if err2 := result.Write(ctx, oprot); _write_err83 == nil && err2 != nil {
-    _write_err83 = thrift.WrapTException(err2)
+  if err2 := result.Write(ctx, oprot); _write_err88 == nil && err2 != nil {
+    _write_err88 = thrift.WrapTException(err2)
   }
-  if err2 := oprot.WriteMessageEnd(ctx); _write_err83 == nil && err2 != nil {
-    _write_err83 = thrift.WrapTException(err2)
+  if err2 := oprot.WriteMessageEnd(ctx); _write_err88 == nil && err2 != nil {
+    _write_err88 = thrift.WrapTException(err2)
   }
-  if err2 := oprot.Flush(ctx); _write_err83 == nil && err2 != nil {
-    _write_err83 = thrift.WrapTException(err2)
+  if err2 := oprot.Flush(ctx); _write_err88 == nil && err2 != nil {
+    _write_err88 = thrift.WrapTException(err2)
   }
-  if _write_err83 != nil {
-    return false, thrift.WrapTException(_write_err83)
+  if _write_err88 != nil {
+    return false, thrift.WrapTException(_write_err88)
   }
   return true, err
 }
@@ -7189,14 +7608,14 @@ func (p *FrontendServiceClient) SetLastResponseMeta_(meta thrift.ResponseMeta) {
 //  - Status
 //  - Message
 func (p *FrontendServiceClient) FrontendMessage(ctx context.Context, taskId *TFullTaskId, status int32, message []byte) (_err error) {
-  var _args85 FrontendServiceFrontendMessageArgs
-  _args85.TaskId = taskId
-  _args85.Status = status
-  _args85.Message = message
-  var _result87 FrontendServiceFrontendMessageResult
-  var _meta86 thrift.ResponseMeta
-  _meta86, _err = p.Client_().Call(ctx, "frontendMessage", &_args85, &_result87)
-  p.SetLastResponseMeta_(_meta86)
+  var _args90 FrontendServiceFrontendMessageArgs
+  _args90.TaskId = taskId
+  _args90.Status = status
+  _args90.Message = message
+  var _result92 FrontendServiceFrontendMessageResult
+  var _meta91 thrift.ResponseMeta
+  _meta91, _err = p.Client_().Call(ctx, "frontendMessage", &_args90, &_result92)
+  p.SetLastResponseMeta_(_meta91)
   if _err != nil {
     return
   }
@@ -7223,9 +7642,9 @@ func (p *FrontendServiceProcessor) ProcessorMap() map[string]thrift.TProcessorFu
 
 func NewFrontendServiceProcessor(handler FrontendService) *FrontendServiceProcessor {
 
-  self88 := &FrontendServiceProcessor{handler:handler, processorMap:make(map[string]thrift.TProcessorFunction)}
-  self88.processorMap["frontendMessage"] = &frontendServiceProcessorFrontendMessage{handler:handler}
-return self88
+  self93 := &FrontendServiceProcessor{handler:handler, processorMap:make(map[string]thrift.TProcessorFunction)}
+  self93.processorMap["frontendMessage"] = &frontendServiceProcessorFrontendMessage{handler:handler}
+return self93
 }
 
 func (p *FrontendServiceProcessor) Process(ctx context.Context, iprot, oprot thrift.TProtocol) (success bool, err thrift.TException) {
@@ -7236,12 +7655,12 @@ func (p *FrontendServiceProcessor) Process(ctx context.Context, iprot, oprot thr
   }
   iprot.Skip(ctx, thrift.STRUCT)
   iprot.ReadMessageEnd(ctx)
-  x89 := thrift.NewTApplicationException(thrift.UNKNOWN_METHOD, "Unknown function " + name)
+  x94 := thrift.NewTApplicationException(thrift.UNKNOWN_METHOD, "Unknown function " + name)
   oprot.WriteMessageBegin(ctx, name, thrift.EXCEPTION, seqId)
-  x89.Write(ctx, oprot)
+  x94.Write(ctx, oprot)
   oprot.WriteMessageEnd(ctx)
   oprot.Flush(ctx)
-  return false, x89
+  return false, x94
 
 }
 
@@ -7250,7 +7669,7 @@ type frontendServiceProcessorFrontendMessage struct {
 }
 
 func (p *frontendServiceProcessorFrontendMessage) Process(ctx context.Context, seqId int32, iprot, oprot thrift.TProtocol) (success bool, err thrift.TException) {
-  var _write_err90 error
+  var _write_err95 error
   args := FrontendServiceFrontendMessageArgs{}
   if err2 := args.Read(ctx, iprot); err2 != nil {
     iprot.ReadMessageEnd(ctx)
@@ -7296,39 +7715,39 @@ func (p *frontendServiceProcessorFrontendMessage) Process(ctx context.Context, s
     if errors.Is(err2, thrift.ErrAbandonRequest) {
       return false, thrift.WrapTException(err2)
     }
-    _exc91 := thrift.NewTApplicationException(thrift.INTERNAL_ERROR, "Internal error processing frontendMessage: " + err2.Error())
+    _exc96 := thrift.NewTApplicationException(thrift.INTERNAL_ERROR, "Internal error processing frontendMessage: " + err2.Error())
     if err2 := oprot.WriteMessageBegin(ctx, "frontendMessage", thrift.EXCEPTION, seqId); err2 != nil {
-      _write_err90 = thrift.WrapTException(err2)
+      _write_err95 = thrift.WrapTException(err2)
     }
-    if err2 := _exc91.Write(ctx, oprot); _write_err90 == nil && err2 != nil {
-      _write_err90 = thrift.WrapTException(err2)
+    if err2 := _exc96.Write(ctx, oprot); _write_err95 == nil && err2 != nil {
+      _write_err95 = thrift.WrapTException(err2)
     }
-    if err2 := oprot.WriteMessageEnd(ctx); _write_err90 == nil && err2 != nil {
-      _write_err90 = thrift.WrapTException(err2)
+    if err2 := oprot.WriteMessageEnd(ctx); _write_err95 == nil && err2 != nil {
+      _write_err95 = thrift.WrapTException(err2)
     }
-    if err2 := oprot.Flush(ctx); _write_err90 == nil && err2 != nil {
-      _write_err90 = thrift.WrapTException(err2)
+    if err2 := oprot.Flush(ctx); _write_err95 == nil && err2 != nil {
+      _write_err95 = thrift.WrapTException(err2)
     }
-    if _write_err90 != nil {
-      return false, thrift.WrapTException(_write_err90)
+    if _write_err95 != nil {
+      return false, thrift.WrapTException(_write_err95)
     }
     return true, err
   }
   tickerCancel()
   if err2 := oprot.WriteMessageBegin(ctx, "frontendMessage", thrift.REPLY, seqId); err2 != nil {
-    _write_err90 = thrift.WrapTException(err2)
+    _write_err95 = thrift.WrapTException(err2)
   }
-  if err2 := result.Write(ctx, oprot); _write_err90 == nil && err2 != nil {
-    _write_err90 = thrift.WrapTException(err2)
+  if err2 := result.Write(ctx, oprot); _write_err95 == nil && err2 != nil {
+    _write_err95 = thrift.WrapTException(err2)
   }
-  if err2 := oprot.WriteMessageEnd(ctx); _write_err90 == nil && err2 != nil {
-    _write_err90 = thrift.WrapTException(err2)
+  if err2 := oprot.WriteMessageEnd(ctx); _write_err95 == nil && err2 != nil {
+    _write_err95 = thrift.WrapTException(err2)
   }
-  if err2 := oprot.Flush(ctx); _write_err90 == nil && err2 != nil {
-    _write_err90 = thrift.WrapTException(err2)
+  if err2 := oprot.Flush(ctx); _write_err95 == nil && err2 != nil {
+    _write_err95 = thrift.WrapTException(err2)
   }
-  if _write_err90 != nil {
-    return false, thrift.WrapTException(_write_err90)
+  if _write_err95 != nil {
+    return false, thrift.WrapTException(_write_err95)
   }
   return true, err
 }

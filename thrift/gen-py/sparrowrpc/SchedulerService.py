@@ -47,6 +47,18 @@ class Iface(object):
         """
         pass
 
+    def taskDone(self, app, taskId, status, message, nodeMonitorAddress):
+        """
+        Parameters:
+         - app
+         - taskId
+         - status
+         - message
+         - nodeMonitorAddress
+
+        """
+        pass
+
 
 class Client(Iface):
     def __init__(self, iprot, oprot=None):
@@ -157,6 +169,44 @@ class Client(Iface):
         iprot.readMessageEnd()
         return
 
+    def taskDone(self, app, taskId, status, message, nodeMonitorAddress):
+        """
+        Parameters:
+         - app
+         - taskId
+         - status
+         - message
+         - nodeMonitorAddress
+
+        """
+        self.send_taskDone(app, taskId, status, message, nodeMonitorAddress)
+        self.recv_taskDone()
+
+    def send_taskDone(self, app, taskId, status, message, nodeMonitorAddress):
+        self._oprot.writeMessageBegin('taskDone', TMessageType.CALL, self._seqid)
+        args = taskDone_args()
+        args.app = app
+        args.taskId = taskId
+        args.status = status
+        args.message = message
+        args.nodeMonitorAddress = nodeMonitorAddress
+        args.write(self._oprot)
+        self._oprot.writeMessageEnd()
+        self._oprot.trans.flush()
+
+    def recv_taskDone(self):
+        iprot = self._iprot
+        (fname, mtype, rseqid) = iprot.readMessageBegin()
+        if mtype == TMessageType.EXCEPTION:
+            x = TApplicationException()
+            x.read(iprot)
+            iprot.readMessageEnd()
+            raise x
+        result = taskDone_result()
+        result.read(iprot)
+        iprot.readMessageEnd()
+        return
+
 
 class Processor(Iface, TProcessor):
     def __init__(self, handler):
@@ -165,6 +215,7 @@ class Processor(Iface, TProcessor):
         self._processMap["registerFrontend"] = Processor.process_registerFrontend
         self._processMap["submitJob"] = Processor.process_submitJob
         self._processMap["sendFrontendMessage"] = Processor.process_sendFrontendMessage
+        self._processMap["taskDone"] = Processor.process_taskDone
         self._on_message_begin = None
 
     def on_message_begin(self, func):
@@ -255,6 +306,29 @@ class Processor(Iface, TProcessor):
             msg_type = TMessageType.EXCEPTION
             result = TApplicationException(TApplicationException.INTERNAL_ERROR, 'Internal error')
         oprot.writeMessageBegin("sendFrontendMessage", msg_type, seqid)
+        result.write(oprot)
+        oprot.writeMessageEnd()
+        oprot.trans.flush()
+
+    def process_taskDone(self, seqid, iprot, oprot):
+        args = taskDone_args()
+        args.read(iprot)
+        iprot.readMessageEnd()
+        result = taskDone_result()
+        try:
+            self._handler.taskDone(args.app, args.taskId, args.status, args.message, args.nodeMonitorAddress)
+            msg_type = TMessageType.REPLY
+        except TTransport.TTransportException:
+            raise
+        except TApplicationException as ex:
+            logging.exception('TApplication exception in handler')
+            msg_type = TMessageType.EXCEPTION
+            result = ex
+        except Exception:
+            logging.exception('Unexpected exception in handler')
+            msg_type = TMessageType.EXCEPTION
+            result = TApplicationException(TApplicationException.INTERNAL_ERROR, 'Internal error')
+        oprot.writeMessageBegin("taskDone", msg_type, seqid)
         result.write(oprot)
         oprot.writeMessageEnd()
         oprot.trans.flush()
@@ -661,6 +735,161 @@ class sendFrontendMessage_result(object):
         return not (self == other)
 all_structs.append(sendFrontendMessage_result)
 sendFrontendMessage_result.thrift_spec = (
+)
+
+
+class taskDone_args(object):
+    """
+    Attributes:
+     - app
+     - taskId
+     - status
+     - message
+     - nodeMonitorAddress
+
+    """
+
+
+    def __init__(self, app=None, taskId=None, status=None, message=None, nodeMonitorAddress=None,):
+        self.app = app
+        self.taskId = taskId
+        self.status = status
+        self.message = message
+        self.nodeMonitorAddress = nodeMonitorAddress
+
+    def read(self, iprot):
+        if iprot._fast_decode is not None and isinstance(iprot.trans, TTransport.CReadableTransport) and self.thrift_spec is not None:
+            iprot._fast_decode(self, iprot, [self.__class__, self.thrift_spec])
+            return
+        iprot.readStructBegin()
+        while True:
+            (fname, ftype, fid) = iprot.readFieldBegin()
+            if ftype == TType.STOP:
+                break
+            if fid == 1:
+                if ftype == TType.STRING:
+                    self.app = iprot.readString().decode('utf-8', errors='replace') if sys.version_info[0] == 2 else iprot.readString()
+                else:
+                    iprot.skip(ftype)
+            elif fid == 2:
+                if ftype == TType.STRUCT:
+                    self.taskId = TFullTaskId()
+                    self.taskId.read(iprot)
+                else:
+                    iprot.skip(ftype)
+            elif fid == 3:
+                if ftype == TType.I32:
+                    self.status = iprot.readI32()
+                else:
+                    iprot.skip(ftype)
+            elif fid == 4:
+                if ftype == TType.STRING:
+                    self.message = iprot.readBinary()
+                else:
+                    iprot.skip(ftype)
+            elif fid == 5:
+                if ftype == TType.STRUCT:
+                    self.nodeMonitorAddress = THostPort()
+                    self.nodeMonitorAddress.read(iprot)
+                else:
+                    iprot.skip(ftype)
+            else:
+                iprot.skip(ftype)
+            iprot.readFieldEnd()
+        iprot.readStructEnd()
+
+    def write(self, oprot):
+        if oprot._fast_encode is not None and self.thrift_spec is not None:
+            oprot.trans.write(oprot._fast_encode(self, [self.__class__, self.thrift_spec]))
+            return
+        oprot.writeStructBegin('taskDone_args')
+        if self.app is not None:
+            oprot.writeFieldBegin('app', TType.STRING, 1)
+            oprot.writeString(self.app.encode('utf-8') if sys.version_info[0] == 2 else self.app)
+            oprot.writeFieldEnd()
+        if self.taskId is not None:
+            oprot.writeFieldBegin('taskId', TType.STRUCT, 2)
+            self.taskId.write(oprot)
+            oprot.writeFieldEnd()
+        if self.status is not None:
+            oprot.writeFieldBegin('status', TType.I32, 3)
+            oprot.writeI32(self.status)
+            oprot.writeFieldEnd()
+        if self.message is not None:
+            oprot.writeFieldBegin('message', TType.STRING, 4)
+            oprot.writeBinary(self.message)
+            oprot.writeFieldEnd()
+        if self.nodeMonitorAddress is not None:
+            oprot.writeFieldBegin('nodeMonitorAddress', TType.STRUCT, 5)
+            self.nodeMonitorAddress.write(oprot)
+            oprot.writeFieldEnd()
+        oprot.writeFieldStop()
+        oprot.writeStructEnd()
+
+    def validate(self):
+        return
+
+    def __repr__(self):
+        L = ['%s=%r' % (key, value)
+             for key, value in self.__dict__.items()]
+        return '%s(%s)' % (self.__class__.__name__, ', '.join(L))
+
+    def __eq__(self, other):
+        return isinstance(other, self.__class__) and self.__dict__ == other.__dict__
+
+    def __ne__(self, other):
+        return not (self == other)
+all_structs.append(taskDone_args)
+taskDone_args.thrift_spec = (
+    None,  # 0
+    (1, TType.STRING, 'app', 'UTF8', None, ),  # 1
+    (2, TType.STRUCT, 'taskId', [TFullTaskId, None], None, ),  # 2
+    (3, TType.I32, 'status', None, None, ),  # 3
+    (4, TType.STRING, 'message', 'BINARY', None, ),  # 4
+    (5, TType.STRUCT, 'nodeMonitorAddress', [THostPort, None], None, ),  # 5
+)
+
+
+class taskDone_result(object):
+
+
+    def read(self, iprot):
+        if iprot._fast_decode is not None and isinstance(iprot.trans, TTransport.CReadableTransport) and self.thrift_spec is not None:
+            iprot._fast_decode(self, iprot, [self.__class__, self.thrift_spec])
+            return
+        iprot.readStructBegin()
+        while True:
+            (fname, ftype, fid) = iprot.readFieldBegin()
+            if ftype == TType.STOP:
+                break
+            else:
+                iprot.skip(ftype)
+            iprot.readFieldEnd()
+        iprot.readStructEnd()
+
+    def write(self, oprot):
+        if oprot._fast_encode is not None and self.thrift_spec is not None:
+            oprot.trans.write(oprot._fast_encode(self, [self.__class__, self.thrift_spec]))
+            return
+        oprot.writeStructBegin('taskDone_result')
+        oprot.writeFieldStop()
+        oprot.writeStructEnd()
+
+    def validate(self):
+        return
+
+    def __repr__(self):
+        L = ['%s=%r' % (key, value)
+             for key, value in self.__dict__.items()]
+        return '%s(%s)' % (self.__class__.__name__, ', '.join(L))
+
+    def __eq__(self, other):
+        return isinstance(other, self.__class__) and self.__dict__ == other.__dict__
+
+    def __ne__(self, other):
+        return not (self == other)
+all_structs.append(taskDone_result)
+taskDone_result.thrift_spec = (
 )
 fix_spec(all_structs)
 del all_structs
