@@ -117,7 +117,20 @@ func TestCoordinatorTakeoverAndFallback(t *testing.T) {
 	go submit("hadoop", false, maxJobs)
 
 	waitFor(t, "every node monitor to follow coordinator-a", 20*time.Second, guided(true))
-	waitFor(t, "coordinator-a to see both users' work", 20*time.Second, func() bool { return a.Stats().Users == 2 })
+	if !waitUntil(20*time.Second, func() bool { return a.Stats().Users == 2 }) {
+		// Say what each side saw, so that a failure on a loaded CI
+		// machine explains itself.
+		t.Logf("coordinator-a: %+v", a.Stats())
+		for i, nm := range f.NodeMonitors {
+			t.Logf("node monitor %d: usage %+v, state %+v", i, nm.Usage(), nm.State())
+		}
+		st := f.Schedulers[0].Scheduler.Stats()
+		t.Logf("scheduler: jobs %d, tasks launched %d of %d, active requests %d, hold %+v", st.JobsSubmitted, st.TasksLaunched, st.TasksSubmitted, st.ActiveRequests, st.Hold)
+		mu.Lock()
+		t.Logf("submitted %d tasks", total)
+		mu.Unlock()
+		t.Fatal("timed out after 20s waiting for coordinator-a to see both users' work")
+	}
 	if !a.Stats().Active || b.Stats().Active {
 		t.Fatalf("active: a %v, b %v; want a only", a.Stats().Active, b.Stats().Active)
 	}
