@@ -16,7 +16,7 @@ const (
 	evTaskDone               // a task finishes on a node (or, omniscient, a slot)
 	evEnqueue                // late: the job's reservations reach their nodes
 	evGetTask                // late: a node's getTask reaches the scheduler
-	evReply                  // late: the scheduler's reply (task or none) reaches the node
+	evReply                  // late: the scheduler's empty reply reaches the node
 	evCancel                 // late: the job's cancellations reach their nodes
 )
 
@@ -195,13 +195,13 @@ func newSim(cfg Config) (*sim, error) {
 }
 
 func (s *sim) schedule(t float64, kind uint8, node, slot, task, jseq int32) {
-	s.h.push(event{t: t, kind: kind, node: node, slot: slot, task: task, jseq: jseq})
+	s.h.push(event{t: t, key: uint64(kind), node: node, slot: slot, task: task, jseq: jseq})
 }
 
 // scheduleHalf schedules an event one network hop (RTT/2) from now. These
 // go on the agenda's FIFO, which keeps them in order without a heap.
 func (s *sim) scheduleHalf(kind uint8, node, slot, task, jseq int32) {
-	s.h.pushFixed(event{t: s.now + s.half, kind: kind, node: node, slot: slot, task: task, jseq: jseq})
+	s.h.pushFixed(event{t: s.now + s.half, key: uint64(kind), node: node, slot: slot, task: task, jseq: jseq})
 }
 
 func (s *sim) run() error {
@@ -210,7 +210,7 @@ func (s *sim) run() error {
 		e := s.h.pop()
 		s.now = e.t
 		s.events++
-		switch e.kind {
+		switch e.kind() {
 		case evArrival:
 			s.arrival()
 		case evProbe:
@@ -234,11 +234,11 @@ func (s *sim) run() error {
 			s.lateGetTask(e.node, e.slot, e.task, e.jseq)
 		case evReply:
 			s.lateAhead()
-			s.lateReply(e.node, e.slot, e.task)
+			s.lateReply(e.node)
 		case evCancel:
 			s.lateCancel(e.slot)
 		default:
-			return fmt.Errorf("sim: unknown event kind %d", e.kind)
+			return fmt.Errorf("sim: unknown event kind %d", e.kind())
 		}
 	}
 	return s.err
@@ -419,12 +419,15 @@ func (s *sim) start(n, slot, task int32) {
 // started its response time is known: the latest start + duration. The
 // job is measured then, and the run ends as soon as every measured job is,
 // without simulating the tail of their longest tasks.
-func (s *sim) started(j *job, n, task int32) {
+func (s *sim) started(j *job, n, task int32) { s.startedAt(j, n, task, s.now) }
+
+// startedAt is started for a task that starts at time at, not before now.
+func (s *sim) startedAt(j *job, n, task int32, at float64) {
 	s.tasks++
-	if s.now-j.arrival-s.minDelay > zeroWaitEps {
+	if at-j.arrival-s.minDelay > zeroWaitEps {
 		j.zeroWait = false
 	}
-	j.lastEnd = max(j.lastEnd, s.now+j.dur[task])
+	j.lastEnd = max(j.lastEnd, at+j.dur[task])
 	j.waiting--
 	if j.waiting == 0 && j.measured {
 		i := int(j.seq) - s.cfg.Warmup

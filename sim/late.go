@@ -51,12 +51,20 @@ type monitor struct {
 // overlap instead of following one another.
 const touchAhead = 8
 
-// touch starts loading node n's Core and FIFO into the cache (see
-// prefetch), without waiting for them.
+// touchLines is how many 64-byte lines of a monitor touch loads: the
+// slots.Core's fields, the FIFO's header and the first of its inline
+// ring's reservations, where a short queue's head usually is. A monitor is
+// about 1.5 KB, most of it the rest of the inline ring; loading all of it
+// for every touch cost more than the misses it saved (docs/SIMULATION.md:
+// 7 lines simulated the Figure-3 point 8-15% faster than all 24).
+const touchLines = 7
+
+// touch starts loading the start of node n's Core and FIFO into the cache
+// (see prefetch), without waiting for them.
 func (lt *late) touch(n int32) {
 	m := &lt.mon[n]
 	a := uintptr(unsafe.Pointer(m))
-	prefetch(a, (a+unsafe.Sizeof(*m)-1)/64-a/64+1)
+	prefetch(a, min((a+unsafe.Sizeof(*m)-1)/64-a/64+1, touchLines))
 }
 
 // core returns node n's slots.Core.
@@ -197,20 +205,22 @@ const eventsAhead = 8
 // lateAhead prefetches what the event eventsAhead places ahead on the
 // one-hop ring will read first: a reply's node monitor, or the reservation
 // count a getTask's placement.Request.AssignAt reads (HoldAddr), at random
-// in one of a hundred-odd live jobs' thousand-entry tables. Every getTask
+// in one of a hundred-odd live jobs' thousand-entry tables, and the node
+// monitor lateLaunch starts the task on. Every getTask
 // and reply goes through the ring, in order, so each is prefetched about
 // once, some eventsAhead events before it runs.
 func (s *sim) lateAhead() {
 	e := s.h.peekFixed(eventsAhead)
 	switch {
 	case e == nil:
-	case e.kind == evReply:
+	case e.kind() == evReply:
 		s.lt.touch(e.node)
-	case e.kind == evGetTask && e.slot >= 0:
+	case e.kind() == evGetTask && e.slot >= 0:
 		if j := &s.jobs[e.slot]; j.live && j.seq == e.jseq && j.req != nil {
 			if a := j.req.HoldAddr(int(e.task)); a != 0 {
 				prefetch(a, 1)
 			}
+			s.lt.touch(e.node)
 		}
 	}
 }
@@ -220,7 +230,7 @@ func (s *sim) lateAhead() {
 // events scheduled further than one hop ahead, so they are not on the
 // ring). It usually runs a few ring events later.
 func (s *sim) lateAheadDone() {
-	if h := s.h.h.ev; len(h) > 0 && h[0].kind == evTaskDone {
+	if h := s.h.h.ev; len(h) > 0 && h[0].kind() == evTaskDone {
 		s.lt.touch(h[0].node)
 	}
 }
@@ -248,8 +258,31 @@ func (s *sim) lateGetTask(n, slot, probe, jseq int32) {
 	}
 	if task < 0 {
 		lt.empty++
+		s.scheduleHalf(evReply, n, slot, task, jseq)
+		return
 	}
-	s.scheduleHalf(evReply, n, slot, task, jseq)
+	s.lateLaunch(n, slot, task)
+}
+
+// lateLaunch is the scheduler's task reaching node n, which starts it in
+// the slot held for the fetch: at the reply's arrival, RTT/2 from now.
+// It is done here, when the scheduler answers, rather than as an event of
+// its own, which saves one event per task and changes nothing simulated:
+// slots.Core counts a fetching slot and a running one alike as taken, so
+// nothing that reaches node n before the reply (a reservation, a
+// cancellation, another slot's task ending) sees a difference, and the
+// drain that would follow the start has no free slot to fill.
+func (s *sim) lateLaunch(n, slot, task int32) {
+	lt := s.lt
+	j := &s.jobs[slot]
+	key := slots.TaskKey{RequestID: j.reqID, TaskID: lt.tasks[task].ID}
+	if !lt.core(n).Started(key, simApp) {
+		s.err = fmt.Errorf("sim: node %d: task %s/%s launched twice", n, key.RequestID, key.TaskID)
+		return
+	}
+	at := s.now + s.half
+	s.startedAt(j, n, task, at)
+	s.schedule(at+j.dur[task], evTaskDone, n, slot, task, j.seq)
 }
 
 // lateSendCancel sends cancellations to every node monitor still holding a
@@ -270,23 +303,10 @@ func (s *sim) lateSendCancel(slot int32) {
 	s.scheduleHalf(evCancel, -1, slot, -1, j.seq)
 }
 
-// lateReply is the scheduler's answer reaching node n: the task starts in
-// the slot held for the fetch, or the slot is freed.
-func (s *sim) lateReply(n, slot, task int32) {
-	lt := s.lt
-	c := lt.core(n)
-	if task >= 0 {
-		j := &s.jobs[slot]
-		key := slots.TaskKey{RequestID: j.reqID, TaskID: lt.tasks[task].ID}
-		if !c.Started(key, simApp) {
-			s.err = fmt.Errorf("sim: node %d: task %s/%s launched twice", n, key.RequestID, key.TaskID)
-			return
-		}
-		s.started(j, n, task)
-		s.schedule(s.now+j.dur[task], evTaskDone, n, slot, task, j.seq)
-	} else {
-		c.Released()
-	}
+// lateReply is the scheduler's empty answer reaching node n: the slot
+// held for the fetch is freed. (A reply with a task is lateLaunch.)
+func (s *sim) lateReply(n int32) {
+	s.lt.core(n).Released()
 	s.lateDrain(n)
 }
 

@@ -425,12 +425,13 @@ func TestHeap(t *testing.T) {
 	var h eventHeap
 	rng := rand.New(rand.NewPCG(1, 1))
 	for i := 0; i < 5000; i++ {
-		h.push(event{t: float64(rng.IntN(100))})
+		k := uint8(rng.IntN(8))
+		h.push(event{t: float64(rng.IntN(100)), key: uint64(k), node: int32(k)})
 	}
 	prev := event{t: -1}
 	for h.len() > 0 {
 		e := h.pop()
-		if e.t < prev.t || (e.t == prev.t && e.seq < prev.seq) {
+		if e.t < prev.t || (e.t == prev.t && e.key < prev.key) || e.kind() != uint8(e.node) {
 			t.Fatalf("heap order: %v after %v", e, prev)
 		}
 		prev = e
