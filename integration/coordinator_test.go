@@ -21,6 +21,17 @@ import (
 // twice.
 func TestCoordinatorTakeoverAndFallback(t *testing.T) {
 	const period = 200 * time.Millisecond
+	// Each user submits a one-task job every pace, each task running
+	// taskRun, twice pace: each user always has a task running, so every
+	// node monitor report the coordinator takes, at whatever phase, can
+	// see both users. (Four-task jobs every 100 ms of 50 ms tasks left
+	// each user idle half of every 100 ms; reports every 200 ms then fell
+	// at the same phase each time, and whether they saw a user depended on
+	// how fast its tasks launched: the test failed now and then, more
+	// often with offers, which launch sooner.) Two slots' worth per user,
+	// half the fleet's high-memory slots and a quarter of the rest, so no
+	// queue grows.
+	const pace, taskRun = 50 * time.Millisecond, 100 * time.Millisecond
 	led := newLedger()
 	f := startFleet(t, fleet.Config{
 		Schedulers: 1, NodeMonitors: 4, Slots: 2, Apps: []string{"app"}, Queue: "choosy",
@@ -31,7 +42,7 @@ func TestCoordinatorTakeoverAndFallback(t *testing.T) {
 			return map[string]string{"mem": "std"}
 		},
 		Coordination: nodemonitor.CoordinationConfig{ReportEvery: period, Stale: 5 * period},
-		Run:          echoTask(50 * time.Millisecond), OnLaunch: led.launched,
+		Run:          echoTask(taskRun), OnLaunch: led.launched,
 	})
 	seed := f.Schedulers[0].Cluster.Addr()
 	start := func(name, host string) *coordinator.Daemon {
@@ -66,11 +77,10 @@ func TestCoordinatorTakeoverAndFallback(t *testing.T) {
 	}
 	t.Cleanup(func() { fe.Close() })
 	// Two users keep work on the fleet until stop is closed (at most
-	// maxJobs each, 10 jobs/s, half the capacity, so neither queue
-	// grows): spark only on high-memory nodes, hadoop anywhere. Work must
-	// still be there when each coordinator's users are checked, however
-	// long the machine takes to get there.
-	const maxJobs = 1000
+	// maxJobs each, one every pace): spark only on high-memory nodes,
+	// hadoop anywhere. Work must still be there when each coordinator's
+	// users are checked, however long the machine takes to get there.
+	const maxJobs = 2000
 	stop := make(chan struct{})
 	var stopOnce sync.Once
 	stopSubmitting := func() { stopOnce.Do(func() { close(stop) }) }
@@ -80,15 +90,15 @@ func TestCoordinatorTakeoverAndFallback(t *testing.T) {
 	total := 0
 	submit := func(user string, constrained bool, jobs int) {
 		defer submitted.Done()
-		pace := time.NewTicker(100 * time.Millisecond)
-		defer pace.Stop()
+		tick := time.NewTicker(pace)
+		defer tick.Stop()
 		for j := range jobs {
 			select {
 			case <-stop:
 				return
-			case <-pace.C:
+			case <-tick.C:
 			}
-			job := newJob(fmt.Sprintf("%s-%d", user, j), 4)
+			job := newJob(fmt.Sprintf("%s-%d", user, j), 1)
 			job.User = client.User{Name: user}
 			if constrained {
 				job.Constraints = []client.Constraint{{Key: "mem", Op: "=", Values: []string{"high"}}}
@@ -98,7 +108,7 @@ func TestCoordinatorTakeoverAndFallback(t *testing.T) {
 				return
 			}
 			mu.Lock()
-			total += 4
+			total++
 			mu.Unlock()
 		}
 	}
