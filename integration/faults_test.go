@@ -81,16 +81,25 @@ func TestNodeMonitorCrash(t *testing.T) {
 			t.Errorf("task %s launched %d times", id, len(ls))
 		}
 	}
-	// Tasks that were running on the victim are the lost ones; none of them
-	// could finish in the few milliseconds before the kill.
-	if len(lost) != len(onVictim) {
-		t.Errorf("%d tasks reported lost, want the %d that ran on the killed node (%v)", len(lost), len(onVictim), onVictim)
-	}
+	// Tasks that were running on the victim are lost; none of them could
+	// finish in the few milliseconds before the kill.
 	for _, id := range onVictim {
 		if !lost[id] {
 			t.Errorf("task %s ran on the killed node but was not reported lost", id)
 		}
 	}
-	t.Logf("killed a node monitor running %d tasks with %d reservations queued; all %d tasks accounted for %v later (%d reported lost, %d completed)",
-		len(onVictim), queued, total, recovered.Round(time.Millisecond), len(lost), total-len(lost))
+	// Any other lost task never launched anywhere: an offer the victim
+	// may have taken when the kill cut its call (README, "Protocol
+	// extensions": counted launched there, so never run twice, and lost
+	// with it). A task that ran elsewhere must not be reported lost.
+	unstarted := 0
+	for id := range lost {
+		if ls := led.launches[id]; len(ls) > 0 && ls[0].node != 0 {
+			t.Errorf("task %s ran on node monitor %d but was reported lost", id, ls[0].node)
+		} else if len(ls) == 0 {
+			unstarted++
+		}
+	}
+	t.Logf("killed a node monitor running %d tasks with %d reservations queued; all %d tasks accounted for %v later (%d reported lost, %d of them never started, %d completed)",
+		len(onVictim), queued, total, recovered.Round(time.Millisecond), len(lost), unstarted, total-len(lost))
 }

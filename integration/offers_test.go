@@ -9,7 +9,7 @@ import (
 	"github.com/sparrowfleet/sparrow/bench/fleet"
 )
 
-// TestOffersOverThrift: with offers on, two schedulers place jobs on real
+// TestOffersOverThrift: with offers on (the default), two schedulers place jobs on real
 // node monitors over Thrift. Idle node monitors take offered tasks at
 // once, the rest go by getTask; every task runs exactly once, every
 // message arrives, and every slot is free at the end.
@@ -18,7 +18,7 @@ func TestOffersOverThrift(t *testing.T) {
 	led := newLedger()
 	f := startFleet(t, fleet.Config{
 		Schedulers: 2, NodeMonitors: 4, Slots: 2, Apps: []string{"app"},
-		Run: echoTask(2 * time.Millisecond), OnLaunch: led.launched, Offers: true,
+		Run: echoTask(2 * time.Millisecond), OnLaunch: led.launched,
 	})
 	ctx := context.Background()
 	fe := ledgerFrontend(t, f, led, "127.0.3.11")

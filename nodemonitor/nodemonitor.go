@@ -246,7 +246,12 @@ func (n *NodeMonitor) EnqueueTaskReservationsWithOffer(ctx context.Context, req 
 		// The answer goes back while the executor is called.
 		go n.launch(took, offer)
 	}
-	return &sparrowrpc.TEnqueueOfferReply{Accepted: true, Launched: ok}, nil
+	reply := &sparrowrpc.TEnqueueOfferReply{Accepted: true, Launched: ok}
+	if mine == nil {
+		guided := true
+		reply.Guided = &guided
+	}
+	return reply, nil
 }
 
 // reservationOf checks an enqueue request and returns the reservation it

@@ -27,7 +27,7 @@ func TestOfferTakenByAFreeSlot(t *testing.T) {
 	h.sched.mu.Lock()
 	h.sched.tasks["r"] = []string{"t1"}
 	h.sched.mu.Unlock()
-	if rep := h.enqueueOffer(t, "r", 2, "t0"); !rep.Accepted || !rep.Launched {
+	if rep := h.enqueueOffer(t, "r", 2, "t0"); !rep.Accepted || !rep.Launched || rep.GetGuided() {
 		t.Fatalf("answer %+v, want accepted and launched", rep)
 	}
 	waitState(t, h.nm, "both tasks running", func(s State) bool { return s.Running == 2 })
@@ -49,8 +49,8 @@ func TestOfferDeclinedWhenBusy(t *testing.T) {
 	h := newHarness(t, 1, true) // getTask blocks: the slot stays busy
 	h.enqueue(t, "app", "busy", 1)
 	waitState(t, h.nm, "the slot to be taken", func(s State) bool { return s.Fetching == 1 })
-	if rep := h.enqueueOffer(t, "r", 1, "t0"); !rep.Accepted || rep.Launched {
-		t.Fatalf("answer %+v, want accepted and declined", rep)
+	if rep := h.enqueueOffer(t, "r", 1, "t0"); !rep.Accepted || rep.Launched || rep.GetGuided() {
+		t.Fatalf("answer %+v, want accepted and declined, not as guided", rep)
 	}
 	if st := h.nm.State(); st.Queued != 1 || st.Launches != 0 {
 		t.Fatalf("state %+v, want the reservation queued and nothing launched", st)
@@ -85,8 +85,8 @@ func TestGuidedQueueDeclinesOffers(t *testing.T) {
 	h.sched.mu.Lock()
 	h.sched.tasks["r"] = []string{"t0"}
 	h.sched.mu.Unlock()
-	if rep := h.enqueueOffer(t, "r", 1, "offered"); !rep.Accepted || rep.Launched {
-		t.Fatalf("answer %+v, want accepted and declined", rep)
+	if rep := h.enqueueOffer(t, "r", 1, "offered"); !rep.Accepted || rep.Launched || !rep.GetGuided() {
+		t.Fatalf("answer %+v, want accepted and declined as guided", rep)
 	}
 	waitState(t, h.nm, "the task from getTask", func(s State) bool { return s.Launches == 1 })
 	if got := h.sched.askedFor("r"); got != 1 {

@@ -10,7 +10,7 @@ import (
 	"github.com/sparrowfleet/sparrow/thrift/gen-go/sparrowrpc"
 )
 
-// Offers: a new job's first reservations each carry one of its tasks
+// Offers (on unless Config.NoOffers): a new job's first reservations each carry one of its tasks
 // (InternalService.enqueueTaskReservationsWithOffer). A node monitor with a
 // slot free at once launches the offered task without the getTask round
 // trip, which on an idle fleet is two of a task's five hops from submit
@@ -44,12 +44,13 @@ import (
 // r.AddProbes.
 func (s *Scheduler) splitBackups(r *request, probes []placement.Probe) (now, backup []placement.Probe) {
 	m := r.Unlaunched()
-	if !s.cfg.Offers || r.loc != nil || r.HasConstrained() || len(probes) <= m {
+	if s.cfg.NoOffers || r.loc != nil || r.HasConstrained() || len(probes) <= m {
 		return probes, nil
 	}
 	now = make([]placement.Probe, 0, m)
+	t := time.Now()
 	for _, p := range probes {
-		if len(now) < m && !s.noOffer[p.Node.Addr] {
+		if len(now) < m && s.offersTo(p.Node.Addr, t) {
 			now = append(now, p)
 		} else {
 			backup = append(backup, p)
@@ -86,12 +87,13 @@ const offerWait = time.Second
 // tasks make no offers, nor do node monitors that lack the method.
 // Called with s.mu held, after r.AddProbes(probes).
 func (s *Scheduler) planOffers(r *request, probes []placement.Probe) []int {
-	if !s.cfg.Offers || r.loc != nil || r.HasConstrained() {
+	if s.cfg.NoOffers || r.loc != nil || r.HasConstrained() {
 		return nil
 	}
 	var offers []int
+	t := time.Now()
 	for k, p := range probes {
-		if s.noOffer[p.Node.Addr] {
+		if !s.offersTo(p.Node.Addr, t) {
 			continue
 		}
 		i, ok := r.Offer(p.Node.Addr)
@@ -110,17 +112,45 @@ func (s *Scheduler) planOffers(r *request, probes []placement.Probe) []int {
 	return offers
 }
 
-// offerCall sends p with task offer offered, and returns the answer.
-func (s *Scheduler) offerCall(r *request, msg *sparrowrpc.TEnqueueTaskReservationsRequest, addr string, offer int) (accepted, launched bool, err error) {
+// guidedOfferPause is how long a node monitor that declined an offer
+// because a coordinator guides its queue weights gets plain reservations
+// before it is offered tasks again. Guidance lasts while a coordinator
+// runs, so offers would only be declined, each costing the job's backup
+// reservations a round trip; a pause, not forever, so that a node monitor
+// whose coordinator is gone takes offers again.
+const guidedOfferPause = 30 * time.Second
+
+// offersTo reports whether the node monitor at addr is offered tasks at
+// time now: it has the method and is not known to be guided. Called with
+// s.mu held.
+func (s *Scheduler) offersTo(addr string, now time.Time) bool {
+	if s.noOffer[addr] {
+		return false
+	}
+	until, ok := s.guidedUntil[addr]
+	if !ok {
+		return true
+	}
+	if now.Before(until) {
+		return false
+	}
+	delete(s.guidedUntil, addr)
+	return true
+}
+
+// offerCall sends p with task offer offered, and returns the answer;
+// guided is set if the node monitor declined because a coordinator guides
+// its queues.
+func (s *Scheduler) offerCall(r *request, msg *sparrowrpc.TEnqueueTaskReservationsRequest, addr string, offer int) (accepted, launched, guided bool, err error) {
 	spec := r.specs[offer]
 	err = s.nodes.Call(context.Background(), addr, func(ctx context.Context, c *sparrowrpc.InternalServiceClient) error {
 		rep, err := c.EnqueueTaskReservationsWithOffer(ctx, msg, &sparrowrpc.TTaskLaunchSpec{TaskId: spec.TaskId, Message: spec.Message})
 		if err == nil {
-			accepted, launched = rep.GetAccepted(), rep.GetLaunched()
+			accepted, launched, guided = rep.GetAccepted(), rep.GetLaunched(), rep.GetGuided()
 		}
 		return err
 	})
-	return accepted, launched && accepted, err
+	return accepted, launched && accepted, guided && !launched, err
 }
 
 // offerAnswered settles offered task offer of r, sent to addr, from the

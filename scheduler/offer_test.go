@@ -17,7 +17,7 @@ import (
 // offered with the first reservations; the job is done without a getTask,
 // its backup reservations are never sent, and no task goes out twice.
 func TestOffersLaunchOnIdleNodeMonitors(t *testing.T) {
-	c := newCluster(t, 8, Config{Offers: true})
+	c := newCluster(t, 8, Config{})
 	for _, nm := range c.nms {
 		nm.takeOffers.Store(true)
 	}
@@ -65,7 +65,7 @@ func TestOffersLaunchOnIdleNodeMonitors(t *testing.T) {
 // out, so each task again has its d·m reservations to choose among, and
 // each task is handed out once by getTask.
 func TestDeclinedOfferSendsTheBackups(t *testing.T) {
-	c := newCluster(t, 8, Config{Offers: true}) // the fakes decline offers
+	c := newCluster(t, 8, Config{}) // the fakes decline offers
 	if err := c.s.SubmitJob(context.Background(), job("job", 2, freeTasks(3)...)); err != nil {
 		t.Fatal(err)
 	}
@@ -90,7 +90,7 @@ func TestDeclinedOfferSendsTheBackups(t *testing.T) {
 // TestPartialOffersSendEverything: when offers cannot cover every task
 // (here, no node monitor has the method), nothing is kept back.
 func TestPartialOffersSendEverything(t *testing.T) {
-	c := newCluster(t, 8, Config{Offers: true})
+	c := newCluster(t, 8, Config{})
 	c.s.mu.Lock()
 	for _, nm := range c.nms[:7] {
 		c.s.noOffer[nm.addr] = true
@@ -110,7 +110,7 @@ func TestPartialOffersSendEverything(t *testing.T) {
 // its. Answered at once, it would have been empty and the task left to
 // the busy node monitor's queue.
 func TestGetTaskWaitsForOfferAnswers(t *testing.T) {
-	c := newCluster(t, 2, Config{Offers: true})
+	c := newCluster(t, 2, Config{})
 	waiting := make(chan struct{})
 	var once sync.Once
 	c.s.mu.Lock()
@@ -161,7 +161,7 @@ func TestGetTaskWaitsForOfferAnswers(t *testing.T) {
 // monitor and handed to no other; the node's other reservations are
 // placed again.
 func TestOfferInDoubtCountsAsLaunchedThere(t *testing.T) {
-	c := newCluster(t, 1, Config{Offers: true, RPC: rpc.Config{CallTimeout: 200 * time.Millisecond}})
+	c := newCluster(t, 1, Config{RPC: rpc.Config{CallTimeout: 200 * time.Millisecond}})
 	gate := make(chan struct{})
 	t.Cleanup(func() { close(gate) })
 	nm := c.nms[0]
@@ -182,7 +182,7 @@ func TestOfferInDoubtCountsAsLaunchedThere(t *testing.T) {
 // the offer UNKNOWN_METHOD (an older version) gets the reservations again
 // without it, and no more offers.
 func TestOfferFallsBackForNodeMonitorsWithoutIt(t *testing.T) {
-	c := newCluster(t, 2, Config{Offers: true})
+	c := newCluster(t, 2, Config{})
 	for _, nm := range c.nms {
 		nm.srv.Close()
 		srv, err := rpc.Listen(nm.addr, rpc.Config{}, zerolog.Nop())
@@ -221,10 +221,10 @@ func TestOfferFallsBackForNodeMonitorsWithoutIt(t *testing.T) {
 	}
 }
 
-// TestOffersOffByDefault: without Config.Offers every reservation is
-// plain, even to node monitors that would take an offer.
-func TestOffersOffByDefault(t *testing.T) {
-	c := newCluster(t, 2, Config{})
+// TestNoOffers: with Config.NoOffers every reservation is plain, even to
+// node monitors that would take an offer.
+func TestNoOffers(t *testing.T) {
+	c := newCluster(t, 2, Config{NoOffers: true})
 	for _, nm := range c.nms {
 		nm.takeOffers.Store(true)
 	}
@@ -242,5 +242,93 @@ func TestOffersOffByDefault(t *testing.T) {
 		if got := c.getTask(t, "job", nm); len(got) != 1 {
 			t.Fatalf("%s got %v, want a task by getTask", nm.name, got)
 		}
+	}
+}
+
+// TestGuidedNodeMonitorsGetPlainReservations: a node monitor that declines
+// an offer because a coordinator guides its queues is sent plain
+// reservations, and no offers, for the next job; every task still goes
+// out once by getTask.
+func TestGuidedNodeMonitorsGetPlainReservations(t *testing.T) {
+	c := newCluster(t, 4, Config{})
+	for _, nm := range c.nms {
+		nm.guided.Store(true)
+	}
+	if err := c.s.SubmitJob(context.Background(), job("first", 2, freeTasks(2)...)); err != nil {
+		t.Fatal(err)
+	}
+	c.waitAccepted(t, "first", 4)
+	st := c.s.Stats()
+	if st.OffersMade != 2 || st.OffersTaken != 0 || st.BackupsSent != 2 {
+		t.Fatalf("first job: stats %+v, want 2 offers declined and 2 backups sent", st)
+	}
+	// Every node monitor offered a task said it was guided, and is paused
+	// once the scheduler has read its answer.
+	paused := map[string]bool{}
+	for _, nm := range c.nms {
+		nm.mu.Lock()
+		if nm.offered > 0 {
+			paused[nm.addr] = true
+		}
+		nm.mu.Unlock()
+	}
+	c.hub.waitUntil(t, "the guided node monitors paused", func() bool {
+		c.s.mu.Lock()
+		defer c.s.mu.Unlock()
+		for addr := range paused {
+			if _, ok := c.s.guidedUntil[addr]; !ok {
+				return false
+			}
+		}
+		return len(c.s.guidedUntil) == len(paused)
+	})
+	if err := c.s.SubmitJob(context.Background(), job("second", 2, freeTasks(2)...)); err != nil {
+		t.Fatal(err)
+	}
+	c.waitAccepted(t, "second", 4)
+	// The second job's reservations may go to the node monitors the
+	// first job's offers did not reach, which are offered to; the two
+	// that said they were guided get none.
+	for _, nm := range c.nms {
+		nm.mu.Lock()
+		offered := nm.offered
+		nm.mu.Unlock()
+		if paused[nm.addr] && offered != 1 {
+			t.Errorf("%s, guided, got %d offers, want only the first job's", nm.addr, offered)
+		}
+	}
+	for _, id := range []string{"first", "second"} {
+		got := map[string]bool{}
+		for _, nm := range c.holders(id) {
+			for _, spec := range c.getTask(t, id, nm) {
+				if got[spec.TaskId] {
+					t.Errorf("%s: task %s handed out twice", id, spec.TaskId)
+				}
+				got[spec.TaskId] = true
+			}
+		}
+		if len(got) != 2 {
+			t.Fatalf("%s: tasks handed out %v, want 2", id, got)
+		}
+	}
+}
+
+// TestOffersResumeAfterThePause: a guided node monitor's pause ends, and
+// it is offered tasks again (its coordinator may be gone).
+func TestOffersResumeAfterThePause(t *testing.T) {
+	c := newCluster(t, 1, Config{})
+	addr := c.nms[0].addr
+	c.s.mu.Lock()
+	defer c.s.mu.Unlock()
+	now := time.Now()
+	c.s.guidedUntil[addr] = now.Add(guidedOfferPause)
+	if c.s.offersTo(addr, now) {
+		t.Fatal("offered to a node monitor in its pause")
+	}
+	if !c.s.offersTo(addr, now.Add(guidedOfferPause)) {
+		t.Fatal("not offered to once the pause ended")
+	}
+	if _, ok := c.s.guidedUntil[addr]; ok {
+		t.Fatal("an ended pause was kept")
 	}
 }

@@ -48,10 +48,11 @@ type Config struct {
 	// NoCancel disables cancelling leftover reservations once a request's
 	// tasks have all launched.
 	NoCancel bool
-	// Offers sends a task with each of a new job's first reservations
-	// for an idle node monitor to launch at once (offer.go). Off by
-	// default: see offer.go for what it trades.
-	Offers bool
+	// NoOffers sends every reservation plain, for a getTask to fetch its
+	// task, as original Sparrow does. By default a new job's first
+	// reservations each carry a task, for an idle node monitor to launch
+	// at once (offer.go, which says what that trades).
+	NoOffers bool
 	// Seed seeds placement randomness; 0 draws a random seed.
 	Seed uint64
 	// ReservationTimeout is how long a request may wait with unlaunched
@@ -125,6 +126,9 @@ type Scheduler struct {
 	// noOffer marks node monitors that answered an offer UNKNOWN_METHOD
 	// (older versions): they get plain reservations (offer.go).
 	noOffer map[string]bool
+	// guidedUntil holds, for node monitors that declined an offer because
+	// a coordinator guides their queues, when to offer them tasks again.
+	guidedUntil map[string]time.Time
 	// offerWaitHook, if set, is called (with s.mu held) when a getTask
 	// starts waiting for offers' answers; tests use it.
 	offerWaitHook func()
@@ -263,20 +267,21 @@ func New(cfg Config, view NodeView) (*Scheduler, error) {
 		seed = binary.LittleEndian.Uint64(b[:8])
 	}
 	return &Scheduler{
-		cfg:       cfg,
-		self:      self,
-		view:      view,
-		log:       cfg.Log.With().Str("component", "scheduler").Logger(),
-		nodes:     rpc.NewPool(cfg.RPC, sparrowrpc.NewInternalServiceClient),
-		fronts:    rpc.NewPool(cfg.RPC, sparrowrpc.NewFrontendServiceClient),
-		rng:       mrand.New(mrand.NewPCG(seed, seed^0x9e3779b97f4a7c15)),
-		requests:  make(map[string]*request),
-		frontends: make(map[string]string),
-		running:   make(map[string]map[runningTask]struct{}),
-		noOffer:   make(map[string]bool),
-		idPrefix:  hex.EncodeToString(b[8:14]),
-		now:       time.Now,
-		relaxWake: make(chan struct{}, 1),
+		cfg:         cfg,
+		self:        self,
+		view:        view,
+		log:         cfg.Log.With().Str("component", "scheduler").Logger(),
+		nodes:       rpc.NewPool(cfg.RPC, sparrowrpc.NewInternalServiceClient),
+		fronts:      rpc.NewPool(cfg.RPC, sparrowrpc.NewFrontendServiceClient),
+		rng:         mrand.New(mrand.NewPCG(seed, seed^0x9e3779b97f4a7c15)),
+		requests:    make(map[string]*request),
+		frontends:   make(map[string]string),
+		running:     make(map[string]map[runningTask]struct{}),
+		noOffer:     make(map[string]bool),
+		guidedUntil: make(map[string]time.Time),
+		idPrefix:    hex.EncodeToString(b[8:14]),
+		now:         time.Now,
+		relaxWake:   make(chan struct{}, 1),
 	}, nil
 }
 
@@ -412,10 +417,10 @@ func (s *Scheduler) enqueueOne(r *request, p placement.Probe, counted bool, offe
 	msg := &sparrowrpc.TEnqueueTaskReservationsRequest{
 		AppId: r.app, User: r.user, RequestId: r.ID, SchedulerAddress: s.self, NumTasks: int32(p.Count),
 	}
-	var accepted, launched bool
+	var accepted, launched, guided bool
 	var err error
 	if offer >= 0 {
-		accepted, launched, err = s.offerCall(r, msg, p.Node.Addr, offer)
+		accepted, launched, guided, err = s.offerCall(r, msg, p.Node.Addr, offer)
 	} else {
 		err = s.nodes.Call(context.Background(), p.Node.Addr, func(ctx context.Context, c *sparrowrpc.InternalServiceClient) error {
 			var err error
@@ -424,6 +429,9 @@ func (s *Scheduler) enqueueOne(r *request, p placement.Probe, counted bool, offe
 		})
 	}
 	s.mu.Lock()
+	if guided {
+		s.guidedUntil[p.Node.Addr] = time.Now().Add(guidedOfferPause)
+	}
 	if offer >= 0 && s.offerAnswered(r, p.Node.Addr, offer, launched, err) {
 		s.mu.Unlock()
 		s.enqueueOne(r, p, counted, -1)

@@ -97,8 +97,11 @@ type fakeNM struct {
 	// takeOffers: launch an offered task at once, as an idle node
 	// monitor does; otherwise offers are declined. took records them.
 	takeOffers atomic.Bool
-	took       map[string][]string // request -> offered task ids taken
-	offered    int                 // offers received
+	// guided: decline offers as a node monitor whose queue weights a
+	// coordinator guides does, saying so.
+	guided  atomic.Bool
+	took    map[string][]string // request -> offered task ids taken
+	offered int                 // offers received
 }
 
 func (n *fakeNM) EnqueueTaskReservationsWithOffer(ctx context.Context, req *sparrowrpc.TEnqueueTaskReservationsRequest, offer *sparrowrpc.TTaskLaunchSpec) (*sparrowrpc.TEnqueueOfferReply, error) {
@@ -109,6 +112,10 @@ func (n *fakeNM) EnqueueTaskReservationsWithOffer(ctx context.Context, req *spar
 	n.mu.Lock()
 	defer n.mu.Unlock()
 	n.offered++
+	if n.guided.Load() {
+		guided := true
+		return &sparrowrpc.TEnqueueOfferReply{Accepted: true, Guided: &guided}, nil
+	}
 	if !n.takeOffers.Load() {
 		return &sparrowrpc.TEnqueueOfferReply{Accepted: true}, nil
 	}

@@ -121,6 +121,10 @@ struct TEnqueueOfferReply {
   // reservations: the node monitor launches it as if getTask had returned
   // it. False declines the offer; the reservations queue as usual.
   2: bool launched,
+  // True when the offer was declined because a coordinator guides this
+  // node monitor's queue weights, so it will decline every offer while
+  // that lasts: a scheduler sends it plain reservations for a while.
+  3: optional bool guided,
 }
 
 exception IncompleteRequestException {

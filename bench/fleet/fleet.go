@@ -46,8 +46,9 @@ type Config struct {
 	// jobs (0: ProbeRatio).
 	ConstrainedProbeRatio float64
 	NoCancel              bool
-	// Offers turns on the schedulers' task offers (scheduler.Config.Offers).
-	Offers bool
+	// NoOffers turns off the schedulers' task offers
+	// (scheduler.Config.NoOffers).
+	NoOffers bool
 	// Queue is the node monitors' discipline name (default "fifo").
 	Queue string
 	// SingleHost puts every member on 127.0.0.1 instead of its own
@@ -154,7 +155,7 @@ func Start(ctx context.Context, cfg Config) (_ *Fleet, err error) {
 			GossipProfile: cfg.GossipProfile, Name: fmt.Sprintf("scheduler-%d", i),
 			Scheduler: scheduler.Config{
 				ProbeRatio: cfg.ProbeRatio, ConstrainedProbeRatio: cfg.ConstrainedProbeRatio,
-				NoCancel: cfg.NoCancel, Offers: cfg.Offers, Seed: seedFor(cfg.Seed, i),
+				NoCancel: cfg.NoCancel, NoOffers: cfg.NoOffers, Seed: seedFor(cfg.Seed, i),
 			},
 			RPC: cfg.RPC, Log: cfg.Log,
 		})

@@ -16,6 +16,7 @@ func newSchedulerCmd() *cobra.Command {
 		rpcf   rpcFlags
 		sec    securityFlags
 		conf   *daemonConfig
+		offers bool
 	)
 	cmd := &cobra.Command{
 		Use:   "scheduler",
@@ -36,6 +37,7 @@ is live in its view; otherwise 503 with the reason.`,
 				return err
 			}
 			conf.report(log)
+			cfg.Scheduler.NoOffers = !offers
 			cfg.Gossip, cfg.Join, cfg.GossipProfile = gossip.bind, gossip.seeds(), gossip.profile
 			cfg.AdvertiseHost, cfg.Name, cfg.RPC, cfg.Log = gossip.advertise, gossip.name, rpcf.cfg, log
 			if cfg.Keyring, err = sec.apply(log, &cfg.RPC); err != nil {
@@ -67,7 +69,7 @@ is live in its view; otherwise 503 with the reason.`,
 	fs.DurationVar(&cfg.Scheduler.LocalityStale, "locality-stale", scheduler.DefaultLocalityStale, "how long the coordinator's locality prices guide tasks that opted into relaxation (delayThreshold > 0) after they arrive; older prices fall back to the delay alone")
 	fs.Int64Var(&cfg.Scheduler.LocalityInputBytes, "locality-input-bytes", scheduler.DefaultLocalityInputBytes, "input size assumed for a relaxable task whose request gives none, for pricing its move to another node")
 	fs.BoolVar(&cfg.Scheduler.NoCancel, "no-cancel", false, "do not cancel leftover reservations once all of a job's tasks have launched")
-	fs.BoolVar(&cfg.Scheduler.Offers, "offers", false, "offer one of a job's tasks with each of its first reservations, for an idle node monitor to launch at once without the getTask round trip (lower scheduling delay on a lightly loaded fleet; see README \"Protocol extensions\" for what it trades: idle slots go to whoever offers first, and a node monitor that dies during the offer's call gets that task reported lost). Node monitors without the extension, or running coordinator-guided queues, decline")
+	fs.BoolVar(&offers, "offers", true, "offer one of a job's tasks with each of its first reservations, for an idle node monitor to launch at once without the getTask round trip (lower scheduling delay and CPU per task on a fleet with free slots; see README \"Protocol extensions\" for what it trades: idle slots go to whoever offers first, and a node monitor that dies during the offer's call gets that task reported lost). Node monitors without the extension, or running coordinator-guided queues, decline, and get plain reservations after. --offers=false sends every reservation plain, as original Sparrow does")
 	fs.Uint64Var(&cfg.Scheduler.Seed, "seed", 0, "seed for placement randomness (0: random)")
 	fs.IntVar(&cfg.Scheduler.MaxHeldJobs, "max-held-jobs", scheduler.DefaultMaxHeldJobs, "most submitJob calls held at once while node monitors refuse their reservations as full; past it a job is refused as saturated with a suggested retry delay (0: never hold, answer at once and report refused tasks failed later)")
 	fs.DurationVar(&cfg.Scheduler.MaxHold, "max-hold", scheduler.DefaultMaxHold, "longest a submitJob call is held on a saturated fleet before its job is refused (keep it below clients' call timeouts: the original Java client's is 60s)")

@@ -2279,9 +2279,11 @@ func (p *TTaskLaunchSpec) String() string {
 // Attributes:
 //  - Accepted
 //  - Launched
+//  - Guided
 type TEnqueueOfferReply struct {
   Accepted bool `thrift:"accepted,1" db:"accepted" json:"accepted"`
   Launched bool `thrift:"launched,2" db:"launched" json:"launched"`
+  Guided *bool `thrift:"guided,3" db:"guided" json:"guided,omitempty"`
 }
 
 func NewTEnqueueOfferReply() *TEnqueueOfferReply {
@@ -2296,6 +2298,17 @@ func (p *TEnqueueOfferReply) GetAccepted() bool {
 func (p *TEnqueueOfferReply) GetLaunched() bool {
   return p.Launched
 }
+var TEnqueueOfferReply_Guided_DEFAULT bool
+func (p *TEnqueueOfferReply) GetGuided() bool {
+  if !p.IsSetGuided() {
+    return TEnqueueOfferReply_Guided_DEFAULT
+  }
+return *p.Guided
+}
+func (p *TEnqueueOfferReply) IsSetGuided() bool {
+  return p.Guided != nil
+}
+
 func (p *TEnqueueOfferReply) Read(ctx context.Context, iprot thrift.TProtocol) error {
   if _, err := iprot.ReadStructBegin(ctx); err != nil {
     return thrift.PrependError(fmt.Sprintf("%T read error: ", p), err)
@@ -2322,6 +2335,16 @@ func (p *TEnqueueOfferReply) Read(ctx context.Context, iprot thrift.TProtocol) e
     case 2:
       if fieldTypeId == thrift.BOOL {
         if err := p.ReadField2(ctx, iprot); err != nil {
+          return err
+        }
+      } else {
+        if err := iprot.Skip(ctx, fieldTypeId); err != nil {
+          return err
+        }
+      }
+    case 3:
+      if fieldTypeId == thrift.BOOL {
+        if err := p.ReadField3(ctx, iprot); err != nil {
           return err
         }
       } else {
@@ -2362,12 +2385,22 @@ func (p *TEnqueueOfferReply)  ReadField2(ctx context.Context, iprot thrift.TProt
   return nil
 }
 
+func (p *TEnqueueOfferReply)  ReadField3(ctx context.Context, iprot thrift.TProtocol) error {
+  if v, err := iprot.ReadBool(ctx); err != nil {
+  return thrift.PrependError("error reading field 3: ", err)
+} else {
+  p.Guided = &v
+}
+  return nil
+}
+
 func (p *TEnqueueOfferReply) Write(ctx context.Context, oprot thrift.TProtocol) error {
   if err := oprot.WriteStructBegin(ctx, "TEnqueueOfferReply"); err != nil {
     return thrift.PrependError(fmt.Sprintf("%T write struct begin error: ", p), err) }
   if p != nil {
     if err := p.writeField1(ctx, oprot); err != nil { return err }
     if err := p.writeField2(ctx, oprot); err != nil { return err }
+    if err := p.writeField3(ctx, oprot); err != nil { return err }
   }
   if err := oprot.WriteFieldStop(ctx); err != nil {
     return thrift.PrependError("write field stop error: ", err) }
@@ -2396,6 +2429,18 @@ func (p *TEnqueueOfferReply) writeField2(ctx context.Context, oprot thrift.TProt
   return err
 }
 
+func (p *TEnqueueOfferReply) writeField3(ctx context.Context, oprot thrift.TProtocol) (err error) {
+  if p.IsSetGuided() {
+    if err := oprot.WriteFieldBegin(ctx, "guided", thrift.BOOL, 3); err != nil {
+      return thrift.PrependError(fmt.Sprintf("%T write field begin error 3:guided: ", p), err) }
+    if err := oprot.WriteBool(ctx, bool(*p.Guided)); err != nil {
+    return thrift.PrependError(fmt.Sprintf("%T.guided (3) field write error: ", p), err) }
+    if err := oprot.WriteFieldEnd(ctx); err != nil {
+      return thrift.PrependError(fmt.Sprintf("%T write field end error 3:guided: ", p), err) }
+  }
+  return err
+}
+
 func (p *TEnqueueOfferReply) Equals(other *TEnqueueOfferReply) bool {
   if p == other {
     return true
@@ -2404,6 +2449,12 @@ func (p *TEnqueueOfferReply) Equals(other *TEnqueueOfferReply) bool {
   }
   if p.Accepted != other.Accepted { return false }
   if p.Launched != other.Launched { return false }
+  if p.Guided != other.Guided {
+    if p.Guided == nil || other.Guided == nil {
+      return false
+    }
+    if (*p.Guided) != (*other.Guided) { return false }
+  }
   return true
 }
 

@@ -970,13 +970,15 @@ class TEnqueueOfferReply(object):
     Attributes:
      - accepted
      - launched
+     - guided
 
     """
 
 
-    def __init__(self, accepted=None, launched=None,):
+    def __init__(self, accepted=None, launched=None, guided=None,):
         self.accepted = accepted
         self.launched = launched
+        self.guided = guided
 
     def read(self, iprot):
         if iprot._fast_decode is not None and isinstance(iprot.trans, TTransport.CReadableTransport) and self.thrift_spec is not None:
@@ -997,6 +999,11 @@ class TEnqueueOfferReply(object):
                     self.launched = iprot.readBool()
                 else:
                     iprot.skip(ftype)
+            elif fid == 3:
+                if ftype == TType.BOOL:
+                    self.guided = iprot.readBool()
+                else:
+                    iprot.skip(ftype)
             else:
                 iprot.skip(ftype)
             iprot.readFieldEnd()
@@ -1014,6 +1021,10 @@ class TEnqueueOfferReply(object):
         if self.launched is not None:
             oprot.writeFieldBegin('launched', TType.BOOL, 2)
             oprot.writeBool(self.launched)
+            oprot.writeFieldEnd()
+        if self.guided is not None:
+            oprot.writeFieldBegin('guided', TType.BOOL, 3)
+            oprot.writeBool(self.guided)
             oprot.writeFieldEnd()
         oprot.writeFieldStop()
         oprot.writeStructEnd()
@@ -1189,6 +1200,7 @@ TEnqueueOfferReply.thrift_spec = (
     None,  # 0
     (1, TType.BOOL, 'accepted', None, None, ),  # 1
     (2, TType.BOOL, 'launched', None, None, ),  # 2
+    (3, TType.BOOL, 'guided', None, None, ),  # 3
 )
 all_structs.append(IncompleteRequestException)
 IncompleteRequestException.thrift_spec = (
