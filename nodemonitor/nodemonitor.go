@@ -92,6 +92,8 @@ type NodeMonitor struct {
 	// clock measures the mean task run time for the coordinator's
 	// locality prices (taskclock.go).
 	clock taskClock
+	// offers remembers recent offers' answers (offerledger.go).
+	offers offerLedger
 }
 
 // New returns a NodeMonitor that finds schedulers' getTask addresses in dir.
@@ -230,14 +232,22 @@ func (n *NodeMonitor) EnqueueTaskReservationsWithOffer(ctx context.Context, req 
 	if !n.enqueue(r, int(req.NumTasks)) {
 		return &sparrowrpc.TEnqueueOfferReply{}, nil
 	}
+	key := slots.TaskKey{RequestID: r.RequestID, TaskID: offer.TaskId}
 	n.mu.Lock()
 	mine := &r
-	if n.guided != nil {
+	_, asked := n.offers.decided(key)
+	guided := n.guided != nil
+	if guided || asked {
 		// A free slot is not given away ahead of the coordinator's
 		// weights: the reservation waits for getTask like any other.
+		// Nor is an offer taken that its scheduler already heard was
+		// not (OfferTaken), or that came twice.
 		mine = nil
 	}
 	ready, took, ok := n.readyLocked(mine)
+	if !asked {
+		n.offers.record(key, ok, time.Now())
+	}
 	n.mu.Unlock()
 	for _, x := range ready {
 		go n.fetch(x)
@@ -247,11 +257,29 @@ func (n *NodeMonitor) EnqueueTaskReservationsWithOffer(ctx context.Context, req 
 		go n.launch(took, offer)
 	}
 	reply := &sparrowrpc.TEnqueueOfferReply{Accepted: true, Launched: ok}
-	if mine == nil {
-		guided := true
+	if guided {
 		reply.Guided = &guided
 	}
 	return reply, nil
+}
+
+// OfferTaken implements InternalService's extension: whether this node
+// monitor took the offer of taskID of requestID, for a scheduler whose
+// enqueueTaskReservationsWithOffer call failed after it was sent. An offer
+// not seen (yet) is answered false and remembered so, and declined if it
+// arrives later: the answer is final either way.
+func (n *NodeMonitor) OfferTaken(ctx context.Context, requestID, taskID string) (bool, error) {
+	if requestID == "" || taskID == "" {
+		return false, fmt.Errorf("offerTaken: missing request id or task id")
+	}
+	key := slots.TaskKey{RequestID: requestID, TaskID: taskID}
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	taken, ok := n.offers.decided(key)
+	if !ok {
+		n.offers.record(key, false, time.Now())
+	}
+	return taken, nil
 }
 
 // reservationOf checks an enqueue request and returns the reservation it

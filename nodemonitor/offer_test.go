@@ -2,9 +2,12 @@ package nodemonitor
 
 import (
 	"context"
+	"fmt"
 	"slices"
 	"testing"
+	"time"
 
+	"github.com/sparrowfleet/sparrow/core/slots"
 	"github.com/sparrowfleet/sparrow/thrift/gen-go/sparrowrpc"
 )
 
@@ -91,5 +94,71 @@ func TestGuidedQueueDeclinesOffers(t *testing.T) {
 	waitState(t, h.nm, "the task from getTask", func(s State) bool { return s.Launches == 1 })
 	if got := h.sched.askedFor("r"); got != 1 {
 		t.Errorf("getTask asked %d times, want 1", got)
+	}
+}
+
+// TestOfferTakenAnswersAndIsFinal: offerTaken says which offers this node
+// monitor took; an offer asked about before it arrives is answered "not
+// taken", and when it does arrive, on a free slot, it is declined so that
+// the answer stays true; its reservation queues and asks by getTask.
+func TestOfferTakenAnswersAndIsFinal(t *testing.T) {
+	h := newHarness(t, 2, false)
+	ctx := context.Background()
+	if rep := h.enqueueOffer(t, "r", 1, "t0"); !rep.Launched {
+		t.Fatalf("answer %+v, want launched", rep)
+	}
+	if taken, err := h.nm.OfferTaken(ctx, "r", "t0"); err != nil || !taken {
+		t.Fatalf("OfferTaken(r, t0) = %v, %v; want true", taken, err)
+	}
+	if taken, err := h.nm.OfferTaken(ctx, "late", "t0"); err != nil || taken {
+		t.Fatalf("OfferTaken(late, t0) before the offer = %v, %v; want false", taken, err)
+	}
+	h.sched.mu.Lock()
+	h.sched.tasks["late"] = []string{"t1"}
+	h.sched.mu.Unlock()
+	if rep := h.enqueueOffer(t, "late", 1, "t0"); !rep.Accepted || rep.Launched || rep.GetGuided() {
+		t.Fatalf("answer %+v, want the late offer declined (its scheduler heard it was not taken)", rep)
+	}
+	waitState(t, h.nm, "the backend to see the getTask's task", func(State) bool { return h.back.count() == 2 })
+	h.back.mu.Lock()
+	launched := slices.Sorted(slices.Values(h.back.launched))
+	h.back.mu.Unlock()
+	if !slices.Equal(launched, []string{"late/t1", "r/t0"}) {
+		t.Errorf("launched %v, want r/t0 and late/t1 (by getTask), never late/t0", launched)
+	}
+	if taken, _ := h.nm.OfferTaken(ctx, "late", "t0"); taken {
+		t.Error("the declined late offer reads as taken")
+	}
+	if _, err := h.nm.OfferTaken(ctx, "", "t0"); err == nil {
+		t.Error("OfferTaken without a request id: no error")
+	}
+}
+
+// TestOfferLedgerForgets: answers are forgotten after offerMemory, oldest
+// first, and the ledger shrinks with them.
+func TestOfferLedgerForgets(t *testing.T) {
+	var l offerLedger
+	t0 := time.Unix(1000, 0)
+	for i := range 100 {
+		l.record(slots.TaskKey{RequestID: "r", TaskID: fmt.Sprint(i)}, i%2 == 0, t0.Add(time.Duration(i)*time.Second))
+	}
+	if taken, ok := l.decided(slots.TaskKey{RequestID: "r", TaskID: "4"}); !ok || !taken {
+		t.Fatalf("decided(4) = %v, %v; want taken", taken, ok)
+	}
+	if taken, ok := l.decided(slots.TaskKey{RequestID: "r", TaskID: "5"}); !ok || taken {
+		t.Fatalf("decided(5) = %v, %v; want not taken", taken, ok)
+	}
+	// At 69 s + offerMemory, the answers recorded at 0..69 s are
+	// offerMemory old or older; 70..99 s are younger.
+	now := t0.Add(69*time.Second + offerMemory)
+	l.record(slots.TaskKey{RequestID: "r", TaskID: "new"}, true, now)
+	if got := l.len(); got != 31 {
+		t.Fatalf("%d answers remembered, want the 30 younger than offerMemory and the new one", got)
+	}
+	if _, ok := l.decided(slots.TaskKey{RequestID: "r", TaskID: "69"}); ok {
+		t.Error("an answer exactly offerMemory old is remembered")
+	}
+	if _, ok := l.decided(slots.TaskKey{RequestID: "r", TaskID: "70"}); !ok {
+		t.Error("an answer younger than offerMemory is forgotten")
 	}
 }

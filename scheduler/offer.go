@@ -169,9 +169,14 @@ func (s *Scheduler) offerAnswered(r *request, addr string, offer int, launched b
 		s.noOffer[addr] = true
 		s.offerDeclined(r, offer)
 		return true
-	default:
-		// Sent, and perhaps launched: counted launched there.
+	case s.noOfferQuery[addr]:
+		// Sent, and perhaps launched, and the node monitor cannot be
+		// asked: counted launched there.
 		s.offerTaken(r, addr, offer)
+	default:
+		// Sent, and perhaps launched: the task stays set aside while the
+		// node monitor is asked (resolveOffer).
+		s.doubt(r, addr, offer)
 	}
 	return false
 }
@@ -247,4 +252,106 @@ func (s *Scheduler) awaitOffers(r *request) {
 		t.Stop()
 		s.mu.Lock()
 	}
+}
+
+// Offers in doubt: an offer whose call failed after it was sent may have
+// been taken. Counting it launched there is safe (it never runs twice),
+// but if the node monitor lives and had declined, the task would never
+// run and nothing would say so. So the scheduler asks the node monitor
+// (InternalService.offerTaken), whose "no" is final: an offer it has not
+// seen yet is declined if it comes. Until the answer, the task stays set
+// aside, as an offer awaiting its answer does. If the node monitor is
+// lost meanwhile, the task is counted launched there and reported lost
+// with its running tasks; if it cannot be asked (UNKNOWN_METHOD, or no
+// answer within maxDoubt), the task is counted launched there, as before
+// the question existed.
+
+// offerDoubt is one offer in doubt.
+type offerDoubt struct {
+	r     *request
+	offer int
+}
+
+// maxDoubt bounds how long a scheduler keeps asking about an offer in
+// doubt before it counts the task launched on that node monitor.
+const maxDoubt = 30 * time.Second
+
+// doubtRetry is the first pause between questions about an offer in
+// doubt; it doubles up to a second.
+const doubtRetry = 50 * time.Millisecond
+
+// doubt sets offered task offer of r, sent to addr, aside until the node
+// monitor says whether it took it. Called with s.mu held.
+func (s *Scheduler) doubt(r *request, addr string, offer int) {
+	m := s.doubts[addr]
+	if m == nil {
+		m = make(map[offerDoubt]struct{})
+		s.doubts[addr] = m
+	}
+	m[offerDoubt{r, offer}] = struct{}{}
+	s.stats.OffersInDoubt++
+	go s.resolveOffer(r, addr, offer, doubtRetry, time.Now().Add(maxDoubt))
+}
+
+// settleDoubt forgets offer d on addr, and reports whether it was still in
+// doubt (NodeLost may have settled it). Called with s.mu held.
+func (s *Scheduler) settleDoubt(addr string, d offerDoubt) bool {
+	m := s.doubts[addr]
+	if _, ok := m[d]; !ok {
+		return false
+	}
+	delete(m, d)
+	if len(m) == 0 {
+		delete(s.doubts, addr)
+	}
+	return true
+}
+
+// resolveOffer asks addr whether it took offered task offer of r, and
+// settles the doubt by its answer; on a failed call it asks again after
+// wait, until deadline.
+func (s *Scheduler) resolveOffer(r *request, addr string, offer int, wait time.Duration, deadline time.Time) {
+	var taken bool
+	err := s.nodes.Call(context.Background(), addr, func(ctx context.Context, c *sparrowrpc.InternalServiceClient) error {
+		var err error
+		taken, err = c.OfferTaken(ctx, r.ID, r.specs[offer].TaskId)
+		return err
+	})
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	d := offerDoubt{r, offer}
+	if _, ok := s.doubts[addr][d]; !ok {
+		return // settled by NodeLost
+	}
+	switch {
+	case err == nil && !taken:
+		s.settleDoubt(addr, d)
+		s.stats.DoubtsDeclined++
+		s.offerDeclined(r, offer)
+	case err == nil:
+		s.settleDoubt(addr, d)
+		s.offerTaken(r, addr, offer)
+	case rpc.IsUnknownMethod(err):
+		s.noOfferQuery[addr] = true
+		s.settleDoubt(addr, d)
+		s.offerTaken(r, addr, offer)
+	case !time.Now().Before(deadline):
+		s.log.Warn().Err(err).Str("node", addr).Str("request", r.ID).Str("task", r.specs[offer].TaskId).
+			Msg("offer still in doubt; counted launched on that node monitor")
+		s.settleDoubt(addr, d)
+		s.offerTaken(r, addr, offer)
+	default:
+		next := min(2*wait, time.Second)
+		time.AfterFunc(wait, func() { s.resolveOffer(r, addr, offer, next, deadline) })
+	}
+}
+
+// settleDoubtsLost counts every offer in doubt on addr, a node monitor
+// declared lost, launched there, so that it is reported lost with the
+// node's running tasks: it may have started. Called with s.mu held.
+func (s *Scheduler) settleDoubtsLost(addr string) {
+	for d := range s.doubts[addr] {
+		s.offerTaken(d.r, addr, d.offer)
+	}
+	delete(s.doubts, addr)
 }

@@ -156,25 +156,129 @@ func TestGetTaskWaitsForOfferAnswers(t *testing.T) {
 	}
 }
 
-// TestOfferInDoubtCountsAsLaunchedThere: an offer whose call fails after
-// it was sent may have launched, so it is counted launched on that node
-// monitor and handed to no other; the node's other reservations are
-// placed again.
-func TestOfferInDoubtCountsAsLaunchedThere(t *testing.T) {
-	c := newCluster(t, 1, Config{RPC: rpc.Config{CallTimeout: 200 * time.Millisecond}})
+// gateAll holds every enqueue at c's node monitors until the returned
+// function is called (or the test ends).
+func gateAll(t *testing.T, c *cluster) (release func()) {
 	gate := make(chan struct{})
-	t.Cleanup(func() { close(gate) })
-	nm := c.nms[0]
-	nm.mu.Lock()
-	nm.gate = gate // the answer never comes in time
-	nm.mu.Unlock()
+	var once sync.Once
+	release = func() {
+		once.Do(func() {
+			for _, nm := range c.nms {
+				nm.mu.Lock()
+				nm.gate = nil
+				nm.mu.Unlock()
+			}
+			close(gate)
+		})
+	}
+	t.Cleanup(release)
+	for _, nm := range c.nms {
+		nm.mu.Lock()
+		nm.gate = gate
+		nm.mu.Unlock()
+	}
+	return release
+}
+
+// TestOfferInDoubtTakenCountsAsLaunchedThere: an offer whose call fails
+// after it was sent is in doubt; the node monitor, asked, says it took
+// it, so the task is counted launched there and handed to no other.
+func TestOfferInDoubtTakenCountsAsLaunchedThere(t *testing.T) {
+	c := newCluster(t, 1, Config{RPC: rpc.Config{CallTimeout: 200 * time.Millisecond}})
+	gateAll(t, c)
+	c.nms[0].answerTaken.Store(true)
 	if err := c.s.SubmitJob(context.Background(), job("job", 1, freeTasks(1)...)); err != nil {
 		t.Fatal(err)
 	}
-	c.hub.waitUntil(t, "the offer to time out", func() bool { return c.s.Stats().OffersTaken == 1 })
+	c.hub.waitUntil(t, "the offer to time out and be settled", func() bool { return c.s.Stats().OffersTaken == 1 })
 	st := c.s.Stats()
-	if st.TasksLaunched != 1 || st.RunningTracked != 1 || st.ActiveRequests != 0 {
-		t.Fatalf("stats %+v: want the task counted launched on the node", st)
+	if st.OffersInDoubt != 1 || st.DoubtsDeclined != 0 || st.TasksLaunched != 1 || st.RunningTracked != 1 || st.ActiveRequests != 0 {
+		t.Fatalf("stats %+v: want the task in doubt, then counted launched on the node", st)
+	}
+}
+
+// TestOfferInDoubtNotTakenGoesElsewhere: the node monitor says it did not
+// take the offer in doubt, so the task is handed out again, by getTask on
+// the node monitor its reservations were placed on since, once.
+func TestOfferInDoubtNotTakenGoesElsewhere(t *testing.T) {
+	c := newCluster(t, 2, Config{RPC: rpc.Config{CallTimeout: time.Second}})
+	release := gateAll(t, c)
+	if err := c.s.SubmitJob(context.Background(), job("job", 1, freeTasks(1)...)); err != nil {
+		t.Fatal(err)
+	}
+	c.hub.waitFor(t, 10*time.Second, "the offer in doubt to be declined", func() bool { return c.s.Stats().DoubtsDeclined == 1 })
+	release() // the reservations placed again, on the other node monitor, go through
+	// The offer's own call, released, is accepted late at the first node
+	// monitor (whose reservations the scheduler has dropped), and the
+	// reservation placed again at the other.
+	c.waitAccepted(t, "job", 2)
+	var got []string
+	for _, nm := range c.nms {
+		for _, spec := range c.getTask(t, "job", nm) {
+			got = append(got, spec.TaskId)
+		}
+	}
+	if len(got) != 1 {
+		t.Fatalf("getTask handed out %v, want the one task once", got)
+	}
+	if st := c.s.Stats(); st.OffersTaken != 0 || st.TasksLaunched != 1 || st.OffersInDoubt != 1 {
+		t.Fatalf("stats %+v", st)
+	}
+}
+
+// TestOfferInDoubtOnALostNodeIsReportedLost: a node monitor that cannot
+// answer whether it took an offer, and is then declared lost, has the task
+// counted launched there and reported lost with it: it may have started.
+func TestOfferInDoubtOnALostNodeIsReportedLost(t *testing.T) {
+	c := newCluster(t, 1, Config{RPC: rpc.Config{CallTimeout: 200 * time.Millisecond}})
+	gateAll(t, c)
+	nm := c.nms[0]
+	nm.questionFails.Store(true)
+	if err := c.s.SubmitJob(context.Background(), job("job", 1, freeTasks(1)...)); err != nil {
+		t.Fatal(err)
+	}
+	c.hub.waitUntil(t, "a question about the offer in doubt", func() bool {
+		nm.mu.Lock()
+		defer nm.mu.Unlock()
+		return nm.questions > 0
+	})
+	if st := c.s.Stats(); st.OffersInDoubt != 1 || st.OffersTaken != 0 || st.TasksLaunched != 0 {
+		t.Fatalf("stats %+v: want the offer in doubt, unsettled", st)
+	}
+	c.s.NodeLost(nm.addr)
+	if st := c.s.Stats(); st.OffersTaken != 1 || st.TasksLost != 1 || st.RunningTracked != 0 {
+		t.Fatalf("stats %+v: want the task counted launched there and reported lost", st)
+	}
+}
+
+// TestOfferInDoubtWithoutTheQuestion: a node monitor that answers
+// offerTaken UNKNOWN_METHOD (a version before it) has the offer in doubt
+// counted launched there, and later doubts there too, without asking.
+func TestOfferInDoubtWithoutTheQuestion(t *testing.T) {
+	c := newCluster(t, 1, Config{RPC: rpc.Config{CallTimeout: 200 * time.Millisecond}})
+	nm := c.nms[0]
+	nm.srv.Close()
+	srv, err := rpc.Listen(nm.addr, rpc.Config{}, zerolog.Nop())
+	if err != nil {
+		t.Skipf("cannot listen again on %s: %v", nm.addr, err)
+	}
+	proc := sparrowrpc.NewInternalServiceProcessor(nm)
+	delete(proc.ProcessorMap(), "offerTaken")
+	go srv.Serve(proc)
+	t.Cleanup(func() { srv.Close() })
+	gateAll(t, c)
+	if err := c.s.SubmitJob(context.Background(), job("job", 1, freeTasks(1)...)); err != nil {
+		t.Fatal(err)
+	}
+	c.hub.waitUntil(t, "the offer in doubt counted launched", func() bool { return c.s.Stats().OffersTaken == 1 })
+	c.s.mu.Lock()
+	noQuery := c.s.noOfferQuery[nm.addr]
+	c.s.mu.Unlock()
+	if !noQuery {
+		t.Fatal("the node monitor without offerTaken is not remembered")
+	}
+	if st := c.s.Stats(); st.TasksLaunched != 1 || st.RunningTracked != 1 {
+		t.Fatalf("stats %+v", st)
 	}
 }
 

@@ -134,6 +134,7 @@ func (s *Scheduler) replaceAll(rs []*request, addr string) {
 // dropped, so a frontend never hears "lost" and then "done".
 func (s *Scheduler) NodeLost(addr string) {
 	s.mu.Lock()
+	s.settleDoubtsLost(addr)
 	lost := s.running[addr]
 	delete(s.running, addr)
 	s.tracked -= len(lost)

@@ -129,6 +129,13 @@ type Scheduler struct {
 	// guidedUntil holds, for node monitors that declined an offer because
 	// a coordinator guides their queues, when to offer them tasks again.
 	guidedUntil map[string]time.Time
+	// noOfferQuery marks node monitors that answered offerTaken
+	// UNKNOWN_METHOD: an offer in doubt there is counted launched.
+	noOfferQuery map[string]bool
+	// doubts holds, by node monitor, the offers whose calls failed after
+	// they were sent, until the node monitor says whether it took them
+	// (offer.go, resolveOffer).
+	doubts map[string]map[offerDoubt]struct{}
 	// offerWaitHook, if set, is called (with s.mu held) when a getTask
 	// starts waiting for offers' answers; tests use it.
 	offerWaitHook func()
@@ -206,8 +213,11 @@ type Stats struct {
 	Untracked       uint64 // launches not tracked: the tracking bound was hit
 	// OffersMade counts tasks offered with reservations; OffersTaken
 	// those launched at once by the node monitor (or whose answer was
-	// lost after sending, counted launched there).
-	OffersMade, OffersTaken uint64
+	// lost after sending and counted launched there). OffersInDoubt
+	// counts offers whose calls failed after they were sent, and
+	// DoubtsDeclined those the node monitor then said it had not taken.
+	OffersMade, OffersTaken       uint64
+	OffersInDoubt, DoubtsDeclined uint64
 	// BackupsSent counts backup reservations kept back while a job's
 	// every task was offered and sent when an offer was declined; those
 	// never sent are not counted anywhere.
@@ -267,21 +277,23 @@ func New(cfg Config, view NodeView) (*Scheduler, error) {
 		seed = binary.LittleEndian.Uint64(b[:8])
 	}
 	return &Scheduler{
-		cfg:         cfg,
-		self:        self,
-		view:        view,
-		log:         cfg.Log.With().Str("component", "scheduler").Logger(),
-		nodes:       rpc.NewPool(cfg.RPC, sparrowrpc.NewInternalServiceClient),
-		fronts:      rpc.NewPool(cfg.RPC, sparrowrpc.NewFrontendServiceClient),
-		rng:         mrand.New(mrand.NewPCG(seed, seed^0x9e3779b97f4a7c15)),
-		requests:    make(map[string]*request),
-		frontends:   make(map[string]string),
-		running:     make(map[string]map[runningTask]struct{}),
-		noOffer:     make(map[string]bool),
-		guidedUntil: make(map[string]time.Time),
-		idPrefix:    hex.EncodeToString(b[8:14]),
-		now:         time.Now,
-		relaxWake:   make(chan struct{}, 1),
+		cfg:          cfg,
+		self:         self,
+		view:         view,
+		log:          cfg.Log.With().Str("component", "scheduler").Logger(),
+		nodes:        rpc.NewPool(cfg.RPC, sparrowrpc.NewInternalServiceClient),
+		fronts:       rpc.NewPool(cfg.RPC, sparrowrpc.NewFrontendServiceClient),
+		rng:          mrand.New(mrand.NewPCG(seed, seed^0x9e3779b97f4a7c15)),
+		requests:     make(map[string]*request),
+		frontends:    make(map[string]string),
+		running:      make(map[string]map[runningTask]struct{}),
+		noOffer:      make(map[string]bool),
+		guidedUntil:  make(map[string]time.Time),
+		noOfferQuery: make(map[string]bool),
+		doubts:       make(map[string]map[offerDoubt]struct{}),
+		idPrefix:     hex.EncodeToString(b[8:14]),
+		now:          time.Now,
+		relaxWake:    make(chan struct{}, 1),
 	}, nil
 }
 

@@ -99,9 +99,14 @@ type fakeNM struct {
 	takeOffers atomic.Bool
 	// guided: decline offers as a node monitor whose queue weights a
 	// coordinator guides does, saying so.
-	guided  atomic.Bool
-	took    map[string][]string // request -> offered task ids taken
-	offered int                 // offers received
+	guided atomic.Bool
+	// answerTaken is what OfferTaken answers; questionFails makes it
+	// fail instead. questions counts its calls.
+	answerTaken   atomic.Bool
+	questionFails atomic.Bool
+	questions     int
+	took          map[string][]string // request -> offered task ids taken
+	offered       int                 // offers received
 }
 
 func (n *fakeNM) EnqueueTaskReservationsWithOffer(ctx context.Context, req *sparrowrpc.TEnqueueTaskReservationsRequest, offer *sparrowrpc.TTaskLaunchSpec) (*sparrowrpc.TEnqueueOfferReply, error) {
@@ -122,6 +127,17 @@ func (n *fakeNM) EnqueueTaskReservationsWithOffer(ctx context.Context, req *spar
 	n.accepted[req.RequestId]-- // the taken task used one reservation
 	n.took[req.RequestId] = append(n.took[req.RequestId], offer.TaskId)
 	return &sparrowrpc.TEnqueueOfferReply{Accepted: true, Launched: true}, nil
+}
+
+func (n *fakeNM) OfferTaken(_ context.Context, requestID, taskID string) (bool, error) {
+	defer n.hub.changed()
+	n.mu.Lock()
+	n.questions++
+	n.mu.Unlock()
+	if n.questionFails.Load() {
+		return false, fmt.Errorf("offerTaken(%s, %s): fails as told", requestID, taskID)
+	}
+	return n.answerTaken.Load(), nil
 }
 
 func (n *fakeNM) EnqueueTaskReservations(_ context.Context, req *sparrowrpc.TEnqueueTaskReservationsRequest) (bool, error) {

@@ -182,6 +182,13 @@ service InternalService {
   // scheduler falls back to enqueueTaskReservations when a node monitor
   // answers UNKNOWN_METHOD.
   TEnqueueOfferReply enqueueTaskReservationsWithOffer(1: TEnqueueTaskReservationsRequest request, 2: TTaskLaunchSpec offer),
+  // Extension: whether this node monitor took the offer of task taskId of
+  // request requestId, for a scheduler whose enqueueTaskReservationsWithOffer
+  // call failed after it was sent. False is final: an offer it never
+  // received is declined if it arrives later. Answers are kept for a few
+  // minutes; a scheduler that gets UNKNOWN_METHOD counts the task launched
+  // there, as before this method.
+  bool offerTaken(1: string requestId, 2: string taskId),
 }
 
 // Executor, port 20101. Called by its node monitor.

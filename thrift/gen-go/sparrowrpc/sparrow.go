@@ -6196,6 +6196,10 @@ type InternalService interface {
   //  - Request
   //  - Offer
   EnqueueTaskReservationsWithOffer(ctx context.Context, request *TEnqueueTaskReservationsRequest, offer *TTaskLaunchSpec) (_r *TEnqueueOfferReply, _err error)
+  // Parameters:
+  //  - RequestId
+  //  - TaskId
+  OfferTaken(ctx context.Context, requestId string, taskId string) (_r bool, _err error)
 }
 
 type InternalServiceClient struct {
@@ -6283,6 +6287,23 @@ func (p *InternalServiceClient) EnqueueTaskReservationsWithOffer(ctx context.Con
   return nil, thrift.NewTApplicationException(thrift.MISSING_RESULT, "enqueueTaskReservationsWithOffer failed: unknown result")
 }
 
+// Parameters:
+//  - RequestId
+//  - TaskId
+func (p *InternalServiceClient) OfferTaken(ctx context.Context, requestId string, taskId string) (_r bool, _err error) {
+  var _args75 InternalServiceOfferTakenArgs
+  _args75.RequestId = requestId
+  _args75.TaskId = taskId
+  var _result77 InternalServiceOfferTakenResult
+  var _meta76 thrift.ResponseMeta
+  _meta76, _err = p.Client_().Call(ctx, "offerTaken", &_args75, &_result77)
+  p.SetLastResponseMeta_(_meta76)
+  if _err != nil {
+    return
+  }
+  return _result77.GetSuccess(), nil
+}
+
 type InternalServiceProcessor struct {
   processorMap map[string]thrift.TProcessorFunction
   handler InternalService
@@ -6303,11 +6324,12 @@ func (p *InternalServiceProcessor) ProcessorMap() map[string]thrift.TProcessorFu
 
 func NewInternalServiceProcessor(handler InternalService) *InternalServiceProcessor {
 
-  self75 := &InternalServiceProcessor{handler:handler, processorMap:make(map[string]thrift.TProcessorFunction)}
-  self75.processorMap["enqueueTaskReservations"] = &internalServiceProcessorEnqueueTaskReservations{handler:handler}
-  self75.processorMap["cancelTaskReservations"] = &internalServiceProcessorCancelTaskReservations{handler:handler}
-  self75.processorMap["enqueueTaskReservationsWithOffer"] = &internalServiceProcessorEnqueueTaskReservationsWithOffer{handler:handler}
-return self75
+  self78 := &InternalServiceProcessor{handler:handler, processorMap:make(map[string]thrift.TProcessorFunction)}
+  self78.processorMap["enqueueTaskReservations"] = &internalServiceProcessorEnqueueTaskReservations{handler:handler}
+  self78.processorMap["cancelTaskReservations"] = &internalServiceProcessorCancelTaskReservations{handler:handler}
+  self78.processorMap["enqueueTaskReservationsWithOffer"] = &internalServiceProcessorEnqueueTaskReservationsWithOffer{handler:handler}
+  self78.processorMap["offerTaken"] = &internalServiceProcessorOfferTaken{handler:handler}
+return self78
 }
 
 func (p *InternalServiceProcessor) Process(ctx context.Context, iprot, oprot thrift.TProtocol) (success bool, err thrift.TException) {
@@ -6318,12 +6340,12 @@ func (p *InternalServiceProcessor) Process(ctx context.Context, iprot, oprot thr
   }
   iprot.Skip(ctx, thrift.STRUCT)
   iprot.ReadMessageEnd(ctx)
-  x76 := thrift.NewTApplicationException(thrift.UNKNOWN_METHOD, "Unknown function " + name)
+  x79 := thrift.NewTApplicationException(thrift.UNKNOWN_METHOD, "Unknown function " + name)
   oprot.WriteMessageBegin(ctx, name, thrift.EXCEPTION, seqId)
-  x76.Write(ctx, oprot)
+  x79.Write(ctx, oprot)
   oprot.WriteMessageEnd(ctx)
   oprot.Flush(ctx)
-  return false, x76
+  return false, x79
 
 }
 
@@ -6332,7 +6354,7 @@ type internalServiceProcessorEnqueueTaskReservations struct {
 }
 
 func (p *internalServiceProcessorEnqueueTaskReservations) Process(ctx context.Context, seqId int32, iprot, oprot thrift.TProtocol) (success bool, err thrift.TException) {
-  var _write_err77 error
+  var _write_err80 error
   args := InternalServiceEnqueueTaskReservationsArgs{}
   if err2 := args.Read(ctx, iprot); err2 != nil {
     iprot.ReadMessageEnd(ctx)
@@ -6378,21 +6400,21 @@ func (p *internalServiceProcessorEnqueueTaskReservations) Process(ctx context.Co
     if errors.Is(err2, thrift.ErrAbandonRequest) {
       return false, thrift.WrapTException(err2)
     }
-    _exc78 := thrift.NewTApplicationException(thrift.INTERNAL_ERROR, "Internal error processing enqueueTaskReservations: " + err2.Error())
+    _exc81 := thrift.NewTApplicationException(thrift.INTERNAL_ERROR, "Internal error processing enqueueTaskReservations: " + err2.Error())
     if err2 := oprot.WriteMessageBegin(ctx, "enqueueTaskReservations", thrift.EXCEPTION, seqId); err2 != nil {
-      _write_err77 = thrift.WrapTException(err2)
+      _write_err80 = thrift.WrapTException(err2)
     }
-    if err2 := _exc78.Write(ctx, oprot); _write_err77 == nil && err2 != nil {
-      _write_err77 = thrift.WrapTException(err2)
+    if err2 := _exc81.Write(ctx, oprot); _write_err80 == nil && err2 != nil {
+      _write_err80 = thrift.WrapTException(err2)
     }
-    if err2 := oprot.WriteMessageEnd(ctx); _write_err77 == nil && err2 != nil {
-      _write_err77 = thrift.WrapTException(err2)
+    if err2 := oprot.WriteMessageEnd(ctx); _write_err80 == nil && err2 != nil {
+      _write_err80 = thrift.WrapTException(err2)
     }
-    if err2 := oprot.Flush(ctx); _write_err77 == nil && err2 != nil {
-      _write_err77 = thrift.WrapTException(err2)
+    if err2 := oprot.Flush(ctx); _write_err80 == nil && err2 != nil {
+      _write_err80 = thrift.WrapTException(err2)
     }
-    if _write_err77 != nil {
-      return false, thrift.WrapTException(_write_err77)
+    if _write_err80 != nil {
+      return false, thrift.WrapTException(_write_err80)
     }
     return true, err
   } else {
@@ -6400,19 +6422,19 @@ func (p *internalServiceProcessorEnqueueTaskReservations) Process(ctx context.Co
   }
   tickerCancel()
   if err2 := oprot.WriteMessageBegin(ctx, "enqueueTaskReservations", thrift.REPLY, seqId); err2 != nil {
-    _write_err77 = thrift.WrapTException(err2)
+    _write_err80 = thrift.WrapTException(err2)
   }
-  if err2 := result.Write(ctx, oprot); _write_err77 == nil && err2 != nil {
-    _write_err77 = thrift.WrapTException(err2)
+  if err2 := result.Write(ctx, oprot); _write_err80 == nil && err2 != nil {
+    _write_err80 = thrift.WrapTException(err2)
   }
-  if err2 := oprot.WriteMessageEnd(ctx); _write_err77 == nil && err2 != nil {
-    _write_err77 = thrift.WrapTException(err2)
+  if err2 := oprot.WriteMessageEnd(ctx); _write_err80 == nil && err2 != nil {
+    _write_err80 = thrift.WrapTException(err2)
   }
-  if err2 := oprot.Flush(ctx); _write_err77 == nil && err2 != nil {
-    _write_err77 = thrift.WrapTException(err2)
+  if err2 := oprot.Flush(ctx); _write_err80 == nil && err2 != nil {
+    _write_err80 = thrift.WrapTException(err2)
   }
-  if _write_err77 != nil {
-    return false, thrift.WrapTException(_write_err77)
+  if _write_err80 != nil {
+    return false, thrift.WrapTException(_write_err80)
   }
   return true, err
 }
@@ -6422,7 +6444,7 @@ type internalServiceProcessorCancelTaskReservations struct {
 }
 
 func (p *internalServiceProcessorCancelTaskReservations) Process(ctx context.Context, seqId int32, iprot, oprot thrift.TProtocol) (success bool, err thrift.TException) {
-  var _write_err79 error
+  var _write_err82 error
   args := InternalServiceCancelTaskReservationsArgs{}
   if err2 := args.Read(ctx, iprot); err2 != nil {
     iprot.ReadMessageEnd(ctx)
@@ -6468,39 +6490,39 @@ func (p *internalServiceProcessorCancelTaskReservations) Process(ctx context.Con
     if errors.Is(err2, thrift.ErrAbandonRequest) {
       return false, thrift.WrapTException(err2)
     }
-    _exc80 := thrift.NewTApplicationException(thrift.INTERNAL_ERROR, "Internal error processing cancelTaskReservations: " + err2.Error())
+    _exc83 := thrift.NewTApplicationException(thrift.INTERNAL_ERROR, "Internal error processing cancelTaskReservations: " + err2.Error())
     if err2 := oprot.WriteMessageBegin(ctx, "cancelTaskReservations", thrift.EXCEPTION, seqId); err2 != nil {
-      _write_err79 = thrift.WrapTException(err2)
+      _write_err82 = thrift.WrapTException(err2)
     }
-    if err2 := _exc80.Write(ctx, oprot); _write_err79 == nil && err2 != nil {
-      _write_err79 = thrift.WrapTException(err2)
+    if err2 := _exc83.Write(ctx, oprot); _write_err82 == nil && err2 != nil {
+      _write_err82 = thrift.WrapTException(err2)
     }
-    if err2 := oprot.WriteMessageEnd(ctx); _write_err79 == nil && err2 != nil {
-      _write_err79 = thrift.WrapTException(err2)
+    if err2 := oprot.WriteMessageEnd(ctx); _write_err82 == nil && err2 != nil {
+      _write_err82 = thrift.WrapTException(err2)
     }
-    if err2 := oprot.Flush(ctx); _write_err79 == nil && err2 != nil {
-      _write_err79 = thrift.WrapTException(err2)
+    if err2 := oprot.Flush(ctx); _write_err82 == nil && err2 != nil {
+      _write_err82 = thrift.WrapTException(err2)
     }
-    if _write_err79 != nil {
-      return false, thrift.WrapTException(_write_err79)
+    if _write_err82 != nil {
+      return false, thrift.WrapTException(_write_err82)
     }
     return true, err
   }
   tickerCancel()
   if err2 := oprot.WriteMessageBegin(ctx, "cancelTaskReservations", thrift.REPLY, seqId); err2 != nil {
-    _write_err79 = thrift.WrapTException(err2)
+    _write_err82 = thrift.WrapTException(err2)
   }
-  if err2 := result.Write(ctx, oprot); _write_err79 == nil && err2 != nil {
-    _write_err79 = thrift.WrapTException(err2)
+  if err2 := result.Write(ctx, oprot); _write_err82 == nil && err2 != nil {
+    _write_err82 = thrift.WrapTException(err2)
   }
-  if err2 := oprot.WriteMessageEnd(ctx); _write_err79 == nil && err2 != nil {
-    _write_err79 = thrift.WrapTException(err2)
+  if err2 := oprot.WriteMessageEnd(ctx); _write_err82 == nil && err2 != nil {
+    _write_err82 = thrift.WrapTException(err2)
   }
-  if err2 := oprot.Flush(ctx); _write_err79 == nil && err2 != nil {
-    _write_err79 = thrift.WrapTException(err2)
+  if err2 := oprot.Flush(ctx); _write_err82 == nil && err2 != nil {
+    _write_err82 = thrift.WrapTException(err2)
   }
-  if _write_err79 != nil {
-    return false, thrift.WrapTException(_write_err79)
+  if _write_err82 != nil {
+    return false, thrift.WrapTException(_write_err82)
   }
   return true, err
 }
@@ -6510,7 +6532,7 @@ type internalServiceProcessorEnqueueTaskReservationsWithOffer struct {
 }
 
 func (p *internalServiceProcessorEnqueueTaskReservationsWithOffer) Process(ctx context.Context, seqId int32, iprot, oprot thrift.TProtocol) (success bool, err thrift.TException) {
-  var _write_err81 error
+  var _write_err84 error
   args := InternalServiceEnqueueTaskReservationsWithOfferArgs{}
   if err2 := args.Read(ctx, iprot); err2 != nil {
     iprot.ReadMessageEnd(ctx)
@@ -6556,21 +6578,21 @@ func (p *internalServiceProcessorEnqueueTaskReservationsWithOffer) Process(ctx c
     if errors.Is(err2, thrift.ErrAbandonRequest) {
       return false, thrift.WrapTException(err2)
     }
-    _exc82 := thrift.NewTApplicationException(thrift.INTERNAL_ERROR, "Internal error processing enqueueTaskReservationsWithOffer: " + err2.Error())
+    _exc85 := thrift.NewTApplicationException(thrift.INTERNAL_ERROR, "Internal error processing enqueueTaskReservationsWithOffer: " + err2.Error())
     if err2 := oprot.WriteMessageBegin(ctx, "enqueueTaskReservationsWithOffer", thrift.EXCEPTION, seqId); err2 != nil {
-      _write_err81 = thrift.WrapTException(err2)
+      _write_err84 = thrift.WrapTException(err2)
     }
-    if err2 := _exc82.Write(ctx, oprot); _write_err81 == nil && err2 != nil {
-      _write_err81 = thrift.WrapTException(err2)
+    if err2 := _exc85.Write(ctx, oprot); _write_err84 == nil && err2 != nil {
+      _write_err84 = thrift.WrapTException(err2)
     }
-    if err2 := oprot.WriteMessageEnd(ctx); _write_err81 == nil && err2 != nil {
-      _write_err81 = thrift.WrapTException(err2)
+    if err2 := oprot.WriteMessageEnd(ctx); _write_err84 == nil && err2 != nil {
+      _write_err84 = thrift.WrapTException(err2)
     }
-    if err2 := oprot.Flush(ctx); _write_err81 == nil && err2 != nil {
-      _write_err81 = thrift.WrapTException(err2)
+    if err2 := oprot.Flush(ctx); _write_err84 == nil && err2 != nil {
+      _write_err84 = thrift.WrapTException(err2)
     }
-    if _write_err81 != nil {
-      return false, thrift.WrapTException(_write_err81)
+    if _write_err84 != nil {
+      return false, thrift.WrapTException(_write_err84)
     }
     return true, err
   } else {
@@ -6578,19 +6600,109 @@ func (p *internalServiceProcessorEnqueueTaskReservationsWithOffer) Process(ctx c
   }
   tickerCancel()
   if err2 := oprot.WriteMessageBegin(ctx, "enqueueTaskReservationsWithOffer", thrift.REPLY, seqId); err2 != nil {
-    _write_err81 = thrift.WrapTException(err2)
+    _write_err84 = thrift.WrapTException(err2)
   }
-  if err2 := result.Write(ctx, oprot); _write_err81 == nil && err2 != nil {
-    _write_err81 = thrift.WrapTException(err2)
+  if err2 := result.Write(ctx, oprot); _write_err84 == nil && err2 != nil {
+    _write_err84 = thrift.WrapTException(err2)
   }
-  if err2 := oprot.WriteMessageEnd(ctx); _write_err81 == nil && err2 != nil {
-    _write_err81 = thrift.WrapTException(err2)
+  if err2 := oprot.WriteMessageEnd(ctx); _write_err84 == nil && err2 != nil {
+    _write_err84 = thrift.WrapTException(err2)
   }
-  if err2 := oprot.Flush(ctx); _write_err81 == nil && err2 != nil {
-    _write_err81 = thrift.WrapTException(err2)
+  if err2 := oprot.Flush(ctx); _write_err84 == nil && err2 != nil {
+    _write_err84 = thrift.WrapTException(err2)
   }
-  if _write_err81 != nil {
-    return false, thrift.WrapTException(_write_err81)
+  if _write_err84 != nil {
+    return false, thrift.WrapTException(_write_err84)
+  }
+  return true, err
+}
+
+type internalServiceProcessorOfferTaken struct {
+  handler InternalService
+}
+
+func (p *internalServiceProcessorOfferTaken) Process(ctx context.Context, seqId int32, iprot, oprot thrift.TProtocol) (success bool, err thrift.TException) {
+  var _write_err86 error
+  args := InternalServiceOfferTakenArgs{}
+  if err2 := args.Read(ctx, iprot); err2 != nil {
+    iprot.ReadMessageEnd(ctx)
+    x := thrift.NewTApplicationException(thrift.PROTOCOL_ERROR, err2.Error())
+    oprot.WriteMessageBegin(ctx, "offerTaken", thrift.EXCEPTION, seqId)
+    x.Write(ctx, oprot)
+    oprot.WriteMessageEnd(ctx)
+    oprot.Flush(ctx)
+    return false, thrift.WrapTException(err2)
+  }
+  iprot.ReadMessageEnd(ctx)
+
+  tickerCancel := func() {}
+  // Start a goroutine to do server side connectivity check.
+  if thrift.ServerConnectivityCheckInterval > 0 {
+    var cancel context.CancelFunc
+    ctx, cancel = context.WithCancel(ctx)
+    defer cancel()
+    var tickerCtx context.Context
+    tickerCtx, tickerCancel = context.WithCancel(context.Background())
+    defer tickerCancel()
+    go func(ctx context.Context, cancel context.CancelFunc) {
+      ticker := time.NewTicker(thrift.ServerConnectivityCheckInterval)
+      defer ticker.Stop()
+      for {
+        select {
+        case <-ctx.Done():
+          return
+        case <-ticker.C:
+          if !iprot.Transport().IsOpen() {
+            cancel()
+            return
+          }
+        }
+      }
+    }(tickerCtx, cancel)
+  }
+
+  result := InternalServiceOfferTakenResult{}
+  if retval, err2 := p.handler.OfferTaken(ctx, args.RequestId, args.TaskId); err2 != nil {
+    tickerCancel()
+    err = thrift.WrapTException(err2)
+    if errors.Is(err2, thrift.ErrAbandonRequest) {
+      return false, thrift.WrapTException(err2)
+    }
+    _exc87 := thrift.NewTApplicationException(thrift.INTERNAL_ERROR, "Internal error processing offerTaken: " + err2.Error())
+    if err2 := oprot.WriteMessageBegin(ctx, "offerTaken", thrift.EXCEPTION, seqId); err2 != nil {
+      _write_err86 = thrift.WrapTException(err2)
+    }
+    if err2 := _exc87.Write(ctx, oprot); _write_err86 == nil && err2 != nil {
+      _write_err86 = thrift.WrapTException(err2)
+    }
+    if err2 := oprot.WriteMessageEnd(ctx); _write_err86 == nil && err2 != nil {
+      _write_err86 = thrift.WrapTException(err2)
+    }
+    if err2 := oprot.Flush(ctx); _write_err86 == nil && err2 != nil {
+      _write_err86 = thrift.WrapTException(err2)
+    }
+    if _write_err86 != nil {
+      return false, thrift.WrapTException(_write_err86)
+    }
+    return true, err
+  } else {
+    result.Success = &retval
+  }
+  tickerCancel()
+  if err2 := oprot.WriteMessageBegin(ctx, "offerTaken", thrift.REPLY, seqId); err2 != nil {
+    _write_err86 = thrift.WrapTException(err2)
+  }
+  if err2 := result.Write(ctx, oprot); _write_err86 == nil && err2 != nil {
+    _write_err86 = thrift.WrapTException(err2)
+  }
+  if err2 := oprot.WriteMessageEnd(ctx); _write_err86 == nil && err2 != nil {
+    _write_err86 = thrift.WrapTException(err2)
+  }
+  if err2 := oprot.Flush(ctx); _write_err86 == nil && err2 != nil {
+    _write_err86 = thrift.WrapTException(err2)
+  }
+  if _write_err86 != nil {
+    return false, thrift.WrapTException(_write_err86)
   }
   return true, err
 }
@@ -7186,6 +7298,233 @@ func (p *InternalServiceEnqueueTaskReservationsWithOfferResult) String() string 
   return fmt.Sprintf("InternalServiceEnqueueTaskReservationsWithOfferResult(%+v)", *p)
 }
 
+// Attributes:
+//  - RequestId
+//  - TaskId
+type InternalServiceOfferTakenArgs struct {
+  RequestId string `thrift:"requestId,1" db:"requestId" json:"requestId"`
+  TaskId string `thrift:"taskId,2" db:"taskId" json:"taskId"`
+}
+
+func NewInternalServiceOfferTakenArgs() *InternalServiceOfferTakenArgs {
+  return &InternalServiceOfferTakenArgs{}
+}
+
+
+func (p *InternalServiceOfferTakenArgs) GetRequestId() string {
+  return p.RequestId
+}
+
+func (p *InternalServiceOfferTakenArgs) GetTaskId() string {
+  return p.TaskId
+}
+func (p *InternalServiceOfferTakenArgs) Read(ctx context.Context, iprot thrift.TProtocol) error {
+  if _, err := iprot.ReadStructBegin(ctx); err != nil {
+    return thrift.PrependError(fmt.Sprintf("%T read error: ", p), err)
+  }
+
+
+  for {
+    _, fieldTypeId, fieldId, err := iprot.ReadFieldBegin(ctx)
+    if err != nil {
+      return thrift.PrependError(fmt.Sprintf("%T field %d read error: ", p, fieldId), err)
+    }
+    if fieldTypeId == thrift.STOP { break; }
+    switch fieldId {
+    case 1:
+      if fieldTypeId == thrift.STRING {
+        if err := p.ReadField1(ctx, iprot); err != nil {
+          return err
+        }
+      } else {
+        if err := iprot.Skip(ctx, fieldTypeId); err != nil {
+          return err
+        }
+      }
+    case 2:
+      if fieldTypeId == thrift.STRING {
+        if err := p.ReadField2(ctx, iprot); err != nil {
+          return err
+        }
+      } else {
+        if err := iprot.Skip(ctx, fieldTypeId); err != nil {
+          return err
+        }
+      }
+    default:
+      if err := iprot.Skip(ctx, fieldTypeId); err != nil {
+        return err
+      }
+    }
+    if err := iprot.ReadFieldEnd(ctx); err != nil {
+      return err
+    }
+  }
+  if err := iprot.ReadStructEnd(ctx); err != nil {
+    return thrift.PrependError(fmt.Sprintf("%T read struct end error: ", p), err)
+  }
+  return nil
+}
+
+func (p *InternalServiceOfferTakenArgs)  ReadField1(ctx context.Context, iprot thrift.TProtocol) error {
+  if v, err := iprot.ReadString(ctx); err != nil {
+  return thrift.PrependError("error reading field 1: ", err)
+} else {
+  p.RequestId = v
+}
+  return nil
+}
+
+func (p *InternalServiceOfferTakenArgs)  ReadField2(ctx context.Context, iprot thrift.TProtocol) error {
+  if v, err := iprot.ReadString(ctx); err != nil {
+  return thrift.PrependError("error reading field 2: ", err)
+} else {
+  p.TaskId = v
+}
+  return nil
+}
+
+func (p *InternalServiceOfferTakenArgs) Write(ctx context.Context, oprot thrift.TProtocol) error {
+  if err := oprot.WriteStructBegin(ctx, "offerTaken_args"); err != nil {
+    return thrift.PrependError(fmt.Sprintf("%T write struct begin error: ", p), err) }
+  if p != nil {
+    if err := p.writeField1(ctx, oprot); err != nil { return err }
+    if err := p.writeField2(ctx, oprot); err != nil { return err }
+  }
+  if err := oprot.WriteFieldStop(ctx); err != nil {
+    return thrift.PrependError("write field stop error: ", err) }
+  if err := oprot.WriteStructEnd(ctx); err != nil {
+    return thrift.PrependError("write struct stop error: ", err) }
+  return nil
+}
+
+func (p *InternalServiceOfferTakenArgs) writeField1(ctx context.Context, oprot thrift.TProtocol) (err error) {
+  if err := oprot.WriteFieldBegin(ctx, "requestId", thrift.STRING, 1); err != nil {
+    return thrift.PrependError(fmt.Sprintf("%T write field begin error 1:requestId: ", p), err) }
+  if err := oprot.WriteString(ctx, string(p.RequestId)); err != nil {
+  return thrift.PrependError(fmt.Sprintf("%T.requestId (1) field write error: ", p), err) }
+  if err := oprot.WriteFieldEnd(ctx); err != nil {
+    return thrift.PrependError(fmt.Sprintf("%T write field end error 1:requestId: ", p), err) }
+  return err
+}
+
+func (p *InternalServiceOfferTakenArgs) writeField2(ctx context.Context, oprot thrift.TProtocol) (err error) {
+  if err := oprot.WriteFieldBegin(ctx, "taskId", thrift.STRING, 2); err != nil {
+    return thrift.PrependError(fmt.Sprintf("%T write field begin error 2:taskId: ", p), err) }
+  if err := oprot.WriteString(ctx, string(p.TaskId)); err != nil {
+  return thrift.PrependError(fmt.Sprintf("%T.taskId (2) field write error: ", p), err) }
+  if err := oprot.WriteFieldEnd(ctx); err != nil {
+    return thrift.PrependError(fmt.Sprintf("%T write field end error 2:taskId: ", p), err) }
+  return err
+}
+
+func (p *InternalServiceOfferTakenArgs) String() string {
+  if p == nil {
+    return "<nil>"
+  }
+  return fmt.Sprintf("InternalServiceOfferTakenArgs(%+v)", *p)
+}
+
+// Attributes:
+//  - Success
+type InternalServiceOfferTakenResult struct {
+  Success *bool `thrift:"success,0" db:"success" json:"success,omitempty"`
+}
+
+func NewInternalServiceOfferTakenResult() *InternalServiceOfferTakenResult {
+  return &InternalServiceOfferTakenResult{}
+}
+
+var InternalServiceOfferTakenResult_Success_DEFAULT bool
+func (p *InternalServiceOfferTakenResult) GetSuccess() bool {
+  if !p.IsSetSuccess() {
+    return InternalServiceOfferTakenResult_Success_DEFAULT
+  }
+return *p.Success
+}
+func (p *InternalServiceOfferTakenResult) IsSetSuccess() bool {
+  return p.Success != nil
+}
+
+func (p *InternalServiceOfferTakenResult) Read(ctx context.Context, iprot thrift.TProtocol) error {
+  if _, err := iprot.ReadStructBegin(ctx); err != nil {
+    return thrift.PrependError(fmt.Sprintf("%T read error: ", p), err)
+  }
+
+
+  for {
+    _, fieldTypeId, fieldId, err := iprot.ReadFieldBegin(ctx)
+    if err != nil {
+      return thrift.PrependError(fmt.Sprintf("%T field %d read error: ", p, fieldId), err)
+    }
+    if fieldTypeId == thrift.STOP { break; }
+    switch fieldId {
+    case 0:
+      if fieldTypeId == thrift.BOOL {
+        if err := p.ReadField0(ctx, iprot); err != nil {
+          return err
+        }
+      } else {
+        if err := iprot.Skip(ctx, fieldTypeId); err != nil {
+          return err
+        }
+      }
+    default:
+      if err := iprot.Skip(ctx, fieldTypeId); err != nil {
+        return err
+      }
+    }
+    if err := iprot.ReadFieldEnd(ctx); err != nil {
+      return err
+    }
+  }
+  if err := iprot.ReadStructEnd(ctx); err != nil {
+    return thrift.PrependError(fmt.Sprintf("%T read struct end error: ", p), err)
+  }
+  return nil
+}
+
+func (p *InternalServiceOfferTakenResult)  ReadField0(ctx context.Context, iprot thrift.TProtocol) error {
+  if v, err := iprot.ReadBool(ctx); err != nil {
+  return thrift.PrependError("error reading field 0: ", err)
+} else {
+  p.Success = &v
+}
+  return nil
+}
+
+func (p *InternalServiceOfferTakenResult) Write(ctx context.Context, oprot thrift.TProtocol) error {
+  if err := oprot.WriteStructBegin(ctx, "offerTaken_result"); err != nil {
+    return thrift.PrependError(fmt.Sprintf("%T write struct begin error: ", p), err) }
+  if p != nil {
+    if err := p.writeField0(ctx, oprot); err != nil { return err }
+  }
+  if err := oprot.WriteFieldStop(ctx); err != nil {
+    return thrift.PrependError("write field stop error: ", err) }
+  if err := oprot.WriteStructEnd(ctx); err != nil {
+    return thrift.PrependError("write struct stop error: ", err) }
+  return nil
+}
+
+func (p *InternalServiceOfferTakenResult) writeField0(ctx context.Context, oprot thrift.TProtocol) (err error) {
+  if p.IsSetSuccess() {
+    if err := oprot.WriteFieldBegin(ctx, "success", thrift.BOOL, 0); err != nil {
+      return thrift.PrependError(fmt.Sprintf("%T write field begin error 0:success: ", p), err) }
+    if err := oprot.WriteBool(ctx, bool(*p.Success)); err != nil {
+    return thrift.PrependError(fmt.Sprintf("%T.success (0) field write error: ", p), err) }
+    if err := oprot.WriteFieldEnd(ctx); err != nil {
+      return thrift.PrependError(fmt.Sprintf("%T write field end error 0:success: ", p), err) }
+  }
+  return err
+}
+
+func (p *InternalServiceOfferTakenResult) String() string {
+  if p == nil {
+    return "<nil>"
+  }
+  return fmt.Sprintf("InternalServiceOfferTakenResult(%+v)", *p)
+}
+
 
 type BackendService interface {
   // Parameters:
@@ -7235,14 +7574,14 @@ func (p *BackendServiceClient) SetLastResponseMeta_(meta thrift.ResponseMeta) {
 //  - TaskId
 //  - User
 func (p *BackendServiceClient) LaunchTask(ctx context.Context, message []byte, taskId *TFullTaskId, user *TUserGroupInfo) (_err error) {
-  var _args83 BackendServiceLaunchTaskArgs
-  _args83.Message = message
-  _args83.TaskId = taskId
-  _args83.User = user
-  var _result85 BackendServiceLaunchTaskResult
-  var _meta84 thrift.ResponseMeta
-  _meta84, _err = p.Client_().Call(ctx, "launchTask", &_args83, &_result85)
-  p.SetLastResponseMeta_(_meta84)
+  var _args88 BackendServiceLaunchTaskArgs
+  _args88.Message = message
+  _args88.TaskId = taskId
+  _args88.User = user
+  var _result90 BackendServiceLaunchTaskResult
+  var _meta89 thrift.ResponseMeta
+  _meta89, _err = p.Client_().Call(ctx, "launchTask", &_args88, &_result90)
+  p.SetLastResponseMeta_(_meta89)
   if _err != nil {
     return
   }
@@ -7269,9 +7608,9 @@ func (p *BackendServiceProcessor) ProcessorMap() map[string]thrift.TProcessorFun
 
 func NewBackendServiceProcessor(handler BackendService) *BackendServiceProcessor {
 
-  self86 := &BackendServiceProcessor{handler:handler, processorMap:make(map[string]thrift.TProcessorFunction)}
-  self86.processorMap["launchTask"] = &backendServiceProcessorLaunchTask{handler:handler}
-return self86
+  self91 := &BackendServiceProcessor{handler:handler, processorMap:make(map[string]thrift.TProcessorFunction)}
+  self91.processorMap["launchTask"] = &backendServiceProcessorLaunchTask{handler:handler}
+return self91
 }
 
 func (p *BackendServiceProcessor) Process(ctx context.Context, iprot, oprot thrift.TProtocol) (success bool, err thrift.TException) {
@@ -7282,12 +7621,12 @@ func (p *BackendServiceProcessor) Process(ctx context.Context, iprot, oprot thri
   }
   iprot.Skip(ctx, thrift.STRUCT)
   iprot.ReadMessageEnd(ctx)
-  x87 := thrift.NewTApplicationException(thrift.UNKNOWN_METHOD, "Unknown function " + name)
+  x92 := thrift.NewTApplicationException(thrift.UNKNOWN_METHOD, "Unknown function " + name)
   oprot.WriteMessageBegin(ctx, name, thrift.EXCEPTION, seqId)
-  x87.Write(ctx, oprot)
+  x92.Write(ctx, oprot)
   oprot.WriteMessageEnd(ctx)
   oprot.Flush(ctx)
-  return false, x87
+  return false, x92
 
 }
 
@@ -7296,7 +7635,7 @@ type backendServiceProcessorLaunchTask struct {
 }
 
 func (p *backendServiceProcessorLaunchTask) Process(ctx context.Context, seqId int32, iprot, oprot thrift.TProtocol) (success bool, err thrift.TException) {
-  var _write_err88 error
+  var _write_err93 error
   args := BackendServiceLaunchTaskArgs{}
   if err2 := args.Read(ctx, iprot); err2 != nil {
     iprot.ReadMessageEnd(ctx)
@@ -7342,39 +7681,39 @@ func (p *backendServiceProcessorLaunchTask) Process(ctx context.Context, seqId i
     if errors.Is(err2, thrift.ErrAbandonRequest) {
       return false, thrift.WrapTException(err2)
     }
-    _exc89 := thrift.NewTApplicationException(thrift.INTERNAL_ERROR, "Internal error processing launchTask: " + err2.Error())
+    _exc94 := thrift.NewTApplicationException(thrift.INTERNAL_ERROR, "Internal error processing launchTask: " + err2.Error())
     if err2 := oprot.WriteMessageBegin(ctx, "launchTask", thrift.EXCEPTION, seqId); err2 != nil {
-      _write_err88 = thrift.WrapTException(err2)
+      _write_err93 = thrift.WrapTException(err2)
     }
-    if err2 := _exc89.Write(ctx, oprot); _write_err88 == nil && err2 != nil {
-      _write_err88 = thrift.WrapTException(err2)
+    if err2 := _exc94.Write(ctx, oprot); _write_err93 == nil && err2 != nil {
+      _write_err93 = thrift.WrapTException(err2)
     }
-    if err2 := oprot.WriteMessageEnd(ctx); _write_err88 == nil && err2 != nil {
-      _write_err88 = thrift.WrapTException(err2)
+    if err2 := oprot.WriteMessageEnd(ctx); _write_err93 == nil && err2 != nil {
+      _write_err93 = thrift.WrapTException(err2)
     }
-    if err2 := oprot.Flush(ctx); _write_err88 == nil && err2 != nil {
-      _write_err88 = thrift.WrapTException(err2)
+    if err2 := oprot.Flush(ctx); _write_err93 == nil && err2 != nil {
+      _write_err93 = thrift.WrapTException(err2)
     }
-    if _write_err88 != nil {
-      return false, thrift.WrapTException(_write_err88)
+    if _write_err93 != nil {
+      return false, thrift.WrapTException(_write_err93)
     }
     return true, err
   }
   tickerCancel()
   if err2 := oprot.WriteMessageBegin(ctx, "launchTask", thrift.REPLY, seqId); err2 != nil {
-    _write_err88 = thrift.WrapTException(err2)
+    _write_err93 = thrift.WrapTException(err2)
   }
-  if err2 := result.Write(ctx, oprot); _write_err88 == nil && err2 != nil {
-    _write_err88 = thrift.WrapTException(err2)
+  if err2 := result.Write(ctx, oprot); _write_err93 == nil && err2 != nil {
+    _write_err93 = thrift.WrapTException(err2)
   }
-  if err2 := oprot.WriteMessageEnd(ctx); _write_err88 == nil && err2 != nil {
-    _write_err88 = thrift.WrapTException(err2)
+  if err2 := oprot.WriteMessageEnd(ctx); _write_err93 == nil && err2 != nil {
+    _write_err93 = thrift.WrapTException(err2)
   }
-  if err2 := oprot.Flush(ctx); _write_err88 == nil && err2 != nil {
-    _write_err88 = thrift.WrapTException(err2)
+  if err2 := oprot.Flush(ctx); _write_err93 == nil && err2 != nil {
+    _write_err93 = thrift.WrapTException(err2)
   }
-  if _write_err88 != nil {
-    return false, thrift.WrapTException(_write_err88)
+  if _write_err93 != nil {
+    return false, thrift.WrapTException(_write_err93)
   }
   return true, err
 }
@@ -7659,14 +7998,14 @@ func (p *FrontendServiceClient) SetLastResponseMeta_(meta thrift.ResponseMeta) {
 //  - Status
 //  - Message
 func (p *FrontendServiceClient) FrontendMessage(ctx context.Context, taskId *TFullTaskId, status int32, message []byte) (_err error) {
-  var _args90 FrontendServiceFrontendMessageArgs
-  _args90.TaskId = taskId
-  _args90.Status = status
-  _args90.Message = message
-  var _result92 FrontendServiceFrontendMessageResult
-  var _meta91 thrift.ResponseMeta
-  _meta91, _err = p.Client_().Call(ctx, "frontendMessage", &_args90, &_result92)
-  p.SetLastResponseMeta_(_meta91)
+  var _args95 FrontendServiceFrontendMessageArgs
+  _args95.TaskId = taskId
+  _args95.Status = status
+  _args95.Message = message
+  var _result97 FrontendServiceFrontendMessageResult
+  var _meta96 thrift.ResponseMeta
+  _meta96, _err = p.Client_().Call(ctx, "frontendMessage", &_args95, &_result97)
+  p.SetLastResponseMeta_(_meta96)
   if _err != nil {
     return
   }
@@ -7693,9 +8032,9 @@ func (p *FrontendServiceProcessor) ProcessorMap() map[string]thrift.TProcessorFu
 
 func NewFrontendServiceProcessor(handler FrontendService) *FrontendServiceProcessor {
 
-  self93 := &FrontendServiceProcessor{handler:handler, processorMap:make(map[string]thrift.TProcessorFunction)}
-  self93.processorMap["frontendMessage"] = &frontendServiceProcessorFrontendMessage{handler:handler}
-return self93
+  self98 := &FrontendServiceProcessor{handler:handler, processorMap:make(map[string]thrift.TProcessorFunction)}
+  self98.processorMap["frontendMessage"] = &frontendServiceProcessorFrontendMessage{handler:handler}
+return self98
 }
 
 func (p *FrontendServiceProcessor) Process(ctx context.Context, iprot, oprot thrift.TProtocol) (success bool, err thrift.TException) {
@@ -7706,12 +8045,12 @@ func (p *FrontendServiceProcessor) Process(ctx context.Context, iprot, oprot thr
   }
   iprot.Skip(ctx, thrift.STRUCT)
   iprot.ReadMessageEnd(ctx)
-  x94 := thrift.NewTApplicationException(thrift.UNKNOWN_METHOD, "Unknown function " + name)
+  x99 := thrift.NewTApplicationException(thrift.UNKNOWN_METHOD, "Unknown function " + name)
   oprot.WriteMessageBegin(ctx, name, thrift.EXCEPTION, seqId)
-  x94.Write(ctx, oprot)
+  x99.Write(ctx, oprot)
   oprot.WriteMessageEnd(ctx)
   oprot.Flush(ctx)
-  return false, x94
+  return false, x99
 
 }
 
@@ -7720,7 +8059,7 @@ type frontendServiceProcessorFrontendMessage struct {
 }
 
 func (p *frontendServiceProcessorFrontendMessage) Process(ctx context.Context, seqId int32, iprot, oprot thrift.TProtocol) (success bool, err thrift.TException) {
-  var _write_err95 error
+  var _write_err100 error
   args := FrontendServiceFrontendMessageArgs{}
   if err2 := args.Read(ctx, iprot); err2 != nil {
     iprot.ReadMessageEnd(ctx)
@@ -7766,39 +8105,39 @@ func (p *frontendServiceProcessorFrontendMessage) Process(ctx context.Context, s
     if errors.Is(err2, thrift.ErrAbandonRequest) {
       return false, thrift.WrapTException(err2)
     }
-    _exc96 := thrift.NewTApplicationException(thrift.INTERNAL_ERROR, "Internal error processing frontendMessage: " + err2.Error())
+    _exc101 := thrift.NewTApplicationException(thrift.INTERNAL_ERROR, "Internal error processing frontendMessage: " + err2.Error())
     if err2 := oprot.WriteMessageBegin(ctx, "frontendMessage", thrift.EXCEPTION, seqId); err2 != nil {
-      _write_err95 = thrift.WrapTException(err2)
+      _write_err100 = thrift.WrapTException(err2)
     }
-    if err2 := _exc96.Write(ctx, oprot); _write_err95 == nil && err2 != nil {
-      _write_err95 = thrift.WrapTException(err2)
+    if err2 := _exc101.Write(ctx, oprot); _write_err100 == nil && err2 != nil {
+      _write_err100 = thrift.WrapTException(err2)
     }
-    if err2 := oprot.WriteMessageEnd(ctx); _write_err95 == nil && err2 != nil {
-      _write_err95 = thrift.WrapTException(err2)
+    if err2 := oprot.WriteMessageEnd(ctx); _write_err100 == nil && err2 != nil {
+      _write_err100 = thrift.WrapTException(err2)
     }
-    if err2 := oprot.Flush(ctx); _write_err95 == nil && err2 != nil {
-      _write_err95 = thrift.WrapTException(err2)
+    if err2 := oprot.Flush(ctx); _write_err100 == nil && err2 != nil {
+      _write_err100 = thrift.WrapTException(err2)
     }
-    if _write_err95 != nil {
-      return false, thrift.WrapTException(_write_err95)
+    if _write_err100 != nil {
+      return false, thrift.WrapTException(_write_err100)
     }
     return true, err
   }
   tickerCancel()
   if err2 := oprot.WriteMessageBegin(ctx, "frontendMessage", thrift.REPLY, seqId); err2 != nil {
-    _write_err95 = thrift.WrapTException(err2)
+    _write_err100 = thrift.WrapTException(err2)
   }
-  if err2 := result.Write(ctx, oprot); _write_err95 == nil && err2 != nil {
-    _write_err95 = thrift.WrapTException(err2)
+  if err2 := result.Write(ctx, oprot); _write_err100 == nil && err2 != nil {
+    _write_err100 = thrift.WrapTException(err2)
   }
-  if err2 := oprot.WriteMessageEnd(ctx); _write_err95 == nil && err2 != nil {
-    _write_err95 = thrift.WrapTException(err2)
+  if err2 := oprot.WriteMessageEnd(ctx); _write_err100 == nil && err2 != nil {
+    _write_err100 = thrift.WrapTException(err2)
   }
-  if err2 := oprot.Flush(ctx); _write_err95 == nil && err2 != nil {
-    _write_err95 = thrift.WrapTException(err2)
+  if err2 := oprot.Flush(ctx); _write_err100 == nil && err2 != nil {
+    _write_err100 = thrift.WrapTException(err2)
   }
-  if _write_err95 != nil {
-    return false, thrift.WrapTException(_write_err95)
+  if _write_err100 != nil {
+    return false, thrift.WrapTException(_write_err100)
   }
   return true, err
 }

@@ -1,0 +1,81 @@
+package nodemonitor
+
+import (
+	"time"
+
+	"github.com/sparrowfleet/sparrow/core/slots"
+)
+
+// offerMemory is how long a node monitor remembers what it answered an
+// offer, or a scheduler's question about one (offerLedger). It must
+// outlast any call still in flight that carries the offer: a call ends at
+// its timeout, seconds, so minutes leave a wide margin.
+const offerMemory = 2 * time.Minute
+
+// maxOfferMemory bounds the offers remembered, oldest forgotten first, so
+// a flood of offers cannot grow a node monitor without limit. At that
+// bound an offer is forgotten sooner than offerMemory only above about
+// 8,000 offers a second to this one node monitor.
+const maxOfferMemory = 1 << 20
+
+// offerLedger remembers, for recent offers, whether this node monitor took
+// them: the answer to a scheduler's offerTaken for an offer whose reply it
+// did not get. A question about an offer not seen is remembered as
+// declined, so that the offer, if it arrives after all, is declined and
+// the scheduler's "not taken" stays true. Not safe for concurrent use: the
+// node monitor holds n.mu.
+type offerLedger struct {
+	taken map[slots.TaskKey]bool
+	// order lists the keys in the order they were recorded, with when, so
+	// that the oldest are forgotten first, from head.
+	order []offerEntry
+	head  int
+}
+
+type offerEntry struct {
+	key slots.TaskKey
+	at  time.Time
+}
+
+// decided reports whether the offer of key was answered (or asked about)
+// already, and if so whether it was taken.
+func (l *offerLedger) decided(key slots.TaskKey) (taken, ok bool) {
+	taken, ok = l.taken[key]
+	return taken, ok
+}
+
+// record remembers the answer for key at now, and forgets answers older
+// than offerMemory.
+func (l *offerLedger) record(key slots.TaskKey, taken bool, now time.Time) {
+	if l.taken == nil {
+		l.taken = make(map[slots.TaskKey]bool)
+	}
+	l.forget(now)
+	if _, ok := l.taken[key]; !ok {
+		l.order = append(l.order, offerEntry{key: key, at: now})
+	}
+	l.taken[key] = taken
+}
+
+// forget drops answers older than offerMemory, and the oldest past
+// maxOfferMemory.
+func (l *offerLedger) forget(now time.Time) {
+	for l.head < len(l.order) {
+		e := l.order[l.head]
+		if now.Sub(e.at) < offerMemory && len(l.order)-l.head < maxOfferMemory {
+			break
+		}
+		delete(l.taken, e.key)
+		l.order[l.head] = offerEntry{}
+		l.head++
+	}
+	if l.head > 0 && l.head >= len(l.order)/2 {
+		n := copy(l.order, l.order[l.head:])
+		clear(l.order[n:])
+		l.order = l.order[:n]
+		l.head = 0
+	}
+}
+
+// len is how many answers are remembered.
+func (l *offerLedger) len() int { return len(l.taken) }
