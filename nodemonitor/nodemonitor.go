@@ -2,6 +2,8 @@ package nodemonitor
 
 import (
 	"context"
+	"crypto/rand"
+	"encoding/hex"
 	"fmt"
 	"net"
 	"slices"
@@ -94,6 +96,9 @@ type NodeMonitor struct {
 	clock taskClock
 	// offers remembers recent offers' answers (offerledger.go).
 	offers offerLedger
+	// boot is this NodeMonitor's start nonce, sent with offers' answers
+	// (TOfferOutcome.boot).
+	boot string
 }
 
 // New returns a NodeMonitor that finds schedulers' getTask addresses in dir.
@@ -116,8 +121,10 @@ func New(cfg Config, dir SchedulerDirectory) (*NodeMonitor, error) {
 	}
 	gtCfg := cfg.RPC
 	gtCfg.CallTimeout = cfg.GetTaskTimeout
+	var nonce [8]byte
+	_, _ = rand.Read(nonce[:]) // never fails (crypto/rand)
 	n := &NodeMonitor{
-		cfg: cfg, self: self, dir: dir,
+		cfg: cfg, self: self, dir: dir, boot: hex.EncodeToString(nonce[:]),
 		log:      cfg.Log.With().Str("component", "nodemonitor").Str("node", cfg.Internal).Logger(),
 		getTask:  rpc.NewPool(gtCfg, sparrowrpc.NewGetTaskServiceClient),
 		sched:    rpc.NewPool(cfg.RPC, sparrowrpc.NewSchedulerServiceClient),
@@ -246,7 +253,11 @@ func (n *NodeMonitor) EnqueueTaskReservationsWithOffer(ctx context.Context, req 
 	}
 	ready, took, ok := n.readyLocked(mine)
 	if !asked {
-		n.offers.record(key, ok, time.Now())
+		outcome := int32(sparrowrpc.OFFER_DECLINED)
+		if ok {
+			outcome = sparrowrpc.OFFER_TAKEN
+		}
+		n.offers.record(key, outcome, time.Now())
 	}
 	n.mu.Unlock()
 	for _, x := range ready {
@@ -256,30 +267,33 @@ func (n *NodeMonitor) EnqueueTaskReservationsWithOffer(ctx context.Context, req 
 		// The answer goes back while the executor is called.
 		go n.launch(took, offer)
 	}
-	reply := &sparrowrpc.TEnqueueOfferReply{Accepted: true, Launched: ok}
+	reply := &sparrowrpc.TEnqueueOfferReply{Accepted: true, Launched: ok, Boot: &n.boot}
 	if guided {
 		reply.Guided = &guided
 	}
 	return reply, nil
 }
 
-// OfferTaken implements InternalService's extension: whether this node
-// monitor took the offer of taskID of requestID, for a scheduler whose
+// OfferOutcome implements InternalService's extension: what this node
+// monitor did with the offer of taskID of requestID, for a scheduler whose
 // enqueueTaskReservationsWithOffer call failed after it was sent. An offer
-// not seen (yet) is answered false and remembered so, and declined if it
-// arrives later: the answer is final either way.
-func (n *NodeMonitor) OfferTaken(ctx context.Context, requestID, taskID string) (bool, error) {
+// not seen (yet) is answered OFFER_UNSEEN and remembered so, and declined
+// if it arrives later: the answer is final either way. The answer carries
+// this process's start nonce, so that the scheduler can tell whether the
+// process that says "unseen" is the one it sent the offer to.
+func (n *NodeMonitor) OfferOutcome(ctx context.Context, requestID, taskID string) (*sparrowrpc.TOfferOutcome, error) {
 	if requestID == "" || taskID == "" {
-		return false, fmt.Errorf("offerTaken: missing request id or task id")
+		return nil, fmt.Errorf("offerOutcome: missing request id or task id")
 	}
 	key := slots.TaskKey{RequestID: requestID, TaskID: taskID}
 	n.mu.Lock()
 	defer n.mu.Unlock()
-	taken, ok := n.offers.decided(key)
+	outcome, ok := n.offers.decided(key)
 	if !ok {
-		n.offers.record(key, false, time.Now())
+		outcome = int32(sparrowrpc.OFFER_UNSEEN)
+		n.offers.record(key, outcome, time.Now())
 	}
-	return taken, nil
+	return &sparrowrpc.TOfferOutcome{Outcome: outcome, Boot: n.boot}, nil
 }
 
 // reservationOf checks an enqueue request and returns the reservation it

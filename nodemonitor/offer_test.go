@@ -97,27 +97,40 @@ func TestGuidedQueueDeclinesOffers(t *testing.T) {
 	}
 }
 
-// TestOfferTakenAnswersAndIsFinal: offerTaken says which offers this node
-// monitor took; an offer asked about before it arrives is answered "not
-// taken", and when it does arrive, on a free slot, it is declined so that
-// the answer stays true; its reservation queues and asks by getTask.
-func TestOfferTakenAnswersAndIsFinal(t *testing.T) {
-	h := newHarness(t, 2, false)
+// TestOfferOutcomeAnswersAndIsFinal: offerOutcome says what this node
+// monitor did with an offer; one asked about before it arrives is
+// answered "unseen", and when it does arrive, on a free slot, it is
+// declined so that the answer stays true; its reservation queues and asks
+// by getTask. Every answer carries the process's start nonce.
+func TestOfferOutcomeAnswersAndIsFinal(t *testing.T) {
+	h := newHarness(t, 3, false)
 	ctx := context.Background()
-	if rep := h.enqueueOffer(t, "r", 1, "t0"); !rep.Launched {
-		t.Fatalf("answer %+v, want launched", rep)
+	rep := h.enqueueOffer(t, "r", 1, "t0")
+	if !rep.Launched || rep.GetBoot() == "" {
+		t.Fatalf("answer %+v, want launched, with the start nonce", rep)
 	}
-	if taken, err := h.nm.OfferTaken(ctx, "r", "t0"); err != nil || !taken {
-		t.Fatalf("OfferTaken(r, t0) = %v, %v; want true", taken, err)
+	ask := func(req, task string) *sparrowrpc.TOfferOutcome {
+		t.Helper()
+		out, err := h.nm.OfferOutcome(ctx, req, task)
+		if err != nil {
+			t.Fatalf("OfferOutcome(%s, %s): %v", req, task, err)
+		}
+		if out.Boot != rep.GetBoot() {
+			t.Fatalf("OfferOutcome(%s, %s) nonce %q, offers' %q", req, task, out.Boot, rep.GetBoot())
+		}
+		return out
 	}
-	if taken, err := h.nm.OfferTaken(ctx, "late", "t0"); err != nil || taken {
-		t.Fatalf("OfferTaken(late, t0) before the offer = %v, %v; want false", taken, err)
+	if out := ask("r", "t0"); out.Outcome != sparrowrpc.OFFER_TAKEN {
+		t.Fatalf("r/t0: %+v, want taken", out)
+	}
+	if out := ask("late", "t0"); out.Outcome != sparrowrpc.OFFER_UNSEEN {
+		t.Fatalf("late/t0 before the offer: %+v, want unseen", out)
 	}
 	h.sched.mu.Lock()
 	h.sched.tasks["late"] = []string{"t1"}
 	h.sched.mu.Unlock()
 	if rep := h.enqueueOffer(t, "late", 1, "t0"); !rep.Accepted || rep.Launched || rep.GetGuided() {
-		t.Fatalf("answer %+v, want the late offer declined (its scheduler heard it was not taken)", rep)
+		t.Fatalf("answer %+v, want the late offer declined (its scheduler heard it was unseen)", rep)
 	}
 	waitState(t, h.nm, "the backend to see the getTask's task", func(State) bool { return h.back.count() == 2 })
 	h.back.mu.Lock()
@@ -126,11 +139,20 @@ func TestOfferTakenAnswersAndIsFinal(t *testing.T) {
 	if !slices.Equal(launched, []string{"late/t1", "r/t0"}) {
 		t.Errorf("launched %v, want r/t0 and late/t1 (by getTask), never late/t0", launched)
 	}
-	if taken, _ := h.nm.OfferTaken(ctx, "late", "t0"); taken {
-		t.Error("the declined late offer reads as taken")
+	if out := ask("late", "t0"); out.Outcome != sparrowrpc.OFFER_UNSEEN {
+		t.Errorf("late/t0 after: %+v, want still unseen", out)
 	}
-	if _, err := h.nm.OfferTaken(ctx, "", "t0"); err == nil {
-		t.Error("OfferTaken without a request id: no error")
+	// An offer that finds no free slot is declined, and said so.
+	h.enqueue(t, "app", "fill", 1)
+	waitState(t, h.nm, "every slot taken", func(s State) bool { return s.Free == 0 })
+	if rep := h.enqueueOffer(t, "busy", 1, "t0"); rep.Launched {
+		t.Fatalf("answer %+v, want declined on a full node", rep)
+	}
+	if out := ask("busy", "t0"); out.Outcome != sparrowrpc.OFFER_DECLINED {
+		t.Errorf("busy/t0: %+v, want declined", out)
+	}
+	if _, err := h.nm.OfferOutcome(ctx, "", "t0"); err == nil {
+		t.Error("OfferOutcome without a request id: no error")
 	}
 }
 
@@ -140,18 +162,18 @@ func TestOfferLedgerForgets(t *testing.T) {
 	var l offerLedger
 	t0 := time.Unix(1000, 0)
 	for i := range 100 {
-		l.record(slots.TaskKey{RequestID: "r", TaskID: fmt.Sprint(i)}, i%2 == 0, t0.Add(time.Duration(i)*time.Second))
+		l.record(slots.TaskKey{RequestID: "r", TaskID: fmt.Sprint(i)}, int32(i%2), t0.Add(time.Duration(i)*time.Second))
 	}
-	if taken, ok := l.decided(slots.TaskKey{RequestID: "r", TaskID: "4"}); !ok || !taken {
-		t.Fatalf("decided(4) = %v, %v; want taken", taken, ok)
+	if out, ok := l.decided(slots.TaskKey{RequestID: "r", TaskID: "4"}); !ok || out != 0 {
+		t.Fatalf("decided(4) = %v, %v; want 0", out, ok)
 	}
-	if taken, ok := l.decided(slots.TaskKey{RequestID: "r", TaskID: "5"}); !ok || taken {
-		t.Fatalf("decided(5) = %v, %v; want not taken", taken, ok)
+	if out, ok := l.decided(slots.TaskKey{RequestID: "r", TaskID: "5"}); !ok || out != 1 {
+		t.Fatalf("decided(5) = %v, %v; want 1", out, ok)
 	}
 	// At 69 s + offerMemory, the answers recorded at 0..69 s are
 	// offerMemory old or older; 70..99 s are younger.
 	now := t0.Add(69*time.Second + offerMemory)
-	l.record(slots.TaskKey{RequestID: "r", TaskID: "new"}, true, now)
+	l.record(slots.TaskKey{RequestID: "r", TaskID: "new"}, 2, now)
 	if got := l.len(); got != 31 {
 		t.Fatalf("%d answers remembered, want the 30 younger than offerMemory and the new one", got)
 	}

@@ -19,13 +19,13 @@ const offerMemory = 2 * time.Minute
 const maxOfferMemory = 1 << 20
 
 // offerLedger remembers, for recent offers, whether this node monitor took
-// them: the answer to a scheduler's offerTaken for an offer whose reply it
-// did not get. A question about an offer not seen is remembered as
-// declined, so that the offer, if it arrives after all, is declined and
-// the scheduler's "not taken" stays true. Not safe for concurrent use: the
-// node monitor holds n.mu.
+// them (sparrowrpc.OFFER_TAKEN, OFFER_DECLINED): the answer to a
+// scheduler's offerOutcome for an offer whose reply it did not get. A
+// question about an offer not seen is remembered as OFFER_UNSEEN, so that
+// the offer, if it arrives after all, is declined and the answer stays
+// true. Not safe for concurrent use: the node monitor holds n.mu.
 type offerLedger struct {
-	taken map[slots.TaskKey]bool
+	outcome map[slots.TaskKey]int32
 	// order lists the keys in the order they were recorded, with when, so
 	// that the oldest are forgotten first, from head.
 	order []offerEntry
@@ -38,23 +38,23 @@ type offerEntry struct {
 }
 
 // decided reports whether the offer of key was answered (or asked about)
-// already, and if so whether it was taken.
-func (l *offerLedger) decided(key slots.TaskKey) (taken, ok bool) {
-	taken, ok = l.taken[key]
-	return taken, ok
+// already, and if so the outcome.
+func (l *offerLedger) decided(key slots.TaskKey) (outcome int32, ok bool) {
+	outcome, ok = l.outcome[key]
+	return outcome, ok
 }
 
-// record remembers the answer for key at now, and forgets answers older
+// record remembers the outcome for key at now, and forgets answers older
 // than offerMemory.
-func (l *offerLedger) record(key slots.TaskKey, taken bool, now time.Time) {
-	if l.taken == nil {
-		l.taken = make(map[slots.TaskKey]bool)
+func (l *offerLedger) record(key slots.TaskKey, outcome int32, now time.Time) {
+	if l.outcome == nil {
+		l.outcome = make(map[slots.TaskKey]int32)
 	}
 	l.forget(now)
-	if _, ok := l.taken[key]; !ok {
+	if _, ok := l.outcome[key]; !ok {
 		l.order = append(l.order, offerEntry{key: key, at: now})
 	}
-	l.taken[key] = taken
+	l.outcome[key] = outcome
 }
 
 // forget drops answers older than offerMemory, and the oldest past
@@ -65,7 +65,7 @@ func (l *offerLedger) forget(now time.Time) {
 		if now.Sub(e.at) < offerMemory && len(l.order)-l.head < maxOfferMemory {
 			break
 		}
-		delete(l.taken, e.key)
+		delete(l.outcome, e.key)
 		l.order[l.head] = offerEntry{}
 		l.head++
 	}
@@ -78,4 +78,4 @@ func (l *offerLedger) forget(now time.Time) {
 }
 
 // len is how many answers are remembered.
-func (l *offerLedger) len() int { return len(l.taken) }
+func (l *offerLedger) len() int { return len(l.outcome) }

@@ -77,9 +77,11 @@ func (s *Scheduler) sendBackups(r *request) {
 }
 
 // offerWait bounds how long a getTask waits for offers to be answered. An
-// answer takes a round trip; a call that hangs ends at the pool's call
-// timeout, and the getTask then answers without the task.
-const offerWait = time.Second
+// answer takes a round trip. The wait must end well inside the node
+// monitor's getTask timeout (1 s by default): an answer it no longer reads
+// would hand out a task that then never runs. An offer in doubt
+// (resolveOffer) is not waited for at all.
+const offerWait = 250 * time.Millisecond
 
 // planOffers sets aside one task for each of the first probes, up to the
 // job's size, to send with its reservations; -1 marks a probe without an
@@ -107,6 +109,12 @@ func (s *Scheduler) planOffers(r *request, probes []placement.Probe) []int {
 			}
 		}
 		offers[k] = i
+		if b := s.offerBoot[p.Node.Addr]; b != "" {
+			if r.offerBoot == nil {
+				r.offerBoot = make(map[int]string)
+			}
+			r.offerBoot[i] = b
+		}
 		s.stats.OffersMade++
 	}
 	return offers
@@ -141,16 +149,16 @@ func (s *Scheduler) offersTo(addr string, now time.Time) bool {
 // offerCall sends p with task offer offered, and returns the answer;
 // guided is set if the node monitor declined because a coordinator guides
 // its queues.
-func (s *Scheduler) offerCall(r *request, msg *sparrowrpc.TEnqueueTaskReservationsRequest, addr string, offer int) (accepted, launched, guided bool, err error) {
+func (s *Scheduler) offerCall(r *request, msg *sparrowrpc.TEnqueueTaskReservationsRequest, addr string, offer int) (accepted, launched, guided bool, boot string, err error) {
 	spec := r.specs[offer]
 	err = s.nodes.Call(context.Background(), addr, func(ctx context.Context, c *sparrowrpc.InternalServiceClient) error {
 		rep, err := c.EnqueueTaskReservationsWithOffer(ctx, msg, &sparrowrpc.TTaskLaunchSpec{TaskId: spec.TaskId, Message: spec.Message})
 		if err == nil {
-			accepted, launched, guided = rep.GetAccepted(), rep.GetLaunched(), rep.GetGuided()
+			accepted, launched, guided, boot = rep.GetAccepted(), rep.GetLaunched(), rep.GetGuided(), rep.GetBoot()
 		}
 		return err
 	})
-	return accepted, launched && accepted, guided && !launched, err
+	return accepted, launched && accepted, guided && !launched, boot, err
 }
 
 // offerAnswered settles offered task offer of r, sent to addr, from the
@@ -229,7 +237,7 @@ func (s *Scheduler) offerDone(r *request) {
 // held.
 func (s *Scheduler) awaitOffers(r *request) {
 	var deadline time.Time
-	for s.requests[r.ID] == r && r.Offered() > 0 {
+	for s.requests[r.ID] == r && awaiting(r) > 0 {
 		now := time.Now()
 		if deadline.IsZero() {
 			deadline = now.Add(offerWait)
@@ -258,10 +266,11 @@ func (s *Scheduler) awaitOffers(r *request) {
 // been taken. Counting it launched there is safe (it never runs twice),
 // but if the node monitor lives and had declined, the task would never
 // run and nothing would say so. So the scheduler asks the node monitor
-// (InternalService.offerTaken), whose "no" is final: an offer it has not
+// (InternalService.offerOutcome), whose "no" is final: an offer it has not
 // seen yet is declined if it comes. Until the answer, the task stays set
-// aside, as an offer awaiting its answer does. If the node monitor is
-// lost meanwhile, the task is counted launched there and reported lost
+// aside, as an offer awaiting its answer does ("unseen" is believed only
+// from the node monitor process the offer was sent to: resolveOffer). If
+// the node monitor is lost meanwhile, the task is counted launched there and reported lost
 // with its running tasks; if it cannot be asked (UNKNOWN_METHOD, or no
 // answer within maxDoubt), the task is counted launched there, as before
 // the question existed.
@@ -289,6 +298,7 @@ func (s *Scheduler) doubt(r *request, addr string, offer int) {
 		s.doubts[addr] = m
 	}
 	m[offerDoubt{r, offer}] = struct{}{}
+	r.doubted++
 	s.stats.OffersInDoubt++
 	go s.resolveOffer(r, addr, offer, doubtRetry, time.Now().Add(maxDoubt))
 }
@@ -301,20 +311,29 @@ func (s *Scheduler) settleDoubt(addr string, d offerDoubt) bool {
 		return false
 	}
 	delete(m, d)
+	d.r.doubted--
 	if len(m) == 0 {
 		delete(s.doubts, addr)
 	}
 	return true
 }
 
+// awaiting returns how many of r's offers await an answer that is not in
+// doubt. Called with s.mu held.
+func awaiting(r *request) int { return r.Offered() - r.doubted }
+
 // resolveOffer asks addr whether it took offered task offer of r, and
 // settles the doubt by its answer; on a failed call it asks again after
-// wait, until deadline.
+// wait, until deadline. "Unseen" is trusted only from the process the
+// offer was sent to: one whose start nonce equals the one the node
+// monitor gave before the offer was sent. A node monitor restarted
+// meanwhile cannot know what its previous process did, so then the task is
+// counted launched there (and reported lost once the old process is).
 func (s *Scheduler) resolveOffer(r *request, addr string, offer int, wait time.Duration, deadline time.Time) {
-	var taken bool
+	var ans *sparrowrpc.TOfferOutcome
 	err := s.nodes.Call(context.Background(), addr, func(ctx context.Context, c *sparrowrpc.InternalServiceClient) error {
 		var err error
-		taken, err = c.OfferTaken(ctx, r.ID, r.specs[offer].TaskId)
+		ans, err = c.OfferOutcome(ctx, r.ID, r.specs[offer].TaskId)
 		return err
 	})
 	s.mu.Lock()
@@ -323,14 +342,29 @@ func (s *Scheduler) resolveOffer(r *request, addr string, offer int, wait time.D
 	if _, ok := s.doubts[addr][d]; !ok {
 		return // settled by NodeLost
 	}
+	if err == nil && ans == nil {
+		err = errors.New("offerOutcome: empty answer")
+	}
 	switch {
-	case err == nil && !taken:
-		s.settleDoubt(addr, d)
-		s.stats.DoubtsDeclined++
-		s.offerDeclined(r, offer)
 	case err == nil:
 		s.settleDoubt(addr, d)
-		s.offerTaken(r, addr, offer)
+		sentBoot := r.offerBoot[offer]
+		delete(r.offerBoot, offer)
+		if ans.Boot != "" {
+			s.offerBoot[addr] = ans.Boot
+		}
+		switch {
+		case ans.Outcome == sparrowrpc.OFFER_TAKEN:
+			s.offerTaken(r, addr, offer)
+		case ans.Outcome == sparrowrpc.OFFER_DECLINED,
+			ans.Outcome == sparrowrpc.OFFER_UNSEEN && sentBoot != "" && ans.Boot == sentBoot:
+			s.stats.DoubtsDeclined++
+			s.offerDeclined(r, offer)
+		default:
+			s.log.Warn().Str("node", addr).Str("request", r.ID).Str("task", r.specs[offer].TaskId).
+				Msg("offer in doubt unseen by a node monitor that may have restarted since; counted launched there")
+			s.offerTaken(r, addr, offer)
+		}
 	case rpc.IsUnknownMethod(err):
 		s.noOfferQuery[addr] = true
 		s.settleDoubt(addr, d)
@@ -351,6 +385,7 @@ func (s *Scheduler) resolveOffer(r *request, addr string, offer int, wait time.D
 // node's running tasks: it may have started. Called with s.mu held.
 func (s *Scheduler) settleDoubtsLost(addr string) {
 	for d := range s.doubts[addr] {
+		d.r.doubted--
 		s.offerTaken(d.r, addr, d.offer)
 	}
 	delete(s.doubts, addr)

@@ -186,7 +186,7 @@ func gateAll(t *testing.T, c *cluster) (release func()) {
 func TestOfferInDoubtTakenCountsAsLaunchedThere(t *testing.T) {
 	c := newCluster(t, 1, Config{RPC: rpc.Config{CallTimeout: 200 * time.Millisecond}})
 	gateAll(t, c)
-	c.nms[0].answerTaken.Store(true)
+	c.nms[0].outcome.Store(sparrowrpc.OFFER_TAKEN)
 	if err := c.s.SubmitJob(context.Background(), job("job", 1, freeTasks(1)...)); err != nil {
 		t.Fatal(err)
 	}
@@ -197,11 +197,14 @@ func TestOfferInDoubtTakenCountsAsLaunchedThere(t *testing.T) {
 	}
 }
 
-// TestOfferInDoubtNotTakenGoesElsewhere: the node monitor says it did not
-// take the offer in doubt, so the task is handed out again, by getTask on
-// the node monitor its reservations were placed on since, once.
+// TestOfferInDoubtNotTakenGoesElsewhere: the node monitor says it declined
+// the offer in doubt, so the task is handed out again, by getTask on the
+// node monitor its reservations were placed on since, once.
 func TestOfferInDoubtNotTakenGoesElsewhere(t *testing.T) {
 	c := newCluster(t, 2, Config{RPC: rpc.Config{CallTimeout: time.Second}})
+	for _, nm := range c.nms {
+		nm.outcome.Store(sparrowrpc.OFFER_DECLINED)
+	}
 	release := gateAll(t, c)
 	if err := c.s.SubmitJob(context.Background(), job("job", 1, freeTasks(1)...)); err != nil {
 		t.Fatal(err)
@@ -251,8 +254,72 @@ func TestOfferInDoubtOnALostNodeIsReportedLost(t *testing.T) {
 	}
 }
 
+// TestOfferInDoubtUnseen: "unseen" is believed from the node monitor
+// process the offer was sent to (the start nonce it gave before the offer
+// left): the task is handed out again. From a process started since, it
+// proves nothing, and the task is counted launched there.
+func TestOfferInDoubtUnseen(t *testing.T) {
+	for _, restarted := range []bool{false, true} {
+		t.Run(fmt.Sprintf("restarted=%v", restarted), func(t *testing.T) {
+			c := newCluster(t, 2, Config{RPC: rpc.Config{CallTimeout: time.Second}})
+			for _, nm := range c.nms {
+				nm.boot.Store("b1")
+				nm.outcome.Store(sparrowrpc.OFFER_UNSEEN)
+				nm.takeOffers.Store(true)
+			}
+			// A first job's offers, answered, tell the scheduler each
+			// node monitor's nonce.
+			if err := c.s.SubmitJob(context.Background(), job("warm", 1, freeTasks(2)...)); err != nil {
+				t.Fatal(err)
+			}
+			c.hub.waitUntil(t, "the first job's offers taken", func() bool { return c.s.Stats().OffersTaken == 2 })
+			c.s.mu.Lock()
+			known := len(c.s.offerBoot)
+			c.s.mu.Unlock()
+			if known != 2 {
+				t.Fatalf("nonces known for %d node monitors, want 2", known)
+			}
+			release := gateAll(t, c)
+			for _, nm := range c.nms {
+				nm.takeOffers.Store(false)
+				if restarted {
+					nm.boot.Store("b2")
+				}
+			}
+			if err := c.s.SubmitJob(context.Background(), job("job", 1, freeTasks(1)...)); err != nil {
+				t.Fatal(err)
+			}
+			c.hub.waitFor(t, 10*time.Second, "the offer in doubt settled", func() bool {
+				st := c.s.Stats()
+				return st.OffersInDoubt == 1 && (st.DoubtsDeclined == 1 || st.OffersTaken == 3)
+			})
+			release()
+			st := c.s.Stats()
+			if restarted {
+				if st.OffersTaken != 3 || st.DoubtsDeclined != 0 {
+					t.Fatalf("stats %+v: want the task counted launched (unseen by a restarted process)", st)
+				}
+				return
+			}
+			if st.DoubtsDeclined != 1 || st.OffersTaken != 2 {
+				t.Fatalf("stats %+v: want the task handed out again (unseen by the same process)", st)
+			}
+			c.waitAccepted(t, "job", 2)
+			var got []string
+			for _, nm := range c.nms {
+				for _, spec := range c.getTask(t, "job", nm) {
+					got = append(got, spec.TaskId)
+				}
+			}
+			if len(got) != 1 {
+				t.Fatalf("getTask handed out %v, want the one task once", got)
+			}
+		})
+	}
+}
+
 // TestOfferInDoubtWithoutTheQuestion: a node monitor that answers
-// offerTaken UNKNOWN_METHOD (a version before it) has the offer in doubt
+// offerOutcome UNKNOWN_METHOD (a version before it) has the offer in doubt
 // counted launched there, and later doubts there too, without asking.
 func TestOfferInDoubtWithoutTheQuestion(t *testing.T) {
 	c := newCluster(t, 1, Config{RPC: rpc.Config{CallTimeout: 200 * time.Millisecond}})
@@ -263,7 +330,7 @@ func TestOfferInDoubtWithoutTheQuestion(t *testing.T) {
 		t.Skipf("cannot listen again on %s: %v", nm.addr, err)
 	}
 	proc := sparrowrpc.NewInternalServiceProcessor(nm)
-	delete(proc.ProcessorMap(), "offerTaken")
+	delete(proc.ProcessorMap(), "offerOutcome")
 	go srv.Serve(proc)
 	t.Cleanup(func() { srv.Close() })
 	gateAll(t, c)
@@ -275,7 +342,7 @@ func TestOfferInDoubtWithoutTheQuestion(t *testing.T) {
 	noQuery := c.s.noOfferQuery[nm.addr]
 	c.s.mu.Unlock()
 	if !noQuery {
-		t.Fatal("the node monitor without offerTaken is not remembered")
+		t.Fatal("the node monitor without offerOutcome is not remembered")
 	}
 	if st := c.s.Stats(); st.TasksLaunched != 1 || st.RunningTracked != 1 {
 		t.Fatalf("stats %+v", st)
@@ -434,5 +501,46 @@ func TestOffersResumeAfterThePause(t *testing.T) {
 	}
 	if _, ok := c.s.guidedUntil[addr]; ok {
 		t.Fatal("an ended pause was kept")
+	}
+}
+
+// TestGetTaskDoesNotWaitForOffersInDoubt: a getTask for a request whose
+// only unlaunched task is an offer in doubt answers at once, without the
+// task, rather than wait for an answer that may take until the node
+// monitor is declared lost (past the getTask's own timeout, so the answer
+// would go unread).
+func TestGetTaskDoesNotWaitForOffersInDoubt(t *testing.T) {
+	c := newCluster(t, 4, Config{RPC: rpc.Config{CallTimeout: 200 * time.Millisecond}})
+	gate := make(chan struct{})
+	t.Cleanup(func() { close(gate) })
+	for _, nm := range c.nms {
+		nm.mu.Lock()
+		nm.offerGate = gate
+		nm.mu.Unlock()
+		nm.questionFails.Store(true)
+	}
+	waits := 0
+	c.s.mu.Lock()
+	c.s.offerWaitHook = func() { waits++ }
+	c.s.mu.Unlock()
+	if err := c.s.SubmitJob(context.Background(), job("job", 2, freeTasks(1)...)); err != nil {
+		t.Fatal(err)
+	}
+	c.hub.waitUntil(t, "the offer in doubt and its task's reservations placed again", func() bool {
+		return c.s.Stats().OffersInDoubt == 1 && c.accepted("job") > 0
+	})
+	for _, nm := range c.holders("job") {
+		if got := c.getTask(t, "job", nm); len(got) != 0 {
+			t.Fatalf("%s got %v while the task's offer is in doubt", nm.name, got)
+		}
+	}
+	c.s.mu.Lock()
+	w := waits
+	c.s.mu.Unlock()
+	if w != 0 {
+		t.Fatalf("getTask waited %d times for an offer in doubt", w)
+	}
+	if st := c.s.Stats(); st.TasksLaunched != 0 || st.OffersTaken != 0 {
+		t.Fatalf("stats %+v: the task must stay set aside", st)
 	}
 }

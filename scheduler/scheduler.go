@@ -129,9 +129,12 @@ type Scheduler struct {
 	// guidedUntil holds, for node monitors that declined an offer because
 	// a coordinator guides their queues, when to offer them tasks again.
 	guidedUntil map[string]time.Time
-	// noOfferQuery marks node monitors that answered offerTaken
+	// noOfferQuery marks node monitors that answered offerOutcome
 	// UNKNOWN_METHOD: an offer in doubt there is counted launched.
 	noOfferQuery map[string]bool
+	// offerBoot holds each node monitor's start nonce from its latest
+	// answer to an offer or a question about one.
+	offerBoot map[string]string
 	// doubts holds, by node monitor, the offers whose calls failed after
 	// they were sent, until the node monitor says whether it took them
 	// (offer.go, resolveOffer).
@@ -183,6 +186,12 @@ type request struct {
 	// offerWake, if set, is closed when one of the tasks offered with
 	// reservations is answered (offer.go).
 	offerWake chan struct{}
+	// offerBoot holds, by offered task, the start nonce its node monitor
+	// last gave before the offer was sent ("" if none), to judge an
+	// "unseen" answer about it (offer.go, resolveOffer).
+	offerBoot map[int]string
+	// doubted counts r's offers in doubt (offer.go, doubt).
+	doubted int
 	// gaveUp is why re-placement gave up and reported the unlaunched
 	// tasks failed; set when r is dropped so.
 	gaveUp error
@@ -290,6 +299,7 @@ func New(cfg Config, view NodeView) (*Scheduler, error) {
 		noOffer:      make(map[string]bool),
 		guidedUntil:  make(map[string]time.Time),
 		noOfferQuery: make(map[string]bool),
+		offerBoot:    make(map[string]string),
 		doubts:       make(map[string]map[offerDoubt]struct{}),
 		idPrefix:     hex.EncodeToString(b[8:14]),
 		now:          time.Now,
@@ -430,9 +440,10 @@ func (s *Scheduler) enqueueOne(r *request, p placement.Probe, counted bool, offe
 		AppId: r.app, User: r.user, RequestId: r.ID, SchedulerAddress: s.self, NumTasks: int32(p.Count),
 	}
 	var accepted, launched, guided bool
+	var boot string
 	var err error
 	if offer >= 0 {
-		accepted, launched, guided, err = s.offerCall(r, msg, p.Node.Addr, offer)
+		accepted, launched, guided, boot, err = s.offerCall(r, msg, p.Node.Addr, offer)
 	} else {
 		err = s.nodes.Call(context.Background(), p.Node.Addr, func(ctx context.Context, c *sparrowrpc.InternalServiceClient) error {
 			var err error
@@ -443,6 +454,9 @@ func (s *Scheduler) enqueueOne(r *request, p placement.Probe, counted bool, offe
 	s.mu.Lock()
 	if guided {
 		s.guidedUntil[p.Node.Addr] = time.Now().Add(guidedOfferPause)
+	}
+	if boot != "" {
+		s.offerBoot[p.Node.Addr] = boot
 	}
 	if offer >= 0 && s.offerAnswered(r, p.Node.Addr, offer, launched, err) {
 		s.mu.Unlock()
@@ -575,7 +589,7 @@ func (s *Scheduler) GetTask(ctx context.Context, requestID string, nm *sparrowrp
 	addr := rpc.HostPortString(nm)
 	s.mu.Lock()
 	r, ok := s.requests[requestID]
-	if ok && r.Offered() > 0 {
+	if ok && awaiting(r) > 0 {
 		s.awaitOffers(r)
 		r, ok = s.requests[requestID]
 	}

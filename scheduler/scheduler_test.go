@@ -84,8 +84,10 @@ type fakeNM struct {
 	refuse     atomic.Bool
 
 	mu sync.Mutex
-	// gate, if set, holds each enqueue until it is closed.
-	gate chan struct{}
+	// gate, if set, holds each enqueue until it is closed; offerGate
+	// holds only those that carry an offer.
+	gate      chan struct{}
+	offerGate chan struct{}
 	// capped: accept only while room > 0, one enqueue taking one room
 	// (a queue with that many free positions); refuse the rest as full.
 	capped   bool
@@ -100,9 +102,11 @@ type fakeNM struct {
 	// guided: decline offers as a node monitor whose queue weights a
 	// coordinator guides does, saying so.
 	guided atomic.Bool
-	// answerTaken is what OfferTaken answers; questionFails makes it
-	// fail instead. questions counts its calls.
-	answerTaken   atomic.Bool
+	// outcome is what OfferOutcome answers, with boot as the start nonce
+	// (also sent with offers' answers); questionFails makes it fail
+	// instead. questions counts its calls.
+	outcome       atomic.Int32
+	boot          atomic.Value // string
 	questionFails atomic.Bool
 	questions     int
 	took          map[string][]string // request -> offered task ids taken
@@ -110,6 +114,12 @@ type fakeNM struct {
 }
 
 func (n *fakeNM) EnqueueTaskReservationsWithOffer(ctx context.Context, req *sparrowrpc.TEnqueueTaskReservationsRequest, offer *sparrowrpc.TTaskLaunchSpec) (*sparrowrpc.TEnqueueOfferReply, error) {
+	n.mu.Lock()
+	gate := n.offerGate
+	n.mu.Unlock()
+	if gate != nil {
+		<-gate
+	}
 	ok, err := n.EnqueueTaskReservations(ctx, req)
 	if err != nil || !ok {
 		return &sparrowrpc.TEnqueueOfferReply{}, err
@@ -117,27 +127,34 @@ func (n *fakeNM) EnqueueTaskReservationsWithOffer(ctx context.Context, req *spar
 	n.mu.Lock()
 	defer n.mu.Unlock()
 	n.offered++
+	boot := n.bootNonce()
 	if n.guided.Load() {
 		guided := true
-		return &sparrowrpc.TEnqueueOfferReply{Accepted: true, Guided: &guided}, nil
+		return &sparrowrpc.TEnqueueOfferReply{Accepted: true, Guided: &guided, Boot: &boot}, nil
 	}
 	if !n.takeOffers.Load() {
-		return &sparrowrpc.TEnqueueOfferReply{Accepted: true}, nil
+		return &sparrowrpc.TEnqueueOfferReply{Accepted: true, Boot: &boot}, nil
 	}
 	n.accepted[req.RequestId]-- // the taken task used one reservation
 	n.took[req.RequestId] = append(n.took[req.RequestId], offer.TaskId)
-	return &sparrowrpc.TEnqueueOfferReply{Accepted: true, Launched: true}, nil
+	return &sparrowrpc.TEnqueueOfferReply{Accepted: true, Launched: true, Boot: &boot}, nil
 }
 
-func (n *fakeNM) OfferTaken(_ context.Context, requestID, taskID string) (bool, error) {
+func (n *fakeNM) OfferOutcome(_ context.Context, requestID, taskID string) (*sparrowrpc.TOfferOutcome, error) {
 	defer n.hub.changed()
 	n.mu.Lock()
 	n.questions++
 	n.mu.Unlock()
 	if n.questionFails.Load() {
-		return false, fmt.Errorf("offerTaken(%s, %s): fails as told", requestID, taskID)
+		return nil, fmt.Errorf("offerOutcome(%s, %s): fails as told", requestID, taskID)
 	}
-	return n.answerTaken.Load(), nil
+	return &sparrowrpc.TOfferOutcome{Outcome: n.outcome.Load(), Boot: n.bootNonce()}, nil
+}
+
+// bootNonce is the fake's start nonce ("" until set).
+func (n *fakeNM) bootNonce() string {
+	b, _ := n.boot.Load().(string)
+	return b
 }
 
 func (n *fakeNM) EnqueueTaskReservations(_ context.Context, req *sparrowrpc.TEnqueueTaskReservationsRequest) (bool, error) {

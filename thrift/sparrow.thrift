@@ -125,7 +125,28 @@ struct TEnqueueOfferReply {
   // node monitor's queue weights, so it will decline every offer while
   // that lasts: a scheduler sends it plain reservations for a while.
   3: optional bool guided,
+  // The node monitor process's start nonce, new each time it starts
+  // (see TOfferOutcome.boot).
+  4: optional string boot,
 }
+
+// Extension: what a node monitor says of an offer whose answer its
+// scheduler did not get (offerOutcome).
+struct TOfferOutcome {
+  // OFFER_UNSEEN (0): this node monitor process has not received the
+  // offer, and will decline it if it arrives; OFFER_DECLINED (1);
+  // OFFER_TAKEN (2): it launched the task.
+  1: i32 outcome,
+  // This process's start nonce. "Unseen" is only conclusive from the
+  // process the offer was sent to: a scheduler trusts it when the nonce
+  // equals the one in an answer it had from this node monitor before it
+  // sent the offer.
+  2: string boot,
+}
+
+const i32 OFFER_UNSEEN = 0
+const i32 OFFER_DECLINED = 1
+const i32 OFFER_TAKEN = 2
 
 exception IncompleteRequestException {
   1: string message,
@@ -184,11 +205,11 @@ service InternalService {
   TEnqueueOfferReply enqueueTaskReservationsWithOffer(1: TEnqueueTaskReservationsRequest request, 2: TTaskLaunchSpec offer),
   // Extension: whether this node monitor took the offer of task taskId of
   // request requestId, for a scheduler whose enqueueTaskReservationsWithOffer
-  // call failed after it was sent. False is final: an offer it never
-  // received is declined if it arrives later. Answers are kept for a few
-  // minutes; a scheduler that gets UNKNOWN_METHOD counts the task launched
-  // there, as before this method.
-  bool offerTaken(1: string requestId, 2: string taskId),
+  // call failed after it was sent. "Unseen" and "declined" are final: an
+  // offer asked about before it arrives is declined. Answers are kept for
+  // a few minutes; a scheduler that gets UNKNOWN_METHOD counts the task
+  // launched there, as before this method.
+  TOfferOutcome offerOutcome(1: string requestId, 2: string taskId),
 }
 
 // Executor, port 20101. Called by its node monitor.

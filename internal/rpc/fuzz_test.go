@@ -261,11 +261,11 @@ func (stubInternal) EnqueueTaskReservationsWithOffer(_ context.Context, req *spa
 	return &sparrowrpc.TEnqueueOfferReply{}, nil
 }
 
-func (stubInternal) OfferTaken(_ context.Context, requestID, taskID string) (bool, error) {
+func (stubInternal) OfferOutcome(_ context.Context, requestID, taskID string) (*sparrowrpc.TOfferOutcome, error) {
 	if requestID != "" {
-		return false, stubErr(requestID)
+		return nil, stubErr(requestID)
 	}
-	return false, nil
+	return &sparrowrpc.TOfferOutcome{}, nil
 }
 
 func (stubInternal) CancelTaskReservations(_ context.Context, req *sparrowrpc.TCancelTaskReservationsRequest) error {
@@ -568,14 +568,14 @@ func FuzzInternalService(f *testing.F) {
 			return c.CancelTaskReservations(ctx, &sparrowrpc.TCancelTaskReservationsRequest{RequestId: "req-1"})
 		}),
 		enc(func(ctx context.Context, c *sparrowrpc.InternalServiceClient) error {
-			_, err := c.OfferTaken(ctx, "req-1", "0")
+			_, err := c.OfferOutcome(ctx, "req-1", "0")
 			return err
 		}),
 	})
 	addMethodSeeds(f, "enqueueTaskReservations", 0, 0)
 	addMethodSeeds(f, "enqueueTaskReservationsWithOffer", 0, 0)
 	addMethodSeeds(f, "cancelTaskReservations", 0, 0)
-	addMethodSeeds(f, "offerTaken", 0, 0)
+	addMethodSeeds(f, "offerOutcome", 0, 0)
 	s := newFuzzServer(f, sparrowrpc.NewInternalServiceProcessor(stubInternal{}))
 	f.Fuzz(func(t *testing.T, framed bool, data []byte) {
 		fuzzServe(t, s, frameStream(framed, data))

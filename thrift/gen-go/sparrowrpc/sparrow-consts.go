@@ -22,6 +22,9 @@ var _ = bytes.Equal
 const STATUS_APP = 0
 const STATUS_TASK_LOST = 1001
 const STATUS_TASK_FAILED = 1002
+const OFFER_UNSEEN = 0
+const OFFER_DECLINED = 1
+const OFFER_TAKEN = 2
 
 func init() {
 }

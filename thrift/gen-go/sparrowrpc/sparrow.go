@@ -2280,10 +2280,12 @@ func (p *TTaskLaunchSpec) String() string {
 //  - Accepted
 //  - Launched
 //  - Guided
+//  - Boot
 type TEnqueueOfferReply struct {
   Accepted bool `thrift:"accepted,1" db:"accepted" json:"accepted"`
   Launched bool `thrift:"launched,2" db:"launched" json:"launched"`
   Guided *bool `thrift:"guided,3" db:"guided" json:"guided,omitempty"`
+  Boot *string `thrift:"boot,4" db:"boot" json:"boot,omitempty"`
 }
 
 func NewTEnqueueOfferReply() *TEnqueueOfferReply {
@@ -2305,8 +2307,19 @@ func (p *TEnqueueOfferReply) GetGuided() bool {
   }
 return *p.Guided
 }
+var TEnqueueOfferReply_Boot_DEFAULT string
+func (p *TEnqueueOfferReply) GetBoot() string {
+  if !p.IsSetBoot() {
+    return TEnqueueOfferReply_Boot_DEFAULT
+  }
+return *p.Boot
+}
 func (p *TEnqueueOfferReply) IsSetGuided() bool {
   return p.Guided != nil
+}
+
+func (p *TEnqueueOfferReply) IsSetBoot() bool {
+  return p.Boot != nil
 }
 
 func (p *TEnqueueOfferReply) Read(ctx context.Context, iprot thrift.TProtocol) error {
@@ -2345,6 +2358,16 @@ func (p *TEnqueueOfferReply) Read(ctx context.Context, iprot thrift.TProtocol) e
     case 3:
       if fieldTypeId == thrift.BOOL {
         if err := p.ReadField3(ctx, iprot); err != nil {
+          return err
+        }
+      } else {
+        if err := iprot.Skip(ctx, fieldTypeId); err != nil {
+          return err
+        }
+      }
+    case 4:
+      if fieldTypeId == thrift.STRING {
+        if err := p.ReadField4(ctx, iprot); err != nil {
           return err
         }
       } else {
@@ -2394,6 +2417,15 @@ func (p *TEnqueueOfferReply)  ReadField3(ctx context.Context, iprot thrift.TProt
   return nil
 }
 
+func (p *TEnqueueOfferReply)  ReadField4(ctx context.Context, iprot thrift.TProtocol) error {
+  if v, err := iprot.ReadString(ctx); err != nil {
+  return thrift.PrependError("error reading field 4: ", err)
+} else {
+  p.Boot = &v
+}
+  return nil
+}
+
 func (p *TEnqueueOfferReply) Write(ctx context.Context, oprot thrift.TProtocol) error {
   if err := oprot.WriteStructBegin(ctx, "TEnqueueOfferReply"); err != nil {
     return thrift.PrependError(fmt.Sprintf("%T write struct begin error: ", p), err) }
@@ -2401,6 +2433,7 @@ func (p *TEnqueueOfferReply) Write(ctx context.Context, oprot thrift.TProtocol) 
     if err := p.writeField1(ctx, oprot); err != nil { return err }
     if err := p.writeField2(ctx, oprot); err != nil { return err }
     if err := p.writeField3(ctx, oprot); err != nil { return err }
+    if err := p.writeField4(ctx, oprot); err != nil { return err }
   }
   if err := oprot.WriteFieldStop(ctx); err != nil {
     return thrift.PrependError("write field stop error: ", err) }
@@ -2441,6 +2474,18 @@ func (p *TEnqueueOfferReply) writeField3(ctx context.Context, oprot thrift.TProt
   return err
 }
 
+func (p *TEnqueueOfferReply) writeField4(ctx context.Context, oprot thrift.TProtocol) (err error) {
+  if p.IsSetBoot() {
+    if err := oprot.WriteFieldBegin(ctx, "boot", thrift.STRING, 4); err != nil {
+      return thrift.PrependError(fmt.Sprintf("%T write field begin error 4:boot: ", p), err) }
+    if err := oprot.WriteString(ctx, string(*p.Boot)); err != nil {
+    return thrift.PrependError(fmt.Sprintf("%T.boot (4) field write error: ", p), err) }
+    if err := oprot.WriteFieldEnd(ctx); err != nil {
+      return thrift.PrependError(fmt.Sprintf("%T write field end error 4:boot: ", p), err) }
+  }
+  return err
+}
+
 func (p *TEnqueueOfferReply) Equals(other *TEnqueueOfferReply) bool {
   if p == other {
     return true
@@ -2455,6 +2500,12 @@ func (p *TEnqueueOfferReply) Equals(other *TEnqueueOfferReply) bool {
     }
     if (*p.Guided) != (*other.Guided) { return false }
   }
+  if p.Boot != other.Boot {
+    if p.Boot == nil || other.Boot == nil {
+      return false
+    }
+    if (*p.Boot) != (*other.Boot) { return false }
+  }
   return true
 }
 
@@ -2463,6 +2514,144 @@ func (p *TEnqueueOfferReply) String() string {
     return "<nil>"
   }
   return fmt.Sprintf("TEnqueueOfferReply(%+v)", *p)
+}
+
+// Attributes:
+//  - Outcome
+//  - Boot
+type TOfferOutcome struct {
+  Outcome int32 `thrift:"outcome,1" db:"outcome" json:"outcome"`
+  Boot string `thrift:"boot,2" db:"boot" json:"boot"`
+}
+
+func NewTOfferOutcome() *TOfferOutcome {
+  return &TOfferOutcome{}
+}
+
+
+func (p *TOfferOutcome) GetOutcome() int32 {
+  return p.Outcome
+}
+
+func (p *TOfferOutcome) GetBoot() string {
+  return p.Boot
+}
+func (p *TOfferOutcome) Read(ctx context.Context, iprot thrift.TProtocol) error {
+  if _, err := iprot.ReadStructBegin(ctx); err != nil {
+    return thrift.PrependError(fmt.Sprintf("%T read error: ", p), err)
+  }
+
+
+  for {
+    _, fieldTypeId, fieldId, err := iprot.ReadFieldBegin(ctx)
+    if err != nil {
+      return thrift.PrependError(fmt.Sprintf("%T field %d read error: ", p, fieldId), err)
+    }
+    if fieldTypeId == thrift.STOP { break; }
+    switch fieldId {
+    case 1:
+      if fieldTypeId == thrift.I32 {
+        if err := p.ReadField1(ctx, iprot); err != nil {
+          return err
+        }
+      } else {
+        if err := iprot.Skip(ctx, fieldTypeId); err != nil {
+          return err
+        }
+      }
+    case 2:
+      if fieldTypeId == thrift.STRING {
+        if err := p.ReadField2(ctx, iprot); err != nil {
+          return err
+        }
+      } else {
+        if err := iprot.Skip(ctx, fieldTypeId); err != nil {
+          return err
+        }
+      }
+    default:
+      if err := iprot.Skip(ctx, fieldTypeId); err != nil {
+        return err
+      }
+    }
+    if err := iprot.ReadFieldEnd(ctx); err != nil {
+      return err
+    }
+  }
+  if err := iprot.ReadStructEnd(ctx); err != nil {
+    return thrift.PrependError(fmt.Sprintf("%T read struct end error: ", p), err)
+  }
+  return nil
+}
+
+func (p *TOfferOutcome)  ReadField1(ctx context.Context, iprot thrift.TProtocol) error {
+  if v, err := iprot.ReadI32(ctx); err != nil {
+  return thrift.PrependError("error reading field 1: ", err)
+} else {
+  p.Outcome = v
+}
+  return nil
+}
+
+func (p *TOfferOutcome)  ReadField2(ctx context.Context, iprot thrift.TProtocol) error {
+  if v, err := iprot.ReadString(ctx); err != nil {
+  return thrift.PrependError("error reading field 2: ", err)
+} else {
+  p.Boot = v
+}
+  return nil
+}
+
+func (p *TOfferOutcome) Write(ctx context.Context, oprot thrift.TProtocol) error {
+  if err := oprot.WriteStructBegin(ctx, "TOfferOutcome"); err != nil {
+    return thrift.PrependError(fmt.Sprintf("%T write struct begin error: ", p), err) }
+  if p != nil {
+    if err := p.writeField1(ctx, oprot); err != nil { return err }
+    if err := p.writeField2(ctx, oprot); err != nil { return err }
+  }
+  if err := oprot.WriteFieldStop(ctx); err != nil {
+    return thrift.PrependError("write field stop error: ", err) }
+  if err := oprot.WriteStructEnd(ctx); err != nil {
+    return thrift.PrependError("write struct stop error: ", err) }
+  return nil
+}
+
+func (p *TOfferOutcome) writeField1(ctx context.Context, oprot thrift.TProtocol) (err error) {
+  if err := oprot.WriteFieldBegin(ctx, "outcome", thrift.I32, 1); err != nil {
+    return thrift.PrependError(fmt.Sprintf("%T write field begin error 1:outcome: ", p), err) }
+  if err := oprot.WriteI32(ctx, int32(p.Outcome)); err != nil {
+  return thrift.PrependError(fmt.Sprintf("%T.outcome (1) field write error: ", p), err) }
+  if err := oprot.WriteFieldEnd(ctx); err != nil {
+    return thrift.PrependError(fmt.Sprintf("%T write field end error 1:outcome: ", p), err) }
+  return err
+}
+
+func (p *TOfferOutcome) writeField2(ctx context.Context, oprot thrift.TProtocol) (err error) {
+  if err := oprot.WriteFieldBegin(ctx, "boot", thrift.STRING, 2); err != nil {
+    return thrift.PrependError(fmt.Sprintf("%T write field begin error 2:boot: ", p), err) }
+  if err := oprot.WriteString(ctx, string(p.Boot)); err != nil {
+  return thrift.PrependError(fmt.Sprintf("%T.boot (2) field write error: ", p), err) }
+  if err := oprot.WriteFieldEnd(ctx); err != nil {
+    return thrift.PrependError(fmt.Sprintf("%T write field end error 2:boot: ", p), err) }
+  return err
+}
+
+func (p *TOfferOutcome) Equals(other *TOfferOutcome) bool {
+  if p == other {
+    return true
+  } else if p == nil || other == nil {
+    return false
+  }
+  if p.Outcome != other.Outcome { return false }
+  if p.Boot != other.Boot { return false }
+  return true
+}
+
+func (p *TOfferOutcome) String() string {
+  if p == nil {
+    return "<nil>"
+  }
+  return fmt.Sprintf("TOfferOutcome(%+v)", *p)
 }
 
 // Attributes:
@@ -6199,7 +6388,7 @@ type InternalService interface {
   // Parameters:
   //  - RequestId
   //  - TaskId
-  OfferTaken(ctx context.Context, requestId string, taskId string) (_r bool, _err error)
+  OfferOutcome(ctx context.Context, requestId string, taskId string) (_r *TOfferOutcome, _err error)
 }
 
 type InternalServiceClient struct {
@@ -6290,18 +6479,21 @@ func (p *InternalServiceClient) EnqueueTaskReservationsWithOffer(ctx context.Con
 // Parameters:
 //  - RequestId
 //  - TaskId
-func (p *InternalServiceClient) OfferTaken(ctx context.Context, requestId string, taskId string) (_r bool, _err error) {
-  var _args75 InternalServiceOfferTakenArgs
+func (p *InternalServiceClient) OfferOutcome(ctx context.Context, requestId string, taskId string) (_r *TOfferOutcome, _err error) {
+  var _args75 InternalServiceOfferOutcomeArgs
   _args75.RequestId = requestId
   _args75.TaskId = taskId
-  var _result77 InternalServiceOfferTakenResult
+  var _result77 InternalServiceOfferOutcomeResult
   var _meta76 thrift.ResponseMeta
-  _meta76, _err = p.Client_().Call(ctx, "offerTaken", &_args75, &_result77)
+  _meta76, _err = p.Client_().Call(ctx, "offerOutcome", &_args75, &_result77)
   p.SetLastResponseMeta_(_meta76)
   if _err != nil {
     return
   }
-  return _result77.GetSuccess(), nil
+  if _ret78 := _result77.GetSuccess(); _ret78 != nil {
+    return _ret78, nil
+  }
+  return nil, thrift.NewTApplicationException(thrift.MISSING_RESULT, "offerOutcome failed: unknown result")
 }
 
 type InternalServiceProcessor struct {
@@ -6324,12 +6516,12 @@ func (p *InternalServiceProcessor) ProcessorMap() map[string]thrift.TProcessorFu
 
 func NewInternalServiceProcessor(handler InternalService) *InternalServiceProcessor {
 
-  self78 := &InternalServiceProcessor{handler:handler, processorMap:make(map[string]thrift.TProcessorFunction)}
-  self78.processorMap["enqueueTaskReservations"] = &internalServiceProcessorEnqueueTaskReservations{handler:handler}
-  self78.processorMap["cancelTaskReservations"] = &internalServiceProcessorCancelTaskReservations{handler:handler}
-  self78.processorMap["enqueueTaskReservationsWithOffer"] = &internalServiceProcessorEnqueueTaskReservationsWithOffer{handler:handler}
-  self78.processorMap["offerTaken"] = &internalServiceProcessorOfferTaken{handler:handler}
-return self78
+  self79 := &InternalServiceProcessor{handler:handler, processorMap:make(map[string]thrift.TProcessorFunction)}
+  self79.processorMap["enqueueTaskReservations"] = &internalServiceProcessorEnqueueTaskReservations{handler:handler}
+  self79.processorMap["cancelTaskReservations"] = &internalServiceProcessorCancelTaskReservations{handler:handler}
+  self79.processorMap["enqueueTaskReservationsWithOffer"] = &internalServiceProcessorEnqueueTaskReservationsWithOffer{handler:handler}
+  self79.processorMap["offerOutcome"] = &internalServiceProcessorOfferOutcome{handler:handler}
+return self79
 }
 
 func (p *InternalServiceProcessor) Process(ctx context.Context, iprot, oprot thrift.TProtocol) (success bool, err thrift.TException) {
@@ -6340,12 +6532,12 @@ func (p *InternalServiceProcessor) Process(ctx context.Context, iprot, oprot thr
   }
   iprot.Skip(ctx, thrift.STRUCT)
   iprot.ReadMessageEnd(ctx)
-  x79 := thrift.NewTApplicationException(thrift.UNKNOWN_METHOD, "Unknown function " + name)
+  x80 := thrift.NewTApplicationException(thrift.UNKNOWN_METHOD, "Unknown function " + name)
   oprot.WriteMessageBegin(ctx, name, thrift.EXCEPTION, seqId)
-  x79.Write(ctx, oprot)
+  x80.Write(ctx, oprot)
   oprot.WriteMessageEnd(ctx)
   oprot.Flush(ctx)
-  return false, x79
+  return false, x80
 
 }
 
@@ -6354,7 +6546,7 @@ type internalServiceProcessorEnqueueTaskReservations struct {
 }
 
 func (p *internalServiceProcessorEnqueueTaskReservations) Process(ctx context.Context, seqId int32, iprot, oprot thrift.TProtocol) (success bool, err thrift.TException) {
-  var _write_err80 error
+  var _write_err81 error
   args := InternalServiceEnqueueTaskReservationsArgs{}
   if err2 := args.Read(ctx, iprot); err2 != nil {
     iprot.ReadMessageEnd(ctx)
@@ -6400,21 +6592,21 @@ func (p *internalServiceProcessorEnqueueTaskReservations) Process(ctx context.Co
     if errors.Is(err2, thrift.ErrAbandonRequest) {
       return false, thrift.WrapTException(err2)
     }
-    _exc81 := thrift.NewTApplicationException(thrift.INTERNAL_ERROR, "Internal error processing enqueueTaskReservations: " + err2.Error())
+    _exc82 := thrift.NewTApplicationException(thrift.INTERNAL_ERROR, "Internal error processing enqueueTaskReservations: " + err2.Error())
     if err2 := oprot.WriteMessageBegin(ctx, "enqueueTaskReservations", thrift.EXCEPTION, seqId); err2 != nil {
-      _write_err80 = thrift.WrapTException(err2)
+      _write_err81 = thrift.WrapTException(err2)
     }
-    if err2 := _exc81.Write(ctx, oprot); _write_err80 == nil && err2 != nil {
-      _write_err80 = thrift.WrapTException(err2)
+    if err2 := _exc82.Write(ctx, oprot); _write_err81 == nil && err2 != nil {
+      _write_err81 = thrift.WrapTException(err2)
     }
-    if err2 := oprot.WriteMessageEnd(ctx); _write_err80 == nil && err2 != nil {
-      _write_err80 = thrift.WrapTException(err2)
+    if err2 := oprot.WriteMessageEnd(ctx); _write_err81 == nil && err2 != nil {
+      _write_err81 = thrift.WrapTException(err2)
     }
-    if err2 := oprot.Flush(ctx); _write_err80 == nil && err2 != nil {
-      _write_err80 = thrift.WrapTException(err2)
+    if err2 := oprot.Flush(ctx); _write_err81 == nil && err2 != nil {
+      _write_err81 = thrift.WrapTException(err2)
     }
-    if _write_err80 != nil {
-      return false, thrift.WrapTException(_write_err80)
+    if _write_err81 != nil {
+      return false, thrift.WrapTException(_write_err81)
     }
     return true, err
   } else {
@@ -6422,19 +6614,19 @@ func (p *internalServiceProcessorEnqueueTaskReservations) Process(ctx context.Co
   }
   tickerCancel()
   if err2 := oprot.WriteMessageBegin(ctx, "enqueueTaskReservations", thrift.REPLY, seqId); err2 != nil {
-    _write_err80 = thrift.WrapTException(err2)
+    _write_err81 = thrift.WrapTException(err2)
   }
-  if err2 := result.Write(ctx, oprot); _write_err80 == nil && err2 != nil {
-    _write_err80 = thrift.WrapTException(err2)
+  if err2 := result.Write(ctx, oprot); _write_err81 == nil && err2 != nil {
+    _write_err81 = thrift.WrapTException(err2)
   }
-  if err2 := oprot.WriteMessageEnd(ctx); _write_err80 == nil && err2 != nil {
-    _write_err80 = thrift.WrapTException(err2)
+  if err2 := oprot.WriteMessageEnd(ctx); _write_err81 == nil && err2 != nil {
+    _write_err81 = thrift.WrapTException(err2)
   }
-  if err2 := oprot.Flush(ctx); _write_err80 == nil && err2 != nil {
-    _write_err80 = thrift.WrapTException(err2)
+  if err2 := oprot.Flush(ctx); _write_err81 == nil && err2 != nil {
+    _write_err81 = thrift.WrapTException(err2)
   }
-  if _write_err80 != nil {
-    return false, thrift.WrapTException(_write_err80)
+  if _write_err81 != nil {
+    return false, thrift.WrapTException(_write_err81)
   }
   return true, err
 }
@@ -6444,7 +6636,7 @@ type internalServiceProcessorCancelTaskReservations struct {
 }
 
 func (p *internalServiceProcessorCancelTaskReservations) Process(ctx context.Context, seqId int32, iprot, oprot thrift.TProtocol) (success bool, err thrift.TException) {
-  var _write_err82 error
+  var _write_err83 error
   args := InternalServiceCancelTaskReservationsArgs{}
   if err2 := args.Read(ctx, iprot); err2 != nil {
     iprot.ReadMessageEnd(ctx)
@@ -6490,39 +6682,39 @@ func (p *internalServiceProcessorCancelTaskReservations) Process(ctx context.Con
     if errors.Is(err2, thrift.ErrAbandonRequest) {
       return false, thrift.WrapTException(err2)
     }
-    _exc83 := thrift.NewTApplicationException(thrift.INTERNAL_ERROR, "Internal error processing cancelTaskReservations: " + err2.Error())
+    _exc84 := thrift.NewTApplicationException(thrift.INTERNAL_ERROR, "Internal error processing cancelTaskReservations: " + err2.Error())
     if err2 := oprot.WriteMessageBegin(ctx, "cancelTaskReservations", thrift.EXCEPTION, seqId); err2 != nil {
-      _write_err82 = thrift.WrapTException(err2)
+      _write_err83 = thrift.WrapTException(err2)
     }
-    if err2 := _exc83.Write(ctx, oprot); _write_err82 == nil && err2 != nil {
-      _write_err82 = thrift.WrapTException(err2)
+    if err2 := _exc84.Write(ctx, oprot); _write_err83 == nil && err2 != nil {
+      _write_err83 = thrift.WrapTException(err2)
     }
-    if err2 := oprot.WriteMessageEnd(ctx); _write_err82 == nil && err2 != nil {
-      _write_err82 = thrift.WrapTException(err2)
+    if err2 := oprot.WriteMessageEnd(ctx); _write_err83 == nil && err2 != nil {
+      _write_err83 = thrift.WrapTException(err2)
     }
-    if err2 := oprot.Flush(ctx); _write_err82 == nil && err2 != nil {
-      _write_err82 = thrift.WrapTException(err2)
+    if err2 := oprot.Flush(ctx); _write_err83 == nil && err2 != nil {
+      _write_err83 = thrift.WrapTException(err2)
     }
-    if _write_err82 != nil {
-      return false, thrift.WrapTException(_write_err82)
+    if _write_err83 != nil {
+      return false, thrift.WrapTException(_write_err83)
     }
     return true, err
   }
   tickerCancel()
   if err2 := oprot.WriteMessageBegin(ctx, "cancelTaskReservations", thrift.REPLY, seqId); err2 != nil {
-    _write_err82 = thrift.WrapTException(err2)
+    _write_err83 = thrift.WrapTException(err2)
   }
-  if err2 := result.Write(ctx, oprot); _write_err82 == nil && err2 != nil {
-    _write_err82 = thrift.WrapTException(err2)
+  if err2 := result.Write(ctx, oprot); _write_err83 == nil && err2 != nil {
+    _write_err83 = thrift.WrapTException(err2)
   }
-  if err2 := oprot.WriteMessageEnd(ctx); _write_err82 == nil && err2 != nil {
-    _write_err82 = thrift.WrapTException(err2)
+  if err2 := oprot.WriteMessageEnd(ctx); _write_err83 == nil && err2 != nil {
+    _write_err83 = thrift.WrapTException(err2)
   }
-  if err2 := oprot.Flush(ctx); _write_err82 == nil && err2 != nil {
-    _write_err82 = thrift.WrapTException(err2)
+  if err2 := oprot.Flush(ctx); _write_err83 == nil && err2 != nil {
+    _write_err83 = thrift.WrapTException(err2)
   }
-  if _write_err82 != nil {
-    return false, thrift.WrapTException(_write_err82)
+  if _write_err83 != nil {
+    return false, thrift.WrapTException(_write_err83)
   }
   return true, err
 }
@@ -6532,7 +6724,7 @@ type internalServiceProcessorEnqueueTaskReservationsWithOffer struct {
 }
 
 func (p *internalServiceProcessorEnqueueTaskReservationsWithOffer) Process(ctx context.Context, seqId int32, iprot, oprot thrift.TProtocol) (success bool, err thrift.TException) {
-  var _write_err84 error
+  var _write_err85 error
   args := InternalServiceEnqueueTaskReservationsWithOfferArgs{}
   if err2 := args.Read(ctx, iprot); err2 != nil {
     iprot.ReadMessageEnd(ctx)
@@ -6578,21 +6770,21 @@ func (p *internalServiceProcessorEnqueueTaskReservationsWithOffer) Process(ctx c
     if errors.Is(err2, thrift.ErrAbandonRequest) {
       return false, thrift.WrapTException(err2)
     }
-    _exc85 := thrift.NewTApplicationException(thrift.INTERNAL_ERROR, "Internal error processing enqueueTaskReservationsWithOffer: " + err2.Error())
+    _exc86 := thrift.NewTApplicationException(thrift.INTERNAL_ERROR, "Internal error processing enqueueTaskReservationsWithOffer: " + err2.Error())
     if err2 := oprot.WriteMessageBegin(ctx, "enqueueTaskReservationsWithOffer", thrift.EXCEPTION, seqId); err2 != nil {
-      _write_err84 = thrift.WrapTException(err2)
+      _write_err85 = thrift.WrapTException(err2)
     }
-    if err2 := _exc85.Write(ctx, oprot); _write_err84 == nil && err2 != nil {
-      _write_err84 = thrift.WrapTException(err2)
+    if err2 := _exc86.Write(ctx, oprot); _write_err85 == nil && err2 != nil {
+      _write_err85 = thrift.WrapTException(err2)
     }
-    if err2 := oprot.WriteMessageEnd(ctx); _write_err84 == nil && err2 != nil {
-      _write_err84 = thrift.WrapTException(err2)
+    if err2 := oprot.WriteMessageEnd(ctx); _write_err85 == nil && err2 != nil {
+      _write_err85 = thrift.WrapTException(err2)
     }
-    if err2 := oprot.Flush(ctx); _write_err84 == nil && err2 != nil {
-      _write_err84 = thrift.WrapTException(err2)
+    if err2 := oprot.Flush(ctx); _write_err85 == nil && err2 != nil {
+      _write_err85 = thrift.WrapTException(err2)
     }
-    if _write_err84 != nil {
-      return false, thrift.WrapTException(_write_err84)
+    if _write_err85 != nil {
+      return false, thrift.WrapTException(_write_err85)
     }
     return true, err
   } else {
@@ -6600,34 +6792,34 @@ func (p *internalServiceProcessorEnqueueTaskReservationsWithOffer) Process(ctx c
   }
   tickerCancel()
   if err2 := oprot.WriteMessageBegin(ctx, "enqueueTaskReservationsWithOffer", thrift.REPLY, seqId); err2 != nil {
-    _write_err84 = thrift.WrapTException(err2)
+    _write_err85 = thrift.WrapTException(err2)
   }
-  if err2 := result.Write(ctx, oprot); _write_err84 == nil && err2 != nil {
-    _write_err84 = thrift.WrapTException(err2)
+  if err2 := result.Write(ctx, oprot); _write_err85 == nil && err2 != nil {
+    _write_err85 = thrift.WrapTException(err2)
   }
-  if err2 := oprot.WriteMessageEnd(ctx); _write_err84 == nil && err2 != nil {
-    _write_err84 = thrift.WrapTException(err2)
+  if err2 := oprot.WriteMessageEnd(ctx); _write_err85 == nil && err2 != nil {
+    _write_err85 = thrift.WrapTException(err2)
   }
-  if err2 := oprot.Flush(ctx); _write_err84 == nil && err2 != nil {
-    _write_err84 = thrift.WrapTException(err2)
+  if err2 := oprot.Flush(ctx); _write_err85 == nil && err2 != nil {
+    _write_err85 = thrift.WrapTException(err2)
   }
-  if _write_err84 != nil {
-    return false, thrift.WrapTException(_write_err84)
+  if _write_err85 != nil {
+    return false, thrift.WrapTException(_write_err85)
   }
   return true, err
 }
 
-type internalServiceProcessorOfferTaken struct {
+type internalServiceProcessorOfferOutcome struct {
   handler InternalService
 }
 
-func (p *internalServiceProcessorOfferTaken) Process(ctx context.Context, seqId int32, iprot, oprot thrift.TProtocol) (success bool, err thrift.TException) {
-  var _write_err86 error
-  args := InternalServiceOfferTakenArgs{}
+func (p *internalServiceProcessorOfferOutcome) Process(ctx context.Context, seqId int32, iprot, oprot thrift.TProtocol) (success bool, err thrift.TException) {
+  var _write_err87 error
+  args := InternalServiceOfferOutcomeArgs{}
   if err2 := args.Read(ctx, iprot); err2 != nil {
     iprot.ReadMessageEnd(ctx)
     x := thrift.NewTApplicationException(thrift.PROTOCOL_ERROR, err2.Error())
-    oprot.WriteMessageBegin(ctx, "offerTaken", thrift.EXCEPTION, seqId)
+    oprot.WriteMessageBegin(ctx, "offerOutcome", thrift.EXCEPTION, seqId)
     x.Write(ctx, oprot)
     oprot.WriteMessageEnd(ctx)
     oprot.Flush(ctx)
@@ -6661,48 +6853,48 @@ func (p *internalServiceProcessorOfferTaken) Process(ctx context.Context, seqId 
     }(tickerCtx, cancel)
   }
 
-  result := InternalServiceOfferTakenResult{}
-  if retval, err2 := p.handler.OfferTaken(ctx, args.RequestId, args.TaskId); err2 != nil {
+  result := InternalServiceOfferOutcomeResult{}
+  if retval, err2 := p.handler.OfferOutcome(ctx, args.RequestId, args.TaskId); err2 != nil {
     tickerCancel()
     err = thrift.WrapTException(err2)
     if errors.Is(err2, thrift.ErrAbandonRequest) {
       return false, thrift.WrapTException(err2)
     }
-    _exc87 := thrift.NewTApplicationException(thrift.INTERNAL_ERROR, "Internal error processing offerTaken: " + err2.Error())
-    if err2 := oprot.WriteMessageBegin(ctx, "offerTaken", thrift.EXCEPTION, seqId); err2 != nil {
-      _write_err86 = thrift.WrapTException(err2)
+    _exc88 := thrift.NewTApplicationException(thrift.INTERNAL_ERROR, "Internal error processing offerOutcome: " + err2.Error())
+    if err2 := oprot.WriteMessageBegin(ctx, "offerOutcome", thrift.EXCEPTION, seqId); err2 != nil {
+      _write_err87 = thrift.WrapTException(err2)
     }
-    if err2 := _exc87.Write(ctx, oprot); _write_err86 == nil && err2 != nil {
-      _write_err86 = thrift.WrapTException(err2)
+    if err2 := _exc88.Write(ctx, oprot); _write_err87 == nil && err2 != nil {
+      _write_err87 = thrift.WrapTException(err2)
     }
-    if err2 := oprot.WriteMessageEnd(ctx); _write_err86 == nil && err2 != nil {
-      _write_err86 = thrift.WrapTException(err2)
+    if err2 := oprot.WriteMessageEnd(ctx); _write_err87 == nil && err2 != nil {
+      _write_err87 = thrift.WrapTException(err2)
     }
-    if err2 := oprot.Flush(ctx); _write_err86 == nil && err2 != nil {
-      _write_err86 = thrift.WrapTException(err2)
+    if err2 := oprot.Flush(ctx); _write_err87 == nil && err2 != nil {
+      _write_err87 = thrift.WrapTException(err2)
     }
-    if _write_err86 != nil {
-      return false, thrift.WrapTException(_write_err86)
+    if _write_err87 != nil {
+      return false, thrift.WrapTException(_write_err87)
     }
     return true, err
   } else {
-    result.Success = &retval
+    result.Success = retval
   }
   tickerCancel()
-  if err2 := oprot.WriteMessageBegin(ctx, "offerTaken", thrift.REPLY, seqId); err2 != nil {
-    _write_err86 = thrift.WrapTException(err2)
+  if err2 := oprot.WriteMessageBegin(ctx, "offerOutcome", thrift.REPLY, seqId); err2 != nil {
+    _write_err87 = thrift.WrapTException(err2)
   }
-  if err2 := result.Write(ctx, oprot); _write_err86 == nil && err2 != nil {
-    _write_err86 = thrift.WrapTException(err2)
+  if err2 := result.Write(ctx, oprot); _write_err87 == nil && err2 != nil {
+    _write_err87 = thrift.WrapTException(err2)
   }
-  if err2 := oprot.WriteMessageEnd(ctx); _write_err86 == nil && err2 != nil {
-    _write_err86 = thrift.WrapTException(err2)
+  if err2 := oprot.WriteMessageEnd(ctx); _write_err87 == nil && err2 != nil {
+    _write_err87 = thrift.WrapTException(err2)
   }
-  if err2 := oprot.Flush(ctx); _write_err86 == nil && err2 != nil {
-    _write_err86 = thrift.WrapTException(err2)
+  if err2 := oprot.Flush(ctx); _write_err87 == nil && err2 != nil {
+    _write_err87 = thrift.WrapTException(err2)
   }
-  if _write_err86 != nil {
-    return false, thrift.WrapTException(_write_err86)
+  if _write_err87 != nil {
+    return false, thrift.WrapTException(_write_err87)
   }
   return true, err
 }
@@ -7301,24 +7493,24 @@ func (p *InternalServiceEnqueueTaskReservationsWithOfferResult) String() string 
 // Attributes:
 //  - RequestId
 //  - TaskId
-type InternalServiceOfferTakenArgs struct {
+type InternalServiceOfferOutcomeArgs struct {
   RequestId string `thrift:"requestId,1" db:"requestId" json:"requestId"`
   TaskId string `thrift:"taskId,2" db:"taskId" json:"taskId"`
 }
 
-func NewInternalServiceOfferTakenArgs() *InternalServiceOfferTakenArgs {
-  return &InternalServiceOfferTakenArgs{}
+func NewInternalServiceOfferOutcomeArgs() *InternalServiceOfferOutcomeArgs {
+  return &InternalServiceOfferOutcomeArgs{}
 }
 
 
-func (p *InternalServiceOfferTakenArgs) GetRequestId() string {
+func (p *InternalServiceOfferOutcomeArgs) GetRequestId() string {
   return p.RequestId
 }
 
-func (p *InternalServiceOfferTakenArgs) GetTaskId() string {
+func (p *InternalServiceOfferOutcomeArgs) GetTaskId() string {
   return p.TaskId
 }
-func (p *InternalServiceOfferTakenArgs) Read(ctx context.Context, iprot thrift.TProtocol) error {
+func (p *InternalServiceOfferOutcomeArgs) Read(ctx context.Context, iprot thrift.TProtocol) error {
   if _, err := iprot.ReadStructBegin(ctx); err != nil {
     return thrift.PrependError(fmt.Sprintf("%T read error: ", p), err)
   }
@@ -7366,7 +7558,7 @@ func (p *InternalServiceOfferTakenArgs) Read(ctx context.Context, iprot thrift.T
   return nil
 }
 
-func (p *InternalServiceOfferTakenArgs)  ReadField1(ctx context.Context, iprot thrift.TProtocol) error {
+func (p *InternalServiceOfferOutcomeArgs)  ReadField1(ctx context.Context, iprot thrift.TProtocol) error {
   if v, err := iprot.ReadString(ctx); err != nil {
   return thrift.PrependError("error reading field 1: ", err)
 } else {
@@ -7375,7 +7567,7 @@ func (p *InternalServiceOfferTakenArgs)  ReadField1(ctx context.Context, iprot t
   return nil
 }
 
-func (p *InternalServiceOfferTakenArgs)  ReadField2(ctx context.Context, iprot thrift.TProtocol) error {
+func (p *InternalServiceOfferOutcomeArgs)  ReadField2(ctx context.Context, iprot thrift.TProtocol) error {
   if v, err := iprot.ReadString(ctx); err != nil {
   return thrift.PrependError("error reading field 2: ", err)
 } else {
@@ -7384,8 +7576,8 @@ func (p *InternalServiceOfferTakenArgs)  ReadField2(ctx context.Context, iprot t
   return nil
 }
 
-func (p *InternalServiceOfferTakenArgs) Write(ctx context.Context, oprot thrift.TProtocol) error {
-  if err := oprot.WriteStructBegin(ctx, "offerTaken_args"); err != nil {
+func (p *InternalServiceOfferOutcomeArgs) Write(ctx context.Context, oprot thrift.TProtocol) error {
+  if err := oprot.WriteStructBegin(ctx, "offerOutcome_args"); err != nil {
     return thrift.PrependError(fmt.Sprintf("%T write struct begin error: ", p), err) }
   if p != nil {
     if err := p.writeField1(ctx, oprot); err != nil { return err }
@@ -7398,7 +7590,7 @@ func (p *InternalServiceOfferTakenArgs) Write(ctx context.Context, oprot thrift.
   return nil
 }
 
-func (p *InternalServiceOfferTakenArgs) writeField1(ctx context.Context, oprot thrift.TProtocol) (err error) {
+func (p *InternalServiceOfferOutcomeArgs) writeField1(ctx context.Context, oprot thrift.TProtocol) (err error) {
   if err := oprot.WriteFieldBegin(ctx, "requestId", thrift.STRING, 1); err != nil {
     return thrift.PrependError(fmt.Sprintf("%T write field begin error 1:requestId: ", p), err) }
   if err := oprot.WriteString(ctx, string(p.RequestId)); err != nil {
@@ -7408,7 +7600,7 @@ func (p *InternalServiceOfferTakenArgs) writeField1(ctx context.Context, oprot t
   return err
 }
 
-func (p *InternalServiceOfferTakenArgs) writeField2(ctx context.Context, oprot thrift.TProtocol) (err error) {
+func (p *InternalServiceOfferOutcomeArgs) writeField2(ctx context.Context, oprot thrift.TProtocol) (err error) {
   if err := oprot.WriteFieldBegin(ctx, "taskId", thrift.STRING, 2); err != nil {
     return thrift.PrependError(fmt.Sprintf("%T write field begin error 2:taskId: ", p), err) }
   if err := oprot.WriteString(ctx, string(p.TaskId)); err != nil {
@@ -7418,35 +7610,35 @@ func (p *InternalServiceOfferTakenArgs) writeField2(ctx context.Context, oprot t
   return err
 }
 
-func (p *InternalServiceOfferTakenArgs) String() string {
+func (p *InternalServiceOfferOutcomeArgs) String() string {
   if p == nil {
     return "<nil>"
   }
-  return fmt.Sprintf("InternalServiceOfferTakenArgs(%+v)", *p)
+  return fmt.Sprintf("InternalServiceOfferOutcomeArgs(%+v)", *p)
 }
 
 // Attributes:
 //  - Success
-type InternalServiceOfferTakenResult struct {
-  Success *bool `thrift:"success,0" db:"success" json:"success,omitempty"`
+type InternalServiceOfferOutcomeResult struct {
+  Success *TOfferOutcome `thrift:"success,0" db:"success" json:"success,omitempty"`
 }
 
-func NewInternalServiceOfferTakenResult() *InternalServiceOfferTakenResult {
-  return &InternalServiceOfferTakenResult{}
+func NewInternalServiceOfferOutcomeResult() *InternalServiceOfferOutcomeResult {
+  return &InternalServiceOfferOutcomeResult{}
 }
 
-var InternalServiceOfferTakenResult_Success_DEFAULT bool
-func (p *InternalServiceOfferTakenResult) GetSuccess() bool {
+var InternalServiceOfferOutcomeResult_Success_DEFAULT *TOfferOutcome
+func (p *InternalServiceOfferOutcomeResult) GetSuccess() *TOfferOutcome {
   if !p.IsSetSuccess() {
-    return InternalServiceOfferTakenResult_Success_DEFAULT
+    return InternalServiceOfferOutcomeResult_Success_DEFAULT
   }
-return *p.Success
+return p.Success
 }
-func (p *InternalServiceOfferTakenResult) IsSetSuccess() bool {
+func (p *InternalServiceOfferOutcomeResult) IsSetSuccess() bool {
   return p.Success != nil
 }
 
-func (p *InternalServiceOfferTakenResult) Read(ctx context.Context, iprot thrift.TProtocol) error {
+func (p *InternalServiceOfferOutcomeResult) Read(ctx context.Context, iprot thrift.TProtocol) error {
   if _, err := iprot.ReadStructBegin(ctx); err != nil {
     return thrift.PrependError(fmt.Sprintf("%T read error: ", p), err)
   }
@@ -7460,7 +7652,7 @@ func (p *InternalServiceOfferTakenResult) Read(ctx context.Context, iprot thrift
     if fieldTypeId == thrift.STOP { break; }
     switch fieldId {
     case 0:
-      if fieldTypeId == thrift.BOOL {
+      if fieldTypeId == thrift.STRUCT {
         if err := p.ReadField0(ctx, iprot); err != nil {
           return err
         }
@@ -7484,17 +7676,16 @@ func (p *InternalServiceOfferTakenResult) Read(ctx context.Context, iprot thrift
   return nil
 }
 
-func (p *InternalServiceOfferTakenResult)  ReadField0(ctx context.Context, iprot thrift.TProtocol) error {
-  if v, err := iprot.ReadBool(ctx); err != nil {
-  return thrift.PrependError("error reading field 0: ", err)
-} else {
-  p.Success = &v
-}
+func (p *InternalServiceOfferOutcomeResult)  ReadField0(ctx context.Context, iprot thrift.TProtocol) error {
+  p.Success = &TOfferOutcome{}
+  if err := p.Success.Read(ctx, iprot); err != nil {
+    return thrift.PrependError(fmt.Sprintf("%T error reading struct: ", p.Success), err)
+  }
   return nil
 }
 
-func (p *InternalServiceOfferTakenResult) Write(ctx context.Context, oprot thrift.TProtocol) error {
-  if err := oprot.WriteStructBegin(ctx, "offerTaken_result"); err != nil {
+func (p *InternalServiceOfferOutcomeResult) Write(ctx context.Context, oprot thrift.TProtocol) error {
+  if err := oprot.WriteStructBegin(ctx, "offerOutcome_result"); err != nil {
     return thrift.PrependError(fmt.Sprintf("%T write struct begin error: ", p), err) }
   if p != nil {
     if err := p.writeField0(ctx, oprot); err != nil { return err }
@@ -7506,23 +7697,24 @@ func (p *InternalServiceOfferTakenResult) Write(ctx context.Context, oprot thrif
   return nil
 }
 
-func (p *InternalServiceOfferTakenResult) writeField0(ctx context.Context, oprot thrift.TProtocol) (err error) {
+func (p *InternalServiceOfferOutcomeResult) writeField0(ctx context.Context, oprot thrift.TProtocol) (err error) {
   if p.IsSetSuccess() {
-    if err := oprot.WriteFieldBegin(ctx, "success", thrift.BOOL, 0); err != nil {
+    if err := oprot.WriteFieldBegin(ctx, "success", thrift.STRUCT, 0); err != nil {
       return thrift.PrependError(fmt.Sprintf("%T write field begin error 0:success: ", p), err) }
-    if err := oprot.WriteBool(ctx, bool(*p.Success)); err != nil {
-    return thrift.PrependError(fmt.Sprintf("%T.success (0) field write error: ", p), err) }
+    if err := p.Success.Write(ctx, oprot); err != nil {
+      return thrift.PrependError(fmt.Sprintf("%T error writing struct: ", p.Success), err)
+    }
     if err := oprot.WriteFieldEnd(ctx); err != nil {
       return thrift.PrependError(fmt.Sprintf("%T write field end error 0:success: ", p), err) }
   }
   return err
 }
 
-func (p *InternalServiceOfferTakenResult) String() string {
+func (p *InternalServiceOfferOutcomeResult) String() string {
   if p == nil {
     return "<nil>"
   }
-  return fmt.Sprintf("InternalServiceOfferTakenResult(%+v)", *p)
+  return fmt.Sprintf("InternalServiceOfferOutcomeResult(%+v)", *p)
 }
 
 
@@ -7574,14 +7766,14 @@ func (p *BackendServiceClient) SetLastResponseMeta_(meta thrift.ResponseMeta) {
 //  - TaskId
 //  - User
 func (p *BackendServiceClient) LaunchTask(ctx context.Context, message []byte, taskId *TFullTaskId, user *TUserGroupInfo) (_err error) {
-  var _args88 BackendServiceLaunchTaskArgs
-  _args88.Message = message
-  _args88.TaskId = taskId
-  _args88.User = user
-  var _result90 BackendServiceLaunchTaskResult
-  var _meta89 thrift.ResponseMeta
-  _meta89, _err = p.Client_().Call(ctx, "launchTask", &_args88, &_result90)
-  p.SetLastResponseMeta_(_meta89)
+  var _args89 BackendServiceLaunchTaskArgs
+  _args89.Message = message
+  _args89.TaskId = taskId
+  _args89.User = user
+  var _result91 BackendServiceLaunchTaskResult
+  var _meta90 thrift.ResponseMeta
+  _meta90, _err = p.Client_().Call(ctx, "launchTask", &_args89, &_result91)
+  p.SetLastResponseMeta_(_meta90)
   if _err != nil {
     return
   }
@@ -7608,9 +7800,9 @@ func (p *BackendServiceProcessor) ProcessorMap() map[string]thrift.TProcessorFun
 
 func NewBackendServiceProcessor(handler BackendService) *BackendServiceProcessor {
 
-  self91 := &BackendServiceProcessor{handler:handler, processorMap:make(map[string]thrift.TProcessorFunction)}
-  self91.processorMap["launchTask"] = &backendServiceProcessorLaunchTask{handler:handler}
-return self91
+  self92 := &BackendServiceProcessor{handler:handler, processorMap:make(map[string]thrift.TProcessorFunction)}
+  self92.processorMap["launchTask"] = &backendServiceProcessorLaunchTask{handler:handler}
+return self92
 }
 
 func (p *BackendServiceProcessor) Process(ctx context.Context, iprot, oprot thrift.TProtocol) (success bool, err thrift.TException) {
@@ -7621,12 +7813,12 @@ func (p *BackendServiceProcessor) Process(ctx context.Context, iprot, oprot thri
   }
   iprot.Skip(ctx, thrift.STRUCT)
   iprot.ReadMessageEnd(ctx)
-  x92 := thrift.NewTApplicationException(thrift.UNKNOWN_METHOD, "Unknown function " + name)
+  x93 := thrift.NewTApplicationException(thrift.UNKNOWN_METHOD, "Unknown function " + name)
   oprot.WriteMessageBegin(ctx, name, thrift.EXCEPTION, seqId)
-  x92.Write(ctx, oprot)
+  x93.Write(ctx, oprot)
   oprot.WriteMessageEnd(ctx)
   oprot.Flush(ctx)
-  return false, x92
+  return false, x93
 
 }
 
@@ -7635,7 +7827,7 @@ type backendServiceProcessorLaunchTask struct {
 }
 
 func (p *backendServiceProcessorLaunchTask) Process(ctx context.Context, seqId int32, iprot, oprot thrift.TProtocol) (success bool, err thrift.TException) {
-  var _write_err93 error
+  var _write_err94 error
   args := BackendServiceLaunchTaskArgs{}
   if err2 := args.Read(ctx, iprot); err2 != nil {
     iprot.ReadMessageEnd(ctx)
@@ -7681,39 +7873,39 @@ func (p *backendServiceProcessorLaunchTask) Process(ctx context.Context, seqId i
     if errors.Is(err2, thrift.ErrAbandonRequest) {
       return false, thrift.WrapTException(err2)
     }
-    _exc94 := thrift.NewTApplicationException(thrift.INTERNAL_ERROR, "Internal error processing launchTask: " + err2.Error())
+    _exc95 := thrift.NewTApplicationException(thrift.INTERNAL_ERROR, "Internal error processing launchTask: " + err2.Error())
     if err2 := oprot.WriteMessageBegin(ctx, "launchTask", thrift.EXCEPTION, seqId); err2 != nil {
-      _write_err93 = thrift.WrapTException(err2)
+      _write_err94 = thrift.WrapTException(err2)
     }
-    if err2 := _exc94.Write(ctx, oprot); _write_err93 == nil && err2 != nil {
-      _write_err93 = thrift.WrapTException(err2)
+    if err2 := _exc95.Write(ctx, oprot); _write_err94 == nil && err2 != nil {
+      _write_err94 = thrift.WrapTException(err2)
     }
-    if err2 := oprot.WriteMessageEnd(ctx); _write_err93 == nil && err2 != nil {
-      _write_err93 = thrift.WrapTException(err2)
+    if err2 := oprot.WriteMessageEnd(ctx); _write_err94 == nil && err2 != nil {
+      _write_err94 = thrift.WrapTException(err2)
     }
-    if err2 := oprot.Flush(ctx); _write_err93 == nil && err2 != nil {
-      _write_err93 = thrift.WrapTException(err2)
+    if err2 := oprot.Flush(ctx); _write_err94 == nil && err2 != nil {
+      _write_err94 = thrift.WrapTException(err2)
     }
-    if _write_err93 != nil {
-      return false, thrift.WrapTException(_write_err93)
+    if _write_err94 != nil {
+      return false, thrift.WrapTException(_write_err94)
     }
     return true, err
   }
   tickerCancel()
   if err2 := oprot.WriteMessageBegin(ctx, "launchTask", thrift.REPLY, seqId); err2 != nil {
-    _write_err93 = thrift.WrapTException(err2)
+    _write_err94 = thrift.WrapTException(err2)
   }
-  if err2 := result.Write(ctx, oprot); _write_err93 == nil && err2 != nil {
-    _write_err93 = thrift.WrapTException(err2)
+  if err2 := result.Write(ctx, oprot); _write_err94 == nil && err2 != nil {
+    _write_err94 = thrift.WrapTException(err2)
   }
-  if err2 := oprot.WriteMessageEnd(ctx); _write_err93 == nil && err2 != nil {
-    _write_err93 = thrift.WrapTException(err2)
+  if err2 := oprot.WriteMessageEnd(ctx); _write_err94 == nil && err2 != nil {
+    _write_err94 = thrift.WrapTException(err2)
   }
-  if err2 := oprot.Flush(ctx); _write_err93 == nil && err2 != nil {
-    _write_err93 = thrift.WrapTException(err2)
+  if err2 := oprot.Flush(ctx); _write_err94 == nil && err2 != nil {
+    _write_err94 = thrift.WrapTException(err2)
   }
-  if _write_err93 != nil {
-    return false, thrift.WrapTException(_write_err93)
+  if _write_err94 != nil {
+    return false, thrift.WrapTException(_write_err94)
   }
   return true, err
 }
@@ -7998,14 +8190,14 @@ func (p *FrontendServiceClient) SetLastResponseMeta_(meta thrift.ResponseMeta) {
 //  - Status
 //  - Message
 func (p *FrontendServiceClient) FrontendMessage(ctx context.Context, taskId *TFullTaskId, status int32, message []byte) (_err error) {
-  var _args95 FrontendServiceFrontendMessageArgs
-  _args95.TaskId = taskId
-  _args95.Status = status
-  _args95.Message = message
-  var _result97 FrontendServiceFrontendMessageResult
-  var _meta96 thrift.ResponseMeta
-  _meta96, _err = p.Client_().Call(ctx, "frontendMessage", &_args95, &_result97)
-  p.SetLastResponseMeta_(_meta96)
+  var _args96 FrontendServiceFrontendMessageArgs
+  _args96.TaskId = taskId
+  _args96.Status = status
+  _args96.Message = message
+  var _result98 FrontendServiceFrontendMessageResult
+  var _meta97 thrift.ResponseMeta
+  _meta97, _err = p.Client_().Call(ctx, "frontendMessage", &_args96, &_result98)
+  p.SetLastResponseMeta_(_meta97)
   if _err != nil {
     return
   }
@@ -8032,9 +8224,9 @@ func (p *FrontendServiceProcessor) ProcessorMap() map[string]thrift.TProcessorFu
 
 func NewFrontendServiceProcessor(handler FrontendService) *FrontendServiceProcessor {
 
-  self98 := &FrontendServiceProcessor{handler:handler, processorMap:make(map[string]thrift.TProcessorFunction)}
-  self98.processorMap["frontendMessage"] = &frontendServiceProcessorFrontendMessage{handler:handler}
-return self98
+  self99 := &FrontendServiceProcessor{handler:handler, processorMap:make(map[string]thrift.TProcessorFunction)}
+  self99.processorMap["frontendMessage"] = &frontendServiceProcessorFrontendMessage{handler:handler}
+return self99
 }
 
 func (p *FrontendServiceProcessor) Process(ctx context.Context, iprot, oprot thrift.TProtocol) (success bool, err thrift.TException) {
@@ -8045,12 +8237,12 @@ func (p *FrontendServiceProcessor) Process(ctx context.Context, iprot, oprot thr
   }
   iprot.Skip(ctx, thrift.STRUCT)
   iprot.ReadMessageEnd(ctx)
-  x99 := thrift.NewTApplicationException(thrift.UNKNOWN_METHOD, "Unknown function " + name)
+  x100 := thrift.NewTApplicationException(thrift.UNKNOWN_METHOD, "Unknown function " + name)
   oprot.WriteMessageBegin(ctx, name, thrift.EXCEPTION, seqId)
-  x99.Write(ctx, oprot)
+  x100.Write(ctx, oprot)
   oprot.WriteMessageEnd(ctx)
   oprot.Flush(ctx)
-  return false, x99
+  return false, x100
 
 }
 
@@ -8059,7 +8251,7 @@ type frontendServiceProcessorFrontendMessage struct {
 }
 
 func (p *frontendServiceProcessorFrontendMessage) Process(ctx context.Context, seqId int32, iprot, oprot thrift.TProtocol) (success bool, err thrift.TException) {
-  var _write_err100 error
+  var _write_err101 error
   args := FrontendServiceFrontendMessageArgs{}
   if err2 := args.Read(ctx, iprot); err2 != nil {
     iprot.ReadMessageEnd(ctx)
@@ -8105,39 +8297,39 @@ func (p *frontendServiceProcessorFrontendMessage) Process(ctx context.Context, s
     if errors.Is(err2, thrift.ErrAbandonRequest) {
       return false, thrift.WrapTException(err2)
     }
-    _exc101 := thrift.NewTApplicationException(thrift.INTERNAL_ERROR, "Internal error processing frontendMessage: " + err2.Error())
+    _exc102 := thrift.NewTApplicationException(thrift.INTERNAL_ERROR, "Internal error processing frontendMessage: " + err2.Error())
     if err2 := oprot.WriteMessageBegin(ctx, "frontendMessage", thrift.EXCEPTION, seqId); err2 != nil {
-      _write_err100 = thrift.WrapTException(err2)
+      _write_err101 = thrift.WrapTException(err2)
     }
-    if err2 := _exc101.Write(ctx, oprot); _write_err100 == nil && err2 != nil {
-      _write_err100 = thrift.WrapTException(err2)
+    if err2 := _exc102.Write(ctx, oprot); _write_err101 == nil && err2 != nil {
+      _write_err101 = thrift.WrapTException(err2)
     }
-    if err2 := oprot.WriteMessageEnd(ctx); _write_err100 == nil && err2 != nil {
-      _write_err100 = thrift.WrapTException(err2)
+    if err2 := oprot.WriteMessageEnd(ctx); _write_err101 == nil && err2 != nil {
+      _write_err101 = thrift.WrapTException(err2)
     }
-    if err2 := oprot.Flush(ctx); _write_err100 == nil && err2 != nil {
-      _write_err100 = thrift.WrapTException(err2)
+    if err2 := oprot.Flush(ctx); _write_err101 == nil && err2 != nil {
+      _write_err101 = thrift.WrapTException(err2)
     }
-    if _write_err100 != nil {
-      return false, thrift.WrapTException(_write_err100)
+    if _write_err101 != nil {
+      return false, thrift.WrapTException(_write_err101)
     }
     return true, err
   }
   tickerCancel()
   if err2 := oprot.WriteMessageBegin(ctx, "frontendMessage", thrift.REPLY, seqId); err2 != nil {
-    _write_err100 = thrift.WrapTException(err2)
+    _write_err101 = thrift.WrapTException(err2)
   }
-  if err2 := result.Write(ctx, oprot); _write_err100 == nil && err2 != nil {
-    _write_err100 = thrift.WrapTException(err2)
+  if err2 := result.Write(ctx, oprot); _write_err101 == nil && err2 != nil {
+    _write_err101 = thrift.WrapTException(err2)
   }
-  if err2 := oprot.WriteMessageEnd(ctx); _write_err100 == nil && err2 != nil {
-    _write_err100 = thrift.WrapTException(err2)
+  if err2 := oprot.WriteMessageEnd(ctx); _write_err101 == nil && err2 != nil {
+    _write_err101 = thrift.WrapTException(err2)
   }
-  if err2 := oprot.Flush(ctx); _write_err100 == nil && err2 != nil {
-    _write_err100 = thrift.WrapTException(err2)
+  if err2 := oprot.Flush(ctx); _write_err101 == nil && err2 != nil {
+    _write_err101 = thrift.WrapTException(err2)
   }
-  if _write_err100 != nil {
-    return false, thrift.WrapTException(_write_err100)
+  if _write_err101 != nil {
+    return false, thrift.WrapTException(_write_err101)
   }
   return true, err
 }

@@ -44,7 +44,7 @@ class Iface(object):
         """
         pass
 
-    def offerTaken(self, requestId, taskId):
+    def offerOutcome(self, requestId, taskId):
         """
         Parameters:
          - requestId
@@ -157,26 +157,26 @@ class Client(Iface):
             return result.success
         raise TApplicationException(TApplicationException.MISSING_RESULT, "enqueueTaskReservationsWithOffer failed: unknown result")
 
-    def offerTaken(self, requestId, taskId):
+    def offerOutcome(self, requestId, taskId):
         """
         Parameters:
          - requestId
          - taskId
 
         """
-        self.send_offerTaken(requestId, taskId)
-        return self.recv_offerTaken()
+        self.send_offerOutcome(requestId, taskId)
+        return self.recv_offerOutcome()
 
-    def send_offerTaken(self, requestId, taskId):
-        self._oprot.writeMessageBegin('offerTaken', TMessageType.CALL, self._seqid)
-        args = offerTaken_args()
+    def send_offerOutcome(self, requestId, taskId):
+        self._oprot.writeMessageBegin('offerOutcome', TMessageType.CALL, self._seqid)
+        args = offerOutcome_args()
         args.requestId = requestId
         args.taskId = taskId
         args.write(self._oprot)
         self._oprot.writeMessageEnd()
         self._oprot.trans.flush()
 
-    def recv_offerTaken(self):
+    def recv_offerOutcome(self):
         iprot = self._iprot
         (fname, mtype, rseqid) = iprot.readMessageBegin()
         if mtype == TMessageType.EXCEPTION:
@@ -184,12 +184,12 @@ class Client(Iface):
             x.read(iprot)
             iprot.readMessageEnd()
             raise x
-        result = offerTaken_result()
+        result = offerOutcome_result()
         result.read(iprot)
         iprot.readMessageEnd()
         if result.success is not None:
             return result.success
-        raise TApplicationException(TApplicationException.MISSING_RESULT, "offerTaken failed: unknown result")
+        raise TApplicationException(TApplicationException.MISSING_RESULT, "offerOutcome failed: unknown result")
 
 
 class Processor(Iface, TProcessor):
@@ -199,7 +199,7 @@ class Processor(Iface, TProcessor):
         self._processMap["enqueueTaskReservations"] = Processor.process_enqueueTaskReservations
         self._processMap["cancelTaskReservations"] = Processor.process_cancelTaskReservations
         self._processMap["enqueueTaskReservationsWithOffer"] = Processor.process_enqueueTaskReservationsWithOffer
-        self._processMap["offerTaken"] = Processor.process_offerTaken
+        self._processMap["offerOutcome"] = Processor.process_offerOutcome
         self._on_message_begin = None
 
     def on_message_begin(self, func):
@@ -291,13 +291,13 @@ class Processor(Iface, TProcessor):
         oprot.writeMessageEnd()
         oprot.trans.flush()
 
-    def process_offerTaken(self, seqid, iprot, oprot):
-        args = offerTaken_args()
+    def process_offerOutcome(self, seqid, iprot, oprot):
+        args = offerOutcome_args()
         args.read(iprot)
         iprot.readMessageEnd()
-        result = offerTaken_result()
+        result = offerOutcome_result()
         try:
-            result.success = self._handler.offerTaken(args.requestId, args.taskId)
+            result.success = self._handler.offerOutcome(args.requestId, args.taskId)
             msg_type = TMessageType.REPLY
         except TTransport.TTransportException:
             raise
@@ -309,7 +309,7 @@ class Processor(Iface, TProcessor):
             logging.exception('Unexpected exception in handler')
             msg_type = TMessageType.EXCEPTION
             result = TApplicationException(TApplicationException.INTERNAL_ERROR, 'Internal error')
-        oprot.writeMessageBegin("offerTaken", msg_type, seqid)
+        oprot.writeMessageBegin("offerOutcome", msg_type, seqid)
         result.write(oprot)
         oprot.writeMessageEnd()
         oprot.trans.flush()
@@ -685,7 +685,7 @@ enqueueTaskReservationsWithOffer_result.thrift_spec = (
 )
 
 
-class offerTaken_args(object):
+class offerOutcome_args(object):
     """
     Attributes:
      - requestId
@@ -726,7 +726,7 @@ class offerTaken_args(object):
         if oprot._fast_encode is not None and self.thrift_spec is not None:
             oprot.trans.write(oprot._fast_encode(self, [self.__class__, self.thrift_spec]))
             return
-        oprot.writeStructBegin('offerTaken_args')
+        oprot.writeStructBegin('offerOutcome_args')
         if self.requestId is not None:
             oprot.writeFieldBegin('requestId', TType.STRING, 1)
             oprot.writeString(self.requestId.encode('utf-8') if sys.version_info[0] == 2 else self.requestId)
@@ -751,15 +751,15 @@ class offerTaken_args(object):
 
     def __ne__(self, other):
         return not (self == other)
-all_structs.append(offerTaken_args)
-offerTaken_args.thrift_spec = (
+all_structs.append(offerOutcome_args)
+offerOutcome_args.thrift_spec = (
     None,  # 0
     (1, TType.STRING, 'requestId', 'UTF8', None, ),  # 1
     (2, TType.STRING, 'taskId', 'UTF8', None, ),  # 2
 )
 
 
-class offerTaken_result(object):
+class offerOutcome_result(object):
     """
     Attributes:
      - success
@@ -780,8 +780,9 @@ class offerTaken_result(object):
             if ftype == TType.STOP:
                 break
             if fid == 0:
-                if ftype == TType.BOOL:
-                    self.success = iprot.readBool()
+                if ftype == TType.STRUCT:
+                    self.success = TOfferOutcome()
+                    self.success.read(iprot)
                 else:
                     iprot.skip(ftype)
             else:
@@ -793,10 +794,10 @@ class offerTaken_result(object):
         if oprot._fast_encode is not None and self.thrift_spec is not None:
             oprot.trans.write(oprot._fast_encode(self, [self.__class__, self.thrift_spec]))
             return
-        oprot.writeStructBegin('offerTaken_result')
+        oprot.writeStructBegin('offerOutcome_result')
         if self.success is not None:
-            oprot.writeFieldBegin('success', TType.BOOL, 0)
-            oprot.writeBool(self.success)
+            oprot.writeFieldBegin('success', TType.STRUCT, 0)
+            self.success.write(oprot)
             oprot.writeFieldEnd()
         oprot.writeFieldStop()
         oprot.writeStructEnd()
@@ -814,9 +815,9 @@ class offerTaken_result(object):
 
     def __ne__(self, other):
         return not (self == other)
-all_structs.append(offerTaken_result)
-offerTaken_result.thrift_spec = (
-    (0, TType.BOOL, 'success', None, None, ),  # 0
+all_structs.append(offerOutcome_result)
+offerOutcome_result.thrift_spec = (
+    (0, TType.STRUCT, 'success', [TOfferOutcome, None], None, ),  # 0
 )
 fix_spec(all_structs)
 del all_structs

@@ -971,14 +971,16 @@ class TEnqueueOfferReply(object):
      - accepted
      - launched
      - guided
+     - boot
 
     """
 
 
-    def __init__(self, accepted=None, launched=None, guided=None,):
+    def __init__(self, accepted=None, launched=None, guided=None, boot=None,):
         self.accepted = accepted
         self.launched = launched
         self.guided = guided
+        self.boot = boot
 
     def read(self, iprot):
         if iprot._fast_decode is not None and isinstance(iprot.trans, TTransport.CReadableTransport) and self.thrift_spec is not None:
@@ -1004,6 +1006,11 @@ class TEnqueueOfferReply(object):
                     self.guided = iprot.readBool()
                 else:
                     iprot.skip(ftype)
+            elif fid == 4:
+                if ftype == TType.STRING:
+                    self.boot = iprot.readString().decode('utf-8', errors='replace') if sys.version_info[0] == 2 else iprot.readString()
+                else:
+                    iprot.skip(ftype)
             else:
                 iprot.skip(ftype)
             iprot.readFieldEnd()
@@ -1025,6 +1032,78 @@ class TEnqueueOfferReply(object):
         if self.guided is not None:
             oprot.writeFieldBegin('guided', TType.BOOL, 3)
             oprot.writeBool(self.guided)
+            oprot.writeFieldEnd()
+        if self.boot is not None:
+            oprot.writeFieldBegin('boot', TType.STRING, 4)
+            oprot.writeString(self.boot.encode('utf-8') if sys.version_info[0] == 2 else self.boot)
+            oprot.writeFieldEnd()
+        oprot.writeFieldStop()
+        oprot.writeStructEnd()
+
+    def validate(self):
+        return
+
+    def __repr__(self):
+        L = ['%s=%r' % (key, value)
+             for key, value in self.__dict__.items()]
+        return '%s(%s)' % (self.__class__.__name__, ', '.join(L))
+
+    def __eq__(self, other):
+        return isinstance(other, self.__class__) and self.__dict__ == other.__dict__
+
+    def __ne__(self, other):
+        return not (self == other)
+
+
+class TOfferOutcome(object):
+    """
+    Attributes:
+     - outcome
+     - boot
+
+    """
+
+
+    def __init__(self, outcome=None, boot=None,):
+        self.outcome = outcome
+        self.boot = boot
+
+    def read(self, iprot):
+        if iprot._fast_decode is not None and isinstance(iprot.trans, TTransport.CReadableTransport) and self.thrift_spec is not None:
+            iprot._fast_decode(self, iprot, [self.__class__, self.thrift_spec])
+            return
+        iprot.readStructBegin()
+        while True:
+            (fname, ftype, fid) = iprot.readFieldBegin()
+            if ftype == TType.STOP:
+                break
+            if fid == 1:
+                if ftype == TType.I32:
+                    self.outcome = iprot.readI32()
+                else:
+                    iprot.skip(ftype)
+            elif fid == 2:
+                if ftype == TType.STRING:
+                    self.boot = iprot.readString().decode('utf-8', errors='replace') if sys.version_info[0] == 2 else iprot.readString()
+                else:
+                    iprot.skip(ftype)
+            else:
+                iprot.skip(ftype)
+            iprot.readFieldEnd()
+        iprot.readStructEnd()
+
+    def write(self, oprot):
+        if oprot._fast_encode is not None and self.thrift_spec is not None:
+            oprot.trans.write(oprot._fast_encode(self, [self.__class__, self.thrift_spec]))
+            return
+        oprot.writeStructBegin('TOfferOutcome')
+        if self.outcome is not None:
+            oprot.writeFieldBegin('outcome', TType.I32, 1)
+            oprot.writeI32(self.outcome)
+            oprot.writeFieldEnd()
+        if self.boot is not None:
+            oprot.writeFieldBegin('boot', TType.STRING, 2)
+            oprot.writeString(self.boot.encode('utf-8') if sys.version_info[0] == 2 else self.boot)
             oprot.writeFieldEnd()
         oprot.writeFieldStop()
         oprot.writeStructEnd()
@@ -1201,6 +1280,13 @@ TEnqueueOfferReply.thrift_spec = (
     (1, TType.BOOL, 'accepted', None, None, ),  # 1
     (2, TType.BOOL, 'launched', None, None, ),  # 2
     (3, TType.BOOL, 'guided', None, None, ),  # 3
+    (4, TType.STRING, 'boot', 'UTF8', None, ),  # 4
+)
+all_structs.append(TOfferOutcome)
+TOfferOutcome.thrift_spec = (
+    None,  # 0
+    (1, TType.I32, 'outcome', None, None, ),  # 1
+    (2, TType.STRING, 'boot', 'UTF8', None, ),  # 2
 )
 all_structs.append(IncompleteRequestException)
 IncompleteRequestException.thrift_spec = (
