@@ -248,7 +248,7 @@ func (n *NodeMonitor) EnqueueTaskReservationsWithOffer(ctx context.Context, req 
 		// A free slot is not given away ahead of the coordinator's
 		// weights: the reservation waits for getTask like any other.
 		// Nor is an offer taken that its scheduler already heard was
-		// not (OfferTaken), or that came twice.
+		// unseen (OfferOutcome), or that came twice.
 		mine = nil
 	}
 	ready, took, ok := n.readyLocked(mine)

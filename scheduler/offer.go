@@ -10,8 +10,8 @@ import (
 	"github.com/sparrowfleet/sparrow/thrift/gen-go/sparrowrpc"
 )
 
-// Offers (on unless Config.NoOffers): a new job's first reservations each carry one of its tasks
-// (InternalService.enqueueTaskReservationsWithOffer). A node monitor with a
+// Offers (on unless Config.NoOffers): a new job's first reservations each
+// carry one of its tasks (InternalService.enqueueTaskReservationsWithOffer). A node monitor with a
 // slot free at once launches the offered task without the getTask round
 // trip, which on an idle fleet is two of a task's five hops from submit
 // to launch; a busy one declines, and the task goes to whichever
@@ -48,9 +48,8 @@ func (s *Scheduler) splitBackups(r *request, probes []placement.Probe) (now, bac
 		return probes, nil
 	}
 	now = make([]placement.Probe, 0, m)
-	t := time.Now()
 	for _, p := range probes {
-		if len(now) < m && s.offersTo(p.Node.Addr, t) {
+		if len(now) < m && s.offersTo(p.Node.Addr) {
 			now = append(now, p)
 		} else {
 			backup = append(backup, p)
@@ -93,9 +92,8 @@ func (s *Scheduler) planOffers(r *request, probes []placement.Probe) []int {
 		return nil
 	}
 	var offers []int
-	t := time.Now()
 	for k, p := range probes {
-		if !s.offersTo(p.Node.Addr, t) {
+		if !s.offersTo(p.Node.Addr) {
 			continue
 		}
 		i, ok := r.Offer(p.Node.Addr)
@@ -128,10 +126,10 @@ func (s *Scheduler) planOffers(r *request, probes []placement.Probe) []int {
 // whose coordinator is gone takes offers again.
 const guidedOfferPause = 30 * time.Second
 
-// offersTo reports whether the node monitor at addr is offered tasks at
-// time now: it has the method and is not known to be guided. Called with
-// s.mu held.
-func (s *Scheduler) offersTo(addr string, now time.Time) bool {
+// offersTo reports whether the node monitor at addr is offered tasks: it
+// has the method and is not known to be guided. The clock is read only
+// for a node monitor that said it was guided. Called with s.mu held.
+func (s *Scheduler) offersTo(addr string) bool {
 	if s.noOffer[addr] {
 		return false
 	}
@@ -139,7 +137,7 @@ func (s *Scheduler) offersTo(addr string, now time.Time) bool {
 	if !ok {
 		return true
 	}
-	if now.Before(until) {
+	if time.Now().Before(until) {
 		return false
 	}
 	delete(s.guidedUntil, addr)
@@ -270,10 +268,10 @@ func (s *Scheduler) awaitOffers(r *request) {
 // seen yet is declined if it comes. Until the answer, the task stays set
 // aside, as an offer awaiting its answer does ("unseen" is believed only
 // from the node monitor process the offer was sent to: resolveOffer). If
-// the node monitor is lost meanwhile, the task is counted launched there and reported lost
-// with its running tasks; if it cannot be asked (UNKNOWN_METHOD, or no
-// answer within maxDoubt), the task is counted launched there, as before
-// the question existed.
+// the node monitor is lost meanwhile, the task is counted launched there
+// and reported lost with its running tasks; if it cannot be asked
+// (UNKNOWN_METHOD, or no answer within maxDoubt), the task is counted
+// launched there, as before the question existed.
 
 // offerDoubt is one offer in doubt.
 type offerDoubt struct {
@@ -303,19 +301,15 @@ func (s *Scheduler) doubt(r *request, addr string, offer int) {
 	go s.resolveOffer(r, addr, offer, doubtRetry, time.Now().Add(maxDoubt))
 }
 
-// settleDoubt forgets offer d on addr, and reports whether it was still in
-// doubt (NodeLost may have settled it). Called with s.mu held.
-func (s *Scheduler) settleDoubt(addr string, d offerDoubt) bool {
+// settleDoubt forgets offer d on addr, which is in doubt. Called with s.mu
+// held.
+func (s *Scheduler) settleDoubt(addr string, d offerDoubt) {
 	m := s.doubts[addr]
-	if _, ok := m[d]; !ok {
-		return false
-	}
 	delete(m, d)
 	d.r.doubted--
 	if len(m) == 0 {
 		delete(s.doubts, addr)
 	}
-	return true
 }
 
 // awaiting returns how many of r's offers await an answer that is not in

@@ -383,9 +383,7 @@ func TestOfferFallsBackForNodeMonitorsWithoutIt(t *testing.T) {
 		t.Fatalf("stats %+v: want the first job's 2 offers refused as unknown and none after", st)
 	}
 	for _, nm := range c.nms {
-		nm.mu.Lock()
-		offered := nm.offered
-		nm.mu.Unlock()
+		offered := nm.offers()
 		if offered != 0 {
 			t.Errorf("%s saw %d offers through a processor without the method", nm.name, offered)
 		}
@@ -404,9 +402,7 @@ func TestNoOffers(t *testing.T) {
 	}
 	c.waitAccepted(t, "job", 2)
 	for _, nm := range c.nms {
-		nm.mu.Lock()
-		offered := nm.offered
-		nm.mu.Unlock()
+		offered := nm.offers()
 		if offered != 0 {
 			t.Fatalf("%s got %d offers with offers off", nm.name, offered)
 		}
@@ -437,11 +433,9 @@ func TestGuidedNodeMonitorsGetPlainReservations(t *testing.T) {
 	// once the scheduler has read its answer.
 	paused := map[string]bool{}
 	for _, nm := range c.nms {
-		nm.mu.Lock()
-		if nm.offered > 0 {
+		if nm.offers() > 0 {
 			paused[nm.addr] = true
 		}
-		nm.mu.Unlock()
 	}
 	c.hub.waitUntil(t, "the guided node monitors paused", func() bool {
 		c.s.mu.Lock()
@@ -461,9 +455,7 @@ func TestGuidedNodeMonitorsGetPlainReservations(t *testing.T) {
 	// first job's offers did not reach, which are offered to; the two
 	// that said they were guided get none.
 	for _, nm := range c.nms {
-		nm.mu.Lock()
-		offered := nm.offered
-		nm.mu.Unlock()
+		offered := nm.offers()
 		if paused[nm.addr] && offered != 1 {
 			t.Errorf("%s, guided, got %d offers, want only the first job's", nm.addr, offered)
 		}
@@ -493,10 +485,11 @@ func TestOffersResumeAfterThePause(t *testing.T) {
 	defer c.s.mu.Unlock()
 	now := time.Now()
 	c.s.guidedUntil[addr] = now.Add(guidedOfferPause)
-	if c.s.offersTo(addr, now) {
+	if c.s.offersTo(addr) {
 		t.Fatal("offered to a node monitor in its pause")
 	}
-	if !c.s.offersTo(addr, now.Add(guidedOfferPause)) {
+	c.s.guidedUntil[addr] = now.Add(-time.Millisecond)
+	if !c.s.offersTo(addr) {
 		t.Fatal("not offered to once the pause ended")
 	}
 	if _, ok := c.s.guidedUntil[addr]; ok {

@@ -151,6 +151,13 @@ func (n *fakeNM) OfferOutcome(_ context.Context, requestID, taskID string) (*spa
 	return &sparrowrpc.TOfferOutcome{Outcome: n.outcome.Load(), Boot: n.bootNonce()}, nil
 }
 
+// offers returns how many offers n has received.
+func (n *fakeNM) offers() int {
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	return n.offered
+}
+
 // bootNonce is the fake's start nonce ("" until set).
 func (n *fakeNM) bootNonce() string {
 	b, _ := n.boot.Load().(string)
