@@ -40,8 +40,11 @@ type DaemonConfig struct {
 	// how often executors are checked for liveness (default 1s; negative
 	// disables).
 	GetTaskTimeout time.Duration
-	ExecutorCheck  time.Duration
-	MaxQueued      int
+	// FetchRetryFor bounds asking a scheduler again about a getTask whose
+	// call failed after it was sent (Config.FetchRetryFor; default 10s).
+	FetchRetryFor time.Duration
+	ExecutorCheck time.Duration
+	MaxQueued     int
 	// Coordination configures work with the optional fairness coordinator.
 	Coordination CoordinationConfig
 	RPC          rpc.Config
@@ -97,7 +100,7 @@ func StartDaemon(cfg DaemonConfig) (*Daemon, error) {
 	}
 	d.Cluster = cluster
 	nm, err := New(Config{
-		Slots: cfg.Slots, Queue: cfg.Queue, Internal: d.meta.Internal, GetTaskTimeout: cfg.GetTaskTimeout, MaxQueued: cfg.MaxQueued,
+		Slots: cfg.Slots, Queue: cfg.Queue, Internal: d.meta.Internal, GetTaskTimeout: cfg.GetTaskTimeout, FetchRetryFor: cfg.FetchRetryFor, MaxQueued: cfg.MaxQueued,
 		OnAppsChanged: d.advertiseApps, RPC: cfg.RPC, Log: cfg.Log,
 	}, &membershipDirectory{cluster: cluster})
 	if err != nil {

@@ -3,11 +3,13 @@ package nodemonitor
 import (
 	"context"
 	"crypto/rand"
+	"encoding/binary"
 	"encoding/hex"
 	"fmt"
 	"net"
 	"slices"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/rs/zerolog"
@@ -48,8 +50,13 @@ type Config struct {
 	// GetTaskTimeout bounds a getTask call, so that a reservation from a
 	// dead or partitioned scheduler frees its slot promptly. Default 1s.
 	GetTaskTimeout time.Duration
-	RPC            rpc.Config
-	Log            zerolog.Logger
+	// FetchRetryFor bounds how long a getTask (fetchTask) whose call failed
+	// after it was sent is asked about again, holding its slot, because the
+	// scheduler may have handed out a task (fetch.go). Default
+	// DefaultFetchRetryFor.
+	FetchRetryFor time.Duration
+	RPC           rpc.Config
+	Log           zerolog.Logger
 }
 
 // DefaultGetTaskTimeout is Config.GetTaskTimeout's default.
@@ -80,6 +87,11 @@ type NodeMonitor struct {
 	// or departed: their reservations are released without a getTask, which
 	// would only wait out its timeout while holding a slot.
 	goneScheds map[string]bool
+	// noFetchTask holds GetTaskService addresses that answered fetchTask
+	// with UNKNOWN_METHOD: they get getTask.
+	noFetchTask map[string]bool
+	// fetchIDs numbers fetches (fetch.go).
+	fetchIDs atomic.Int64
 	// noTaskDone holds SchedulerService addresses that answered taskDone
 	// with UNKNOWN_METHOD: they get tasksFinished and sendFrontendMessage.
 	noTaskDone map[string]bool
@@ -119,6 +131,9 @@ func New(cfg Config, dir SchedulerDirectory) (*NodeMonitor, error) {
 	if cfg.GetTaskTimeout <= 0 {
 		cfg.GetTaskTimeout = DefaultGetTaskTimeout
 	}
+	if cfg.FetchRetryFor <= 0 {
+		cfg.FetchRetryFor = DefaultFetchRetryFor
+	}
 	gtCfg := cfg.RPC
 	gtCfg.CallTimeout = cfg.GetTaskTimeout
 	var nonce [8]byte
@@ -133,10 +148,12 @@ func New(cfg Config, dir SchedulerDirectory) (*NodeMonitor, error) {
 		backend:  make(map[string]string),
 		misses:   make(map[string]int),
 
-		goneScheds: make(map[string]bool),
-		noTaskDone: make(map[string]bool),
-		clock:      newTaskClock(time.Now()),
+		goneScheds:  make(map[string]bool),
+		noTaskDone:  make(map[string]bool),
+		noFetchTask: make(map[string]bool),
+		clock:       newTaskClock(time.Now()),
 	}
+	n.fetchIDs.Store(int64(binary.LittleEndian.Uint64(nonce[:]) >> 1))
 	n.notify = batch.New(n.sendFinished)
 	return n, nil
 }
@@ -528,13 +545,8 @@ func (n *NodeMonitor) SchedulerBack(service string) {
 // fetch runs one reservation that reached a free slot: getTask, then
 // launchTask. The slot is held throughout and freed on every failure path.
 func (n *NodeMonitor) fetch(r queue.Reservation) {
-	var specs []*sparrowrpc.TTaskLaunchSpec
 	gt := n.getTaskAddr(r.Scheduler)
-	err := n.getTask.Call(context.Background(), gt, func(ctx context.Context, c *sparrowrpc.GetTaskServiceClient) error {
-		var err error
-		specs, err = c.GetTask(ctx, r.RequestID, n.self)
-		return err
-	})
+	specs, err := n.askForTask(r, gt)
 	if err != nil || len(specs) == 0 {
 		if err != nil {
 			n.log.Warn().Err(err).Str("request", r.RequestID).Str("scheduler", gt).Msg("getTask failed; dropping reservation")

@@ -21,7 +21,17 @@ type fakeScheduler struct {
 	tasks    map[string][]string // request -> task ids still to hand out
 	asked    map[string]int
 	finished []string      // "request/task" reported by tasksFinished
-	gate     chan struct{} // if set, getTask blocks until it is closed
+	gate     chan struct{} // if set, getTask and fetchTask block until it is closed
+	// fetched is each fetchTask fetch's answer, given again when asked
+	// again; fetchCalls counts fetchTask calls by fetch ID.
+	fetched    map[int64][]*sparrowrpc.TTaskLaunchSpec
+	fetchCalls map[int64]int
+	// slowAnswers is how many more fetches that hand out a task answer
+	// only once hold is closed (later than the node monitor waits).
+	slowAnswers int
+	// holdAll makes every fetchTask call wait for hold.
+	holdAll bool
+	hold    chan struct{}
 }
 
 func (f *fakeScheduler) GetTask(ctx context.Context, requestID string, nm *sparrowrpc.THostPort) ([]*sparrowrpc.TTaskLaunchSpec, error) {
@@ -30,13 +40,58 @@ func (f *fakeScheduler) GetTask(ctx context.Context, requestID string, nm *sparr
 	}
 	f.mu.Lock()
 	defer f.mu.Unlock()
+	return f.handOut(requestID), nil
+}
+
+// handOut is the next task of requestID, if any. Called with f.mu held.
+func (f *fakeScheduler) handOut(requestID string) []*sparrowrpc.TTaskLaunchSpec {
 	f.asked[requestID]++
 	left := f.tasks[requestID]
 	if len(left) == 0 {
-		return []*sparrowrpc.TTaskLaunchSpec{}, nil
+		return []*sparrowrpc.TTaskLaunchSpec{}
 	}
 	f.tasks[requestID] = left[1:]
-	return []*sparrowrpc.TTaskLaunchSpec{{TaskId: left[0], Message: []byte("m")}}, nil
+	return []*sparrowrpc.TTaskLaunchSpec{{TaskId: left[0], Message: []byte("m")}}
+}
+
+func (f *fakeScheduler) FetchTask(ctx context.Context, requestID string, nm *sparrowrpc.THostPort, fetchID int64) ([]*sparrowrpc.TTaskLaunchSpec, error) {
+	if f.gate != nil {
+		<-f.gate
+	}
+	f.mu.Lock()
+	if f.fetched == nil {
+		f.fetched = make(map[int64][]*sparrowrpc.TTaskLaunchSpec)
+		f.fetchCalls = make(map[int64]int)
+	}
+	f.fetchCalls[fetchID]++
+	specs, again := f.fetched[fetchID]
+	if !again {
+		specs = f.handOut(requestID)
+		f.fetched[fetchID] = specs
+	}
+	slow := f.holdAll || (!again && len(specs) > 0 && f.slowAnswers > 0)
+	if slow && !f.holdAll {
+		f.slowAnswers--
+	}
+	f.mu.Unlock()
+	if slow {
+		<-f.hold
+	}
+	return specs, nil
+}
+
+// fetchesAskedAgain is how many fetch IDs fetchTask was called with more
+// than once, and the most calls for one.
+func (f *fakeScheduler) fetchesAskedAgain() (ids, most int) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	for _, n := range f.fetchCalls {
+		if n > 1 {
+			ids++
+		}
+		most = max(most, n)
+	}
+	return ids, most
 }
 
 func (f *fakeScheduler) TasksFinished(ctx context.Context, nm *sparrowrpc.THostPort, tasks []*sparrowrpc.TFullTaskId) error {
@@ -93,15 +148,35 @@ type harness struct {
 
 func newHarness(t *testing.T, slots int, gated bool) *harness {
 	t.Helper()
-	h := &harness{sched: &fakeScheduler{tasks: map[string][]string{}, asked: map[string]int{}}, back: &fakeBackend{}}
-	if gated {
+	return newHarnessWith(t, harnessOpts{slots: slots, gated: gated})
+}
+
+// harnessOpts are newHarnessWith's choices; the zero value of each field
+// but slots is the default.
+type harnessOpts struct {
+	slots int
+	gated bool
+	// noFetch makes the fake scheduler answer fetchTask UNKNOWN_METHOD.
+	noFetch bool
+	// getTaskTimeout and fetchRetryFor set the node monitor's Config.
+	getTaskTimeout, fetchRetryFor time.Duration
+}
+
+func newHarnessWith(t *testing.T, o harnessOpts) *harness {
+	t.Helper()
+	h := &harness{sched: &fakeScheduler{tasks: map[string][]string{}, asked: map[string]int{}, hold: make(chan struct{})}, back: &fakeBackend{}}
+	if o.gated {
 		h.sched.gate = make(chan struct{})
 	}
 	gt, err := rpc.Listen("127.0.0.1:0", rpc.Config{}, zerolog.Nop())
 	if err != nil {
 		t.Fatal(err)
 	}
-	go gt.Serve(sparrowrpc.NewGetTaskServiceProcessor(h.sched))
+	proc := sparrowrpc.NewGetTaskServiceProcessor(h.sched)
+	if o.noFetch {
+		delete(proc.ProcessorMap(), "fetchTask") // answers UNKNOWN_METHOD
+	}
+	go gt.Serve(proc)
 	be, err := rpc.Listen("127.0.0.1:0", rpc.Config{}, zerolog.Nop())
 	if err != nil {
 		t.Fatal(err)
@@ -112,7 +187,8 @@ func newHarness(t *testing.T, slots int, gated bool) *harness {
 	// it to the fake's GetTaskService.
 	const schedSvc = "127.0.0.1:1"
 	h.self, _ = rpc.ParseHostPort(schedSvc)
-	nm, err := New(Config{Slots: slots, Internal: "127.0.0.1:2", Log: zerolog.Nop()}, staticDir{schedSvc: gt.Addr()})
+	nm, err := New(Config{Slots: o.slots, Internal: "127.0.0.1:2", GetTaskTimeout: o.getTaskTimeout, FetchRetryFor: o.fetchRetryFor, Log: zerolog.Nop()},
+		staticDir{schedSvc: gt.Addr()})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -121,6 +197,7 @@ func newHarness(t *testing.T, slots int, gated bool) *harness {
 		t.Fatalf("register backend: %v %v", ok, err)
 	}
 	t.Cleanup(func() {
+		close(h.sched.hold)
 		if h.sched.gate != nil {
 			select {
 			case <-h.sched.gate:

@@ -192,7 +192,7 @@ func (s *Scheduler) offerTaken(r *request, addr string, i int) {
 	r.OfferTaken(addr, i)
 	s.offerDone(r)
 	s.stats.OffersTaken++
-	s.launched(r, i, addr)
+	s.launched(r, i, addr, 0)
 	for _, p := range s.forgetLaunched(r) {
 		go s.cancel(r.ID, p.Node.Addr)
 	}

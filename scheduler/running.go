@@ -49,18 +49,19 @@ type runningTask struct {
 	app, request, task string
 }
 
-// track records a launch on node addr. Called with s.mu held.
-func (s *Scheduler) track(addr string, t runningTask) {
+// track records a launch on node addr, handed out by fetch (0: none).
+// Called with s.mu held.
+func (s *Scheduler) track(addr string, t runningTask, fetch int64) {
 	if s.tracked >= maxTracked {
 		s.stats.Untracked++
 		return
 	}
 	m := s.running[addr]
 	if m == nil {
-		m = make(map[runningTask]struct{})
+		m = make(map[runningTask]int64)
 		s.running[addr] = m
 	}
-	m[t] = struct{}{}
+	m[t] = fetch
 	s.tracked++
 }
 
@@ -77,9 +78,10 @@ func (s *Scheduler) TasksFinished(ctx context.Context, nm *sparrowrpc.THostPort,
 			continue
 		}
 		k := runningTask{app: t.AppId, request: t.RequestId, task: t.TaskId}
-		if _, ok := m[k]; ok {
+		if fetch, ok := m[k]; ok {
 			delete(m, k)
 			s.tracked--
+			s.forgetFetch(addr, fetch)
 		}
 	}
 	if len(m) == 0 {
@@ -140,8 +142,9 @@ func (s *Scheduler) NodeLost(addr string) {
 	s.tracked -= len(lost)
 	affected := s.holdingLocked(addr)
 	s.stats.TasksLost += uint64(len(lost))
-	for t := range lost {
+	for t, fetch := range lost {
 		s.lost.add(t)
+		s.forgetFetch(addr, fetch)
 	}
 	s.mu.Unlock()
 

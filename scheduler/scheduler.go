@@ -120,9 +120,13 @@ type Scheduler struct {
 	frontends map[string]string // app -> FrontendService address
 	nextID    uint64
 	idPrefix  string
-	running   map[string]map[runningTask]struct{} // node addr -> its tasks
-	tracked   int                                 // entries in running
-	lost      lostSet                             // tasks reported lost
+	running   map[string]map[runningTask]int64 // node addr -> its tasks -> the fetch that handed each out (0: none)
+	// fetches holds the fetchTask fetches being answered, and those that
+	// handed out a task still tracked in running, to answer a node monitor
+	// that asks again (fetch.go).
+	fetches map[fetchKey]fetched
+	tracked int     // entries in running
+	lost    lostSet // tasks reported lost
 	// noOffer marks node monitors that answered an offer UNKNOWN_METHOD
 	// (older versions): they get plain reservations (offer.go).
 	noOffer map[string]bool
@@ -227,6 +231,9 @@ type Stats struct {
 	// DoubtsDeclined those the node monitor then said it had not taken.
 	OffersMade, OffersTaken       uint64
 	OffersInDoubt, DoubtsDeclined uint64
+	// FetchesAskedAgain counts fetchTask calls asking again about a fetch
+	// already answered (the node monitor did not get the answer).
+	FetchesAskedAgain uint64
 	// BackupsSent counts backup reservations kept back while a job's
 	// every task was offered and sent when an offer was declined; those
 	// never sent are not counted anywhere.
@@ -295,7 +302,8 @@ func New(cfg Config, view NodeView) (*Scheduler, error) {
 		rng:          mrand.New(mrand.NewPCG(seed, seed^0x9e3779b97f4a7c15)),
 		requests:     make(map[string]*request),
 		frontends:    make(map[string]string),
-		running:      make(map[string]map[runningTask]struct{}),
+		running:      make(map[string]map[runningTask]int64),
+		fetches:      make(map[fetchKey]fetched),
 		noOffer:      make(map[string]bool),
 		guidedUntil:  make(map[string]time.Time),
 		noOfferQuery: make(map[string]bool),
@@ -586,7 +594,12 @@ func (s *Scheduler) failUnlaunched(r *request, cause error) {
 // task has launched, the request is forgotten and its leftover reservations
 // are cancelled.
 func (s *Scheduler) GetTask(ctx context.Context, requestID string, nm *sparrowrpc.THostPort) ([]*sparrowrpc.TTaskLaunchSpec, error) {
-	addr := rpc.HostPortString(nm)
+	return s.getTask(requestID, rpc.HostPortString(nm), 0), nil
+}
+
+// getTask answers node monitor addr's getTask, or its fetchTask fetch
+// (0: a getTask), which it records in s.fetches with the task handed out.
+func (s *Scheduler) getTask(requestID, addr string, fetch int64) []*sparrowrpc.TTaskLaunchSpec {
 	s.mu.Lock()
 	r, ok := s.requests[requestID]
 	if ok && awaiting(r) > 0 {
@@ -596,15 +609,21 @@ func (s *Scheduler) GetTask(ctx context.Context, requestID string, nm *sparrowrp
 	if !ok {
 		s.stats.EmptyGetTasks++
 		s.heldGetTask(nil)
+		s.fetchAnswered(addr, fetch, runningTask{}, nil)
 		s.mu.Unlock()
-		return []*sparrowrpc.TTaskLaunchSpec{}, nil
+		return []*sparrowrpc.TTaskLaunchSpec{}
 	}
+	var spec *sparrowrpc.TTaskLaunchSpec
+	var task runningTask
 	idx, got := r.Assign(addr)
 	if got {
-		s.launched(r, idx, addr)
+		s.launched(r, idx, addr, fetch)
+		spec = &sparrowrpc.TTaskLaunchSpec{TaskId: r.specs[idx].TaskId, Message: r.specs[idx].Message}
+		task = runningTask{app: r.app, request: r.ID, task: spec.TaskId}
 	} else {
 		s.stats.EmptyGetTasks++
 	}
+	s.fetchAnswered(addr, fetch, task, spec)
 	// Sharing probes across constrained tasks can use up the last
 	// reservation another constrained task could run on; that task must be
 	// probed for again or the job would never finish.
@@ -628,16 +647,16 @@ func (s *Scheduler) GetTask(ctx context.Context, requestID string, nm *sparrowrp
 		}
 	}
 	if !got {
-		return []*sparrowrpc.TTaskLaunchSpec{}, nil
+		return []*sparrowrpc.TTaskLaunchSpec{}
 	}
-	spec := r.specs[idx]
-	return []*sparrowrpc.TTaskLaunchSpec{{TaskId: spec.TaskId, Message: spec.Message}}, nil
+	return []*sparrowrpc.TTaskLaunchSpec{spec}
 }
 
-// launched records task idx of r handed to addr, by getTask or a taken
-// offer: tracked as running there, and counted. Called with s.mu held.
-func (s *Scheduler) launched(r *request, idx int, addr string) {
-	s.track(addr, runningTask{app: r.app, request: r.ID, task: r.specs[idx].TaskId})
+// launched records task idx of r handed to addr, by getTask (of fetch, 0
+// for none) or a taken offer: tracked as running there, and counted.
+// Called with s.mu held.
+func (s *Scheduler) launched(r *request, idx int, addr string, fetch int64) {
+	s.track(addr, runningTask{app: r.app, request: r.ID, task: r.specs[idx].TaskId}, fetch)
 	s.countLaunch(r, idx, addr)
 	s.stats.TasksLaunched++
 }

@@ -176,6 +176,16 @@ service GetTaskService {
   // finished, so that when a node monitor is lost the scheduler knows which
   // tasks it took with it and can report them lost. Batched; oneway.
   oneway void tasksFinished(1: THostPort nodeMonitorAddress, 2: list<TFullTaskId> tasks),
+  // Extension: getTask that may be asked again. fetchId names this fetch
+  // among the node monitor's (never 0, and not reused by a restarted node
+  // monitor process). A node monitor whose call failed asks again with the
+  // same fetchId: while the task the first call handed out is recorded as
+  // running there, the same task is the answer, so an answer lost on the
+  // way neither loses the task nor launches it twice; once it is not (the
+  // node monitor was declared lost and the task reported lost), the answer
+  // is empty. A node monitor falls back to getTask when a scheduler
+  // answers UNKNOWN_METHOD.
+  list<TTaskLaunchSpec> fetchTask(1: string requestId, 2: THostPort nodeMonitorAddress, 3: i64 fetchId),
 }
 
 // Node monitor, port 20501. Called by executors on the same machine.

@@ -30,10 +30,14 @@ func ParseMode(s string) (Mode, error) {
 	return "", fmt.Errorf("unknown ping-pong mode %q (want %q or %q)", s, Bare, RPC)
 }
 
-// emptyGetTask answers every getTask with no task.
+// emptyGetTask answers every getTask and fetchTask with no task.
 type emptyGetTask struct{}
 
 func (emptyGetTask) GetTask(context.Context, string, *sparrowrpc.THostPort) ([]*sparrowrpc.TTaskLaunchSpec, error) {
+	return []*sparrowrpc.TTaskLaunchSpec{}, nil
+}
+
+func (emptyGetTask) FetchTask(context.Context, string, *sparrowrpc.THostPort, int64) ([]*sparrowrpc.TTaskLaunchSpec, error) {
 	return []*sparrowrpc.TTaskLaunchSpec{}, nil
 }
 

@@ -102,6 +102,7 @@ tasks.`,
 	fs.StringVar(&weightsFile, "weights-file", "", "file of user=weight lines, re-read on SIGHUP (--weight flags override it)")
 	fs.IntVar(&cfg.MaxQueued, "max-queued", slots.DefaultMaxQueued, "most reservations queued at once; past it they are refused and schedulers place them elsewhere")
 	fs.DurationVar(&cfg.GetTaskTimeout, "gettask-timeout", nodemonitor.DefaultGetTaskTimeout, "timeout for getTask calls; a reservation whose scheduler does not answer frees its slot after this")
+	fs.DurationVar(&cfg.FetchRetryFor, "fetch-retry-for", nodemonitor.DefaultFetchRetryFor, "how long a getTask whose call failed after it was sent is asked about again, holding its slot, in case the scheduler handed out a task whose answer was lost")
 	fs.DurationVar(&cfg.ExecutorCheck, "executor-check", nodemonitor.DefaultExecutorCheck, "how often executors are checked for liveness (negative: never)")
 	fs.DurationVar(&cfg.Coordination.ReportEvery, "report-every", nodemonitor.DefaultReportEvery, "how often per-user queued and running counts are reported to the fairness coordinator, when one is live (sparrow coordinator), and the node's load to schedulers run with --max-queue-wait")
 	fs.DurationVar(&cfg.Coordination.Stale, "guidance-stale", nodemonitor.DefaultGuidanceStale, "fall back to local weights when the coordinator's guidance is this old (it is gone or cut off)")

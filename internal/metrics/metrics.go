@@ -61,6 +61,7 @@ func SchedulerCollector(s *scheduler.Scheduler) prometheus.Collector {
 		{"sparrow_scheduler_offers_taken_total", "Offered tasks launched at once, or in doubt and then said taken (or counted launched where the node monitor could not be asked or had restarted).", counter, func(s st) float64 { return float64(s.OffersTaken) }},
 		{"sparrow_scheduler_offers_in_doubt_total", "Offers whose calls failed after they were sent, so that the node monitor was asked whether it took them.", counter, func(s st) float64 { return float64(s.OffersInDoubt) }},
 		{"sparrow_scheduler_offer_doubts_declined_total", "Offers in doubt that the node monitor said it declined or never saw: handed out again.", counter, func(s st) float64 { return float64(s.DoubtsDeclined) }},
+		{"sparrow_scheduler_fetches_asked_again_total", "fetchTask calls from node monitors asking again about a fetch already answered, whose answer they did not get.", counter, func(s st) float64 { return float64(s.FetchesAskedAgain) }},
 		{"sparrow_scheduler_backups_sent_total", "Backup reservations, kept back while a job's every task was offered, sent because an offer was declined.", counter, func(s st) float64 { return float64(s.BackupsSent) }},
 		{"sparrow_scheduler_reservations_total", "Reservations sent to node monitors.", counter, func(s st) float64 { return float64(s.Reservations) }},
 		{"sparrow_scheduler_enqueue_failures_total", "Reservation enqueues refused or failed.", counter, func(s st) float64 { return float64(s.EnqueueFailures) }},

@@ -217,6 +217,10 @@ func (stubGetTask) GetTask(_ context.Context, requestID string, _ *sparrowrpc.TH
 	return nil, stubErr(requestID)
 }
 
+func (stubGetTask) FetchTask(_ context.Context, requestID string, _ *sparrowrpc.THostPort, _ int64) ([]*sparrowrpc.TTaskLaunchSpec, error) {
+	return nil, stubErr(requestID)
+}
+
 func (stubGetTask) TasksFinished(_ context.Context, _ *sparrowrpc.THostPort, tasks []*sparrowrpc.TFullTaskId) error {
 	if len(tasks) > 0 {
 		return taskIDErr(tasks[0])
@@ -477,8 +481,8 @@ func FuzzSchedulerService(f *testing.F) {
 	})
 }
 
-// FuzzGetTaskService fuzzes GetTaskService decoding (getTask, oneway
-// tasksFinished).
+// FuzzGetTaskService fuzzes GetTaskService decoding (getTask, fetchTask,
+// oneway tasksFinished).
 func FuzzGetTaskService(f *testing.F) {
 	enc := func(call func(ctx context.Context, c *sparrowrpc.GetTaskServiceClient) error) []byte {
 		return encodeCall(f, sparrowrpc.NewGetTaskServiceClient, call)
@@ -498,6 +502,7 @@ func FuzzGetTaskService(f *testing.F) {
 	})
 	addMethodSeeds(f, "getTask", 0, 0)
 	addMethodSeeds(f, "tasksFinished", 2, thrift.STRUCT)
+	addMethodSeeds(f, "fetchTask", 0, 0)
 	s := newFuzzServer(f, sparrowrpc.NewGetTaskServiceProcessor(stubGetTask{}))
 	f.Fuzz(func(t *testing.T, framed bool, data []byte) {
 		fuzzServe(t, s, frameStream(framed, data))

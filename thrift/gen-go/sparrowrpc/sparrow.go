@@ -4303,6 +4303,11 @@ type GetTaskService interface {
   //  - NodeMonitorAddress
   //  - Tasks
   TasksFinished(ctx context.Context, nodeMonitorAddress *THostPort, tasks []*TFullTaskId) (_err error)
+  // Parameters:
+  //  - RequestId
+  //  - NodeMonitorAddress
+  //  - FetchId
+  FetchTask(ctx context.Context, requestId string, nodeMonitorAddress *THostPort, fetchId int64) (_r []*TTaskLaunchSpec, _err error)
 }
 
 type GetTaskServiceClient struct {
@@ -4371,6 +4376,25 @@ func (p *GetTaskServiceClient) TasksFinished(ctx context.Context, nodeMonitorAdd
   return nil
 }
 
+// Parameters:
+//  - RequestId
+//  - NodeMonitorAddress
+//  - FetchId
+func (p *GetTaskServiceClient) FetchTask(ctx context.Context, requestId string, nodeMonitorAddress *THostPort, fetchId int64) (_r []*TTaskLaunchSpec, _err error) {
+  var _args36 GetTaskServiceFetchTaskArgs
+  _args36.RequestId = requestId
+  _args36.NodeMonitorAddress = nodeMonitorAddress
+  _args36.FetchId = fetchId
+  var _result38 GetTaskServiceFetchTaskResult
+  var _meta37 thrift.ResponseMeta
+  _meta37, _err = p.Client_().Call(ctx, "fetchTask", &_args36, &_result38)
+  p.SetLastResponseMeta_(_meta37)
+  if _err != nil {
+    return
+  }
+  return _result38.GetSuccess(), nil
+}
+
 type GetTaskServiceProcessor struct {
   processorMap map[string]thrift.TProcessorFunction
   handler GetTaskService
@@ -4391,10 +4415,11 @@ func (p *GetTaskServiceProcessor) ProcessorMap() map[string]thrift.TProcessorFun
 
 func NewGetTaskServiceProcessor(handler GetTaskService) *GetTaskServiceProcessor {
 
-  self36 := &GetTaskServiceProcessor{handler:handler, processorMap:make(map[string]thrift.TProcessorFunction)}
-  self36.processorMap["getTask"] = &getTaskServiceProcessorGetTask{handler:handler}
-  self36.processorMap["tasksFinished"] = &getTaskServiceProcessorTasksFinished{handler:handler}
-return self36
+  self39 := &GetTaskServiceProcessor{handler:handler, processorMap:make(map[string]thrift.TProcessorFunction)}
+  self39.processorMap["getTask"] = &getTaskServiceProcessorGetTask{handler:handler}
+  self39.processorMap["tasksFinished"] = &getTaskServiceProcessorTasksFinished{handler:handler}
+  self39.processorMap["fetchTask"] = &getTaskServiceProcessorFetchTask{handler:handler}
+return self39
 }
 
 func (p *GetTaskServiceProcessor) Process(ctx context.Context, iprot, oprot thrift.TProtocol) (success bool, err thrift.TException) {
@@ -4405,12 +4430,12 @@ func (p *GetTaskServiceProcessor) Process(ctx context.Context, iprot, oprot thri
   }
   iprot.Skip(ctx, thrift.STRUCT)
   iprot.ReadMessageEnd(ctx)
-  x37 := thrift.NewTApplicationException(thrift.UNKNOWN_METHOD, "Unknown function " + name)
+  x40 := thrift.NewTApplicationException(thrift.UNKNOWN_METHOD, "Unknown function " + name)
   oprot.WriteMessageBegin(ctx, name, thrift.EXCEPTION, seqId)
-  x37.Write(ctx, oprot)
+  x40.Write(ctx, oprot)
   oprot.WriteMessageEnd(ctx)
   oprot.Flush(ctx)
-  return false, x37
+  return false, x40
 
 }
 
@@ -4419,7 +4444,7 @@ type getTaskServiceProcessorGetTask struct {
 }
 
 func (p *getTaskServiceProcessorGetTask) Process(ctx context.Context, seqId int32, iprot, oprot thrift.TProtocol) (success bool, err thrift.TException) {
-  var _write_err38 error
+  var _write_err41 error
   args := GetTaskServiceGetTaskArgs{}
   if err2 := args.Read(ctx, iprot); err2 != nil {
     iprot.ReadMessageEnd(ctx)
@@ -4465,21 +4490,21 @@ func (p *getTaskServiceProcessorGetTask) Process(ctx context.Context, seqId int3
     if errors.Is(err2, thrift.ErrAbandonRequest) {
       return false, thrift.WrapTException(err2)
     }
-    _exc39 := thrift.NewTApplicationException(thrift.INTERNAL_ERROR, "Internal error processing getTask: " + err2.Error())
+    _exc42 := thrift.NewTApplicationException(thrift.INTERNAL_ERROR, "Internal error processing getTask: " + err2.Error())
     if err2 := oprot.WriteMessageBegin(ctx, "getTask", thrift.EXCEPTION, seqId); err2 != nil {
-      _write_err38 = thrift.WrapTException(err2)
+      _write_err41 = thrift.WrapTException(err2)
     }
-    if err2 := _exc39.Write(ctx, oprot); _write_err38 == nil && err2 != nil {
-      _write_err38 = thrift.WrapTException(err2)
+    if err2 := _exc42.Write(ctx, oprot); _write_err41 == nil && err2 != nil {
+      _write_err41 = thrift.WrapTException(err2)
     }
-    if err2 := oprot.WriteMessageEnd(ctx); _write_err38 == nil && err2 != nil {
-      _write_err38 = thrift.WrapTException(err2)
+    if err2 := oprot.WriteMessageEnd(ctx); _write_err41 == nil && err2 != nil {
+      _write_err41 = thrift.WrapTException(err2)
     }
-    if err2 := oprot.Flush(ctx); _write_err38 == nil && err2 != nil {
-      _write_err38 = thrift.WrapTException(err2)
+    if err2 := oprot.Flush(ctx); _write_err41 == nil && err2 != nil {
+      _write_err41 = thrift.WrapTException(err2)
     }
-    if _write_err38 != nil {
-      return false, thrift.WrapTException(_write_err38)
+    if _write_err41 != nil {
+      return false, thrift.WrapTException(_write_err41)
     }
     return true, err
   } else {
@@ -4487,19 +4512,19 @@ func (p *getTaskServiceProcessorGetTask) Process(ctx context.Context, seqId int3
   }
   tickerCancel()
   if err2 := oprot.WriteMessageBegin(ctx, "getTask", thrift.REPLY, seqId); err2 != nil {
-    _write_err38 = thrift.WrapTException(err2)
+    _write_err41 = thrift.WrapTException(err2)
   }
-  if err2 := result.Write(ctx, oprot); _write_err38 == nil && err2 != nil {
-    _write_err38 = thrift.WrapTException(err2)
+  if err2 := result.Write(ctx, oprot); _write_err41 == nil && err2 != nil {
+    _write_err41 = thrift.WrapTException(err2)
   }
-  if err2 := oprot.WriteMessageEnd(ctx); _write_err38 == nil && err2 != nil {
-    _write_err38 = thrift.WrapTException(err2)
+  if err2 := oprot.WriteMessageEnd(ctx); _write_err41 == nil && err2 != nil {
+    _write_err41 = thrift.WrapTException(err2)
   }
-  if err2 := oprot.Flush(ctx); _write_err38 == nil && err2 != nil {
-    _write_err38 = thrift.WrapTException(err2)
+  if err2 := oprot.Flush(ctx); _write_err41 == nil && err2 != nil {
+    _write_err41 = thrift.WrapTException(err2)
   }
-  if _write_err38 != nil {
-    return false, thrift.WrapTException(_write_err38)
+  if _write_err41 != nil {
+    return false, thrift.WrapTException(_write_err41)
   }
   return true, err
 }
@@ -4524,6 +4549,96 @@ func (p *getTaskServiceProcessorTasksFinished) Process(ctx context.Context, seqI
     err = thrift.WrapTException(err2)
   }
   tickerCancel()
+  return true, err
+}
+
+type getTaskServiceProcessorFetchTask struct {
+  handler GetTaskService
+}
+
+func (p *getTaskServiceProcessorFetchTask) Process(ctx context.Context, seqId int32, iprot, oprot thrift.TProtocol) (success bool, err thrift.TException) {
+  var _write_err43 error
+  args := GetTaskServiceFetchTaskArgs{}
+  if err2 := args.Read(ctx, iprot); err2 != nil {
+    iprot.ReadMessageEnd(ctx)
+    x := thrift.NewTApplicationException(thrift.PROTOCOL_ERROR, err2.Error())
+    oprot.WriteMessageBegin(ctx, "fetchTask", thrift.EXCEPTION, seqId)
+    x.Write(ctx, oprot)
+    oprot.WriteMessageEnd(ctx)
+    oprot.Flush(ctx)
+    return false, thrift.WrapTException(err2)
+  }
+  iprot.ReadMessageEnd(ctx)
+
+  tickerCancel := func() {}
+  // Start a goroutine to do server side connectivity check.
+  if thrift.ServerConnectivityCheckInterval > 0 {
+    var cancel context.CancelFunc
+    ctx, cancel = context.WithCancel(ctx)
+    defer cancel()
+    var tickerCtx context.Context
+    tickerCtx, tickerCancel = context.WithCancel(context.Background())
+    defer tickerCancel()
+    go func(ctx context.Context, cancel context.CancelFunc) {
+      ticker := time.NewTicker(thrift.ServerConnectivityCheckInterval)
+      defer ticker.Stop()
+      for {
+        select {
+        case <-ctx.Done():
+          return
+        case <-ticker.C:
+          if !iprot.Transport().IsOpen() {
+            cancel()
+            return
+          }
+        }
+      }
+    }(tickerCtx, cancel)
+  }
+
+  result := GetTaskServiceFetchTaskResult{}
+  if retval, err2 := p.handler.FetchTask(ctx, args.RequestId, args.NodeMonitorAddress, args.FetchId); err2 != nil {
+    tickerCancel()
+    err = thrift.WrapTException(err2)
+    if errors.Is(err2, thrift.ErrAbandonRequest) {
+      return false, thrift.WrapTException(err2)
+    }
+    _exc44 := thrift.NewTApplicationException(thrift.INTERNAL_ERROR, "Internal error processing fetchTask: " + err2.Error())
+    if err2 := oprot.WriteMessageBegin(ctx, "fetchTask", thrift.EXCEPTION, seqId); err2 != nil {
+      _write_err43 = thrift.WrapTException(err2)
+    }
+    if err2 := _exc44.Write(ctx, oprot); _write_err43 == nil && err2 != nil {
+      _write_err43 = thrift.WrapTException(err2)
+    }
+    if err2 := oprot.WriteMessageEnd(ctx); _write_err43 == nil && err2 != nil {
+      _write_err43 = thrift.WrapTException(err2)
+    }
+    if err2 := oprot.Flush(ctx); _write_err43 == nil && err2 != nil {
+      _write_err43 = thrift.WrapTException(err2)
+    }
+    if _write_err43 != nil {
+      return false, thrift.WrapTException(_write_err43)
+    }
+    return true, err
+  } else {
+    result.Success = retval
+  }
+  tickerCancel()
+  if err2 := oprot.WriteMessageBegin(ctx, "fetchTask", thrift.REPLY, seqId); err2 != nil {
+    _write_err43 = thrift.WrapTException(err2)
+  }
+  if err2 := result.Write(ctx, oprot); _write_err43 == nil && err2 != nil {
+    _write_err43 = thrift.WrapTException(err2)
+  }
+  if err2 := oprot.WriteMessageEnd(ctx); _write_err43 == nil && err2 != nil {
+    _write_err43 = thrift.WrapTException(err2)
+  }
+  if err2 := oprot.Flush(ctx); _write_err43 == nil && err2 != nil {
+    _write_err43 = thrift.WrapTException(err2)
+  }
+  if _write_err43 != nil {
+    return false, thrift.WrapTException(_write_err43)
+  }
   return true, err
 }
 
@@ -4729,11 +4844,11 @@ func (p *GetTaskServiceGetTaskResult)  ReadField0(ctx context.Context, iprot thr
   tSlice := make([]*TTaskLaunchSpec, 0, size)
   p.Success =  tSlice
   for i := 0; i < size; i ++ {
-    _elem40 := &TTaskLaunchSpec{}
-    if err := _elem40.Read(ctx, iprot); err != nil {
-      return thrift.PrependError(fmt.Sprintf("%T error reading struct: ", _elem40), err)
+    _elem45 := &TTaskLaunchSpec{}
+    if err := _elem45.Read(ctx, iprot); err != nil {
+      return thrift.PrependError(fmt.Sprintf("%T error reading struct: ", _elem45), err)
     }
-    p.Success = append(p.Success, _elem40)
+    p.Success = append(p.Success, _elem45)
   }
   if err := iprot.ReadListEnd(ctx); err != nil {
     return thrift.PrependError("error reading list end: ", err)
@@ -4873,11 +4988,11 @@ func (p *GetTaskServiceTasksFinishedArgs)  ReadField2(ctx context.Context, iprot
   tSlice := make([]*TFullTaskId, 0, size)
   p.Tasks =  tSlice
   for i := 0; i < size; i ++ {
-    _elem41 := &TFullTaskId{}
-    if err := _elem41.Read(ctx, iprot); err != nil {
-      return thrift.PrependError(fmt.Sprintf("%T error reading struct: ", _elem41), err)
+    _elem46 := &TFullTaskId{}
+    if err := _elem46.Read(ctx, iprot); err != nil {
+      return thrift.PrependError(fmt.Sprintf("%T error reading struct: ", _elem46), err)
     }
-    p.Tasks = append(p.Tasks, _elem41)
+    p.Tasks = append(p.Tasks, _elem46)
   }
   if err := iprot.ReadListEnd(ctx); err != nil {
     return thrift.PrependError("error reading list end: ", err)
@@ -4934,6 +5049,294 @@ func (p *GetTaskServiceTasksFinishedArgs) String() string {
     return "<nil>"
   }
   return fmt.Sprintf("GetTaskServiceTasksFinishedArgs(%+v)", *p)
+}
+
+// Attributes:
+//  - RequestId
+//  - NodeMonitorAddress
+//  - FetchId
+type GetTaskServiceFetchTaskArgs struct {
+  RequestId string `thrift:"requestId,1" db:"requestId" json:"requestId"`
+  NodeMonitorAddress *THostPort `thrift:"nodeMonitorAddress,2" db:"nodeMonitorAddress" json:"nodeMonitorAddress"`
+  FetchId int64 `thrift:"fetchId,3" db:"fetchId" json:"fetchId"`
+}
+
+func NewGetTaskServiceFetchTaskArgs() *GetTaskServiceFetchTaskArgs {
+  return &GetTaskServiceFetchTaskArgs{}
+}
+
+
+func (p *GetTaskServiceFetchTaskArgs) GetRequestId() string {
+  return p.RequestId
+}
+var GetTaskServiceFetchTaskArgs_NodeMonitorAddress_DEFAULT *THostPort
+func (p *GetTaskServiceFetchTaskArgs) GetNodeMonitorAddress() *THostPort {
+  if !p.IsSetNodeMonitorAddress() {
+    return GetTaskServiceFetchTaskArgs_NodeMonitorAddress_DEFAULT
+  }
+return p.NodeMonitorAddress
+}
+
+func (p *GetTaskServiceFetchTaskArgs) GetFetchId() int64 {
+  return p.FetchId
+}
+func (p *GetTaskServiceFetchTaskArgs) IsSetNodeMonitorAddress() bool {
+  return p.NodeMonitorAddress != nil
+}
+
+func (p *GetTaskServiceFetchTaskArgs) Read(ctx context.Context, iprot thrift.TProtocol) error {
+  if _, err := iprot.ReadStructBegin(ctx); err != nil {
+    return thrift.PrependError(fmt.Sprintf("%T read error: ", p), err)
+  }
+
+
+  for {
+    _, fieldTypeId, fieldId, err := iprot.ReadFieldBegin(ctx)
+    if err != nil {
+      return thrift.PrependError(fmt.Sprintf("%T field %d read error: ", p, fieldId), err)
+    }
+    if fieldTypeId == thrift.STOP { break; }
+    switch fieldId {
+    case 1:
+      if fieldTypeId == thrift.STRING {
+        if err := p.ReadField1(ctx, iprot); err != nil {
+          return err
+        }
+      } else {
+        if err := iprot.Skip(ctx, fieldTypeId); err != nil {
+          return err
+        }
+      }
+    case 2:
+      if fieldTypeId == thrift.STRUCT {
+        if err := p.ReadField2(ctx, iprot); err != nil {
+          return err
+        }
+      } else {
+        if err := iprot.Skip(ctx, fieldTypeId); err != nil {
+          return err
+        }
+      }
+    case 3:
+      if fieldTypeId == thrift.I64 {
+        if err := p.ReadField3(ctx, iprot); err != nil {
+          return err
+        }
+      } else {
+        if err := iprot.Skip(ctx, fieldTypeId); err != nil {
+          return err
+        }
+      }
+    default:
+      if err := iprot.Skip(ctx, fieldTypeId); err != nil {
+        return err
+      }
+    }
+    if err := iprot.ReadFieldEnd(ctx); err != nil {
+      return err
+    }
+  }
+  if err := iprot.ReadStructEnd(ctx); err != nil {
+    return thrift.PrependError(fmt.Sprintf("%T read struct end error: ", p), err)
+  }
+  return nil
+}
+
+func (p *GetTaskServiceFetchTaskArgs)  ReadField1(ctx context.Context, iprot thrift.TProtocol) error {
+  if v, err := iprot.ReadString(ctx); err != nil {
+  return thrift.PrependError("error reading field 1: ", err)
+} else {
+  p.RequestId = v
+}
+  return nil
+}
+
+func (p *GetTaskServiceFetchTaskArgs)  ReadField2(ctx context.Context, iprot thrift.TProtocol) error {
+  p.NodeMonitorAddress = &THostPort{}
+  if err := p.NodeMonitorAddress.Read(ctx, iprot); err != nil {
+    return thrift.PrependError(fmt.Sprintf("%T error reading struct: ", p.NodeMonitorAddress), err)
+  }
+  return nil
+}
+
+func (p *GetTaskServiceFetchTaskArgs)  ReadField3(ctx context.Context, iprot thrift.TProtocol) error {
+  if v, err := iprot.ReadI64(ctx); err != nil {
+  return thrift.PrependError("error reading field 3: ", err)
+} else {
+  p.FetchId = v
+}
+  return nil
+}
+
+func (p *GetTaskServiceFetchTaskArgs) Write(ctx context.Context, oprot thrift.TProtocol) error {
+  if err := oprot.WriteStructBegin(ctx, "fetchTask_args"); err != nil {
+    return thrift.PrependError(fmt.Sprintf("%T write struct begin error: ", p), err) }
+  if p != nil {
+    if err := p.writeField1(ctx, oprot); err != nil { return err }
+    if err := p.writeField2(ctx, oprot); err != nil { return err }
+    if err := p.writeField3(ctx, oprot); err != nil { return err }
+  }
+  if err := oprot.WriteFieldStop(ctx); err != nil {
+    return thrift.PrependError("write field stop error: ", err) }
+  if err := oprot.WriteStructEnd(ctx); err != nil {
+    return thrift.PrependError("write struct stop error: ", err) }
+  return nil
+}
+
+func (p *GetTaskServiceFetchTaskArgs) writeField1(ctx context.Context, oprot thrift.TProtocol) (err error) {
+  if err := oprot.WriteFieldBegin(ctx, "requestId", thrift.STRING, 1); err != nil {
+    return thrift.PrependError(fmt.Sprintf("%T write field begin error 1:requestId: ", p), err) }
+  if err := oprot.WriteString(ctx, string(p.RequestId)); err != nil {
+  return thrift.PrependError(fmt.Sprintf("%T.requestId (1) field write error: ", p), err) }
+  if err := oprot.WriteFieldEnd(ctx); err != nil {
+    return thrift.PrependError(fmt.Sprintf("%T write field end error 1:requestId: ", p), err) }
+  return err
+}
+
+func (p *GetTaskServiceFetchTaskArgs) writeField2(ctx context.Context, oprot thrift.TProtocol) (err error) {
+  if err := oprot.WriteFieldBegin(ctx, "nodeMonitorAddress", thrift.STRUCT, 2); err != nil {
+    return thrift.PrependError(fmt.Sprintf("%T write field begin error 2:nodeMonitorAddress: ", p), err) }
+  if err := p.NodeMonitorAddress.Write(ctx, oprot); err != nil {
+    return thrift.PrependError(fmt.Sprintf("%T error writing struct: ", p.NodeMonitorAddress), err)
+  }
+  if err := oprot.WriteFieldEnd(ctx); err != nil {
+    return thrift.PrependError(fmt.Sprintf("%T write field end error 2:nodeMonitorAddress: ", p), err) }
+  return err
+}
+
+func (p *GetTaskServiceFetchTaskArgs) writeField3(ctx context.Context, oprot thrift.TProtocol) (err error) {
+  if err := oprot.WriteFieldBegin(ctx, "fetchId", thrift.I64, 3); err != nil {
+    return thrift.PrependError(fmt.Sprintf("%T write field begin error 3:fetchId: ", p), err) }
+  if err := oprot.WriteI64(ctx, int64(p.FetchId)); err != nil {
+  return thrift.PrependError(fmt.Sprintf("%T.fetchId (3) field write error: ", p), err) }
+  if err := oprot.WriteFieldEnd(ctx); err != nil {
+    return thrift.PrependError(fmt.Sprintf("%T write field end error 3:fetchId: ", p), err) }
+  return err
+}
+
+func (p *GetTaskServiceFetchTaskArgs) String() string {
+  if p == nil {
+    return "<nil>"
+  }
+  return fmt.Sprintf("GetTaskServiceFetchTaskArgs(%+v)", *p)
+}
+
+// Attributes:
+//  - Success
+type GetTaskServiceFetchTaskResult struct {
+  Success []*TTaskLaunchSpec `thrift:"success,0" db:"success" json:"success,omitempty"`
+}
+
+func NewGetTaskServiceFetchTaskResult() *GetTaskServiceFetchTaskResult {
+  return &GetTaskServiceFetchTaskResult{}
+}
+
+var GetTaskServiceFetchTaskResult_Success_DEFAULT []*TTaskLaunchSpec
+
+func (p *GetTaskServiceFetchTaskResult) GetSuccess() []*TTaskLaunchSpec {
+  return p.Success
+}
+func (p *GetTaskServiceFetchTaskResult) IsSetSuccess() bool {
+  return p.Success != nil
+}
+
+func (p *GetTaskServiceFetchTaskResult) Read(ctx context.Context, iprot thrift.TProtocol) error {
+  if _, err := iprot.ReadStructBegin(ctx); err != nil {
+    return thrift.PrependError(fmt.Sprintf("%T read error: ", p), err)
+  }
+
+
+  for {
+    _, fieldTypeId, fieldId, err := iprot.ReadFieldBegin(ctx)
+    if err != nil {
+      return thrift.PrependError(fmt.Sprintf("%T field %d read error: ", p, fieldId), err)
+    }
+    if fieldTypeId == thrift.STOP { break; }
+    switch fieldId {
+    case 0:
+      if fieldTypeId == thrift.LIST {
+        if err := p.ReadField0(ctx, iprot); err != nil {
+          return err
+        }
+      } else {
+        if err := iprot.Skip(ctx, fieldTypeId); err != nil {
+          return err
+        }
+      }
+    default:
+      if err := iprot.Skip(ctx, fieldTypeId); err != nil {
+        return err
+      }
+    }
+    if err := iprot.ReadFieldEnd(ctx); err != nil {
+      return err
+    }
+  }
+  if err := iprot.ReadStructEnd(ctx); err != nil {
+    return thrift.PrependError(fmt.Sprintf("%T read struct end error: ", p), err)
+  }
+  return nil
+}
+
+func (p *GetTaskServiceFetchTaskResult)  ReadField0(ctx context.Context, iprot thrift.TProtocol) error {
+  _, size, err := iprot.ReadListBegin(ctx)
+  if err != nil {
+    return thrift.PrependError("error reading list begin: ", err)
+  }
+  tSlice := make([]*TTaskLaunchSpec, 0, size)
+  p.Success =  tSlice
+  for i := 0; i < size; i ++ {
+    _elem47 := &TTaskLaunchSpec{}
+    if err := _elem47.Read(ctx, iprot); err != nil {
+      return thrift.PrependError(fmt.Sprintf("%T error reading struct: ", _elem47), err)
+    }
+    p.Success = append(p.Success, _elem47)
+  }
+  if err := iprot.ReadListEnd(ctx); err != nil {
+    return thrift.PrependError("error reading list end: ", err)
+  }
+  return nil
+}
+
+func (p *GetTaskServiceFetchTaskResult) Write(ctx context.Context, oprot thrift.TProtocol) error {
+  if err := oprot.WriteStructBegin(ctx, "fetchTask_result"); err != nil {
+    return thrift.PrependError(fmt.Sprintf("%T write struct begin error: ", p), err) }
+  if p != nil {
+    if err := p.writeField0(ctx, oprot); err != nil { return err }
+  }
+  if err := oprot.WriteFieldStop(ctx); err != nil {
+    return thrift.PrependError("write field stop error: ", err) }
+  if err := oprot.WriteStructEnd(ctx); err != nil {
+    return thrift.PrependError("write struct stop error: ", err) }
+  return nil
+}
+
+func (p *GetTaskServiceFetchTaskResult) writeField0(ctx context.Context, oprot thrift.TProtocol) (err error) {
+  if p.IsSetSuccess() {
+    if err := oprot.WriteFieldBegin(ctx, "success", thrift.LIST, 0); err != nil {
+      return thrift.PrependError(fmt.Sprintf("%T write field begin error 0:success: ", p), err) }
+    if err := oprot.WriteListBegin(ctx, thrift.STRUCT, len(p.Success)); err != nil {
+      return thrift.PrependError("error writing list begin: ", err)
+    }
+    for _, v := range p.Success {
+      if err := v.Write(ctx, oprot); err != nil {
+        return thrift.PrependError(fmt.Sprintf("%T error writing struct: ", v), err)
+      }
+    }
+    if err := oprot.WriteListEnd(ctx); err != nil {
+      return thrift.PrependError("error writing list end: ", err)
+    }
+    if err := oprot.WriteFieldEnd(ctx); err != nil {
+      return thrift.PrependError(fmt.Sprintf("%T write field end error 0:success: ", p), err) }
+  }
+  return err
+}
+
+func (p *GetTaskServiceFetchTaskResult) String() string {
+  if p == nil {
+    return "<nil>"
+  }
+  return fmt.Sprintf("GetTaskServiceFetchTaskResult(%+v)", *p)
 }
 
 
@@ -4998,28 +5401,28 @@ func (p *NodeMonitorServiceClient) SetLastResponseMeta_(meta thrift.ResponseMeta
 //  - App
 //  - ListenSocket
 func (p *NodeMonitorServiceClient) RegisterBackend(ctx context.Context, app string, listenSocket string) (_r bool, _err error) {
-  var _args42 NodeMonitorServiceRegisterBackendArgs
-  _args42.App = app
-  _args42.ListenSocket = listenSocket
-  var _result44 NodeMonitorServiceRegisterBackendResult
-  var _meta43 thrift.ResponseMeta
-  _meta43, _err = p.Client_().Call(ctx, "registerBackend", &_args42, &_result44)
-  p.SetLastResponseMeta_(_meta43)
+  var _args48 NodeMonitorServiceRegisterBackendArgs
+  _args48.App = app
+  _args48.ListenSocket = listenSocket
+  var _result50 NodeMonitorServiceRegisterBackendResult
+  var _meta49 thrift.ResponseMeta
+  _meta49, _err = p.Client_().Call(ctx, "registerBackend", &_args48, &_result50)
+  p.SetLastResponseMeta_(_meta49)
   if _err != nil {
     return
   }
-  return _result44.GetSuccess(), nil
+  return _result50.GetSuccess(), nil
 }
 
 // Parameters:
 //  - Tasks
 func (p *NodeMonitorServiceClient) TasksFinished(ctx context.Context, tasks []*TFullTaskId) (_err error) {
-  var _args45 NodeMonitorServiceTasksFinishedArgs
-  _args45.Tasks = tasks
-  var _result47 NodeMonitorServiceTasksFinishedResult
-  var _meta46 thrift.ResponseMeta
-  _meta46, _err = p.Client_().Call(ctx, "tasksFinished", &_args45, &_result47)
-  p.SetLastResponseMeta_(_meta46)
+  var _args51 NodeMonitorServiceTasksFinishedArgs
+  _args51.Tasks = tasks
+  var _result53 NodeMonitorServiceTasksFinishedResult
+  var _meta52 thrift.ResponseMeta
+  _meta52, _err = p.Client_().Call(ctx, "tasksFinished", &_args51, &_result53)
+  p.SetLastResponseMeta_(_meta52)
   if _err != nil {
     return
   }
@@ -5032,15 +5435,15 @@ func (p *NodeMonitorServiceClient) TasksFinished(ctx context.Context, tasks []*T
 //  - Status
 //  - Message
 func (p *NodeMonitorServiceClient) SendFrontendMessage(ctx context.Context, app string, taskId *TFullTaskId, status int32, message []byte) (_err error) {
-  var _args48 NodeMonitorServiceSendFrontendMessageArgs
-  _args48.App = app
-  _args48.TaskId = taskId
-  _args48.Status = status
-  _args48.Message = message
-  var _result50 NodeMonitorServiceSendFrontendMessageResult
-  var _meta49 thrift.ResponseMeta
-  _meta49, _err = p.Client_().Call(ctx, "sendFrontendMessage", &_args48, &_result50)
-  p.SetLastResponseMeta_(_meta49)
+  var _args54 NodeMonitorServiceSendFrontendMessageArgs
+  _args54.App = app
+  _args54.TaskId = taskId
+  _args54.Status = status
+  _args54.Message = message
+  var _result56 NodeMonitorServiceSendFrontendMessageResult
+  var _meta55 thrift.ResponseMeta
+  _meta55, _err = p.Client_().Call(ctx, "sendFrontendMessage", &_args54, &_result56)
+  p.SetLastResponseMeta_(_meta55)
   if _err != nil {
     return
   }
@@ -5053,15 +5456,15 @@ func (p *NodeMonitorServiceClient) SendFrontendMessage(ctx context.Context, app 
 //  - Status
 //  - Message
 func (p *NodeMonitorServiceClient) TaskDone(ctx context.Context, app string, taskId *TFullTaskId, status int32, message []byte) (_err error) {
-  var _args51 NodeMonitorServiceTaskDoneArgs
-  _args51.App = app
-  _args51.TaskId = taskId
-  _args51.Status = status
-  _args51.Message = message
-  var _result53 NodeMonitorServiceTaskDoneResult
-  var _meta52 thrift.ResponseMeta
-  _meta52, _err = p.Client_().Call(ctx, "taskDone", &_args51, &_result53)
-  p.SetLastResponseMeta_(_meta52)
+  var _args57 NodeMonitorServiceTaskDoneArgs
+  _args57.App = app
+  _args57.TaskId = taskId
+  _args57.Status = status
+  _args57.Message = message
+  var _result59 NodeMonitorServiceTaskDoneResult
+  var _meta58 thrift.ResponseMeta
+  _meta58, _err = p.Client_().Call(ctx, "taskDone", &_args57, &_result59)
+  p.SetLastResponseMeta_(_meta58)
   if _err != nil {
     return
   }
@@ -5088,12 +5491,12 @@ func (p *NodeMonitorServiceProcessor) ProcessorMap() map[string]thrift.TProcesso
 
 func NewNodeMonitorServiceProcessor(handler NodeMonitorService) *NodeMonitorServiceProcessor {
 
-  self54 := &NodeMonitorServiceProcessor{handler:handler, processorMap:make(map[string]thrift.TProcessorFunction)}
-  self54.processorMap["registerBackend"] = &nodeMonitorServiceProcessorRegisterBackend{handler:handler}
-  self54.processorMap["tasksFinished"] = &nodeMonitorServiceProcessorTasksFinished{handler:handler}
-  self54.processorMap["sendFrontendMessage"] = &nodeMonitorServiceProcessorSendFrontendMessage{handler:handler}
-  self54.processorMap["taskDone"] = &nodeMonitorServiceProcessorTaskDone{handler:handler}
-return self54
+  self60 := &NodeMonitorServiceProcessor{handler:handler, processorMap:make(map[string]thrift.TProcessorFunction)}
+  self60.processorMap["registerBackend"] = &nodeMonitorServiceProcessorRegisterBackend{handler:handler}
+  self60.processorMap["tasksFinished"] = &nodeMonitorServiceProcessorTasksFinished{handler:handler}
+  self60.processorMap["sendFrontendMessage"] = &nodeMonitorServiceProcessorSendFrontendMessage{handler:handler}
+  self60.processorMap["taskDone"] = &nodeMonitorServiceProcessorTaskDone{handler:handler}
+return self60
 }
 
 func (p *NodeMonitorServiceProcessor) Process(ctx context.Context, iprot, oprot thrift.TProtocol) (success bool, err thrift.TException) {
@@ -5104,12 +5507,12 @@ func (p *NodeMonitorServiceProcessor) Process(ctx context.Context, iprot, oprot 
   }
   iprot.Skip(ctx, thrift.STRUCT)
   iprot.ReadMessageEnd(ctx)
-  x55 := thrift.NewTApplicationException(thrift.UNKNOWN_METHOD, "Unknown function " + name)
+  x61 := thrift.NewTApplicationException(thrift.UNKNOWN_METHOD, "Unknown function " + name)
   oprot.WriteMessageBegin(ctx, name, thrift.EXCEPTION, seqId)
-  x55.Write(ctx, oprot)
+  x61.Write(ctx, oprot)
   oprot.WriteMessageEnd(ctx)
   oprot.Flush(ctx)
-  return false, x55
+  return false, x61
 
 }
 
@@ -5118,7 +5521,7 @@ type nodeMonitorServiceProcessorRegisterBackend struct {
 }
 
 func (p *nodeMonitorServiceProcessorRegisterBackend) Process(ctx context.Context, seqId int32, iprot, oprot thrift.TProtocol) (success bool, err thrift.TException) {
-  var _write_err56 error
+  var _write_err62 error
   args := NodeMonitorServiceRegisterBackendArgs{}
   if err2 := args.Read(ctx, iprot); err2 != nil {
     iprot.ReadMessageEnd(ctx)
@@ -5164,21 +5567,21 @@ func (p *nodeMonitorServiceProcessorRegisterBackend) Process(ctx context.Context
     if errors.Is(err2, thrift.ErrAbandonRequest) {
       return false, thrift.WrapTException(err2)
     }
-    _exc57 := thrift.NewTApplicationException(thrift.INTERNAL_ERROR, "Internal error processing registerBackend: " + err2.Error())
+    _exc63 := thrift.NewTApplicationException(thrift.INTERNAL_ERROR, "Internal error processing registerBackend: " + err2.Error())
     if err2 := oprot.WriteMessageBegin(ctx, "registerBackend", thrift.EXCEPTION, seqId); err2 != nil {
-      _write_err56 = thrift.WrapTException(err2)
+      _write_err62 = thrift.WrapTException(err2)
     }
-    if err2 := _exc57.Write(ctx, oprot); _write_err56 == nil && err2 != nil {
-      _write_err56 = thrift.WrapTException(err2)
+    if err2 := _exc63.Write(ctx, oprot); _write_err62 == nil && err2 != nil {
+      _write_err62 = thrift.WrapTException(err2)
     }
-    if err2 := oprot.WriteMessageEnd(ctx); _write_err56 == nil && err2 != nil {
-      _write_err56 = thrift.WrapTException(err2)
+    if err2 := oprot.WriteMessageEnd(ctx); _write_err62 == nil && err2 != nil {
+      _write_err62 = thrift.WrapTException(err2)
     }
-    if err2 := oprot.Flush(ctx); _write_err56 == nil && err2 != nil {
-      _write_err56 = thrift.WrapTException(err2)
+    if err2 := oprot.Flush(ctx); _write_err62 == nil && err2 != nil {
+      _write_err62 = thrift.WrapTException(err2)
     }
-    if _write_err56 != nil {
-      return false, thrift.WrapTException(_write_err56)
+    if _write_err62 != nil {
+      return false, thrift.WrapTException(_write_err62)
     }
     return true, err
   } else {
@@ -5186,19 +5589,19 @@ func (p *nodeMonitorServiceProcessorRegisterBackend) Process(ctx context.Context
   }
   tickerCancel()
   if err2 := oprot.WriteMessageBegin(ctx, "registerBackend", thrift.REPLY, seqId); err2 != nil {
-    _write_err56 = thrift.WrapTException(err2)
+    _write_err62 = thrift.WrapTException(err2)
   }
-  if err2 := result.Write(ctx, oprot); _write_err56 == nil && err2 != nil {
-    _write_err56 = thrift.WrapTException(err2)
+  if err2 := result.Write(ctx, oprot); _write_err62 == nil && err2 != nil {
+    _write_err62 = thrift.WrapTException(err2)
   }
-  if err2 := oprot.WriteMessageEnd(ctx); _write_err56 == nil && err2 != nil {
-    _write_err56 = thrift.WrapTException(err2)
+  if err2 := oprot.WriteMessageEnd(ctx); _write_err62 == nil && err2 != nil {
+    _write_err62 = thrift.WrapTException(err2)
   }
-  if err2 := oprot.Flush(ctx); _write_err56 == nil && err2 != nil {
-    _write_err56 = thrift.WrapTException(err2)
+  if err2 := oprot.Flush(ctx); _write_err62 == nil && err2 != nil {
+    _write_err62 = thrift.WrapTException(err2)
   }
-  if _write_err56 != nil {
-    return false, thrift.WrapTException(_write_err56)
+  if _write_err62 != nil {
+    return false, thrift.WrapTException(_write_err62)
   }
   return true, err
 }
@@ -5208,7 +5611,7 @@ type nodeMonitorServiceProcessorTasksFinished struct {
 }
 
 func (p *nodeMonitorServiceProcessorTasksFinished) Process(ctx context.Context, seqId int32, iprot, oprot thrift.TProtocol) (success bool, err thrift.TException) {
-  var _write_err58 error
+  var _write_err64 error
   args := NodeMonitorServiceTasksFinishedArgs{}
   if err2 := args.Read(ctx, iprot); err2 != nil {
     iprot.ReadMessageEnd(ctx)
@@ -5254,39 +5657,39 @@ func (p *nodeMonitorServiceProcessorTasksFinished) Process(ctx context.Context, 
     if errors.Is(err2, thrift.ErrAbandonRequest) {
       return false, thrift.WrapTException(err2)
     }
-    _exc59 := thrift.NewTApplicationException(thrift.INTERNAL_ERROR, "Internal error processing tasksFinished: " + err2.Error())
+    _exc65 := thrift.NewTApplicationException(thrift.INTERNAL_ERROR, "Internal error processing tasksFinished: " + err2.Error())
     if err2 := oprot.WriteMessageBegin(ctx, "tasksFinished", thrift.EXCEPTION, seqId); err2 != nil {
-      _write_err58 = thrift.WrapTException(err2)
+      _write_err64 = thrift.WrapTException(err2)
     }
-    if err2 := _exc59.Write(ctx, oprot); _write_err58 == nil && err2 != nil {
-      _write_err58 = thrift.WrapTException(err2)
+    if err2 := _exc65.Write(ctx, oprot); _write_err64 == nil && err2 != nil {
+      _write_err64 = thrift.WrapTException(err2)
     }
-    if err2 := oprot.WriteMessageEnd(ctx); _write_err58 == nil && err2 != nil {
-      _write_err58 = thrift.WrapTException(err2)
+    if err2 := oprot.WriteMessageEnd(ctx); _write_err64 == nil && err2 != nil {
+      _write_err64 = thrift.WrapTException(err2)
     }
-    if err2 := oprot.Flush(ctx); _write_err58 == nil && err2 != nil {
-      _write_err58 = thrift.WrapTException(err2)
+    if err2 := oprot.Flush(ctx); _write_err64 == nil && err2 != nil {
+      _write_err64 = thrift.WrapTException(err2)
     }
-    if _write_err58 != nil {
-      return false, thrift.WrapTException(_write_err58)
+    if _write_err64 != nil {
+      return false, thrift.WrapTException(_write_err64)
     }
     return true, err
   }
   tickerCancel()
   if err2 := oprot.WriteMessageBegin(ctx, "tasksFinished", thrift.REPLY, seqId); err2 != nil {
-    _write_err58 = thrift.WrapTException(err2)
+    _write_err64 = thrift.WrapTException(err2)
   }
-  if err2 := result.Write(ctx, oprot); _write_err58 == nil && err2 != nil {
-    _write_err58 = thrift.WrapTException(err2)
+  if err2 := result.Write(ctx, oprot); _write_err64 == nil && err2 != nil {
+    _write_err64 = thrift.WrapTException(err2)
   }
-  if err2 := oprot.WriteMessageEnd(ctx); _write_err58 == nil && err2 != nil {
-    _write_err58 = thrift.WrapTException(err2)
+  if err2 := oprot.WriteMessageEnd(ctx); _write_err64 == nil && err2 != nil {
+    _write_err64 = thrift.WrapTException(err2)
   }
-  if err2 := oprot.Flush(ctx); _write_err58 == nil && err2 != nil {
-    _write_err58 = thrift.WrapTException(err2)
+  if err2 := oprot.Flush(ctx); _write_err64 == nil && err2 != nil {
+    _write_err64 = thrift.WrapTException(err2)
   }
-  if _write_err58 != nil {
-    return false, thrift.WrapTException(_write_err58)
+  if _write_err64 != nil {
+    return false, thrift.WrapTException(_write_err64)
   }
   return true, err
 }
@@ -5296,7 +5699,7 @@ type nodeMonitorServiceProcessorSendFrontendMessage struct {
 }
 
 func (p *nodeMonitorServiceProcessorSendFrontendMessage) Process(ctx context.Context, seqId int32, iprot, oprot thrift.TProtocol) (success bool, err thrift.TException) {
-  var _write_err60 error
+  var _write_err66 error
   args := NodeMonitorServiceSendFrontendMessageArgs{}
   if err2 := args.Read(ctx, iprot); err2 != nil {
     iprot.ReadMessageEnd(ctx)
@@ -5342,39 +5745,39 @@ func (p *nodeMonitorServiceProcessorSendFrontendMessage) Process(ctx context.Con
     if errors.Is(err2, thrift.ErrAbandonRequest) {
       return false, thrift.WrapTException(err2)
     }
-    _exc61 := thrift.NewTApplicationException(thrift.INTERNAL_ERROR, "Internal error processing sendFrontendMessage: " + err2.Error())
+    _exc67 := thrift.NewTApplicationException(thrift.INTERNAL_ERROR, "Internal error processing sendFrontendMessage: " + err2.Error())
     if err2 := oprot.WriteMessageBegin(ctx, "sendFrontendMessage", thrift.EXCEPTION, seqId); err2 != nil {
-      _write_err60 = thrift.WrapTException(err2)
+      _write_err66 = thrift.WrapTException(err2)
     }
-    if err2 := _exc61.Write(ctx, oprot); _write_err60 == nil && err2 != nil {
-      _write_err60 = thrift.WrapTException(err2)
+    if err2 := _exc67.Write(ctx, oprot); _write_err66 == nil && err2 != nil {
+      _write_err66 = thrift.WrapTException(err2)
     }
-    if err2 := oprot.WriteMessageEnd(ctx); _write_err60 == nil && err2 != nil {
-      _write_err60 = thrift.WrapTException(err2)
+    if err2 := oprot.WriteMessageEnd(ctx); _write_err66 == nil && err2 != nil {
+      _write_err66 = thrift.WrapTException(err2)
     }
-    if err2 := oprot.Flush(ctx); _write_err60 == nil && err2 != nil {
-      _write_err60 = thrift.WrapTException(err2)
+    if err2 := oprot.Flush(ctx); _write_err66 == nil && err2 != nil {
+      _write_err66 = thrift.WrapTException(err2)
     }
-    if _write_err60 != nil {
-      return false, thrift.WrapTException(_write_err60)
+    if _write_err66 != nil {
+      return false, thrift.WrapTException(_write_err66)
     }
     return true, err
   }
   tickerCancel()
   if err2 := oprot.WriteMessageBegin(ctx, "sendFrontendMessage", thrift.REPLY, seqId); err2 != nil {
-    _write_err60 = thrift.WrapTException(err2)
+    _write_err66 = thrift.WrapTException(err2)
   }
-  if err2 := result.Write(ctx, oprot); _write_err60 == nil && err2 != nil {
-    _write_err60 = thrift.WrapTException(err2)
+  if err2 := result.Write(ctx, oprot); _write_err66 == nil && err2 != nil {
+    _write_err66 = thrift.WrapTException(err2)
   }
-  if err2 := oprot.WriteMessageEnd(ctx); _write_err60 == nil && err2 != nil {
-    _write_err60 = thrift.WrapTException(err2)
+  if err2 := oprot.WriteMessageEnd(ctx); _write_err66 == nil && err2 != nil {
+    _write_err66 = thrift.WrapTException(err2)
   }
-  if err2 := oprot.Flush(ctx); _write_err60 == nil && err2 != nil {
-    _write_err60 = thrift.WrapTException(err2)
+  if err2 := oprot.Flush(ctx); _write_err66 == nil && err2 != nil {
+    _write_err66 = thrift.WrapTException(err2)
   }
-  if _write_err60 != nil {
-    return false, thrift.WrapTException(_write_err60)
+  if _write_err66 != nil {
+    return false, thrift.WrapTException(_write_err66)
   }
   return true, err
 }
@@ -5384,7 +5787,7 @@ type nodeMonitorServiceProcessorTaskDone struct {
 }
 
 func (p *nodeMonitorServiceProcessorTaskDone) Process(ctx context.Context, seqId int32, iprot, oprot thrift.TProtocol) (success bool, err thrift.TException) {
-  var _write_err62 error
+  var _write_err68 error
   args := NodeMonitorServiceTaskDoneArgs{}
   if err2 := args.Read(ctx, iprot); err2 != nil {
     iprot.ReadMessageEnd(ctx)
@@ -5430,39 +5833,39 @@ func (p *nodeMonitorServiceProcessorTaskDone) Process(ctx context.Context, seqId
     if errors.Is(err2, thrift.ErrAbandonRequest) {
       return false, thrift.WrapTException(err2)
     }
-    _exc63 := thrift.NewTApplicationException(thrift.INTERNAL_ERROR, "Internal error processing taskDone: " + err2.Error())
+    _exc69 := thrift.NewTApplicationException(thrift.INTERNAL_ERROR, "Internal error processing taskDone: " + err2.Error())
     if err2 := oprot.WriteMessageBegin(ctx, "taskDone", thrift.EXCEPTION, seqId); err2 != nil {
-      _write_err62 = thrift.WrapTException(err2)
+      _write_err68 = thrift.WrapTException(err2)
     }
-    if err2 := _exc63.Write(ctx, oprot); _write_err62 == nil && err2 != nil {
-      _write_err62 = thrift.WrapTException(err2)
+    if err2 := _exc69.Write(ctx, oprot); _write_err68 == nil && err2 != nil {
+      _write_err68 = thrift.WrapTException(err2)
     }
-    if err2 := oprot.WriteMessageEnd(ctx); _write_err62 == nil && err2 != nil {
-      _write_err62 = thrift.WrapTException(err2)
+    if err2 := oprot.WriteMessageEnd(ctx); _write_err68 == nil && err2 != nil {
+      _write_err68 = thrift.WrapTException(err2)
     }
-    if err2 := oprot.Flush(ctx); _write_err62 == nil && err2 != nil {
-      _write_err62 = thrift.WrapTException(err2)
+    if err2 := oprot.Flush(ctx); _write_err68 == nil && err2 != nil {
+      _write_err68 = thrift.WrapTException(err2)
     }
-    if _write_err62 != nil {
-      return false, thrift.WrapTException(_write_err62)
+    if _write_err68 != nil {
+      return false, thrift.WrapTException(_write_err68)
     }
     return true, err
   }
   tickerCancel()
   if err2 := oprot.WriteMessageBegin(ctx, "taskDone", thrift.REPLY, seqId); err2 != nil {
-    _write_err62 = thrift.WrapTException(err2)
+    _write_err68 = thrift.WrapTException(err2)
   }
-  if err2 := result.Write(ctx, oprot); _write_err62 == nil && err2 != nil {
-    _write_err62 = thrift.WrapTException(err2)
+  if err2 := result.Write(ctx, oprot); _write_err68 == nil && err2 != nil {
+    _write_err68 = thrift.WrapTException(err2)
   }
-  if err2 := oprot.WriteMessageEnd(ctx); _write_err62 == nil && err2 != nil {
-    _write_err62 = thrift.WrapTException(err2)
+  if err2 := oprot.WriteMessageEnd(ctx); _write_err68 == nil && err2 != nil {
+    _write_err68 = thrift.WrapTException(err2)
   }
-  if err2 := oprot.Flush(ctx); _write_err62 == nil && err2 != nil {
-    _write_err62 = thrift.WrapTException(err2)
+  if err2 := oprot.Flush(ctx); _write_err68 == nil && err2 != nil {
+    _write_err68 = thrift.WrapTException(err2)
   }
-  if _write_err62 != nil {
-    return false, thrift.WrapTException(_write_err62)
+  if _write_err68 != nil {
+    return false, thrift.WrapTException(_write_err68)
   }
   return true, err
 }
@@ -5757,11 +6160,11 @@ func (p *NodeMonitorServiceTasksFinishedArgs)  ReadField1(ctx context.Context, i
   tSlice := make([]*TFullTaskId, 0, size)
   p.Tasks =  tSlice
   for i := 0; i < size; i ++ {
-    _elem64 := &TFullTaskId{}
-    if err := _elem64.Read(ctx, iprot); err != nil {
-      return thrift.PrependError(fmt.Sprintf("%T error reading struct: ", _elem64), err)
+    _elem70 := &TFullTaskId{}
+    if err := _elem70.Read(ctx, iprot); err != nil {
+      return thrift.PrependError(fmt.Sprintf("%T error reading struct: ", _elem70), err)
     }
-    p.Tasks = append(p.Tasks, _elem64)
+    p.Tasks = append(p.Tasks, _elem70)
   }
   if err := iprot.ReadListEnd(ctx); err != nil {
     return thrift.PrependError("error reading list end: ", err)
@@ -6429,27 +6832,27 @@ func (p *InternalServiceClient) SetLastResponseMeta_(meta thrift.ResponseMeta) {
 // Parameters:
 //  - Request
 func (p *InternalServiceClient) EnqueueTaskReservations(ctx context.Context, request *TEnqueueTaskReservationsRequest) (_r bool, _err error) {
-  var _args65 InternalServiceEnqueueTaskReservationsArgs
-  _args65.Request = request
-  var _result67 InternalServiceEnqueueTaskReservationsResult
-  var _meta66 thrift.ResponseMeta
-  _meta66, _err = p.Client_().Call(ctx, "enqueueTaskReservations", &_args65, &_result67)
-  p.SetLastResponseMeta_(_meta66)
+  var _args71 InternalServiceEnqueueTaskReservationsArgs
+  _args71.Request = request
+  var _result73 InternalServiceEnqueueTaskReservationsResult
+  var _meta72 thrift.ResponseMeta
+  _meta72, _err = p.Client_().Call(ctx, "enqueueTaskReservations", &_args71, &_result73)
+  p.SetLastResponseMeta_(_meta72)
   if _err != nil {
     return
   }
-  return _result67.GetSuccess(), nil
+  return _result73.GetSuccess(), nil
 }
 
 // Parameters:
 //  - Request
 func (p *InternalServiceClient) CancelTaskReservations(ctx context.Context, request *TCancelTaskReservationsRequest) (_err error) {
-  var _args68 InternalServiceCancelTaskReservationsArgs
-  _args68.Request = request
-  var _result70 InternalServiceCancelTaskReservationsResult
-  var _meta69 thrift.ResponseMeta
-  _meta69, _err = p.Client_().Call(ctx, "cancelTaskReservations", &_args68, &_result70)
-  p.SetLastResponseMeta_(_meta69)
+  var _args74 InternalServiceCancelTaskReservationsArgs
+  _args74.Request = request
+  var _result76 InternalServiceCancelTaskReservationsResult
+  var _meta75 thrift.ResponseMeta
+  _meta75, _err = p.Client_().Call(ctx, "cancelTaskReservations", &_args74, &_result76)
+  p.SetLastResponseMeta_(_meta75)
   if _err != nil {
     return
   }
@@ -6460,18 +6863,18 @@ func (p *InternalServiceClient) CancelTaskReservations(ctx context.Context, requ
 //  - Request
 //  - Offer
 func (p *InternalServiceClient) EnqueueTaskReservationsWithOffer(ctx context.Context, request *TEnqueueTaskReservationsRequest, offer *TTaskLaunchSpec) (_r *TEnqueueOfferReply, _err error) {
-  var _args71 InternalServiceEnqueueTaskReservationsWithOfferArgs
-  _args71.Request = request
-  _args71.Offer = offer
-  var _result73 InternalServiceEnqueueTaskReservationsWithOfferResult
-  var _meta72 thrift.ResponseMeta
-  _meta72, _err = p.Client_().Call(ctx, "enqueueTaskReservationsWithOffer", &_args71, &_result73)
-  p.SetLastResponseMeta_(_meta72)
+  var _args77 InternalServiceEnqueueTaskReservationsWithOfferArgs
+  _args77.Request = request
+  _args77.Offer = offer
+  var _result79 InternalServiceEnqueueTaskReservationsWithOfferResult
+  var _meta78 thrift.ResponseMeta
+  _meta78, _err = p.Client_().Call(ctx, "enqueueTaskReservationsWithOffer", &_args77, &_result79)
+  p.SetLastResponseMeta_(_meta78)
   if _err != nil {
     return
   }
-  if _ret74 := _result73.GetSuccess(); _ret74 != nil {
-    return _ret74, nil
+  if _ret80 := _result79.GetSuccess(); _ret80 != nil {
+    return _ret80, nil
   }
   return nil, thrift.NewTApplicationException(thrift.MISSING_RESULT, "enqueueTaskReservationsWithOffer failed: unknown result")
 }
@@ -6480,18 +6883,18 @@ func (p *InternalServiceClient) EnqueueTaskReservationsWithOffer(ctx context.Con
 //  - RequestId
 //  - TaskId
 func (p *InternalServiceClient) OfferOutcome(ctx context.Context, requestId string, taskId string) (_r *TOfferOutcome, _err error) {
-  var _args75 InternalServiceOfferOutcomeArgs
-  _args75.RequestId = requestId
-  _args75.TaskId = taskId
-  var _result77 InternalServiceOfferOutcomeResult
-  var _meta76 thrift.ResponseMeta
-  _meta76, _err = p.Client_().Call(ctx, "offerOutcome", &_args75, &_result77)
-  p.SetLastResponseMeta_(_meta76)
+  var _args81 InternalServiceOfferOutcomeArgs
+  _args81.RequestId = requestId
+  _args81.TaskId = taskId
+  var _result83 InternalServiceOfferOutcomeResult
+  var _meta82 thrift.ResponseMeta
+  _meta82, _err = p.Client_().Call(ctx, "offerOutcome", &_args81, &_result83)
+  p.SetLastResponseMeta_(_meta82)
   if _err != nil {
     return
   }
-  if _ret78 := _result77.GetSuccess(); _ret78 != nil {
-    return _ret78, nil
+  if _ret84 := _result83.GetSuccess(); _ret84 != nil {
+    return _ret84, nil
   }
   return nil, thrift.NewTApplicationException(thrift.MISSING_RESULT, "offerOutcome failed: unknown result")
 }
@@ -6516,12 +6919,12 @@ func (p *InternalServiceProcessor) ProcessorMap() map[string]thrift.TProcessorFu
 
 func NewInternalServiceProcessor(handler InternalService) *InternalServiceProcessor {
 
-  self79 := &InternalServiceProcessor{handler:handler, processorMap:make(map[string]thrift.TProcessorFunction)}
-  self79.processorMap["enqueueTaskReservations"] = &internalServiceProcessorEnqueueTaskReservations{handler:handler}
-  self79.processorMap["cancelTaskReservations"] = &internalServiceProcessorCancelTaskReservations{handler:handler}
-  self79.processorMap["enqueueTaskReservationsWithOffer"] = &internalServiceProcessorEnqueueTaskReservationsWithOffer{handler:handler}
-  self79.processorMap["offerOutcome"] = &internalServiceProcessorOfferOutcome{handler:handler}
-return self79
+  self85 := &InternalServiceProcessor{handler:handler, processorMap:make(map[string]thrift.TProcessorFunction)}
+  self85.processorMap["enqueueTaskReservations"] = &internalServiceProcessorEnqueueTaskReservations{handler:handler}
+  self85.processorMap["cancelTaskReservations"] = &internalServiceProcessorCancelTaskReservations{handler:handler}
+  self85.processorMap["enqueueTaskReservationsWithOffer"] = &internalServiceProcessorEnqueueTaskReservationsWithOffer{handler:handler}
+  self85.processorMap["offerOutcome"] = &internalServiceProcessorOfferOutcome{handler:handler}
+return self85
 }
 
 func (p *InternalServiceProcessor) Process(ctx context.Context, iprot, oprot thrift.TProtocol) (success bool, err thrift.TException) {
@@ -6532,12 +6935,12 @@ func (p *InternalServiceProcessor) Process(ctx context.Context, iprot, oprot thr
   }
   iprot.Skip(ctx, thrift.STRUCT)
   iprot.ReadMessageEnd(ctx)
-  x80 := thrift.NewTApplicationException(thrift.UNKNOWN_METHOD, "Unknown function " + name)
+  x86 := thrift.NewTApplicationException(thrift.UNKNOWN_METHOD, "Unknown function " + name)
   oprot.WriteMessageBegin(ctx, name, thrift.EXCEPTION, seqId)
-  x80.Write(ctx, oprot)
+  x86.Write(ctx, oprot)
   oprot.WriteMessageEnd(ctx)
   oprot.Flush(ctx)
-  return false, x80
+  return false, x86
 
 }
 
@@ -6546,7 +6949,7 @@ type internalServiceProcessorEnqueueTaskReservations struct {
 }
 
 func (p *internalServiceProcessorEnqueueTaskReservations) Process(ctx context.Context, seqId int32, iprot, oprot thrift.TProtocol) (success bool, err thrift.TException) {
-  var _write_err81 error
+  var _write_err87 error
   args := InternalServiceEnqueueTaskReservationsArgs{}
   if err2 := args.Read(ctx, iprot); err2 != nil {
     iprot.ReadMessageEnd(ctx)
@@ -6592,21 +6995,21 @@ func (p *internalServiceProcessorEnqueueTaskReservations) Process(ctx context.Co
     if errors.Is(err2, thrift.ErrAbandonRequest) {
       return false, thrift.WrapTException(err2)
     }
-    _exc82 := thrift.NewTApplicationException(thrift.INTERNAL_ERROR, "Internal error processing enqueueTaskReservations: " + err2.Error())
+    _exc88 := thrift.NewTApplicationException(thrift.INTERNAL_ERROR, "Internal error processing enqueueTaskReservations: " + err2.Error())
     if err2 := oprot.WriteMessageBegin(ctx, "enqueueTaskReservations", thrift.EXCEPTION, seqId); err2 != nil {
-      _write_err81 = thrift.WrapTException(err2)
+      _write_err87 = thrift.WrapTException(err2)
     }
-    if err2 := _exc82.Write(ctx, oprot); _write_err81 == nil && err2 != nil {
-      _write_err81 = thrift.WrapTException(err2)
+    if err2 := _exc88.Write(ctx, oprot); _write_err87 == nil && err2 != nil {
+      _write_err87 = thrift.WrapTException(err2)
     }
-    if err2 := oprot.WriteMessageEnd(ctx); _write_err81 == nil && err2 != nil {
-      _write_err81 = thrift.WrapTException(err2)
+    if err2 := oprot.WriteMessageEnd(ctx); _write_err87 == nil && err2 != nil {
+      _write_err87 = thrift.WrapTException(err2)
     }
-    if err2 := oprot.Flush(ctx); _write_err81 == nil && err2 != nil {
-      _write_err81 = thrift.WrapTException(err2)
+    if err2 := oprot.Flush(ctx); _write_err87 == nil && err2 != nil {
+      _write_err87 = thrift.WrapTException(err2)
     }
-    if _write_err81 != nil {
-      return false, thrift.WrapTException(_write_err81)
+    if _write_err87 != nil {
+      return false, thrift.WrapTException(_write_err87)
     }
     return true, err
   } else {
@@ -6614,19 +7017,19 @@ func (p *internalServiceProcessorEnqueueTaskReservations) Process(ctx context.Co
   }
   tickerCancel()
   if err2 := oprot.WriteMessageBegin(ctx, "enqueueTaskReservations", thrift.REPLY, seqId); err2 != nil {
-    _write_err81 = thrift.WrapTException(err2)
+    _write_err87 = thrift.WrapTException(err2)
   }
-  if err2 := result.Write(ctx, oprot); _write_err81 == nil && err2 != nil {
-    _write_err81 = thrift.WrapTException(err2)
+  if err2 := result.Write(ctx, oprot); _write_err87 == nil && err2 != nil {
+    _write_err87 = thrift.WrapTException(err2)
   }
-  if err2 := oprot.WriteMessageEnd(ctx); _write_err81 == nil && err2 != nil {
-    _write_err81 = thrift.WrapTException(err2)
+  if err2 := oprot.WriteMessageEnd(ctx); _write_err87 == nil && err2 != nil {
+    _write_err87 = thrift.WrapTException(err2)
   }
-  if err2 := oprot.Flush(ctx); _write_err81 == nil && err2 != nil {
-    _write_err81 = thrift.WrapTException(err2)
+  if err2 := oprot.Flush(ctx); _write_err87 == nil && err2 != nil {
+    _write_err87 = thrift.WrapTException(err2)
   }
-  if _write_err81 != nil {
-    return false, thrift.WrapTException(_write_err81)
+  if _write_err87 != nil {
+    return false, thrift.WrapTException(_write_err87)
   }
   return true, err
 }
@@ -6636,7 +7039,7 @@ type internalServiceProcessorCancelTaskReservations struct {
 }
 
 func (p *internalServiceProcessorCancelTaskReservations) Process(ctx context.Context, seqId int32, iprot, oprot thrift.TProtocol) (success bool, err thrift.TException) {
-  var _write_err83 error
+  var _write_err89 error
   args := InternalServiceCancelTaskReservationsArgs{}
   if err2 := args.Read(ctx, iprot); err2 != nil {
     iprot.ReadMessageEnd(ctx)
@@ -6682,39 +7085,39 @@ func (p *internalServiceProcessorCancelTaskReservations) Process(ctx context.Con
     if errors.Is(err2, thrift.ErrAbandonRequest) {
       return false, thrift.WrapTException(err2)
     }
-    _exc84 := thrift.NewTApplicationException(thrift.INTERNAL_ERROR, "Internal error processing cancelTaskReservations: " + err2.Error())
+    _exc90 := thrift.NewTApplicationException(thrift.INTERNAL_ERROR, "Internal error processing cancelTaskReservations: " + err2.Error())
     if err2 := oprot.WriteMessageBegin(ctx, "cancelTaskReservations", thrift.EXCEPTION, seqId); err2 != nil {
-      _write_err83 = thrift.WrapTException(err2)
+      _write_err89 = thrift.WrapTException(err2)
     }
-    if err2 := _exc84.Write(ctx, oprot); _write_err83 == nil && err2 != nil {
-      _write_err83 = thrift.WrapTException(err2)
+    if err2 := _exc90.Write(ctx, oprot); _write_err89 == nil && err2 != nil {
+      _write_err89 = thrift.WrapTException(err2)
     }
-    if err2 := oprot.WriteMessageEnd(ctx); _write_err83 == nil && err2 != nil {
-      _write_err83 = thrift.WrapTException(err2)
+    if err2 := oprot.WriteMessageEnd(ctx); _write_err89 == nil && err2 != nil {
+      _write_err89 = thrift.WrapTException(err2)
     }
-    if err2 := oprot.Flush(ctx); _write_err83 == nil && err2 != nil {
-      _write_err83 = thrift.WrapTException(err2)
+    if err2 := oprot.Flush(ctx); _write_err89 == nil && err2 != nil {
+      _write_err89 = thrift.WrapTException(err2)
     }
-    if _write_err83 != nil {
-      return false, thrift.WrapTException(_write_err83)
+    if _write_err89 != nil {
+      return false, thrift.WrapTException(_write_err89)
     }
     return true, err
   }
   tickerCancel()
   if err2 := oprot.WriteMessageBegin(ctx, "cancelTaskReservations", thrift.REPLY, seqId); err2 != nil {
-    _write_err83 = thrift.WrapTException(err2)
+    _write_err89 = thrift.WrapTException(err2)
   }
-  if err2 := result.Write(ctx, oprot); _write_err83 == nil && err2 != nil {
-    _write_err83 = thrift.WrapTException(err2)
+  if err2 := result.Write(ctx, oprot); _write_err89 == nil && err2 != nil {
+    _write_err89 = thrift.WrapTException(err2)
   }
-  if err2 := oprot.WriteMessageEnd(ctx); _write_err83 == nil && err2 != nil {
-    _write_err83 = thrift.WrapTException(err2)
+  if err2 := oprot.WriteMessageEnd(ctx); _write_err89 == nil && err2 != nil {
+    _write_err89 = thrift.WrapTException(err2)
   }
-  if err2 := oprot.Flush(ctx); _write_err83 == nil && err2 != nil {
-    _write_err83 = thrift.WrapTException(err2)
+  if err2 := oprot.Flush(ctx); _write_err89 == nil && err2 != nil {
+    _write_err89 = thrift.WrapTException(err2)
   }
-  if _write_err83 != nil {
-    return false, thrift.WrapTException(_write_err83)
+  if _write_err89 != nil {
+    return false, thrift.WrapTException(_write_err89)
   }
   return true, err
 }
@@ -6724,7 +7127,7 @@ type internalServiceProcessorEnqueueTaskReservationsWithOffer struct {
 }
 
 func (p *internalServiceProcessorEnqueueTaskReservationsWithOffer) Process(ctx context.Context, seqId int32, iprot, oprot thrift.TProtocol) (success bool, err thrift.TException) {
-  var _write_err85 error
+  var _write_err91 error
   args := InternalServiceEnqueueTaskReservationsWithOfferArgs{}
   if err2 := args.Read(ctx, iprot); err2 != nil {
     iprot.ReadMessageEnd(ctx)
@@ -6770,21 +7173,21 @@ func (p *internalServiceProcessorEnqueueTaskReservationsWithOffer) Process(ctx c
     if errors.Is(err2, thrift.ErrAbandonRequest) {
       return false, thrift.WrapTException(err2)
     }
-    _exc86 := thrift.NewTApplicationException(thrift.INTERNAL_ERROR, "Internal error processing enqueueTaskReservationsWithOffer: " + err2.Error())
+    _exc92 := thrift.NewTApplicationException(thrift.INTERNAL_ERROR, "Internal error processing enqueueTaskReservationsWithOffer: " + err2.Error())
     if err2 := oprot.WriteMessageBegin(ctx, "enqueueTaskReservationsWithOffer", thrift.EXCEPTION, seqId); err2 != nil {
-      _write_err85 = thrift.WrapTException(err2)
+      _write_err91 = thrift.WrapTException(err2)
     }
-    if err2 := _exc86.Write(ctx, oprot); _write_err85 == nil && err2 != nil {
-      _write_err85 = thrift.WrapTException(err2)
+    if err2 := _exc92.Write(ctx, oprot); _write_err91 == nil && err2 != nil {
+      _write_err91 = thrift.WrapTException(err2)
     }
-    if err2 := oprot.WriteMessageEnd(ctx); _write_err85 == nil && err2 != nil {
-      _write_err85 = thrift.WrapTException(err2)
+    if err2 := oprot.WriteMessageEnd(ctx); _write_err91 == nil && err2 != nil {
+      _write_err91 = thrift.WrapTException(err2)
     }
-    if err2 := oprot.Flush(ctx); _write_err85 == nil && err2 != nil {
-      _write_err85 = thrift.WrapTException(err2)
+    if err2 := oprot.Flush(ctx); _write_err91 == nil && err2 != nil {
+      _write_err91 = thrift.WrapTException(err2)
     }
-    if _write_err85 != nil {
-      return false, thrift.WrapTException(_write_err85)
+    if _write_err91 != nil {
+      return false, thrift.WrapTException(_write_err91)
     }
     return true, err
   } else {
@@ -6792,19 +7195,19 @@ func (p *internalServiceProcessorEnqueueTaskReservationsWithOffer) Process(ctx c
   }
   tickerCancel()
   if err2 := oprot.WriteMessageBegin(ctx, "enqueueTaskReservationsWithOffer", thrift.REPLY, seqId); err2 != nil {
-    _write_err85 = thrift.WrapTException(err2)
+    _write_err91 = thrift.WrapTException(err2)
   }
-  if err2 := result.Write(ctx, oprot); _write_err85 == nil && err2 != nil {
-    _write_err85 = thrift.WrapTException(err2)
+  if err2 := result.Write(ctx, oprot); _write_err91 == nil && err2 != nil {
+    _write_err91 = thrift.WrapTException(err2)
   }
-  if err2 := oprot.WriteMessageEnd(ctx); _write_err85 == nil && err2 != nil {
-    _write_err85 = thrift.WrapTException(err2)
+  if err2 := oprot.WriteMessageEnd(ctx); _write_err91 == nil && err2 != nil {
+    _write_err91 = thrift.WrapTException(err2)
   }
-  if err2 := oprot.Flush(ctx); _write_err85 == nil && err2 != nil {
-    _write_err85 = thrift.WrapTException(err2)
+  if err2 := oprot.Flush(ctx); _write_err91 == nil && err2 != nil {
+    _write_err91 = thrift.WrapTException(err2)
   }
-  if _write_err85 != nil {
-    return false, thrift.WrapTException(_write_err85)
+  if _write_err91 != nil {
+    return false, thrift.WrapTException(_write_err91)
   }
   return true, err
 }
@@ -6814,7 +7217,7 @@ type internalServiceProcessorOfferOutcome struct {
 }
 
 func (p *internalServiceProcessorOfferOutcome) Process(ctx context.Context, seqId int32, iprot, oprot thrift.TProtocol) (success bool, err thrift.TException) {
-  var _write_err87 error
+  var _write_err93 error
   args := InternalServiceOfferOutcomeArgs{}
   if err2 := args.Read(ctx, iprot); err2 != nil {
     iprot.ReadMessageEnd(ctx)
@@ -6860,21 +7263,21 @@ func (p *internalServiceProcessorOfferOutcome) Process(ctx context.Context, seqI
     if errors.Is(err2, thrift.ErrAbandonRequest) {
       return false, thrift.WrapTException(err2)
     }
-    _exc88 := thrift.NewTApplicationException(thrift.INTERNAL_ERROR, "Internal error processing offerOutcome: " + err2.Error())
+    _exc94 := thrift.NewTApplicationException(thrift.INTERNAL_ERROR, "Internal error processing offerOutcome: " + err2.Error())
     if err2 := oprot.WriteMessageBegin(ctx, "offerOutcome", thrift.EXCEPTION, seqId); err2 != nil {
-      _write_err87 = thrift.WrapTException(err2)
+      _write_err93 = thrift.WrapTException(err2)
     }
-    if err2 := _exc88.Write(ctx, oprot); _write_err87 == nil && err2 != nil {
-      _write_err87 = thrift.WrapTException(err2)
+    if err2 := _exc94.Write(ctx, oprot); _write_err93 == nil && err2 != nil {
+      _write_err93 = thrift.WrapTException(err2)
     }
-    if err2 := oprot.WriteMessageEnd(ctx); _write_err87 == nil && err2 != nil {
-      _write_err87 = thrift.WrapTException(err2)
+    if err2 := oprot.WriteMessageEnd(ctx); _write_err93 == nil && err2 != nil {
+      _write_err93 = thrift.WrapTException(err2)
     }
-    if err2 := oprot.Flush(ctx); _write_err87 == nil && err2 != nil {
-      _write_err87 = thrift.WrapTException(err2)
+    if err2 := oprot.Flush(ctx); _write_err93 == nil && err2 != nil {
+      _write_err93 = thrift.WrapTException(err2)
     }
-    if _write_err87 != nil {
-      return false, thrift.WrapTException(_write_err87)
+    if _write_err93 != nil {
+      return false, thrift.WrapTException(_write_err93)
     }
     return true, err
   } else {
@@ -6882,19 +7285,19 @@ func (p *internalServiceProcessorOfferOutcome) Process(ctx context.Context, seqI
   }
   tickerCancel()
   if err2 := oprot.WriteMessageBegin(ctx, "offerOutcome", thrift.REPLY, seqId); err2 != nil {
-    _write_err87 = thrift.WrapTException(err2)
+    _write_err93 = thrift.WrapTException(err2)
   }
-  if err2 := result.Write(ctx, oprot); _write_err87 == nil && err2 != nil {
-    _write_err87 = thrift.WrapTException(err2)
+  if err2 := result.Write(ctx, oprot); _write_err93 == nil && err2 != nil {
+    _write_err93 = thrift.WrapTException(err2)
   }
-  if err2 := oprot.WriteMessageEnd(ctx); _write_err87 == nil && err2 != nil {
-    _write_err87 = thrift.WrapTException(err2)
+  if err2 := oprot.WriteMessageEnd(ctx); _write_err93 == nil && err2 != nil {
+    _write_err93 = thrift.WrapTException(err2)
   }
-  if err2 := oprot.Flush(ctx); _write_err87 == nil && err2 != nil {
-    _write_err87 = thrift.WrapTException(err2)
+  if err2 := oprot.Flush(ctx); _write_err93 == nil && err2 != nil {
+    _write_err93 = thrift.WrapTException(err2)
   }
-  if _write_err87 != nil {
-    return false, thrift.WrapTException(_write_err87)
+  if _write_err93 != nil {
+    return false, thrift.WrapTException(_write_err93)
   }
   return true, err
 }
@@ -7766,14 +8169,14 @@ func (p *BackendServiceClient) SetLastResponseMeta_(meta thrift.ResponseMeta) {
 //  - TaskId
 //  - User
 func (p *BackendServiceClient) LaunchTask(ctx context.Context, message []byte, taskId *TFullTaskId, user *TUserGroupInfo) (_err error) {
-  var _args89 BackendServiceLaunchTaskArgs
-  _args89.Message = message
-  _args89.TaskId = taskId
-  _args89.User = user
-  var _result91 BackendServiceLaunchTaskResult
-  var _meta90 thrift.ResponseMeta
-  _meta90, _err = p.Client_().Call(ctx, "launchTask", &_args89, &_result91)
-  p.SetLastResponseMeta_(_meta90)
+  var _args95 BackendServiceLaunchTaskArgs
+  _args95.Message = message
+  _args95.TaskId = taskId
+  _args95.User = user
+  var _result97 BackendServiceLaunchTaskResult
+  var _meta96 thrift.ResponseMeta
+  _meta96, _err = p.Client_().Call(ctx, "launchTask", &_args95, &_result97)
+  p.SetLastResponseMeta_(_meta96)
   if _err != nil {
     return
   }
@@ -7800,9 +8203,9 @@ func (p *BackendServiceProcessor) ProcessorMap() map[string]thrift.TProcessorFun
 
 func NewBackendServiceProcessor(handler BackendService) *BackendServiceProcessor {
 
-  self92 := &BackendServiceProcessor{handler:handler, processorMap:make(map[string]thrift.TProcessorFunction)}
-  self92.processorMap["launchTask"] = &backendServiceProcessorLaunchTask{handler:handler}
-return self92
+  self98 := &BackendServiceProcessor{handler:handler, processorMap:make(map[string]thrift.TProcessorFunction)}
+  self98.processorMap["launchTask"] = &backendServiceProcessorLaunchTask{handler:handler}
+return self98
 }
 
 func (p *BackendServiceProcessor) Process(ctx context.Context, iprot, oprot thrift.TProtocol) (success bool, err thrift.TException) {
@@ -7813,12 +8216,12 @@ func (p *BackendServiceProcessor) Process(ctx context.Context, iprot, oprot thri
   }
   iprot.Skip(ctx, thrift.STRUCT)
   iprot.ReadMessageEnd(ctx)
-  x93 := thrift.NewTApplicationException(thrift.UNKNOWN_METHOD, "Unknown function " + name)
+  x99 := thrift.NewTApplicationException(thrift.UNKNOWN_METHOD, "Unknown function " + name)
   oprot.WriteMessageBegin(ctx, name, thrift.EXCEPTION, seqId)
-  x93.Write(ctx, oprot)
+  x99.Write(ctx, oprot)
   oprot.WriteMessageEnd(ctx)
   oprot.Flush(ctx)
-  return false, x93
+  return false, x99
 
 }
 
@@ -7827,7 +8230,7 @@ type backendServiceProcessorLaunchTask struct {
 }
 
 func (p *backendServiceProcessorLaunchTask) Process(ctx context.Context, seqId int32, iprot, oprot thrift.TProtocol) (success bool, err thrift.TException) {
-  var _write_err94 error
+  var _write_err100 error
   args := BackendServiceLaunchTaskArgs{}
   if err2 := args.Read(ctx, iprot); err2 != nil {
     iprot.ReadMessageEnd(ctx)
@@ -7873,39 +8276,39 @@ func (p *backendServiceProcessorLaunchTask) Process(ctx context.Context, seqId i
     if errors.Is(err2, thrift.ErrAbandonRequest) {
       return false, thrift.WrapTException(err2)
     }
-    _exc95 := thrift.NewTApplicationException(thrift.INTERNAL_ERROR, "Internal error processing launchTask: " + err2.Error())
+    _exc101 := thrift.NewTApplicationException(thrift.INTERNAL_ERROR, "Internal error processing launchTask: " + err2.Error())
     if err2 := oprot.WriteMessageBegin(ctx, "launchTask", thrift.EXCEPTION, seqId); err2 != nil {
-      _write_err94 = thrift.WrapTException(err2)
+      _write_err100 = thrift.WrapTException(err2)
     }
-    if err2 := _exc95.Write(ctx, oprot); _write_err94 == nil && err2 != nil {
-      _write_err94 = thrift.WrapTException(err2)
+    if err2 := _exc101.Write(ctx, oprot); _write_err100 == nil && err2 != nil {
+      _write_err100 = thrift.WrapTException(err2)
     }
-    if err2 := oprot.WriteMessageEnd(ctx); _write_err94 == nil && err2 != nil {
-      _write_err94 = thrift.WrapTException(err2)
+    if err2 := oprot.WriteMessageEnd(ctx); _write_err100 == nil && err2 != nil {
+      _write_err100 = thrift.WrapTException(err2)
     }
-    if err2 := oprot.Flush(ctx); _write_err94 == nil && err2 != nil {
-      _write_err94 = thrift.WrapTException(err2)
+    if err2 := oprot.Flush(ctx); _write_err100 == nil && err2 != nil {
+      _write_err100 = thrift.WrapTException(err2)
     }
-    if _write_err94 != nil {
-      return false, thrift.WrapTException(_write_err94)
+    if _write_err100 != nil {
+      return false, thrift.WrapTException(_write_err100)
     }
     return true, err
   }
   tickerCancel()
   if err2 := oprot.WriteMessageBegin(ctx, "launchTask", thrift.REPLY, seqId); err2 != nil {
-    _write_err94 = thrift.WrapTException(err2)
+    _write_err100 = thrift.WrapTException(err2)
   }
-  if err2 := result.Write(ctx, oprot); _write_err94 == nil && err2 != nil {
-    _write_err94 = thrift.WrapTException(err2)
+  if err2 := result.Write(ctx, oprot); _write_err100 == nil && err2 != nil {
+    _write_err100 = thrift.WrapTException(err2)
   }
-  if err2 := oprot.WriteMessageEnd(ctx); _write_err94 == nil && err2 != nil {
-    _write_err94 = thrift.WrapTException(err2)
+  if err2 := oprot.WriteMessageEnd(ctx); _write_err100 == nil && err2 != nil {
+    _write_err100 = thrift.WrapTException(err2)
   }
-  if err2 := oprot.Flush(ctx); _write_err94 == nil && err2 != nil {
-    _write_err94 = thrift.WrapTException(err2)
+  if err2 := oprot.Flush(ctx); _write_err100 == nil && err2 != nil {
+    _write_err100 = thrift.WrapTException(err2)
   }
-  if _write_err94 != nil {
-    return false, thrift.WrapTException(_write_err94)
+  if _write_err100 != nil {
+    return false, thrift.WrapTException(_write_err100)
   }
   return true, err
 }
@@ -8190,14 +8593,14 @@ func (p *FrontendServiceClient) SetLastResponseMeta_(meta thrift.ResponseMeta) {
 //  - Status
 //  - Message
 func (p *FrontendServiceClient) FrontendMessage(ctx context.Context, taskId *TFullTaskId, status int32, message []byte) (_err error) {
-  var _args96 FrontendServiceFrontendMessageArgs
-  _args96.TaskId = taskId
-  _args96.Status = status
-  _args96.Message = message
-  var _result98 FrontendServiceFrontendMessageResult
-  var _meta97 thrift.ResponseMeta
-  _meta97, _err = p.Client_().Call(ctx, "frontendMessage", &_args96, &_result98)
-  p.SetLastResponseMeta_(_meta97)
+  var _args102 FrontendServiceFrontendMessageArgs
+  _args102.TaskId = taskId
+  _args102.Status = status
+  _args102.Message = message
+  var _result104 FrontendServiceFrontendMessageResult
+  var _meta103 thrift.ResponseMeta
+  _meta103, _err = p.Client_().Call(ctx, "frontendMessage", &_args102, &_result104)
+  p.SetLastResponseMeta_(_meta103)
   if _err != nil {
     return
   }
@@ -8224,9 +8627,9 @@ func (p *FrontendServiceProcessor) ProcessorMap() map[string]thrift.TProcessorFu
 
 func NewFrontendServiceProcessor(handler FrontendService) *FrontendServiceProcessor {
 
-  self99 := &FrontendServiceProcessor{handler:handler, processorMap:make(map[string]thrift.TProcessorFunction)}
-  self99.processorMap["frontendMessage"] = &frontendServiceProcessorFrontendMessage{handler:handler}
-return self99
+  self105 := &FrontendServiceProcessor{handler:handler, processorMap:make(map[string]thrift.TProcessorFunction)}
+  self105.processorMap["frontendMessage"] = &frontendServiceProcessorFrontendMessage{handler:handler}
+return self105
 }
 
 func (p *FrontendServiceProcessor) Process(ctx context.Context, iprot, oprot thrift.TProtocol) (success bool, err thrift.TException) {
@@ -8237,12 +8640,12 @@ func (p *FrontendServiceProcessor) Process(ctx context.Context, iprot, oprot thr
   }
   iprot.Skip(ctx, thrift.STRUCT)
   iprot.ReadMessageEnd(ctx)
-  x100 := thrift.NewTApplicationException(thrift.UNKNOWN_METHOD, "Unknown function " + name)
+  x106 := thrift.NewTApplicationException(thrift.UNKNOWN_METHOD, "Unknown function " + name)
   oprot.WriteMessageBegin(ctx, name, thrift.EXCEPTION, seqId)
-  x100.Write(ctx, oprot)
+  x106.Write(ctx, oprot)
   oprot.WriteMessageEnd(ctx)
   oprot.Flush(ctx)
-  return false, x100
+  return false, x106
 
 }
 
@@ -8251,7 +8654,7 @@ type frontendServiceProcessorFrontendMessage struct {
 }
 
 func (p *frontendServiceProcessorFrontendMessage) Process(ctx context.Context, seqId int32, iprot, oprot thrift.TProtocol) (success bool, err thrift.TException) {
-  var _write_err101 error
+  var _write_err107 error
   args := FrontendServiceFrontendMessageArgs{}
   if err2 := args.Read(ctx, iprot); err2 != nil {
     iprot.ReadMessageEnd(ctx)
@@ -8297,39 +8700,39 @@ func (p *frontendServiceProcessorFrontendMessage) Process(ctx context.Context, s
     if errors.Is(err2, thrift.ErrAbandonRequest) {
       return false, thrift.WrapTException(err2)
     }
-    _exc102 := thrift.NewTApplicationException(thrift.INTERNAL_ERROR, "Internal error processing frontendMessage: " + err2.Error())
+    _exc108 := thrift.NewTApplicationException(thrift.INTERNAL_ERROR, "Internal error processing frontendMessage: " + err2.Error())
     if err2 := oprot.WriteMessageBegin(ctx, "frontendMessage", thrift.EXCEPTION, seqId); err2 != nil {
-      _write_err101 = thrift.WrapTException(err2)
+      _write_err107 = thrift.WrapTException(err2)
     }
-    if err2 := _exc102.Write(ctx, oprot); _write_err101 == nil && err2 != nil {
-      _write_err101 = thrift.WrapTException(err2)
+    if err2 := _exc108.Write(ctx, oprot); _write_err107 == nil && err2 != nil {
+      _write_err107 = thrift.WrapTException(err2)
     }
-    if err2 := oprot.WriteMessageEnd(ctx); _write_err101 == nil && err2 != nil {
-      _write_err101 = thrift.WrapTException(err2)
+    if err2 := oprot.WriteMessageEnd(ctx); _write_err107 == nil && err2 != nil {
+      _write_err107 = thrift.WrapTException(err2)
     }
-    if err2 := oprot.Flush(ctx); _write_err101 == nil && err2 != nil {
-      _write_err101 = thrift.WrapTException(err2)
+    if err2 := oprot.Flush(ctx); _write_err107 == nil && err2 != nil {
+      _write_err107 = thrift.WrapTException(err2)
     }
-    if _write_err101 != nil {
-      return false, thrift.WrapTException(_write_err101)
+    if _write_err107 != nil {
+      return false, thrift.WrapTException(_write_err107)
     }
     return true, err
   }
   tickerCancel()
   if err2 := oprot.WriteMessageBegin(ctx, "frontendMessage", thrift.REPLY, seqId); err2 != nil {
-    _write_err101 = thrift.WrapTException(err2)
+    _write_err107 = thrift.WrapTException(err2)
   }
-  if err2 := result.Write(ctx, oprot); _write_err101 == nil && err2 != nil {
-    _write_err101 = thrift.WrapTException(err2)
+  if err2 := result.Write(ctx, oprot); _write_err107 == nil && err2 != nil {
+    _write_err107 = thrift.WrapTException(err2)
   }
-  if err2 := oprot.WriteMessageEnd(ctx); _write_err101 == nil && err2 != nil {
-    _write_err101 = thrift.WrapTException(err2)
+  if err2 := oprot.WriteMessageEnd(ctx); _write_err107 == nil && err2 != nil {
+    _write_err107 = thrift.WrapTException(err2)
   }
-  if err2 := oprot.Flush(ctx); _write_err101 == nil && err2 != nil {
-    _write_err101 = thrift.WrapTException(err2)
+  if err2 := oprot.Flush(ctx); _write_err107 == nil && err2 != nil {
+    _write_err107 = thrift.WrapTException(err2)
   }
-  if _write_err101 != nil {
-    return false, thrift.WrapTException(_write_err101)
+  if _write_err107 != nil {
+    return false, thrift.WrapTException(_write_err107)
   }
   return true, err
 }

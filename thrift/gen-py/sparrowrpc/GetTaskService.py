@@ -37,6 +37,16 @@ class Iface(object):
         """
         pass
 
+    def fetchTask(self, requestId, nodeMonitorAddress, fetchId):
+        """
+        Parameters:
+         - requestId
+         - nodeMonitorAddress
+         - fetchId
+
+        """
+        pass
+
 
 class Client(Iface):
     def __init__(self, iprot, oprot=None):
@@ -97,6 +107,42 @@ class Client(Iface):
         self._oprot.writeMessageEnd()
         self._oprot.trans.flush()
 
+    def fetchTask(self, requestId, nodeMonitorAddress, fetchId):
+        """
+        Parameters:
+         - requestId
+         - nodeMonitorAddress
+         - fetchId
+
+        """
+        self.send_fetchTask(requestId, nodeMonitorAddress, fetchId)
+        return self.recv_fetchTask()
+
+    def send_fetchTask(self, requestId, nodeMonitorAddress, fetchId):
+        self._oprot.writeMessageBegin('fetchTask', TMessageType.CALL, self._seqid)
+        args = fetchTask_args()
+        args.requestId = requestId
+        args.nodeMonitorAddress = nodeMonitorAddress
+        args.fetchId = fetchId
+        args.write(self._oprot)
+        self._oprot.writeMessageEnd()
+        self._oprot.trans.flush()
+
+    def recv_fetchTask(self):
+        iprot = self._iprot
+        (fname, mtype, rseqid) = iprot.readMessageBegin()
+        if mtype == TMessageType.EXCEPTION:
+            x = TApplicationException()
+            x.read(iprot)
+            iprot.readMessageEnd()
+            raise x
+        result = fetchTask_result()
+        result.read(iprot)
+        iprot.readMessageEnd()
+        if result.success is not None:
+            return result.success
+        raise TApplicationException(TApplicationException.MISSING_RESULT, "fetchTask failed: unknown result")
+
 
 class Processor(Iface, TProcessor):
     def __init__(self, handler):
@@ -104,6 +150,7 @@ class Processor(Iface, TProcessor):
         self._processMap = {}
         self._processMap["getTask"] = Processor.process_getTask
         self._processMap["tasksFinished"] = Processor.process_tasksFinished
+        self._processMap["fetchTask"] = Processor.process_fetchTask
         self._on_message_begin = None
 
     def on_message_begin(self, func):
@@ -159,6 +206,29 @@ class Processor(Iface, TProcessor):
             raise
         except Exception:
             logging.exception('Exception in oneway handler')
+
+    def process_fetchTask(self, seqid, iprot, oprot):
+        args = fetchTask_args()
+        args.read(iprot)
+        iprot.readMessageEnd()
+        result = fetchTask_result()
+        try:
+            result.success = self._handler.fetchTask(args.requestId, args.nodeMonitorAddress, args.fetchId)
+            msg_type = TMessageType.REPLY
+        except TTransport.TTransportException:
+            raise
+        except TApplicationException as ex:
+            logging.exception('TApplication exception in handler')
+            msg_type = TMessageType.EXCEPTION
+            result = ex
+        except Exception:
+            logging.exception('Unexpected exception in handler')
+            msg_type = TMessageType.EXCEPTION
+            result = TApplicationException(TApplicationException.INTERNAL_ERROR, 'Internal error')
+        oprot.writeMessageBegin("fetchTask", msg_type, seqid)
+        result.write(oprot)
+        oprot.writeMessageEnd()
+        oprot.trans.flush()
 
 # HELPER FUNCTIONS AND STRUCTURES
 
@@ -389,6 +459,163 @@ tasksFinished_args.thrift_spec = (
     None,  # 0
     (1, TType.STRUCT, 'nodeMonitorAddress', [THostPort, None], None, ),  # 1
     (2, TType.LIST, 'tasks', (TType.STRUCT, [TFullTaskId, None], False), None, ),  # 2
+)
+
+
+class fetchTask_args(object):
+    """
+    Attributes:
+     - requestId
+     - nodeMonitorAddress
+     - fetchId
+
+    """
+
+
+    def __init__(self, requestId=None, nodeMonitorAddress=None, fetchId=None,):
+        self.requestId = requestId
+        self.nodeMonitorAddress = nodeMonitorAddress
+        self.fetchId = fetchId
+
+    def read(self, iprot):
+        if iprot._fast_decode is not None and isinstance(iprot.trans, TTransport.CReadableTransport) and self.thrift_spec is not None:
+            iprot._fast_decode(self, iprot, [self.__class__, self.thrift_spec])
+            return
+        iprot.readStructBegin()
+        while True:
+            (fname, ftype, fid) = iprot.readFieldBegin()
+            if ftype == TType.STOP:
+                break
+            if fid == 1:
+                if ftype == TType.STRING:
+                    self.requestId = iprot.readString().decode('utf-8', errors='replace') if sys.version_info[0] == 2 else iprot.readString()
+                else:
+                    iprot.skip(ftype)
+            elif fid == 2:
+                if ftype == TType.STRUCT:
+                    self.nodeMonitorAddress = THostPort()
+                    self.nodeMonitorAddress.read(iprot)
+                else:
+                    iprot.skip(ftype)
+            elif fid == 3:
+                if ftype == TType.I64:
+                    self.fetchId = iprot.readI64()
+                else:
+                    iprot.skip(ftype)
+            else:
+                iprot.skip(ftype)
+            iprot.readFieldEnd()
+        iprot.readStructEnd()
+
+    def write(self, oprot):
+        if oprot._fast_encode is not None and self.thrift_spec is not None:
+            oprot.trans.write(oprot._fast_encode(self, [self.__class__, self.thrift_spec]))
+            return
+        oprot.writeStructBegin('fetchTask_args')
+        if self.requestId is not None:
+            oprot.writeFieldBegin('requestId', TType.STRING, 1)
+            oprot.writeString(self.requestId.encode('utf-8') if sys.version_info[0] == 2 else self.requestId)
+            oprot.writeFieldEnd()
+        if self.nodeMonitorAddress is not None:
+            oprot.writeFieldBegin('nodeMonitorAddress', TType.STRUCT, 2)
+            self.nodeMonitorAddress.write(oprot)
+            oprot.writeFieldEnd()
+        if self.fetchId is not None:
+            oprot.writeFieldBegin('fetchId', TType.I64, 3)
+            oprot.writeI64(self.fetchId)
+            oprot.writeFieldEnd()
+        oprot.writeFieldStop()
+        oprot.writeStructEnd()
+
+    def validate(self):
+        return
+
+    def __repr__(self):
+        L = ['%s=%r' % (key, value)
+             for key, value in self.__dict__.items()]
+        return '%s(%s)' % (self.__class__.__name__, ', '.join(L))
+
+    def __eq__(self, other):
+        return isinstance(other, self.__class__) and self.__dict__ == other.__dict__
+
+    def __ne__(self, other):
+        return not (self == other)
+all_structs.append(fetchTask_args)
+fetchTask_args.thrift_spec = (
+    None,  # 0
+    (1, TType.STRING, 'requestId', 'UTF8', None, ),  # 1
+    (2, TType.STRUCT, 'nodeMonitorAddress', [THostPort, None], None, ),  # 2
+    (3, TType.I64, 'fetchId', None, None, ),  # 3
+)
+
+
+class fetchTask_result(object):
+    """
+    Attributes:
+     - success
+
+    """
+
+
+    def __init__(self, success=None,):
+        self.success = success
+
+    def read(self, iprot):
+        if iprot._fast_decode is not None and isinstance(iprot.trans, TTransport.CReadableTransport) and self.thrift_spec is not None:
+            iprot._fast_decode(self, iprot, [self.__class__, self.thrift_spec])
+            return
+        iprot.readStructBegin()
+        while True:
+            (fname, ftype, fid) = iprot.readFieldBegin()
+            if ftype == TType.STOP:
+                break
+            if fid == 0:
+                if ftype == TType.LIST:
+                    self.success = []
+                    (_etype52, _size49) = iprot.readListBegin()
+                    for _i53 in range(_size49):
+                        _elem54 = TTaskLaunchSpec()
+                        _elem54.read(iprot)
+                        self.success.append(_elem54)
+                    iprot.readListEnd()
+                else:
+                    iprot.skip(ftype)
+            else:
+                iprot.skip(ftype)
+            iprot.readFieldEnd()
+        iprot.readStructEnd()
+
+    def write(self, oprot):
+        if oprot._fast_encode is not None and self.thrift_spec is not None:
+            oprot.trans.write(oprot._fast_encode(self, [self.__class__, self.thrift_spec]))
+            return
+        oprot.writeStructBegin('fetchTask_result')
+        if self.success is not None:
+            oprot.writeFieldBegin('success', TType.LIST, 0)
+            oprot.writeListBegin(TType.STRUCT, len(self.success))
+            for iter55 in self.success:
+                iter55.write(oprot)
+            oprot.writeListEnd()
+            oprot.writeFieldEnd()
+        oprot.writeFieldStop()
+        oprot.writeStructEnd()
+
+    def validate(self):
+        return
+
+    def __repr__(self):
+        L = ['%s=%r' % (key, value)
+             for key, value in self.__dict__.items()]
+        return '%s(%s)' % (self.__class__.__name__, ', '.join(L))
+
+    def __eq__(self, other):
+        return isinstance(other, self.__class__) and self.__dict__ == other.__dict__
+
+    def __ne__(self, other):
+        return not (self == other)
+all_structs.append(fetchTask_result)
+fetchTask_result.thrift_spec = (
+    (0, TType.LIST, 'success', (TType.STRUCT, [TTaskLaunchSpec, None], False), None, ),  # 0
 )
 fix_spec(all_structs)
 del all_structs
