@@ -537,3 +537,44 @@ func TestGetTaskDoesNotWaitForOffersInDoubt(t *testing.T) {
 		t.Fatalf("stats %+v: the task must stay set aside", st)
 	}
 }
+
+// TestHeldCallWaitsForAnOfferInDoubt: a held submitJob (Config.MaxHeldJobs)
+// whose offer is in doubt is answered only once the doubt is settled, as
+// accepted: the task may have launched, and a frontend told "refused"
+// would resubmit it. Settled by the node monitor's answer (taken), or by
+// the node monitor being declared lost (the task reported lost).
+func TestHeldCallWaitsForAnOfferInDoubt(t *testing.T) {
+	for _, lost := range []bool{false, true} {
+		t.Run(map[bool]string{false: "taken", true: "node lost"}[lost], func(t *testing.T) {
+			c := newCluster(t, 1, Config{MaxHeldJobs: 4, MaxHold: time.Minute, RPC: rpc.Config{CallTimeout: 200 * time.Millisecond}})
+			gateAll(t, c)
+			nm := c.nms[0]
+			nm.outcome.Store(sparrowrpc.OFFER_TAKEN)
+			nm.questionFails.Store(lost)
+			call := submitAsync(c, job("job", 1, freeTasks(1)...))
+			if lost {
+				// Two questions: the call has had a retry's pause to be
+				// answered wrongly.
+				c.hub.waitUntil(t, "two questions about the offer in doubt", func() bool {
+					nm.mu.Lock()
+					defer nm.mu.Unlock()
+					return nm.questions >= 2
+				})
+				if answered(call) {
+					t.Fatalf("held call answered while its offer is in doubt: %v", <-call)
+				}
+				c.s.NodeLost(nm.addr)
+			}
+			if err := waitAnswer(t, call); err != nil {
+				t.Fatalf("held call: %v; want it accepted", err)
+			}
+			st := c.s.Stats()
+			if st.OffersInDoubt != 1 || st.OffersTaken != 1 || st.TasksLaunched != 1 || st.Hold.Refused != 0 {
+				t.Fatalf("stats %+v: want the offer in doubt counted launched and the job accepted", st)
+			}
+			if lost && st.TasksLost != 1 {
+				t.Fatalf("%d tasks reported lost with the node monitor, want 1", st.TasksLost)
+			}
+		})
+	}
+}
