@@ -81,6 +81,11 @@ type Cluster struct {
 	watchers []func(Event)
 
 	msgs messaging
+
+	// spread serialises metadata updates (gossipMeta): pending says one is
+	// wanted, spreading that a goroutine is making them.
+	spread             sync.Mutex
+	pending, spreading bool
 }
 
 // Start creates a member, binds its gossip port and joins the seeds.
@@ -305,19 +310,47 @@ func (c *Cluster) storeMetaLocked(m Meta, http string) error {
 // busy broadcast queue outlasts any sensible wait (a node monitor
 // registering an executor waited its full second on every call, and
 // forty of them took 34 s to start), and the update spreads either way.
-// A newer update supersedes an older one still spreading.
+//
+// One goroutine makes the updates, one at a time, the last after the last
+// change: UpdateNode reads the metadata and then takes the next
+// incarnation number, unlocked, so two calls at once could give the older
+// metadata the newer number, which then won everywhere for good (a node
+// monitor whose two executors registered together advertised one app;
+// TestConcurrentMetaUpdatesEndWithTheLast). memberlist does not make
+// concurrent UpdateNode calls safe either.
 func (c *Cluster) gossipMeta() error {
-	go func() {
-		if err := c.ml.UpdateNode(metaUpdateWait); err != nil {
-			c.log.Debug().Err(err).Msg("metadata update still spreading")
-		}
-	}()
+	c.spread.Lock()
+	c.pending = true
+	start := !c.spreading
+	c.spreading = true
+	c.spread.Unlock()
+	if start {
+		go c.spreadMeta()
+	}
 	return nil
 }
 
-// metaUpdateWait bounds how long gossipMeta's goroutine waits to hear
-// that an update was sent.
-const metaUpdateWait = 10 * time.Second
+// spreadMeta makes metadata updates while gossipMeta asks for them.
+func (c *Cluster) spreadMeta() {
+	for {
+		c.spread.Lock()
+		if !c.pending {
+			c.spreading = false
+			c.spread.Unlock()
+			return
+		}
+		c.pending = false
+		c.spread.Unlock()
+		if err := c.ml.UpdateNode(metaUpdateWait); err != nil {
+			c.log.Debug().Err(err).Msg("metadata update still spreading")
+		}
+	}
+}
+
+// metaUpdateWait bounds how long spreadMeta waits to hear that an update
+// was sent before it makes the next: short, since the update spreads
+// either way and a newer one should not queue behind it.
+const metaUpdateWait = 100 * time.Millisecond
 
 // Members returns the live members with the given role (all roles if
 // role is empty), sorted by name.
