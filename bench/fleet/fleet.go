@@ -13,7 +13,9 @@ import (
 	"github.com/rs/zerolog"
 
 	"github.com/sparrowfleet/sparrow/client"
+	"github.com/sparrowfleet/sparrow/core/placement"
 	"github.com/sparrowfleet/sparrow/core/queue"
+	"github.com/sparrowfleet/sparrow/internal/membership"
 	"github.com/sparrowfleet/sparrow/internal/rpc"
 	"github.com/sparrowfleet/sparrow/nodemonitor"
 	"github.com/sparrowfleet/sparrow/scheduler"
@@ -251,12 +253,44 @@ func (f *Fleet) notReady() string {
 		}
 		view := scheduler.NewMembershipView(s.Cluster)
 		for _, app := range f.cfg.Apps {
-			if got, want := len(view.Candidates(app)), f.hosting(app); got != want {
-				return fmt.Sprintf("scheduler %d sees %d of %d node monitors for app %q", i, got, want, app)
+			if got, want := view.Candidates(app), f.hosting(app); len(got) != want {
+				return fmt.Sprintf("scheduler %d sees %d of %d node monitors for app %q; %s",
+					i, len(got), want, app, f.unseen(s.Cluster, got, app))
 			}
 		}
 	}
 	return ""
+}
+
+// unseen says, for each node monitor hosting app that a scheduler's view
+// (members, its gossip) does not list among got, what that view holds of
+// it and what the node monitor advertises itself, so that a fleet that
+// never gets ready says which side is behind.
+func (f *Fleet) unseen(members *membership.Cluster, got []placement.Node, app string) string {
+	var out []string
+	for j, d := range f.NodeMonitors {
+		if !slices.Contains(f.cfg.appsOn(j), app) {
+			continue
+		}
+		name := d.Cluster.Name()
+		if slices.ContainsFunc(got, func(n placement.Node) bool { return n.Name == name }) {
+			continue
+		}
+		seen := "not a live member"
+		for _, m := range members.Members(membership.RoleNodeMonitor) {
+			if m.Name == name {
+				seen = fmt.Sprintf("a member with apps %v", m.Meta.Apps)
+			}
+		}
+		own := "no node monitor seen by itself"
+		for _, m := range d.Cluster.Members(membership.RoleNodeMonitor) {
+			if m.Name == name {
+				own = fmt.Sprintf("its own view: apps %v", m.Meta.Apps)
+			}
+		}
+		out = append(out, fmt.Sprintf("%s: %s; %s", name, seen, own))
+	}
+	return strings.Join(out, "; ")
 }
 
 // hosting counts the node monitors that host app.
