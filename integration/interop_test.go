@@ -185,23 +185,44 @@ func interopCanBind(host string) bool {
 	return true
 }
 
+// handedOut holds every address interopFreePort has returned in this test
+// process. A port is free again once its probe listener closes, and the
+// kernel may pick it for the next probe: without this, one test could get
+// the same port for two of a daemon's listeners (seen: a node monitor's
+// --internal-listen and its --http-listen).
+var handedOut struct {
+	sync.Mutex
+	addrs map[string]bool
+}
+
 // interopFreePort returns a port free for both TCP and UDP on host (gossip
-// uses both). Another process may still take it before the daemon binds it;
-// startProc retries with new ports if so.
+// uses both), and not returned before in this test process. Another
+// process may still take it before the daemon binds it; startProc retries
+// with new ports if so.
 func interopFreePort(t *testing.T, host string) string {
 	t.Helper()
-	for range 20 {
+	handedOut.Lock()
+	defer handedOut.Unlock()
+	if handedOut.addrs == nil {
+		handedOut.addrs = make(map[string]bool)
+	}
+	for range 100 {
 		ln, err := net.Listen("tcp", net.JoinHostPort(host, "0"))
 		if err != nil {
 			t.Fatalf("find a free port on %s: %v", host, err)
 		}
 		addr := ln.Addr().String()
+		if handedOut.addrs[addr] {
+			ln.Close()
+			continue
+		}
 		pc, err := net.ListenPacket("udp", addr)
 		ln.Close()
 		if err != nil {
 			continue // taken for UDP; try another
 		}
 		pc.Close()
+		handedOut.addrs[addr] = true
 		return addr
 	}
 	t.Fatalf("no port on %s is free for both TCP and UDP", host)
