@@ -21,6 +21,13 @@ func (c *cluster) fetch(t *testing.T, req string, nm *fakeNM, id int64) []*sparr
 	return specs
 }
 
+// fetchesRemembered is how many fetches the scheduler holds (s.fetches).
+func (c *cluster) fetchesRemembered() int {
+	c.s.mu.Lock()
+	defer c.s.mu.Unlock()
+	return len(c.s.fetches)
+}
+
 // taskIDs is the task IDs of specs, for messages and comparisons.
 func taskIDs(specs []*sparrowrpc.TTaskLaunchSpec) []string {
 	var out []string
@@ -60,10 +67,7 @@ func TestFetchAskedAgainGetsTheSameTask(t *testing.T) {
 	if err := c.s.TasksFinished(context.Background(), nm.hp, done); err != nil {
 		t.Fatal(err)
 	}
-	c.s.mu.Lock()
-	left := len(c.s.fetches)
-	c.s.mu.Unlock()
-	if left != 0 {
+	if left := c.fetchesRemembered(); left != 0 {
 		t.Fatalf("%d fetches remembered after their tasks finished, want 0", left)
 	}
 }
@@ -76,10 +80,7 @@ func TestFetchOfNothingIsForgotten(t *testing.T) {
 	if got := c.fetch(t, "unknown", nm, 3); len(got) != 0 {
 		t.Fatalf("fetch for an unknown request got %v", taskIDs(got))
 	}
-	c.s.mu.Lock()
-	left := len(c.s.fetches)
-	c.s.mu.Unlock()
-	if left != 0 {
+	if left := c.fetchesRemembered(); left != 0 {
 		t.Fatalf("%d fetches remembered after an empty answer, want 0", left)
 	}
 	if err := c.s.SubmitJob(context.Background(), job("j", 1, freeTasks(1)...)); err != nil {
@@ -112,10 +113,7 @@ func TestFetchAskedAgainAfterTheNodeWasLost(t *testing.T) {
 	if st := c.s.Stats(); st.TasksLost != 1 || st.TasksLaunched != 1 {
 		t.Fatalf("stats %+v: want the one task launched once and reported lost", st)
 	}
-	c.s.mu.Lock()
-	left := len(c.s.fetches)
-	c.s.mu.Unlock()
-	if left != 0 {
+	if left := c.fetchesRemembered(); left != 0 {
 		t.Fatalf("%d fetches remembered after the node was lost, want 0", left)
 	}
 }

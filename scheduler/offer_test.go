@@ -73,17 +73,8 @@ func TestDeclinedOfferSendsTheBackups(t *testing.T) {
 	if st := c.s.Stats(); st.OffersMade != 3 || st.OffersTaken != 0 || st.BackupsSent != 3 {
 		t.Fatalf("stats %+v: want 3 offers declined and 3 backups sent", st)
 	}
-	got := map[string]bool{}
-	for _, nm := range c.holders("job") {
-		for _, spec := range c.getTask(t, "job", nm) {
-			if got[spec.TaskId] {
-				t.Errorf("task %s handed out twice", spec.TaskId)
-			}
-			got[spec.TaskId] = true
-		}
-	}
-	if len(got) != 3 {
-		t.Fatalf("tasks handed out: %v, want t0, t1 and t2", got)
+	if got := c.getTaskOnEach(t, "job", c.holders("job")); len(got) != 3 || !distinct(got) {
+		t.Fatalf("tasks handed out: %v, want t0, t1 and t2, once each", got)
 	}
 }
 
@@ -215,13 +206,7 @@ func TestOfferInDoubtNotTakenGoesElsewhere(t *testing.T) {
 	// monitor (whose reservations the scheduler has dropped), and the
 	// reservation placed again at the other.
 	c.waitAccepted(t, "job", 2)
-	var got []string
-	for _, nm := range c.nms {
-		for _, spec := range c.getTask(t, "job", nm) {
-			got = append(got, spec.TaskId)
-		}
-	}
-	if len(got) != 1 {
+	if got := c.getTaskOnEach(t, "job", c.nms); len(got) != 1 {
 		t.Fatalf("getTask handed out %v, want the one task once", got)
 	}
 	if st := c.s.Stats(); st.OffersTaken != 0 || st.TasksLaunched != 1 || st.OffersInDoubt != 1 {
@@ -305,13 +290,7 @@ func TestOfferInDoubtUnseen(t *testing.T) {
 				t.Fatalf("stats %+v: want the task handed out again (unseen by the same process)", st)
 			}
 			c.waitAccepted(t, "job", 2)
-			var got []string
-			for _, nm := range c.nms {
-				for _, spec := range c.getTask(t, "job", nm) {
-					got = append(got, spec.TaskId)
-				}
-			}
-			if len(got) != 1 {
+			if got := c.getTaskOnEach(t, "job", c.nms); len(got) != 1 {
 				t.Fatalf("getTask handed out %v, want the one task once", got)
 			}
 		})
@@ -461,17 +440,8 @@ func TestGuidedNodeMonitorsGetPlainReservations(t *testing.T) {
 		}
 	}
 	for _, id := range []string{"first", "second"} {
-		got := map[string]bool{}
-		for _, nm := range c.holders(id) {
-			for _, spec := range c.getTask(t, id, nm) {
-				if got[spec.TaskId] {
-					t.Errorf("%s: task %s handed out twice", id, spec.TaskId)
-				}
-				got[spec.TaskId] = true
-			}
-		}
-		if len(got) != 2 {
-			t.Fatalf("%s: tasks handed out %v, want 2", id, got)
+		if got := c.getTaskOnEach(t, id, c.holders(id)); len(got) != 2 || !distinct(got) {
+			t.Fatalf("%s: tasks handed out %v, want 2, once each", id, got)
 		}
 	}
 }

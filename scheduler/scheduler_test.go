@@ -327,6 +327,24 @@ func (c *cluster) getTask(t *testing.T, req string, nm *fakeNM) []*sparrowrpc.TT
 	return specs
 }
 
+// getTaskOnEach calls getTask for req once from each of nms, as their
+// free slots would, and returns the task IDs handed out, in order.
+func (c *cluster) getTaskOnEach(t *testing.T, req string, nms []*fakeNM) []string {
+	t.Helper()
+	var got []string
+	for _, nm := range nms {
+		for _, spec := range c.getTask(t, req, nm) {
+			got = append(got, spec.TaskId)
+		}
+	}
+	return got
+}
+
+// distinct reports whether no ID appears twice in ids.
+func distinct(ids []string) bool {
+	return len(slices.Compact(slices.Sorted(slices.Values(ids)))) == len(ids)
+}
+
 func job(id string, ratio float64, tasks ...*sparrowrpc.TTaskSpec) *sparrowrpc.TSchedulingRequest {
 	r := &sparrowrpc.TSchedulingRequest{App: app, Tasks: tasks}
 	if id != "" {

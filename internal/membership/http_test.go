@@ -4,8 +4,6 @@ import (
 	"slices"
 	"testing"
 	"time"
-
-	"github.com/rs/zerolog"
 )
 
 // TestHTTPAddrSurvivesSetMeta checks that the HTTP address a daemon
@@ -13,17 +11,7 @@ import (
 // metadata from its own copy (a node monitor advertising a new app), and
 // that a peer sees both.
 func TestHTTPAddrSurvivesSetMeta(t *testing.T) {
-	a, err := Start(Config{Name: "a", Bind: "127.0.6.11:0", Profile: "local", Meta: Meta{Role: RoleScheduler}, Log: zerolog.Nop()})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer a.Leave(0)
-	b, err := Start(Config{Name: "b", Bind: "127.0.6.12:0", Seeds: []string{a.Addr()}, Profile: "local",
-		Meta: Meta{Role: RoleNodeMonitor, Slots: 2}, Log: zerolog.Nop()})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer b.Leave(0)
+	a, b := startPair(t, "127.0.6.11", "127.0.6.12", RoleScheduler)
 
 	if err := b.SetHTTPAddr("127.0.6.12:9090"); err != nil {
 		t.Fatal(err)

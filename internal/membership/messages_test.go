@@ -6,25 +6,13 @@ import (
 	"sync"
 	"testing"
 	"time"
-
-	"github.com/rs/zerolog"
 )
 
 // TestSendBestEffortTo checks that a best-effort message reaches the named
 // member's handlers, and that an unknown member is refused by name. UDP
 // may drop a packet, so the message is resent until it arrives.
 func TestSendBestEffortTo(t *testing.T) {
-	a, err := Start(Config{Name: "a", Bind: "127.0.6.21:0", Profile: "local", Meta: Meta{Role: RoleCoordinator}, Log: zerolog.Nop()})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer a.Leave(0)
-	b, err := Start(Config{Name: "b", Bind: "127.0.6.22:0", Seeds: []string{a.Addr()}, Profile: "local",
-		Meta: Meta{Role: RoleNodeMonitor, Slots: 2}, Log: zerolog.Nop()})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer b.Leave(0)
+	a, b := startPair(t, "127.0.6.21", "127.0.6.22", RoleCoordinator)
 	var mu sync.Mutex
 	var got [][]byte
 	b.OnMessage(func(m []byte) {

@@ -6,8 +6,6 @@ import (
 	"sync"
 	"testing"
 	"time"
-
-	"github.com/rs/zerolog"
 )
 
 // TestConcurrentMetaUpdatesEndWithTheLast: metadata set from several
@@ -17,17 +15,7 @@ import (
 // incarnation number, so two calls at once could give the older metadata
 // the newer number, and it then won everywhere for good.
 func TestConcurrentMetaUpdatesEndWithTheLast(t *testing.T) {
-	a, err := Start(Config{Name: "a", Bind: "127.0.6.21:0", Profile: "local", Meta: Meta{Role: RoleScheduler}, Log: zerolog.Nop()})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer a.Leave(0)
-	b, err := Start(Config{Name: "b", Bind: "127.0.6.22:0", Seeds: []string{a.Addr()}, Profile: "local",
-		Meta: Meta{Role: RoleNodeMonitor, Slots: 2}, Log: zerolog.Nop()})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer b.Leave(0)
+	a, b := startPair(t, "127.0.6.21", "127.0.6.22", RoleScheduler)
 	appsOf := func(c *Cluster) []string {
 		for _, m := range c.Members(RoleNodeMonitor) {
 			if m.Name == "b" {

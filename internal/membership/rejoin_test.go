@@ -29,6 +29,25 @@ func freeAddr(t *testing.T, host string) string {
 	return ""
 }
 
+// startPair starts member "a" (role roleA) on hostA and node monitor "b"
+// (2 slots) on hostB joined to it, both with the local profile, and makes
+// them leave when the test ends.
+func startPair(t *testing.T, hostA, hostB string, roleA Role) (a, b *Cluster) {
+	t.Helper()
+	a, err := Start(Config{Name: "a", Bind: hostA + ":0", Profile: "local", Meta: Meta{Role: roleA}, Log: zerolog.Nop()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { a.Leave(0) })
+	b, err = Start(Config{Name: "b", Bind: hostB + ":0", Seeds: []string{a.Addr()}, Profile: "local",
+		Meta: Meta{Role: RoleNodeMonitor, Slots: 2}, Log: zerolog.Nop()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { b.Leave(0) })
+	return a, b
+}
+
 // A member whose seed is down when it starts joins the seed once it comes
 // up: joining is retried for the member's whole life, which is also what
 // heals a partition after both sides declared each other dead.
