@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"maps"
 	mrand "math/rand/v2"
 	"net"
 	"slices"
@@ -45,7 +46,8 @@ type Config struct {
 	Deadline   time.Duration
 	Timeout    time.Duration // frontend failure-detection timeout
 	Heartbeat  time.Duration
-	// Resubmission policy (see Backoff and the package doc): a logical
+	// Resubmission policy (see client.Backoff, client.RetryBudget and the
+	// package doc): a logical
 	// job's k-th resubmission waits a full-jitter delay drawn from
 	// [0, min(RetryMax, RetryBase·2^(k-1))), plus any delay the scheduler
 	// suggested; resubmitted tasks may be at most RetryBudget × the
@@ -168,7 +170,7 @@ type Summary struct {
 	// had none).
 	Preferences *PreferencesSummary `json:"preferences,omitempty"`
 
-	// The resubmission policy in force and what it did (issue 15, item 3).
+	// The resubmission policy in force and what it did.
 	// RetriesDelayed counts resubmissions sent after a backoff delay > 0;
 	// RetryDelayMs summarises every delay drawn; RetryAfterHonoured counts
 	// resubmissions that waited a delay the scheduler suggested.
@@ -211,21 +213,17 @@ type RetryPolicy struct {
 	BudgetMin int     `json:"budget_min"`
 }
 
-// Defaults of the resubmission policy. The floor is large on purpose. The
-// e2e fault scenarios (scripts/e2e/run.sh: 180 jobs × 6 tasks at 1.2×
-// load, 72 first-attempt tasks/s, so 10% of a 10 s window is only ~72)
-// resubmit up to ~100 tasks at one failover (78–98 measured) and at most
-// the tasks in flight (a few hundred at the end of that run) per
-// failover; a floor of 1,000 covers one fault with a wide margin, and
-// even several spurious failovers within a window on a starved host.
-// Only a storm (the issue-15 run: 164,005 resubmissions in 10 s) meets
-// the fraction. The base keeps a lost task's first resubmission within
-// 100 ms, small against e2e recovery times of seconds.
+// Defaults of the resubmission policy: the client library's, but for a
+// larger floor. A failover resubmits every task in flight at once, a few
+// hundred in the e2e fault scenarios (scripts/e2e/run.sh), more than 10%
+// of a window's first attempts at their rates; a floor of 1,000 covers
+// one fault, and several spurious failovers within a window on a starved
+// host, so that only a storm meets the fraction.
 const (
-	DefaultRetryBase      = 100 * time.Millisecond
-	DefaultRetryMax       = 10 * time.Second
-	DefaultRetryBudget    = 0.1
-	DefaultRetryWindow    = 10 * time.Second
+	DefaultRetryBase      = client.DefaultRetryBase
+	DefaultRetryMax       = client.DefaultRetryMax
+	DefaultRetryBudget    = client.DefaultRetryBudget
+	DefaultRetryWindow    = client.DefaultRetryWindow
 	DefaultRetryBudgetMin = 1000
 )
 
@@ -331,8 +329,8 @@ type runner struct {
 	pendingFO []int         // indices into sum.Failovers awaiting resubmission time
 	submitWG  sync.WaitGroup
 
-	backoff     Backoff
-	budget      retryBudget
+	backoff     client.Backoff
+	budget      client.RetryBudget
 	retryDelays []float64 // ms, every backoff delay drawn
 	failedOpen  int       // jobs failed by the budget and not completed after all
 	allClosed   bool      // allDone is closed
@@ -360,8 +358,8 @@ func Run(ctx context.Context, cfg Config) (Summary, error) {
 	r := &runner{
 		cfg: cfg, log: cfg.Log, kick: make(chan struct{}, 1),
 		attempts: map[string]*attempt{}, allDone: make(chan struct{}),
-		backoff: Backoff{Base: cfg.RetryBase, Max: cfg.RetryMax},
-		budget:  retryBudget{Fraction: max(cfg.RetryBudget, 0), Window: cfg.RetryWindow, Min: max(cfg.RetryBudgetMin, 0)},
+		backoff: client.Backoff{Base: cfg.RetryBase, Max: cfg.RetryMax},
+		budget:  client.RetryBudget{Fraction: max(cfg.RetryBudget, 0), Window: cfg.RetryWindow, Min: max(cfg.RetryBudgetMin, 0)},
 	}
 	if cfg.TaskDuration > 0 {
 		r.msg = []byte(cfg.TaskDuration.String())
@@ -459,30 +457,16 @@ func (c *Config) validate() error {
 			return err
 		}
 	}
-	switch {
-	case c.RetryBase < 0 || c.RetryMax < 0 || c.RetryWindow < 0:
-		return fmt.Errorf("retry base, max and window must not be negative")
-	case c.RetryBudget > 100:
-		return fmt.Errorf("retry budget %v: want a fraction of first attempts (0.1 is 10%%)", c.RetryBudget)
-	}
-	if c.RetryBase == 0 {
-		c.RetryBase = DefaultRetryBase
-	}
-	if c.RetryMax == 0 {
-		c.RetryMax = DefaultRetryMax
-	}
-	if c.RetryMax < c.RetryBase {
-		return fmt.Errorf("retry max %v is below retry base %v", c.RetryMax, c.RetryBase)
-	}
-	if c.RetryBudget == 0 {
-		c.RetryBudget = DefaultRetryBudget
-	}
-	if c.RetryWindow == 0 {
-		c.RetryWindow = DefaultRetryWindow
-	}
 	if c.RetryBudgetMin == 0 {
 		c.RetryBudgetMin = DefaultRetryBudgetMin
 	}
+	p, err := client.RetryPolicy{
+		Base: c.RetryBase, Max: c.RetryMax, Budget: c.RetryBudget, BudgetWindow: c.RetryWindow, BudgetMin: c.RetryBudgetMin,
+	}.WithDefaults()
+	if err != nil {
+		return fmt.Errorf("%w (--retry-base, --retry-max, --retry-budget, --retry-window)", err)
+	}
+	c.RetryBase, c.RetryMax, c.RetryBudget, c.RetryWindow = p.Base, p.Max, p.Budget, p.BudgetWindow
 	if c.ProgressEvery <= 0 {
 		c.ProgressEvery = time.Second
 	}
@@ -660,7 +644,7 @@ func (r *runner) run(parent context.Context) Summary {
 	s.RetryDelayMs = stats.Summarize(slices.Clone(r.retryDelays))
 	s.Failovers = slices.Clone(s.Failovers)
 	s.Marks = slices.Clone(s.Marks)
-	s.ResubmittedBy = maps(s.ResubmittedBy)
+	s.ResubmittedBy = maps.Clone(s.ResubmittedBy)
 	s.OK = r.done == len(r.jobs)
 	switch {
 	case s.OK:
@@ -680,14 +664,6 @@ func (r *runner) run(parent context.Context) Summary {
 		s.Error = fmt.Sprintf("%d of %d jobs incomplete", len(r.jobs)-r.done, len(r.jobs))
 	}
 	return s
-}
-
-func maps(m map[string]int) map[string]int {
-	out := make(map[string]int, len(m))
-	for k, v := range m {
-		out[k] = v
-	}
-	return out
 }
 
 // newAttempt makes an attempt covering tasks of j and makes it their
@@ -758,9 +734,9 @@ func (r *runner) submit(ctx context.Context, a *attempt) {
 		// Usually also reported by the failover; abandoning is idempotent,
 		// and a job the failover missed is not left hanging.
 		cause = causeInDoubt
-	} else if d, ok := ParseRetryAfter(err.Error()); ok {
+	} else if sat := (*client.SaturatedError)(nil); errors.As(err, &sat) {
 		// A refusal that says when to come back: a saturated fleet's.
-		after = d
+		after = sat.RetryAfter
 	}
 	r.mu.Lock()
 	r.sum.SubmitErrors++
