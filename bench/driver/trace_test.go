@@ -173,3 +173,34 @@ func TestRunTrace(t *testing.T) {
 		}
 	}
 }
+
+// FuzzLoadTrace: whatever loads has arrivals in order from 0, durations
+// that are not negative, and totals that match its jobs.
+func FuzzLoadTrace(f *testing.F) {
+	for _, s := range []string{"0 1 1 1\n", "10 2 1.5 1 2\n11 1 3 3\n", "0 1 1e300 1e300\n", "5 1 1 1\n4 1 1 1\n", "1 0 0\n", ""} {
+		f.Add(s, 1.0)
+	}
+	f.Fuzz(func(t *testing.T, s string, scale float64) {
+		tr, err := LoadTrace(strings.NewReader(s), "f.tr", scale, 10, 0)
+		if err != nil {
+			return
+		}
+		tasks, work, last := 0, 0.0, time.Duration(0)
+		for i, j := range tr.Jobs {
+			if (i == 0 && j.At != 0) || j.At < last || len(j.Durations) == 0 || j.MeanS < 0 {
+				t.Fatalf("job %d: %+v after %v", i, j, last)
+			}
+			last = j.At
+			for _, d := range j.Durations {
+				if d < 0 {
+					t.Fatalf("job %d: negative duration %v", i, d)
+				}
+				work += d.Seconds()
+			}
+			tasks += len(j.Durations)
+		}
+		if tasks != tr.Tasks || abs(work-tr.WorkS) > 1e-6*max(1, work) {
+			t.Fatalf("totals %d tasks, %v s; jobs hold %d, %v", tr.Tasks, tr.WorkS, tasks, work)
+		}
+	})
+}
