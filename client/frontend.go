@@ -34,7 +34,8 @@ const (
 // OnFailover, so the application can decide whether to resubmit it.
 var ErrInDoubt = errors.New("scheduler failed after the job was sent")
 
-// ErrNoScheduler means no configured scheduler answered.
+// ErrNoScheduler means no configured scheduler answered; the error that
+// wraps it is an *UnreachableError.
 var ErrNoScheduler = errors.New("no scheduler answered")
 
 // Failover tells the application that the frontend moved to another
@@ -79,8 +80,12 @@ type FrontendConfig struct {
 	OnMessage func(Message)
 	// OnFailover, if set, is called after each failover.
 	OnFailover func(Failover)
-	RPC        RPCConfig
-	Log        zerolog.Logger
+	// Retry, if set, makes Submit submit a job again, with backoff,
+	// jitter and a retry budget, while the fleet is saturated or no
+	// scheduler answers (see RetryPolicy). Nil: Submit tries once.
+	Retry *RetryPolicy
+	RPC   RPCConfig
+	Log   zerolog.Logger
 }
 
 // Frontend submits jobs for one app. A job is in flight from Submit until
@@ -108,6 +113,8 @@ type Frontend struct {
 	// it ends, so concurrent callers that saw the same failure wait for it
 	// rather than each failing over.
 	failing chan struct{}
+
+	retry *retrier // nil: no resubmission
 }
 
 type jobState struct {
@@ -143,6 +150,13 @@ func NewFrontend(ctx context.Context, cfg FrontendConfig) (*Frontend, error) {
 	if cfg.SubmitTimeout <= 0 {
 		cfg.SubmitTimeout = DefaultSubmitTimeout
 	}
+	var retry *retrier
+	if cfg.Retry != nil {
+		var err error
+		if retry, err = newRetrier(*cfg.Retry); err != nil {
+			return nil, fmt.Errorf("frontend: %w", err)
+		}
+	}
 	callCfg := cfg.RPC
 	callCfg.ConnectTimeout, callCfg.CallTimeout = cfg.Timeout, cfg.Timeout
 	submitCfg := callCfg
@@ -163,6 +177,7 @@ func NewFrontend(ctx context.Context, cfg FrontendConfig) (*Frontend, error) {
 		stop:     make(chan struct{}),
 		prefix:   hex.EncodeToString(b[:]),
 		inFlight: make(map[string]*jobState),
+		retry:    retry,
 	}
 	go srv.Serve(sparrowrpc.NewFrontendServiceProcessor((*frontendHandler)(f)))
 	if _, err := f.connect(ctx, 0); err != nil {
@@ -210,21 +225,24 @@ func (f *Frontend) connect(ctx context.Context, start int) (int, error) {
 		}
 		errs = append(errs, fmt.Errorf("%s: %w", addr, err))
 	}
-	return 0, fmt.Errorf("%w: %w", ErrNoScheduler, errors.Join(errs...))
+	return 0, &UnreachableError{Schedulers: f.cfg.Schedulers, Err: errors.Join(errs...)}
 }
 
 // Submit sends job to the current scheduler and returns its request id.
 // If the scheduler cannot be reached the frontend fails over and submits
 // to the next one. If it fails after the job was sent, Submit fails over
 // and returns ErrInDoubt; the job is then reported in the Failover's
-// InFlight list along with the others. A refused job returns the
-// scheduler's IncompleteRequestException; a saturated fleet's refusal
-// says "retry after <d>". A scheduler may hold the call while its node
-// monitors are full: Submit then waits, up to SubmitTimeout, and a slow
-// answer is not a failover.
+// InFlight list along with the others. A refused job returns a typed
+// error: *SaturatedError (with the scheduler's suggested RetryAfter),
+// *UnknownAppError, *UnplaceableError or *InvalidRequestError; no
+// scheduler answering returns *UnreachableError. A scheduler may hold the
+// call while its node monitors are full: Submit then waits, up to
+// SubmitTimeout, and a slow answer is not a failover. With
+// FrontendConfig.Retry, a saturated or unreachable fleet's refusal is
+// retried under the same request id before Submit returns.
 func (f *Frontend) Submit(ctx context.Context, job Job) (string, error) {
 	if len(job.Tasks) == 0 {
-		return "", fmt.Errorf("submit: job has no tasks")
+		return "", &InvalidRequestError{Refusal{RequestID: job.RequestID, Message: "job has no tasks"}}
 	}
 	f.mu.Lock()
 	if job.RequestID == "" {
@@ -233,10 +251,26 @@ func (f *Frontend) Submit(ctx context.Context, job Job) (string, error) {
 	}
 	if _, dup := f.inFlight[job.RequestID]; dup {
 		f.mu.Unlock()
-		return "", fmt.Errorf("submit: request id %q is already in flight", job.RequestID)
+		return "", &InvalidRequestError{Refusal{RequestID: job.RequestID, Message: "request id is already in flight"}}
 	}
 	f.mu.Unlock()
 	req := job.wire(f.cfg.App)
+	submit := func() error { return f.submitOnce(ctx, job, req) }
+	var err error
+	if f.retry != nil {
+		err = f.retry.do(ctx, len(job.Tasks), submit)
+	} else {
+		err = submit()
+	}
+	if err != nil {
+		return "", err
+	}
+	return job.RequestID, nil
+}
+
+// submitOnce sends req, job on the wire, failing over while schedulers
+// cannot be reached.
+func (f *Frontend) submitOnce(ctx context.Context, job Job, req *sparrowrpc.TSchedulingRequest) error {
 	for attempt := 0; attempt < len(f.cfg.Schedulers); attempt++ {
 		sched := f.Scheduler()
 		// Track before sending: messages can arrive before submitJob returns.
@@ -245,32 +279,36 @@ func (f *Frontend) Submit(ctx context.Context, job Job) (string, error) {
 			return c.SubmitJob(ctx, req)
 		})
 		if err == nil {
-			return job.RequestID, nil
+			return nil
 		}
 		if errors.Is(err, rpc.ErrBusy) {
 			// Every connection to the scheduler is busy with our own calls:
 			// we are overloading it, which is not a failure to fail over for.
 			f.Forget(job.RequestID)
-			return "", fmt.Errorf("submit %s: %w", job.RequestID, err)
+			return fmt.Errorf("submit %s: %w", job.RequestID, err)
 		}
 		var refused *sparrowrpc.IncompleteRequestException
 		if errors.As(err, &refused) {
 			f.Forget(job.RequestID)
-			return "", fmt.Errorf("submit %s: refused by scheduler %s: %s", job.RequestID, sched, refused.Message)
+			return refusalError(sched, job.RequestID, f.cfg.App, refused.Message)
 		}
 		var dial *rpc.DialError
 		if errors.As(err, &dial) {
 			f.Forget(job.RequestID)
 			if ferr := f.failover(ctx, sched, err); ferr != nil {
-				return "", ferr
+				var un *UnreachableError
+				if errors.As(ferr, &un) {
+					un.RequestID = job.RequestID
+				}
+				return ferr
 			}
 			continue
 		}
 		// Sent, then failed: the failover reports this job with the rest.
 		f.failover(ctx, sched, err)
-		return "", fmt.Errorf("submit %s to %s: %w: %w", job.RequestID, sched, ErrInDoubt, err)
+		return fmt.Errorf("submit %s to %s: %w: %w", job.RequestID, sched, ErrInDoubt, err)
 	}
-	return "", fmt.Errorf("submit %s: %w", job.RequestID, ErrNoScheduler)
+	return &UnreachableError{RequestID: job.RequestID, Schedulers: f.cfg.Schedulers}
 }
 
 func (f *Frontend) track(job Job, sched string) {

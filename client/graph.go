@@ -9,7 +9,6 @@ import (
 	"time"
 
 	"github.com/sparrowfleet/sparrow/core/perfmodel"
-	"github.com/sparrowfleet/sparrow/core/placement"
 	"github.com/sparrowfleet/sparrow/core/planner"
 )
 
@@ -144,17 +143,15 @@ type GraphRun struct {
 	err     error
 	start   time.Time
 	// pause is when submitting may resume after a refused submission
-	// (a saturated fleet): the refusals double the pause, up to
-	// maxGraphPause, and a success resets it.
-	pause   time.Time
-	backoff time.Duration
+	// (a saturated fleet): the k-th refusal in a row pauses
+	// graphBackoff.Delay(k, the scheduler's suggestion, a draw), and a
+	// success resets k.
+	pause    time.Time
+	refusals int
 }
 
-// The pause after a refused submission: the first, and the most.
-const (
-	firstGraphPause = 100 * time.Millisecond
-	maxGraphPause   = 5 * time.Second
-)
+// graphBackoff shapes the pause after refused submissions.
+var graphBackoff = Backoff{Base: 100 * time.Millisecond, Max: 5 * time.Second}
 
 // NewGraphRun plans job over nodes (or takes opt.Plan) and returns the
 // run; nothing is submitted until Wait. Install the run where the
@@ -292,7 +289,7 @@ func (r *GraphRun) submit(ctx context.Context, a planner.Assignment) {
 		Tasks: []Task{{ID: task.Name, Message: msg, Nodes: []string{node.Host}}}})
 	if err == nil {
 		r.mu.Lock()
-		r.backoff = 0
+		r.refusals = 0
 		r.mu.Unlock()
 		return
 	}
@@ -306,13 +303,15 @@ func (r *GraphRun) submit(ctx context.Context, a planner.Assignment) {
 	delete(r.attempt, id)
 	delete(r.on, a.Task)
 	var derr error
-	if strings.Contains(err.Error(), placement.ErrNoCandidates.Error()) {
+	var unplaceable *UnplaceableError
+	if errors.As(err, &unplaceable) {
 		derr = r.lostLocked(a.Task, a.Machine) // the scheduler no longer sees the node
 	} else {
 		// Refused or failed: try again after a pause, not at once.
 		derr = r.d.Failed(a.Task)
-		r.backoff = min(max(2*r.backoff, firstGraphPause), maxGraphPause)
-		r.pause = time.Now().Add(r.backoff)
+		r.refusals++
+		_, suggested := retryable(err)
+		r.pause = time.Now().Add(graphBackoff.Delay(r.refusals, suggested, r.f.draw()))
 	}
 	switch {
 	case derr != nil && r.err == nil:

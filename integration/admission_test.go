@@ -8,7 +8,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/sparrowfleet/sparrow/bench/driver"
 	"github.com/sparrowfleet/sparrow/bench/fleet"
 	"github.com/sparrowfleet/sparrow/client"
 	"github.com/sparrowfleet/sparrow/nodemonitor"
@@ -168,7 +167,7 @@ func TestAdmissionRefusedPastMaxHold(t *testing.T) {
 			t.Errorf("refusal %v does not say %q", err, s)
 		}
 	}
-	if d, ok := driver.ParseRetryAfter(err.Error()); !ok || d <= 0 {
+	if d, ok := client.ParseRetryAfter(err.Error()); !ok || d <= 0 {
 		t.Errorf("refusal %v suggests no retry delay the driver reads (%v, %v)", err, d, ok)
 	}
 	release()

@@ -10,7 +10,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/sparrowfleet/sparrow/bench/driver"
 	"github.com/sparrowfleet/sparrow/bench/fleet"
 	"github.com/sparrowfleet/sparrow/client"
 	"github.com/sparrowfleet/sparrow/core/queue"
@@ -306,7 +305,7 @@ func TestSaturatedPastMaxHoldIsRefused(t *testing.T) {
 	if !strings.Contains(err.Error(), "saturated") {
 		t.Fatalf("refusal %v does not say the fleet is saturated", err)
 	}
-	if d, ok := driver.ParseRetryAfter(err.Error()); !ok || d <= 0 {
+	if d, ok := client.ParseRetryAfter(err.Error()); !ok || d <= 0 {
 		t.Fatalf("refusal %v suggests no retry delay the driver reads (%v, %v)", err, d, ok)
 	}
 	if errors.Is(err, client.ErrInDoubt) {

@@ -14,12 +14,12 @@
 // later OK messages (the old attempt finished after all) are counted as
 // late, never as completions.
 //
-// Resubmissions are not immediate (issue 15, item 3: against a saturated
-// fleet, immediate resubmission made 164,005 of them in 10 s). A logical
-// job's k-th resubmission waits a delay drawn with full jitter from
-// [0, min(max, base·2^(k-1))) (Backoff), deterministic for a seed, plus any
-// "retry after <d>" a scheduler's refusal suggests (ParseRetryAfter). And
-// a retry budget bounds them: over a sliding window, resubmitted tasks are
+// Resubmissions are not immediate: against a saturated fleet, immediate
+// resubmission feeds a retry storm. A logical job's k-th resubmission
+// waits a delay drawn with full jitter from [0, min(max, base·2^(k-1)))
+// (client.Backoff), deterministic for a seed, plus any delay a saturated
+// scheduler's refusal suggests (client.SaturatedError.RetryAfter). And a
+// retry budget (client.RetryBudget) bounds them: over a sliding window, resubmitted tasks are
 // at most a fraction of the first-attempt tasks, or a floor if more; past
 // it a job is failed instead of resubmitted, and the run is not OK.
 //

@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"maps"
 	mrand "math/rand/v2"
 	"net"
 	"slices"
@@ -18,6 +19,7 @@ import (
 	"github.com/rs/zerolog"
 
 	"github.com/sparrowfleet/sparrow/client"
+	"github.com/sparrowfleet/sparrow/internal/jobtrace"
 	"github.com/sparrowfleet/sparrow/internal/stats"
 	"github.com/sparrowfleet/sparrow/internal/workload"
 )
@@ -45,7 +47,8 @@ type Config struct {
 	Deadline   time.Duration
 	Timeout    time.Duration // frontend failure-detection timeout
 	Heartbeat  time.Duration
-	// Resubmission policy (see Backoff and the package doc): a logical
+	// Resubmission policy (see client.Backoff, client.RetryBudget and the
+	// package doc): a logical
 	// job's k-th resubmission waits a full-jitter delay drawn from
 	// [0, min(RetryMax, RetryBase·2^(k-1))), plus any delay the scheduler
 	// suggested; resubmitted tasks may be at most RetryBudget × the
@@ -75,6 +78,11 @@ type Config struct {
 	// replica nodes of an input block drawn by a Zipf popularity
 	// (prefer.go), from Seed.
 	Prefer Preferences
+	// Trace, if set, replaces the generated workload (Jobs, Tasks,
+	// TaskDuration, Rate, Load, Poisson, Prefer) with a job trace's jobs,
+	// each submitted at its scaled arrival after the start; the summary
+	// then reports response times by job class (trace.go).
+	Trace *Trace
 	// KeepSamples puts every response time and scheduling delay in the
 	// Summary (Summary.Samples), so that runs of several drivers can be
 	// merged into exact percentiles.
@@ -167,8 +175,17 @@ type Summary struct {
 	// Preferences echoes Config.Prefer and the skew it drew (nil: tasks
 	// had none).
 	Preferences *PreferencesSummary `json:"preferences,omitempty"`
+	// With Config.Trace, Trace describes the replay, and the embedded
+	// Result (its members "short", "long", "cutoff_s", "utilisation" and
+	// "scheduling_delay" at the top level of the JSON) gives the job
+	// response times, arrival to last task's end, in seconds, by class.
+	// Scheduling delay and utilisation need the executors' launch times
+	// (sparrow executor --report-launch-time), utilisation also
+	// Config.Slots; they are zero without them.
+	Trace *TraceInfo `json:"trace,omitempty"`
+	*jobtrace.Result
 
-	// The resubmission policy in force and what it did (issue 15, item 3).
+	// The resubmission policy in force and what it did.
 	// RetriesDelayed counts resubmissions sent after a backoff delay > 0;
 	// RetryDelayMs summarises every delay drawn; RetryAfterHonoured counts
 	// resubmissions that waited a delay the scheduler suggested.
@@ -211,21 +228,17 @@ type RetryPolicy struct {
 	BudgetMin int     `json:"budget_min"`
 }
 
-// Defaults of the resubmission policy. The floor is large on purpose. The
-// e2e fault scenarios (scripts/e2e/run.sh: 180 jobs × 6 tasks at 1.2×
-// load, 72 first-attempt tasks/s, so 10% of a 10 s window is only ~72)
-// resubmit up to ~100 tasks at one failover (78–98 measured) and at most
-// the tasks in flight (a few hundred at the end of that run) per
-// failover; a floor of 1,000 covers one fault with a wide margin, and
-// even several spurious failovers within a window on a starved host.
-// Only a storm (the issue-15 run: 164,005 resubmissions in 10 s) meets
-// the fraction. The base keeps a lost task's first resubmission within
-// 100 ms, small against e2e recovery times of seconds.
+// Defaults of the resubmission policy: the client library's, but for a
+// larger floor. A failover resubmits every task in flight at once, a few
+// hundred in the e2e fault scenarios (scripts/e2e/run.sh), more than 10%
+// of a window's first attempts at their rates; a floor of 1,000 covers
+// one fault, and several spurious failovers within a window on a starved
+// host, so that only a storm meets the fraction.
 const (
-	DefaultRetryBase      = 100 * time.Millisecond
-	DefaultRetryMax       = 10 * time.Second
-	DefaultRetryBudget    = 0.1
-	DefaultRetryWindow    = 10 * time.Second
+	DefaultRetryBase      = client.DefaultRetryBase
+	DefaultRetryMax       = client.DefaultRetryMax
+	DefaultRetryBudget    = client.DefaultRetryBudget
+	DefaultRetryWindow    = client.DefaultRetryWindow
 	DefaultRetryBudgetMin = 1000
 )
 
@@ -279,6 +292,10 @@ type logicalJob struct {
 	attempts  int
 	retries   int  // resubmissions so far: the backoff's exponent
 	failed    bool // failed by the retry budget instead of resubmitted
+	// With Config.Trace: the job's arrival in the trace, scaled, from
+	// the run's start, and its unscaled mean task duration (its class).
+	arrival time.Duration
+	meanS   float64
 }
 
 type logicalTask struct {
@@ -287,6 +304,10 @@ type logicalTask struct {
 	done    bool
 	current *attempt // latest attempt covering this task
 	prefer  []string // preferred nodes (Config.Prefer), the same for every attempt
+	// With Config.Trace: the task's message (its scaled duration) and
+	// that duration.
+	msg []byte
+	dur time.Duration
 }
 
 type attempt struct {
@@ -331,11 +352,14 @@ type runner struct {
 	pendingFO []int         // indices into sum.Failovers awaiting resubmission time
 	submitWG  sync.WaitGroup
 
-	backoff     Backoff
-	budget      retryBudget
+	backoff     client.Backoff
+	budget      client.RetryBudget
 	retryDelays []float64 // ms, every backoff delay drawn
 	failedOpen  int       // jobs failed by the budget and not completed after all
 	allClosed   bool      // allDone is closed
+
+	start time.Time          // the run's start; set before the first arrival
+	rec   *jobtrace.Recorder // with Config.Trace: outcomes by job class
 }
 
 // Run drives the workload and returns its summary. The error is non-nil
@@ -360,8 +384,8 @@ func Run(ctx context.Context, cfg Config) (Summary, error) {
 	r := &runner{
 		cfg: cfg, log: cfg.Log, kick: make(chan struct{}, 1),
 		attempts: map[string]*attempt{}, allDone: make(chan struct{}),
-		backoff: Backoff{Base: cfg.RetryBase, Max: cfg.RetryMax},
-		budget:  retryBudget{Fraction: max(cfg.RetryBudget, 0), Window: cfg.RetryWindow, Min: max(cfg.RetryBudgetMin, 0)},
+		backoff: client.Backoff{Base: cfg.RetryBase, Max: cfg.RetryMax},
+		budget:  client.RetryBudget{Fraction: max(cfg.RetryBudget, 0), Window: cfg.RetryWindow, Min: max(cfg.RetryBudgetMin, 0)},
 	}
 	if cfg.TaskDuration > 0 {
 		r.msg = []byte(cfg.TaskDuration.String())
@@ -390,7 +414,19 @@ func Run(ctx context.Context, cfg Config) (Summary, error) {
 		ps := cfg.Prefer.Summarize(pl)
 		r.sum.Preferences = &ps
 	}
-	for i := 0; i < cfg.Jobs; i++ {
+	if cfg.Trace != nil {
+		r.jobs = traceJobs(cfg.Trace)
+		r.rec = jobtrace.NewRecorder(cfg.Trace.Cutoff)
+		r.sum.TasksPerJob, r.sum.TaskDurationMs = 0, 0
+		r.sum.Trace = &TraceInfo{
+			File: cfg.Trace.Name, TimeScale: cfg.Trace.Scale, Jobs: len(cfg.Trace.Jobs), Tasks: cfg.Trace.Tasks,
+			WorkS: cfg.Trace.WorkS, SpanS: cfg.Trace.SpanS(),
+		}
+		if span := cfg.Trace.SpanS(); span > 0 && cfg.Slots > 0 {
+			r.sum.Trace.Load = cfg.Trace.WorkS / (span * float64(cfg.Slots))
+		}
+	}
+	for i := 0; i < cfg.Jobs && cfg.Trace == nil; i++ {
 		j := &logicalJob{n: i, left: cfg.Tasks}
 		for k := 0; k < cfg.Tasks; k++ {
 			t := &logicalTask{job: j, idx: k}
@@ -437,6 +473,16 @@ func (c *Config) validate() error {
 		return fmt.Errorf("missing app")
 	case len(c.Schedulers) == 0:
 		return fmt.Errorf("no schedulers")
+	case c.Deadline <= 0:
+		return fmt.Errorf("deadline must be positive")
+	}
+	if c.Trace != nil {
+		if err := c.validateTrace(); err != nil {
+			return err
+		}
+		return c.validateRetries()
+	}
+	switch {
 	case c.Jobs < 1:
 		return fmt.Errorf("jobs must be at least 1")
 	case c.Tasks < 1:
@@ -447,8 +493,6 @@ func (c *Config) validate() error {
 		return fmt.Errorf("rate must not be negative")
 	case c.Rate == 0 && (c.Load <= 0 || c.Slots <= 0 || c.TaskDuration <= 0):
 		return fmt.Errorf("set a rate, or a load, slots and a task duration to derive one")
-	case c.Deadline <= 0:
-		return fmt.Errorf("deadline must be positive")
 	}
 	if err := c.Prefer.Validate(); err != nil {
 		return err
@@ -459,30 +503,21 @@ func (c *Config) validate() error {
 			return err
 		}
 	}
-	switch {
-	case c.RetryBase < 0 || c.RetryMax < 0 || c.RetryWindow < 0:
-		return fmt.Errorf("retry base, max and window must not be negative")
-	case c.RetryBudget > 100:
-		return fmt.Errorf("retry budget %v: want a fraction of first attempts (0.1 is 10%%)", c.RetryBudget)
-	}
-	if c.RetryBase == 0 {
-		c.RetryBase = DefaultRetryBase
-	}
-	if c.RetryMax == 0 {
-		c.RetryMax = DefaultRetryMax
-	}
-	if c.RetryMax < c.RetryBase {
-		return fmt.Errorf("retry max %v is below retry base %v", c.RetryMax, c.RetryBase)
-	}
-	if c.RetryBudget == 0 {
-		c.RetryBudget = DefaultRetryBudget
-	}
-	if c.RetryWindow == 0 {
-		c.RetryWindow = DefaultRetryWindow
-	}
+	return c.validateRetries()
+}
+
+// validateRetries checks and defaults the resubmission policy.
+func (c *Config) validateRetries() error {
 	if c.RetryBudgetMin == 0 {
 		c.RetryBudgetMin = DefaultRetryBudgetMin
 	}
+	p, err := client.RetryPolicy{
+		Base: c.RetryBase, Max: c.RetryMax, Budget: c.RetryBudget, BudgetWindow: c.RetryWindow, BudgetMin: c.RetryBudgetMin,
+	}.WithDefaults()
+	if err != nil {
+		return fmt.Errorf("%w (--retry-base, --retry-max, --retry-budget, --retry-window)", err)
+	}
+	c.RetryBase, c.RetryMax, c.RetryBudget, c.RetryWindow = p.Base, p.Max, p.Budget, p.BudgetWindow
 	if c.ProgressEvery <= 0 {
 		c.ProgressEvery = time.Second
 	}
@@ -490,6 +525,12 @@ func (c *Config) validate() error {
 }
 
 func (c *Config) rate() float64 {
+	if c.Trace != nil {
+		if span := c.Trace.SpanS(); span > 0 {
+			return float64(len(c.Trace.Jobs)-1) / span
+		}
+		return 0
+	}
 	if c.Rate > 0 {
 		return c.Rate
 	}
@@ -507,6 +548,9 @@ func (r *runner) run(parent context.Context) Summary {
 	ctx, cancel := context.WithCancel(parent)
 	defer cancel()
 	start := time.Now()
+	r.mu.Lock()
+	r.start = start
+	r.mu.Unlock()
 	r.sum.StartedAt = ts(start)
 	deadline := time.NewTimer(r.cfg.Deadline)
 	defer deadline.Stop()
@@ -527,14 +571,19 @@ func (r *runner) run(parent context.Context) Summary {
 	// Arrivals.
 	rate := r.cfg.rate()
 	var arrivals *workload.Arrivals
-	if r.cfg.Poisson {
+	if r.cfg.Poisson && r.cfg.Trace == nil {
 		arrivals, _ = workload.NewArrivals(mrand.New(mrand.NewPCG(r.cfg.Seed, r.cfg.Seed+1)), rate)
 	}
-	gap := time.Duration(float64(time.Second) / rate)
+	var gap time.Duration
+	if r.cfg.Trace == nil {
+		gap = time.Duration(float64(time.Second) / rate)
+	}
 	next := start
 	stopped := false
 	for i := 0; i < r.cfg.Jobs && !stopped; i++ {
-		if i > 0 {
+		if r.cfg.Trace != nil {
+			next = start.Add(r.jobs[i].arrival)
+		} else if i > 0 {
 			if arrivals != nil {
 				next = next.Add(arrivals.Next())
 			} else {
@@ -660,7 +709,11 @@ func (r *runner) run(parent context.Context) Summary {
 	s.RetryDelayMs = stats.Summarize(slices.Clone(r.retryDelays))
 	s.Failovers = slices.Clone(s.Failovers)
 	s.Marks = slices.Clone(s.Marks)
-	s.ResubmittedBy = maps(s.ResubmittedBy)
+	s.ResubmittedBy = maps.Clone(s.ResubmittedBy)
+	if r.rec != nil {
+		res := r.rec.Result(r.cfg.Slots)
+		s.Result = &res
+	}
 	s.OK = r.done == len(r.jobs)
 	switch {
 	case s.OK:
@@ -680,14 +733,6 @@ func (r *runner) run(parent context.Context) Summary {
 		s.Error = fmt.Sprintf("%d of %d jobs incomplete", len(r.jobs)-r.done, len(r.jobs))
 	}
 	return s
-}
-
-func maps(m map[string]int) map[string]int {
-	out := make(map[string]int, len(m))
-	for k, v := range m {
-		out[k] = v
-	}
-	return out
 }
 
 // newAttempt makes an attempt covering tasks of j and makes it their
@@ -758,9 +803,9 @@ func (r *runner) submit(ctx context.Context, a *attempt) {
 		// Usually also reported by the failover; abandoning is idempotent,
 		// and a job the failover missed is not left hanging.
 		cause = causeInDoubt
-	} else if d, ok := ParseRetryAfter(err.Error()); ok {
+	} else if sat := (*client.SaturatedError)(nil); errors.As(err, &sat) {
 		// A refusal that says when to come back: a saturated fleet's.
-		after = d
+		after = sat.RetryAfter
 	}
 	r.mu.Lock()
 	r.sum.SubmitErrors++
@@ -775,6 +820,9 @@ func (r *runner) clientJob(a *attempt) client.Job {
 	job := client.Job{RequestID: a.id, ProbeRatio: r.cfg.ProbeRatio, User: r.cfg.User, Constraints: r.cfg.Constraints}
 	for id, t := range a.tasks {
 		ct := client.Task{ID: id, Message: r.msg}
+		if t.msg != nil {
+			ct.Message = t.msg
+		}
 		if len(t.prefer) > 0 {
 			ct.Nodes = t.prefer
 			ct.DelayThreshold = r.cfg.Prefer.DelayThreshold
@@ -982,6 +1030,9 @@ func (r *runner) onMessage(m client.Message) {
 		r.sum.OKReports++
 		if at, ok := LaunchTime(m.Body); ok {
 			r.delays = append(r.delays, stats.Millis(at.Sub(a.created)))
+			if r.rec != nil && !t.done {
+				r.rec.Task(j.meanS, j.arrival.Seconds(), at.Sub(r.start).Seconds(), t.dur.Seconds())
+			}
 		}
 		late := a.abandoned || a.gaveUp[m.Task.TaskID]
 		if late {
@@ -1007,6 +1058,9 @@ func (r *runner) onMessage(m client.Message) {
 				}
 				ms := stats.Millis(now.Sub(j.submitted))
 				r.responses = append(r.responses, ms)
+				if r.rec != nil {
+					r.rec.Job(j.meanS, j.arrival.Seconds(), now.Sub(r.start).Seconds())
+				}
 				if j.affected {
 					r.affResp = append(r.affResp, ms)
 					if now.After(r.lastAff) {

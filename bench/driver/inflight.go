@@ -8,7 +8,7 @@ import (
 	"github.com/sparrowfleet/sparrow/internal/rpc"
 )
 
-// Backpressure at submit (issue 15).
+// Backpressure at submit.
 //
 // A saturated scheduler holds submitJob calls until their reservations are
 // placed (scheduler/hold.go). An open-loop driver that kept starting a

@@ -14,6 +14,7 @@ import (
 
 	"github.com/sparrowfleet/sparrow/bench/driver"
 	"github.com/sparrowfleet/sparrow/client"
+	"github.com/sparrowfleet/sparrow/internal/jobtrace"
 )
 
 func init() { rootCmd.AddCommand(newDriveCmd()) }
@@ -25,6 +26,7 @@ func newDriveCmd() *cobra.Command {
 		asJSON      bool
 		constraints []string
 		preferNodes string
+		trace       driveTraceFlags
 	)
 	cmd := &cobra.Command{
 		Use:   "drive",
@@ -49,7 +51,7 @@ Past the budget a job is failed instead of resubmitted, and the run exits
 non-zero saying so: a saturated fleet is not sent more work the more it
 fails.
 
-With --prefer-nodes, tasks prefer nodes as in issue 9's locality workload
+With --prefer-nodes, tasks prefer nodes as in the locality workload
 (docs/LOCALITY.md, sparrow bench locality): a catalogue of --blocks input
 blocks, each with --replicas replicas on the listed node monitors (named
 as the schedulers know them: gossip member names or hosts), which are
@@ -62,6 +64,15 @@ opts every task into relaxation (the scheduler widens to the replicas'
 racks after it, to the cluster after twice it, sooner if a coordinator's
 locality prices say so); 0 keeps preferences strict. --input-bytes sets
 each task's input size for the prices. All of it is drawn from --seed.
+
+With --job-trace FILE it replays a job trace instead (docs/TRACE-REPLAY.md):
+each job is submitted at its arrival and each task sleeps its duration,
+both divided by --time-scale; the summary adds job response times (arrival
+to last task's end, in seconds) for short and long jobs, split by
+--cutoff on the job's mean task duration (--json: members "short" and
+"long", each with n, mean, p50, p90 and p99). The whole file is checked
+first: a malformed line is an error naming the file, the line and the
+field, and nothing is submitted.
 
 Progress goes to stderr once a second; SIGUSR1 records a mark (the time and
 the jobs and tasks in flight), for fault injectors. The summary (--json: one
@@ -87,6 +98,9 @@ job completed.`,
 				cfg.Constraints = append(cfg.Constraints, pc)
 			}
 			if cfg.Prefer, err = parsePreferences(preferNodes, cfg.Prefer, cmd.Flags().Changed); err != nil {
+				return err
+			}
+			if cfg.Trace, err = trace.load(cfg.Jobs, cmd.Flags().Changed); err != nil {
 				return err
 			}
 			for _, s := range strings.Split(schedulers, ",") {
@@ -152,7 +166,56 @@ job completed.`,
 	fs.Float64Var(&cfg.Prefer.Zipf, "zipf", 1.1, "with --prefer-nodes: Zipf exponent s of block popularity, P(k-th block) ∝ k^-s (0: uniform)")
 	fs.DurationVar(&cfg.Prefer.DelayThreshold, "delay-threshold", 0, "with --prefer-nodes: each task's delayThreshold, whole milliseconds; > 0 lets the scheduler relax its preferences after it (or sooner on a coordinator's prices), 0 keeps them strict")
 	fs.Int64Var(&cfg.Prefer.InputBytes, "input-bytes", 0, "with --prefer-nodes: each task's input size in bytes (TPlacementPreference.inputBytes), which prices moving it; 0 leaves it unset (the scheduler's --locality-input-bytes)")
+	fs.StringVar(&trace.file, "job-trace", "", "replay this job trace instead of generated jobs (one job a line: submit_s n_tasks mean_task_s d_1 … d_n): each job at its arrival, each task sleeping its duration, both divided by --time-scale; with --jobs set, only the first jobs. The whole file is checked before anything is submitted")
+	fs.Float64Var(&trace.scale, "time-scale", 1, "with --job-trace: divide every task duration and arrival gap by this factor")
+	fs.Float64Var(&trace.cutoff, "cutoff", jobtrace.CutoffYahoo, "with --job-trace: jobs whose mean task duration, in trace seconds before --time-scale, is at least this are long (Hawk/Eagle: 90.5811 for Yahoo, 1129.532 for Google)")
 	return cmd
+}
+
+// driveTraceFlags are --job-trace and the flags that go with it.
+type driveTraceFlags struct {
+	file          string
+	scale, cutoff float64
+}
+
+// driveTraceOnlyFlags mean something only with --job-trace; driveWorkloadFlags
+// shape the generated workload a trace replaces.
+var (
+	driveTraceOnlyFlags = []string{"time-scale", "cutoff"}
+	driveWorkloadFlags  = []string{"tasks", "task-duration", "rate", "load", "poisson", "prefer-nodes"}
+)
+
+// load reads the trace, if one is named (nil otherwise); jobs limits it
+// when --jobs was given. It refuses flags that do not fit: a run that
+// silently dropped them would not be the experiment asked for.
+func (t driveTraceFlags) load(jobs int, changed func(string) bool) (*driver.Trace, error) {
+	if t.file == "" {
+		for _, f := range driveTraceOnlyFlags {
+			if changed(f) {
+				return nil, fmt.Errorf("--%s needs --job-trace", f)
+			}
+		}
+		return nil, nil
+	}
+	for _, f := range driveWorkloadFlags {
+		if changed(f) {
+			return nil, fmt.Errorf("--%s does not apply to --job-trace (the trace gives the jobs and their arrivals)", f)
+		}
+	}
+	limit := 0
+	if changed("jobs") {
+		limit = jobs
+	}
+	fh, err := os.Open(t.file)
+	if err != nil {
+		return nil, fmt.Errorf("--job-trace: %w", err)
+	}
+	defer fh.Close()
+	tr, err := driver.LoadTrace(fh, t.file, t.scale, t.cutoff, limit)
+	if err != nil {
+		return nil, fmt.Errorf("--job-trace: %w", err)
+	}
+	return tr, nil
 }
 
 // preferenceFlags are the flags that only mean something with
@@ -248,5 +311,10 @@ func printDriveSummary(w io.Writer, s driver.Summary, asJSON bool) error {
 	}
 	fmt.Fprintf(w, "  response time      p50 %.1f ms  p99 %.1f ms  max %.1f ms\n", s.ResponseMs.P50, s.ResponseMs.P99, s.ResponseMs.Max)
 	fmt.Fprintf(w, "  elapsed            %.1f s\n", s.ElapsedS)
+	if s.Trace != nil && s.Result != nil {
+		fmt.Fprintf(w, "  trace              %s: %d jobs, %d tasks, time scale %g, cutoff %g s, load %.3g\n",
+			s.Trace.File, s.Trace.Jobs, s.Trace.Tasks, s.Trace.TimeScale, s.Result.Cutoff, s.Trace.Load)
+		return jobtrace.WriteTable(w, []jobtrace.Named{{Name: "live", Result: *s.Result}}, "")
+	}
 	return nil
 }

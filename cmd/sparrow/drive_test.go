@@ -1,6 +1,8 @@
 package main
 
 import (
+	"os"
+	"path/filepath"
 	"reflect"
 	"strings"
 	"testing"
@@ -157,5 +159,67 @@ func TestDrivePreferenceFlags(t *testing.T) {
 	}
 	if a, b := gen("--seed=5"), gen("--seed=6"); reflect.DeepEqual(a, b) {
 		t.Error("--seed=5 and --seed=6 gave the same placement")
+	}
+}
+
+// --job-trace loads the trace (only the first --jobs when given), and the
+// flags that shape a generated workload, or only a trace, are refused
+// where they do not apply.
+func TestDriveTraceFlags(t *testing.T) {
+	dir := t.TempDir()
+	good := filepath.Join(dir, "good.tr")
+	bad := filepath.Join(dir, "bad.tr")
+	if err := os.WriteFile(good, []byte("0 1 2 2\n1 2 100 100 100\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(bad, []byte("0 1 2 2\n1 2 100 100\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		name    string
+		args    []string
+		jobs    int     // trace jobs loaded (-1: no trace)
+		errWant string  // substring of the error
+		scale   float64 // of the loaded trace
+	}{
+		{name: "no trace", args: nil, jobs: -1},
+		{name: "a trace", args: []string{"--job-trace", good, "--time-scale", "10"}, jobs: 2, scale: 10},
+		{name: "the first jobs", args: []string{"--job-trace", good, "--jobs", "1"}, jobs: 1, scale: 1},
+		{name: "a malformed line names file, line and field", args: []string{"--job-trace", bad}, errWant: bad + ":2: field d_2"},
+		{name: "missing file", args: []string{"--job-trace", filepath.Join(dir, "none.tr")}, errWant: "none.tr"},
+		{name: "a workload flag with a trace", args: []string{"--job-trace", good, "--rate", "5"}, errWant: "--rate does not apply"},
+		{name: "a trace flag without a trace", args: []string{"--cutoff", "5"}, errWant: "--cutoff needs --job-trace"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			cmd := newDriveCmd()
+			fs := cmd.Flags()
+			if err := fs.Parse(tc.args); err != nil {
+				t.Fatal(err)
+			}
+			f := driveTraceFlags{}
+			f.file, _ = fs.GetString("job-trace")
+			f.scale, _ = fs.GetFloat64("time-scale")
+			f.cutoff, _ = fs.GetFloat64("cutoff")
+			jobs, _ := fs.GetInt("jobs")
+			tr, err := f.load(jobs, fs.Changed)
+			if tc.errWant != "" {
+				if err == nil || !strings.Contains(err.Error(), tc.errWant) {
+					t.Fatalf("error %v, want one saying %q", err, tc.errWant)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			if tc.jobs < 0 {
+				if tr != nil {
+					t.Fatalf("a trace loaded without --job-trace: %+v", tr)
+				}
+				return
+			}
+			if tr == nil || len(tr.Jobs) != tc.jobs || tr.Scale != tc.scale || tr.Cutoff != 90.5811 {
+				t.Fatalf("trace %+v, want %d jobs at scale %v with the Yahoo cutoff", tr, tc.jobs, tc.scale)
+			}
+		})
 	}
 }

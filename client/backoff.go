@@ -1,4 +1,4 @@
-package driver
+package client
 
 import (
 	"strconv"
@@ -6,13 +6,13 @@ import (
 	"time"
 )
 
-// Backoff is the resubmission delay policy: exponential backoff with full
-// jitter, per logical job. A job's k-th resubmission (k ≥ 1) waits a
-// uniformly drawn delay in [0, min(Max, Base·2^(k-1))). Full jitter, not
-// a fixed delay, because every task a saturated or failed fleet gives up on
-// at the same moment would otherwise come back at the same moment: the
-// spread is what keeps a thundering herd from re-forming (the issue 15
-// storm was 164,005 resubmissions in 10 s).
+// Backoff is a resubmission delay policy: exponential backoff with full
+// jitter, per job. A job's k-th resubmission (k ≥ 1) waits a uniformly
+// drawn delay in [0, min(Max, Base·2^(k-1))). Full jitter, not a fixed
+// delay, because every job a saturated or failed fleet refuses at the same
+// moment would otherwise come back at the same moment: the spread is what
+// keeps a thundering herd from re-forming. Pure: the caller supplies the
+// uniform draw.
 type Backoff struct {
 	Base time.Duration // ceiling of the first resubmission's delay
 	Max  time.Duration // ceiling of any drawn delay (not of a suggested one)
@@ -56,24 +56,6 @@ func (b Backoff) Delay(retry int, suggested time.Duration, u float64) time.Durat
 	return d
 }
 
-// jitter is the uniform draw in [0, 1) for job's retry-th resubmission:
-// a pure function of (seed, job, retry), so a job's schedule is the same
-// for a seed whatever order the fleet's reports arrive in, and no global
-// random source is used.
-func jitter(seed uint64, job, retry int) float64 {
-	x := splitmix64(seed ^ splitmix64(uint64(job)<<32^uint64(uint32(retry))))
-	return float64(x>>11) / (1 << 53)
-}
-
-// splitmix64 is Steele, Lea and Flood's 64-bit mixer (the SplitMix64
-// finaliser): a bijection whose output bits all depend on every input bit.
-func splitmix64(x uint64) uint64 {
-	x += 0x9e3779b97f4a7c15
-	x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9
-	x = (x ^ (x >> 27)) * 0x94d049bb133111eb
-	return x ^ (x >> 31)
-}
-
 // maxSuggested bounds a parsed suggestion: a garbled or hostile message
 // must not park a job for hours.
 const maxSuggested = 5 * time.Minute
@@ -86,7 +68,8 @@ const maxSuggested = 5 * time.Minute
 // minutes.
 //
 // A scheduler puts one in the IncompleteRequestException that refuses a
-// job on a saturated fleet past its hold bounds (scheduler/hold.go).
+// job on a saturated fleet past its hold bounds; Submit returns it parsed
+// as SaturatedError.RetryAfter.
 func ParseRetryAfter(msg string) (time.Duration, bool) {
 	const key = "retry after "
 	i := lastIndexFoldASCII(msg, key)

@@ -1,6 +1,7 @@
-package driver
+package client
 
 import (
+	"errors"
 	"testing"
 	"time"
 )
@@ -63,45 +64,6 @@ func TestBackoffDelay(t *testing.T) {
 	}
 }
 
-// The jitter is a pure function of (seed, job, retry), in [0, 1), and
-// differs between jobs, retries and seeds; drawn delays stay under the
-// ceiling and spread over it (full jitter, not a fixed delay).
-func TestJitter(t *testing.T) {
-	if jitter(7, 3, 2) != jitter(7, 3, 2) {
-		t.Fatal("jitter is not deterministic")
-	}
-	distinct := map[float64]bool{}
-	b := Backoff{Base: 100 * time.Millisecond, Max: 10 * time.Second}
-	var below, above int
-	for seed := uint64(0); seed < 4; seed++ {
-		for job := 0; job < 50; job++ {
-			for retry := 1; retry <= 5; retry++ {
-				u := jitter(seed, job, retry)
-				if u < 0 || u >= 1 {
-					t.Fatalf("jitter(%d, %d, %d) = %v, outside [0, 1)", seed, job, retry, u)
-				}
-				distinct[u] = true
-				d := b.Delay(retry, 0, u)
-				if c := b.Ceiling(retry); d < 0 || d >= c {
-					t.Fatalf("delay %v for retry %d outside [0, %v)", d, retry, c)
-				}
-				if u < 0.5 {
-					below++
-				} else {
-					above++
-				}
-			}
-		}
-	}
-	if len(distinct) != 4*50*5 {
-		t.Errorf("%d distinct draws of %d", len(distinct), 4*50*5)
-	}
-	// 1000 fair coin flips: each side well within 400..600.
-	if below < 400 || above < 400 {
-		t.Errorf("draws below/above 0.5: %d/%d, want both near 500", below, above)
-	}
-}
-
 func TestParseRetryAfter(t *testing.T) {
 	for _, tc := range []struct {
 		msg  string
@@ -139,13 +101,18 @@ func TestParseRetryAfter(t *testing.T) {
 }
 
 // FuzzParseRetryAfter: whatever parses is a delay in [0, 5 min], found
-// after a "retry after".
+// after a "retry after"; a refusal carrying one is a SaturatedError with
+// that delay.
 func FuzzParseRetryAfter(f *testing.F) {
 	for _, s := range []string{"retry after 2s", "RETRY AFTER 1.5", "retry after", "retry after -1s", "x retry after 9999999999999h", "retry after 1e2"} {
 		f.Add(s)
 	}
 	f.Fuzz(func(t *testing.T, s string) {
 		d, ok := ParseRetryAfter(s)
+		var sat *SaturatedError
+		if isSat := errors.As(refusalError("s", "r", "a", s), &sat); ok && (!isSat || sat.RetryAfter != d) {
+			t.Fatalf("refusal %q: saturated %v (%+v), want a SaturatedError after %v", s, isSat, sat, d)
+		}
 		if !ok {
 			if d != 0 {
 				t.Fatalf("ParseRetryAfter(%q) = %v, false: want 0 when not found", s, d)

@@ -1,6 +1,7 @@
-package driver
+package client
 
 import (
+	"math/rand/v2"
 	"testing"
 	"time"
 )
@@ -19,12 +20,12 @@ func TestRetryBudget(t *testing.T) {
 	}
 	for _, tc := range []struct {
 		name   string
-		budget retryBudget
+		budget RetryBudget
 		steps  []step
 	}{
 		{
 			name:   "the floor lets a tiny run retry a few tasks",
-			budget: retryBudget{Fraction: 0.1, Window: 10 * time.Second, Min: 10},
+			budget: RetryBudget{Fraction: 0.1, Window: 10 * time.Second, Min: 10},
 			steps: []step{
 				{at: 0, first: 6, wantLimit: 10},
 				{at: time.Second, retry: 6, wantOK: true, wantLimit: 10, wantUsed: 6},
@@ -34,7 +35,7 @@ func TestRetryBudget(t *testing.T) {
 		},
 		{
 			name:   "the fraction of first attempts above the floor",
-			budget: retryBudget{Fraction: 0.1, Window: 10 * time.Second, Min: 10},
+			budget: RetryBudget{Fraction: 0.1, Window: 10 * time.Second, Min: 10},
 			steps: []step{
 				{at: 0, first: 300, wantLimit: 30},
 				{at: time.Second, retry: 25, wantOK: true, wantLimit: 30, wantUsed: 25},
@@ -46,7 +47,7 @@ func TestRetryBudget(t *testing.T) {
 		},
 		{
 			name:   "the window slides: old first attempts and old retries expire",
-			budget: retryBudget{Fraction: 0.5, Window: 10 * time.Second, Min: 2},
+			budget: RetryBudget{Fraction: 0.5, Window: 10 * time.Second, Min: 2},
 			steps: []step{
 				{at: 0, first: 20, wantLimit: 10},
 				{at: time.Second, retry: 10, wantOK: true, wantLimit: 10, wantUsed: 10},
@@ -63,7 +64,7 @@ func TestRetryBudget(t *testing.T) {
 		},
 		{
 			name:   "no fraction: the floor alone",
-			budget: retryBudget{Fraction: 0, Window: time.Minute, Min: 3},
+			budget: RetryBudget{Fraction: 0, Window: time.Minute, Min: 3},
 			steps: []step{
 				{at: 0, first: 1000, wantLimit: 3},
 				{at: 0, retry: 3, wantOK: true, wantLimit: 3, wantUsed: 3},
@@ -72,7 +73,7 @@ func TestRetryBudget(t *testing.T) {
 		},
 		{
 			name:   "no floor: a run with no first attempts in the window may not retry",
-			budget: retryBudget{Fraction: 0.1, Window: time.Second, Min: 0},
+			budget: RetryBudget{Fraction: 0.1, Window: time.Second, Min: 0},
 			steps: []step{
 				{at: 0, first: 10, wantLimit: 1},
 				{at: 2 * time.Second, retry: 1, wantOK: false, wantLimit: 0, wantUsed: 0},
@@ -110,7 +111,7 @@ func TestRetryBudget(t *testing.T) {
 // admitted: the budget bounds admissions, it cannot take them back.)
 func TestRetryBudgetNeverExceeded(t *testing.T) {
 	t0 := time.Date(2026, 11, 23, 15, 0, 0, 0, time.UTC)
-	b := retryBudget{Fraction: 0.1, Window: 10 * time.Second, Min: 5}
+	b := RetryBudget{Fraction: 0.1, Window: 10 * time.Second, Min: 5}
 	type ev struct {
 		at    time.Time
 		n     int
@@ -118,10 +119,10 @@ func TestRetryBudgetNeverExceeded(t *testing.T) {
 	}
 	var all []ev
 	refused := 0
-	x := uint64(42)
+	rng := rand.New(rand.NewPCG(42, 43))
 	now := t0
 	for i := 0; i < 5000; i++ {
-		x = splitmix64(x)
+		x := rng.Uint64()
 		now = now.Add(time.Duration(x%300) * time.Millisecond)
 		n := int(x>>20%6) + 1
 		admitted := false
