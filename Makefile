@@ -14,8 +14,9 @@ help: ## list targets
 build: ## build the sparrow binary into bin/
 	CGO_ENABLED=0 $(GO) build -trimpath -o $(BIN) ./cmd/sparrow
 
-test: ## run every test with the race detector
+test: ## run every test with the race detector, then the dashboard's browser tests (their own module)
 	$(GO) test -race -count=1 -timeout 20m ./...
+	cd integration/browser && $(GO) test -race -count=1 -timeout 5m ./...
 
 test-short: ## run the unit tests only
 	$(GO) test -race -short -count=1 ./...
@@ -65,7 +66,10 @@ clean: ## remove build output
 
 IMAGE       ?= sparrowfleet:dev
 
-.PHONY: docker e2e
+.PHONY: docker e2e screenshots
+
+screenshots: ## the README's dashboard screenshots: a loopback fleet photographed by sparrow ui --screenshot (needs Chromium)
+	scripts/ui/screenshots.sh docs/img
 
 docker: build ## build the static binary, then the FROM-scratch image $(IMAGE)
 	docker build -t $(IMAGE) .

@@ -6,11 +6,13 @@ import (
 	"fmt"
 	stdlog "log"
 	"net"
+	"net/http"
 	"os"
 	"os/signal"
 	"path/filepath"
 	"strings"
 	"syscall"
+	"time"
 
 	"github.com/hashicorp/memberlist"
 	"github.com/prometheus/client_golang/prometheus"
@@ -18,6 +20,7 @@ import (
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
 
+	"github.com/sparrowfleet/sparrow/internal/dashboard"
 	"github.com/sparrowfleet/sparrow/internal/httpapi"
 	"github.com/sparrowfleet/sparrow/internal/logging"
 	"github.com/sparrowfleet/sparrow/internal/membership"
@@ -186,7 +189,7 @@ type httpFlags struct {
 }
 
 func (h *httpFlags) register(fs *pflag.FlagSet) {
-	fs.StringVar(&h.addr, "http-listen", "", "serve the operator endpoints at http://ADDR: /metrics (Prometheus), /livez, /readyz, /status (JSON, read by sparrow status) and, with --pprof, /debug/pprof/; off when empty. Plain HTTP: bind it to a private address. --metrics-listen is its old name, still accepted")
+	fs.StringVar(&h.addr, "http-listen", "", "serve the operator endpoints at http://ADDR: /metrics (Prometheus), /livez, /readyz, /status (JSON, read by sparrow status), the fleet dashboard at /ui/ and, with --pprof, /debug/pprof/; off when empty. Plain HTTP: bind it to a private address. --metrics-listen is its old name, still accepted")
 	// The old name keeps working (scripts and the interop tests use it);
 	// pflag hides it from the flag list and names the new one when used.
 	fs.StringVar(&h.addr, "metrics-listen", "", "old name of --http-listen")
@@ -207,7 +210,10 @@ type surface struct {
 
 // httpServer is a daemon's operator endpoint; its methods do nothing when
 // --http-listen is off.
-type httpServer struct{ srv *httpapi.Server }
+type httpServer struct {
+	srv        *httpapi.Server
+	stopPoller context.CancelFunc
+}
 
 // serveHTTP serves s on h.addr, unless it is empty, and advertises the
 // address in gossip so that `sparrow status` can find it.
@@ -218,12 +224,20 @@ func serveHTTP(h httpFlags, log zerolog.Logger, s surface) (*httpServer, error) 
 		}
 		return &httpServer{}, nil
 	}
+	// The dashboard polls the fleet only while someone looks at it.
+	dash := dashboard.New(dashboard.Config{
+		Source: s.cluster, Fetcher: dashboard.HTTPFetcher{Client: &http.Client{Timeout: dashboard.DefaultInterval}},
+		IdleAfter: time.Minute,
+	})
 	srv, err := httpapi.Serve(httpapi.Config{
 		Addr: h.addr, Collectors: s.collectors, Ready: s.ready, Status: s.status, Pprof: h.pprof,
+		UI: dash.Handler("/ui/"),
 	})
 	if err != nil {
 		return nil, err
 	}
+	ctx, stopPoller := context.WithCancel(context.Background())
+	go dash.Run(ctx)
 	adv := rpc.Advertised(srv.Addr(), s.host)
 	if err := s.cluster.SetHTTPAddr(adv); err != nil {
 		// The endpoint works; only `sparrow status` will not find it.
@@ -233,8 +247,8 @@ func serveHTTP(h httpFlags, log zerolog.Logger, s surface) (*httpServer, error) 
 	if h.pprof {
 		ev = ev.Bool("pprof", true)
 	}
-	ev.Msg("serving /metrics, /livez, /readyz and /status")
-	return &httpServer{srv}, nil
+	ev.Msg("serving /metrics, /livez, /readyz, /status and the dashboard at /ui/")
+	return &httpServer{srv, stopPoller}, nil
 }
 
 // shuttingDown fails /readyz from now on.
@@ -246,6 +260,7 @@ func (h *httpServer) shuttingDown() {
 
 func (h *httpServer) close() {
 	if h.srv != nil {
+		h.stopPoller()
 		h.srv.Close()
 	}
 }
@@ -270,6 +285,7 @@ func schedulerSurface(d *scheduler.Daemon, seeds []string) surface {
 					NodeMonitors:   len(d.Cluster.Members(membership.RoleNodeMonitor)),
 					ActiveRequests: st.ActiveRequests, RunningTracked: st.RunningTracked,
 					JobsSubmitted: st.JobsSubmitted, TasksLaunched: st.TasksLaunched,
+					Held: st.Hold.Held, HoldRefused: st.Hold.Refused,
 				},
 			}
 		},

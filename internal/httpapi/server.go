@@ -27,6 +27,11 @@ type Config struct {
 	// Status, if set, is served as JSON at /status. It is called once per
 	// request, so it should be a cheap snapshot.
 	Status func() Status
+	// UI, if set, is served under /ui/ (the dashboard), and / redirects
+	// there.
+	UI http.Handler
+	// Version is the build this daemon runs, reported in /status.
+	Version string
 	// Pprof serves net/http/pprof at /debug/pprof/. Off by default: a
 	// profile exposes stacks and heap contents, and a CPU profile costs
 	// the daemon time while it runs.
@@ -39,8 +44,13 @@ type Server struct {
 	ln       net.Listener
 	ready    Check
 	status   func() Status
+	version  string
 	stopping atomic.Bool
 }
+
+// processStart approximates when this process started: package
+// initialisation runs before main.
+var processStart = time.Now()
 
 // Serve listens on cfg.Addr and serves until Close.
 func Serve(cfg Config) (*Server, error) {
@@ -63,13 +73,17 @@ func Serve(cfg Config) (*Server, error) {
 		// from other start-up failures.
 		return nil, fmt.Errorf("metrics listen on %s (--http-listen): %w", cfg.Addr, err)
 	}
-	s := &Server{ln: ln, ready: cfg.Ready, status: cfg.Status}
+	s := &Server{ln: ln, ready: cfg.Ready, status: cfg.Status, version: cfg.Version}
 	mux := http.NewServeMux()
 	mux.Handle("GET /metrics", promhttp.HandlerFor(reg, promhttp.HandlerOpts{}))
 	mux.HandleFunc("GET /livez", s.livez)
 	mux.HandleFunc("GET /readyz", s.readyz)
 	if cfg.Status != nil {
 		mux.HandleFunc("GET /status", s.statusJSON)
+	}
+	if cfg.UI != nil {
+		mux.Handle("/ui/", cfg.UI)
+		mux.Handle("GET /{$}", http.RedirectHandler("/ui/", http.StatusFound))
 	}
 	if cfg.Pprof {
 		// Registered on this mux only: importing net/http/pprof also
@@ -133,6 +147,12 @@ func (s *Server) statusJSON(w http.ResponseWriter, _ *http.Request) {
 	st := s.status()
 	st.Reason = s.notReady()
 	st.Ready = st.Reason == ""
+	if st.Version == "" {
+		st.Version = s.version
+	}
+	if st.Started == "" {
+		st.Started = processStart.UTC().Format(time.RFC3339)
+	}
 	b, err := json.Marshal(st)
 	if err != nil {
 		writeLine(w, http.StatusInternalServerError, err.Error())

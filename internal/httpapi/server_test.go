@@ -106,3 +106,25 @@ func TestStatusCarriesReadiness(t *testing.T) {
 		t.Errorf("/status without a Status func = %d, want 404", code)
 	}
 }
+
+// TestUIAndBuildInStatus mounts a dashboard handler and checks /status
+// carries the version and start time the daemon left empty.
+func TestUIAndBuildInStatus(t *testing.T) {
+	ui := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { io.WriteString(w, "page "+r.URL.Path) })
+	s := serve(t, Config{UI: ui, Version: "v1.2.3 (abc123)", Status: func() Status { return Status{Name: "n"} }})
+	base := "http://" + s.Addr()
+	if code, body := get(t, base+"/ui/node"); code != 200 || body != "page /ui/node" {
+		t.Errorf("/ui/node: %d %q", code, body)
+	}
+	if code, body := get(t, base+"/"); code != 200 || body != "page /ui/" {
+		t.Errorf("/ redirects to the dashboard: got %d %q", code, body)
+	}
+	_, body := get(t, base+"/status")
+	var st Status
+	if err := json.Unmarshal([]byte(body), &st); err != nil {
+		t.Fatal(err)
+	}
+	if st.Version != "v1.2.3 (abc123)" || st.Started == "" {
+		t.Errorf("/status version %q, started %q", st.Version, st.Started)
+	}
+}

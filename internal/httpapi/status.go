@@ -13,6 +13,11 @@ type Status struct {
 	// Ready and Reason are what /readyz would answer at the same moment.
 	Ready  bool   `json:"ready"`
 	Reason string `json:"reason,omitempty"`
+	// Version is the member's build (module version and VCS revision);
+	// Started is when its process started (RFC 3339). Both are filled by
+	// the Server when the daemon leaves them empty.
+	Version string `json:"version,omitempty"`
+	Started string `json:"started,omitempty"`
 
 	NodeMonitor *NodeMonitorStatus `json:"nodemonitor,omitempty"`
 	Scheduler   *SchedulerStatus   `json:"scheduler,omitempty"`
@@ -48,4 +53,13 @@ type SchedulerStatus struct {
 	RunningTracked int    `json:"running_tracked"`
 	JobsSubmitted  uint64 `json:"jobs_submitted"`
 	TasksLaunched  uint64 `json:"tasks_launched"`
+	// Held is the submitJob calls held now on a saturated fleet;
+	// HoldRefused counts jobs refused for saturation since the start.
+	Held        int    `json:"held"`
+	HoldRefused uint64 `json:"hold_refused"`
+	// LaunchDelaySeconds sums, over the LaunchDelays tasks launched since
+	// the start, each task's scheduling delay: from its job's submission
+	// to its hand-out to a node monitor.
+	LaunchDelaySeconds float64 `json:"launch_delay_seconds"`
+	LaunchDelays       uint64  `json:"launch_delays"`
 }
