@@ -559,8 +559,11 @@ func (s *Scheduler) reprobe(r *request, tasks []placement.Task) {
 			s.mu.Unlock() // the held call refuses the job with err
 			return
 		}
+		// Read under s.mu: an offer of r may be settled on another
+		// goroutine as soon as it is released.
+		unlaunched := r.Unlaunched()
 		s.mu.Unlock()
-		s.log.Error().Err(err).Str("request", r.ID).Int("unlaunched", r.Unlaunched()).
+		s.log.Error().Err(err).Str("request", r.ID).Int("unlaunched", unlaunched).
 			Msg("cannot place the request's remaining tasks; reporting them failed to the frontend")
 		s.failUnlaunched(r, err)
 		return

@@ -64,8 +64,9 @@ func (s *Scheduler) sweepOne(r *request) {
 	r.reprobe++
 	s.stats.Reprobes++
 	r.AddProbes(probes)
+	unlaunched := r.Unlaunched()
 	s.mu.Unlock()
-	s.log.Warn().Str("request", r.ID).Int("unlaunched", r.Unlaunched()).Int("nodes", len(probes)).
+	s.log.Warn().Str("request", r.ID).Int("unlaunched", unlaunched).Int("nodes", len(probes)).
 		Dur("waited", s.cfg.ReservationTimeout).Msg("reservations unanswered; placing more elsewhere")
 	s.enqueue(r, probes)
 }
