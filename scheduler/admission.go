@@ -174,7 +174,7 @@ func (s *Scheduler) ObserveLoad(addr string, rep LoadReport, now time.Time) {
 	s.hold.stats.LoadReports++
 	a.reports[addr] = nodeReport{
 		othersQueued:  max(0, float64(rep.Queued)-a.own[addr]),
-		othersRunning: max(0, float64(rep.Running)-float64(len(s.running[addr]))),
+		othersRunning: max(0, float64(rep.Running)-float64(s.running.on(addr))),
 		slots:         rep.Slots, taskTime: rep.TaskTime, at: now,
 	}
 	if h := a.headLocked(); h != nil {
@@ -210,7 +210,7 @@ func (s *Scheduler) loadLocked(addr string) NodeLoad {
 	}
 	return NodeLoad{
 		Queued:  s.adm.own[addr] + rep.othersQueued,
-		Running: float64(len(s.running[addr])) + rep.othersRunning,
+		Running: float64(s.running.on(addr)) + rep.othersRunning,
 		Slots:   rep.slots, TaskTime: rep.taskTime, At: rep.at,
 	}
 }

@@ -25,7 +25,7 @@ func (c *cluster) fetch(t *testing.T, req string, nm *fakeNM, id int64) []*sparr
 func (c *cluster) fetchesRemembered() int {
 	c.s.mu.Lock()
 	defer c.s.mu.Unlock()
-	return len(c.s.fetches)
+	return c.s.fetches.len()
 }
 
 // taskIDs is the task IDs of specs, for messages and comparisons.
@@ -127,7 +127,7 @@ func TestFetchBadInput(t *testing.T) {
 		t.Fatal("fetch id 0 accepted")
 	}
 	c.s.mu.Lock()
-	c.s.fetches[fetchKey{nm.addr, 9}] = fetched{pending: true}
+	c.s.fetches.begin(fetchKey{nm.addr, 9})
 	c.s.mu.Unlock()
 	if specs, err := c.s.FetchTask(context.Background(), "j", nm.hp, 9); err == nil {
 		t.Fatalf("a fetch still being answered was answered again: %v", taskIDs(specs))

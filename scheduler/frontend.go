@@ -51,10 +51,7 @@ func (s *Scheduler) RegisterFrontend(ctx context.Context, app, socketAddress str
 func (s *Scheduler) SendFrontendMessage(ctx context.Context, app string, taskID *sparrowrpc.TFullTaskId, status int32, message []byte) error {
 	if taskID != nil {
 		s.mu.Lock()
-		late := s.lost.has(runningTask{app: taskID.AppId, request: taskID.RequestId, task: taskID.TaskId})
-		if late {
-			s.stats.LateDropped++
-		}
+		late := s.running.late(runningTask{app: taskID.AppId, request: taskID.RequestId, task: taskID.TaskId})
 		s.mu.Unlock()
 		if late {
 			s.log.Info().Str("request", taskID.RequestId).Str("task", taskID.TaskId).

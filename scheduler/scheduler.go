@@ -120,13 +120,8 @@ type Scheduler struct {
 	frontends map[string]string // app -> FrontendService address
 	nextID    uint64
 	idPrefix  string
-	running   map[string]map[runningTask]int64 // node addr -> its tasks -> the fetch that handed each out (0: none)
-	// fetches holds the fetchTask fetches being answered, and those that
-	// handed out a task still tracked in running, to answer a node monitor
-	// that asks again (fetch.go).
-	fetches map[fetchKey]fetched
-	tracked int     // entries in running
-	lost    lostSet // tasks reported lost
+	running   runningBook // tasks running on each node monitor (running.go)
+	fetches   fetchBook   // fetches remembered (fetch.go)
 	// noOffer marks node monitors that answered an offer UNKNOWN_METHOD
 	// (older versions): they get plain reservations (offer.go).
 	noOffer map[string]bool
@@ -302,8 +297,6 @@ func New(cfg Config, view NodeView) (*Scheduler, error) {
 		rng:          mrand.New(mrand.NewPCG(seed, seed^0x9e3779b97f4a7c15)),
 		requests:     make(map[string]*request),
 		frontends:    make(map[string]string),
-		running:      make(map[string]map[runningTask]int64),
-		fetches:      make(map[fetchKey]fetched),
 		noOffer:      make(map[string]bool),
 		guidedUntil:  make(map[string]time.Time),
 		noOfferQuery: make(map[string]bool),
@@ -327,7 +320,8 @@ func (s *Scheduler) Stats() Stats {
 	defer s.mu.Unlock()
 	st := s.stats
 	st.ActiveRequests = len(s.requests)
-	st.RunningTracked = s.tracked
+	s.running.statsInto(&st)
+	st.FetchesAskedAgain = s.fetches.askedAgain
 	st.Locality.PricesVersion = s.prices.Version
 	st.Locality.PricesFresh = s.pricesFresh(s.now())
 	st.Locality.Relaxing = len(s.relaxQ)
@@ -659,7 +653,7 @@ func (s *Scheduler) getTask(requestID, addr string, fetch int64) []*sparrowrpc.T
 // for none) or a taken offer: tracked as running there, and counted.
 // Called with s.mu held.
 func (s *Scheduler) launched(r *request, idx int, addr string, fetch int64) {
-	s.track(addr, runningTask{app: r.app, request: r.ID, task: r.specs[idx].TaskId}, fetch)
+	s.running.track(addr, runningTask{app: r.app, request: r.ID, task: r.specs[idx].TaskId}, fetch)
 	s.countLaunch(r, idx, addr)
 	s.stats.TasksLaunched++
 }

@@ -1,0 +1,155 @@
+package scheduler
+
+import (
+	"strconv"
+	"testing"
+
+	"github.com/sparrowfleet/sparrow/thrift/gen-go/sparrowrpc"
+)
+
+// TestRunningBook drives the lost-node bookkeeping through sequences of
+// launches, finishes and losses and checks what it tracks and drops.
+func TestRunningBook(t *testing.T) {
+	t0 := runningTask{app: "a", request: "r", task: "t0"}
+	t1 := runningTask{app: "a", request: "r", task: "t1"}
+	type step struct {
+		op   string // track, finish, lose, late
+		addr string
+		task runningTask
+		want bool // finish: was tracked; late: dropped
+	}
+	tests := []struct {
+		name                    string
+		steps                   []step
+		tracked, lostN, dropped int
+		onA                     int
+	}{
+		{name: "launch and finish", steps: []step{
+			{op: "track", addr: "a", task: t0},
+			{op: "finish", addr: "a", task: t0, want: true},
+			{op: "finish", addr: "a", task: t0, want: false},
+		}},
+		{name: "finish on another node is not this task", steps: []step{
+			{op: "track", addr: "a", task: t0},
+			{op: "finish", addr: "b", task: t0, want: false},
+		}, tracked: 1, onA: 1},
+		{name: "lost node reports its tasks, then drops their messages", steps: []step{
+			{op: "track", addr: "a", task: t0},
+			{op: "track", addr: "a", task: t1},
+			{op: "track", addr: "b", task: t1},
+			{op: "lose", addr: "a"},
+			{op: "late", task: t0, want: true},
+			{op: "late", task: runningTask{task: "other"}, want: false},
+		}, tracked: 1, lostN: 2, dropped: 1},
+		{name: "losing an idle node loses nothing", steps: []step{
+			{op: "lose", addr: "a"},
+		}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			var b runningBook
+			for i, st := range tt.steps {
+				switch st.op {
+				case "track":
+					b.track(st.addr, st.task, int64(i+1))
+				case "finish":
+					fetch, ok := b.finished(st.addr, st.task)
+					if ok != st.want {
+						t.Fatalf("step %d: finished = %v, want %v", i, ok, st.want)
+					}
+					if ok && fetch == 0 {
+						t.Fatalf("step %d: the fetch that handed the task out is lost", i)
+					}
+				case "lose":
+					b.nodeLost(st.addr)
+				case "late":
+					if got := b.late(st.task); got != st.want {
+						t.Fatalf("step %d: late = %v, want %v", i, got, st.want)
+					}
+				}
+			}
+			var s Stats
+			b.statsInto(&s)
+			if s.RunningTracked != tt.tracked || s.TasksLost != uint64(tt.lostN) || s.LateDropped != uint64(tt.dropped) || b.on("a") != tt.onA {
+				t.Fatalf("tracked %d lost %d dropped %d on a %d; want %d %d %d %d",
+					s.RunningTracked, s.TasksLost, s.LateDropped, b.on("a"), tt.tracked, tt.lostN, tt.dropped, tt.onA)
+			}
+		})
+	}
+}
+
+// TestLostSetForgetsOldest: the set of lost tasks is bounded, and the
+// oldest are forgotten first.
+func TestLostSetForgetsOldest(t *testing.T) {
+	var l lostSet
+	task := func(i int) runningTask { return runningTask{app: "a", request: "r", task: strconv.Itoa(i)} }
+	for i := range maxLostRemembered + 2 {
+		l.add(task(i))
+	}
+	for _, c := range []struct {
+		i    int
+		want bool
+	}{{0, false}, {1, false}, {2, true}, {maxLostRemembered + 1, true}} {
+		if got := l.has(task(c.i)); got != c.want {
+			t.Errorf("task %d remembered %v, want %v", c.i, got, c.want)
+		}
+	}
+	if len(l.set) != maxLostRemembered {
+		t.Fatalf("%d remembered, want the bound %d", len(l.set), maxLostRemembered)
+	}
+}
+
+// TestFetchBook: a fetch is pending until answered, kept while its task
+// is, an ask about an answered one counted, and forgotten otherwise; a
+// getTask (fetch 0) records nothing.
+func TestFetchBook(t *testing.T) {
+	task := runningTask{app: "a", request: "r", task: "t"}
+	tests := []struct {
+		name       string
+		fetch      int64
+		handed     bool // a task was handed out
+		kept       bool // and is tracked as handed out by this fetch
+		wantKnown  bool // a second ask finds it answered
+		askedAgain uint64
+	}{
+		{name: "handed out and tracked", fetch: 7, handed: true, kept: true, wantKnown: true, askedAgain: 1},
+		{name: "handed out, not tracked", fetch: 7, handed: true},
+		{name: "nothing handed out", fetch: 7},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			var b fetchBook
+			key := fetchKey{"n", tt.fetch}
+			if _, known := b.begin(key); known {
+				t.Fatal("a new fetch is known")
+			}
+			if f, known := b.begin(key); !known || !f.pending || b.askedAgain != 0 {
+				t.Fatalf("a fetch being answered: %+v, %v, asked again %d; want pending, not counted", f, known, b.askedAgain)
+			}
+			var spec *sparrowrpc.TTaskLaunchSpec
+			if tt.handed {
+				spec = &sparrowrpc.TTaskLaunchSpec{TaskId: task.task}
+			}
+			b.answered("n", tt.fetch, task, spec, tt.kept)
+			f, known := b.begin(key)
+			if known != tt.wantKnown {
+				t.Fatalf("asked again: known %v, want %v", known, tt.wantKnown)
+			}
+			if known && (f.pending || f.task != task || f.spec != spec) {
+				t.Fatalf("asked again: %+v, want the task handed out", f)
+			}
+			if b.askedAgain != tt.askedAgain {
+				t.Fatalf("askedAgain %d, want %d", b.askedAgain, tt.askedAgain)
+			}
+			b.forget("n", tt.fetch)
+			if b.len() != 0 {
+				t.Fatalf("%d fetches remembered after forget", b.len())
+			}
+		})
+	}
+	var b fetchBook
+	b.answered("n", 0, task, &sparrowrpc.TTaskLaunchSpec{}, true)
+	if b.len() != 0 {
+		t.Fatal("a getTask's answer was recorded as a fetch")
+	}
+}
