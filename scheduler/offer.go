@@ -49,7 +49,7 @@ func (s *Scheduler) splitBackups(r *request, probes []placement.Probe) (now, bac
 	}
 	now = make([]placement.Probe, 0, m)
 	for _, p := range probes {
-		if len(now) < m && s.offersTo(p.Node.Addr) {
+		if len(now) < m && s.offers.offersTo(p.Node.Addr, time.Now) {
 			now = append(now, p)
 		} else {
 			backup = append(backup, p)
@@ -71,7 +71,7 @@ func (s *Scheduler) sendBackups(r *request) {
 	r.backup = nil
 	r.AddProbes(b)
 	s.admitted(b)
-	s.stats.BackupsSent += uint64(len(b))
+	s.offers.backups += uint64(len(b))
 	s.enqueueAs(r, b, countHeld(r, b))
 }
 
@@ -93,7 +93,7 @@ func (s *Scheduler) planOffers(r *request, probes []placement.Probe) []int {
 	}
 	var offers []int
 	for k, p := range probes {
-		if !s.offersTo(p.Node.Addr) {
+		if !s.offers.offersTo(p.Node.Addr, time.Now) {
 			continue
 		}
 		i, ok := r.Offer(p.Node.Addr)
@@ -107,13 +107,13 @@ func (s *Scheduler) planOffers(r *request, probes []placement.Probe) []int {
 			}
 		}
 		offers[k] = i
-		if b := s.offerBoot[p.Node.Addr]; b != "" {
+		if b := s.offers.bootOf(p.Node.Addr); b != "" {
 			if r.offerBoot == nil {
 				r.offerBoot = make(map[int]string)
 			}
 			r.offerBoot[i] = b
 		}
-		s.stats.OffersMade++
+		s.offers.made++
 	}
 	return offers
 }
@@ -125,24 +125,6 @@ func (s *Scheduler) planOffers(r *request, probes []placement.Probe) []int {
 // reservations a round trip; a pause, not forever, so that a node monitor
 // whose coordinator is gone takes offers again.
 const guidedOfferPause = 30 * time.Second
-
-// offersTo reports whether the node monitor at addr is offered tasks: it
-// has the method and is not known to be guided. The clock is read only
-// for a node monitor that said it was guided. Called with s.mu held.
-func (s *Scheduler) offersTo(addr string) bool {
-	if s.noOffer[addr] {
-		return false
-	}
-	until, ok := s.guidedUntil[addr]
-	if !ok {
-		return true
-	}
-	if time.Now().Before(until) {
-		return false
-	}
-	delete(s.guidedUntil, addr)
-	return true
-}
 
 // offerCall sends p with task offer offered, and returns the answer;
 // guided is set if the node monitor declined because a coordinator guides
@@ -172,10 +154,10 @@ func (s *Scheduler) offerAnswered(r *request, addr string, offer int, launched b
 		// Declined, or never sent.
 		s.offerDeclined(r, offer)
 	case rpc.IsUnknownMethod(err):
-		s.noOffer[addr] = true
+		s.offers.caps.MarkLacking(addr, methodOffer)
 		s.offerDeclined(r, offer)
 		return true
-	case s.noOfferQuery[addr]:
+	case s.offers.caps.Lacks(addr, methodOfferOutcome):
 		// Sent, and perhaps launched, and the node monitor cannot be
 		// asked: counted launched there.
 		s.offerTaken(r, addr, offer)
@@ -191,7 +173,7 @@ func (s *Scheduler) offerAnswered(r *request, addr string, offer int, launched b
 func (s *Scheduler) offerTaken(r *request, addr string, i int) {
 	r.OfferTaken(addr, i)
 	s.offerDone(r)
-	s.stats.OffersTaken++
+	s.offers.taken++
 	s.launched(r, i, addr, 0)
 	for _, p := range s.forgetLaunched(r) {
 		go s.cancel(r.ID, p.Node.Addr)
@@ -239,8 +221,8 @@ func (s *Scheduler) awaitOffers(r *request) {
 		now := time.Now()
 		if deadline.IsZero() {
 			deadline = now.Add(offerWait)
-			if s.offerWaitHook != nil {
-				s.offerWaitHook()
+			if s.offers.waitHook != nil {
+				s.offers.waitHook()
 			}
 		} else if !now.Before(deadline) {
 			return
@@ -290,26 +272,16 @@ const doubtRetry = 50 * time.Millisecond
 // doubt sets offered task offer of r, sent to addr, aside until the node
 // monitor says whether it took it. Called with s.mu held.
 func (s *Scheduler) doubt(r *request, addr string, offer int) {
-	m := s.doubts[addr]
-	if m == nil {
-		m = make(map[offerDoubt]struct{})
-		s.doubts[addr] = m
-	}
-	m[offerDoubt{r, offer}] = struct{}{}
+	s.offers.doubt(addr, offerDoubt{r, offer})
 	r.doubted++
-	s.stats.OffersInDoubt++
 	go s.resolveOffer(r, addr, offer, doubtRetry, time.Now().Add(maxDoubt))
 }
 
 // settleDoubt forgets offer d on addr, which is in doubt. Called with s.mu
 // held.
 func (s *Scheduler) settleDoubt(addr string, d offerDoubt) {
-	m := s.doubts[addr]
-	delete(m, d)
+	s.offers.settle(addr, d)
 	d.r.doubted--
-	if len(m) == 0 {
-		delete(s.doubts, addr)
-	}
 }
 
 // awaiting returns how many of r's offers await an answer that is not in
@@ -333,7 +305,7 @@ func (s *Scheduler) resolveOffer(r *request, addr string, offer int, wait time.D
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	d := offerDoubt{r, offer}
-	if _, ok := s.doubts[addr][d]; !ok {
+	if !s.offers.inDoubtOn(addr, d) {
 		return // settled by NodeLost
 	}
 	if err == nil && ans == nil {
@@ -344,15 +316,13 @@ func (s *Scheduler) resolveOffer(r *request, addr string, offer int, wait time.D
 		s.settleDoubt(addr, d)
 		sentBoot := r.offerBoot[offer]
 		delete(r.offerBoot, offer)
-		if ans.Boot != "" {
-			s.offerBoot[addr] = ans.Boot
-		}
+		s.offers.setBoot(addr, ans.Boot)
 		switch {
 		case ans.Outcome == sparrowrpc.OFFER_TAKEN:
 			s.offerTaken(r, addr, offer)
 		case ans.Outcome == sparrowrpc.OFFER_DECLINED,
 			ans.Outcome == sparrowrpc.OFFER_UNSEEN && sentBoot != "" && ans.Boot == sentBoot:
-			s.stats.DoubtsDeclined++
+			s.offers.declined++
 			s.offerDeclined(r, offer)
 		default:
 			s.log.Warn().Str("node", addr).Str("request", r.ID).Str("task", r.specs[offer].TaskId).
@@ -360,7 +330,7 @@ func (s *Scheduler) resolveOffer(r *request, addr string, offer int, wait time.D
 			s.offerTaken(r, addr, offer)
 		}
 	case rpc.IsUnknownMethod(err):
-		s.noOfferQuery[addr] = true
+		s.offers.caps.MarkLacking(addr, methodOfferOutcome)
 		s.settleDoubt(addr, d)
 		s.offerTaken(r, addr, offer)
 	case !time.Now().Before(deadline):
@@ -378,9 +348,8 @@ func (s *Scheduler) resolveOffer(r *request, addr string, offer int, wait time.D
 // declared lost, launched there, so that it is reported lost with the
 // node's running tasks: it may have started. Called with s.mu held.
 func (s *Scheduler) settleDoubtsLost(addr string) {
-	for d := range s.doubts[addr] {
+	for _, d := range s.offers.nodeLost(addr) {
 		d.r.doubted--
 		s.offerTaken(d.r, addr, d.offer)
 	}
-	delete(s.doubts, addr)
 }

@@ -84,7 +84,7 @@ func TestPartialOffersSendEverything(t *testing.T) {
 	c := newCluster(t, 8, Config{})
 	c.s.mu.Lock()
 	for _, nm := range c.nms[:7] {
-		c.s.noOffer[nm.addr] = true
+		c.s.offers.caps.MarkLacking(nm.addr, methodOffer)
 	}
 	c.s.mu.Unlock()
 	if err := c.s.SubmitJob(context.Background(), job("job", 2, freeTasks(3)...)); err != nil {
@@ -105,7 +105,7 @@ func TestGetTaskWaitsForOfferAnswers(t *testing.T) {
 	waiting := make(chan struct{})
 	var once sync.Once
 	c.s.mu.Lock()
-	c.s.offerWaitHook = func() { once.Do(func() { close(waiting) }) }
+	c.s.offers.waitHook = func() { once.Do(func() { close(waiting) }) }
 	c.s.mu.Unlock()
 	gate := make(chan struct{})
 	var release sync.Once
@@ -259,7 +259,7 @@ func TestOfferInDoubtUnseen(t *testing.T) {
 			}
 			c.hub.waitUntil(t, "the first job's offers taken", func() bool { return c.s.Stats().OffersTaken == 2 })
 			c.s.mu.Lock()
-			known := len(c.s.offerBoot)
+			known := len(c.s.offers.boot)
 			c.s.mu.Unlock()
 			if known != 2 {
 				t.Fatalf("nonces known for %d node monitors, want 2", known)
@@ -318,7 +318,7 @@ func TestOfferInDoubtWithoutTheQuestion(t *testing.T) {
 	}
 	c.hub.waitUntil(t, "the offer in doubt counted launched", func() bool { return c.s.Stats().OffersTaken == 1 })
 	c.s.mu.Lock()
-	noQuery := c.s.noOfferQuery[nm.addr]
+	noQuery := c.s.offers.caps.Lacks(nm.addr, methodOfferOutcome)
 	c.s.mu.Unlock()
 	if !noQuery {
 		t.Fatal("the node monitor without offerOutcome is not remembered")
@@ -420,11 +420,11 @@ func TestGuidedNodeMonitorsGetPlainReservations(t *testing.T) {
 		c.s.mu.Lock()
 		defer c.s.mu.Unlock()
 		for addr := range paused {
-			if _, ok := c.s.guidedUntil[addr]; !ok {
+			if _, ok := c.s.offers.guidedUntil[addr]; !ok {
 				return false
 			}
 		}
-		return len(c.s.guidedUntil) == len(paused)
+		return len(c.s.offers.guidedUntil) == len(paused)
 	})
 	if err := c.s.SubmitJob(context.Background(), job("second", 2, freeTasks(2)...)); err != nil {
 		t.Fatal(err)
@@ -454,15 +454,15 @@ func TestOffersResumeAfterThePause(t *testing.T) {
 	c.s.mu.Lock()
 	defer c.s.mu.Unlock()
 	now := time.Now()
-	c.s.guidedUntil[addr] = now.Add(guidedOfferPause)
-	if c.s.offersTo(addr) {
+	c.s.offers.pause(addr, now.Add(guidedOfferPause))
+	if c.s.offers.offersTo(addr, time.Now) {
 		t.Fatal("offered to a node monitor in its pause")
 	}
-	c.s.guidedUntil[addr] = now.Add(-time.Millisecond)
-	if !c.s.offersTo(addr) {
+	c.s.offers.pause(addr, now.Add(-time.Millisecond))
+	if !c.s.offers.offersTo(addr, time.Now) {
 		t.Fatal("not offered to once the pause ended")
 	}
-	if _, ok := c.s.guidedUntil[addr]; ok {
+	if _, ok := c.s.offers.guidedUntil[addr]; ok {
 		t.Fatal("an ended pause was kept")
 	}
 }
@@ -484,7 +484,7 @@ func TestGetTaskDoesNotWaitForOffersInDoubt(t *testing.T) {
 	}
 	waits := 0
 	c.s.mu.Lock()
-	c.s.offerWaitHook = func() { waits++ }
+	c.s.offers.waitHook = func() { waits++ }
 	c.s.mu.Unlock()
 	if err := c.s.SubmitJob(context.Background(), job("job", 2, freeTasks(1)...)); err != nil {
 		t.Fatal(err)

@@ -122,25 +122,7 @@ type Scheduler struct {
 	idPrefix  string
 	running   runningBook // tasks running on each node monitor (running.go)
 	fetches   fetchBook   // fetches remembered (fetch.go)
-	// noOffer marks node monitors that answered an offer UNKNOWN_METHOD
-	// (older versions): they get plain reservations (offer.go).
-	noOffer map[string]bool
-	// guidedUntil holds, for node monitors that declined an offer because
-	// a coordinator guides their queues, when to offer them tasks again.
-	guidedUntil map[string]time.Time
-	// noOfferQuery marks node monitors that answered offerOutcome
-	// UNKNOWN_METHOD: an offer in doubt there is counted launched.
-	noOfferQuery map[string]bool
-	// offerBoot holds each node monitor's start nonce from its latest
-	// answer to an offer or a question about one.
-	offerBoot map[string]string
-	// doubts holds, by node monitor, the offers whose calls failed after
-	// they were sent, until the node monitor says whether it took them
-	// (offer.go, resolveOffer).
-	doubts map[string]map[offerDoubt]struct{}
-	// offerWaitHook, if set, is called (with s.mu held) when a getTask
-	// starts waiting for offers' answers; tests use it.
-	offerWaitHook func()
+	offers    offerBook   // what is known of node monitors for offers (offerbook.go)
 
 	// Relaxation of placement preferences (locality.go).
 	now        func() time.Time // the clock; tests replace it
@@ -288,23 +270,18 @@ func New(cfg Config, view NodeView) (*Scheduler, error) {
 		seed = binary.LittleEndian.Uint64(b[:8])
 	}
 	return &Scheduler{
-		cfg:          cfg,
-		self:         self,
-		view:         view,
-		log:          cfg.Log.With().Str("component", "scheduler").Logger(),
-		nodes:        rpc.NewPool(cfg.RPC, sparrowrpc.NewInternalServiceClient),
-		fronts:       rpc.NewPool(cfg.RPC, sparrowrpc.NewFrontendServiceClient),
-		rng:          mrand.New(mrand.NewPCG(seed, seed^0x9e3779b97f4a7c15)),
-		requests:     make(map[string]*request),
-		frontends:    make(map[string]string),
-		noOffer:      make(map[string]bool),
-		guidedUntil:  make(map[string]time.Time),
-		noOfferQuery: make(map[string]bool),
-		offerBoot:    make(map[string]string),
-		doubts:       make(map[string]map[offerDoubt]struct{}),
-		idPrefix:     hex.EncodeToString(b[8:14]),
-		now:          time.Now,
-		relaxWake:    make(chan struct{}, 1),
+		cfg:       cfg,
+		self:      self,
+		view:      view,
+		log:       cfg.Log.With().Str("component", "scheduler").Logger(),
+		nodes:     rpc.NewPool(cfg.RPC, sparrowrpc.NewInternalServiceClient),
+		fronts:    rpc.NewPool(cfg.RPC, sparrowrpc.NewFrontendServiceClient),
+		rng:       mrand.New(mrand.NewPCG(seed, seed^0x9e3779b97f4a7c15)),
+		requests:  make(map[string]*request),
+		frontends: make(map[string]string),
+		idPrefix:  hex.EncodeToString(b[8:14]),
+		now:       time.Now,
+		relaxWake: make(chan struct{}, 1),
 	}, nil
 }
 
@@ -322,6 +299,7 @@ func (s *Scheduler) Stats() Stats {
 	st.ActiveRequests = len(s.requests)
 	s.running.statsInto(&st)
 	st.FetchesAskedAgain = s.fetches.askedAgain
+	s.offers.statsInto(&st)
 	st.Locality.PricesVersion = s.prices.Version
 	st.Locality.PricesFresh = s.pricesFresh(s.now())
 	st.Locality.Relaxing = len(s.relaxQ)
@@ -455,11 +433,9 @@ func (s *Scheduler) enqueueOne(r *request, p placement.Probe, counted bool, offe
 	}
 	s.mu.Lock()
 	if guided {
-		s.guidedUntil[p.Node.Addr] = time.Now().Add(guidedOfferPause)
+		s.offers.pause(p.Node.Addr, time.Now().Add(guidedOfferPause))
 	}
-	if boot != "" {
-		s.offerBoot[p.Node.Addr] = boot
-	}
+	s.offers.setBoot(p.Node.Addr, boot)
 	if offer >= 0 && s.offerAnswered(r, p.Node.Addr, offer, launched, err) {
 		s.mu.Unlock()
 		s.enqueueOne(r, p, counted, -1)
