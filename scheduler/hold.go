@@ -527,7 +527,7 @@ func (s *Scheduler) endHeld(r *request, now time.Time, saturated bool, err error
 		return holdStep{done: true, release: true}
 	}
 	delete(s.requests, r.ID)
-	s.unrelax(r)
+	s.relax.remove(r)
 	h.withdrawn = true
 	s.finishHeld(r.hold, now, false)
 	if saturated {

@@ -108,12 +108,12 @@ func BenchmarkPlanRelaxableSubmission(b *testing.B) {
 				s.requests[id] = r
 				now := s.now()
 				r.loc = newRelaxState(job, now, DefaultLocalityInputBytes)
-				if s.pricesFresh(now) {
+				if s.relax.fresh(now) {
 					s.relaxLocked(r, now, true)
 				}
 				s.scheduleRelax(r, now)
 				delete(s.requests, id)
-				s.unrelax(r)
+				s.relax.remove(r)
 				s.mu.Unlock()
 			}
 		})

@@ -13,7 +13,6 @@ import (
 
 	"github.com/rs/zerolog"
 
-	"github.com/sparrowfleet/sparrow/core/locality"
 	"github.com/sparrowfleet/sparrow/core/placement"
 	"github.com/sparrowfleet/sparrow/internal/rpc"
 	"github.com/sparrowfleet/sparrow/thrift/gen-go/sparrowrpc"
@@ -124,15 +123,8 @@ type Scheduler struct {
 	fetches   fetchBook   // fetches remembered (fetch.go)
 	offers    offerBook   // what is known of node monitors for offers (offerbook.go)
 
-	// Relaxation of placement preferences (locality.go).
-	now        func() time.Time // the clock; tests replace it
-	relaxQ     relaxHeap
-	relaxWake  chan struct{}
-	prices     locality.Prices
-	pricesAt   time.Time
-	havePrices bool
-	repriceDue bool        // newer prices arrived since the last Relax
-	rackIdx    rackIndexes // per app, over the view's current candidates
+	now   func() time.Time // the clock; tests replace it
+	relax relaxer          // relaxation of placement preferences (relaxer.go)
 
 	hold holdBook // held submitJob calls (hold.go)
 	// lastFull is when a node monitor last refused reservations as full.
@@ -281,7 +273,7 @@ func New(cfg Config, view NodeView) (*Scheduler, error) {
 		frontends: make(map[string]string),
 		idPrefix:  hex.EncodeToString(b[8:14]),
 		now:       time.Now,
-		relaxWake: make(chan struct{}, 1),
+		relax:     newRelaxer(cfg.LocalityStale),
 	}, nil
 }
 
@@ -300,9 +292,7 @@ func (s *Scheduler) Stats() Stats {
 	s.running.statsInto(&st)
 	st.FetchesAskedAgain = s.fetches.askedAgain
 	s.offers.statsInto(&st)
-	st.Locality.PricesVersion = s.prices.Version
-	st.Locality.PricesFresh = s.pricesFresh(s.now())
-	st.Locality.Relaxing = len(s.relaxQ)
+	st.Locality = s.relax.snapshot(s.now())
 	st.Hold = s.hold.stats
 	st.Hold.Held = s.hold.held
 	st.Hold.Seconds.Buckets = append([]uint64(nil), s.hold.stats.Seconds.Buckets...)
@@ -384,7 +374,7 @@ func (s *Scheduler) SubmitJob(ctx context.Context, req *sparrowrpc.TSchedulingRe
 	offers := s.planOffers(r, probes)
 	var relaxed []placement.Probe
 	if r.loc != nil {
-		if s.pricesFresh(now) {
+		if s.relax.fresh(now) {
 			relaxed = s.relaxLocked(r, now, true)
 		}
 		s.scheduleRelax(r, now)
@@ -523,7 +513,7 @@ func (s *Scheduler) reprobe(r *request, tasks []placement.Task) {
 	}
 	if err != nil {
 		delete(s.requests, r.ID)
-		s.unrelax(r)
+		s.relax.remove(r)
 		r.gaveUp = err
 		if s.failHeld(r, err) {
 			s.mu.Unlock() // the held call refuses the job with err
@@ -630,7 +620,7 @@ func (s *Scheduler) getTask(requestID, addr string, fetch int64) []*sparrowrpc.T
 // Called with s.mu held.
 func (s *Scheduler) launched(r *request, idx int, addr string, fetch int64) {
 	s.running.track(addr, runningTask{app: r.app, request: r.ID, task: r.specs[idx].TaskId}, fetch)
-	s.countLaunch(r, idx, addr)
+	s.relax.countLaunch(r, idx, addr)
 	s.stats.TasksLaunched++
 }
 
@@ -642,7 +632,7 @@ func (s *Scheduler) forgetLaunched(r *request) []placement.Probe {
 		return nil
 	}
 	delete(s.requests, r.ID)
-	s.unrelax(r)
+	s.relax.remove(r)
 	if s.cfg.NoCancel {
 		return nil
 	}
