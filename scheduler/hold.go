@@ -8,7 +8,7 @@ import (
 	"github.com/sparrowfleet/sparrow/core/placement"
 )
 
-// Holding submitJob calls on a saturated fleet (issue 15, item 1).
+// Holding submitJob calls on a saturated fleet.
 //
 // With Config.MaxHeldJobs > 0, submitJob answers only once the job's
 // reservations are placed: every node monitor sampled for it has accepted
@@ -24,7 +24,7 @@ import (
 // held job). A closed-loop frontend, such as the original Java client
 // with its 8 connections, therefore slows to the fleet's pace by itself.
 // Held jobs are placed in arrival order: only the oldest places rounds
-// unless it is stuck (holdorder.go).
+// unless it is stuck (holdBook).
 //
 // Held calls are bounded: at most Config.MaxHeldJobs at once, each at
 // most Config.MaxHold (below the original client's 60 s socket timeout,
@@ -134,55 +134,6 @@ func (h *HoldHistogram) observe(sec float64) {
 	}
 }
 
-// holdBook is the scheduler's state for held calls. Guarded by s.mu.
-type holdBook struct {
-	held  int          // calls counted in HoldStats.Held
-	queue []*holdState // held calls waiting for a capacity signal, oldest first
-	// order is the calls held for full queues, in arrival order; only
-	// the first still waiting places rounds (holdorder.go).
-	order []*holdState
-	// waited is a moving average of how long held jobs that were placed
-	// waited; it is the refusal's suggested delay.
-	waited time.Duration
-	stats  HoldStats
-}
-
-// holdState is one job's held call. Guarded by s.mu; wake is signalled
-// without it.
-type holdState struct {
-	start   time.Time
-	waiting bool // the submitJob call has not been answered
-	held    bool // counted in holdBook.held
-	pending int  // counted enqueues not yet acknowledged
-	// fail is set when re-placement after unreachable node monitors gave
-	// up with nothing launched: the request is already forgotten.
-	fail error
-	// withdrawn means the job was refused: reservations acknowledged
-	// afterwards are cancelled.
-	withdrawn bool
-	// gone means the call's context ended: the job is answered at once.
-	gone bool
-	next time.Time // the next round, once saturated
-	last time.Time // the last round
-	// progress is when the call was held or, later, one of its
-	// reservations was last accepted (holdorder.go).
-	progress time.Time
-	backoff  time.Duration
-	queued   bool          // in holdBook.queue
-	wake     chan struct{} // capacity 1: something changed
-}
-
-func newHoldState(now time.Time) *holdState {
-	return &holdState{start: now, waiting: true, wake: make(chan struct{}, 1)}
-}
-
-func (h *holdState) signal() {
-	select {
-	case h.wake <- struct{}{}:
-	default:
-	}
-}
-
 // holding reports whether r's submitJob call is still held. Called with
 // s.mu held.
 func holding(r *request) bool { return r.hold != nil && r.hold.waiting }
@@ -266,84 +217,8 @@ func (s *Scheduler) heldGetTask(r *request) {
 	if r != nil && holding(r) && r.Launched() {
 		r.hold.signal()
 	}
-	s.signalHead()
-	s.wakeOldestHeld()
-}
-
-// wakeOldestHeld signals the longest-waiting held call, brought forward to
-// at most holdMinGap after its last round: capacity may have freed.
-// Called with s.mu held.
-func (s *Scheduler) wakeOldestHeld() {
-	hb := &s.hold
-	for len(hb.queue) > 0 {
-		h := hb.queue[0]
-		hb.queue[0] = nil
-		hb.queue = hb.queue[1:]
-		h.queued = false
-		if !h.waiting {
-			continue
-		}
-		if soon := h.last.Add(holdMinGap); h.next.After(soon) {
-			h.next = soon
-		}
-		h.signal()
-		return
-	}
-}
-
-// queueHeld puts held call h in line for a capacity signal. Called with
-// s.mu held.
-func (s *Scheduler) queueHeld(h *holdState) {
-	if h.queued {
-		return
-	}
-	hb := &s.hold
-	if len(hb.queue) > 2*s.cfg.MaxHeldJobs+16 {
-		// Answered calls leave entries behind; drop them.
-		kept := hb.queue[:0]
-		for _, q := range hb.queue {
-			if q.waiting {
-				kept = append(kept, q)
-			} else {
-				q.queued = false
-			}
-		}
-		clear(hb.queue[len(kept):])
-		hb.queue = kept
-	}
-	h.queued = true
-	hb.queue = append(hb.queue, h)
-}
-
-// finishHeld marks held call h answered at now; placed says its job was
-// placed (or admitted). Called with s.mu held.
-func (s *Scheduler) finishHeld(h *holdState, now time.Time, placed bool) {
-	h.waiting = false
-	if !h.held {
-		return
-	}
-	s.signalHead() // the next in line, if h was the head
-	hb := &s.hold
-	hb.held--
-	d := now.Sub(h.start)
-	hb.stats.Seconds.observe(d.Seconds())
-	if placed {
-		if hb.waited == 0 {
-			hb.waited = d
-		} else {
-			hb.waited = (4*hb.waited + d) / 5
-		}
-	}
-}
-
-// retryAfter is the delay a saturation refusal suggests. Called with s.mu
-// held.
-func (s *Scheduler) retryAfter() time.Duration {
-	d := s.hold.waited
-	if d == 0 {
-		d = retryAfterDefault
-	}
-	return min(max(d, retryAfterMin), s.cfg.MaxHold).Round(time.Millisecond)
+	s.hold.signalHead()
+	s.hold.wakeOldest()
 }
 
 // holdStep is what one look at a held job decided.
@@ -423,13 +298,13 @@ func (s *Scheduler) stepHeld(r *request, now time.Time) holdStep {
 	if h.fail != nil && r.Unlaunched() < len(r.specs) {
 		// Re-placement gave up after an offered task launched: the job
 		// is accepted and its other tasks reported failed.
-		s.finishHeld(r.hold, now, true)
+		s.hold.finish(r.hold, now, true)
 		go s.failUnlaunched(r, h.fail)
 		return holdStep{done: true}
 	}
 	if h.fail != nil {
 		h.withdrawn = true
-		s.finishHeld(r.hold, now, false)
+		s.hold.finish(r.hold, now, false)
 		cancel := r.Outstanding()
 		s.stats.Cancellations += uint64(len(cancel))
 		return holdStep{done: true, err: incomplete("app %q: %v", r.app, h.fail), cancel: cancel}
@@ -437,7 +312,7 @@ func (s *Scheduler) stepHeld(r *request, now time.Time) holdStep {
 	if s.requests[r.ID] != r || r.Launched() {
 		// Every task launched, or re-placement gave up after some had
 		// and reported the rest failed: the job was accepted.
-		s.finishHeld(r.hold, now, true)
+		s.hold.finish(r.hold, now, true)
 		return holdStep{done: true}
 	}
 	if h.pending > 0 {
@@ -445,22 +320,15 @@ func (s *Scheduler) stepHeld(r *request, now time.Time) holdStep {
 	}
 	uncovered := r.Uncovered()
 	if len(uncovered) == 0 {
-		s.finishHeld(r.hold, now, true)
+		s.hold.finish(r.hold, now, true)
 		return holdStep{done: true}
 	}
 	// Saturated: reservations were refused as full and none is in flight.
-	hb := &s.hold
 	var over string
 	if !h.held {
-		if hb.held >= s.cfg.MaxHeldJobs {
-			over = fmt.Sprintf("%d submitJob calls are already held, the most allowed (--max-held-jobs)", hb.held)
-		} else {
-			h.held = true
-			hb.held++
-			hb.stats.Holds++
-			h.backoff = holdRetryMin
+		if over = s.hold.hold(h); over == "" {
 			h.progress = now
-			s.orderHeld(h)
+			s.hold.order(h)
 		}
 	}
 	if over == "" && (h.gone || now.Sub(h.start) >= s.cfg.MaxHold) {
@@ -468,16 +336,16 @@ func (s *Scheduler) stepHeld(r *request, now time.Time) holdStep {
 	}
 	if over != "" {
 		return s.endHeld(r, now, true, incomplete("fleet saturated: node monitors refused request %q's reservations as full and %s; retry after %v",
-			r.ID, over, s.retryAfter()))
+			r.ID, over, s.hold.retryAfter()))
 	}
 	if now.Before(h.next) {
-		s.queueHeld(h)
+		s.hold.queueSignal(h)
 		return holdStep{next: h.next}
 	}
-	if !s.mayPlaceHeld(h, now) {
+	if !s.hold.mayPlace(h, now) {
 		// An older held call goes first; look again when it could be
 		// stuck, unless signalled sooner (holdorder.go).
-		s.queueHeld(h)
+		s.hold.queueSignal(h)
 		return holdStep{next: now.Add(holdHeadStuck)}
 	}
 	var all, fresh []placement.Node
@@ -507,7 +375,7 @@ func (s *Scheduler) stepHeld(r *request, now time.Time) holdStep {
 	jitter := time.Duration(s.rng.Int64N(int64(h.backoff)/2 + 1))
 	h.next = now.Add(h.backoff/2 + jitter)
 	h.backoff = min(2*h.backoff, holdRetryMax)
-	hb.stats.Rounds++
+	s.hold.stats.Rounds++
 	return holdStep{send: probes}
 }
 
@@ -522,14 +390,14 @@ func (s *Scheduler) endHeld(r *request, now time.Time, saturated bool, err error
 		return holdStep{}
 	}
 	if r.Unlaunched() < len(r.specs) {
-		s.finishHeld(r.hold, now, false)
+		s.hold.finish(r.hold, now, false)
 		s.hold.stats.Released++
 		return holdStep{done: true, release: true}
 	}
 	delete(s.requests, r.ID)
 	s.relax.remove(r)
 	h.withdrawn = true
-	s.finishHeld(r.hold, now, false)
+	s.hold.finish(r.hold, now, false)
 	if saturated {
 		s.hold.stats.Refused++
 	}

@@ -70,7 +70,7 @@ func (s *Scheduler) sendBackups(r *request) {
 	}
 	r.backup = nil
 	r.AddProbes(b)
-	s.admitted(b)
+	s.adm.admitted(b)
 	s.offers.backups += uint64(len(b))
 	s.enqueueAs(r, b, countHeld(r, b))
 }

@@ -7,6 +7,7 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"iter"
 	mrand "math/rand/v2"
 	"sync"
 	"time"
@@ -126,10 +127,8 @@ type Scheduler struct {
 	now   func() time.Time // the clock; tests replace it
 	relax relaxer          // relaxation of placement preferences (relaxer.go)
 
-	hold holdBook // held submitJob calls (hold.go)
-	// lastFull is when a node monitor last refused reservations as full.
-	lastFull time.Time
-	adm      admissionBook // node loads for admission (admission.go)
+	hold holdBook      // held submitJob calls (holdbook.go)
+	adm  admissionBook // node loads for admission (admission.go)
 
 	links linkBook // links to frontends (frontendlink.go); see linkBook()
 
@@ -274,6 +273,8 @@ func New(cfg Config, view NodeView) (*Scheduler, error) {
 		idPrefix:  hex.EncodeToString(b[8:14]),
 		now:       time.Now,
 		relax:     newRelaxer(cfg.LocalityStale),
+		hold:      holdBook{maxHeld: cfg.MaxHeldJobs, maxHold: cfg.MaxHold},
+		adm:       admissionBook{maxWait: cfg.MaxQueueWait, stale: cfg.LoadStale, share: 1 / cfg.ProbeRatio},
 	}, nil
 }
 
@@ -293,9 +294,8 @@ func (s *Scheduler) Stats() Stats {
 	st.FetchesAskedAgain = s.fetches.askedAgain
 	s.offers.statsInto(&st)
 	st.Locality = s.relax.snapshot(s.now())
-	st.Hold = s.hold.stats
-	st.Hold.Held = s.hold.held
-	st.Hold.Seconds.Buckets = append([]uint64(nil), s.hold.stats.Seconds.Buckets...)
+	st.Hold = s.hold.snapshot()
+	st.Hold.LoadReports = s.adm.reportsTaken
 	st.Frontend = s.links.snapshot(len(s.frontends))
 	return st
 }
@@ -368,7 +368,7 @@ func (s *Scheduler) SubmitJob(ctx context.Context, req *sparrowrpc.TSchedulingRe
 	}
 	probes, r.backup = s.splitBackups(r, probes)
 	r.AddProbes(probes)
-	s.admitted(probes)
+	s.adm.admitted(probes)
 	counted := countHeld(r, probes)
 	s.requests[id] = r
 	offers := s.planOffers(r, probes)
@@ -445,7 +445,7 @@ func (s *Scheduler) enqueueOne(r *request, p placement.Probe, counted bool, offe
 	}
 	s.stats.Reservations += uint64(p.Count)
 	if err == nil && !accepted {
-		s.lastFull = s.now() // the fleet is saturated (sweep.go)
+		s.hold.sawFull(s.now()) // the fleet is saturated (sweep.go)
 	}
 	if handled, withdraw := s.enqueued(r, p, counted, accepted, err); handled {
 		if withdraw {
@@ -532,6 +532,20 @@ func (s *Scheduler) reprobe(r *request, tasks []placement.Task) {
 	counted := countHeld(r, probes)
 	s.mu.Unlock()
 	s.enqueueAs(r, probes, counted)
+}
+
+// outstanding yields the reservations of every live request not yet
+// answered. Runs under s.mu.
+func (s *Scheduler) outstanding() iter.Seq[placement.Probe] {
+	return func(yield func(placement.Probe) bool) {
+		for _, r := range s.requests {
+			for _, p := range r.Outstanding() {
+				if !yield(p) {
+					return
+				}
+			}
+		}
+	}
 }
 
 // failUnlaunched tells the frontend that r's unlaunched tasks will not run.

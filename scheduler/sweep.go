@@ -25,7 +25,7 @@ func (s *Scheduler) Sweep(now time.Time) {
 		return
 	}
 	s.mu.Lock()
-	saturated := !s.lastFull.IsZero() && now.Sub(s.lastFull) < s.cfg.ReservationTimeout
+	saturated := s.hold.saturated(now, s.cfg.ReservationTimeout)
 	var due []*request
 	for _, r := range s.requests {
 		if !r.deadline.IsZero() && now.After(r.deadline) && !r.Launched() {
