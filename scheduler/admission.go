@@ -348,20 +348,11 @@ func (s *Scheduler) admit(ctx context.Context, app string, cons []placement.Cons
 	}
 }
 
-// headLocked returns the oldest job held by admission whose call still
-// waits, dropping answered ones, or nil.
-func (a *admissionBook) head() *holdState {
-	for len(a.queue) > 0 && !a.queue[0].waiting {
-		a.queue[0] = nil
-		a.queue = a.queue[1:]
-	}
-	if len(a.queue) == 0 {
-		return nil
-	}
-	return a.queue[0]
-}
+// head returns the oldest job held by admission whose call still waits,
+// dropping answered ones, or nil.
+func (a *admissionBook) head() *holdState { return firstWaiting(&a.queue) }
 
-// nextLocked lets the oldest job still held by admission look at the
+// next lets the oldest job still held by admission look at the
 // estimate at once: one ahead of it was just admitted or refused (and
 // answered: holdBook.finish).
 func (a *admissionBook) next() {

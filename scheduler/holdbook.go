@@ -118,15 +118,19 @@ func (b *holdBook) order(h *holdState) {
 
 // head returns the oldest call held for full queues still waiting, or
 // nil.
-func (b *holdBook) head() *holdState {
-	for len(b.arrivals) > 0 && !b.arrivals[0].waiting {
-		b.arrivals[0] = nil
-		b.arrivals = b.arrivals[1:]
+func (b *holdBook) head() *holdState { return firstWaiting(&b.arrivals) }
+
+// firstWaiting drops the answered calls from the front of *q and returns
+// the first still waiting, or nil.
+func firstWaiting(q *[]*holdState) *holdState {
+	for len(*q) > 0 && !(*q)[0].waiting {
+		(*q)[0] = nil
+		*q = (*q)[1:]
 	}
-	if len(b.arrivals) == 0 {
+	if len(*q) == 0 {
 		return nil
 	}
-	return b.arrivals[0]
+	return (*q)[0]
 }
 
 // mayPlace reports whether held call h may place a round at now: it is
