@@ -113,16 +113,15 @@ type Scheduler struct {
 	nodes  *rpc.Pool[*sparrowrpc.InternalServiceClient]
 	fronts *rpc.Pool[*sparrowrpc.FrontendServiceClient]
 
-	mu        sync.Mutex
-	rng       *mrand.Rand
-	sampler   placement.Sampler
-	requests  map[string]*request
-	frontends map[string]string // app -> FrontendService address
-	nextID    uint64
-	idPrefix  string
-	running   runningBook // tasks running on each node monitor (running.go)
-	fetches   fetchBook   // fetches remembered (fetch.go)
-	offers    offerBook   // what is known of node monitors for offers (offerbook.go)
+	mu       sync.Mutex
+	rng      *mrand.Rand
+	sampler  placement.Sampler
+	requests map[string]*request
+	nextID   uint64
+	idPrefix string
+	running  runningBook // tasks running on each node monitor (running.go)
+	fetches  fetchBook   // fetches remembered (fetch.go)
+	offers   offerBook   // what is known of node monitors for offers (offerbook.go)
 
 	now   func() time.Time // the clock; tests replace it
 	relax relaxer          // relaxation of placement preferences (relaxer.go)
@@ -130,7 +129,7 @@ type Scheduler struct {
 	hold holdBook      // held submitJob calls (holdbook.go)
 	adm  admissionBook // node loads for admission (admission.go)
 
-	links linkBook // links to frontends (frontendlink.go); see linkBook()
+	front frontendBook // frontends and the links to them (frontendbook.go)
 
 	stats Stats
 }
@@ -260,22 +259,28 @@ func New(cfg Config, view NodeView) (*Scheduler, error) {
 	if seed == 0 {
 		seed = binary.LittleEndian.Uint64(b[:8])
 	}
-	return &Scheduler{
-		cfg:       cfg,
-		self:      self,
-		view:      view,
-		log:       cfg.Log.With().Str("component", "scheduler").Logger(),
-		nodes:     rpc.NewPool(cfg.RPC, sparrowrpc.NewInternalServiceClient),
-		fronts:    rpc.NewPool(cfg.RPC, sparrowrpc.NewFrontendServiceClient),
-		rng:       mrand.New(mrand.NewPCG(seed, seed^0x9e3779b97f4a7c15)),
-		requests:  make(map[string]*request),
-		frontends: make(map[string]string),
-		idPrefix:  hex.EncodeToString(b[8:14]),
-		now:       time.Now,
-		relax:     newRelaxer(cfg.LocalityStale),
-		hold:      holdBook{maxHeld: cfg.MaxHeldJobs, maxHold: cfg.MaxHold},
-		adm:       admissionBook{maxWait: cfg.MaxQueueWait, stale: cfg.LoadStale, share: 1 / cfg.ProbeRatio},
-	}, nil
+	s := &Scheduler{
+		cfg:      cfg,
+		self:     self,
+		view:     view,
+		log:      cfg.Log.With().Str("component", "scheduler").Logger(),
+		nodes:    rpc.NewPool(cfg.RPC, sparrowrpc.NewInternalServiceClient),
+		fronts:   rpc.NewPool(cfg.RPC, sparrowrpc.NewFrontendServiceClient),
+		rng:      mrand.New(mrand.NewPCG(seed, seed^0x9e3779b97f4a7c15)),
+		requests: make(map[string]*request),
+		idPrefix: hex.EncodeToString(b[8:14]),
+		now:      time.Now,
+		relax:    newRelaxer(cfg.LocalityStale),
+		hold:     holdBook{maxHeld: cfg.MaxHeldJobs, maxHold: cfg.MaxHold},
+		adm:      admissionBook{maxWait: cfg.MaxQueueWait, stale: cfg.LoadStale, share: 1 / cfg.ProbeRatio},
+	}
+	s.front = newFrontendBook(cfg.FrontendMaxInflight, cfg.FrontendDeadAfter, func(d time.Duration) time.Duration {
+		if d <= 0 {
+			return 0
+		}
+		return time.Duration(s.rng.Int64N(int64(d))) // under s.mu, as every call of the book
+	})
+	return s, nil
 }
 
 // Close releases the scheduler's connections.
@@ -296,7 +301,7 @@ func (s *Scheduler) Stats() Stats {
 	st.Locality = s.relax.snapshot(s.now())
 	st.Hold = s.hold.snapshot()
 	st.Hold.LoadReports = s.adm.reportsTaken
-	st.Frontend = s.links.snapshot(len(s.frontends))
+	st.Frontend = s.front.snapshot()
 	return st
 }
 
