@@ -254,14 +254,14 @@ func (a *admissionBook) admitted(probes []placement.Probe) {
 func (s *Scheduler) ObserveLoad(addr string, rep LoadReport, now time.Time) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	s.adm.refreshOwn(now, s.outstanding())
+	s.adm.refreshOwn(now, s.book.outstanding())
 	s.adm.observe(addr, rep, s.running.on(addr), now)
 }
 
 // saturatedLocked reports whether a job of m tasks over candidates is
 // saturated at now. Runs under s.mu.
 func (s *Scheduler) saturatedLocked(candidates []placement.Node, m int, now time.Time) bool {
-	s.adm.refreshOwn(now, s.outstanding())
+	s.adm.refreshOwn(now, s.book.outstanding())
 	return s.adm.saturated(candidates, m, now, s.running.on)
 }
 

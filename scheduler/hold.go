@@ -179,7 +179,7 @@ func (s *Scheduler) enqueued(r *request, p placement.Probe, counted, accepted bo
 		h.pending--
 		h.signal()
 	}
-	live := s.requests[r.ID] == r
+	live := s.book.live(r)
 	switch {
 	case err == nil && accepted:
 		if h.waiting {
@@ -253,7 +253,7 @@ func (s *Scheduler) await(ctx context.Context, r *request) error {
 		}
 		if st.release {
 			s.mu.Lock()
-			if s.requests[r.ID] == r {
+			if s.book.live(r) {
 				s.reprobe(r, r.Uncovered())
 			} else {
 				s.mu.Unlock()
@@ -290,7 +290,7 @@ func (s *Scheduler) await(ctx context.Context, r *request) error {
 // round of reservations, or wait. Called with s.mu held.
 func (s *Scheduler) stepHeld(r *request, now time.Time) holdStep {
 	h := r.hold
-	if r.Offered() > 0 && (h.fail != nil || s.requests[r.ID] != r) {
+	if r.Offered() > 0 && (h.fail != nil || !s.book.live(r)) {
 		// A task offered may yet launch: refuse the job, or accept it,
 		// once every offer is answered (offerDone signals).
 		return holdStep{}
@@ -309,7 +309,7 @@ func (s *Scheduler) stepHeld(r *request, now time.Time) holdStep {
 		s.stats.Cancellations += uint64(len(cancel))
 		return holdStep{done: true, err: incomplete("app %q: %v", r.app, h.fail), cancel: cancel}
 	}
-	if s.requests[r.ID] != r || r.Launched() {
+	if !s.book.live(r) || r.Launched() {
 		// Every task launched, or re-placement gave up after some had
 		// and reported the rest failed: the job was accepted.
 		s.hold.finish(r.hold, now, true)
@@ -394,7 +394,7 @@ func (s *Scheduler) endHeld(r *request, now time.Time, saturated bool, err error
 		s.hold.stats.Released++
 		return holdStep{done: true, release: true}
 	}
-	delete(s.requests, r.ID)
+	s.book.remove(r)
 	s.relax.remove(r)
 	h.withdrawn = true
 	s.hold.finish(r.hold, now, false)

@@ -200,7 +200,7 @@ func (s *Scheduler) Relax(now time.Time) {
 	s.mu.Lock()
 	due, fresh := s.relax.due(now)
 	for _, r := range due {
-		if s.requests[r.ID] != r || r.Launched() {
+		if !s.book.live(r) || r.Launched() {
 			continue
 		}
 		if probes := s.relaxLocked(r, now, fresh); len(probes) > 0 {
@@ -304,7 +304,7 @@ func (s *Scheduler) SetPrices(p locality.Prices, at time.Time) bool {
 // scheduleRelax queues r, if it is live, for its next delay step, or
 // takes it off the queue. Runs under s.mu.
 func (s *Scheduler) scheduleRelax(r *request, now time.Time) {
-	if s.requests[r.ID] != r {
+	if !s.book.live(r) {
 		s.relax.remove(r)
 		return
 	}

@@ -43,7 +43,7 @@ func benchRelaxing(b *testing.B, n int) (*Scheduler, locality.Prices) {
 		r := &request{Request: placement.NewRequest(id, job.Tasks), app: app, ratio: 2}
 		r.loc = newRelaxState(job, now, DefaultLocalityInputBytes)
 		s.mu.Lock()
-		s.requests[id] = r
+		s.book.add(r)
 		s.scheduleRelax(r, now)
 		s.mu.Unlock()
 	}
@@ -105,14 +105,14 @@ func BenchmarkPlanRelaxableSubmission(b *testing.B) {
 				}
 				r := &request{Request: placement.NewRequest(id, job.Tasks), app: app, ratio: 2}
 				r.AddProbes(probes)
-				s.requests[id] = r
+				s.book.add(r)
 				now := s.now()
 				r.loc = newRelaxState(job, now, DefaultLocalityInputBytes)
 				if s.relax.fresh(now) {
 					s.relaxLocked(r, now, true)
 				}
 				s.scheduleRelax(r, now)
-				delete(s.requests, id)
+				s.book.remove(r)
 				s.relax.remove(r)
 				s.mu.Unlock()
 			}

@@ -84,25 +84,13 @@ func (s *Scheduler) TasksFinished(ctx context.Context, nm *sparrowrpc.THostPort,
 // node monitor is not coming back (the daemon waits NodeLostGrace).
 func (s *Scheduler) NodeGone(addr string) {
 	s.mu.Lock()
-	affected := s.holdingLocked(addr)
+	affected := s.book.holding(addr)
 	s.mu.Unlock()
 	if len(affected) > 0 {
 		s.log.Warn().Str("node", addr).Int("requests_replaced", len(affected)).
 			Msg("node monitor gone; its reservations placed elsewhere")
 	}
 	s.replaceAll(affected, addr)
-}
-
-// holdingLocked returns the requests holding reservations on addr. Called
-// with s.mu held.
-func (s *Scheduler) holdingLocked(addr string) []*request {
-	var out []*request
-	for _, r := range s.requests {
-		if r.Holds(addr) {
-			out = append(out, r)
-		}
-	}
-	return out
 }
 
 // replaceAll places the reservations each request held on addr elsewhere.
@@ -129,7 +117,7 @@ func (s *Scheduler) NodeLost(addr string) {
 	for _, fetch := range lost {
 		s.fetches.forget(addr, fetch)
 	}
-	affected := s.holdingLocked(addr)
+	affected := s.book.holding(addr)
 	s.mu.Unlock()
 
 	if len(lost) > 0 || len(affected) > 0 {

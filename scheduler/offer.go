@@ -65,7 +65,7 @@ func (s *Scheduler) splitBackups(r *request, probes []placement.Probe) (now, bac
 // is still placing. Called with s.mu held.
 func (s *Scheduler) sendBackups(r *request) {
 	b := r.backup
-	if b == nil || s.requests[r.ID] != r {
+	if b == nil || !s.book.live(r) {
 		return
 	}
 	r.backup = nil
@@ -189,7 +189,7 @@ func (s *Scheduler) offerDeclined(r *request, i int) {
 	s.offerDone(r)
 	s.sendBackups(r)
 	refusing := r.hold != nil && r.hold.fail != nil // no message for a refused job
-	if s.requests[r.ID] != r && r.gaveUp != nil && !refusing {
+	if !s.book.live(r) && r.gaveUp != nil && !refusing {
 		spec := r.specs[i]
 		id := &sparrowrpc.TFullTaskId{TaskId: spec.TaskId, RequestId: r.ID, AppId: r.app, SchedulerAddress: s.self}
 		cause := r.gaveUp
@@ -217,7 +217,7 @@ func (s *Scheduler) offerDone(r *request) {
 // held.
 func (s *Scheduler) awaitOffers(r *request) {
 	var deadline time.Time
-	for s.requests[r.ID] == r && awaiting(r) > 0 {
+	for s.book.live(r) && awaiting(r) > 0 {
 		now := time.Now()
 		if deadline.IsZero() {
 			deadline = now.Add(offerWait)

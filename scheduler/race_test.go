@@ -76,7 +76,7 @@ func TestGiveUpWhileOfferSettles(t *testing.T) {
 	}
 	r.reprobe = maxReprobes // the next round gives up
 	s.mu.Lock()
-	s.requests[r.ID] = r
+	s.book.add(r)
 	s.mu.Unlock()
 
 	settled := make(chan struct{})

@@ -7,7 +7,6 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
-	"iter"
 	mrand "math/rand/v2"
 	"sync"
 	"time"
@@ -113,15 +112,13 @@ type Scheduler struct {
 	nodes  *rpc.Pool[*sparrowrpc.InternalServiceClient]
 	fronts *rpc.Pool[*sparrowrpc.FrontendServiceClient]
 
-	mu       sync.Mutex
-	rng      *mrand.Rand
-	sampler  placement.Sampler
-	requests map[string]*request
-	nextID   uint64
-	idPrefix string
-	running  runningBook // tasks running on each node monitor (running.go)
-	fetches  fetchBook   // fetches remembered (fetch.go)
-	offers   offerBook   // what is known of node monitors for offers (offerbook.go)
+	mu      sync.Mutex
+	rng     *mrand.Rand
+	sampler placement.Sampler
+	book    requestBook // live requests (requests.go)
+	running runningBook // tasks running on each node monitor (running.go)
+	fetches fetchBook   // fetches remembered (fetch.go)
+	offers  offerBook   // what is known of node monitors for offers (offerbook.go)
 
 	now   func() time.Time // the clock; tests replace it
 	relax relaxer          // relaxation of placement preferences (relaxer.go)
@@ -132,43 +129,6 @@ type Scheduler struct {
 	front frontendBook // frontends and the links to them (frontendbook.go)
 
 	stats Stats
-}
-
-// request is a submitted job's state while any task is unlaunched.
-type request struct {
-	*placement.Request
-	app     string
-	cons    []placement.Constraint
-	user    *sparrowrpc.TUserGroupInfo
-	specs   []*sparrowrpc.TTaskSpec
-	ratio   float64
-	failed  map[string]bool // nodes whose enqueue failed or that were lost
-	reprobe int
-	// deadline is when unlaunched tasks get extra reservations elsewhere,
-	// in case a node monitor holds its reservation but never asks.
-	deadline time.Time
-	// loc is the state of tasks that may relax their preferences, nil
-	// if none may.
-	loc *relaxState
-	// hold is the submitJob call waiting for the reservations to be
-	// placed (hold.go), nil when holding is disabled. Set before r is
-	// published and never replaced, so it may be read without s.mu.
-	hold *holdState
-	// offerWake, if set, is closed when one of the tasks offered with
-	// reservations is answered (offer.go).
-	offerWake chan struct{}
-	// offerBoot holds, by offered task, the start nonce its node monitor
-	// last gave before the offer was sent ("" if none), to judge an
-	// "unseen" answer about it (offer.go, resolveOffer).
-	offerBoot map[int]string
-	// doubted counts r's offers in doubt (offer.go, doubt).
-	doubted int
-	// gaveUp is why re-placement gave up and reported the unlaunched
-	// tasks failed; set when r is dropped so.
-	gaveUp error
-	// backup holds the reservations kept back while every task is
-	// offered, sent only if an offer is declined (offer.go).
-	backup []placement.Probe
 }
 
 // Stats counts what a scheduler has done; read with Stats().
@@ -260,19 +220,18 @@ func New(cfg Config, view NodeView) (*Scheduler, error) {
 		seed = binary.LittleEndian.Uint64(b[:8])
 	}
 	s := &Scheduler{
-		cfg:      cfg,
-		self:     self,
-		view:     view,
-		log:      cfg.Log.With().Str("component", "scheduler").Logger(),
-		nodes:    rpc.NewPool(cfg.RPC, sparrowrpc.NewInternalServiceClient),
-		fronts:   rpc.NewPool(cfg.RPC, sparrowrpc.NewFrontendServiceClient),
-		rng:      mrand.New(mrand.NewPCG(seed, seed^0x9e3779b97f4a7c15)),
-		requests: make(map[string]*request),
-		idPrefix: hex.EncodeToString(b[8:14]),
-		now:      time.Now,
-		relax:    newRelaxer(cfg.LocalityStale),
-		hold:     holdBook{maxHeld: cfg.MaxHeldJobs, maxHold: cfg.MaxHold},
-		adm:      admissionBook{maxWait: cfg.MaxQueueWait, stale: cfg.LoadStale, share: 1 / cfg.ProbeRatio},
+		cfg:    cfg,
+		self:   self,
+		view:   view,
+		log:    cfg.Log.With().Str("component", "scheduler").Logger(),
+		nodes:  rpc.NewPool(cfg.RPC, sparrowrpc.NewInternalServiceClient),
+		fronts: rpc.NewPool(cfg.RPC, sparrowrpc.NewFrontendServiceClient),
+		rng:    mrand.New(mrand.NewPCG(seed, seed^0x9e3779b97f4a7c15)),
+		book:   newRequestBook(hex.EncodeToString(b[8:14])),
+		now:    time.Now,
+		relax:  newRelaxer(cfg.LocalityStale),
+		hold:   holdBook{maxHeld: cfg.MaxHeldJobs, maxHold: cfg.MaxHold},
+		adm:    admissionBook{maxWait: cfg.MaxQueueWait, stale: cfg.LoadStale, share: 1 / cfg.ProbeRatio},
 	}
 	s.front = newFrontendBook(cfg.FrontendMaxInflight, cfg.FrontendDeadAfter, func(d time.Duration) time.Duration {
 		if d <= 0 {
@@ -294,7 +253,7 @@ func (s *Scheduler) Stats() Stats {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	st := s.stats
-	st.ActiveRequests = len(s.requests)
+	st.ActiveRequests = s.book.len()
 	s.running.statsInto(&st)
 	st.FetchesAskedAgain = s.fetches.askedAgain
 	s.offers.statsInto(&st)
@@ -340,16 +299,10 @@ func (s *Scheduler) SubmitJob(ctx context.Context, req *sparrowrpc.TSchedulingRe
 		s.mu.Unlock()
 		return err
 	}
-	id := job.RequestID
-	if id == "" {
-		// A frontend may have chosen an id that looks like ours; skip it.
-		for id == "" || s.requests[id] != nil {
-			s.nextID++
-			id = fmt.Sprintf("%s-%d", s.idPrefix, s.nextID)
-		}
-	} else if _, dup := s.requests[id]; dup {
+	id, err := s.book.newID(job.RequestID)
+	if err != nil {
 		s.mu.Unlock()
-		return incomplete("request id %q is already in use", id)
+		return incomplete("%v", err)
 	}
 	probes, err := s.sampler.Plan(s.rng, candidates, job.Tasks, job.ProbeRatio)
 	if err != nil {
@@ -375,7 +328,7 @@ func (s *Scheduler) SubmitJob(ctx context.Context, req *sparrowrpc.TSchedulingRe
 	r.AddProbes(probes)
 	s.adm.admitted(probes)
 	counted := countHeld(r, probes)
-	s.requests[id] = r
+	s.book.add(r)
 	offers := s.planOffers(r, probes)
 	var relaxed []placement.Probe
 	if r.loc != nil {
@@ -436,7 +389,7 @@ func (s *Scheduler) enqueueOne(r *request, p placement.Probe, counted bool, offe
 		s.enqueueOne(r, p, counted, -1)
 		return
 	}
-	if errors.Is(err, rpc.ErrBusy) && s.requests[r.ID] == r {
+	if errors.Is(err, rpc.ErrBusy) && s.book.live(r) {
 		// The call never left: every connection of our own pool to the
 		// node was in use. That says nothing about the node, so it is not
 		// struck off for the request (a task whose preferred nodes were
@@ -476,7 +429,7 @@ func (s *Scheduler) enqueueOne(r *request, p placement.Probe, counted bool, offe
 // probes again for the tasks left without one. Called with s.mu held;
 // releases it.
 func (s *Scheduler) replace(r *request, addr string) {
-	if s.requests[r.ID] != r {
+	if !s.book.live(r) {
 		s.mu.Unlock()
 		return
 	}
@@ -517,7 +470,7 @@ func (s *Scheduler) reprobe(r *request, tasks []placement.Task) {
 		probes, err = s.sampler.Plan(s.rng, candidates, tasks, r.ratio)
 	}
 	if err != nil {
-		delete(s.requests, r.ID)
+		s.book.remove(r)
 		s.relax.remove(r)
 		r.gaveUp = err
 		if s.failHeld(r, err) {
@@ -537,20 +490,6 @@ func (s *Scheduler) reprobe(r *request, tasks []placement.Task) {
 	counted := countHeld(r, probes)
 	s.mu.Unlock()
 	s.enqueueAs(r, probes, counted)
-}
-
-// outstanding yields the reservations of every live request not yet
-// answered. Runs under s.mu.
-func (s *Scheduler) outstanding() iter.Seq[placement.Probe] {
-	return func(yield func(placement.Probe) bool) {
-		for _, r := range s.requests {
-			for _, p := range r.Outstanding() {
-				if !yield(p) {
-					return
-				}
-			}
-		}
-	}
 }
 
 // failUnlaunched tells the frontend that r's unlaunched tasks will not run.
@@ -583,10 +522,10 @@ func (s *Scheduler) GetTask(ctx context.Context, requestID string, nm *sparrowrp
 // (0: a getTask), which it records in s.fetches with the task handed out.
 func (s *Scheduler) getTask(requestID, addr string, fetch int64) []*sparrowrpc.TTaskLaunchSpec {
 	s.mu.Lock()
-	r, ok := s.requests[requestID]
+	r, ok := s.book.get(requestID)
 	if ok && awaiting(r) > 0 {
 		s.awaitOffers(r)
-		r, ok = s.requests[requestID]
+		r, ok = s.book.get(requestID)
 	}
 	if !ok {
 		s.stats.EmptyGetTasks++
@@ -622,7 +561,7 @@ func (s *Scheduler) getTask(requestID, addr string, fetch int64) []*sparrowrpc.T
 	}
 	if len(strand) > 0 {
 		s.mu.Lock()
-		if s.requests[requestID] == r {
+		if s.book.live(r) {
 			s.reprobe(r, r.Uncovered())
 		} else {
 			s.mu.Unlock()
@@ -647,10 +586,9 @@ func (s *Scheduler) launched(r *request, idx int, addr string, fetch int64) {
 // leftover reservations to cancel (none with NoCancel). Called with s.mu
 // held.
 func (s *Scheduler) forgetLaunched(r *request) []placement.Probe {
-	if !r.Launched() || s.requests[r.ID] != r {
+	if !r.Launched() || !s.book.remove(r) {
 		return nil
 	}
-	delete(s.requests, r.ID)
 	s.relax.remove(r)
 	if s.cfg.NoCancel {
 		return nil

@@ -924,7 +924,7 @@ func TestGeneratedRequestIDsAreDistinct(t *testing.T) {
 func TestGeneratedRequestIDSkipsClientChosenIDs(t *testing.T) {
 	c := newCluster(t, 2, Config{})
 	c.s.mu.Lock()
-	next := fmt.Sprintf("%s-%d", c.s.idPrefix, c.s.nextID+1)
+	next := fmt.Sprintf("%s-%d", c.s.book.idPrefix, c.s.book.nextID+1)
 	c.s.mu.Unlock()
 
 	first := []*sparrowrpc.TTaskSpec{{TaskId: "first-job-task"}}

@@ -26,16 +26,10 @@ func (s *Scheduler) Sweep(now time.Time) {
 	}
 	s.mu.Lock()
 	saturated := s.hold.saturated(now, s.cfg.ReservationTimeout)
-	var due []*request
-	for _, r := range s.requests {
-		if !r.deadline.IsZero() && now.After(r.deadline) && !r.Launched() {
-			r.deadline = now.Add(s.cfg.ReservationTimeout)
-			if saturated {
-				s.stats.SweepsSaturated++
-				continue
-			}
-			due = append(due, r)
-		}
+	due := s.book.overdue(now, s.cfg.ReservationTimeout)
+	if saturated {
+		s.stats.SweepsSaturated += uint64(len(due))
+		due = nil
 	}
 	s.mu.Unlock()
 	for _, r := range due {
@@ -45,7 +39,7 @@ func (s *Scheduler) Sweep(now time.Time) {
 
 func (s *Scheduler) sweepOne(r *request) {
 	s.mu.Lock()
-	if s.requests[r.ID] != r || r.reprobe >= maxReprobes {
+	if !s.book.live(r) || r.reprobe >= maxReprobes {
 		s.mu.Unlock()
 		return
 	}
