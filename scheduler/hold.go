@@ -12,10 +12,10 @@ import (
 //
 // With Config.MaxHeldJobs > 0, submitJob answers only once the job's
 // reservations are placed: every node monitor sampled for it has accepted
-// its share. A node monitor that refuses reservations (its queue is full,
-// slots.DefaultMaxQueued) no longer sends them round the fleet and then,
-// after maxReprobes rounds, to the frontend as failed tasks; the call is
-// held instead, and the refused reservations are placed again in rounds:
+// its share. Reservations a node monitor refuses (its queue is full,
+// slots.DefaultMaxQueued) are not sent round the fleet and then, after
+// maxReprobes rounds, to the frontend as failed tasks; the call is held
+// instead, and the refused reservations are placed again in rounds:
 // on live node monitors that hold none of the job's reservations (all of
 // them if every one does), at most one round per holdMinGap, backing off
 // from holdRetryMin to holdRetryMax between rounds, and brought forward
@@ -48,8 +48,8 @@ import (
 // decision and getTask's launch take the same lock, so a task launches
 // only if its job was not, at that moment, refused.
 //
-// A node monitor that cannot be reached (not a refusal) is handled as
-// before: marked failed for the job and its reservations re-placed
+// A node monitor that cannot be reached (not a refusal) is handled as for
+// a call that is not held: marked failed for the job and its reservations re-placed
 // elsewhere; if that runs out of nodes while the call is held and no task
 // has launched, the job is refused synchronously with the cause instead
 // of being reported failed later.

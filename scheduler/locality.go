@@ -10,14 +10,14 @@ import (
 	"github.com/sparrowfleet/sparrow/thrift/gen-go/sparrowrpc"
 )
 
-// Relaxing placement preferences (issue 9, item 4, the scheduler's side).
+// Relaxing placement preferences, the scheduler's side.
 //
 // A task's TPlacementPreference names nodes and racks, and a
 // delayThreshold in milliseconds.
 //
 //   - Strict (delayThreshold ≤ 0, what original Sparrow clients send): the
 //     task is only ever reserved on and given to its preferred nodes and
-//     racks, exactly as before relaxation existed.
+//     racks, as original Sparrow does.
 //   - Relaxed by delay (delayThreshold > 0, opt-in per task): if the task
 //     has not launched delayThreshold after submission it is widened to
 //     its home racks (the racks of its live preferred nodes, plus its

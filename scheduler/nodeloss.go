@@ -24,7 +24,7 @@ import (
 // sameProcessLive reports whether member m, declared dead, is among live
 // as the same process: the same name, address and start nonce
 // (membership.Meta.Boot). A node monitor without a Boot (an older build)
-// is never taken for live again, as before this check existed.
+// is never taken for live again.
 func sameProcessLive(m membership.Member, live []membership.Member) bool {
 	if m.Meta.Boot == "" {
 		return false

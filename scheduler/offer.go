@@ -253,7 +253,7 @@ func (s *Scheduler) awaitOffers(r *request) {
 // the node monitor is lost meanwhile, the task is counted launched there
 // and reported lost with its running tasks; if it cannot be asked
 // (UNKNOWN_METHOD, or no answer within maxDoubt), the task is counted
-// launched there, as before the question existed.
+// launched there.
 
 // offerDoubt is one offer in doubt.
 type offerDoubt struct {

@@ -75,7 +75,7 @@ type Config struct {
 	// MaxHeldJobs bounds the submitJob calls held on a saturated fleet
 	// (hold.go); 0 disables holding: submitJob answers once the
 	// reservations are on their way, and refused ones are re-placed and
-	// at worst reported failed later, as before.
+	// at worst reported failed later.
 	MaxHeldJobs int
 	// MaxHold bounds how long one call is held; 0 means DefaultMaxHold.
 	MaxHold time.Duration
