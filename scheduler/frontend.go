@@ -76,9 +76,7 @@ func (s *Scheduler) deliverCtx(ctx context.Context, app string, taskID *sparrowr
 		s.log.Debug().Err(err).Str("app", app).Int32("status", status).Msg("frontend message dropped")
 		return err
 	}
-	err = s.fronts.Call(context.Background(), addr, func(ctx context.Context, c *sparrowrpc.FrontendServiceClient) error {
-		return c.FrontendMessage(ctx, taskID, status, message)
-	})
+	err = s.fronts.FrontendMessage(context.Background(), addr, taskID, status, message)
 	outcome := outcomeOK
 	var ae thrift.TApplicationException
 	switch {

@@ -131,13 +131,10 @@ const guidedOfferPause = 30 * time.Second
 // its queues.
 func (s *Scheduler) offerCall(r *request, msg *sparrowrpc.TEnqueueTaskReservationsRequest, addr string, offer int) (accepted, launched, guided bool, boot string, err error) {
 	spec := r.specs[offer]
-	err = s.nodes.Call(context.Background(), addr, func(ctx context.Context, c *sparrowrpc.InternalServiceClient) error {
-		rep, err := c.EnqueueTaskReservationsWithOffer(ctx, msg, &sparrowrpc.TTaskLaunchSpec{TaskId: spec.TaskId, Message: spec.Message})
-		if err == nil {
-			accepted, launched, guided, boot = rep.GetAccepted(), rep.GetLaunched(), rep.GetGuided(), rep.GetBoot()
-		}
-		return err
-	})
+	rep, err := s.nodes.EnqueueTaskReservationsWithOffer(context.Background(), addr, msg, &sparrowrpc.TTaskLaunchSpec{TaskId: spec.TaskId, Message: spec.Message})
+	if err == nil {
+		accepted, launched, guided, boot = rep.GetAccepted(), rep.GetLaunched(), rep.GetGuided(), rep.GetBoot()
+	}
 	return accepted, launched && accepted, guided && !launched, boot, err
 }
 
@@ -296,12 +293,7 @@ func awaiting(r *request) int { return r.Offered() - r.doubted }
 // meanwhile cannot know what its previous process did, so then the task is
 // counted launched there (and reported lost once the old process is).
 func (s *Scheduler) resolveOffer(r *request, addr string, offer int, wait time.Duration, deadline time.Time) {
-	var ans *sparrowrpc.TOfferOutcome
-	err := s.nodes.Call(context.Background(), addr, func(ctx context.Context, c *sparrowrpc.InternalServiceClient) error {
-		var err error
-		ans, err = c.OfferOutcome(ctx, r.ID, r.specs[offer].TaskId)
-		return err
-	})
+	ans, err := s.nodes.OfferOutcome(context.Background(), addr, r.ID, r.specs[offer].TaskId)
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	d := offerDoubt{r, offer}

@@ -109,8 +109,8 @@ type Scheduler struct {
 	view NodeView
 	log  zerolog.Logger
 
-	nodes  *rpc.Pool[*sparrowrpc.InternalServiceClient]
-	fronts *rpc.Pool[*sparrowrpc.FrontendServiceClient]
+	nodes  NodeMonitors // calls to node monitors (peers.go)
+	fronts Frontends    // calls to frontends (peers.go)
 
 	mu      sync.Mutex
 	rng     *mrand.Rand
@@ -175,8 +175,15 @@ type Stats struct {
 	Frontend FrontendStats
 }
 
-// New returns a Scheduler that samples node monitors from view.
+// New returns a Scheduler that samples node monitors from view and calls
+// them, and frontends, over Thrift.
 func New(cfg Config, view NodeView) (*Scheduler, error) {
+	return newWith(cfg, view, nil, nil)
+}
+
+// newWith is New calling node monitors through nodes and frontends
+// through fronts; nil means over Thrift.
+func newWith(cfg Config, view NodeView, nodes NodeMonitors, fronts Frontends) (*Scheduler, error) {
 	if cfg.ProbeRatio == 0 {
 		cfg.ProbeRatio = DefaultProbeRatio
 	}
@@ -219,13 +226,19 @@ func New(cfg Config, view NodeView) (*Scheduler, error) {
 	if seed == 0 {
 		seed = binary.LittleEndian.Uint64(b[:8])
 	}
+	if nodes == nil {
+		nodes = newThriftNodes(cfg.RPC)
+	}
+	if fronts == nil {
+		fronts = newThriftFrontends(cfg.RPC)
+	}
 	s := &Scheduler{
 		cfg:    cfg,
 		self:   self,
 		view:   view,
 		log:    cfg.Log.With().Str("component", "scheduler").Logger(),
-		nodes:  rpc.NewPool(cfg.RPC, sparrowrpc.NewInternalServiceClient),
-		fronts: rpc.NewPool(cfg.RPC, sparrowrpc.NewFrontendServiceClient),
+		nodes:  nodes,
+		fronts: fronts,
 		rng:    mrand.New(mrand.NewPCG(seed, seed^0x9e3779b97f4a7c15)),
 		book:   newRequestBook(hex.EncodeToString(b[8:14])),
 		now:    time.Now,
@@ -373,11 +386,7 @@ func (s *Scheduler) enqueueOne(r *request, p placement.Probe, counted bool, offe
 	if offer >= 0 {
 		accepted, launched, guided, boot, err = s.offerCall(r, msg, p.Node.Addr, offer)
 	} else {
-		err = s.nodes.Call(context.Background(), p.Node.Addr, func(ctx context.Context, c *sparrowrpc.InternalServiceClient) error {
-			var err error
-			accepted, err = c.EnqueueTaskReservations(ctx, msg)
-			return err
-		})
+		accepted, err = s.nodes.EnqueueTaskReservations(context.Background(), p.Node.Addr, msg)
 	}
 	s.mu.Lock()
 	if guided {
@@ -599,9 +608,7 @@ func (s *Scheduler) forgetLaunched(r *request) []placement.Probe {
 }
 
 func (s *Scheduler) cancel(requestID, addr string) {
-	err := s.nodes.Call(context.Background(), addr, func(ctx context.Context, c *sparrowrpc.InternalServiceClient) error {
-		return c.CancelTaskReservations(ctx, &sparrowrpc.TCancelTaskReservationsRequest{RequestId: requestID})
-	})
+	err := s.nodes.CancelTaskReservations(context.Background(), addr, &sparrowrpc.TCancelTaskReservationsRequest{RequestId: requestID})
 	if err != nil {
 		// Harmless: the node's getTask for this request will get nothing.
 		s.log.Debug().Err(err).Str("request", requestID).Str("node", addr).Msg("cancel failed")
