@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"context"
 	"fmt"
-	"net"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -13,37 +12,24 @@ import (
 
 	"github.com/rs/zerolog"
 
-	"github.com/sparrowfleet/sparrow/internal/rpc"
 	"github.com/sparrowfleet/sparrow/thrift/gen-go/sparrowrpc"
 )
 
 // hangUp is a frontend that has gone away but whose address still accepts
 // connections (closing each at once), so that every dial is counted.
 type hangUp struct {
-	ln      net.Listener
-	accepts atomic.Int64
+	net  *memNet
+	addr string
 }
 
-func startHangUp(t *testing.T) *hangUp {
-	t.Helper()
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	h := &hangUp{ln: ln}
-	go func() {
-		for {
-			c, err := ln.Accept()
-			if err != nil {
-				return
-			}
-			h.accepts.Add(1)
-			c.Close()
-		}
-	}()
-	t.Cleanup(func() { ln.Close() })
+func (c *cluster) startHangUp() *hangUp {
+	h := &hangUp{net: c.net, addr: c.net.addr()}
+	c.net.hangUpAt(h.addr)
 	return h
 }
+
+// dials returns how many connections the address accepted.
+func (h *hangUp) dials() int { return h.net.dials(h.addr) }
 
 // syncBuffer is a log sink safe for concurrent writes.
 type syncBuffer struct {
@@ -80,9 +66,9 @@ func TestFrontendGoneIsBounded(t *testing.T) {
 	c.s.now = clk.now
 	logs := &syncBuffer{}
 	c.s.log = zerolog.New(logs)
-	gone := startHangUp(t)
+	gone := c.startHangUp()
 	ctx := context.Background()
-	if _, err := c.s.RegisterFrontend(ctx, app, gone.ln.Addr().String()); err != nil {
+	if _, err := c.s.RegisterFrontend(ctx, app, gone.addr); err != nil {
 		t.Fatal(err)
 	}
 	id := &sparrowrpc.TFullTaskId{TaskId: "t", RequestId: "r", AppId: app}
@@ -100,14 +86,14 @@ func TestFrontendGoneIsBounded(t *testing.T) {
 		t.Fatalf("%d of 1000 messages failed, last error %v; want all, dropped as unreachable", errs, last)
 	}
 	st := c.s.Stats().Frontend
-	if st.Failed != 1 || st.DroppedUnreachable != 999 || gone.accepts.Load() != 1 {
-		t.Fatalf("after 1000 messages within the backoff: %d dials, stats %+v; want 1 dial, 1 failed, 999 dropped", gone.accepts.Load(), st)
+	if st.Failed != 1 || st.DroppedUnreachable != 999 || gone.dials() != 1 {
+		t.Fatalf("after 1000 messages within the backoff: %d dials, stats %+v; want 1 dial, 1 failed, 999 dropped", gone.dials(), st)
 	}
 	// Past the first backoff (at most frontendBackoffMin), one probe.
 	clk.set(t0.Add(frontendBackoffMin))
 	send(1000)
-	if st := c.s.Stats().Frontend; st.Failed != 2 || gone.accepts.Load() != 2 {
-		t.Fatalf("after the backoff: %d dials, stats %+v; want one probe", gone.accepts.Load(), st)
+	if st := c.s.Stats().Frontend; st.Failed != 2 || gone.dials() != 2 {
+		t.Fatalf("after the backoff: %d dials, stats %+v; want one probe", gone.dials(), st)
 	}
 	// The sweep logs one line for all of it, and none in the next second.
 	c.s.Sweep(t0.Add(500 * time.Millisecond))
@@ -136,7 +122,7 @@ func TestFrontendGoneIsBounded(t *testing.T) {
 	if n := logs.lines("warn", ""); n != 3 {
 		t.Fatalf("%d warning lines for 3000 lost messages, want 3:\n%s", n, logs.b.String())
 	}
-	if d := gone.accepts.Load(); d != 2 {
+	if d := gone.dials(); d != 2 {
 		t.Fatalf("%d dials to the gone frontend, want 2", d)
 	}
 
@@ -183,14 +169,10 @@ func (f *blockingFrontend) calls() (now, most int) {
 func TestFrontendInflightBound(t *testing.T) {
 	c := newCluster(t, 0, Config{FrontendMaxInflight: 2})
 	fe := &blockingFrontend{release: make(chan struct{})}
-	srv, err := rpc.Listen("127.0.0.1:0", rpc.Config{}, zerolog.Nop())
-	if err != nil {
-		t.Fatal(err)
-	}
-	go srv.Serve(sparrowrpc.NewFrontendServiceProcessor(fe))
-	t.Cleanup(func() { srv.Close() })
+	addr := c.net.addr()
+	c.net.serveFrontend(addr, fe)
 	ctx := context.Background()
-	if _, err := c.s.RegisterFrontend(ctx, app, srv.Addr()); err != nil {
+	if _, err := c.s.RegisterFrontend(ctx, app, addr); err != nil {
 		t.Fatal(err)
 	}
 	id := &sparrowrpc.TFullTaskId{TaskId: "t", RequestId: "r", AppId: app}
@@ -202,7 +184,7 @@ func TestFrontendInflightBound(t *testing.T) {
 
 	gaveUp, cancel := context.WithCancel(ctx)
 	cancel()
-	err = c.s.SendFrontendMessage(gaveUp, app, id, 0, nil)
+	err := c.s.SendFrontendMessage(gaveUp, app, id, 0, nil)
 	if err == nil || !strings.Contains(err.Error(), "in flight") {
 		t.Fatalf("third message with both slots taken and its caller gone: %v, want dropped at the in-flight bound", err)
 	}
@@ -224,8 +206,8 @@ func TestFrontendInflightBound(t *testing.T) {
 // dial per backoff, not a goroutine and a dial per task.
 func TestNodeLostToGoneFrontendIsBounded(t *testing.T) {
 	c := newCluster(t, 0, Config{})
-	gone := startHangUp(t)
-	if _, err := c.s.RegisterFrontend(context.Background(), app, gone.ln.Addr().String()); err != nil {
+	gone := c.startHangUp()
+	if _, err := c.s.RegisterFrontend(context.Background(), app, gone.addr); err != nil {
 		t.Fatal(err)
 	}
 	const tasks = 5000
@@ -241,7 +223,7 @@ func TestNodeLostToGoneFrontendIsBounded(t *testing.T) {
 	})
 	// One dial, then one probe per backoff while the reports drain: the
 	// first backoffs are short (100 ms, doubling), so allow a few.
-	if d := gone.accepts.Load(); d > 10 {
+	if d := gone.dials(); d > 10 {
 		t.Fatalf("%d dials for %d lost reports", d, tasks)
 	}
 }

@@ -275,7 +275,7 @@ func TestHeldJobOnUnreachableFleetIsRefusedWithCause(t *testing.T) {
 	c := newCluster(t, 2, Config{MaxHeldJobs: 4, MaxHold: time.Minute})
 	fe := c.startFrontendRecorder(t)
 	for _, nm := range c.nms {
-		nm.srv.Close()
+		nm.stop()
 	}
 	err := c.s.SubmitJob(context.Background(), job("job", 1, freeTasks(2)...))
 	var ire *sparrowrpc.IncompleteRequestException

@@ -9,6 +9,7 @@ import (
 
 	"github.com/sparrowfleet/sparrow/core/locality"
 	"github.com/sparrowfleet/sparrow/core/placement"
+	"github.com/sparrowfleet/sparrow/internal/rpc"
 )
 
 // benchRelaxing returns a scheduler over a 1,000-node view (no RPC: the
@@ -28,7 +29,8 @@ func benchRelaxing(b *testing.B, n int) (*Scheduler, locality.Prices) {
 		p.Node[name] = 0 // every node has room: nothing widens
 		p.Rack[rack] = 0
 	}
-	s, err := New(Config{Address: schedAddr, Seed: 1, ReservationTimeout: -1, Log: zerolog.Nop()}, view)
+	net := newMemNet(rpc.Config{})
+	s, err := newWith(Config{Address: schedAddr, Seed: 1, ReservationTimeout: -1, Log: zerolog.Nop()}, view, net, net)
 	if err != nil {
 		b.Fatal(err)
 	}

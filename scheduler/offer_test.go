@@ -7,8 +7,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/rs/zerolog"
-
 	"github.com/sparrowfleet/sparrow/internal/rpc"
 	"github.com/sparrowfleet/sparrow/thrift/gen-go/sparrowrpc"
 )
@@ -303,15 +301,7 @@ func TestOfferInDoubtUnseen(t *testing.T) {
 func TestOfferInDoubtWithoutTheQuestion(t *testing.T) {
 	c := newCluster(t, 1, Config{RPC: rpc.Config{CallTimeout: 200 * time.Millisecond}})
 	nm := c.nms[0]
-	nm.srv.Close()
-	srv, err := rpc.Listen(nm.addr, rpc.Config{}, zerolog.Nop())
-	if err != nil {
-		t.Skipf("cannot listen again on %s: %v", nm.addr, err)
-	}
-	proc := sparrowrpc.NewInternalServiceProcessor(nm)
-	delete(proc.ProcessorMap(), "offerOutcome")
-	go srv.Serve(proc)
-	t.Cleanup(func() { srv.Close() })
+	c.net.lack(nm.addr, methodOfferOutcome)
 	gateAll(t, c)
 	if err := c.s.SubmitJob(context.Background(), job("job", 1, freeTasks(1)...)); err != nil {
 		t.Fatal(err)
@@ -334,15 +324,7 @@ func TestOfferInDoubtWithoutTheQuestion(t *testing.T) {
 func TestOfferFallsBackForNodeMonitorsWithoutIt(t *testing.T) {
 	c := newCluster(t, 2, Config{})
 	for _, nm := range c.nms {
-		nm.srv.Close()
-		srv, err := rpc.Listen(nm.addr, rpc.Config{}, zerolog.Nop())
-		if err != nil {
-			t.Skipf("cannot listen again on %s: %v", nm.addr, err)
-		}
-		proc := sparrowrpc.NewInternalServiceProcessor(nm)
-		delete(proc.ProcessorMap(), "enqueueTaskReservationsWithOffer")
-		go srv.Serve(proc)
-		t.Cleanup(func() { srv.Close() })
+		c.net.lack(nm.addr, methodOffer)
 		nm.takeOffers.Store(true)
 	}
 	for j := range 2 {

@@ -9,6 +9,7 @@ import (
 	"github.com/rs/zerolog"
 
 	"github.com/sparrowfleet/sparrow/core/placement"
+	"github.com/sparrowfleet/sparrow/internal/rpc"
 )
 
 // signalView is a fakeView that closes looked the first time the
@@ -60,7 +61,8 @@ func TestGiveUpWhileOfferSettles(t *testing.T) {
 	const addr = "127.0.0.1:1"
 	view := &signalView{fakeView: fakeView{byApp: map[string][]placement.Node{}}, looked: make(chan struct{})}
 	logw := &blockingLog{match: "cannot place", release: make(chan struct{})}
-	s, err := New(Config{Address: schedAddr, Seed: 1, Log: zerolog.New(logw)}, view)
+	net := newMemNet(rpc.Config{})
+	s, err := newWith(Config{Address: schedAddr, Seed: 1, Log: zerolog.New(logw)}, view, net, net)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -75,12 +75,12 @@ func (h *hub) waitFor(t *testing.T, d time.Duration, what string, cond func() bo
 	}
 }
 
-// fakeNM is a node monitor's InternalService on a real loopback server.
+// fakeNM is a node monitor's InternalService on the fake network.
 type fakeNM struct {
 	name, addr string
 	hp         *sparrowrpc.THostPort
 	hub        *hub
-	srv        *rpc.Server
+	net        *memNet
 	refuse     atomic.Bool
 
 	mu sync.Mutex
@@ -240,29 +240,29 @@ type cluster struct {
 	nms  []*fakeNM
 	view *fakeView
 	hub  *hub
+	net  *memNet
 }
 
 const app = "spark"
 
-// startNM serves a fake node monitor on loopback.
-func startNM(t *testing.T, h *hub, name string) *fakeNM {
+// startNM serves a fake node monitor on the fake network.
+func startNM(t *testing.T, h *hub, net *memNet, name string) *fakeNM {
 	t.Helper()
-	srv, err := rpc.Listen("127.0.0.1:0", rpc.Config{}, zerolog.Nop())
-	if err != nil {
-		t.Fatal(err)
-	}
 	nm := &fakeNM{
-		name: name, addr: srv.Addr(), hub: h, srv: srv,
+		name: name, addr: net.addr(), hub: h, net: net,
 		accepted: make(map[string]int), attempts: make(map[string]int), cancels: make(map[string]int),
 		took: make(map[string][]string),
 	}
+	var err error
 	if nm.hp, err = rpc.ParseHostPort(nm.addr); err != nil {
 		t.Fatal(err)
 	}
-	go srv.Serve(sparrowrpc.NewInternalServiceProcessor(nm))
-	t.Cleanup(func() { srv.Close() })
+	net.serveNode(nm.addr, nm)
 	return nm
 }
+
+// stop makes nm unreachable, as a node monitor whose server closed.
+func (nm *fakeNM) stop() { nm.net.stop(nm.addr) }
 
 func (nm *fakeNM) node(i int) placement.Node {
 	host, _, _ := strings.Cut(nm.addr, ":")
@@ -274,9 +274,10 @@ func (nm *fakeNM) node(i int) placement.Node {
 // loopback host, so tests express preferences by name or rack.
 func newCluster(t *testing.T, n int, cfg Config) *cluster {
 	t.Helper()
-	c := &cluster{hub: newHub(), view: &fakeView{byApp: make(map[string][]placement.Node)}}
+	noSockets(t)
+	c := &cluster{hub: newHub(), view: &fakeView{byApp: make(map[string][]placement.Node)}, net: newMemNet(cfg.RPC)}
 	for i := range n {
-		nm := startNM(t, c.hub, fmt.Sprintf("nm%d", i))
+		nm := startNM(t, c.hub, c.net, fmt.Sprintf("nm%d", i))
 		c.nms = append(c.nms, nm)
 		c.view.byApp[app] = append(c.view.byApp[app], nm.node(i))
 	}
@@ -287,11 +288,11 @@ func newCluster(t *testing.T, n int, cfg Config) *cluster {
 		cfg.Seed = 1
 	}
 	cfg.Log = zerolog.Nop()
-	s, err := New(cfg, c.view)
+	s, err := newWith(cfg, c.view, c.net, c.net)
 	if err != nil {
 		t.Fatal(err)
 	}
-	t.Cleanup(s.Close) // runs before the node monitors close
+	t.Cleanup(s.Close)
 	c.s = s
 	return c
 }
@@ -707,7 +708,7 @@ func TestFailedEnqueueIsReplaced(t *testing.T) {
 			name: "node unreachable",
 			fail: func(t *testing.T, c *cluster) *fakeNM {
 				// Still in the view, but nothing listens on its port.
-				c.nms[0].srv.Close()
+				c.nms[0].stop()
 				return c.nms[0]
 			},
 		},
@@ -804,13 +805,9 @@ func TestAllNodesRefuseFailsTheTasks(t *testing.T) {
 func (c *cluster) startFrontendRecorder(t *testing.T) *frontendRecorder {
 	t.Helper()
 	fe := &frontendRecorder{hub: c.hub}
-	srv, err := rpc.Listen("127.0.0.1:0", rpc.Config{}, zerolog.Nop())
-	if err != nil {
-		t.Fatal(err)
-	}
-	go srv.Serve(sparrowrpc.NewFrontendServiceProcessor(fe))
-	t.Cleanup(func() { srv.Close() })
-	if ok, err := c.s.RegisterFrontend(context.Background(), app, srv.Addr()); !ok || err != nil {
+	addr := c.net.addr()
+	c.net.serveFrontend(addr, fe)
+	if ok, err := c.s.RegisterFrontend(context.Background(), app, addr); !ok || err != nil {
 		t.Fatalf("RegisterFrontend = %v, %v", ok, err)
 	}
 	return fe
