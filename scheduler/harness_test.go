@@ -304,3 +304,14 @@ func TestMain(m *testing.M) {
 	}
 	os.Exit(code)
 }
+
+// quiesce is how far a cluster's clean-up moves the fake clock, beyond
+// Config.MaxHold: past every bound on a goroutine the scheduler starts
+// (offers in doubt, re-sent enqueues, links' backoffs).
+const quiesce = 2 * time.Minute
+
+// inBubble reports whether the caller runs inside synctest.Test, whose
+// fake clock starts at midnight UTC on 2000-01-01.
+func inBubble() bool {
+	return time.Now().Before(time.Date(2001, 1, 1, 0, 0, 0, 0, time.UTC))
+}
