@@ -259,22 +259,21 @@ func (s *Scheduler) ObserveLoad(addr string, rep LoadReport, now time.Time) {
 }
 
 // saturatedLocked reports whether a job of m tasks over candidates is
-// saturated at now. Runs under s.mu.
+// saturated at now.
 func (s *Scheduler) saturatedLocked(candidates []placement.Node, m int, now time.Time) bool {
 	s.adm.refreshOwn(now, s.book.outstanding())
 	return s.adm.saturated(candidates, m, now, s.running.on)
 }
 
-// admit holds a job of m tasks for app, with constraints cons, while it
+// admitLocked holds a job of m tasks for app, with constraints cons, while it
 // is saturated over its candidates, or while jobs held by admission
 // before it wait, and returns the candidates to place it on (looked up
 // again if it was held: node monitors may have come or gone), or its
 // refusal. Held jobs are admitted in arrival order:
 // only the oldest looks at the estimate (on a capacity signal, a report,
 // or its backoff timer), and each admission lets the next look at once.
-// Called with s.mu held; returns with it held, releasing it while
-// waiting.
-func (s *Scheduler) admit(ctx context.Context, app string, cons []placement.Constraint, candidates []placement.Node, m int) ([]placement.Node, error) {
+// It releases s.mu while it waits.
+func (s *Scheduler) admitLocked(ctx context.Context, app string, cons []placement.Constraint, candidates []placement.Node, m int) ([]placement.Node, error) {
 	a := &s.adm
 	if !a.enabled() {
 		return candidates, nil
@@ -303,7 +302,7 @@ func (s *Scheduler) admit(ctx context.Context, app string, cons []placement.Cons
 		var retryC <-chan time.Time
 		if a.head() == h {
 			hb.queueSignal(h)
-			wait := h.backoff/2 + time.Duration(s.rng.Int64N(int64(h.backoff)/2+1))
+			wait := h.backoff/2 + time.Duration(s.place.int63n(int64(h.backoff)/2+1))
 			h.backoff = min(2*h.backoff, holdRetryMax)
 			retry = time.NewTimer(wait)
 			retryC = retry.C

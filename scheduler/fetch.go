@@ -113,10 +113,10 @@ func (s *Scheduler) FetchTask(ctx context.Context, requestID string, nm *sparrow
 	return s.getTask(requestID, addr, fetchID), nil
 }
 
-// fetchAnswered records the answer to fetch (0: a getTask) of node
+// fetchAnsweredLocked records the answer to fetch (0: a getTask) of node
 // monitor addr: task t, with spec, if one was handed out and is tracked
-// there as handed out by this fetch. Runs under s.mu.
-func (s *Scheduler) fetchAnswered(addr string, fetch int64, t runningTask, spec *sparrowrpc.TTaskLaunchSpec) {
+// there as handed out by this fetch.
+func (s *Scheduler) fetchAnsweredLocked(addr string, fetch int64, t runningTask, spec *sparrowrpc.TTaskLaunchSpec) {
 	f, tracked := s.running.fetchOf(addr, t)
 	s.fetches.answered(addr, fetch, t, spec, tracked && f == fetch)
 }

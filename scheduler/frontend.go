@@ -36,7 +36,7 @@ func (s *Scheduler) RegisterFrontend(ctx context.Context, app, socketAddress str
 	// A frontend registering may be a restarted process at the same
 	// address: pooled connections to the old one would fail, and the
 	// old one's failures must not hold back messages to the new one.
-	s.fronts.Forget(socketAddress)
+	s.peers.fronts.Forget(socketAddress)
 	s.log.Info().Str("app", app).Str("frontend", socketAddress).Msg("frontend registered")
 	return true, nil
 }
@@ -76,7 +76,7 @@ func (s *Scheduler) deliverCtx(ctx context.Context, app string, taskID *sparrowr
 		s.log.Debug().Err(err).Str("app", app).Int32("status", status).Msg("frontend message dropped")
 		return err
 	}
-	err = s.fronts.FrontendMessage(context.Background(), addr, taskID, status, message)
+	err = s.peers.fronts.FrontendMessage(context.Background(), addr, taskID, status, message)
 	outcome := outcomeOK
 	var ae thrift.TApplicationException
 	switch {
@@ -135,7 +135,7 @@ func (s *Scheduler) acquire(ctx context.Context, app string) (string, *frontendL
 		case linkDead:
 			b.drop(addr, dropUnreachable)
 			down := now.Sub(l.downSince)
-			s.deregister(addr, now)
+			s.deregisterAndUnlock(addr, now)
 			return "", nil, false, fmt.Errorf("frontend %s for app %q unreachable for %v: deregistered, message dropped",
 				addr, app, down.Round(time.Millisecond))
 		case linkFull:
@@ -166,11 +166,10 @@ func (s *Scheduler) acquire(ctx context.Context, app string) (string, *frontendL
 	}
 }
 
-// deregister removes every app registered at addr, whose frontend has
+// deregisterAndUnlock removes every app registered at addr, whose frontend has
 // been unreachable for Config.FrontendDeadAfter, forgets its link and
 // connections, and logs one line (if any app was registered there).
-// Called with s.mu held; releases it.
-func (s *Scheduler) deregister(addr string, now time.Time) {
+func (s *Scheduler) deregisterAndUnlock(addr string, now time.Time) {
 	apps := s.front.deregister(addr)
 	b := &s.front.links
 	r := b.forget(addr, now)
@@ -178,7 +177,7 @@ func (s *Scheduler) deregister(addr string, now time.Time) {
 		b.stats.Deregistered++
 	}
 	s.mu.Unlock()
-	s.fronts.Forget(addr)
+	s.peers.fronts.Forget(addr)
 	if len(apps) == 0 {
 		// Its apps registered elsewhere since: nothing to tell.
 		s.log.Debug().Str("frontend", addr).Uint64("dropped", r.total()).Msg("unreachable frontend address forgotten")
@@ -202,7 +201,7 @@ func (s *Scheduler) sweepFrontends(now time.Time) {
 		// A frontend may have registered there while s.mu was released
 		// for the previous one's line.
 		if b.isDead(addr, now) {
-			s.deregister(addr, now)
+			s.deregisterAndUnlock(addr, now)
 			s.mu.Lock()
 		}
 	}

@@ -134,22 +134,20 @@ func (h *HoldHistogram) observe(sec float64) {
 	}
 }
 
-// holding reports whether r's submitJob call is still held. Called with
-// s.mu held.
-func holding(r *request) bool { return r.hold != nil && r.hold.waiting }
+// holdingLocked reports whether r's submitJob call is still held.
+func holdingLocked(r *request) bool { return r.hold != nil && r.hold.waiting }
 
-// countHeld records probes sent for r while its call is held, so that the
-// call waits for their answers; it reports whether it did. Called with
-// s.mu held, after r.AddProbes(probes).
-func countHeld(r *request, probes []placement.Probe) bool {
-	if !holding(r) {
+// countHeldLocked records probes sent for r while its call is held, so that the
+// call waits for their answers; it reports whether it did. Call it after r.AddProbes(probes).
+func countHeldLocked(r *request, probes []placement.Probe) bool {
+	if !holdingLocked(r) {
 		return false
 	}
 	r.hold.pending += len(probes)
 	return true
 }
 
-// enqueueAs sends probes, counted (see countHeld) or not.
+// enqueueAs sends probes, counted (see countHeldLocked) or not.
 func (s *Scheduler) enqueueAs(r *request, probes []placement.Probe, counted bool) {
 	s.enqueueOffers(r, probes, nil, counted)
 }
@@ -166,11 +164,11 @@ func (s *Scheduler) enqueueOffers(r *request, probes []placement.Probe, offers [
 	}
 }
 
-// enqueued handles the answer to an enqueue of p for r when r has a held
+// enqueuedLocked handles the answer to an enqueue of p for r when r has a held
 // call, and reports whether it did; if not, the caller takes the path of
 // an unheld job. cancel is true when p's reservations were accepted for a
-// job already refused and must be withdrawn. Called with s.mu held.
-func (s *Scheduler) enqueued(r *request, p placement.Probe, counted, accepted bool, err error) (handled, cancel bool) {
+// job already refused and must be withdrawn.
+func (s *Scheduler) enqueuedLocked(r *request, p placement.Probe, counted, accepted bool, err error) (handled, cancel bool) {
 	h := r.hold
 	if h == nil {
 		return false, false
@@ -196,12 +194,11 @@ func (s *Scheduler) enqueued(r *request, p placement.Probe, counted, accepted bo
 	return false, false
 }
 
-// failHeld takes over a held job whose re-placement gave up, if none of
+// failHeldLocked takes over a held job whose re-placement gave up, if none of
 // its tasks launched: its call is refused with cause rather than its
 // tasks reported failed later. The caller has already forgotten r.
-// Called with s.mu held.
-func (s *Scheduler) failHeld(r *request, cause error) bool {
-	if !holding(r) || r.Unlaunched() < len(r.specs) {
+func (s *Scheduler) failHeldLocked(r *request, cause error) bool {
+	if !holdingLocked(r) || r.Unlaunched() < len(r.specs) {
 		return false
 	}
 	r.hold.fail = cause
@@ -209,12 +206,12 @@ func (s *Scheduler) failHeld(r *request, cause error) bool {
 	return true
 }
 
-// heldGetTask is getTask's signal to held calls: r's node monitor took a
+// heldGetTaskLocked is getTask's signal to held calls: r's node monitor took a
 // reservation off its queue, so the longest-waiting held job gets a
 // round soon; and if r has now launched every task its own call is
-// answered. r is nil when the request is unknown. Called with s.mu held.
-func (s *Scheduler) heldGetTask(r *request) {
-	if r != nil && holding(r) && r.Launched() {
+// answered. r is nil when the request is unknown.
+func (s *Scheduler) heldGetTaskLocked(r *request) {
+	if r != nil && holdingLocked(r) && r.Launched() {
 		r.hold.signal()
 	}
 	s.hold.signalHead()
@@ -243,7 +240,7 @@ func (s *Scheduler) await(ctx context.Context, r *request) error {
 	done := ctx.Done()
 	for {
 		s.mu.Lock()
-		st := s.stepHeld(r, time.Now())
+		st := s.stepHeldLocked(r, time.Now())
 		s.mu.Unlock()
 		for _, p := range st.cancel {
 			go s.cancel(r.ID, p.Node.Addr)
@@ -254,7 +251,7 @@ func (s *Scheduler) await(ctx context.Context, r *request) error {
 		if st.release {
 			s.mu.Lock()
 			if s.book.live(r) {
-				s.reprobe(r, r.Uncovered())
+				s.reprobeAndUnlock(r, r.Uncovered())
 			} else {
 				s.mu.Unlock()
 			}
@@ -286,13 +283,13 @@ func (s *Scheduler) await(ctx context.Context, r *request) error {
 	}
 }
 
-// stepHeld looks at r's held call at now and decides: answer it, send a
-// round of reservations, or wait. Called with s.mu held.
-func (s *Scheduler) stepHeld(r *request, now time.Time) holdStep {
+// stepHeldLocked looks at r's held call at now and decides: answer it, send a
+// round of reservations, or wait.
+func (s *Scheduler) stepHeldLocked(r *request, now time.Time) holdStep {
 	h := r.hold
 	if r.Offered() > 0 && (h.fail != nil || !s.book.live(r)) {
 		// A task offered may yet launch: refuse the job, or accept it,
-		// once every offer is answered (offerDone signals).
+		// once every offer is answered (offerDoneLocked signals).
 		return holdStep{}
 	}
 	if h.fail != nil && r.Unlaunched() < len(r.specs) {
@@ -335,7 +332,7 @@ func (s *Scheduler) stepHeld(r *request, now time.Time) holdStep {
 		over = fmt.Sprintf("the call was held %v, the most allowed (--max-hold)", now.Sub(h.start).Round(time.Millisecond))
 	}
 	if over != "" {
-		return s.endHeld(r, now, true, incomplete("fleet saturated: node monitors refused request %q's reservations as full and %s; retry after %v",
+		return s.endHeldLocked(r, now, true, incomplete("fleet saturated: node monitors refused request %q's reservations as full and %s; retry after %v",
 			r.ID, over, s.hold.retryAfter()))
 	}
 	if now.Before(h.next) {
@@ -344,7 +341,7 @@ func (s *Scheduler) stepHeld(r *request, now time.Time) holdStep {
 	}
 	if !s.hold.mayPlace(h, now) {
 		// An older held call goes first; look again when it could be
-		// stuck, unless signalled sooner (holdorder.go).
+		// stuck, unless signalled sooner (holdBook).
 		s.hold.queueSignal(h)
 		return holdStep{next: now.Add(holdHeadStuck)}
 	}
@@ -365,25 +362,24 @@ func (s *Scheduler) stepHeld(r *request, now time.Time) holdStep {
 		cands = all
 	}
 	cands, _ = placement.Filter(cands, r.cons)
-	probes, err := s.sampler.Plan(s.rng, cands, uncovered, r.ratio)
+	probes, err := s.place.plan(cands, uncovered, r.ratio)
 	if err != nil {
-		return s.endHeld(r, now, false, incomplete("app %q: %v", r.app, err))
+		return s.endHeldLocked(r, now, false, incomplete("app %q: %v", r.app, err))
 	}
 	r.AddProbes(probes)
 	h.pending += len(probes)
 	h.last = now
-	jitter := time.Duration(s.rng.Int64N(int64(h.backoff)/2 + 1))
+	jitter := time.Duration(s.place.int63n(int64(h.backoff)/2 + 1))
 	h.next = now.Add(h.backoff/2 + jitter)
 	h.backoff = min(2*h.backoff, holdRetryMax)
 	s.hold.stats.Rounds++
 	return holdStep{send: probes}
 }
 
-// endHeld answers r's held call at a bound: refused with err if none of
+// endHeldLocked answers r's held call at a bound: refused with err if none of
 // its tasks launched, else accepted with its remainder released to
 // re-placement. saturated says whether err is a saturation refusal.
-// Called with s.mu held.
-func (s *Scheduler) endHeld(r *request, now time.Time, saturated bool, err error) holdStep {
+func (s *Scheduler) endHeldLocked(r *request, now time.Time, saturated bool, err error) holdStep {
 	h := r.hold
 	if r.Offered() > 0 {
 		// A task offered may yet launch: decide once it is answered.

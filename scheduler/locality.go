@@ -206,7 +206,7 @@ func (s *Scheduler) Relax(now time.Time) {
 		if probes := s.relaxLocked(r, now, fresh); len(probes) > 0 {
 			sends = append(sends, send{r, probes})
 		}
-		s.scheduleRelax(r, now)
+		s.scheduleRelaxLocked(r, now)
 	}
 	s.mu.Unlock()
 	for _, x := range sends {
@@ -222,7 +222,7 @@ const (
 
 // relaxLocked widens r's due tasks at now (by delay, and by the prices
 // when fresh) and returns the reservations it placed for them, already
-// recorded in r; the caller sends them. Called with s.mu held.
+// recorded in r; the caller sends them.
 func (s *Scheduler) relaxLocked(r *request, now time.Time, fresh bool) []placement.Probe {
 	var (
 		cands   []placement.Node
@@ -277,7 +277,7 @@ func (s *Scheduler) relaxLocked(r *request, now time.Time, fresh bool) []placeme
 		}
 	}
 	eligible, _ = placement.Filter(eligible, r.cons)
-	probes, starved, err := s.sampler.PlanWidened(s.rng, eligible, widened, r.ratio,
+	probes, starved, err := s.place.planWidened(eligible, widened, r.ratio,
 		func(n placement.Node) bool { return r.Holds(n.Addr) })
 	if err != nil {
 		// r.ratio was checked at submission; this would be a bug.
@@ -301,9 +301,9 @@ func (s *Scheduler) SetPrices(p locality.Prices, at time.Time) bool {
 	return s.relax.setPrices(p, at)
 }
 
-// scheduleRelax queues r, if it is live, for its next delay step, or
-// takes it off the queue. Runs under s.mu.
-func (s *Scheduler) scheduleRelax(r *request, now time.Time) {
+// scheduleRelaxLocked queues r, if it is live, for its next delay step, or
+// takes it off the queue.
+func (s *Scheduler) scheduleRelaxLocked(r *request, now time.Time) {
 	if !s.book.live(r) {
 		s.relax.remove(r)
 		return

@@ -46,7 +46,7 @@ func benchRelaxing(b *testing.B, n int) (*Scheduler, locality.Prices) {
 		r.loc = newRelaxState(job, now, DefaultLocalityInputBytes)
 		s.mu.Lock()
 		s.book.add(r)
-		s.scheduleRelax(r, now)
+		s.scheduleRelaxLocked(r, now)
 		s.mu.Unlock()
 	}
 	return s, p
@@ -101,7 +101,7 @@ func BenchmarkPlanRelaxableSubmission(b *testing.B) {
 				i++
 				id := fmt.Sprint(i)
 				s.mu.Lock()
-				probes, err := s.sampler.Plan(s.rng, s.view.Candidates(app), job.Tasks, 2)
+				probes, err := s.place.plan(s.view.Candidates(app), job.Tasks, 2)
 				if err != nil {
 					b.Fatal(err)
 				}
@@ -113,7 +113,7 @@ func BenchmarkPlanRelaxableSubmission(b *testing.B) {
 				if s.relax.fresh(now) {
 					s.relaxLocked(r, now, true)
 				}
-				s.scheduleRelax(r, now)
+				s.scheduleRelaxLocked(r, now)
 				s.book.remove(r)
 				s.relax.remove(r)
 				s.mu.Unlock()

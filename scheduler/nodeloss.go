@@ -94,11 +94,11 @@ func (s *Scheduler) NodeGone(addr string) {
 }
 
 // replaceAll places the reservations each request held on addr elsewhere.
-// Called without s.mu; takes it for each request (replace releases it).
+// It takes s.mu for each request.
 func (s *Scheduler) replaceAll(rs []*request, addr string) {
 	for _, r := range rs {
 		s.mu.Lock()
-		s.replace(r, addr)
+		s.replaceAndUnlock(r, addr)
 	}
 }
 
@@ -112,7 +112,7 @@ func (s *Scheduler) replaceAll(rs []*request, addr string) {
 // dropped, so a frontend never hears "lost" and then "done".
 func (s *Scheduler) NodeLost(addr string) {
 	s.mu.Lock()
-	s.settleDoubtsLost(addr)
+	s.settleDoubtsLostLocked(addr)
 	lost := s.running.nodeLost(addr)
 	for _, fetch := range lost {
 		s.fetches.forget(addr, fetch)

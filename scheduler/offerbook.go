@@ -80,7 +80,7 @@ func (b *offerBook) setBoot(addr, boot string) {
 // bootOf returns addr's last known start nonce, "" if none.
 func (b *offerBook) bootOf(addr string) string { return b.boot[addr] }
 
-// doubt records offer d on addr in doubt.
+// doubtLocked records offer d on addr in doubt.
 func (b *offerBook) doubt(addr string, d offerDoubt) {
 	if b.doubts == nil {
 		b.doubts = make(map[string]map[offerDoubt]struct{})

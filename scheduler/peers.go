@@ -32,6 +32,12 @@ type Frontends interface {
 	Close()
 }
 
+// peers is how a scheduler calls its peers.
+type peers struct {
+	nodes  NodeMonitors
+	fronts Frontends
+}
+
 // thriftNodes is NodeMonitors over a Thrift connection pool.
 type thriftNodes struct {
 	pool *rpc.Pool[*sparrowrpc.InternalServiceClient]

@@ -86,12 +86,12 @@ func TestGiveUpWhileOfferSettles(t *testing.T) {
 		defer close(settled)
 		<-view.looked // the giving-up goroutine holds s.mu
 		s.mu.Lock()
-		s.offerTaken(r, addr, offered)
+		s.offerTakenLocked(r, addr, offered)
 		s.mu.Unlock()
 		close(logw.release)
 	}()
 	s.mu.Lock()
-	s.reprobe(r, []placement.Task{{}})
+	s.reprobeAndUnlock(r, []placement.Task{{}})
 	<-settled
 
 	if got := s.Stats(); got.ActiveRequests != 0 || got.OffersTaken != 1 || got.TasksLaunched != 1 {

@@ -98,7 +98,7 @@ func TestRequestBookQueries(t *testing.T) {
 	}{{"n1", 1}, {"n2", 2}, {"n3", 0}}
 	for _, tt := range tests {
 		if got := len(b.holding(tt.addr)); got != tt.holding {
-			t.Errorf("holding(%s) = %d requests, want %d", tt.addr, got, tt.holding)
+			t.Errorf("holdingLocked(%s) = %d requests, want %d", tt.addr, got, tt.holding)
 		}
 	}
 	total := 0

@@ -43,7 +43,7 @@ type runningTask struct {
 }
 
 // runningBook is the lost-node bookkeeping: the tasks this scheduler
-// launched on each node monitor and not yet reported finished (with the
+// launchedLocked on each node monitor and not yet reported finished (with the
 // fetch that handed each out, 0 for none), so that they can be reported
 // lost with their node, and the tasks so reported, whose later messages
 // are dropped so that a frontend never hears "lost" and then "done".

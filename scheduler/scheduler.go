@@ -100,36 +100,58 @@ type Config struct {
 	Log zerolog.Logger
 }
 
-// Scheduler implements SchedulerService and GetTaskService. Safe for
-// concurrent use: one mutex guards the placement state, and no RPC is made
-// while it is held.
+// Scheduler implements SchedulerService and GetTaskService. It wires the
+// parts (doc.go) and makes the decisions that need more than one of them.
+//
+// Safe for concurrent use. mu serialises every call to a part and every
+// access to a request's state; no RPC is made while it is held. A method
+// whose name ends in Locked runs with mu held and returns with it held
+// (admitLocked and awaitOffersLocked release it while they wait); one
+// ending in AndUnlock runs with mu held and releases it; every other
+// method takes mu itself if it needs it.
 type Scheduler struct {
 	cfg  Config
 	self *sparrowrpc.THostPort
 	view NodeView
 	log  zerolog.Logger
+	now  func() time.Time // the clock; tests replace it
 
-	nodes  NodeMonitors // calls to node monitors (peers.go)
-	fronts Frontends    // calls to frontends (peers.go)
+	peers peers // calls to node monitors and frontends (peers.go)
 
 	mu      sync.Mutex
+	place   placer        // seeded randomness for placement and jitter
+	book    requestBook   // the request book (requests.go)
+	running runningBook   // lost-node bookkeeping (running.go)
+	fetches fetchBook     // fetch memory (fetch.go)
+	offers  offerBook     // offers and offers in doubt (offerbook.go)
+	relax   relaxer       // locality relaxation (relaxer.go)
+	hold    holdBook      // held submitJob calls (holdbook.go)
+	adm     admissionBook // admission by expected wait (admission.go)
+	front   frontendBook  // frontend links (frontendbook.go)
+	stats   Stats         // the counts of the decisions made here
+}
+
+// placer is the scheduler's seeded randomness: where reservations go,
+// and jitter. It has no lock of its own: it is not safe for concurrent
+// use, and its owner serialises every call.
+type placer struct {
 	rng     *mrand.Rand
 	sampler placement.Sampler
-	book    requestBook // live requests (requests.go)
-	running runningBook // tasks running on each node monitor (running.go)
-	fetches fetchBook   // fetches remembered (fetch.go)
-	offers  offerBook   // what is known of node monitors for offers (offerbook.go)
-
-	now   func() time.Time // the clock; tests replace it
-	relax relaxer          // relaxation of placement preferences (relaxer.go)
-
-	hold holdBook      // held submitJob calls (holdbook.go)
-	adm  admissionBook // node loads for admission (admission.go)
-
-	front frontendBook // frontends and the links to them (frontendbook.go)
-
-	stats Stats
 }
+
+// plan places tasks' reservations on candidates (placement.Sampler.Plan).
+func (p *placer) plan(candidates []placement.Node, tasks []placement.Task, ratio float64) ([]placement.Probe, error) {
+	return p.sampler.Plan(p.rng, candidates, tasks, ratio)
+}
+
+// planWidened places widened tasks' reservations on candidates
+// (placement.Sampler.PlanWidened).
+func (p *placer) planWidened(candidates []placement.Node, tasks []placement.Task, ratio float64, skip func(placement.Node) bool) ([]placement.Probe, []placement.Task, error) {
+	return p.sampler.PlanWidened(p.rng, candidates, tasks, ratio, skip)
+}
+
+// int63n returns a uniform number in [0, n); n must be positive.
+func (p *placer) int63n(n int64) int64 { return p.rng.Int64N(n) }
 
 // Stats counts what a scheduler has done; read with Stats().
 type Stats struct {
@@ -233,32 +255,31 @@ func newWith(cfg Config, view NodeView, nodes NodeMonitors, fronts Frontends) (*
 		fronts = newThriftFrontends(cfg.RPC)
 	}
 	s := &Scheduler{
-		cfg:    cfg,
-		self:   self,
-		view:   view,
-		log:    cfg.Log.With().Str("component", "scheduler").Logger(),
-		nodes:  nodes,
-		fronts: fronts,
-		rng:    mrand.New(mrand.NewPCG(seed, seed^0x9e3779b97f4a7c15)),
-		book:   newRequestBook(hex.EncodeToString(b[8:14])),
-		now:    time.Now,
-		relax:  newRelaxer(cfg.LocalityStale),
-		hold:   holdBook{maxHeld: cfg.MaxHeldJobs, maxHold: cfg.MaxHold},
-		adm:    admissionBook{maxWait: cfg.MaxQueueWait, stale: cfg.LoadStale, share: 1 / cfg.ProbeRatio},
+		cfg:   cfg,
+		self:  self,
+		view:  view,
+		log:   cfg.Log.With().Str("component", "scheduler").Logger(),
+		peers: peers{nodes: nodes, fronts: fronts},
+		place: placer{rng: mrand.New(mrand.NewPCG(seed, seed^0x9e3779b97f4a7c15))},
+		book:  newRequestBook(hex.EncodeToString(b[8:14])),
+		now:   time.Now,
+		relax: newRelaxer(cfg.LocalityStale),
+		hold:  holdBook{maxHeld: cfg.MaxHeldJobs, maxHold: cfg.MaxHold},
+		adm:   admissionBook{maxWait: cfg.MaxQueueWait, stale: cfg.LoadStale, share: 1 / cfg.ProbeRatio},
 	}
 	s.front = newFrontendBook(cfg.FrontendMaxInflight, cfg.FrontendDeadAfter, func(d time.Duration) time.Duration {
 		if d <= 0 {
 			return 0
 		}
-		return time.Duration(s.rng.Int64N(int64(d))) // under s.mu, as every call of the book
+		return time.Duration(s.place.int63n(int64(d))) // under s.mu, as every call of the book
 	})
 	return s, nil
 }
 
 // Close releases the scheduler's connections.
 func (s *Scheduler) Close() {
-	s.nodes.Close()
-	s.fronts.Close()
+	s.peers.nodes.Close()
+	s.peers.fronts.Close()
 }
 
 // Stats returns a snapshot of the scheduler's counters.
@@ -308,7 +329,7 @@ func (s *Scheduler) SubmitJob(ctx context.Context, req *sparrowrpc.TSchedulingRe
 	}
 
 	s.mu.Lock()
-	if candidates, err = s.admit(ctx, job.App, job.Constraints, candidates, len(job.Tasks)); err != nil {
+	if candidates, err = s.admitLocked(ctx, job.App, job.Constraints, candidates, len(job.Tasks)); err != nil {
 		s.mu.Unlock()
 		return err
 	}
@@ -317,7 +338,7 @@ func (s *Scheduler) SubmitJob(ctx context.Context, req *sparrowrpc.TSchedulingRe
 		s.mu.Unlock()
 		return incomplete("%v", err)
 	}
-	probes, err := s.sampler.Plan(s.rng, candidates, job.Tasks, job.ProbeRatio)
+	probes, err := s.place.plan(candidates, job.Tasks, job.ProbeRatio)
 	if err != nil {
 		s.mu.Unlock()
 		return incomplete("app %q: %v", job.App, err)
@@ -337,18 +358,18 @@ func (s *Scheduler) SubmitJob(ctx context.Context, req *sparrowrpc.TSchedulingRe
 		now = s.now()
 		r.loc = newRelaxState(job, now, s.cfg.LocalityInputBytes)
 	}
-	probes, r.backup = s.splitBackups(r, probes)
+	probes, r.backup = s.splitBackupsLocked(r, probes)
 	r.AddProbes(probes)
 	s.adm.admitted(probes)
-	counted := countHeld(r, probes)
+	counted := countHeldLocked(r, probes)
 	s.book.add(r)
-	offers := s.planOffers(r, probes)
+	offers := s.planOffersLocked(r, probes)
 	var relaxed []placement.Probe
 	if r.loc != nil {
 		if s.relax.fresh(now) {
 			relaxed = s.relaxLocked(r, now, true)
 		}
-		s.scheduleRelax(r, now)
+		s.scheduleRelaxLocked(r, now)
 	}
 	s.stats.JobsSubmitted++
 	s.stats.TasksSubmitted += uint64(len(job.Tasks))
@@ -386,14 +407,14 @@ func (s *Scheduler) enqueueOne(r *request, p placement.Probe, counted bool, offe
 	if offer >= 0 {
 		accepted, launched, guided, boot, err = s.offerCall(r, msg, p.Node.Addr, offer)
 	} else {
-		accepted, err = s.nodes.EnqueueTaskReservations(context.Background(), p.Node.Addr, msg)
+		accepted, err = s.peers.nodes.EnqueueTaskReservations(context.Background(), p.Node.Addr, msg)
 	}
 	s.mu.Lock()
 	if guided {
 		s.offers.pause(p.Node.Addr, time.Now().Add(guidedOfferPause))
 	}
 	s.offers.setBoot(p.Node.Addr, boot)
-	if offer >= 0 && s.offerAnswered(r, p.Node.Addr, offer, launched, err) {
+	if offer >= 0 && s.offerAnsweredLocked(r, p.Node.Addr, offer, launched, err) {
 		s.mu.Unlock()
 		s.enqueueOne(r, p, counted, -1)
 		return
@@ -405,7 +426,7 @@ func (s *Scheduler) enqueueOne(r *request, p placement.Probe, counted bool, offe
 		// all struck off so would fail): the same probe is sent again
 		// after a short jittered pause, while the request lives.
 		s.stats.EnqueueBusy++
-		pause := busyRetry + time.Duration(s.rng.Int64N(int64(busyRetry)))
+		pause := busyRetry + time.Duration(s.place.int63n(int64(busyRetry)))
 		s.mu.Unlock()
 		time.AfterFunc(pause, func() { s.enqueueOne(r, p, counted, -1) })
 		return
@@ -414,7 +435,7 @@ func (s *Scheduler) enqueueOne(r *request, p placement.Probe, counted bool, offe
 	if err == nil && !accepted {
 		s.hold.sawFull(s.now()) // the fleet is saturated (sweep.go)
 	}
-	if handled, withdraw := s.enqueued(r, p, counted, accepted, err); handled {
+	if handled, withdraw := s.enqueuedLocked(r, p, counted, accepted, err); handled {
 		if withdraw {
 			s.stats.Cancellations++
 		}
@@ -431,13 +452,12 @@ func (s *Scheduler) enqueueOne(r *request, p placement.Probe, counted bool, offe
 	s.stats.EnqueueFailures++
 	s.log.Warn().Err(err).Bool("refused", err == nil).Str("request", r.ID).Str("node", p.Node.Addr).
 		Msg("enqueue failed; re-placing its reservations")
-	s.replace(r, p.Node.Addr)
+	s.replaceAndUnlock(r, p.Node.Addr)
 }
 
-// replace drops addr's reservations for r, if addr is not empty, and
-// probes again for the tasks left without one. Called with s.mu held;
-// releases it.
-func (s *Scheduler) replace(r *request, addr string) {
+// replaceAndUnlock drops addr's reservations for r, if addr is not empty, and
+// probes again for the tasks left without one.
+func (s *Scheduler) replaceAndUnlock(r *request, addr string) {
 	if !s.book.live(r) {
 		s.mu.Unlock()
 		return
@@ -449,14 +469,13 @@ func (s *Scheduler) replace(r *request, addr string) {
 		}
 		r.failed[addr] = true
 	}
-	s.reprobe(r, r.Uncovered())
+	s.reprobeAndUnlock(r, r.Uncovered())
 }
 
-// reprobe places reservations for tasks on live nodes that have not failed
+// reprobeAndUnlock places reservations for tasks on live nodes that have not failed
 // for r. If that is impossible, or r has been re-probed too often, its
-// unlaunched tasks are reported failed and r is dropped. Called with s.mu
-// held; releases it.
-func (s *Scheduler) reprobe(r *request, tasks []placement.Task) {
+// unlaunched tasks are reported failed and r is dropped.
+func (s *Scheduler) reprobeAndUnlock(r *request, tasks []placement.Task) {
 	if len(tasks) == 0 {
 		s.mu.Unlock()
 		return
@@ -476,13 +495,13 @@ func (s *Scheduler) reprobe(r *request, tasks []placement.Task) {
 	if r.reprobe > maxReprobes {
 		err = fmt.Errorf("gave up after %d rounds of re-placing reservations", maxReprobes)
 	} else {
-		probes, err = s.sampler.Plan(s.rng, candidates, tasks, r.ratio)
+		probes, err = s.place.plan(candidates, tasks, r.ratio)
 	}
 	if err != nil {
 		s.book.remove(r)
 		s.relax.remove(r)
 		r.gaveUp = err
-		if s.failHeld(r, err) {
+		if s.failHeldLocked(r, err) {
 			s.mu.Unlock() // the held call refuses the job with err
 			return
 		}
@@ -496,14 +515,14 @@ func (s *Scheduler) reprobe(r *request, tasks []placement.Task) {
 		return
 	}
 	r.AddProbes(probes)
-	counted := countHeld(r, probes)
+	counted := countHeldLocked(r, probes)
 	s.mu.Unlock()
 	s.enqueueAs(r, probes, counted)
 }
 
 // failUnlaunched tells the frontend that r's unlaunched tasks will not run.
 // A task offered and not yet answered is reported when its offer is
-// declined (offerDeclined), and not at all if it is taken.
+// declined (offerDeclinedLocked), and not at all if it is taken.
 func (s *Scheduler) failUnlaunched(r *request, cause error) {
 	var fail []*sparrowrpc.TTaskSpec
 	s.mu.Lock()
@@ -532,14 +551,14 @@ func (s *Scheduler) GetTask(ctx context.Context, requestID string, nm *sparrowrp
 func (s *Scheduler) getTask(requestID, addr string, fetch int64) []*sparrowrpc.TTaskLaunchSpec {
 	s.mu.Lock()
 	r, ok := s.book.get(requestID)
-	if ok && awaiting(r) > 0 {
-		s.awaitOffers(r)
+	if ok && awaitingLocked(r) > 0 {
+		s.awaitOffersLocked(r)
 		r, ok = s.book.get(requestID)
 	}
 	if !ok {
 		s.stats.EmptyGetTasks++
-		s.heldGetTask(nil)
-		s.fetchAnswered(addr, fetch, runningTask{}, nil)
+		s.heldGetTaskLocked(nil)
+		s.fetchAnsweredLocked(addr, fetch, runningTask{}, nil)
 		s.mu.Unlock()
 		return []*sparrowrpc.TTaskLaunchSpec{}
 	}
@@ -547,13 +566,13 @@ func (s *Scheduler) getTask(requestID, addr string, fetch int64) []*sparrowrpc.T
 	var task runningTask
 	idx, got := r.Assign(addr)
 	if got {
-		s.launched(r, idx, addr, fetch)
+		s.launchedLocked(r, idx, addr, fetch)
 		spec = &sparrowrpc.TTaskLaunchSpec{TaskId: r.specs[idx].TaskId, Message: r.specs[idx].Message}
 		task = runningTask{app: r.app, request: r.ID, task: spec.TaskId}
 	} else {
 		s.stats.EmptyGetTasks++
 	}
-	s.fetchAnswered(addr, fetch, task, spec)
+	s.fetchAnsweredLocked(addr, fetch, task, spec)
 	// Sharing probes across constrained tasks can use up the last
 	// reservation another constrained task could run on; that task must be
 	// probed for again or the job would never finish.
@@ -561,8 +580,8 @@ func (s *Scheduler) getTask(requestID, addr string, fetch int64) []*sparrowrpc.T
 	if !r.Launched() && r.HasConstrained() && !r.Holds(addr) {
 		strand = r.Uncovered()
 	}
-	cancel := s.forgetLaunched(r)
-	s.heldGetTask(r)
+	cancel := s.forgetLaunchedLocked(r)
+	s.heldGetTaskLocked(r)
 	s.mu.Unlock()
 
 	for _, p := range cancel {
@@ -571,7 +590,7 @@ func (s *Scheduler) getTask(requestID, addr string, fetch int64) []*sparrowrpc.T
 	if len(strand) > 0 {
 		s.mu.Lock()
 		if s.book.live(r) {
-			s.reprobe(r, r.Uncovered())
+			s.reprobeAndUnlock(r, r.Uncovered())
 		} else {
 			s.mu.Unlock()
 		}
@@ -582,19 +601,17 @@ func (s *Scheduler) getTask(requestID, addr string, fetch int64) []*sparrowrpc.T
 	return []*sparrowrpc.TTaskLaunchSpec{spec}
 }
 
-// launched records task idx of r handed to addr, by getTask (of fetch, 0
+// launchedLocked records task idx of r handed to addr, by getTask (of fetch, 0
 // for none) or a taken offer: tracked as running there, and counted.
-// Called with s.mu held.
-func (s *Scheduler) launched(r *request, idx int, addr string, fetch int64) {
+func (s *Scheduler) launchedLocked(r *request, idx int, addr string, fetch int64) {
 	s.running.track(addr, runningTask{app: r.app, request: r.ID, task: r.specs[idx].TaskId}, fetch)
 	s.relax.countLaunch(r, idx, addr)
 	s.stats.TasksLaunched++
 }
 
-// forgetLaunched drops r once every task has launched, and returns the
-// leftover reservations to cancel (none with NoCancel). Called with s.mu
-// held.
-func (s *Scheduler) forgetLaunched(r *request) []placement.Probe {
+// forgetLaunchedLocked drops r once every task has launched, and returns the
+// leftover reservations to cancel (none with NoCancel).
+func (s *Scheduler) forgetLaunchedLocked(r *request) []placement.Probe {
 	if !r.Launched() || !s.book.remove(r) {
 		return nil
 	}
@@ -608,7 +625,7 @@ func (s *Scheduler) forgetLaunched(r *request) []placement.Probe {
 }
 
 func (s *Scheduler) cancel(requestID, addr string) {
-	err := s.nodes.CancelTaskReservations(context.Background(), addr, &sparrowrpc.TCancelTaskReservationsRequest{RequestId: requestID})
+	err := s.peers.nodes.CancelTaskReservations(context.Background(), addr, &sparrowrpc.TCancelTaskReservationsRequest{RequestId: requestID})
 	if err != nil {
 		// Harmless: the node's getTask for this request will get nothing.
 		s.log.Debug().Err(err).Str("request", requestID).Str("node", addr).Msg("cancel failed")

@@ -954,7 +954,7 @@ func TestGeneratedRequestIDsAreDistinct(t *testing.T) {
 
 // Regression: a request id the scheduler makes up must not collide with one a
 // frontend chose (the prefix is visible in every task id); a collision would
-// replace that request's state and hand its nodes another job's tasks.
+// replaceAndUnlock that request's state and hand its nodes another job's tasks.
 func TestGeneratedRequestIDSkipsClientChosenIDs(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		c := newCluster(t, 2, Config{})

@@ -50,7 +50,7 @@ func (s *Scheduler) sweepOne(r *request) {
 		}
 	}
 	candidates, _ = placement.Filter(candidates, r.cons)
-	probes, err := s.sampler.Plan(s.rng, candidates, r.UnlaunchedTasks(), r.ratio)
+	probes, err := s.place.plan(candidates, r.UnlaunchedTasks(), r.ratio)
 	if err != nil || len(probes) == 0 {
 		s.mu.Unlock()
 		return
