@@ -3,8 +3,6 @@ package scheduler
 import (
 	"strconv"
 	"testing"
-
-	"github.com/sparrowfleet/sparrow/thrift/gen-go/sparrowrpc"
 )
 
 // TestRunningBook drives the lost-node bookkeeping through sequences of
@@ -96,60 +94,5 @@ func TestLostSetForgetsOldest(t *testing.T) {
 	}
 	if len(l.set) != maxLostRemembered {
 		t.Fatalf("%d remembered, want the bound %d", len(l.set), maxLostRemembered)
-	}
-}
-
-// TestFetchBook: a fetch is pending until answered, kept while its task
-// is, an ask about an answered one counted, and forgotten otherwise; a
-// getTask (fetch 0) records nothing.
-func TestFetchBook(t *testing.T) {
-	task := runningTask{app: "a", request: "r", task: "t"}
-	tests := []struct {
-		name       string
-		fetch      int64
-		handed     bool // a task was handed out
-		kept       bool // and is tracked as handed out by this fetch
-		wantKnown  bool // a second ask finds it answered
-		askedAgain uint64
-	}{
-		{name: "handed out and tracked", fetch: 7, handed: true, kept: true, wantKnown: true, askedAgain: 1},
-		{name: "handed out, not tracked", fetch: 7, handed: true},
-		{name: "nothing handed out", fetch: 7},
-	}
-	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			var b fetchBook
-			key := fetchKey{"n", tt.fetch}
-			if _, known := b.begin(key); known {
-				t.Fatal("a new fetch is known")
-			}
-			if f, known := b.begin(key); !known || !f.pending || b.askedAgain != 0 {
-				t.Fatalf("a fetch being answered: %+v, %v, asked again %d; want pending, not counted", f, known, b.askedAgain)
-			}
-			var spec *sparrowrpc.TTaskLaunchSpec
-			if tt.handed {
-				spec = &sparrowrpc.TTaskLaunchSpec{TaskId: task.task}
-			}
-			b.answered("n", tt.fetch, task, spec, tt.kept)
-			f, known := b.begin(key)
-			if known != tt.wantKnown {
-				t.Fatalf("asked again: known %v, want %v", known, tt.wantKnown)
-			}
-			if known && (f.pending || f.task != task || f.spec != spec) {
-				t.Fatalf("asked again: %+v, want the task handed out", f)
-			}
-			if b.askedAgain != tt.askedAgain {
-				t.Fatalf("askedAgain %d, want %d", b.askedAgain, tt.askedAgain)
-			}
-			b.forget("n", tt.fetch)
-			if b.len() != 0 {
-				t.Fatalf("%d fetches remembered after forget", b.len())
-			}
-		})
-	}
-	var b fetchBook
-	b.answered("n", 0, task, &sparrowrpc.TTaskLaunchSpec{}, true)
-	if b.len() != 0 {
-		t.Fatal("a getTask's answer was recorded as a fetch")
 	}
 }
