@@ -7,14 +7,16 @@ import (
 
 // frontendBook is the frontend links part: the frontend each app
 // registered (one per app, the latest registration wins, at most
-// maxFrontends apps) and the link to each frontend address (linkBook,
+// maxApps apps, maxFrontends by default) and the link to each frontend
+// address (linkBook,
 // frontendlink.go).
 //
 // It has no lock of its own: it is not safe for concurrent use, and its
 // owner serialises every call.
 type frontendBook struct {
-	apps  map[string]string // app -> FrontendService address
-	links linkBook
+	apps    map[string]string // app -> FrontendService address
+	maxApps int
+	links   linkBook
 }
 
 func newFrontendBook(maxInflight int, deadAfter time.Duration, jitter func(time.Duration) time.Duration) frontendBook {
@@ -24,15 +26,15 @@ func newFrontendBook(maxInflight int, deadAfter time.Duration, jitter func(time.
 	if deadAfter == 0 {
 		deadAfter = DefaultFrontendDeadAfter
 	}
-	return frontendBook{apps: make(map[string]string), links: newLinkBook(maxInflight, deadAfter, jitter)}
+	return frontendBook{apps: make(map[string]string), maxApps: maxFrontends, links: newLinkBook(maxInflight, deadAfter, jitter)}
 }
 
 // register sends app's messages to addr from now on. A registration may
 // come from a restarted process at the same address, so addr's link
 // starts afresh.
 func (f *frontendBook) register(app, addr string) error {
-	if _, ok := f.apps[app]; !ok && len(f.apps) >= maxFrontends {
-		return fmt.Errorf("registerFrontend: too many apps (%d)", maxFrontends)
+	if _, ok := f.apps[app]; !ok && len(f.apps) >= f.maxApps {
+		return fmt.Errorf("registerFrontend: too many apps (%d)", f.maxApps)
 	}
 	f.apps[app] = addr
 	f.links.reset(addr)

@@ -57,7 +57,8 @@ func TestFrontendBook(t *testing.T) {
 // with the bound named; a known app may still move.
 func TestFrontendBookBound(t *testing.T) {
 	f := newFrontendBook(0, 0, func(time.Duration) time.Duration { return 0 })
-	for i := range maxFrontends {
+	f.maxApps = 16
+	for i := range f.maxApps {
 		f.apps["app"+strconv.Itoa(i)] = "f:1"
 	}
 	if err := f.register("new", "f:1"); err == nil || !strings.Contains(err.Error(), "too many apps") {

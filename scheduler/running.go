@@ -12,21 +12,26 @@ const maxLostRemembered = 100_000
 // lostSet remembers the tasks most recently reported lost, oldest
 // forgotten first. It has no lock: its owner serialises calls.
 type lostSet struct {
-	set  map[runningTask]struct{}
-	ring []runningTask
-	next int
+	limit int // tasks remembered at most; 0 means maxLostRemembered
+	set   map[runningTask]struct{}
+	ring  []runningTask
+	next  int
 }
 
 func (l *lostSet) add(t runningTask) {
 	if l.set == nil {
 		l.set = make(map[runningTask]struct{})
 	}
-	if len(l.ring) < maxLostRemembered {
+	limit := l.limit
+	if limit <= 0 {
+		limit = maxLostRemembered
+	}
+	if len(l.ring) < limit {
 		l.ring = append(l.ring, t)
 	} else {
 		delete(l.set, l.ring[l.next])
 		l.ring[l.next] = t
-		l.next = (l.next + 1) % maxLostRemembered
+		l.next = (l.next + 1) % limit
 	}
 	l.set[t] = struct{}{}
 }

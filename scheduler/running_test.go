@@ -79,20 +79,27 @@ func TestRunningBook(t *testing.T) {
 // TestLostSetForgetsOldest: the set of lost tasks is bounded, and the
 // oldest are forgotten first.
 func TestLostSetForgetsOldest(t *testing.T) {
-	var l lostSet
 	task := func(i int) runningTask { return runningTask{app: "a", request: "r", task: strconv.Itoa(i)} }
-	for i := range maxLostRemembered + 2 {
-		l.add(task(i))
-	}
-	for _, c := range []struct {
-		i    int
-		want bool
-	}{{0, false}, {1, false}, {2, true}, {maxLostRemembered + 1, true}} {
-		if got := l.has(task(c.i)); got != c.want {
-			t.Errorf("task %d remembered %v, want %v", c.i, got, c.want)
+	for _, limit := range []int{1, 3, 100} {
+		l := lostSet{limit: limit}
+		for i := range limit + 2 {
+			l.add(task(i))
+		}
+		for _, c := range []struct {
+			i    int
+			want bool
+		}{{0, false}, {1, false}, {2, true}, {limit + 1, true}} {
+			if got := l.has(task(c.i)); got != c.want {
+				t.Errorf("limit %d: task %d remembered %v, want %v", limit, c.i, got, c.want)
+			}
+		}
+		if len(l.set) != limit {
+			t.Fatalf("limit %d: %d remembered", limit, len(l.set))
 		}
 	}
-	if len(l.set) != maxLostRemembered {
-		t.Fatalf("%d remembered, want the bound %d", len(l.set), maxLostRemembered)
+	var l lostSet
+	l.add(task(0))
+	if !l.has(task(0)) || len(l.ring) != 1 {
+		t.Fatal("the zero lostSet does not remember")
 	}
 }
