@@ -8,8 +8,7 @@ import (
 // frontendBook is the frontend links part: the frontend each app
 // registered (one per app, the latest registration wins, at most
 // maxApps apps, maxFrontends by default) and the link to each frontend
-// address (linkBook,
-// frontendlink.go).
+// address (linkBook, frontendlink.go).
 //
 // It has no lock of its own: it is not safe for concurrent use, and its
 // owner serialises every call.
