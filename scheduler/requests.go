@@ -9,7 +9,10 @@ import (
 	"github.com/sparrowfleet/sparrow/thrift/gen-go/sparrowrpc"
 )
 
-// request is a submitted job's state while any task is unlaunched.
+// request is a submitted job's state while any task is unlaunched. Its
+// owner, the request book's, serialises every access to it, except to
+// the fields set before it is published and never changed (the
+// placement.Request's ID, app, user, specs, hold).
 type request struct {
 	*placement.Request
 	app     string
@@ -26,8 +29,7 @@ type request struct {
 	// if none may.
 	loc *relaxState
 	// hold is the submitJob call waiting for the reservations to be
-	// placed (hold.go), nil when holding is disabled. Set before r is
-	// published and never replaced, so it may be read without s.mu.
+	// placed (hold.go), nil when holding is disabled.
 	hold *holdState
 	// offerWake, if set, is closed when one of the tasks offered with
 	// reservations is answered (offer.go).
@@ -36,7 +38,7 @@ type request struct {
 	// last gave before the offer was sent ("" if none), to judge an
 	// "unseen" answer about it (offer.go, resolveOffer).
 	offerBoot map[int]string
-	// doubted counts r's offers in doubt (offer.go, doubt).
+	// doubted counts r's offers in doubt (offer.go, doubtLocked).
 	doubted int
 	// gaveUp is why re-placement gave up and reported the unlaunched
 	// tasks failed; set when r is dropped so.
