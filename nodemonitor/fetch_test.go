@@ -45,6 +45,9 @@ func TestFetchAskedAgainLaunchesOnce(t *testing.T) {
 	if got := h.sched.askedFor("r"); got != 1 {
 		t.Errorf("the scheduler handed out tasks %d times, want 1", got)
 	}
+	// The node monitor counts a launch before the executor's launchTask
+	// call arrives: wait for that call, then check it came once.
+	waitFake(t, "the executor's launch", func() bool { return h.back.count() >= 1 })
 	if got := h.back.count(); got != 1 {
 		t.Errorf("%d launches at the executor, want 1", got)
 	}

@@ -13,7 +13,7 @@ import (
 	"github.com/sparrowfleet/sparrow/internal/membership"
 )
 
-// Admission by expected queue wait (issue 15, item 2).
+// Admission by expected queue wait.
 //
 // With Config.MaxQueueWait = D > 0, submitJob estimates, before placing
 // any reservation, how long the job's tasks would wait in node monitors'
@@ -144,14 +144,25 @@ type nodeReport struct {
 	at                          time.Time
 }
 
-// admissionBook is the scheduler's load table. Guarded by s.mu.
+// admissionBook is the admission part's load table: the latest report
+// of each node monitor less this scheduler's own share at its arrival,
+// this scheduler's own queued reservations per node (recounted at most
+// once per ownRefresh), and the jobs held by admission in arrival order.
+// What runs where it asks its owner for (running), and what is queued
+// it is given (refreshOwn, admitted).
+//
+// It has no lock of its own: it is not safe for concurrent use, and its
+// owner serialises every call.
 type admissionBook struct {
-	reports map[string]nodeReport // by node InternalService address
-	own     map[string]float64    // this scheduler's queued reservations by node
-	ownAt   time.Time
+	maxWait, stale time.Duration         // Config.MaxQueueWait, Config.LoadStale
+	share          float64               // tasks per queued reservation: 1/d
+	reports        map[string]nodeReport // by node InternalService address
+	own            map[string]float64    // this scheduler's queued reservations by node
+	ownAt          time.Time
 	// queue is the jobs held by admission, oldest first; answered ones
 	// are dropped from its front.
-	queue []*holdState
+	queue        []*holdState
+	reportsTaken uint64 // load reports taken
 }
 
 // LoadReport is a node monitor's report as the scheduler takes it.
@@ -161,31 +172,12 @@ type LoadReport struct {
 	TaskTime        time.Duration
 }
 
-// ObserveLoad records node monitor addr's report, arrived at now, and
-// wakes the oldest job held by admission to look at the new estimate.
-func (s *Scheduler) ObserveLoad(addr string, rep LoadReport, now time.Time) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	a := &s.adm
-	if a.reports == nil {
-		a.reports = make(map[string]nodeReport)
-	}
-	s.ownLocked(now)
-	s.hold.stats.LoadReports++
-	a.reports[addr] = nodeReport{
-		othersQueued:  max(0, float64(rep.Queued)-a.own[addr]),
-		othersRunning: max(0, float64(rep.Running)-float64(len(s.running[addr]))),
-		slots:         rep.Slots, taskTime: rep.TaskTime, at: now,
-	}
-	if h := a.headLocked(); h != nil {
-		h.signal()
-	}
-}
+// enabled reports whether jobs are admitted by expected wait at all.
+func (a *admissionBook) enabled() bool { return a.maxWait > 0 }
 
-// ownLocked refreshes the count of this scheduler's queued reservations
-// per node, at most once per ownRefresh. Called with s.mu held.
-func (s *Scheduler) ownLocked(now time.Time) {
-	a := &s.adm
+// refreshOwn recounts this scheduler's queued reservations per node from
+// outstanding, unless it did so less than ownRefresh before now.
+func (a *admissionBook) refreshOwn(now time.Time, outstanding iter.Seq[placement.Probe]) {
 	if a.own != nil && now.Sub(a.ownAt) < ownRefresh && !now.Before(a.ownAt) {
 		return
 	}
@@ -193,68 +185,100 @@ func (s *Scheduler) ownLocked(now time.Time) {
 	if a.own == nil {
 		a.own = make(map[string]float64)
 	}
-	for _, r := range s.requests {
-		for _, p := range r.Outstanding() {
-			a.own[p.Node.Addr] += float64(p.Count)
-		}
+	for p := range outstanding {
+		a.own[p.Node.Addr] += float64(p.Count)
 	}
 	a.ownAt = now
 }
 
-// loadLocked returns node addr's load at now. Called with s.mu held,
-// after ownLocked.
-func (s *Scheduler) loadLocked(addr string) NodeLoad {
-	rep, ok := s.adm.reports[addr]
+// observe records node monitor addr's report, arrived at now, when this
+// scheduler runs running tasks there, and wakes the oldest job held by
+// admission to look at the new estimate. The own count must be fresh
+// (refreshOwn).
+func (a *admissionBook) observe(addr string, rep LoadReport, running int, now time.Time) {
+	if a.reports == nil {
+		a.reports = make(map[string]nodeReport)
+	}
+	a.reportsTaken++
+	a.reports[addr] = nodeReport{
+		othersQueued:  max(0, float64(rep.Queued)-a.own[addr]),
+		othersRunning: max(0, float64(rep.Running)-float64(running)),
+		slots:         rep.Slots, taskTime: rep.TaskTime, at: now,
+	}
+	if h := a.head(); h != nil {
+		h.signal()
+	}
+}
+
+// load returns node addr's load, when this scheduler runs running tasks
+// there. The own count must be fresh (refreshOwn).
+func (a *admissionBook) load(addr string, running int) NodeLoad {
+	rep, ok := a.reports[addr]
 	if !ok {
 		return NodeLoad{}
 	}
 	return NodeLoad{
-		Queued:  s.adm.own[addr] + rep.othersQueued,
-		Running: float64(len(s.running[addr])) + rep.othersRunning,
+		Queued:  a.own[addr] + rep.othersQueued,
+		Running: float64(running) + rep.othersRunning,
 		Slots:   rep.slots, TaskTime: rep.taskTime, At: rep.at,
 	}
 }
 
-// saturatedLocked reports whether a job of m tasks over candidates is
-// saturated at now. Called with s.mu held.
-func (s *Scheduler) saturatedLocked(candidates []placement.Node, m int, now time.Time) bool {
-	s.ownLocked(now)
+// saturated reports whether a job of m tasks over candidates is
+// saturated at now; running says how many tasks this scheduler runs on
+// a node. The own count must be fresh (refreshOwn).
+func (a *admissionBook) saturated(candidates []placement.Node, m int, now time.Time, running func(addr string) int) bool {
 	loads := func(yield func(NodeLoad) bool) {
 		for _, n := range candidates {
-			if !yield(s.loadLocked(n.Addr)) {
+			if !yield(a.load(n.Addr, running(n.Addr))) {
 				return
 			}
 		}
 	}
-	return Saturated(loads, m, now, s.cfg.MaxQueueWait, s.cfg.LoadStale, 1/s.cfg.ProbeRatio)
+	return Saturated(loads, m, now, a.maxWait, a.stale, a.share)
 }
 
 // admitted adds an admitted job's reservations to the own count, so that
-// the next job sees them before the next refresh. Called with s.mu held.
-func (s *Scheduler) admitted(probes []placement.Probe) {
-	if s.cfg.MaxQueueWait <= 0 || s.adm.own == nil {
+// the next job sees them before the next refresh.
+func (a *admissionBook) admitted(probes []placement.Probe) {
+	if !a.enabled() || a.own == nil {
 		return
 	}
 	for _, p := range probes {
-		s.adm.own[p.Node.Addr] += float64(p.Count)
+		a.own[p.Node.Addr] += float64(p.Count)
 	}
 }
 
-// admit holds a job of m tasks for app, with constraints cons, while it
+// ObserveLoad records node monitor addr's report, arrived at now, and
+// wakes the oldest job held by admission to look at the new estimate.
+func (s *Scheduler) ObserveLoad(addr string, rep LoadReport, now time.Time) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.adm.refreshOwn(now, s.book.outstanding())
+	s.adm.observe(addr, rep, s.running.on(addr), now)
+}
+
+// saturatedLocked reports whether a job of m tasks over candidates is
+// saturated at now.
+func (s *Scheduler) saturatedLocked(candidates []placement.Node, m int, now time.Time) bool {
+	s.adm.refreshOwn(now, s.book.outstanding())
+	return s.adm.saturated(candidates, m, now, s.running.on)
+}
+
+// admitLocked holds a job of m tasks for app, with constraints cons, while it
 // is saturated over its candidates, or while jobs held by admission
 // before it wait, and returns the candidates to place it on (looked up
 // again if it was held: node monitors may have come or gone), or its
 // refusal. Held jobs are admitted in arrival order:
 // only the oldest looks at the estimate (on a capacity signal, a report,
 // or its backoff timer), and each admission lets the next look at once.
-// Called with s.mu held; returns with it held, releasing it while
-// waiting.
-func (s *Scheduler) admit(ctx context.Context, app string, cons []placement.Constraint, candidates []placement.Node, m int) ([]placement.Node, error) {
-	if s.cfg.MaxQueueWait <= 0 {
+// It releases s.mu while it waits.
+func (s *Scheduler) admitLocked(ctx context.Context, app string, cons []placement.Constraint, candidates []placement.Node, m int) ([]placement.Node, error) {
+	a := &s.adm
+	if !a.enabled() {
 		return candidates, nil
 	}
-	a := &s.adm
-	if a.headLocked() == nil && !s.saturatedLocked(candidates, m, s.now()) {
+	if a.head() == nil && !s.saturatedLocked(candidates, m, s.now()) {
 		return candidates, nil
 	}
 	hb := &s.hold
@@ -263,15 +287,12 @@ func (s *Scheduler) admit(ctx context.Context, app string, cons []placement.Cons
 		hb.stats.Refused++
 		hb.stats.AdmissionRefused++
 		return incomplete("fleet saturated: the expected queue wait of the job's %d tasks exceeds --max-queue-wait %v and %s; retry after %v",
-			m, s.cfg.MaxQueueWait, over, s.retryAfter())
-	}
-	if hb.held >= s.cfg.MaxHeldJobs {
-		return nil, refuse(fmt.Sprintf("%d submitJob calls are already held, the most allowed (--max-held-jobs)", hb.held))
+			m, s.cfg.MaxQueueWait, over, hb.retryAfter())
 	}
 	h := newHoldState(time.Now())
-	h.held, h.backoff = true, holdRetryMin
-	hb.held++
-	hb.stats.Holds++
+	if over := hb.hold(h); over != "" {
+		return nil, refuse(over)
+	}
 	a.queue = append(a.queue, h)
 	limit := time.NewTimer(s.cfg.MaxHold)
 	defer limit.Stop()
@@ -279,9 +300,9 @@ func (s *Scheduler) admit(ctx context.Context, app string, cons []placement.Cons
 	for {
 		var retry *time.Timer
 		var retryC <-chan time.Time
-		if a.headLocked() == h {
-			s.queueHeld(h)
-			wait := h.backoff/2 + time.Duration(s.rng.Int64N(int64(h.backoff)/2+1))
+		if a.head() == h {
+			hb.queueSignal(h)
+			wait := h.backoff/2 + time.Duration(s.place.int63n(int64(h.backoff)/2+1))
 			h.backoff = min(2*h.backoff, holdRetryMax)
 			retry = time.NewTimer(wait)
 			retryC = retry.C
@@ -308,42 +329,33 @@ func (s *Scheduler) admit(ctx context.Context, app string, cons []placement.Cons
 			err = incomplete("app %q: %v", app, err)
 		}
 		if err != nil {
-			s.finishHeld(h, now, false)
-			a.nextLocked()
+			hb.finish(h, now, false)
+			a.next()
 			return nil, err
 		}
 		candidates = fresh
-		if a.headLocked() == h && !s.saturatedLocked(candidates, m, s.now()) {
-			s.finishHeld(h, now, true)
-			a.nextLocked()
+		if a.head() == h && !s.saturatedLocked(candidates, m, s.now()) {
+			hb.finish(h, now, true)
+			a.next()
 			return candidates, nil
 		}
 		if over {
-			s.finishHeld(h, now, false)
-			a.nextLocked()
+			hb.finish(h, now, false)
+			a.next()
 			return nil, refuse(fmt.Sprintf("the call was held %v, the most allowed (--max-hold)", now.Sub(h.start).Round(time.Millisecond)))
 		}
 	}
 }
 
-// headLocked returns the oldest job held by admission whose call still
-// waits, dropping answered ones, or nil. Called with s.mu held.
-func (a *admissionBook) headLocked() *holdState {
-	for len(a.queue) > 0 && !a.queue[0].waiting {
-		a.queue[0] = nil
-		a.queue = a.queue[1:]
-	}
-	if len(a.queue) == 0 {
-		return nil
-	}
-	return a.queue[0]
-}
+// head returns the oldest job held by admission whose call still waits,
+// dropping answered ones, or nil.
+func (a *admissionBook) head() *holdState { return firstWaiting(&a.queue) }
 
-// nextLocked lets the oldest job still held by admission look at the
-// estimate at once: one ahead of it was just admitted or refused. Called
-// with s.mu held, after finishHeld.
-func (a *admissionBook) nextLocked() {
-	if h := a.headLocked(); h != nil {
+// next lets the oldest job still held by admission look at the
+// estimate at once: one ahead of it was just admitted or refused (and
+// answered: holdBook.finish).
+func (a *admissionBook) next() {
+	if h := a.head(); h != nil {
 		h.signal()
 	}
 }

@@ -6,6 +6,7 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"testing/synctest"
 	"time"
 
 	"github.com/sparrowfleet/sparrow/thrift/gen-go/sparrowrpc"
@@ -127,35 +128,37 @@ func TestSaturatedStopsEarly(t *testing.T) {
 // longer than MaxQueueWait is held with no reservation sent; a report of
 // drained queues admits it, and it is then placed as usual.
 func TestAdmissionHoldsBeforePlacing(t *testing.T) {
-	c := newCluster(t, 2, Config{MaxHeldJobs: 4, MaxHold: 30 * time.Second, MaxQueueWait: time.Second})
-	full := LoadReport{Queued: 40, Running: 1, Slots: 1, TaskTime: 100 * time.Millisecond}
-	for _, nm := range c.nms {
-		c.s.ObserveLoad(nm.addr, full, time.Now())
-	}
-	call := make(chan error, 1)
-	go func() { call <- c.s.SubmitJob(context.Background(), job("held", 0, freeTasks(1)...)) }()
-	c.hub.waitFor(t, 10*time.Second, "the job to be held", func() bool { return c.s.Stats().Hold.Held == 1 })
-	if n := c.nms[0].attemptsFor("held") + c.nms[1].attemptsFor("held"); n != 0 {
-		t.Fatalf("%d reservations offered for a job held by admission", n)
-	}
-	if st := c.s.Stats(); st.Hold.AdmissionHolds != 1 || st.ActiveRequests != 0 {
-		t.Fatalf("stats %+v: want one admission hold and no active request", st.Hold)
-	}
-	for _, nm := range c.nms {
-		c.s.ObserveLoad(nm.addr, LoadReport{Slots: 1, TaskTime: 100 * time.Millisecond}, time.Now())
-	}
-	select {
-	case err := <-call:
-		if err != nil {
-			t.Fatalf("admitted job: %v", err)
+	synctest.Test(t, func(t *testing.T) {
+		c := newCluster(t, 2, Config{MaxHeldJobs: 4, MaxHold: 30 * time.Second, MaxQueueWait: time.Second})
+		full := LoadReport{Queued: 40, Running: 1, Slots: 1, TaskTime: 100 * time.Millisecond}
+		for _, nm := range c.nms {
+			c.s.ObserveLoad(nm.addr, full, time.Now())
 		}
-	case <-time.After(10 * time.Second):
-		t.Fatal("the job was not admitted after the queues drained")
-	}
-	c.waitAccepted(t, "held", 2)
-	if st := c.s.Stats().Hold; st.Held != 0 || st.Refused != 0 {
-		t.Fatalf("hold stats %+v after admission", st)
-	}
+		call := make(chan error, 1)
+		go func() { call <- c.s.SubmitJob(context.Background(), job("held", 0, freeTasks(1)...)) }()
+		c.hub.waitFor(t, 10*time.Second, "the job to be held", func() bool { return c.s.Stats().Hold.Held == 1 })
+		if n := c.nms[0].attemptsFor("held") + c.nms[1].attemptsFor("held"); n != 0 {
+			t.Fatalf("%d reservations offered for a job held by admission", n)
+		}
+		if st := c.s.Stats(); st.Hold.AdmissionHolds != 1 || st.ActiveRequests != 0 {
+			t.Fatalf("stats %+v: want one admission hold and no active request", st.Hold)
+		}
+		for _, nm := range c.nms {
+			c.s.ObserveLoad(nm.addr, LoadReport{Slots: 1, TaskTime: 100 * time.Millisecond}, time.Now())
+		}
+		select {
+		case err := <-call:
+			if err != nil {
+				t.Fatalf("admitted job: %v", err)
+			}
+		case <-time.After(10 * time.Second):
+			t.Fatal("the job was not admitted after the queues drained")
+		}
+		c.waitAccepted(t, "held", 2)
+		if st := c.s.Stats().Hold; st.Held != 0 || st.Refused != 0 {
+			t.Fatalf("hold stats %+v after admission", st)
+		}
+	})
 }
 
 // TestAdmissionRefusals: past MaxHold, and at once past MaxHeldJobs, a
@@ -171,27 +174,29 @@ func TestAdmissionRefusals(t *testing.T) {
 		{name: "past max-held-jobs", maxHeld: 0, want: "--max-held-jobs"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			c := newCluster(t, 2, Config{MaxHeldJobs: tc.maxHeld, MaxHold: 50 * time.Millisecond, MaxQueueWait: time.Second})
-			for _, nm := range c.nms {
-				c.s.ObserveLoad(nm.addr, LoadReport{Queued: 40, Slots: 1, TaskTime: 100 * time.Millisecond}, time.Now())
-			}
-			err := c.s.SubmitJob(context.Background(), job("refused", 0, freeTasks(2)...))
-			var ire *sparrowrpc.IncompleteRequestException
-			if !errors.As(err, &ire) {
-				t.Fatalf("SubmitJob = %v, want an IncompleteRequestException", err)
-			}
-			for _, s := range []string{"fleet saturated", "--max-queue-wait", tc.want, "retry after"} {
-				if !strings.Contains(err.Error(), s) {
-					t.Errorf("refusal %q does not say %q", err, s)
+			synctest.Test(t, func(t *testing.T) {
+				c := newCluster(t, 2, Config{MaxHeldJobs: tc.maxHeld, MaxHold: 50 * time.Millisecond, MaxQueueWait: time.Second})
+				for _, nm := range c.nms {
+					c.s.ObserveLoad(nm.addr, LoadReport{Queued: 40, Slots: 1, TaskTime: 100 * time.Millisecond}, time.Now())
 				}
-			}
-			st := c.s.Stats()
-			if st.Hold.AdmissionHolds != 1 || st.Hold.AdmissionRefused != 1 || st.Hold.Refused != 1 || st.Hold.Held != 0 {
-				t.Errorf("hold stats %+v", st.Hold)
-			}
-			if st.Reservations != 0 || st.ActiveRequests != 0 || len(c.nms[0].requests())+len(c.nms[1].requests()) != 0 {
-				t.Errorf("a refused job placed reservations: stats %+v", st)
-			}
+				err := c.s.SubmitJob(context.Background(), job("refused", 0, freeTasks(2)...))
+				var ire *sparrowrpc.IncompleteRequestException
+				if !errors.As(err, &ire) {
+					t.Fatalf("SubmitJob = %v, want an IncompleteRequestException", err)
+				}
+				for _, s := range []string{"fleet saturated", "--max-queue-wait", tc.want, "retry after"} {
+					if !strings.Contains(err.Error(), s) {
+						t.Errorf("refusal %q does not say %q", err, s)
+					}
+				}
+				st := c.s.Stats()
+				if st.Hold.AdmissionHolds != 1 || st.Hold.AdmissionRefused != 1 || st.Hold.Refused != 1 || st.Hold.Held != 0 {
+					t.Errorf("hold stats %+v", st.Hold)
+				}
+				if st.Reservations != 0 || st.ActiveRequests != 0 || len(c.nms[0].requests())+len(c.nms[1].requests()) != 0 {
+					t.Errorf("a refused job placed reservations: stats %+v", st)
+				}
+			})
 		})
 	}
 }
@@ -201,80 +206,86 @@ func TestAdmissionRefusals(t *testing.T) {
 // at once, so a burst is held once the queues reach the limit, without
 // waiting for a report.
 func TestAdmissionCountsOwnReservations(t *testing.T) {
-	// One slot, 100 ms tasks, d = 2: each one-task job queues one
-	// reservation on each node, half a task; after k jobs a node offers
-	// floor(11 − k/2) positions within 1 s, none once k = 21.
-	c := newCluster(t, 2, Config{MaxHeldJobs: 4, MaxHold: 20 * time.Millisecond, MaxQueueWait: time.Second})
-	for _, nm := range c.nms {
-		c.s.ObserveLoad(nm.addr, LoadReport{Slots: 1, TaskTime: 100 * time.Millisecond}, time.Now())
-	}
-	accepted := 0
-	var err error
-	for range 30 {
-		if err = c.s.SubmitJob(context.Background(), job("", 0, freeTasks(1)...)); err != nil {
-			break
+	synctest.Test(t, func(t *testing.T) {
+		// One slot, 100 ms tasks, d = 2: each one-task job queues one
+		// reservation on each node, half a task; after k jobs a node offers
+		// floor(11 − k/2) positions within 1 s, none once k = 21.
+		c := newCluster(t, 2, Config{MaxHeldJobs: 4, MaxHold: 20 * time.Millisecond, MaxQueueWait: time.Second})
+		for _, nm := range c.nms {
+			c.s.ObserveLoad(nm.addr, LoadReport{Slots: 1, TaskTime: 100 * time.Millisecond}, time.Now())
 		}
-		accepted++
-	}
-	if err == nil || !strings.Contains(err.Error(), "--max-queue-wait") {
-		t.Fatalf("after %d jobs: %v; want a refusal by expected wait", accepted, err)
-	}
-	if accepted != 21 {
-		t.Fatalf("%d jobs admitted before saturation, want 21", accepted)
-	}
+		accepted := 0
+		var err error
+		for range 30 {
+			if err = c.s.SubmitJob(context.Background(), job("", 0, freeTasks(1)...)); err != nil {
+				break
+			}
+			accepted++
+		}
+		if err == nil || !strings.Contains(err.Error(), "--max-queue-wait") {
+			t.Fatalf("after %d jobs: %v; want a refusal by expected wait", accepted, err)
+		}
+		if accepted != 21 {
+			t.Fatalf("%d jobs admitted before saturation, want 21", accepted)
+		}
+	})
 }
 
 // TestAdmissionOffByDefault: without MaxQueueWait, reports of long queues
 // change nothing.
 func TestAdmissionOffByDefault(t *testing.T) {
-	c := newCluster(t, 2, Config{MaxHeldJobs: 4, MaxHold: 20 * time.Millisecond})
-	for _, nm := range c.nms {
-		c.s.ObserveLoad(nm.addr, LoadReport{Queued: 1000, Slots: 1, TaskTime: time.Second}, time.Now())
-	}
-	if err := c.s.SubmitJob(context.Background(), job("free", 0, freeTasks(1)...)); err != nil {
-		t.Fatalf("SubmitJob without --max-queue-wait: %v", err)
-	}
-	c.waitAccepted(t, "free", 2)
-	if st := c.s.Stats().Hold; st.AdmissionHolds != 0 || st.Holds != 0 {
-		t.Fatalf("hold stats %+v without --max-queue-wait", st)
-	}
+	synctest.Test(t, func(t *testing.T) {
+		c := newCluster(t, 2, Config{MaxHeldJobs: 4, MaxHold: 20 * time.Millisecond})
+		for _, nm := range c.nms {
+			c.s.ObserveLoad(nm.addr, LoadReport{Queued: 1000, Slots: 1, TaskTime: time.Second}, time.Now())
+		}
+		if err := c.s.SubmitJob(context.Background(), job("free", 0, freeTasks(1)...)); err != nil {
+			t.Fatalf("SubmitJob without --max-queue-wait: %v", err)
+		}
+		c.waitAccepted(t, "free", 2)
+		if st := c.s.Stats().Hold; st.AdmissionHolds != 0 || st.Holds != 0 {
+			t.Fatalf("hold stats %+v without --max-queue-wait", st)
+		}
+	})
 }
 
 // TestAdmissionInArrivalOrder: held jobs are admitted oldest first, and
 // an admitted job's reservations count at once: with room for one job,
 // the first held job is admitted and the second stays held.
 func TestAdmissionInArrivalOrder(t *testing.T) {
-	c := newCluster(t, 2, Config{MaxHeldJobs: 4, MaxHold: 30 * time.Second, MaxQueueWait: time.Second})
-	full := LoadReport{Queued: 40, Slots: 1, TaskTime: 100 * time.Millisecond}
-	for _, nm := range c.nms {
-		c.s.ObserveLoad(nm.addr, full, time.Now())
-	}
-	calls := map[string]chan error{}
-	for i, id := range []string{"first", "second"} {
-		calls[id] = make(chan error, 1)
-		go func() { calls[id] <- c.s.SubmitJob(context.Background(), job(id, 0, freeTasks(1)...)) }()
-		c.hub.waitFor(t, 10*time.Second, id+" to be held", func() bool { return c.s.Stats().Hold.Held == i+1 })
-	}
-	// d = 2, so a queued reservation is half a task: 20 queued leave one
-	// position within 1 s on the first node, and the first job's own
-	// reservation there takes it.
-	c.s.ObserveLoad(c.nms[0].addr, LoadReport{Queued: 20, Slots: 1, TaskTime: 100 * time.Millisecond}, time.Now())
-	select {
-	case err := <-calls["first"]:
-		if err != nil {
-			t.Fatalf("first job: %v", err)
+	synctest.Test(t, func(t *testing.T) {
+		c := newCluster(t, 2, Config{MaxHeldJobs: 4, MaxHold: 30 * time.Second, MaxQueueWait: time.Second})
+		full := LoadReport{Queued: 40, Slots: 1, TaskTime: 100 * time.Millisecond}
+		for _, nm := range c.nms {
+			c.s.ObserveLoad(nm.addr, full, time.Now())
 		}
-	case <-time.After(10 * time.Second):
-		t.Fatal("the first held job was not admitted when a position freed")
-	}
-	c.waitAccepted(t, "first", 2)
-	if st := c.s.Stats(); st.Hold.Held != 1 || c.nms[0].attemptsFor("second")+c.nms[1].attemptsFor("second") != 0 {
-		t.Fatalf("after one position freed: %d held, second job placed %d reservations; want 1 held and none",
-			st.Hold.Held, c.nms[0].attemptsFor("second")+c.nms[1].attemptsFor("second"))
-	}
-	select {
-	case err := <-calls["second"]:
-		t.Fatalf("second job answered with no room: %v", err)
-	default:
-	}
+		calls := map[string]chan error{}
+		for i, id := range []string{"first", "second"} {
+			calls[id] = make(chan error, 1)
+			go func() { calls[id] <- c.s.SubmitJob(context.Background(), job(id, 0, freeTasks(1)...)) }()
+			c.hub.waitFor(t, 10*time.Second, id+" to be held", func() bool { return c.s.Stats().Hold.Held == i+1 })
+		}
+		// d = 2, so a queued reservation is half a task: 20 queued leave one
+		// position within 1 s on the first node, and the first job's own
+		// reservation there takes it.
+		c.s.ObserveLoad(c.nms[0].addr, LoadReport{Queued: 20, Slots: 1, TaskTime: 100 * time.Millisecond}, time.Now())
+		select {
+		case err := <-calls["first"]:
+			if err != nil {
+				t.Fatalf("first job: %v", err)
+			}
+		case <-time.After(10 * time.Second):
+			t.Fatal("the first held job was not admitted when a position freed")
+		}
+		c.waitAccepted(t, "first", 2)
+		if st := c.s.Stats(); st.Hold.Held != 1 || c.nms[0].attemptsFor("second")+c.nms[1].attemptsFor("second") != 0 {
+			t.Fatalf("after one position freed: %d held, second job placed %d reservations; want 1 held and none",
+				st.Hold.Held, c.nms[0].attemptsFor("second")+c.nms[1].attemptsFor("second"))
+		}
+		select {
+		case err := <-calls["second"]:
+			t.Fatalf("second job answered with no room: %v", err)
+		default:
+		}
+	})
 }

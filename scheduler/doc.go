@@ -1,8 +1,8 @@
 // Package scheduler is the Sparrow scheduler daemon: a thin shell that
 // validates requests, asks the placement core where reservations go, sends
 // them to node monitors over Thrift, and answers their getTask calls by late
-// binding. It keeps no state about cluster load; a request's state lives
-// only until all of its tasks have launched.
+// binding. It keeps no state about cluster load beyond what admission
+// needs; a request's state lives only until all of its tasks have launched.
 //
 // Placement preferences are strict unless a task opts in, with a positive
 // delayThreshold, to having them relaxed to its racks and then the cluster
@@ -14,10 +14,43 @@
 // submitJob call until the job's reservations are placed, within bounds;
 // past them it refuses the job whole with "fleet saturated ... retry after
 // <d>", withdrawing what was placed, unless a task already launched, in
-// which case the job is accepted and its remainder re-placed as before.
-// hold.go states the semantics and why.
+// which case the job is accepted and its remainder re-placed. hold.go
+// states the semantics and why.
 //
-// It is a daemon shell: placement, sampling and the request book live in
-// core/placement; this package adds locking, Thrift and gossip around them
-// and must not grow algorithms of its own.
+// # Parts
+//
+// Scheduler wires small parts, each a type with its own state, file and
+// tests. None has a lock of its own (rpc.Capabilities aside): Scheduler
+// serialises every call to them under its one mutex, and takes that
+// mutex only for decisions, never across an RPC. A part that needs
+// another's state is handed it by Scheduler or asks through a method.
+//
+//   - requestBook (requests.go): the live requests, by id, and the ids
+//     this scheduler makes up; each request's placement and late-binding
+//     state is its core/placement.Request.
+//   - holdBook (holdbook.go) and admissionBook (admission.go): holds and
+//     admission. The held submitJob calls, their arrival order and the
+//     capacity signal, the refusal's suggested delay, when the fleet last
+//     refused as full; node monitors' load reports and the expected-wait
+//     estimate.
+//   - offerBook (offerbook.go): offers and offers in doubt. Which node
+//     monitors lack the offer methods (rpc.Capabilities), which asked for
+//     a pause, their start nonces, and the offers in doubt on each.
+//   - fetchBook (fetch.go): fetch memory, so that a node monitor asking
+//     again about a fetch gets the same answer.
+//   - relaxer (relaxer.go): locality relaxation. The queue of requests by
+//     next delay step, the coordinator's prices, rack indexes, counts.
+//   - frontendBook (frontendbook.go, frontendlink.go): frontend links. The
+//     app registry and the bounded, paced link to each frontend.
+//   - runningBook (running.go): lost-node bookkeeping. The tasks running
+//     on each node monitor, and those reported lost.
+//
+// The decisions that span parts (submit, getTask, an enqueue's answer,
+// re-placement, a held call's round, a node's loss) are Scheduler
+// methods in scheduler.go, hold.go, offer.go, locality.go and nodeloss.go.
+// The daemon (daemon.go) adds the Thrift servers, gossip and the sweep.
+//
+// It is a daemon shell: placement, sampling and the request's placement
+// state live in core/placement; this package adds locking, Thrift and
+// gossip around them and must not grow algorithms of its own.
 package scheduler

@@ -22,13 +22,65 @@ type fetched struct {
 	spec    *sparrowrpc.TTaskLaunchSpec
 }
 
+// fetchBook is the fetch memory: the fetchTask fetches being answered,
+// and those that handed out a task still tracked as running on their
+// node monitor, to answer a node monitor that asks again the same way.
+//
+// It has no lock of its own: it is not safe for concurrent use, and its
+// owner serialises every call.
+type fetchBook struct {
+	m          map[fetchKey]fetched
+	askedAgain uint64 // fetches asked about again once answered
+}
+
+// begin returns the state of fetch key if it is known, counting an ask
+// about one already answered; an unknown fetch is recorded as being
+// answered.
+func (b *fetchBook) begin(key fetchKey) (fetched, bool) {
+	if f, ok := b.m[key]; ok {
+		if !f.pending {
+			b.askedAgain++
+		}
+		return f, true
+	}
+	if b.m == nil {
+		b.m = make(map[fetchKey]fetched)
+	}
+	b.m[key] = fetched{pending: true}
+	return fetched{}, false
+}
+
+// answered records the answer to fetch (0: a getTask, nothing to record)
+// of node monitor addr: task t, with spec, if kept (a task was handed out
+// and is tracked there as handed out by this fetch); else it forgets the
+// fetch.
+func (b *fetchBook) answered(addr string, fetch int64, t runningTask, spec *sparrowrpc.TTaskLaunchSpec, kept bool) {
+	if fetch == 0 {
+		return
+	}
+	if spec != nil && kept {
+		b.m[fetchKey{addr, fetch}] = fetched{task: t, spec: spec}
+		return
+	}
+	b.forget(addr, fetch)
+}
+
+// forget drops the record of fetch (0: none) of node monitor addr.
+func (b *fetchBook) forget(addr string, fetch int64) {
+	if fetch != 0 {
+		delete(b.m, fetchKey{addr, fetch})
+	}
+}
+
+// len returns how many fetches are remembered.
+func (b *fetchBook) len() int { return len(b.m) }
+
 // FetchTask implements GetTaskService.fetchTask: getTask, answered again
 // the same way when the node monitor asks again with the same fetch ID
 // because its first call failed. A task handed out in a call whose answer
 // was lost (a cut connection, an answer later than the node monitor's
 // timeout) is then launched once, where it was counted launched, instead
-// of never while the scheduler counts it running there
-// (docs/RELIABILITY.md, finding 8).
+// of never while the scheduler counts it running there.
 //
 // The fetch is remembered while its task is tracked as running on that
 // node monitor: until the node monitor reports it finished (which it can
@@ -44,45 +96,27 @@ func (s *Scheduler) FetchTask(ctx context.Context, requestID string, nm *sparrow
 	addr := rpc.HostPortString(nm)
 	key := fetchKey{addr, fetchID}
 	s.mu.Lock()
-	if f, ok := s.fetches[key]; ok {
+	if f, ok := s.fetches.begin(key); ok {
 		defer s.mu.Unlock()
 		if f.pending {
 			// The node monitor gave up on a call still being answered; it
 			// asks again after a pause, by when the answer is recorded.
 			return nil, fmt.Errorf("fetchTask %d of %s for request %s: still being answered; ask again", fetchID, addr, requestID)
 		}
-		s.stats.FetchesAskedAgain++
-		if fetch, tracked := s.running[addr][f.task]; tracked && fetch == fetchID {
+		if fetch, tracked := s.running.fetchOf(addr, f.task); tracked && fetch == fetchID {
 			return []*sparrowrpc.TTaskLaunchSpec{f.spec}, nil
 		}
-		delete(s.fetches, key)
+		s.fetches.forget(addr, fetchID)
 		return []*sparrowrpc.TTaskLaunchSpec{}, nil
 	}
-	s.fetches[key] = fetched{pending: true}
 	s.mu.Unlock()
 	return s.getTask(requestID, addr, fetchID), nil
 }
 
-// fetchAnswered records the answer to fetch (0: a getTask, nothing to
-// record) of node monitor addr: task t, with spec, if one was handed out
-// (spec not nil) and is tracked there; else it forgets the fetch. Called
-// with s.mu held.
-func (s *Scheduler) fetchAnswered(addr string, fetch int64, t runningTask, spec *sparrowrpc.TTaskLaunchSpec) {
-	if fetch == 0 {
-		return
-	}
-	key := fetchKey{addr, fetch}
-	if f, tracked := s.running[addr][t]; spec != nil && tracked && f == fetch {
-		s.fetches[key] = fetched{task: t, spec: spec}
-		return
-	}
-	delete(s.fetches, key)
-}
-
-// forgetFetch drops the record of fetch (0: none) of node monitor addr,
-// whose task is no longer tracked there. Called with s.mu held.
-func (s *Scheduler) forgetFetch(addr string, fetch int64) {
-	if fetch != 0 {
-		delete(s.fetches, fetchKey{addr, fetch})
-	}
+// fetchAnsweredLocked records the answer to fetch (0: a getTask) of node
+// monitor addr: task t, with spec, if one was handed out and is tracked
+// there as handed out by this fetch.
+func (s *Scheduler) fetchAnsweredLocked(addr string, fetch int64, t runningTask, spec *sparrowrpc.TTaskLaunchSpec) {
+	f, tracked := s.running.fetchOf(addr, t)
+	s.fetches.answered(addr, fetch, t, spec, tracked && f == fetch)
 }

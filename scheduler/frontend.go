@@ -30,15 +30,13 @@ func (s *Scheduler) RegisterFrontend(ctx context.Context, app, socketAddress str
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	if _, ok := s.frontends[app]; !ok && len(s.frontends) >= maxFrontends {
-		return false, fmt.Errorf("registerFrontend: too many apps (%d)", maxFrontends)
+	if err := s.front.register(app, socketAddress); err != nil {
+		return false, err
 	}
-	s.frontends[app] = socketAddress
 	// A frontend registering may be a restarted process at the same
 	// address: pooled connections to the old one would fail, and the
 	// old one's failures must not hold back messages to the new one.
-	s.fronts.Forget(socketAddress)
-	s.linkBook().reset(socketAddress)
+	s.peers.fronts.Forget(socketAddress)
 	s.log.Info().Str("app", app).Str("frontend", socketAddress).Msg("frontend registered")
 	return true, nil
 }
@@ -51,10 +49,7 @@ func (s *Scheduler) RegisterFrontend(ctx context.Context, app, socketAddress str
 func (s *Scheduler) SendFrontendMessage(ctx context.Context, app string, taskID *sparrowrpc.TFullTaskId, status int32, message []byte) error {
 	if taskID != nil {
 		s.mu.Lock()
-		late := s.lost.has(runningTask{app: taskID.AppId, request: taskID.RequestId, task: taskID.TaskId})
-		if late {
-			s.stats.LateDropped++
-		}
+		late := s.running.late(runningTask{app: taskID.AppId, request: taskID.RequestId, task: taskID.TaskId})
 		s.mu.Unlock()
 		if late {
 			s.log.Info().Str("request", taskID.RequestId).Str("task", taskID.TaskId).
@@ -81,9 +76,7 @@ func (s *Scheduler) deliverCtx(ctx context.Context, app string, taskID *sparrowr
 		s.log.Debug().Err(err).Str("app", app).Int32("status", status).Msg("frontend message dropped")
 		return err
 	}
-	err = s.fronts.Call(context.Background(), addr, func(ctx context.Context, c *sparrowrpc.FrontendServiceClient) error {
-		return c.FrontendMessage(ctx, taskID, status, message)
-	})
+	err = s.peers.fronts.FrontendMessage(context.Background(), addr, taskID, status, message)
 	outcome := outcomeOK
 	var ae thrift.TApplicationException
 	switch {
@@ -98,7 +91,7 @@ func (s *Scheduler) deliverCtx(ctx context.Context, app string, taskID *sparrowr
 		outcome = outcomeFailed
 	}
 	s.mu.Lock()
-	s.linkBook().end(addr, l, s.now(), probe, outcome)
+	s.front.links.end(addr, l, s.now(), probe, outcome)
 	s.mu.Unlock()
 	if err != nil {
 		s.log.Debug().Err(err).Str("app", app).Str("frontend", addr).Bool("probe", probe).Msg("frontend message not delivered")
@@ -120,8 +113,8 @@ func (s *Scheduler) acquire(ctx context.Context, app string) (string, *frontendL
 	}()
 	for {
 		s.mu.Lock()
-		b := s.linkBook()
-		addr, ok := s.frontends[app]
+		b := &s.front.links
+		addr, ok := s.front.lookup(app)
 		if !ok {
 			b.noFrontend(app)
 			s.mu.Unlock()
@@ -142,7 +135,7 @@ func (s *Scheduler) acquire(ctx context.Context, app string) (string, *frontendL
 		case linkDead:
 			b.drop(addr, dropUnreachable)
 			down := now.Sub(l.downSince)
-			s.deregister(addr, now)
+			s.deregisterAndUnlock(addr, now)
 			return "", nil, false, fmt.Errorf("frontend %s for app %q unreachable for %v: deregistered, message dropped",
 				addr, app, down.Round(time.Millisecond))
 		case linkFull:
@@ -173,25 +166,18 @@ func (s *Scheduler) acquire(ctx context.Context, app string) (string, *frontendL
 	}
 }
 
-// deregister removes every app registered at addr, whose frontend has
+// deregisterAndUnlock removes every app registered at addr, whose frontend has
 // been unreachable for Config.FrontendDeadAfter, forgets its link and
 // connections, and logs one line (if any app was registered there).
-// Called with s.mu held; releases it.
-func (s *Scheduler) deregister(addr string, now time.Time) {
-	var apps []string
-	for app, a := range s.frontends {
-		if a == addr {
-			delete(s.frontends, app)
-			apps = append(apps, app)
-		}
-	}
-	b := s.linkBook()
+func (s *Scheduler) deregisterAndUnlock(addr string, now time.Time) {
+	apps := s.front.deregister(addr)
+	b := &s.front.links
 	r := b.forget(addr, now)
 	if len(apps) > 0 {
 		b.stats.Deregistered++
 	}
 	s.mu.Unlock()
-	s.fronts.Forget(addr)
+	s.peers.fronts.Forget(addr)
 	if len(apps) == 0 {
 		// Its apps registered elsewhere since: nothing to tell.
 		s.log.Debug().Str("frontend", addr).Uint64("dropped", r.total()).Msg("unreachable frontend address forgotten")
@@ -210,15 +196,15 @@ func (s *Scheduler) deregister(addr string, now time.Time) {
 // messages were dropped since the last line and why. Sweep calls it.
 func (s *Scheduler) sweepFrontends(now time.Time) {
 	s.mu.Lock()
-	for _, addr := range s.linkBook().dead(now) {
+	b := &s.front.links
+	for _, addr := range b.dead(now) {
 		// A frontend may have registered there while s.mu was released
 		// for the previous one's line.
-		if s.linkBook().isDead(addr, now) {
-			s.deregister(addr, now)
+		if b.isDead(addr, now) {
+			s.deregisterAndUnlock(addr, now)
 			s.mu.Lock()
 		}
 	}
-	b := s.linkBook()
 	reports := b.reports(now)
 	n, app := b.noFrontendReport(now)
 	s.mu.Unlock()
@@ -235,27 +221,6 @@ func (s *Scheduler) sweepFrontends(now time.Time) {
 		s.log.Warn().Uint64("dropped", n).Str("latest_app", app).
 			Msg("frontend messages dropped since the last report: no frontend registered for their app")
 	}
-}
-
-// linkBook returns the links to frontends, made on first use. Called with
-// s.mu held.
-func (s *Scheduler) linkBook() *linkBook {
-	if s.links.links == nil {
-		maxInflight, deadAfter := s.cfg.FrontendMaxInflight, s.cfg.FrontendDeadAfter
-		if maxInflight <= 0 {
-			maxInflight = DefaultFrontendMaxInflight
-		}
-		if deadAfter == 0 {
-			deadAfter = DefaultFrontendDeadAfter
-		}
-		s.links = newLinkBook(maxInflight, deadAfter, func(d time.Duration) time.Duration {
-			if d <= 0 {
-				return 0
-			}
-			return time.Duration(s.rng.Int64N(int64(d)))
-		})
-	}
-	return &s.links
 }
 
 // callTimeout is the scheduler's outgoing call timeout, the longest a

@@ -2,12 +2,12 @@ package scheduler
 
 import "time"
 
-// Links to frontends (issue 15, item 4): bounded memory and log lines for
-// a frontend that goes away.
+// Links to frontends: bounded memory and log lines for a frontend that
+// goes away.
 //
 // Messages about tasks reach a frontend through the scheduler, one RPC per
-// message (frontend.go). Each frontend address has a link, kept here
-// under s.mu, that bounds and paces those RPCs:
+// message (frontend.go). Each frontend address has a link, kept in the
+// frontend links part (frontendBook), that bounds and paces those RPCs:
 //
 //   - At most Config.FrontendMaxInflight messages are in flight to one
 //     address. A caller past the bound waits for a slot for at most the
@@ -167,8 +167,8 @@ func (l *frontendLink) signal() {
 	}
 }
 
-// linkBook holds the links to frontends. Not safe for concurrent use: the
-// scheduler guards it with s.mu.
+// linkBook holds the links to frontends. It has no lock of its own: it is
+// not safe for concurrent use, and its owner serialises every call.
 type linkBook struct {
 	maxInflight int
 	deadAfter   time.Duration // <= 0: never deregister

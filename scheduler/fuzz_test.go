@@ -1,6 +1,7 @@
 package scheduler
 
-// Fuzz targets for request validation (issue 4 §6, "Hostile input").
+// Fuzz targets for request validation: hostile input is refused with an
+// error, never a panic.
 //
 // FuzzParseRequest decodes the fuzz input as a binary-protocol
 // TSchedulingRequest, the way a submitJob argument arrives, and validates

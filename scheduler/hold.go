@@ -8,14 +8,14 @@ import (
 	"github.com/sparrowfleet/sparrow/core/placement"
 )
 
-// Holding submitJob calls on a saturated fleet (issue 15, item 1).
+// Holding submitJob calls on a saturated fleet.
 //
 // With Config.MaxHeldJobs > 0, submitJob answers only once the job's
 // reservations are placed: every node monitor sampled for it has accepted
-// its share. A node monitor that refuses reservations (its queue is full,
-// slots.DefaultMaxQueued) no longer sends them round the fleet and then,
-// after maxReprobes rounds, to the frontend as failed tasks; the call is
-// held instead, and the refused reservations are placed again in rounds:
+// its share. Reservations a node monitor refuses (its queue is full,
+// slots.DefaultMaxQueued) are not sent round the fleet and then, after
+// maxReprobes rounds, to the frontend as failed tasks; the call is held
+// instead, and the refused reservations are placed again in rounds:
 // on live node monitors that hold none of the job's reservations (all of
 // them if every one does), at most one round per holdMinGap, backing off
 // from holdRetryMin to holdRetryMax between rounds, and brought forward
@@ -24,7 +24,7 @@ import (
 // held job). A closed-loop frontend, such as the original Java client
 // with its 8 connections, therefore slows to the fleet's pace by itself.
 // Held jobs are placed in arrival order: only the oldest places rounds
-// unless it is stuck (holdorder.go).
+// unless it is stuck (holdBook).
 //
 // Held calls are bounded: at most Config.MaxHeldJobs at once, each at
 // most Config.MaxHold (below the original client's 60 s socket timeout,
@@ -48,8 +48,8 @@ import (
 // decision and getTask's launch take the same lock, so a task launches
 // only if its job was not, at that moment, refused.
 //
-// A node monitor that cannot be reached (not a refusal) is handled as
-// before: marked failed for the job and its reservations re-placed
+// A node monitor that cannot be reached (not a refusal) is handled as for
+// a call that is not held: marked failed for the job and its reservations re-placed
 // elsewhere; if that runs out of nodes while the call is held and no task
 // has launched, the job is refused synchronously with the cause instead
 // of being reported failed later.
@@ -134,71 +134,20 @@ func (h *HoldHistogram) observe(sec float64) {
 	}
 }
 
-// holdBook is the scheduler's state for held calls. Guarded by s.mu.
-type holdBook struct {
-	held  int          // calls counted in HoldStats.Held
-	queue []*holdState // held calls waiting for a capacity signal, oldest first
-	// order is the calls held for full queues, in arrival order; only
-	// the first still waiting places rounds (holdorder.go).
-	order []*holdState
-	// waited is a moving average of how long held jobs that were placed
-	// waited; it is the refusal's suggested delay.
-	waited time.Duration
-	stats  HoldStats
-}
+// holdingLocked reports whether r's submitJob call is still held.
+func holdingLocked(r *request) bool { return r.hold != nil && r.hold.waiting }
 
-// holdState is one job's held call. Guarded by s.mu; wake is signalled
-// without it.
-type holdState struct {
-	start   time.Time
-	waiting bool // the submitJob call has not been answered
-	held    bool // counted in holdBook.held
-	pending int  // counted enqueues not yet acknowledged
-	// fail is set when re-placement after unreachable node monitors gave
-	// up with nothing launched: the request is already forgotten.
-	fail error
-	// withdrawn means the job was refused: reservations acknowledged
-	// afterwards are cancelled.
-	withdrawn bool
-	// gone means the call's context ended: the job is answered at once.
-	gone bool
-	next time.Time // the next round, once saturated
-	last time.Time // the last round
-	// progress is when the call was held or, later, one of its
-	// reservations was last accepted (holdorder.go).
-	progress time.Time
-	backoff  time.Duration
-	queued   bool          // in holdBook.queue
-	wake     chan struct{} // capacity 1: something changed
-}
-
-func newHoldState(now time.Time) *holdState {
-	return &holdState{start: now, waiting: true, wake: make(chan struct{}, 1)}
-}
-
-func (h *holdState) signal() {
-	select {
-	case h.wake <- struct{}{}:
-	default:
-	}
-}
-
-// holding reports whether r's submitJob call is still held. Called with
-// s.mu held.
-func holding(r *request) bool { return r.hold != nil && r.hold.waiting }
-
-// countHeld records probes sent for r while its call is held, so that the
-// call waits for their answers; it reports whether it did. Called with
-// s.mu held, after r.AddProbes(probes).
-func countHeld(r *request, probes []placement.Probe) bool {
-	if !holding(r) {
+// countHeldLocked records probes sent for r while its call is held, so that the
+// call waits for their answers; it reports whether it did. Call it after r.AddProbes(probes).
+func countHeldLocked(r *request, probes []placement.Probe) bool {
+	if !holdingLocked(r) {
 		return false
 	}
 	r.hold.pending += len(probes)
 	return true
 }
 
-// enqueueAs sends probes, counted (see countHeld) or not.
+// enqueueAs sends probes, counted (see countHeldLocked) or not.
 func (s *Scheduler) enqueueAs(r *request, probes []placement.Probe, counted bool) {
 	s.enqueueOffers(r, probes, nil, counted)
 }
@@ -215,11 +164,11 @@ func (s *Scheduler) enqueueOffers(r *request, probes []placement.Probe, offers [
 	}
 }
 
-// enqueued handles the answer to an enqueue of p for r when r has a held
+// enqueuedLocked handles the answer to an enqueue of p for r when r has a held
 // call, and reports whether it did; if not, the caller takes the path of
 // an unheld job. cancel is true when p's reservations were accepted for a
-// job already refused and must be withdrawn. Called with s.mu held.
-func (s *Scheduler) enqueued(r *request, p placement.Probe, counted, accepted bool, err error) (handled, cancel bool) {
+// job already refused and must be withdrawn.
+func (s *Scheduler) enqueuedLocked(r *request, p placement.Probe, counted, accepted bool, err error) (handled, cancel bool) {
 	h := r.hold
 	if h == nil {
 		return false, false
@@ -228,7 +177,7 @@ func (s *Scheduler) enqueued(r *request, p placement.Probe, counted, accepted bo
 		h.pending--
 		h.signal()
 	}
-	live := s.requests[r.ID] == r
+	live := s.book.live(r)
 	switch {
 	case err == nil && accepted:
 		if h.waiting {
@@ -245,12 +194,11 @@ func (s *Scheduler) enqueued(r *request, p placement.Probe, counted, accepted bo
 	return false, false
 }
 
-// failHeld takes over a held job whose re-placement gave up, if none of
+// failHeldLocked takes over a held job whose re-placement gave up, if none of
 // its tasks launched: its call is refused with cause rather than its
 // tasks reported failed later. The caller has already forgotten r.
-// Called with s.mu held.
-func (s *Scheduler) failHeld(r *request, cause error) bool {
-	if !holding(r) || r.Unlaunched() < len(r.specs) {
+func (s *Scheduler) failHeldLocked(r *request, cause error) bool {
+	if !holdingLocked(r) || r.Unlaunched() < len(r.specs) {
 		return false
 	}
 	r.hold.fail = cause
@@ -258,92 +206,16 @@ func (s *Scheduler) failHeld(r *request, cause error) bool {
 	return true
 }
 
-// heldGetTask is getTask's signal to held calls: r's node monitor took a
+// heldGetTaskLocked is getTask's signal to held calls: r's node monitor took a
 // reservation off its queue, so the longest-waiting held job gets a
 // round soon; and if r has now launched every task its own call is
-// answered. r is nil when the request is unknown. Called with s.mu held.
-func (s *Scheduler) heldGetTask(r *request) {
-	if r != nil && holding(r) && r.Launched() {
+// answered. r is nil when the request is unknown.
+func (s *Scheduler) heldGetTaskLocked(r *request) {
+	if r != nil && holdingLocked(r) && r.Launched() {
 		r.hold.signal()
 	}
-	s.signalHead()
-	s.wakeOldestHeld()
-}
-
-// wakeOldestHeld signals the longest-waiting held call, brought forward to
-// at most holdMinGap after its last round: capacity may have freed.
-// Called with s.mu held.
-func (s *Scheduler) wakeOldestHeld() {
-	hb := &s.hold
-	for len(hb.queue) > 0 {
-		h := hb.queue[0]
-		hb.queue[0] = nil
-		hb.queue = hb.queue[1:]
-		h.queued = false
-		if !h.waiting {
-			continue
-		}
-		if soon := h.last.Add(holdMinGap); h.next.After(soon) {
-			h.next = soon
-		}
-		h.signal()
-		return
-	}
-}
-
-// queueHeld puts held call h in line for a capacity signal. Called with
-// s.mu held.
-func (s *Scheduler) queueHeld(h *holdState) {
-	if h.queued {
-		return
-	}
-	hb := &s.hold
-	if len(hb.queue) > 2*s.cfg.MaxHeldJobs+16 {
-		// Answered calls leave entries behind; drop them.
-		kept := hb.queue[:0]
-		for _, q := range hb.queue {
-			if q.waiting {
-				kept = append(kept, q)
-			} else {
-				q.queued = false
-			}
-		}
-		clear(hb.queue[len(kept):])
-		hb.queue = kept
-	}
-	h.queued = true
-	hb.queue = append(hb.queue, h)
-}
-
-// finishHeld marks held call h answered at now; placed says its job was
-// placed (or admitted). Called with s.mu held.
-func (s *Scheduler) finishHeld(h *holdState, now time.Time, placed bool) {
-	h.waiting = false
-	if !h.held {
-		return
-	}
-	s.signalHead() // the next in line, if h was the head
-	hb := &s.hold
-	hb.held--
-	d := now.Sub(h.start)
-	hb.stats.Seconds.observe(d.Seconds())
-	if placed {
-		if hb.waited == 0 {
-			hb.waited = d
-		} else {
-			hb.waited = (4*hb.waited + d) / 5
-		}
-	}
-}
-
-// retryAfter is the delay a saturation refusal suggests. Called with s.mu
-// held.
-func (s *Scheduler) retryAfter() time.Duration {
-	d := s.hold.waited
-	if d == 0 {
-		d = retryAfterDefault
-	}
-	return min(max(d, retryAfterMin), s.cfg.MaxHold).Round(time.Millisecond)
+	s.hold.signalHead()
+	s.hold.wakeOldest()
 }
 
 // holdStep is what one look at a held job decided.
@@ -368,7 +240,7 @@ func (s *Scheduler) await(ctx context.Context, r *request) error {
 	done := ctx.Done()
 	for {
 		s.mu.Lock()
-		st := s.stepHeld(r, time.Now())
+		st := s.stepHeldLocked(r, time.Now())
 		s.mu.Unlock()
 		for _, p := range st.cancel {
 			go s.cancel(r.ID, p.Node.Addr)
@@ -378,8 +250,8 @@ func (s *Scheduler) await(ctx context.Context, r *request) error {
 		}
 		if st.release {
 			s.mu.Lock()
-			if s.requests[r.ID] == r {
-				s.reprobe(r, r.Uncovered())
+			if s.book.live(r) {
+				s.reprobeAndUnlock(r, r.Uncovered())
 			} else {
 				s.mu.Unlock()
 			}
@@ -411,33 +283,33 @@ func (s *Scheduler) await(ctx context.Context, r *request) error {
 	}
 }
 
-// stepHeld looks at r's held call at now and decides: answer it, send a
-// round of reservations, or wait. Called with s.mu held.
-func (s *Scheduler) stepHeld(r *request, now time.Time) holdStep {
+// stepHeldLocked looks at r's held call at now and decides: answer it, send a
+// round of reservations, or wait.
+func (s *Scheduler) stepHeldLocked(r *request, now time.Time) holdStep {
 	h := r.hold
-	if r.Offered() > 0 && (h.fail != nil || s.requests[r.ID] != r) {
+	if r.Offered() > 0 && (h.fail != nil || !s.book.live(r)) {
 		// A task offered may yet launch: refuse the job, or accept it,
-		// once every offer is answered (offerDone signals).
+		// once every offer is answered (offerDoneLocked signals).
 		return holdStep{}
 	}
 	if h.fail != nil && r.Unlaunched() < len(r.specs) {
 		// Re-placement gave up after an offered task launched: the job
 		// is accepted and its other tasks reported failed.
-		s.finishHeld(r.hold, now, true)
+		s.hold.finish(r.hold, now, true)
 		go s.failUnlaunched(r, h.fail)
 		return holdStep{done: true}
 	}
 	if h.fail != nil {
 		h.withdrawn = true
-		s.finishHeld(r.hold, now, false)
+		s.hold.finish(r.hold, now, false)
 		cancel := r.Outstanding()
 		s.stats.Cancellations += uint64(len(cancel))
 		return holdStep{done: true, err: incomplete("app %q: %v", r.app, h.fail), cancel: cancel}
 	}
-	if s.requests[r.ID] != r || r.Launched() {
+	if !s.book.live(r) || r.Launched() {
 		// Every task launched, or re-placement gave up after some had
 		// and reported the rest failed: the job was accepted.
-		s.finishHeld(r.hold, now, true)
+		s.hold.finish(r.hold, now, true)
 		return holdStep{done: true}
 	}
 	if h.pending > 0 {
@@ -445,39 +317,32 @@ func (s *Scheduler) stepHeld(r *request, now time.Time) holdStep {
 	}
 	uncovered := r.Uncovered()
 	if len(uncovered) == 0 {
-		s.finishHeld(r.hold, now, true)
+		s.hold.finish(r.hold, now, true)
 		return holdStep{done: true}
 	}
 	// Saturated: reservations were refused as full and none is in flight.
-	hb := &s.hold
 	var over string
 	if !h.held {
-		if hb.held >= s.cfg.MaxHeldJobs {
-			over = fmt.Sprintf("%d submitJob calls are already held, the most allowed (--max-held-jobs)", hb.held)
-		} else {
-			h.held = true
-			hb.held++
-			hb.stats.Holds++
-			h.backoff = holdRetryMin
+		if over = s.hold.hold(h); over == "" {
 			h.progress = now
-			s.orderHeld(h)
+			s.hold.order(h)
 		}
 	}
 	if over == "" && (h.gone || now.Sub(h.start) >= s.cfg.MaxHold) {
 		over = fmt.Sprintf("the call was held %v, the most allowed (--max-hold)", now.Sub(h.start).Round(time.Millisecond))
 	}
 	if over != "" {
-		return s.endHeld(r, now, true, incomplete("fleet saturated: node monitors refused request %q's reservations as full and %s; retry after %v",
-			r.ID, over, s.retryAfter()))
+		return s.endHeldLocked(r, now, true, incomplete("fleet saturated: node monitors refused request %q's reservations as full and %s; retry after %v",
+			r.ID, over, s.hold.retryAfter()))
 	}
 	if now.Before(h.next) {
-		s.queueHeld(h)
+		s.hold.queueSignal(h)
 		return holdStep{next: h.next}
 	}
-	if !s.mayPlaceHeld(h, now) {
+	if !s.hold.mayPlace(h, now) {
 		// An older held call goes first; look again when it could be
-		// stuck, unless signalled sooner (holdorder.go).
-		s.queueHeld(h)
+		// stuck, unless signalled sooner (holdBook).
+		s.hold.queueSignal(h)
 		return holdStep{next: now.Add(holdHeadStuck)}
 	}
 	var all, fresh []placement.Node
@@ -497,39 +362,38 @@ func (s *Scheduler) stepHeld(r *request, now time.Time) holdStep {
 		cands = all
 	}
 	cands, _ = placement.Filter(cands, r.cons)
-	probes, err := s.sampler.Plan(s.rng, cands, uncovered, r.ratio)
+	probes, err := s.place.plan(cands, uncovered, r.ratio)
 	if err != nil {
-		return s.endHeld(r, now, false, incomplete("app %q: %v", r.app, err))
+		return s.endHeldLocked(r, now, false, incomplete("app %q: %v", r.app, err))
 	}
 	r.AddProbes(probes)
 	h.pending += len(probes)
 	h.last = now
-	jitter := time.Duration(s.rng.Int64N(int64(h.backoff)/2 + 1))
+	jitter := time.Duration(s.place.int63n(int64(h.backoff)/2 + 1))
 	h.next = now.Add(h.backoff/2 + jitter)
 	h.backoff = min(2*h.backoff, holdRetryMax)
-	hb.stats.Rounds++
+	s.hold.stats.Rounds++
 	return holdStep{send: probes}
 }
 
-// endHeld answers r's held call at a bound: refused with err if none of
+// endHeldLocked answers r's held call at a bound: refused with err if none of
 // its tasks launched, else accepted with its remainder released to
 // re-placement. saturated says whether err is a saturation refusal.
-// Called with s.mu held.
-func (s *Scheduler) endHeld(r *request, now time.Time, saturated bool, err error) holdStep {
+func (s *Scheduler) endHeldLocked(r *request, now time.Time, saturated bool, err error) holdStep {
 	h := r.hold
 	if r.Offered() > 0 {
 		// A task offered may yet launch: decide once it is answered.
 		return holdStep{}
 	}
 	if r.Unlaunched() < len(r.specs) {
-		s.finishHeld(r.hold, now, false)
+		s.hold.finish(r.hold, now, false)
 		s.hold.stats.Released++
 		return holdStep{done: true, release: true}
 	}
-	delete(s.requests, r.ID)
-	s.unrelax(r)
+	s.book.remove(r)
+	s.relax.remove(r)
 	h.withdrawn = true
-	s.finishHeld(r.hold, now, false)
+	s.hold.finish(r.hold, now, false)
 	if saturated {
 		s.hold.stats.Refused++
 	}

@@ -1,7 +1,6 @@
 package scheduler
 
 import (
-	"container/heap"
 	"slices"
 	"time"
 
@@ -11,14 +10,14 @@ import (
 	"github.com/sparrowfleet/sparrow/thrift/gen-go/sparrowrpc"
 )
 
-// Relaxing placement preferences (issue 9, item 4, the scheduler's side).
+// Relaxing placement preferences, the scheduler's side.
 //
 // A task's TPlacementPreference names nodes and racks, and a
 // delayThreshold in milliseconds.
 //
 //   - Strict (delayThreshold ≤ 0, what original Sparrow clients send): the
 //     task is only ever reserved on and given to its preferred nodes and
-//     racks, exactly as before relaxation existed.
+//     racks, as original Sparrow does.
 //   - Relaxed by delay (delayThreshold > 0, opt-in per task): if the task
 //     has not launched delayThreshold after submission it is widened to
 //     its home racks (the racks of its live preferred nodes, plus its
@@ -129,7 +128,7 @@ type relaxState struct {
 	submitted time.Time
 	tasks     []relaxTask
 	at        time.Time // the next delay step, the heap's key
-	pos       int       // index in Scheduler.relaxQ, -1 when not queued
+	pos       int       // index in relaxer.q, -1 when not queued
 }
 
 func newRelaxState(job Job, now time.Time, defInput int64) *relaxState {
@@ -174,73 +173,8 @@ func (st *relaxState) next(r *request) (time.Time, bool) {
 	return at, ok
 }
 
-// relaxHeap orders queued requests by their next delay step.
-type relaxHeap []*request
-
-func (h relaxHeap) Len() int           { return len(h) }
-func (h relaxHeap) Less(i, j int) bool { return h[i].loc.at.Before(h[j].loc.at) }
-func (h relaxHeap) Swap(i, j int) {
-	h[i], h[j] = h[j], h[i]
-	h[i].loc.pos, h[j].loc.pos = i, j
-}
-func (h *relaxHeap) Push(x any) {
-	r := x.(*request)
-	r.loc.pos = len(*h)
-	*h = append(*h, r)
-}
-func (h *relaxHeap) Pop() any {
-	old := *h
-	r := old[len(old)-1]
-	old[len(old)-1] = nil
-	*h = old[:len(old)-1]
-	r.loc.pos = -1
-	return r
-}
-
-// scheduleRelax queues r for its next delay step, or takes it off the
-// queue if no task can widen any more. A step already past at now is one
-// fresh prices overrode: it is checked again when those prices go stale
-// (newer prices re-price it before that). Called with s.mu held.
-func (s *Scheduler) scheduleRelax(r *request, now time.Time) {
-	at, ok := r.loc.next(r)
-	if !ok || s.requests[r.ID] != r {
-		s.unrelax(r)
-		return
-	}
-	if !at.After(now) {
-		at = s.pricesAt.Add(s.cfg.LocalityStale + time.Nanosecond)
-		if !at.After(now) {
-			at = now.Add(relaxMinGap) // not expected: prices were fresh
-		}
-	}
-	r.loc.at = at
-	if r.loc.pos >= 0 {
-		heap.Fix(&s.relaxQ, r.loc.pos)
-	} else {
-		heap.Push(&s.relaxQ, r)
-	}
-	if s.relaxQ[0] == r {
-		s.wakeRelax()
-	}
-}
-
-// unrelax takes r off the relaxation queue. Called with s.mu held.
-func (s *Scheduler) unrelax(r *request) {
-	if r.loc != nil && r.loc.pos >= 0 {
-		heap.Remove(&s.relaxQ, r.loc.pos)
-	}
-}
-
-// wakeRelax tells the daemon's loop that the earliest step changed.
-func (s *Scheduler) wakeRelax() {
-	select {
-	case s.relaxWake <- struct{}{}:
-	default:
-	}
-}
-
 // RelaxWake is signalled when NextRelax may have become earlier.
-func (s *Scheduler) RelaxWake() <-chan struct{} { return s.relaxWake }
+func (s *Scheduler) RelaxWake() <-chan struct{} { return s.relax.wake }
 
 // NextRelax returns when Relax should next run: the earliest delay step
 // of a queued request, or now if newer prices are waiting to be applied.
@@ -248,13 +182,7 @@ func (s *Scheduler) RelaxWake() <-chan struct{} { return s.relaxWake }
 func (s *Scheduler) NextRelax() (at time.Time, ok bool) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	if len(s.relaxQ) == 0 {
-		return time.Time{}, false
-	}
-	if s.repriceDue {
-		return s.now(), true
-	}
-	return s.relaxQ[0].loc.at, true
+	return s.relax.next(s.now)
 }
 
 // Relax widens the relaxable tasks that are due at now: those whose delay
@@ -270,27 +198,15 @@ func (s *Scheduler) Relax(now time.Time) {
 	}
 	var sends []send
 	s.mu.Lock()
-	fresh := s.pricesFresh(now)
-	var due []*request
-	if s.repriceDue {
-		s.repriceDue = false
-		if fresh {
-			for len(s.relaxQ) > 0 {
-				due = append(due, heap.Pop(&s.relaxQ).(*request))
-			}
-		}
-	}
-	for len(s.relaxQ) > 0 && !s.relaxQ[0].loc.at.After(now) {
-		due = append(due, heap.Pop(&s.relaxQ).(*request))
-	}
+	due, fresh := s.relax.due(now)
 	for _, r := range due {
-		if s.requests[r.ID] != r || r.Launched() {
+		if !s.book.live(r) || r.Launched() {
 			continue
 		}
 		if probes := s.relaxLocked(r, now, fresh); len(probes) > 0 {
 			sends = append(sends, send{r, probes})
 		}
-		s.scheduleRelax(r, now)
+		s.scheduleRelaxLocked(r, now)
 	}
 	s.mu.Unlock()
 	for _, x := range sends {
@@ -306,7 +222,7 @@ const (
 
 // relaxLocked widens r's due tasks at now (by delay, and by the prices
 // when fresh) and returns the reservations it placed for them, already
-// recorded in r; the caller sends them. Called with s.mu held.
+// recorded in r; the caller sends them.
 func (s *Scheduler) relaxLocked(r *request, now time.Time, fresh bool) []placement.Probe {
 	var (
 		cands   []placement.Node
@@ -315,7 +231,7 @@ func (s *Scheduler) relaxLocked(r *request, now time.Time, fresh bool) []placeme
 	)
 	resolve := func(t *relaxTask) {
 		if index == nil {
-			cands, index = s.rackIndex(r.app)
+			cands, index = s.relax.rackIndex(s.view, r.app)
 		}
 		if !t.homed {
 			t.home, t.homed = index.HomeRacks(t.orig), true
@@ -332,7 +248,7 @@ func (s *Scheduler) relaxLocked(r *request, now time.Time, fresh bool) []placeme
 		if fresh {
 			resolve(t)
 			var l locality.Level
-			if l, _, priced = locality.Choose(s.prices, index.Names(t.orig), t.home, t.input); priced && l > target {
+			if l, _, priced = locality.Choose(s.relax.prices, index.Names(t.orig), t.home, t.input); priced && l > target {
 				target, cause = l, byPrices
 			}
 		}
@@ -348,7 +264,7 @@ func (s *Scheduler) relaxLocked(r *request, now time.Time, fresh bool) []placeme
 			continue
 		}
 		t.level = target
-		s.countWiden(target, cause)
+		s.relax.countWiden(target, cause)
 		widened = append(widened, w)
 	}
 	if len(widened) == 0 {
@@ -361,7 +277,7 @@ func (s *Scheduler) relaxLocked(r *request, now time.Time, fresh bool) []placeme
 		}
 	}
 	eligible, _ = placement.Filter(eligible, r.cons)
-	probes, starved, err := s.sampler.PlanWidened(s.rng, eligible, widened, r.ratio,
+	probes, starved, err := s.place.planWidened(eligible, widened, r.ratio,
 		func(n placement.Node) bool { return r.Holds(n.Addr) })
 	if err != nil {
 		// r.ratio was checked at submission; this would be a bug.
@@ -374,76 +290,6 @@ func (s *Scheduler) relaxLocked(r *request, now time.Time, fresh bool) []placeme
 	return probes
 }
 
-// rackIndexes caches one placement.RackIndex per app over the view's
-// candidate slice, which a NodeView returns unchanged until membership
-// changes: re-pricing every pending request must not rebuild an O(nodes)
-// index for each.
-type rackIndexes map[string]struct {
-	cands []placement.Node
-	index *placement.RackIndex
-}
-
-// rackIndex returns app's live candidates and an index over them. Called
-// with s.mu held.
-func (s *Scheduler) rackIndex(app string) ([]placement.Node, *placement.RackIndex) {
-	cands := s.view.Candidates(app)
-	if e, ok := s.rackIdx[app]; ok && len(e.cands) == len(cands) && (len(cands) == 0 || &e.cands[0] == &cands[0]) {
-		return cands, e.index
-	}
-	if s.rackIdx == nil {
-		s.rackIdx = make(rackIndexes)
-	}
-	x := placement.NewRackIndex(cands)
-	s.rackIdx[app] = struct {
-		cands []placement.Node
-		index *placement.RackIndex
-	}{cands, x}
-	return cands, x
-}
-
-func (s *Scheduler) countWiden(l locality.Level, cause int) {
-	st := &s.stats.Locality
-	switch {
-	case l == locality.RackLevel && cause == byDelay:
-		st.WidenedRackByDelay++
-	case l == locality.RackLevel:
-		st.WidenedRackByPrices++
-	case cause == byDelay:
-		st.WidenedClusterByDelay++
-	default:
-		st.WidenedClusterByPrices++
-	}
-}
-
-// countLaunch records how local the launch of r's task idx on addr was,
-// if the task has preferences. Called with s.mu held.
-func (s *Scheduler) countLaunch(r *request, idx int, addr string) {
-	orig, level := r.Tasks()[idx], locality.NodeLevel
-	if t := r.loc.find(idx); t != nil {
-		orig = t.orig
-		if n, ok := r.NodeOf(addr); ok && t.level > locality.NodeLevel {
-			level = placement.LaunchLevel(orig, t.home, n)
-		}
-	}
-	if !orig.Constrained() {
-		return
-	}
-	switch level {
-	case locality.NodeLevel:
-		s.stats.Locality.LaunchedNode++
-	case locality.RackLevel:
-		s.stats.Locality.LaunchedRack++
-	default:
-		s.stats.Locality.LaunchedCluster++
-	}
-}
-
-// pricesFresh reports whether the installed prices guide placement at
-// now. Called with s.mu held.
-func (s *Scheduler) pricesFresh(now time.Time) bool {
-	return s.havePrices && now.Sub(s.pricesAt) <= s.cfg.LocalityStale
-}
-
 // SetPrices installs the coordinator's prices, received at at, if they
 // are newer than the current ones, or the current ones are stale (a
 // restarted coordinator starts its versions again). Prices of the current
@@ -452,21 +298,17 @@ func (s *Scheduler) pricesFresh(now time.Time) bool {
 func (s *Scheduler) SetPrices(p locality.Prices, at time.Time) bool {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	switch {
-	case !s.havePrices || p.Version > s.prices.Version || !s.pricesFresh(at):
-	case p.Version == s.prices.Version:
-		s.pricesAt = at
-		return false
-	default:
-		return false
+	return s.relax.setPrices(p, at)
+}
+
+// scheduleRelaxLocked queues r, if it is live, for its next delay step, or
+// takes it off the queue.
+func (s *Scheduler) scheduleRelaxLocked(r *request, now time.Time) {
+	if !s.book.live(r) {
+		s.relax.remove(r)
+		return
 	}
-	s.prices, s.pricesAt, s.havePrices = p, at, true
-	s.stats.Locality.PricesAccepted++
-	if len(s.relaxQ) > 0 {
-		s.repriceDue = true
-		s.wakeRelax()
-	}
-	return true
+	s.relax.schedule(r, now)
 }
 
 // onGossip installs the prices in a user message from the coordinator and

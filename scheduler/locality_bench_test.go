@@ -9,6 +9,7 @@ import (
 
 	"github.com/sparrowfleet/sparrow/core/locality"
 	"github.com/sparrowfleet/sparrow/core/placement"
+	"github.com/sparrowfleet/sparrow/internal/rpc"
 )
 
 // benchRelaxing returns a scheduler over a 1,000-node view (no RPC: the
@@ -28,7 +29,8 @@ func benchRelaxing(b *testing.B, n int) (*Scheduler, locality.Prices) {
 		p.Node[name] = 0 // every node has room: nothing widens
 		p.Rack[rack] = 0
 	}
-	s, err := New(Config{Address: schedAddr, Seed: 1, ReservationTimeout: -1, Log: zerolog.Nop()}, view)
+	net := newMemNet(rpc.Config{})
+	s, err := newWith(Config{Address: schedAddr, Seed: 1, ReservationTimeout: -1, Log: zerolog.Nop()}, view, net, net)
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -43,8 +45,8 @@ func benchRelaxing(b *testing.B, n int) (*Scheduler, locality.Prices) {
 		r := &request{Request: placement.NewRequest(id, job.Tasks), app: app, ratio: 2}
 		r.loc = newRelaxState(job, now, DefaultLocalityInputBytes)
 		s.mu.Lock()
-		s.requests[id] = r
-		s.scheduleRelax(r, now)
+		s.book.add(r)
+		s.scheduleRelaxLocked(r, now)
 		s.mu.Unlock()
 	}
 	return s, p
@@ -99,21 +101,21 @@ func BenchmarkPlanRelaxableSubmission(b *testing.B) {
 				i++
 				id := fmt.Sprint(i)
 				s.mu.Lock()
-				probes, err := s.sampler.Plan(s.rng, s.view.Candidates(app), job.Tasks, 2)
+				probes, err := s.place.plan(s.view.Candidates(app), job.Tasks, 2)
 				if err != nil {
 					b.Fatal(err)
 				}
 				r := &request{Request: placement.NewRequest(id, job.Tasks), app: app, ratio: 2}
 				r.AddProbes(probes)
-				s.requests[id] = r
+				s.book.add(r)
 				now := s.now()
 				r.loc = newRelaxState(job, now, DefaultLocalityInputBytes)
-				if s.pricesFresh(now) {
+				if s.relax.fresh(now) {
 					s.relaxLocked(r, now, true)
 				}
-				s.scheduleRelax(r, now)
-				delete(s.requests, id)
-				s.unrelax(r)
+				s.scheduleRelaxLocked(r, now)
+				s.book.remove(r)
+				s.relax.remove(r)
 				s.mu.Unlock()
 			}
 		})

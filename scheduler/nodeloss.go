@@ -1,9 +1,12 @@
 package scheduler
 
 import (
+	"context"
 	"time"
 
 	"github.com/sparrowfleet/sparrow/internal/membership"
+	"github.com/sparrowfleet/sparrow/internal/rpc"
+	"github.com/sparrowfleet/sparrow/thrift/gen-go/sparrowrpc"
 )
 
 // Node loss, as the daemon sees it through gossip.
@@ -21,7 +24,7 @@ import (
 // sameProcessLive reports whether member m, declared dead, is among live
 // as the same process: the same name, address and start nonce
 // (membership.Meta.Boot). A node monitor without a Boot (an older build)
-// is never taken for live again, as before this check existed.
+// is never taken for live again.
 func sameProcessLive(m membership.Member, live []membership.Member) bool {
 	if m.Meta.Boot == "" {
 		return false
@@ -55,4 +58,88 @@ func (d *Daemon) nodeLeft(m membership.Member) {
 		}
 	}
 	d.NodeLost(addr)
+}
+
+// TasksFinished implements GetTaskService: a node monitor reports tasks
+// this scheduler placed there that have finished, so they are no longer
+// at risk if that node is lost.
+func (s *Scheduler) TasksFinished(ctx context.Context, nm *sparrowrpc.THostPort, tasks []*sparrowrpc.TFullTaskId) error {
+	addr := rpc.HostPortString(nm)
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	for _, t := range tasks {
+		if t == nil {
+			continue
+		}
+		if fetch, ok := s.running.finished(addr, runningTask{app: t.AppId, request: t.RequestId, task: t.TaskId}); ok {
+			s.fetches.forget(addr, fetch)
+		}
+	}
+	return nil
+}
+
+// NodeGone places elsewhere, at once, the reservations queued on a node
+// monitor that died or left, for every request with unlaunched tasks. Its
+// running tasks stay tracked: NodeLost reports them, once it is clear the
+// node monitor is not coming back (the daemon waits NodeLostGrace).
+func (s *Scheduler) NodeGone(addr string) {
+	s.mu.Lock()
+	affected := s.book.holding(addr)
+	s.mu.Unlock()
+	if len(affected) > 0 {
+		s.log.Warn().Str("node", addr).Int("requests_replaced", len(affected)).
+			Msg("node monitor gone; its reservations placed elsewhere")
+	}
+	s.replaceAll(affected, addr)
+}
+
+// replaceAll places the reservations each request held on addr elsewhere.
+// It takes s.mu for each request.
+func (s *Scheduler) replaceAll(rs []*request, addr string) {
+	for _, r := range rs {
+		s.mu.Lock()
+		s.replaceAndUnlock(r, addr)
+	}
+}
+
+// NodeLost handles a node monitor that died or left: its reservations are
+// placed again elsewhere for every request with unlaunched tasks, and the
+// tasks that were running there are reported to their frontends as lost
+// (STATUS_TASK_LOST), so applications can resubmit them. The fleet does
+// not resubmit them itself, since tasks need not be idempotent. "Lost" is
+// final: if the node was not dead after all (gossip can be wrong about a
+// starved or partitioned node), later messages about those tasks are
+// dropped, so a frontend never hears "lost" and then "done".
+func (s *Scheduler) NodeLost(addr string) {
+	s.mu.Lock()
+	s.settleDoubtsLostLocked(addr)
+	lost := s.running.nodeLost(addr)
+	for _, fetch := range lost {
+		s.fetches.forget(addr, fetch)
+	}
+	affected := s.book.holding(addr)
+	s.mu.Unlock()
+
+	if len(lost) > 0 || len(affected) > 0 {
+		s.log.Warn().Str("node", addr).Int("running_lost", len(lost)).Int("requests_replaced", len(affected)).
+			Msg("node monitor lost")
+	}
+	s.replaceAll(affected, addr)
+	if len(lost) == 0 {
+		return
+	}
+	// One goroutine per lost node delivers its reports in turn, through
+	// the links' in-flight bound, rather than one goroutine per task: a
+	// node running many tasks whose frontend is gone must not cost a
+	// goroutine and a dial each (frontendlink.go).
+	ids := make([]*sparrowrpc.TFullTaskId, 0, len(lost))
+	for t := range lost {
+		ids = append(ids, &sparrowrpc.TFullTaskId{TaskId: t.task, RequestId: t.request, AppId: t.app, SchedulerAddress: s.self})
+	}
+	body := []byte("node monitor " + addr + " was lost while the task ran")
+	go func() {
+		for _, id := range ids {
+			_ = s.deliver(id.AppId, id, sparrowrpc.STATUS_TASK_LOST, body) // deliver counts failures
+		}
+	}()
 }

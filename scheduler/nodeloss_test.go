@@ -3,6 +3,7 @@ package scheduler
 import (
 	"context"
 	"testing"
+	"testing/synctest"
 
 	"github.com/sparrowfleet/sparrow/internal/membership"
 	"github.com/sparrowfleet/sparrow/internal/rpc"
@@ -38,39 +39,41 @@ func TestSameProcessLive(t *testing.T) {
 // report, still tracked. NodeLost (the node did not come back) then
 // reports them.
 func TestNodeGoneReplacesReservationsKeepsRunningTasks(t *testing.T) {
-	c := newCluster(t, 3, Config{})
-	fe := c.startFrontendRecorder(t)
-	ctx := context.Background()
-	if err := c.s.SubmitJob(ctx, job("j", 1, freeTasks(3)...)); err != nil {
-		t.Fatal(err)
-	}
-	c.waitAccepted(t, "j", 3)
-	victim := c.holders("j")[0]
-	if got := c.getTask(t, "j", victim); len(got) != 1 {
-		t.Fatalf("victim got %d tasks of j, want 1", len(got))
-	}
-	// k has a reservation on every node, the victim's among them.
-	if err := c.s.SubmitJob(ctx, job("k", 1, freeTasks(3)...)); err != nil {
-		t.Fatal(err)
-	}
-	c.waitAccepted(t, "k", 3)
+	synctest.Test(t, func(t *testing.T) {
+		c := newCluster(t, 3, Config{})
+		fe := c.startFrontendRecorder(t)
+		ctx := context.Background()
+		if err := c.s.SubmitJob(ctx, job("j", 1, freeTasks(3)...)); err != nil {
+			t.Fatal(err)
+		}
+		c.waitAccepted(t, "j", 3)
+		victim := c.holders("j")[0]
+		if got := c.getTask(t, "j", victim); len(got) != 1 {
+			t.Fatalf("victim got %d tasks of j, want 1", len(got))
+		}
+		// k has a reservation on every node, the victim's among them.
+		if err := c.s.SubmitJob(ctx, job("k", 1, freeTasks(3)...)); err != nil {
+			t.Fatal(err)
+		}
+		c.waitAccepted(t, "k", 3)
 
-	addr := rpc.HostPortString(victim.hp)
-	c.s.NodeGone(addr)
-	c.waitAccepted(t, "k", 4) // the victim's reservation for k, placed again elsewhere
-	if got := c.getTask(t, "k", victim); len(got) != 0 {
-		t.Errorf("the gone node still got a task of k: %v", got)
-	}
-	if st := c.s.Stats(); st.TasksLost != 0 || st.RunningTracked != 1 {
-		t.Errorf("after NodeGone: stats %+v, want nothing lost and j's task still tracked", st)
-	}
-	if n := fe.count(); n != 0 {
-		t.Errorf("after NodeGone: %d frontend messages, want none", n)
-	}
+		addr := rpc.HostPortString(victim.hp)
+		c.s.NodeGone(addr)
+		c.waitAccepted(t, "k", 4) // the victim's reservation for k, placed again elsewhere
+		if got := c.getTask(t, "k", victim); len(got) != 0 {
+			t.Errorf("the gone node still got a task of k: %v", got)
+		}
+		if st := c.s.Stats(); st.TasksLost != 0 || st.RunningTracked != 1 {
+			t.Errorf("after NodeGone: stats %+v, want nothing lost and j's task still tracked", st)
+		}
+		if n := fe.count(); n != 0 {
+			t.Errorf("after NodeGone: %d frontend messages, want none", n)
+		}
 
-	c.s.NodeLost(addr)
-	c.hub.waitUntil(t, "the lost report", func() bool { return fe.count() == 1 })
-	if st := c.s.Stats(); st.TasksLost != 1 || st.RunningTracked != 0 {
-		t.Errorf("after NodeLost: stats %+v, want j's task lost and nothing tracked", st)
-	}
+		c.s.NodeLost(addr)
+		c.hub.waitUntil(t, "the lost report", func() bool { return fe.count() == 1 })
+		if st := c.s.Stats(); st.TasksLost != 1 || st.RunningTracked != 0 {
+			t.Errorf("after NodeLost: stats %+v, want j's task lost and nothing tracked", st)
+		}
+	})
 }

@@ -19,7 +19,7 @@ import (
 //
 // An offered task is handed to no other node monitor until its answer
 // arrives (placement.Request.Offer). A getTask that finds only offered
-// tasks left waits for their answers (awaitOffers), rather than answer
+// tasks left waits for their answers (awaitOffersLocked), rather than answer
 // empty and spend a reservation the task may yet need. An offer whose call
 // failed after it was sent may have launched: it is counted launched on
 // that node monitor, as a task whose getTask answer was lost is, so no
@@ -37,19 +37,18 @@ import (
 // out then, a round trip later than they would have: under load the task
 // still has d·m reservations to choose among, one round trip behind.
 
-// splitBackups returns the probes to send now and the backups to keep
+// splitBackupsLocked returns the probes to send now and the backups to keep
 // back: if offers (planOffers) will cover each of r's tasks, the first
 // probes that can carry one, one per task, are sent, and the rest wait.
-// Otherwise every probe is sent. Called with s.mu held, before
-// r.AddProbes.
-func (s *Scheduler) splitBackups(r *request, probes []placement.Probe) (now, backup []placement.Probe) {
+// Otherwise every probe is sent. Call it before r.AddProbes.
+func (s *Scheduler) splitBackupsLocked(r *request, probes []placement.Probe) (now, backup []placement.Probe) {
 	m := r.Unlaunched()
 	if s.cfg.NoOffers || r.loc != nil || r.HasConstrained() || len(probes) <= m {
 		return probes, nil
 	}
 	now = make([]placement.Probe, 0, m)
 	for _, p := range probes {
-		if len(now) < m && s.offersTo(p.Node.Addr) {
+		if len(now) < m && s.offers.offersTo(p.Node.Addr, time.Now) {
 			now = append(now, p)
 		} else {
 			backup = append(backup, p)
@@ -61,18 +60,18 @@ func (s *Scheduler) splitBackups(r *request, probes []placement.Probe) (now, bac
 	return now, backup
 }
 
-// sendBackups sends r's backup reservations, if any are kept back and r
-// is still placing. Called with s.mu held.
-func (s *Scheduler) sendBackups(r *request) {
+// sendBackupsLocked sends r's backup reservations, if any are kept back and r
+// is still placing.
+func (s *Scheduler) sendBackupsLocked(r *request) {
 	b := r.backup
-	if b == nil || s.requests[r.ID] != r {
+	if b == nil || !s.book.live(r) {
 		return
 	}
 	r.backup = nil
 	r.AddProbes(b)
-	s.admitted(b)
-	s.stats.BackupsSent += uint64(len(b))
-	s.enqueueAs(r, b, countHeld(r, b))
+	s.adm.admitted(b)
+	s.offers.backups += uint64(len(b))
+	s.enqueueAs(r, b, countHeldLocked(r, b))
 }
 
 // offerWait bounds how long a getTask waits for offers to be answered. An
@@ -82,18 +81,18 @@ func (s *Scheduler) sendBackups(r *request) {
 // (resolveOffer) is not waited for at all.
 const offerWait = 250 * time.Millisecond
 
-// planOffers sets aside one task for each of the first probes, up to the
+// planOffersLocked sets aside one task for each of the first probes, up to the
 // job's size, to send with its reservations; -1 marks a probe without an
 // offer, and nil means none has one. Jobs with constrained or relaxable
 // tasks make no offers, nor do node monitors that lack the method.
-// Called with s.mu held, after r.AddProbes(probes).
-func (s *Scheduler) planOffers(r *request, probes []placement.Probe) []int {
+// Call it after r.AddProbes(probes).
+func (s *Scheduler) planOffersLocked(r *request, probes []placement.Probe) []int {
 	if s.cfg.NoOffers || r.loc != nil || r.HasConstrained() {
 		return nil
 	}
 	var offers []int
 	for k, p := range probes {
-		if !s.offersTo(p.Node.Addr) {
+		if !s.offers.offersTo(p.Node.Addr, time.Now) {
 			continue
 		}
 		i, ok := r.Offer(p.Node.Addr)
@@ -107,13 +106,13 @@ func (s *Scheduler) planOffers(r *request, probes []placement.Probe) []int {
 			}
 		}
 		offers[k] = i
-		if b := s.offerBoot[p.Node.Addr]; b != "" {
+		if b := s.offers.bootOf(p.Node.Addr); b != "" {
 			if r.offerBoot == nil {
 				r.offerBoot = make(map[int]string)
 			}
 			r.offerBoot[i] = b
 		}
-		s.stats.OffersMade++
+		s.offers.made++
 	}
 	return offers
 }
@@ -126,88 +125,66 @@ func (s *Scheduler) planOffers(r *request, probes []placement.Probe) []int {
 // whose coordinator is gone takes offers again.
 const guidedOfferPause = 30 * time.Second
 
-// offersTo reports whether the node monitor at addr is offered tasks: it
-// has the method and is not known to be guided. The clock is read only
-// for a node monitor that said it was guided. Called with s.mu held.
-func (s *Scheduler) offersTo(addr string) bool {
-	if s.noOffer[addr] {
-		return false
-	}
-	until, ok := s.guidedUntil[addr]
-	if !ok {
-		return true
-	}
-	if time.Now().Before(until) {
-		return false
-	}
-	delete(s.guidedUntil, addr)
-	return true
-}
-
 // offerCall sends p with task offer offered, and returns the answer;
 // guided is set if the node monitor declined because a coordinator guides
 // its queues.
 func (s *Scheduler) offerCall(r *request, msg *sparrowrpc.TEnqueueTaskReservationsRequest, addr string, offer int) (accepted, launched, guided bool, boot string, err error) {
 	spec := r.specs[offer]
-	err = s.nodes.Call(context.Background(), addr, func(ctx context.Context, c *sparrowrpc.InternalServiceClient) error {
-		rep, err := c.EnqueueTaskReservationsWithOffer(ctx, msg, &sparrowrpc.TTaskLaunchSpec{TaskId: spec.TaskId, Message: spec.Message})
-		if err == nil {
-			accepted, launched, guided, boot = rep.GetAccepted(), rep.GetLaunched(), rep.GetGuided(), rep.GetBoot()
-		}
-		return err
-	})
+	rep, err := s.peers.nodes.EnqueueTaskReservationsWithOffer(context.Background(), addr, msg, &sparrowrpc.TTaskLaunchSpec{TaskId: spec.TaskId, Message: spec.Message})
+	if err == nil {
+		accepted, launched, guided, boot = rep.GetAccepted(), rep.GetLaunched(), rep.GetGuided(), rep.GetBoot()
+	}
 	return accepted, launched && accepted, guided && !launched, boot, err
 }
 
-// offerAnswered settles offered task offer of r, sent to addr, from the
+// offerAnsweredLocked settles offered task offer of r, sent to addr, from the
 // call's outcome. It reports resend when the node monitor has no such
-// method: the reservations must go again without the offer. Called with
-// s.mu held.
-func (s *Scheduler) offerAnswered(r *request, addr string, offer int, launched bool, err error) (resend bool) {
+// method: the reservations must go again without the offer.
+func (s *Scheduler) offerAnsweredLocked(r *request, addr string, offer int, launched bool, err error) (resend bool) {
 	var dial *rpc.DialError
 	switch {
 	case err == nil && launched:
-		s.offerTaken(r, addr, offer)
+		s.offerTakenLocked(r, addr, offer)
 	case err == nil, errors.Is(err, rpc.ErrBusy), errors.As(err, &dial):
 		// Declined, or never sent.
-		s.offerDeclined(r, offer)
+		s.offerDeclinedLocked(r, offer)
 	case rpc.IsUnknownMethod(err):
-		s.noOffer[addr] = true
-		s.offerDeclined(r, offer)
+		s.offers.caps.MarkLacking(addr, methodOffer)
+		s.offerDeclinedLocked(r, offer)
 		return true
-	case s.noOfferQuery[addr]:
+	case s.offers.caps.Lacks(addr, methodOfferOutcome):
 		// Sent, and perhaps launched, and the node monitor cannot be
 		// asked: counted launched there.
-		s.offerTaken(r, addr, offer)
+		s.offerTakenLocked(r, addr, offer)
 	default:
 		// Sent, and perhaps launched: the task stays set aside while the
 		// node monitor is asked (resolveOffer).
-		s.doubt(r, addr, offer)
+		s.doubtLocked(r, addr, offer)
 	}
 	return false
 }
 
-// offerTaken records offered task i launched on addr. Called with s.mu held.
-func (s *Scheduler) offerTaken(r *request, addr string, i int) {
+// offerTakenLocked records offered task i launched on addr.
+func (s *Scheduler) offerTakenLocked(r *request, addr string, i int) {
 	r.OfferTaken(addr, i)
-	s.offerDone(r)
-	s.stats.OffersTaken++
-	s.launched(r, i, addr, 0)
-	for _, p := range s.forgetLaunched(r) {
+	s.offerDoneLocked(r)
+	s.offers.taken++
+	s.launchedLocked(r, i, addr, 0)
+	for _, p := range s.forgetLaunchedLocked(r) {
 		go s.cancel(r.ID, p.Node.Addr)
 	}
-	s.heldGetTask(r)
+	s.heldGetTaskLocked(r)
 }
 
-// offerDeclined returns offered task i to r's tasks to hand out; if r was
+// offerDeclinedLocked returns offered task i to r's tasks to hand out; if r was
 // given up meanwhile, the task is reported failed as r's other unlaunched
-// tasks were. Called with s.mu held.
-func (s *Scheduler) offerDeclined(r *request, i int) {
+// tasks were.
+func (s *Scheduler) offerDeclinedLocked(r *request, i int) {
 	r.OfferDeclined(i)
-	s.offerDone(r)
-	s.sendBackups(r)
+	s.offerDoneLocked(r)
+	s.sendBackupsLocked(r)
 	refusing := r.hold != nil && r.hold.fail != nil // no message for a refused job
-	if s.requests[r.ID] != r && r.gaveUp != nil && !refusing {
+	if !s.book.live(r) && r.gaveUp != nil && !refusing {
 		spec := r.specs[i]
 		id := &sparrowrpc.TFullTaskId{TaskId: spec.TaskId, RequestId: r.ID, AppId: r.app, SchedulerAddress: s.self}
 		cause := r.gaveUp
@@ -215,9 +192,9 @@ func (s *Scheduler) offerDeclined(r *request, i int) {
 	}
 }
 
-// offerDone wakes getTask calls and the held call waiting for r's offers
-// to be answered. Called with s.mu held.
-func (s *Scheduler) offerDone(r *request) {
+// offerDoneLocked wakes getTask calls and the held call waiting for r's offers
+// to be answered.
+func (s *Scheduler) offerDoneLocked(r *request) {
 	if r.offerWake != nil {
 		close(r.offerWake)
 		r.offerWake = nil
@@ -227,20 +204,19 @@ func (s *Scheduler) offerDone(r *request) {
 	}
 }
 
-// awaitOffers waits until all of r's offers are answered, r is gone, or
+// awaitOffersLocked waits until all of r's offers are answered, r is gone, or
 // offerWait passes, so that a getTask never takes a reservation a declined
 // task may need, and tasks go out in submission order. An answer takes a
 // round trip, and a getTask usually comes a queue wait after its enqueue,
-// so this is seldom a wait at all. Called with s.mu held; returns with it
-// held.
-func (s *Scheduler) awaitOffers(r *request) {
+// so this is seldom a wait at all.
+func (s *Scheduler) awaitOffersLocked(r *request) {
 	var deadline time.Time
-	for s.requests[r.ID] == r && awaiting(r) > 0 {
+	for s.book.live(r) && awaitingLocked(r) > 0 {
 		now := time.Now()
 		if deadline.IsZero() {
 			deadline = now.Add(offerWait)
-			if s.offerWaitHook != nil {
-				s.offerWaitHook()
+			if s.offers.waitHook != nil {
+				s.offers.waitHook()
 			}
 		} else if !now.Before(deadline) {
 			return
@@ -271,7 +247,7 @@ func (s *Scheduler) awaitOffers(r *request) {
 // the node monitor is lost meanwhile, the task is counted launched there
 // and reported lost with its running tasks; if it cannot be asked
 // (UNKNOWN_METHOD, or no answer within maxDoubt), the task is counted
-// launched there, as before the question existed.
+// launchedLocked there.
 
 // offerDoubt is one offer in doubt.
 type offerDoubt struct {
@@ -280,41 +256,30 @@ type offerDoubt struct {
 }
 
 // maxDoubt bounds how long a scheduler keeps asking about an offer in
-// doubt before it counts the task launched on that node monitor.
+// doubtLocked before it counts the task launched on that node monitor.
 const maxDoubt = 30 * time.Second
 
 // doubtRetry is the first pause between questions about an offer in
 // doubt; it doubles up to a second.
 const doubtRetry = 50 * time.Millisecond
 
-// doubt sets offered task offer of r, sent to addr, aside until the node
-// monitor says whether it took it. Called with s.mu held.
-func (s *Scheduler) doubt(r *request, addr string, offer int) {
-	m := s.doubts[addr]
-	if m == nil {
-		m = make(map[offerDoubt]struct{})
-		s.doubts[addr] = m
-	}
-	m[offerDoubt{r, offer}] = struct{}{}
+// doubtLocked sets offered task offer of r, sent to addr, aside until the node
+// monitor says whether it took it.
+func (s *Scheduler) doubtLocked(r *request, addr string, offer int) {
+	s.offers.doubt(addr, offerDoubt{r, offer})
 	r.doubted++
-	s.stats.OffersInDoubt++
 	go s.resolveOffer(r, addr, offer, doubtRetry, time.Now().Add(maxDoubt))
 }
 
-// settleDoubt forgets offer d on addr, which is in doubt. Called with s.mu
-// held.
-func (s *Scheduler) settleDoubt(addr string, d offerDoubt) {
-	m := s.doubts[addr]
-	delete(m, d)
+// settleDoubtLocked forgets offer d on addr, which is in doubt.
+func (s *Scheduler) settleDoubtLocked(addr string, d offerDoubt) {
+	s.offers.settle(addr, d)
 	d.r.doubted--
-	if len(m) == 0 {
-		delete(s.doubts, addr)
-	}
 }
 
-// awaiting returns how many of r's offers await an answer that is not in
-// doubt. Called with s.mu held.
-func awaiting(r *request) int { return r.Offered() - r.doubted }
+// awaitingLocked returns how many of r's offers await an answer that is not in
+// doubt.
+func awaitingLocked(r *request) int { return r.Offered() - r.doubted }
 
 // resolveOffer asks addr whether it took offered task offer of r, and
 // settles the doubt by its answer; on a failed call it asks again after
@@ -324,16 +289,11 @@ func awaiting(r *request) int { return r.Offered() - r.doubted }
 // meanwhile cannot know what its previous process did, so then the task is
 // counted launched there (and reported lost once the old process is).
 func (s *Scheduler) resolveOffer(r *request, addr string, offer int, wait time.Duration, deadline time.Time) {
-	var ans *sparrowrpc.TOfferOutcome
-	err := s.nodes.Call(context.Background(), addr, func(ctx context.Context, c *sparrowrpc.InternalServiceClient) error {
-		var err error
-		ans, err = c.OfferOutcome(ctx, r.ID, r.specs[offer].TaskId)
-		return err
-	})
+	ans, err := s.peers.nodes.OfferOutcome(context.Background(), addr, r.ID, r.specs[offer].TaskId)
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	d := offerDoubt{r, offer}
-	if _, ok := s.doubts[addr][d]; !ok {
+	if !s.offers.inDoubtOn(addr, d) {
 		return // settled by NodeLost
 	}
 	if err == nil && ans == nil {
@@ -341,46 +301,43 @@ func (s *Scheduler) resolveOffer(r *request, addr string, offer int, wait time.D
 	}
 	switch {
 	case err == nil:
-		s.settleDoubt(addr, d)
+		s.settleDoubtLocked(addr, d)
 		sentBoot := r.offerBoot[offer]
 		delete(r.offerBoot, offer)
-		if ans.Boot != "" {
-			s.offerBoot[addr] = ans.Boot
-		}
+		s.offers.setBoot(addr, ans.Boot)
 		switch {
 		case ans.Outcome == sparrowrpc.OFFER_TAKEN:
-			s.offerTaken(r, addr, offer)
+			s.offerTakenLocked(r, addr, offer)
 		case ans.Outcome == sparrowrpc.OFFER_DECLINED,
 			ans.Outcome == sparrowrpc.OFFER_UNSEEN && sentBoot != "" && ans.Boot == sentBoot:
-			s.stats.DoubtsDeclined++
-			s.offerDeclined(r, offer)
+			s.offers.declined++
+			s.offerDeclinedLocked(r, offer)
 		default:
 			s.log.Warn().Str("node", addr).Str("request", r.ID).Str("task", r.specs[offer].TaskId).
 				Msg("offer in doubt unseen by a node monitor that may have restarted since; counted launched there")
-			s.offerTaken(r, addr, offer)
+			s.offerTakenLocked(r, addr, offer)
 		}
 	case rpc.IsUnknownMethod(err):
-		s.noOfferQuery[addr] = true
-		s.settleDoubt(addr, d)
-		s.offerTaken(r, addr, offer)
+		s.offers.caps.MarkLacking(addr, methodOfferOutcome)
+		s.settleDoubtLocked(addr, d)
+		s.offerTakenLocked(r, addr, offer)
 	case !time.Now().Before(deadline):
 		s.log.Warn().Err(err).Str("node", addr).Str("request", r.ID).Str("task", r.specs[offer].TaskId).
 			Msg("offer still in doubt; counted launched on that node monitor")
-		s.settleDoubt(addr, d)
-		s.offerTaken(r, addr, offer)
+		s.settleDoubtLocked(addr, d)
+		s.offerTakenLocked(r, addr, offer)
 	default:
 		next := min(2*wait, time.Second)
 		time.AfterFunc(wait, func() { s.resolveOffer(r, addr, offer, next, deadline) })
 	}
 }
 
-// settleDoubtsLost counts every offer in doubt on addr, a node monitor
+// settleDoubtsLostLocked counts every offer in doubt on addr, a node monitor
 // declared lost, launched there, so that it is reported lost with the
-// node's running tasks: it may have started. Called with s.mu held.
-func (s *Scheduler) settleDoubtsLost(addr string) {
-	for d := range s.doubts[addr] {
+// node's running tasks: it may have started.
+func (s *Scheduler) settleDoubtsLostLocked(addr string) {
+	for _, d := range s.offers.nodeLost(addr) {
 		d.r.doubted--
-		s.offerTaken(d.r, addr, d.offer)
+		s.offerTakenLocked(d.r, addr, d.offer)
 	}
-	delete(s.doubts, addr)
 }

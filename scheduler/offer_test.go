@@ -5,9 +5,8 @@ import (
 	"fmt"
 	"sync"
 	"testing"
+	"testing/synctest"
 	"time"
-
-	"github.com/rs/zerolog"
 
 	"github.com/sparrowfleet/sparrow/internal/rpc"
 	"github.com/sparrowfleet/sparrow/thrift/gen-go/sparrowrpc"
@@ -17,47 +16,49 @@ import (
 // offered with the first reservations; the job is done without a getTask,
 // its backup reservations are never sent, and no task goes out twice.
 func TestOffersLaunchOnIdleNodeMonitors(t *testing.T) {
-	c := newCluster(t, 8, Config{})
-	for _, nm := range c.nms {
-		nm.takeOffers.Store(true)
-	}
-	if err := c.s.SubmitJob(context.Background(), job("job", 2, freeTasks(3)...)); err != nil {
-		t.Fatal(err)
-	}
-	c.hub.waitUntil(t, "the job to launch", func() bool { return c.s.Stats().ActiveRequests == 0 })
-	took := map[string]string{}
-	for _, nm := range c.nms {
-		nm.mu.Lock()
-		for _, id := range nm.took["job"] {
-			if other, dup := took[id]; dup {
-				t.Errorf("task %s taken by %s and %s", id, other, nm.name)
+	synctest.Test(t, func(t *testing.T) {
+		c := newCluster(t, 8, Config{})
+		for _, nm := range c.nms {
+			nm.takeOffers.Store(true)
+		}
+		if err := c.s.SubmitJob(context.Background(), job("job", 2, freeTasks(3)...)); err != nil {
+			t.Fatal(err)
+		}
+		c.hub.waitUntil(t, "the job to launch", func() bool { return c.s.Stats().ActiveRequests == 0 })
+		took := map[string]string{}
+		for _, nm := range c.nms {
+			nm.mu.Lock()
+			for _, id := range nm.took["job"] {
+				if other, dup := took[id]; dup {
+					t.Errorf("task %s taken by %s and %s", id, other, nm.name)
+				}
+				took[id] = nm.name
 			}
-			took[id] = nm.name
+			nm.mu.Unlock()
 		}
-		nm.mu.Unlock()
-	}
-	if len(took) != 3 {
-		t.Fatalf("offers taken: %v, want t0, t1 and t2", took)
-	}
-	st := c.s.Stats()
-	if st.OffersMade != 3 || st.OffersTaken != 3 || st.TasksLaunched != 3 || st.RunningTracked != 3 {
-		t.Fatalf("stats %+v", st)
-	}
-	// Only the three offers went out: the backups were kept back, so
-	// there is nothing to cancel and nobody to ask in vain.
-	sent, cancels := 0, 0
-	for _, nm := range c.nms {
-		sent += nm.attemptsFor("job")
-		cancels += nm.cancelsFor("job")
-	}
-	if sent != 3 || cancels != 0 || st.BackupsSent != 0 {
-		t.Fatalf("%d enqueues, %d cancels, %d backups sent; want 3, 0, 0", sent, cancels, st.BackupsSent)
-	}
-	for _, nm := range c.holders("job") {
-		if got := c.getTask(t, "job", nm); len(got) != 0 {
-			t.Errorf("%s got %v after every task launched", nm.name, got)
+		if len(took) != 3 {
+			t.Fatalf("offers taken: %v, want t0, t1 and t2", took)
 		}
-	}
+		st := c.s.Stats()
+		if st.OffersMade != 3 || st.OffersTaken != 3 || st.TasksLaunched != 3 || st.RunningTracked != 3 {
+			t.Fatalf("stats %+v", st)
+		}
+		// Only the three offers went out: the backups were kept back, so
+		// there is nothing to cancel and nobody to ask in vain.
+		sent, cancels := 0, 0
+		for _, nm := range c.nms {
+			sent += nm.attemptsFor("job")
+			cancels += nm.cancelsFor("job")
+		}
+		if sent != 3 || cancels != 0 || st.BackupsSent != 0 {
+			t.Fatalf("%d enqueues, %d cancels, %d backups sent; want 3, 0, 0", sent, cancels, st.BackupsSent)
+		}
+		for _, nm := range c.holders("job") {
+			if got := c.getTask(t, "job", nm); len(got) != 0 {
+				t.Errorf("%s got %v after every task launched", nm.name, got)
+			}
+		}
+	})
 }
 
 // TestDeclinedOfferSendsTheBackups: busy node monitors decline the
@@ -65,35 +66,39 @@ func TestOffersLaunchOnIdleNodeMonitors(t *testing.T) {
 // out, so each task again has its d·m reservations to choose among, and
 // each task is handed out once by getTask.
 func TestDeclinedOfferSendsTheBackups(t *testing.T) {
-	c := newCluster(t, 8, Config{}) // the fakes decline offers
-	if err := c.s.SubmitJob(context.Background(), job("job", 2, freeTasks(3)...)); err != nil {
-		t.Fatal(err)
-	}
-	c.waitAccepted(t, "job", 6)
-	if st := c.s.Stats(); st.OffersMade != 3 || st.OffersTaken != 0 || st.BackupsSent != 3 {
-		t.Fatalf("stats %+v: want 3 offers declined and 3 backups sent", st)
-	}
-	if got := c.getTaskOnEach(t, "job", c.holders("job")); len(got) != 3 || !distinct(got) {
-		t.Fatalf("tasks handed out: %v, want t0, t1 and t2, once each", got)
-	}
+	synctest.Test(t, func(t *testing.T) {
+		c := newCluster(t, 8, Config{}) // the fakes decline offers
+		if err := c.s.SubmitJob(context.Background(), job("job", 2, freeTasks(3)...)); err != nil {
+			t.Fatal(err)
+		}
+		c.waitAccepted(t, "job", 6)
+		if st := c.s.Stats(); st.OffersMade != 3 || st.OffersTaken != 0 || st.BackupsSent != 3 {
+			t.Fatalf("stats %+v: want 3 offers declined and 3 backups sent", st)
+		}
+		if got := c.getTaskOnEach(t, "job", c.holders("job")); len(got) != 3 || !distinct(got) {
+			t.Fatalf("tasks handed out: %v, want t0, t1 and t2, once each", got)
+		}
+	})
 }
 
 // TestPartialOffersSendEverything: when offers cannot cover every task
 // (here, no node monitor has the method), nothing is kept back.
 func TestPartialOffersSendEverything(t *testing.T) {
-	c := newCluster(t, 8, Config{})
-	c.s.mu.Lock()
-	for _, nm := range c.nms[:7] {
-		c.s.noOffer[nm.addr] = true
-	}
-	c.s.mu.Unlock()
-	if err := c.s.SubmitJob(context.Background(), job("job", 2, freeTasks(3)...)); err != nil {
-		t.Fatal(err)
-	}
-	c.waitAccepted(t, "job", 6)
-	if st := c.s.Stats(); st.OffersMade > 1 || st.BackupsSent != 0 {
-		t.Fatalf("stats %+v: want at most one offer and no backups", st)
-	}
+	synctest.Test(t, func(t *testing.T) {
+		c := newCluster(t, 8, Config{})
+		c.s.mu.Lock()
+		for _, nm := range c.nms[:7] {
+			c.s.offers.caps.MarkLacking(nm.addr, methodOffer)
+		}
+		c.s.mu.Unlock()
+		if err := c.s.SubmitJob(context.Background(), job("job", 2, freeTasks(3)...)); err != nil {
+			t.Fatal(err)
+		}
+		c.waitAccepted(t, "job", 6)
+		if st := c.s.Stats(); st.OffersMade > 1 || st.BackupsSent != 0 {
+			t.Fatalf("stats %+v: want at most one offer and no backups", st)
+		}
+	})
 }
 
 // TestGetTaskWaitsForOfferAnswers: a getTask that finds the job's only
@@ -101,50 +106,52 @@ func TestPartialOffersSendEverything(t *testing.T) {
 // its. Answered at once, it would have been empty and the task left to
 // the busy node monitor's queue.
 func TestGetTaskWaitsForOfferAnswers(t *testing.T) {
-	c := newCluster(t, 2, Config{})
-	waiting := make(chan struct{})
-	var once sync.Once
-	c.s.mu.Lock()
-	c.s.offerWaitHook = func() { once.Do(func() { close(waiting) }) }
-	c.s.mu.Unlock()
-	gate := make(chan struct{})
-	var release sync.Once
-	open := func() { release.Do(func() { close(gate) }) }
-	t.Cleanup(open) // before the node monitors' servers close
-	for _, nm := range c.nms {
-		nm.mu.Lock()
-		nm.gate = gate // every enqueue waits: the offer stays unanswered
-		nm.mu.Unlock()
-	}
-	if err := c.s.SubmitJob(context.Background(), job("job", 2, freeTasks(1)...)); err != nil {
-		t.Fatal(err)
-	}
-	c.hub.waitUntil(t, "the offer to be made", func() bool { return c.s.Stats().OffersMade == 1 })
-	got := make(chan []*sparrowrpc.TTaskLaunchSpec, 1)
-	go func() {
-		specs, err := c.s.GetTask(context.Background(), "job", c.nms[0].hp)
-		if err != nil {
-			t.Error(err)
+	synctest.Test(t, func(t *testing.T) {
+		c := newCluster(t, 2, Config{})
+		waiting := make(chan struct{})
+		var once sync.Once
+		c.s.mu.Lock()
+		c.s.offers.waitHook = func() { once.Do(func() { close(waiting) }) }
+		c.s.mu.Unlock()
+		gate := make(chan struct{})
+		var release sync.Once
+		open := func() { release.Do(func() { close(gate) }) }
+		t.Cleanup(open) // before the node monitors' servers close
+		for _, nm := range c.nms {
+			nm.mu.Lock()
+			nm.gate = gate // every enqueue waits: the offer stays unanswered
+			nm.mu.Unlock()
 		}
-		got <- specs
-	}()
-	select {
-	case <-waiting:
-	case <-time.After(10 * time.Second):
-		t.Fatal("getTask did not wait for the offer")
-	}
-	open() // the fakes decline offers by default
-	select {
-	case specs := <-got:
-		if len(specs) != 1 || specs[0].TaskId != "t0" {
-			t.Fatalf("getTask after the decline: %v, want t0", specs)
+		if err := c.s.SubmitJob(context.Background(), job("job", 2, freeTasks(1)...)); err != nil {
+			t.Fatal(err)
 		}
-	case <-time.After(10 * time.Second):
-		t.Fatal("getTask still waiting after the offer was answered")
-	}
-	if st := c.s.Stats(); st.OffersTaken != 0 || st.TasksLaunched != 1 {
-		t.Fatalf("stats %+v", st)
-	}
+		c.hub.waitUntil(t, "the offer to be made", func() bool { return c.s.Stats().OffersMade == 1 })
+		got := make(chan []*sparrowrpc.TTaskLaunchSpec, 1)
+		go func() {
+			specs, err := c.s.GetTask(context.Background(), "job", c.nms[0].hp)
+			if err != nil {
+				t.Error(err)
+			}
+			got <- specs
+		}()
+		select {
+		case <-waiting:
+		case <-time.After(10 * time.Second):
+			t.Fatal("getTask did not wait for the offer")
+		}
+		open() // the fakes decline offers by default
+		select {
+		case specs := <-got:
+			if len(specs) != 1 || specs[0].TaskId != "t0" {
+				t.Fatalf("getTask after the decline: %v, want t0", specs)
+			}
+		case <-time.After(10 * time.Second):
+			t.Fatal("getTask still waiting after the offer was answered")
+		}
+		if st := c.s.Stats(); st.OffersTaken != 0 || st.TasksLaunched != 1 {
+			t.Fatalf("stats %+v", st)
+		}
+	})
 }
 
 // gateAll holds every enqueue at c's node monitors until the returned
@@ -175,68 +182,74 @@ func gateAll(t *testing.T, c *cluster) (release func()) {
 // after it was sent is in doubt; the node monitor, asked, says it took
 // it, so the task is counted launched there and handed to no other.
 func TestOfferInDoubtTakenCountsAsLaunchedThere(t *testing.T) {
-	c := newCluster(t, 1, Config{RPC: rpc.Config{CallTimeout: 200 * time.Millisecond}})
-	gateAll(t, c)
-	c.nms[0].outcome.Store(sparrowrpc.OFFER_TAKEN)
-	if err := c.s.SubmitJob(context.Background(), job("job", 1, freeTasks(1)...)); err != nil {
-		t.Fatal(err)
-	}
-	c.hub.waitUntil(t, "the offer to time out and be settled", func() bool { return c.s.Stats().OffersTaken == 1 })
-	st := c.s.Stats()
-	if st.OffersInDoubt != 1 || st.DoubtsDeclined != 0 || st.TasksLaunched != 1 || st.RunningTracked != 1 || st.ActiveRequests != 0 {
-		t.Fatalf("stats %+v: want the task in doubt, then counted launched on the node", st)
-	}
+	synctest.Test(t, func(t *testing.T) {
+		c := newCluster(t, 1, Config{RPC: rpc.Config{CallTimeout: 200 * time.Millisecond}})
+		gateAll(t, c)
+		c.nms[0].outcome.Store(sparrowrpc.OFFER_TAKEN)
+		if err := c.s.SubmitJob(context.Background(), job("job", 1, freeTasks(1)...)); err != nil {
+			t.Fatal(err)
+		}
+		c.hub.waitUntil(t, "the offer to time out and be settled", func() bool { return c.s.Stats().OffersTaken == 1 })
+		st := c.s.Stats()
+		if st.OffersInDoubt != 1 || st.DoubtsDeclined != 0 || st.TasksLaunched != 1 || st.RunningTracked != 1 || st.ActiveRequests != 0 {
+			t.Fatalf("stats %+v: want the task in doubt, then counted launched on the node", st)
+		}
+	})
 }
 
 // TestOfferInDoubtNotTakenGoesElsewhere: the node monitor says it declined
 // the offer in doubt, so the task is handed out again, by getTask on the
 // node monitor its reservations were placed on since, once.
 func TestOfferInDoubtNotTakenGoesElsewhere(t *testing.T) {
-	c := newCluster(t, 2, Config{RPC: rpc.Config{CallTimeout: time.Second}})
-	for _, nm := range c.nms {
-		nm.outcome.Store(sparrowrpc.OFFER_DECLINED)
-	}
-	release := gateAll(t, c)
-	if err := c.s.SubmitJob(context.Background(), job("job", 1, freeTasks(1)...)); err != nil {
-		t.Fatal(err)
-	}
-	c.hub.waitFor(t, 10*time.Second, "the offer in doubt to be declined", func() bool { return c.s.Stats().DoubtsDeclined == 1 })
-	release() // the reservations placed again, on the other node monitor, go through
-	// The offer's own call, released, is accepted late at the first node
-	// monitor (whose reservations the scheduler has dropped), and the
-	// reservation placed again at the other.
-	c.waitAccepted(t, "job", 2)
-	if got := c.getTaskOnEach(t, "job", c.nms); len(got) != 1 {
-		t.Fatalf("getTask handed out %v, want the one task once", got)
-	}
-	if st := c.s.Stats(); st.OffersTaken != 0 || st.TasksLaunched != 1 || st.OffersInDoubt != 1 {
-		t.Fatalf("stats %+v", st)
-	}
+	synctest.Test(t, func(t *testing.T) {
+		c := newCluster(t, 2, Config{RPC: rpc.Config{CallTimeout: time.Second}})
+		for _, nm := range c.nms {
+			nm.outcome.Store(sparrowrpc.OFFER_DECLINED)
+		}
+		release := gateAll(t, c)
+		if err := c.s.SubmitJob(context.Background(), job("job", 1, freeTasks(1)...)); err != nil {
+			t.Fatal(err)
+		}
+		c.hub.waitFor(t, 10*time.Second, "the offer in doubt to be declined", func() bool { return c.s.Stats().DoubtsDeclined == 1 })
+		release() // the reservations placed again, on the other node monitor, go through
+		// The offer's own call, released, is accepted late at the first node
+		// monitor (whose reservations the scheduler has dropped), and the
+		// reservation placed again at the other.
+		c.waitAccepted(t, "job", 2)
+		if got := c.getTaskOnEach(t, "job", c.nms); len(got) != 1 {
+			t.Fatalf("getTask handed out %v, want the one task once", got)
+		}
+		if st := c.s.Stats(); st.OffersTaken != 0 || st.TasksLaunched != 1 || st.OffersInDoubt != 1 {
+			t.Fatalf("stats %+v", st)
+		}
+	})
 }
 
 // TestOfferInDoubtOnALostNodeIsReportedLost: a node monitor that cannot
 // answer whether it took an offer, and is then declared lost, has the task
 // counted launched there and reported lost with it: it may have started.
 func TestOfferInDoubtOnALostNodeIsReportedLost(t *testing.T) {
-	c := newCluster(t, 1, Config{RPC: rpc.Config{CallTimeout: 200 * time.Millisecond}})
-	gateAll(t, c)
-	nm := c.nms[0]
-	nm.questionFails.Store(true)
-	if err := c.s.SubmitJob(context.Background(), job("job", 1, freeTasks(1)...)); err != nil {
-		t.Fatal(err)
-	}
-	c.hub.waitUntil(t, "a question about the offer in doubt", func() bool {
-		nm.mu.Lock()
-		defer nm.mu.Unlock()
-		return nm.questions > 0
+	synctest.Test(t, func(t *testing.T) {
+		c := newCluster(t, 1, Config{RPC: rpc.Config{CallTimeout: 200 * time.Millisecond}})
+		gateAll(t, c)
+		nm := c.nms[0]
+		nm.questionFails.Store(true)
+		if err := c.s.SubmitJob(context.Background(), job("job", 1, freeTasks(1)...)); err != nil {
+			t.Fatal(err)
+		}
+		c.hub.waitUntil(t, "a question about the offer in doubt", func() bool {
+			nm.mu.Lock()
+			defer nm.mu.Unlock()
+			return nm.questions > 0
+		})
+		if st := c.s.Stats(); st.OffersInDoubt != 1 || st.OffersTaken != 0 || st.TasksLaunched != 0 {
+			t.Fatalf("stats %+v: want the offer in doubt, unsettled", st)
+		}
+		c.s.NodeLost(nm.addr)
+		if st := c.s.Stats(); st.OffersTaken != 1 || st.TasksLost != 1 || st.RunningTracked != 0 {
+			t.Fatalf("stats %+v: want the task counted launched there and reported lost", st)
+		}
 	})
-	if st := c.s.Stats(); st.OffersInDoubt != 1 || st.OffersTaken != 0 || st.TasksLaunched != 0 {
-		t.Fatalf("stats %+v: want the offer in doubt, unsettled", st)
-	}
-	c.s.NodeLost(nm.addr)
-	if st := c.s.Stats(); st.OffersTaken != 1 || st.TasksLost != 1 || st.RunningTracked != 0 {
-		t.Fatalf("stats %+v: want the task counted launched there and reported lost", st)
-	}
 }
 
 // TestOfferInDoubtUnseen: "unseen" is believed from the node monitor
@@ -246,53 +259,55 @@ func TestOfferInDoubtOnALostNodeIsReportedLost(t *testing.T) {
 func TestOfferInDoubtUnseen(t *testing.T) {
 	for _, restarted := range []bool{false, true} {
 		t.Run(fmt.Sprintf("restarted=%v", restarted), func(t *testing.T) {
-			c := newCluster(t, 2, Config{RPC: rpc.Config{CallTimeout: time.Second}})
-			for _, nm := range c.nms {
-				nm.boot.Store("b1")
-				nm.outcome.Store(sparrowrpc.OFFER_UNSEEN)
-				nm.takeOffers.Store(true)
-			}
-			// A first job's offers, answered, tell the scheduler each
-			// node monitor's nonce.
-			if err := c.s.SubmitJob(context.Background(), job("warm", 1, freeTasks(2)...)); err != nil {
-				t.Fatal(err)
-			}
-			c.hub.waitUntil(t, "the first job's offers taken", func() bool { return c.s.Stats().OffersTaken == 2 })
-			c.s.mu.Lock()
-			known := len(c.s.offerBoot)
-			c.s.mu.Unlock()
-			if known != 2 {
-				t.Fatalf("nonces known for %d node monitors, want 2", known)
-			}
-			release := gateAll(t, c)
-			for _, nm := range c.nms {
-				nm.takeOffers.Store(false)
-				if restarted {
-					nm.boot.Store("b2")
+			synctest.Test(t, func(t *testing.T) {
+				c := newCluster(t, 2, Config{RPC: rpc.Config{CallTimeout: time.Second}})
+				for _, nm := range c.nms {
+					nm.boot.Store("b1")
+					nm.outcome.Store(sparrowrpc.OFFER_UNSEEN)
+					nm.takeOffers.Store(true)
 				}
-			}
-			if err := c.s.SubmitJob(context.Background(), job("job", 1, freeTasks(1)...)); err != nil {
-				t.Fatal(err)
-			}
-			c.hub.waitFor(t, 10*time.Second, "the offer in doubt settled", func() bool {
+				// A first job's offers, answered, tell the scheduler each
+				// node monitor's nonce.
+				if err := c.s.SubmitJob(context.Background(), job("warm", 1, freeTasks(2)...)); err != nil {
+					t.Fatal(err)
+				}
+				c.hub.waitUntil(t, "the first job's offers taken", func() bool { return c.s.Stats().OffersTaken == 2 })
+				c.s.mu.Lock()
+				known := len(c.s.offers.boot)
+				c.s.mu.Unlock()
+				if known != 2 {
+					t.Fatalf("nonces known for %d node monitors, want 2", known)
+				}
+				release := gateAll(t, c)
+				for _, nm := range c.nms {
+					nm.takeOffers.Store(false)
+					if restarted {
+						nm.boot.Store("b2")
+					}
+				}
+				if err := c.s.SubmitJob(context.Background(), job("job", 1, freeTasks(1)...)); err != nil {
+					t.Fatal(err)
+				}
+				c.hub.waitFor(t, 10*time.Second, "the offer in doubt settled", func() bool {
+					st := c.s.Stats()
+					return st.OffersInDoubt == 1 && (st.DoubtsDeclined == 1 || st.OffersTaken == 3)
+				})
+				release()
 				st := c.s.Stats()
-				return st.OffersInDoubt == 1 && (st.DoubtsDeclined == 1 || st.OffersTaken == 3)
-			})
-			release()
-			st := c.s.Stats()
-			if restarted {
-				if st.OffersTaken != 3 || st.DoubtsDeclined != 0 {
-					t.Fatalf("stats %+v: want the task counted launched (unseen by a restarted process)", st)
+				if restarted {
+					if st.OffersTaken != 3 || st.DoubtsDeclined != 0 {
+						t.Fatalf("stats %+v: want the task counted launched (unseen by a restarted process)", st)
+					}
+					return
 				}
-				return
-			}
-			if st.DoubtsDeclined != 1 || st.OffersTaken != 2 {
-				t.Fatalf("stats %+v: want the task handed out again (unseen by the same process)", st)
-			}
-			c.waitAccepted(t, "job", 2)
-			if got := c.getTaskOnEach(t, "job", c.nms); len(got) != 1 {
-				t.Fatalf("getTask handed out %v, want the one task once", got)
-			}
+				if st.DoubtsDeclined != 1 || st.OffersTaken != 2 {
+					t.Fatalf("stats %+v: want the task handed out again (unseen by the same process)", st)
+				}
+				c.waitAccepted(t, "job", 2)
+				if got := c.getTaskOnEach(t, "job", c.nms); len(got) != 1 {
+					t.Fatalf("getTask handed out %v, want the one task once", got)
+				}
+			})
 		})
 	}
 }
@@ -301,94 +316,84 @@ func TestOfferInDoubtUnseen(t *testing.T) {
 // offerOutcome UNKNOWN_METHOD (a version before it) has the offer in doubt
 // counted launched there, and later doubts there too, without asking.
 func TestOfferInDoubtWithoutTheQuestion(t *testing.T) {
-	c := newCluster(t, 1, Config{RPC: rpc.Config{CallTimeout: 200 * time.Millisecond}})
-	nm := c.nms[0]
-	nm.srv.Close()
-	srv, err := rpc.Listen(nm.addr, rpc.Config{}, zerolog.Nop())
-	if err != nil {
-		t.Skipf("cannot listen again on %s: %v", nm.addr, err)
-	}
-	proc := sparrowrpc.NewInternalServiceProcessor(nm)
-	delete(proc.ProcessorMap(), "offerOutcome")
-	go srv.Serve(proc)
-	t.Cleanup(func() { srv.Close() })
-	gateAll(t, c)
-	if err := c.s.SubmitJob(context.Background(), job("job", 1, freeTasks(1)...)); err != nil {
-		t.Fatal(err)
-	}
-	c.hub.waitUntil(t, "the offer in doubt counted launched", func() bool { return c.s.Stats().OffersTaken == 1 })
-	c.s.mu.Lock()
-	noQuery := c.s.noOfferQuery[nm.addr]
-	c.s.mu.Unlock()
-	if !noQuery {
-		t.Fatal("the node monitor without offerOutcome is not remembered")
-	}
-	if st := c.s.Stats(); st.TasksLaunched != 1 || st.RunningTracked != 1 {
-		t.Fatalf("stats %+v", st)
-	}
+	synctest.Test(t, func(t *testing.T) {
+		c := newCluster(t, 1, Config{RPC: rpc.Config{CallTimeout: 200 * time.Millisecond}})
+		nm := c.nms[0]
+		c.net.lack(nm.addr, methodOfferOutcome)
+		gateAll(t, c)
+		if err := c.s.SubmitJob(context.Background(), job("job", 1, freeTasks(1)...)); err != nil {
+			t.Fatal(err)
+		}
+		c.hub.waitUntil(t, "the offer in doubt counted launched", func() bool { return c.s.Stats().OffersTaken == 1 })
+		c.s.mu.Lock()
+		noQuery := c.s.offers.caps.Lacks(nm.addr, methodOfferOutcome)
+		c.s.mu.Unlock()
+		if !noQuery {
+			t.Fatal("the node monitor without offerOutcome is not remembered")
+		}
+		if st := c.s.Stats(); st.TasksLaunched != 1 || st.RunningTracked != 1 {
+			t.Fatalf("stats %+v", st)
+		}
+	})
 }
 
 // TestOfferFallsBackForNodeMonitorsWithoutIt: a node monitor that answers
 // the offer UNKNOWN_METHOD (an older version) gets the reservations again
 // without it, and no more offers.
 func TestOfferFallsBackForNodeMonitorsWithoutIt(t *testing.T) {
-	c := newCluster(t, 2, Config{})
-	for _, nm := range c.nms {
-		nm.srv.Close()
-		srv, err := rpc.Listen(nm.addr, rpc.Config{}, zerolog.Nop())
-		if err != nil {
-			t.Skipf("cannot listen again on %s: %v", nm.addr, err)
-		}
-		proc := sparrowrpc.NewInternalServiceProcessor(nm)
-		delete(proc.ProcessorMap(), "enqueueTaskReservationsWithOffer")
-		go srv.Serve(proc)
-		t.Cleanup(func() { srv.Close() })
-		nm.takeOffers.Store(true)
-	}
-	for j := range 2 {
-		id := fmt.Sprintf("job%d", j)
-		if err := c.s.SubmitJob(context.Background(), job(id, 1, freeTasks(2)...)); err != nil {
-			t.Fatal(err)
-		}
-		c.waitAccepted(t, id, 2)
+	synctest.Test(t, func(t *testing.T) {
+		c := newCluster(t, 2, Config{})
 		for _, nm := range c.nms {
-			if got := c.getTask(t, id, nm); len(got) != 1 {
-				t.Fatalf("%s: %s got %v, want one task", id, nm.name, got)
+			c.net.lack(nm.addr, methodOffer)
+			nm.takeOffers.Store(true)
+		}
+		for j := range 2 {
+			id := fmt.Sprintf("job%d", j)
+			if err := c.s.SubmitJob(context.Background(), job(id, 1, freeTasks(2)...)); err != nil {
+				t.Fatal(err)
+			}
+			c.waitAccepted(t, id, 2)
+			for _, nm := range c.nms {
+				if got := c.getTask(t, id, nm); len(got) != 1 {
+					t.Fatalf("%s: %s got %v, want one task", id, nm.name, got)
+				}
 			}
 		}
-	}
-	st := c.s.Stats()
-	if st.OffersMade != 2 || st.OffersTaken != 0 || st.TasksLaunched != 4 {
-		t.Fatalf("stats %+v: want the first job's 2 offers refused as unknown and none after", st)
-	}
-	for _, nm := range c.nms {
-		offered := nm.offers()
-		if offered != 0 {
-			t.Errorf("%s saw %d offers through a processor without the method", nm.name, offered)
+		st := c.s.Stats()
+		if st.OffersMade != 2 || st.OffersTaken != 0 || st.TasksLaunched != 4 {
+			t.Fatalf("stats %+v: want the first job's 2 offers refused as unknown and none after", st)
 		}
-	}
+		for _, nm := range c.nms {
+			offered := nm.offers()
+			if offered != 0 {
+				t.Errorf("%s saw %d offers through a processor without the method", nm.name, offered)
+			}
+		}
+	})
 }
 
 // TestNoOffers: with Config.NoOffers every reservation is plain, even to
 // node monitors that would take an offer.
 func TestNoOffers(t *testing.T) {
-	c := newCluster(t, 2, Config{NoOffers: true})
-	for _, nm := range c.nms {
-		nm.takeOffers.Store(true)
-	}
-	if err := c.s.SubmitJob(context.Background(), job("job", 1, freeTasks(2)...)); err != nil {
-		t.Fatal(err)
-	}
-	c.waitAccepted(t, "job", 2)
-	for _, nm := range c.nms {
-		offered := nm.offers()
-		if offered != 0 {
-			t.Fatalf("%s got %d offers with offers off", nm.name, offered)
+	synctest.Test(t, func(t *testing.T) {
+		c := newCluster(t, 2, Config{NoOffers: true})
+		for _, nm := range c.nms {
+			nm.takeOffers.Store(true)
 		}
-		if got := c.getTask(t, "job", nm); len(got) != 1 {
-			t.Fatalf("%s got %v, want a task by getTask", nm.name, got)
+		if err := c.s.SubmitJob(context.Background(), job("job", 1, freeTasks(2)...)); err != nil {
+			t.Fatal(err)
 		}
-	}
+		c.waitAccepted(t, "job", 2)
+		for _, nm := range c.nms {
+			offered := nm.offers()
+			if offered != 0 {
+				t.Fatalf("%s got %d offers with offers off", nm.name, offered)
+			}
+			if got := c.getTask(t, "job", nm); len(got) != 1 {
+				t.Fatalf("%s got %v, want a task by getTask", nm.name, got)
+			}
+		}
+	})
 }
 
 // TestGuidedNodeMonitorsGetPlainReservations: a node monitor that declines
@@ -396,75 +401,79 @@ func TestNoOffers(t *testing.T) {
 // reservations, and no offers, for the next job; every task still goes
 // out once by getTask.
 func TestGuidedNodeMonitorsGetPlainReservations(t *testing.T) {
-	c := newCluster(t, 4, Config{})
-	for _, nm := range c.nms {
-		nm.guided.Store(true)
-	}
-	if err := c.s.SubmitJob(context.Background(), job("first", 2, freeTasks(2)...)); err != nil {
-		t.Fatal(err)
-	}
-	c.waitAccepted(t, "first", 4)
-	st := c.s.Stats()
-	if st.OffersMade != 2 || st.OffersTaken != 0 || st.BackupsSent != 2 {
-		t.Fatalf("first job: stats %+v, want 2 offers declined and 2 backups sent", st)
-	}
-	// Every node monitor offered a task said it was guided, and is paused
-	// once the scheduler has read its answer.
-	paused := map[string]bool{}
-	for _, nm := range c.nms {
-		if nm.offers() > 0 {
-			paused[nm.addr] = true
+	synctest.Test(t, func(t *testing.T) {
+		c := newCluster(t, 4, Config{})
+		for _, nm := range c.nms {
+			nm.guided.Store(true)
 		}
-	}
-	c.hub.waitUntil(t, "the guided node monitors paused", func() bool {
-		c.s.mu.Lock()
-		defer c.s.mu.Unlock()
-		for addr := range paused {
-			if _, ok := c.s.guidedUntil[addr]; !ok {
-				return false
+		if err := c.s.SubmitJob(context.Background(), job("first", 2, freeTasks(2)...)); err != nil {
+			t.Fatal(err)
+		}
+		c.waitAccepted(t, "first", 4)
+		st := c.s.Stats()
+		if st.OffersMade != 2 || st.OffersTaken != 0 || st.BackupsSent != 2 {
+			t.Fatalf("first job: stats %+v, want 2 offers declined and 2 backups sent", st)
+		}
+		// Every node monitor offered a task said it was guided, and is paused
+		// once the scheduler has read its answer.
+		paused := map[string]bool{}
+		for _, nm := range c.nms {
+			if nm.offers() > 0 {
+				paused[nm.addr] = true
 			}
 		}
-		return len(c.s.guidedUntil) == len(paused)
+		c.hub.waitUntil(t, "the guided node monitors paused", func() bool {
+			c.s.mu.Lock()
+			defer c.s.mu.Unlock()
+			for addr := range paused {
+				if _, ok := c.s.offers.guidedUntil[addr]; !ok {
+					return false
+				}
+			}
+			return len(c.s.offers.guidedUntil) == len(paused)
+		})
+		if err := c.s.SubmitJob(context.Background(), job("second", 2, freeTasks(2)...)); err != nil {
+			t.Fatal(err)
+		}
+		c.waitAccepted(t, "second", 4)
+		// The second job's reservations may go to the node monitors the
+		// first job's offers did not reach, which are offered to; the two
+		// that said they were guided get none.
+		for _, nm := range c.nms {
+			offered := nm.offers()
+			if paused[nm.addr] && offered != 1 {
+				t.Errorf("%s, guided, got %d offers, want only the first job's", nm.addr, offered)
+			}
+		}
+		for _, id := range []string{"first", "second"} {
+			if got := c.getTaskOnEach(t, id, c.holders(id)); len(got) != 2 || !distinct(got) {
+				t.Fatalf("%s: tasks handed out %v, want 2, once each", id, got)
+			}
+		}
 	})
-	if err := c.s.SubmitJob(context.Background(), job("second", 2, freeTasks(2)...)); err != nil {
-		t.Fatal(err)
-	}
-	c.waitAccepted(t, "second", 4)
-	// The second job's reservations may go to the node monitors the
-	// first job's offers did not reach, which are offered to; the two
-	// that said they were guided get none.
-	for _, nm := range c.nms {
-		offered := nm.offers()
-		if paused[nm.addr] && offered != 1 {
-			t.Errorf("%s, guided, got %d offers, want only the first job's", nm.addr, offered)
-		}
-	}
-	for _, id := range []string{"first", "second"} {
-		if got := c.getTaskOnEach(t, id, c.holders(id)); len(got) != 2 || !distinct(got) {
-			t.Fatalf("%s: tasks handed out %v, want 2, once each", id, got)
-		}
-	}
 }
 
 // TestOffersResumeAfterThePause: a guided node monitor's pause ends, and
 // it is offered tasks again (its coordinator may be gone).
 func TestOffersResumeAfterThePause(t *testing.T) {
-	c := newCluster(t, 1, Config{})
-	addr := c.nms[0].addr
-	c.s.mu.Lock()
-	defer c.s.mu.Unlock()
-	now := time.Now()
-	c.s.guidedUntil[addr] = now.Add(guidedOfferPause)
-	if c.s.offersTo(addr) {
-		t.Fatal("offered to a node monitor in its pause")
-	}
-	c.s.guidedUntil[addr] = now.Add(-time.Millisecond)
-	if !c.s.offersTo(addr) {
-		t.Fatal("not offered to once the pause ended")
-	}
-	if _, ok := c.s.guidedUntil[addr]; ok {
-		t.Fatal("an ended pause was kept")
-	}
+	synctest.Test(t, func(t *testing.T) {
+		c := newCluster(t, 1, Config{})
+		addr := c.nms[0].addr
+		c.s.mu.Lock()
+		defer c.s.mu.Unlock()
+		now := time.Now()
+		c.s.offers.pause(addr, now.Add(guidedOfferPause))
+		if c.s.offers.offersTo(addr, time.Now) {
+			t.Fatal("offered to a node monitor in its pause")
+		}
+		c.s.offers.pause(addr, now.Add(-time.Millisecond))
+		if !c.s.offers.offersTo(addr, time.Now) {
+			t.Fatal("not offered to once the pause ended")
+		}
+		if _, ok := c.s.offers.guidedUntil[addr]; ok {
+			t.Fatal("an ended pause was kept")
+		}
+	})
 }
 
 // TestGetTaskDoesNotWaitForOffersInDoubt: a getTask for a request whose
@@ -473,39 +482,41 @@ func TestOffersResumeAfterThePause(t *testing.T) {
 // monitor is declared lost (past the getTask's own timeout, so the answer
 // would go unread).
 func TestGetTaskDoesNotWaitForOffersInDoubt(t *testing.T) {
-	c := newCluster(t, 4, Config{RPC: rpc.Config{CallTimeout: 200 * time.Millisecond}})
-	gate := make(chan struct{})
-	t.Cleanup(func() { close(gate) })
-	for _, nm := range c.nms {
-		nm.mu.Lock()
-		nm.offerGate = gate
-		nm.mu.Unlock()
-		nm.questionFails.Store(true)
-	}
-	waits := 0
-	c.s.mu.Lock()
-	c.s.offerWaitHook = func() { waits++ }
-	c.s.mu.Unlock()
-	if err := c.s.SubmitJob(context.Background(), job("job", 2, freeTasks(1)...)); err != nil {
-		t.Fatal(err)
-	}
-	c.hub.waitUntil(t, "the offer in doubt and its task's reservations placed again", func() bool {
-		return c.s.Stats().OffersInDoubt == 1 && c.accepted("job") > 0
-	})
-	for _, nm := range c.holders("job") {
-		if got := c.getTask(t, "job", nm); len(got) != 0 {
-			t.Fatalf("%s got %v while the task's offer is in doubt", nm.name, got)
+	synctest.Test(t, func(t *testing.T) {
+		c := newCluster(t, 4, Config{RPC: rpc.Config{CallTimeout: 200 * time.Millisecond}})
+		gate := make(chan struct{})
+		t.Cleanup(func() { close(gate) })
+		for _, nm := range c.nms {
+			nm.mu.Lock()
+			nm.offerGate = gate
+			nm.mu.Unlock()
+			nm.questionFails.Store(true)
 		}
-	}
-	c.s.mu.Lock()
-	w := waits
-	c.s.mu.Unlock()
-	if w != 0 {
-		t.Fatalf("getTask waited %d times for an offer in doubt", w)
-	}
-	if st := c.s.Stats(); st.TasksLaunched != 0 || st.OffersTaken != 0 {
-		t.Fatalf("stats %+v: the task must stay set aside", st)
-	}
+		waits := 0
+		c.s.mu.Lock()
+		c.s.offers.waitHook = func() { waits++ }
+		c.s.mu.Unlock()
+		if err := c.s.SubmitJob(context.Background(), job("job", 2, freeTasks(1)...)); err != nil {
+			t.Fatal(err)
+		}
+		c.hub.waitUntil(t, "the offer in doubt and its task's reservations placed again", func() bool {
+			return c.s.Stats().OffersInDoubt == 1 && c.accepted("job") > 0
+		})
+		for _, nm := range c.holders("job") {
+			if got := c.getTask(t, "job", nm); len(got) != 0 {
+				t.Fatalf("%s got %v while the task's offer is in doubt", nm.name, got)
+			}
+		}
+		c.s.mu.Lock()
+		w := waits
+		c.s.mu.Unlock()
+		if w != 0 {
+			t.Fatalf("getTask waited %d times for an offer in doubt", w)
+		}
+		if st := c.s.Stats(); st.TasksLaunched != 0 || st.OffersTaken != 0 {
+			t.Fatalf("stats %+v: the task must stay set aside", st)
+		}
+	})
 }
 
 // TestHeldCallWaitsForAnOfferInDoubt: a held submitJob (Config.MaxHeldJobs)
@@ -516,35 +527,37 @@ func TestGetTaskDoesNotWaitForOffersInDoubt(t *testing.T) {
 func TestHeldCallWaitsForAnOfferInDoubt(t *testing.T) {
 	for _, lost := range []bool{false, true} {
 		t.Run(map[bool]string{false: "taken", true: "node lost"}[lost], func(t *testing.T) {
-			c := newCluster(t, 1, Config{MaxHeldJobs: 4, MaxHold: time.Minute, RPC: rpc.Config{CallTimeout: 200 * time.Millisecond}})
-			gateAll(t, c)
-			nm := c.nms[0]
-			nm.outcome.Store(sparrowrpc.OFFER_TAKEN)
-			nm.questionFails.Store(lost)
-			call := submitAsync(c, job("job", 1, freeTasks(1)...))
-			if lost {
-				// Two questions: the call has had a retry's pause to be
-				// answered wrongly.
-				c.hub.waitUntil(t, "two questions about the offer in doubt", func() bool {
-					nm.mu.Lock()
-					defer nm.mu.Unlock()
-					return nm.questions >= 2
-				})
-				if answered(call) {
-					t.Fatalf("held call answered while its offer is in doubt: %v", <-call)
+			synctest.Test(t, func(t *testing.T) {
+				c := newCluster(t, 1, Config{MaxHeldJobs: 4, MaxHold: time.Minute, RPC: rpc.Config{CallTimeout: 200 * time.Millisecond}})
+				gateAll(t, c)
+				nm := c.nms[0]
+				nm.outcome.Store(sparrowrpc.OFFER_TAKEN)
+				nm.questionFails.Store(lost)
+				call := submitAsync(c, job("job", 1, freeTasks(1)...))
+				if lost {
+					// Two questions: the call has had a retry's pause to be
+					// answered wrongly.
+					c.hub.waitUntil(t, "two questions about the offer in doubt", func() bool {
+						nm.mu.Lock()
+						defer nm.mu.Unlock()
+						return nm.questions >= 2
+					})
+					if answered(call) {
+						t.Fatalf("held call answered while its offer is in doubt: %v", <-call)
+					}
+					c.s.NodeLost(nm.addr)
 				}
-				c.s.NodeLost(nm.addr)
-			}
-			if err := waitAnswer(t, call); err != nil {
-				t.Fatalf("held call: %v; want it accepted", err)
-			}
-			st := c.s.Stats()
-			if st.OffersInDoubt != 1 || st.OffersTaken != 1 || st.TasksLaunched != 1 || st.Hold.Refused != 0 {
-				t.Fatalf("stats %+v: want the offer in doubt counted launched and the job accepted", st)
-			}
-			if lost && st.TasksLost != 1 {
-				t.Fatalf("%d tasks reported lost with the node monitor, want 1", st.TasksLost)
-			}
+				if err := waitAnswer(t, call); err != nil {
+					t.Fatalf("held call: %v; want it accepted", err)
+				}
+				st := c.s.Stats()
+				if st.OffersInDoubt != 1 || st.OffersTaken != 1 || st.TasksLaunched != 1 || st.Hold.Refused != 0 {
+					t.Fatalf("stats %+v: want the offer in doubt counted launched and the job accepted", st)
+				}
+				if lost && st.TasksLost != 1 {
+					t.Fatalf("%d tasks reported lost with the node monitor, want 1", st.TasksLost)
+				}
+			})
 		})
 	}
 }

@@ -1,12 +1,5 @@
 package scheduler
 
-import (
-	"context"
-
-	"github.com/sparrowfleet/sparrow/internal/rpc"
-	"github.com/sparrowfleet/sparrow/thrift/gen-go/sparrowrpc"
-)
-
 // maxTracked bounds the launched-but-unfinished tasks a scheduler
 // remembers; past it, new launches are not tracked (and so would not be
 // reported lost), which is logged.
@@ -17,23 +10,28 @@ const maxTracked = 1 << 20
 const maxLostRemembered = 100_000
 
 // lostSet remembers the tasks most recently reported lost, oldest
-// forgotten first. Not safe for concurrent use.
+// forgotten first. It has no lock: its owner serialises calls.
 type lostSet struct {
-	set  map[runningTask]struct{}
-	ring []runningTask
-	next int
+	limit int // tasks remembered at most; 0 means maxLostRemembered
+	set   map[runningTask]struct{}
+	ring  []runningTask
+	next  int
 }
 
 func (l *lostSet) add(t runningTask) {
 	if l.set == nil {
 		l.set = make(map[runningTask]struct{})
 	}
-	if len(l.ring) < maxLostRemembered {
+	limit := l.limit
+	if limit <= 0 {
+		limit = maxLostRemembered
+	}
+	if len(l.ring) < limit {
 		l.ring = append(l.ring, t)
 	} else {
 		delete(l.set, l.ring[l.next])
 		l.ring[l.next] = t
-		l.next = (l.next + 1) % maxLostRemembered
+		l.next = (l.next + 1) % limit
 	}
 	l.set[t] = struct{}{}
 }
@@ -49,125 +47,95 @@ type runningTask struct {
 	app, request, task string
 }
 
-// track records a launch on node addr, handed out by fetch (0: none).
-// Called with s.mu held.
-func (s *Scheduler) track(addr string, t runningTask, fetch int64) {
-	if s.tracked >= maxTracked {
-		s.stats.Untracked++
+// runningBook is the lost-node bookkeeping: the tasks this scheduler
+// launchedLocked on each node monitor and not yet reported finished (with the
+// fetch that handed each out, 0 for none), so that they can be reported
+// lost with their node, and the tasks so reported, whose later messages
+// are dropped so that a frontend never hears "lost" and then "done".
+//
+// It has no lock of its own: it is not safe for concurrent use, and its
+// owner serialises every call.
+type runningBook struct {
+	byNode  map[string]map[runningTask]int64
+	tracked int // entries in byNode
+	lost    lostSet
+	// untracked counts launches not tracked (the bound was hit), dropped
+	// the messages about tasks already reported lost, and lostTasks the
+	// running tasks reported lost with their node.
+	untracked, dropped, lostTasks uint64
+}
+
+// track records t launched on node addr, handed out by fetch (0: none),
+// unless maxTracked tasks are tracked already.
+func (b *runningBook) track(addr string, t runningTask, fetch int64) {
+	if b.tracked >= maxTracked {
+		b.untracked++
 		return
 	}
-	m := s.running[addr]
+	if b.byNode == nil {
+		b.byNode = make(map[string]map[runningTask]int64)
+	}
+	m := b.byNode[addr]
 	if m == nil {
 		m = make(map[runningTask]int64)
-		s.running[addr] = m
+		b.byNode[addr] = m
 	}
 	m[t] = fetch
-	s.tracked++
+	b.tracked++
 }
 
-// TasksFinished implements GetTaskService: a node monitor reports tasks
-// this scheduler placed there that have finished, so they are no longer
-// at risk if that node is lost.
-func (s *Scheduler) TasksFinished(ctx context.Context, nm *sparrowrpc.THostPort, tasks []*sparrowrpc.TFullTaskId) error {
-	addr := rpc.HostPortString(nm)
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	m := s.running[addr]
-	for _, t := range tasks {
-		if t == nil {
-			continue
-		}
-		k := runningTask{app: t.AppId, request: t.RequestId, task: t.TaskId}
-		if fetch, ok := m[k]; ok {
-			delete(m, k)
-			s.tracked--
-			s.forgetFetch(addr, fetch)
-		}
-	}
-	if len(m) == 0 {
-		delete(s.running, addr)
-	}
-	return nil
+// fetchOf returns the fetch that handed out t, tracked as running on
+// addr, and whether it is tracked there.
+func (b *runningBook) fetchOf(addr string, t runningTask) (int64, bool) {
+	f, ok := b.byNode[addr][t]
+	return f, ok
 }
 
-// NodeGone places elsewhere, at once, the reservations queued on a node
-// monitor that died or left, for every request with unlaunched tasks. Its
-// running tasks stay tracked: NodeLost reports them, once it is clear the
-// node monitor is not coming back (the daemon waits NodeLostGrace).
-func (s *Scheduler) NodeGone(addr string) {
-	s.mu.Lock()
-	affected := s.holdingLocked(addr)
-	s.mu.Unlock()
-	if len(affected) > 0 {
-		s.log.Warn().Str("node", addr).Int("requests_replaced", len(affected)).
-			Msg("node monitor gone; its reservations placed elsewhere")
-	}
-	s.replaceAll(affected, addr)
-}
-
-// holdingLocked returns the requests holding reservations on addr. Called
-// with s.mu held.
-func (s *Scheduler) holdingLocked(addr string) []*request {
-	var out []*request
-	for _, r := range s.requests {
-		if r.Holds(addr) {
-			out = append(out, r)
+// finished forgets t, which addr reports finished, and returns the fetch
+// that handed it out, if it was tracked there.
+func (b *runningBook) finished(addr string, t runningTask) (fetch int64, ok bool) {
+	m := b.byNode[addr]
+	fetch, ok = m[t]
+	if ok {
+		delete(m, t)
+		b.tracked--
+		if len(m) == 0 {
+			delete(b.byNode, addr)
 		}
 	}
-	return out
+	return fetch, ok
 }
 
-// replaceAll places the reservations each request held on addr elsewhere.
-// Called without s.mu; takes it for each request (replace releases it).
-func (s *Scheduler) replaceAll(rs []*request, addr string) {
-	for _, r := range rs {
-		s.mu.Lock()
-		s.replace(r, addr)
-	}
-}
+// on returns how many tasks are tracked as running on addr.
+func (b *runningBook) on(addr string) int { return len(b.byNode[addr]) }
 
-// NodeLost handles a node monitor that died or left: its reservations are
-// placed again elsewhere for every request with unlaunched tasks, and the
-// tasks that were running there are reported to their frontends as lost
-// (STATUS_TASK_LOST), so applications can resubmit them. The fleet does
-// not resubmit them itself, since tasks need not be idempotent. "Lost" is
-// final: if the node was not dead after all (gossip can be wrong about a
-// starved or partitioned node), later messages about those tasks are
-// dropped, so a frontend never hears "lost" and then "done".
-func (s *Scheduler) NodeLost(addr string) {
-	s.mu.Lock()
-	s.settleDoubtsLost(addr)
-	lost := s.running[addr]
-	delete(s.running, addr)
-	s.tracked -= len(lost)
-	affected := s.holdingLocked(addr)
-	s.stats.TasksLost += uint64(len(lost))
-	for t, fetch := range lost {
-		s.lost.add(t)
-		s.forgetFetch(addr, fetch)
-	}
-	s.mu.Unlock()
-
-	if len(lost) > 0 || len(affected) > 0 {
-		s.log.Warn().Str("node", addr).Int("running_lost", len(lost)).Int("requests_replaced", len(affected)).
-			Msg("node monitor lost")
-	}
-	s.replaceAll(affected, addr)
-	if len(lost) == 0 {
-		return
-	}
-	// One goroutine per lost node delivers its reports in turn, through
-	// the links' in-flight bound, rather than one goroutine per task: a
-	// node running many tasks whose frontend is gone must not cost a
-	// goroutine and a dial each (frontendlink.go).
-	ids := make([]*sparrowrpc.TFullTaskId, 0, len(lost))
+// nodeLost forgets the tasks running on addr, a node monitor declared
+// lost, remembers them as lost, and returns them with their fetches.
+func (b *runningBook) nodeLost(addr string) map[runningTask]int64 {
+	lost := b.byNode[addr]
+	delete(b.byNode, addr)
+	b.tracked -= len(lost)
+	b.lostTasks += uint64(len(lost))
 	for t := range lost {
-		ids = append(ids, &sparrowrpc.TFullTaskId{TaskId: t.task, RequestId: t.request, AppId: t.app, SchedulerAddress: s.self})
+		b.lost.add(t)
 	}
-	body := []byte("node monitor " + addr + " was lost while the task ran")
-	go func() {
-		for _, id := range ids {
-			_ = s.deliver(id.AppId, id, sparrowrpc.STATUS_TASK_LOST, body) // deliver counts failures
-		}
-	}()
+	return lost
+}
+
+// late reports whether t was reported lost, counting the message about
+// it that is then dropped.
+func (b *runningBook) late(t runningTask) bool {
+	if !b.lost.has(t) {
+		return false
+	}
+	b.dropped++
+	return true
+}
+
+// statsInto fills the book's counters in st.
+func (b *runningBook) statsInto(st *Stats) {
+	st.RunningTracked = b.tracked
+	st.Untracked = b.untracked
+	st.LateDropped = b.dropped
+	st.TasksLost = b.lostTasks
 }

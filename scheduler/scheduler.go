@@ -13,7 +13,6 @@ import (
 
 	"github.com/rs/zerolog"
 
-	"github.com/sparrowfleet/sparrow/core/locality"
 	"github.com/sparrowfleet/sparrow/core/placement"
 	"github.com/sparrowfleet/sparrow/internal/rpc"
 	"github.com/sparrowfleet/sparrow/thrift/gen-go/sparrowrpc"
@@ -76,7 +75,7 @@ type Config struct {
 	// MaxHeldJobs bounds the submitJob calls held on a saturated fleet
 	// (hold.go); 0 disables holding: submitJob answers once the
 	// reservations are on their way, and refused ones are re-placed and
-	// at worst reported failed later, as before.
+	// at worst reported failed later.
 	MaxHeldJobs int
 	// MaxHold bounds how long one call is held; 0 means DefaultMaxHold.
 	MaxHold time.Duration
@@ -101,108 +100,58 @@ type Config struct {
 	Log zerolog.Logger
 }
 
-// Scheduler implements SchedulerService and GetTaskService. Safe for
-// concurrent use: one mutex guards the placement state, and no RPC is made
-// while it is held.
+// Scheduler implements SchedulerService and GetTaskService. It wires the
+// parts (doc.go) and makes the decisions that need more than one of them.
+//
+// Safe for concurrent use. mu serialises every call to a part and every
+// access to a request's state; no RPC is made while it is held. A method
+// whose name ends in Locked runs with mu held and returns with it held
+// (admitLocked and awaitOffersLocked release it while they wait); one
+// ending in AndUnlock runs with mu held and releases it; every other
+// method takes mu itself if it needs it.
 type Scheduler struct {
 	cfg  Config
 	self *sparrowrpc.THostPort
 	view NodeView
 	log  zerolog.Logger
+	now  func() time.Time // the clock; tests replace it
 
-	nodes  *rpc.Pool[*sparrowrpc.InternalServiceClient]
-	fronts *rpc.Pool[*sparrowrpc.FrontendServiceClient]
+	peers peers // calls to node monitors and frontends (peers.go)
 
-	mu        sync.Mutex
-	rng       *mrand.Rand
-	sampler   placement.Sampler
-	requests  map[string]*request
-	frontends map[string]string // app -> FrontendService address
-	nextID    uint64
-	idPrefix  string
-	running   map[string]map[runningTask]int64 // node addr -> its tasks -> the fetch that handed each out (0: none)
-	// fetches holds the fetchTask fetches being answered, and those that
-	// handed out a task still tracked in running, to answer a node monitor
-	// that asks again (fetch.go).
-	fetches map[fetchKey]fetched
-	tracked int     // entries in running
-	lost    lostSet // tasks reported lost
-	// noOffer marks node monitors that answered an offer UNKNOWN_METHOD
-	// (older versions): they get plain reservations (offer.go).
-	noOffer map[string]bool
-	// guidedUntil holds, for node monitors that declined an offer because
-	// a coordinator guides their queues, when to offer them tasks again.
-	guidedUntil map[string]time.Time
-	// noOfferQuery marks node monitors that answered offerOutcome
-	// UNKNOWN_METHOD: an offer in doubt there is counted launched.
-	noOfferQuery map[string]bool
-	// offerBoot holds each node monitor's start nonce from its latest
-	// answer to an offer or a question about one.
-	offerBoot map[string]string
-	// doubts holds, by node monitor, the offers whose calls failed after
-	// they were sent, until the node monitor says whether it took them
-	// (offer.go, resolveOffer).
-	doubts map[string]map[offerDoubt]struct{}
-	// offerWaitHook, if set, is called (with s.mu held) when a getTask
-	// starts waiting for offers' answers; tests use it.
-	offerWaitHook func()
-
-	// Relaxation of placement preferences (locality.go).
-	now        func() time.Time // the clock; tests replace it
-	relaxQ     relaxHeap
-	relaxWake  chan struct{}
-	prices     locality.Prices
-	pricesAt   time.Time
-	havePrices bool
-	repriceDue bool        // newer prices arrived since the last Relax
-	rackIdx    rackIndexes // per app, over the view's current candidates
-
-	hold holdBook // held submitJob calls (hold.go)
-	// lastFull is when a node monitor last refused reservations as full.
-	lastFull time.Time
-	adm      admissionBook // node loads for admission (admission.go)
-
-	links linkBook // links to frontends (frontendlink.go); see linkBook()
-
-	stats Stats
+	mu      sync.Mutex
+	place   placer        // seeded randomness for placement and jitter
+	book    requestBook   // the request book (requests.go)
+	running runningBook   // lost-node bookkeeping (running.go)
+	fetches fetchBook     // fetch memory (fetch.go)
+	offers  offerBook     // offers and offers in doubt (offerbook.go)
+	relax   relaxer       // locality relaxation (relaxer.go)
+	hold    holdBook      // held submitJob calls (holdbook.go)
+	adm     admissionBook // admission by expected wait (admission.go)
+	front   frontendBook  // frontend links (frontendbook.go)
+	stats   Stats         // the counts of the decisions made here
 }
 
-// request is a submitted job's state while any task is unlaunched.
-type request struct {
-	*placement.Request
-	app     string
-	cons    []placement.Constraint
-	user    *sparrowrpc.TUserGroupInfo
-	specs   []*sparrowrpc.TTaskSpec
-	ratio   float64
-	failed  map[string]bool // nodes whose enqueue failed or that were lost
-	reprobe int
-	// deadline is when unlaunched tasks get extra reservations elsewhere,
-	// in case a node monitor holds its reservation but never asks.
-	deadline time.Time
-	// loc is the state of tasks that may relax their preferences, nil
-	// if none may.
-	loc *relaxState
-	// hold is the submitJob call waiting for the reservations to be
-	// placed (hold.go), nil when holding is disabled. Set before r is
-	// published and never replaced, so it may be read without s.mu.
-	hold *holdState
-	// offerWake, if set, is closed when one of the tasks offered with
-	// reservations is answered (offer.go).
-	offerWake chan struct{}
-	// offerBoot holds, by offered task, the start nonce its node monitor
-	// last gave before the offer was sent ("" if none), to judge an
-	// "unseen" answer about it (offer.go, resolveOffer).
-	offerBoot map[int]string
-	// doubted counts r's offers in doubt (offer.go, doubt).
-	doubted int
-	// gaveUp is why re-placement gave up and reported the unlaunched
-	// tasks failed; set when r is dropped so.
-	gaveUp error
-	// backup holds the reservations kept back while every task is
-	// offered, sent only if an offer is declined (offer.go).
-	backup []placement.Probe
+// placer is the scheduler's seeded randomness: where reservations go,
+// and jitter. It has no lock of its own: it is not safe for concurrent
+// use, and its owner serialises every call.
+type placer struct {
+	rng     *mrand.Rand
+	sampler placement.Sampler
 }
+
+// plan places tasks' reservations on candidates (placement.Sampler.Plan).
+func (p *placer) plan(candidates []placement.Node, tasks []placement.Task, ratio float64) ([]placement.Probe, error) {
+	return p.sampler.Plan(p.rng, candidates, tasks, ratio)
+}
+
+// planWidened places widened tasks' reservations on candidates
+// (placement.Sampler.PlanWidened).
+func (p *placer) planWidened(candidates []placement.Node, tasks []placement.Task, ratio float64, skip func(placement.Node) bool) ([]placement.Probe, []placement.Task, error) {
+	return p.sampler.PlanWidened(p.rng, candidates, tasks, ratio, skip)
+}
+
+// int63n returns a uniform number in [0, n); n must be positive.
+func (p *placer) int63n(n int64) int64 { return p.rng.Int64N(n) }
 
 // Stats counts what a scheduler has done; read with Stats().
 type Stats struct {
@@ -248,8 +197,15 @@ type Stats struct {
 	Frontend FrontendStats
 }
 
-// New returns a Scheduler that samples node monitors from view.
+// New returns a Scheduler that samples node monitors from view and calls
+// them, and frontends, over Thrift.
 func New(cfg Config, view NodeView) (*Scheduler, error) {
+	return newWith(cfg, view, nil, nil)
+}
+
+// newWith is New calling node monitors through nodes and frontends
+// through fronts; nil means over Thrift.
+func newWith(cfg Config, view NodeView, nodes NodeMonitors, fronts Frontends) (*Scheduler, error) {
 	if cfg.ProbeRatio == 0 {
 		cfg.ProbeRatio = DefaultProbeRatio
 	}
@@ -292,33 +248,38 @@ func New(cfg Config, view NodeView) (*Scheduler, error) {
 	if seed == 0 {
 		seed = binary.LittleEndian.Uint64(b[:8])
 	}
-	return &Scheduler{
-		cfg:          cfg,
-		self:         self,
-		view:         view,
-		log:          cfg.Log.With().Str("component", "scheduler").Logger(),
-		nodes:        rpc.NewPool(cfg.RPC, sparrowrpc.NewInternalServiceClient),
-		fronts:       rpc.NewPool(cfg.RPC, sparrowrpc.NewFrontendServiceClient),
-		rng:          mrand.New(mrand.NewPCG(seed, seed^0x9e3779b97f4a7c15)),
-		requests:     make(map[string]*request),
-		frontends:    make(map[string]string),
-		running:      make(map[string]map[runningTask]int64),
-		fetches:      make(map[fetchKey]fetched),
-		noOffer:      make(map[string]bool),
-		guidedUntil:  make(map[string]time.Time),
-		noOfferQuery: make(map[string]bool),
-		offerBoot:    make(map[string]string),
-		doubts:       make(map[string]map[offerDoubt]struct{}),
-		idPrefix:     hex.EncodeToString(b[8:14]),
-		now:          time.Now,
-		relaxWake:    make(chan struct{}, 1),
-	}, nil
+	if nodes == nil {
+		nodes = newThriftNodes(cfg.RPC)
+	}
+	if fronts == nil {
+		fronts = newThriftFrontends(cfg.RPC)
+	}
+	s := &Scheduler{
+		cfg:   cfg,
+		self:  self,
+		view:  view,
+		log:   cfg.Log.With().Str("component", "scheduler").Logger(),
+		peers: peers{nodes: nodes, fronts: fronts},
+		place: placer{rng: mrand.New(mrand.NewPCG(seed, seed^0x9e3779b97f4a7c15))},
+		book:  newRequestBook(hex.EncodeToString(b[8:14])),
+		now:   time.Now,
+		relax: newRelaxer(cfg.LocalityStale),
+		hold:  holdBook{maxHeld: cfg.MaxHeldJobs, maxHold: cfg.MaxHold},
+		adm:   admissionBook{maxWait: cfg.MaxQueueWait, stale: cfg.LoadStale, share: 1 / cfg.ProbeRatio},
+	}
+	s.front = newFrontendBook(cfg.FrontendMaxInflight, cfg.FrontendDeadAfter, func(d time.Duration) time.Duration {
+		if d <= 0 {
+			return 0
+		}
+		return time.Duration(s.place.int63n(int64(d))) // under s.mu, as every call of the book
+	})
+	return s, nil
 }
 
 // Close releases the scheduler's connections.
 func (s *Scheduler) Close() {
-	s.nodes.Close()
-	s.fronts.Close()
+	s.peers.nodes.Close()
+	s.peers.fronts.Close()
 }
 
 // Stats returns a snapshot of the scheduler's counters.
@@ -326,15 +287,14 @@ func (s *Scheduler) Stats() Stats {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	st := s.stats
-	st.ActiveRequests = len(s.requests)
-	st.RunningTracked = s.tracked
-	st.Locality.PricesVersion = s.prices.Version
-	st.Locality.PricesFresh = s.pricesFresh(s.now())
-	st.Locality.Relaxing = len(s.relaxQ)
-	st.Hold = s.hold.stats
-	st.Hold.Held = s.hold.held
-	st.Hold.Seconds.Buckets = append([]uint64(nil), s.hold.stats.Seconds.Buckets...)
-	st.Frontend = s.links.snapshot(len(s.frontends))
+	st.ActiveRequests = s.book.len()
+	s.running.statsInto(&st)
+	st.FetchesAskedAgain = s.fetches.askedAgain
+	s.offers.statsInto(&st)
+	st.Locality = s.relax.snapshot(s.now())
+	st.Hold = s.hold.snapshot()
+	st.Hold.LoadReports = s.adm.reportsTaken
+	st.Frontend = s.front.snapshot()
 	return st
 }
 
@@ -369,22 +329,16 @@ func (s *Scheduler) SubmitJob(ctx context.Context, req *sparrowrpc.TSchedulingRe
 	}
 
 	s.mu.Lock()
-	if candidates, err = s.admit(ctx, job.App, job.Constraints, candidates, len(job.Tasks)); err != nil {
+	if candidates, err = s.admitLocked(ctx, job.App, job.Constraints, candidates, len(job.Tasks)); err != nil {
 		s.mu.Unlock()
 		return err
 	}
-	id := job.RequestID
-	if id == "" {
-		// A frontend may have chosen an id that looks like ours; skip it.
-		for id == "" || s.requests[id] != nil {
-			s.nextID++
-			id = fmt.Sprintf("%s-%d", s.idPrefix, s.nextID)
-		}
-	} else if _, dup := s.requests[id]; dup {
+	id, err := s.book.newID(job.RequestID)
+	if err != nil {
 		s.mu.Unlock()
-		return incomplete("request id %q is already in use", id)
+		return incomplete("%v", err)
 	}
-	probes, err := s.sampler.Plan(s.rng, candidates, job.Tasks, job.ProbeRatio)
+	probes, err := s.place.plan(candidates, job.Tasks, job.ProbeRatio)
 	if err != nil {
 		s.mu.Unlock()
 		return incomplete("app %q: %v", job.App, err)
@@ -404,18 +358,18 @@ func (s *Scheduler) SubmitJob(ctx context.Context, req *sparrowrpc.TSchedulingRe
 		now = s.now()
 		r.loc = newRelaxState(job, now, s.cfg.LocalityInputBytes)
 	}
-	probes, r.backup = s.splitBackups(r, probes)
+	probes, r.backup = s.splitBackupsLocked(r, probes)
 	r.AddProbes(probes)
-	s.admitted(probes)
-	counted := countHeld(r, probes)
-	s.requests[id] = r
-	offers := s.planOffers(r, probes)
+	s.adm.admitted(probes)
+	counted := countHeldLocked(r, probes)
+	s.book.add(r)
+	offers := s.planOffersLocked(r, probes)
 	var relaxed []placement.Probe
 	if r.loc != nil {
-		if s.pricesFresh(now) {
+		if s.relax.fresh(now) {
 			relaxed = s.relaxLocked(r, now, true)
 		}
-		s.scheduleRelax(r, now)
+		s.scheduleRelaxLocked(r, now)
 	}
 	s.stats.JobsSubmitted++
 	s.stats.TasksSubmitted += uint64(len(job.Tasks))
@@ -453,41 +407,35 @@ func (s *Scheduler) enqueueOne(r *request, p placement.Probe, counted bool, offe
 	if offer >= 0 {
 		accepted, launched, guided, boot, err = s.offerCall(r, msg, p.Node.Addr, offer)
 	} else {
-		err = s.nodes.Call(context.Background(), p.Node.Addr, func(ctx context.Context, c *sparrowrpc.InternalServiceClient) error {
-			var err error
-			accepted, err = c.EnqueueTaskReservations(ctx, msg)
-			return err
-		})
+		accepted, err = s.peers.nodes.EnqueueTaskReservations(context.Background(), p.Node.Addr, msg)
 	}
 	s.mu.Lock()
 	if guided {
-		s.guidedUntil[p.Node.Addr] = time.Now().Add(guidedOfferPause)
+		s.offers.pause(p.Node.Addr, time.Now().Add(guidedOfferPause))
 	}
-	if boot != "" {
-		s.offerBoot[p.Node.Addr] = boot
-	}
-	if offer >= 0 && s.offerAnswered(r, p.Node.Addr, offer, launched, err) {
+	s.offers.setBoot(p.Node.Addr, boot)
+	if offer >= 0 && s.offerAnsweredLocked(r, p.Node.Addr, offer, launched, err) {
 		s.mu.Unlock()
 		s.enqueueOne(r, p, counted, -1)
 		return
 	}
-	if errors.Is(err, rpc.ErrBusy) && s.requests[r.ID] == r {
+	if errors.Is(err, rpc.ErrBusy) && s.book.live(r) {
 		// The call never left: every connection of our own pool to the
 		// node was in use. That says nothing about the node, so it is not
 		// struck off for the request (a task whose preferred nodes were
 		// all struck off so would fail): the same probe is sent again
 		// after a short jittered pause, while the request lives.
 		s.stats.EnqueueBusy++
-		pause := busyRetry + time.Duration(s.rng.Int64N(int64(busyRetry)))
+		pause := busyRetry + time.Duration(s.place.int63n(int64(busyRetry)))
 		s.mu.Unlock()
 		time.AfterFunc(pause, func() { s.enqueueOne(r, p, counted, -1) })
 		return
 	}
 	s.stats.Reservations += uint64(p.Count)
 	if err == nil && !accepted {
-		s.lastFull = s.now() // the fleet is saturated (sweep.go)
+		s.hold.sawFull(s.now()) // the fleet is saturated (sweep.go)
 	}
-	if handled, withdraw := s.enqueued(r, p, counted, accepted, err); handled {
+	if handled, withdraw := s.enqueuedLocked(r, p, counted, accepted, err); handled {
 		if withdraw {
 			s.stats.Cancellations++
 		}
@@ -504,14 +452,13 @@ func (s *Scheduler) enqueueOne(r *request, p placement.Probe, counted bool, offe
 	s.stats.EnqueueFailures++
 	s.log.Warn().Err(err).Bool("refused", err == nil).Str("request", r.ID).Str("node", p.Node.Addr).
 		Msg("enqueue failed; re-placing its reservations")
-	s.replace(r, p.Node.Addr)
+	s.replaceAndUnlock(r, p.Node.Addr)
 }
 
-// replace drops addr's reservations for r, if addr is not empty, and
-// probes again for the tasks left without one. Called with s.mu held;
-// releases it.
-func (s *Scheduler) replace(r *request, addr string) {
-	if s.requests[r.ID] != r {
+// replaceAndUnlock drops addr's reservations for r, if addr is not empty, and
+// probes again for the tasks left without one.
+func (s *Scheduler) replaceAndUnlock(r *request, addr string) {
+	if !s.book.live(r) {
 		s.mu.Unlock()
 		return
 	}
@@ -522,14 +469,13 @@ func (s *Scheduler) replace(r *request, addr string) {
 		}
 		r.failed[addr] = true
 	}
-	s.reprobe(r, r.Uncovered())
+	s.reprobeAndUnlock(r, r.Uncovered())
 }
 
-// reprobe places reservations for tasks on live nodes that have not failed
+// reprobeAndUnlock places reservations for tasks on live nodes that have not failed
 // for r. If that is impossible, or r has been re-probed too often, its
-// unlaunched tasks are reported failed and r is dropped. Called with s.mu
-// held; releases it.
-func (s *Scheduler) reprobe(r *request, tasks []placement.Task) {
+// unlaunched tasks are reported failed and r is dropped.
+func (s *Scheduler) reprobeAndUnlock(r *request, tasks []placement.Task) {
 	if len(tasks) == 0 {
 		s.mu.Unlock()
 		return
@@ -549,31 +495,34 @@ func (s *Scheduler) reprobe(r *request, tasks []placement.Task) {
 	if r.reprobe > maxReprobes {
 		err = fmt.Errorf("gave up after %d rounds of re-placing reservations", maxReprobes)
 	} else {
-		probes, err = s.sampler.Plan(s.rng, candidates, tasks, r.ratio)
+		probes, err = s.place.plan(candidates, tasks, r.ratio)
 	}
 	if err != nil {
-		delete(s.requests, r.ID)
-		s.unrelax(r)
+		s.book.remove(r)
+		s.relax.remove(r)
 		r.gaveUp = err
-		if s.failHeld(r, err) {
+		if s.failHeldLocked(r, err) {
 			s.mu.Unlock() // the held call refuses the job with err
 			return
 		}
+		// Read under s.mu: an offer of r may be settled on another
+		// goroutine as soon as it is released.
+		unlaunched := r.Unlaunched()
 		s.mu.Unlock()
-		s.log.Error().Err(err).Str("request", r.ID).Int("unlaunched", r.Unlaunched()).
+		s.log.Error().Err(err).Str("request", r.ID).Int("unlaunched", unlaunched).
 			Msg("cannot place the request's remaining tasks; reporting them failed to the frontend")
 		s.failUnlaunched(r, err)
 		return
 	}
 	r.AddProbes(probes)
-	counted := countHeld(r, probes)
+	counted := countHeldLocked(r, probes)
 	s.mu.Unlock()
 	s.enqueueAs(r, probes, counted)
 }
 
 // failUnlaunched tells the frontend that r's unlaunched tasks will not run.
 // A task offered and not yet answered is reported when its offer is
-// declined (offerDeclined), and not at all if it is taken.
+// declined (offerDeclinedLocked), and not at all if it is taken.
 func (s *Scheduler) failUnlaunched(r *request, cause error) {
 	var fail []*sparrowrpc.TTaskSpec
 	s.mu.Lock()
@@ -601,15 +550,15 @@ func (s *Scheduler) GetTask(ctx context.Context, requestID string, nm *sparrowrp
 // (0: a getTask), which it records in s.fetches with the task handed out.
 func (s *Scheduler) getTask(requestID, addr string, fetch int64) []*sparrowrpc.TTaskLaunchSpec {
 	s.mu.Lock()
-	r, ok := s.requests[requestID]
-	if ok && awaiting(r) > 0 {
-		s.awaitOffers(r)
-		r, ok = s.requests[requestID]
+	r, ok := s.book.get(requestID)
+	if ok && awaitingLocked(r) > 0 {
+		s.awaitOffersLocked(r)
+		r, ok = s.book.get(requestID)
 	}
 	if !ok {
 		s.stats.EmptyGetTasks++
-		s.heldGetTask(nil)
-		s.fetchAnswered(addr, fetch, runningTask{}, nil)
+		s.heldGetTaskLocked(nil)
+		s.fetchAnsweredLocked(addr, fetch, runningTask{}, nil)
 		s.mu.Unlock()
 		return []*sparrowrpc.TTaskLaunchSpec{}
 	}
@@ -617,13 +566,13 @@ func (s *Scheduler) getTask(requestID, addr string, fetch int64) []*sparrowrpc.T
 	var task runningTask
 	idx, got := r.Assign(addr)
 	if got {
-		s.launched(r, idx, addr, fetch)
+		s.launchedLocked(r, idx, addr, fetch)
 		spec = &sparrowrpc.TTaskLaunchSpec{TaskId: r.specs[idx].TaskId, Message: r.specs[idx].Message}
 		task = runningTask{app: r.app, request: r.ID, task: spec.TaskId}
 	} else {
 		s.stats.EmptyGetTasks++
 	}
-	s.fetchAnswered(addr, fetch, task, spec)
+	s.fetchAnsweredLocked(addr, fetch, task, spec)
 	// Sharing probes across constrained tasks can use up the last
 	// reservation another constrained task could run on; that task must be
 	// probed for again or the job would never finish.
@@ -631,8 +580,8 @@ func (s *Scheduler) getTask(requestID, addr string, fetch int64) []*sparrowrpc.T
 	if !r.Launched() && r.HasConstrained() && !r.Holds(addr) {
 		strand = r.Uncovered()
 	}
-	cancel := s.forgetLaunched(r)
-	s.heldGetTask(r)
+	cancel := s.forgetLaunchedLocked(r)
+	s.heldGetTaskLocked(r)
 	s.mu.Unlock()
 
 	for _, p := range cancel {
@@ -640,8 +589,8 @@ func (s *Scheduler) getTask(requestID, addr string, fetch int64) []*sparrowrpc.T
 	}
 	if len(strand) > 0 {
 		s.mu.Lock()
-		if s.requests[requestID] == r {
-			s.reprobe(r, r.Uncovered())
+		if s.book.live(r) {
+			s.reprobeAndUnlock(r, r.Uncovered())
 		} else {
 			s.mu.Unlock()
 		}
@@ -652,24 +601,21 @@ func (s *Scheduler) getTask(requestID, addr string, fetch int64) []*sparrowrpc.T
 	return []*sparrowrpc.TTaskLaunchSpec{spec}
 }
 
-// launched records task idx of r handed to addr, by getTask (of fetch, 0
+// launchedLocked records task idx of r handed to addr, by getTask (of fetch, 0
 // for none) or a taken offer: tracked as running there, and counted.
-// Called with s.mu held.
-func (s *Scheduler) launched(r *request, idx int, addr string, fetch int64) {
-	s.track(addr, runningTask{app: r.app, request: r.ID, task: r.specs[idx].TaskId}, fetch)
-	s.countLaunch(r, idx, addr)
+func (s *Scheduler) launchedLocked(r *request, idx int, addr string, fetch int64) {
+	s.running.track(addr, runningTask{app: r.app, request: r.ID, task: r.specs[idx].TaskId}, fetch)
+	s.relax.countLaunch(r, idx, addr)
 	s.stats.TasksLaunched++
 }
 
-// forgetLaunched drops r once every task has launched, and returns the
-// leftover reservations to cancel (none with NoCancel). Called with s.mu
-// held.
-func (s *Scheduler) forgetLaunched(r *request) []placement.Probe {
-	if !r.Launched() || s.requests[r.ID] != r {
+// forgetLaunchedLocked drops r once every task has launched, and returns the
+// leftover reservations to cancel (none with NoCancel).
+func (s *Scheduler) forgetLaunchedLocked(r *request) []placement.Probe {
+	if !r.Launched() || !s.book.remove(r) {
 		return nil
 	}
-	delete(s.requests, r.ID)
-	s.unrelax(r)
+	s.relax.remove(r)
 	if s.cfg.NoCancel {
 		return nil
 	}
@@ -679,9 +625,7 @@ func (s *Scheduler) forgetLaunched(r *request) []placement.Probe {
 }
 
 func (s *Scheduler) cancel(requestID, addr string) {
-	err := s.nodes.Call(context.Background(), addr, func(ctx context.Context, c *sparrowrpc.InternalServiceClient) error {
-		return c.CancelTaskReservations(ctx, &sparrowrpc.TCancelTaskReservationsRequest{RequestId: requestID})
-	})
+	err := s.peers.nodes.CancelTaskReservations(context.Background(), addr, &sparrowrpc.TCancelTaskReservationsRequest{RequestId: requestID})
 	if err != nil {
 		// Harmless: the node's getTask for this request will get nothing.
 		s.log.Debug().Err(err).Str("request", requestID).Str("node", addr).Msg("cancel failed")

@@ -11,6 +11,7 @@ import (
 	"sync"
 	"sync/atomic"
 	"testing"
+	"testing/synctest"
 	"time"
 
 	"github.com/rs/zerolog"
@@ -75,12 +76,12 @@ func (h *hub) waitFor(t *testing.T, d time.Duration, what string, cond func() bo
 	}
 }
 
-// fakeNM is a node monitor's InternalService on a real loopback server.
+// fakeNM is a node monitor's InternalService on the fake network.
 type fakeNM struct {
 	name, addr string
 	hp         *sparrowrpc.THostPort
 	hub        *hub
-	srv        *rpc.Server
+	net        *memNet
 	refuse     atomic.Bool
 
 	mu sync.Mutex
@@ -240,29 +241,29 @@ type cluster struct {
 	nms  []*fakeNM
 	view *fakeView
 	hub  *hub
+	net  *memNet
 }
 
 const app = "spark"
 
-// startNM serves a fake node monitor on loopback.
-func startNM(t *testing.T, h *hub, name string) *fakeNM {
+// startNM serves a fake node monitor on the fake network.
+func startNM(t *testing.T, h *hub, net *memNet, name string) *fakeNM {
 	t.Helper()
-	srv, err := rpc.Listen("127.0.0.1:0", rpc.Config{}, zerolog.Nop())
-	if err != nil {
-		t.Fatal(err)
-	}
 	nm := &fakeNM{
-		name: name, addr: srv.Addr(), hub: h, srv: srv,
+		name: name, addr: net.addr(), hub: h, net: net,
 		accepted: make(map[string]int), attempts: make(map[string]int), cancels: make(map[string]int),
 		took: make(map[string][]string),
 	}
+	var err error
 	if nm.hp, err = rpc.ParseHostPort(nm.addr); err != nil {
 		t.Fatal(err)
 	}
-	go srv.Serve(sparrowrpc.NewInternalServiceProcessor(nm))
-	t.Cleanup(func() { srv.Close() })
+	net.serveNode(nm.addr, nm)
 	return nm
 }
+
+// stop makes nm unreachable, as a node monitor whose server closed.
+func (nm *fakeNM) stop() { nm.net.stop(nm.addr) }
 
 func (nm *fakeNM) node(i int) placement.Node {
 	host, _, _ := strings.Cut(nm.addr, ":")
@@ -274,9 +275,13 @@ func (nm *fakeNM) node(i int) placement.Node {
 // loopback host, so tests express preferences by name or rack.
 func newCluster(t *testing.T, n int, cfg Config) *cluster {
 	t.Helper()
-	c := &cluster{hub: newHub(), view: &fakeView{byApp: make(map[string][]placement.Node)}}
+	if !inBubble() {
+		t.Fatal("newCluster outside synctest.Test: scheduler tests run on the fake clock")
+	}
+	noSockets(t)
+	c := &cluster{hub: newHub(), view: &fakeView{byApp: make(map[string][]placement.Node)}, net: newMemNet(cfg.RPC)}
 	for i := range n {
-		nm := startNM(t, c.hub, fmt.Sprintf("nm%d", i))
+		nm := startNM(t, c.hub, c.net, fmt.Sprintf("nm%d", i))
 		c.nms = append(c.nms, nm)
 		c.view.byApp[app] = append(c.view.byApp[app], nm.node(i))
 	}
@@ -287,11 +292,16 @@ func newCluster(t *testing.T, n int, cfg Config) *cluster {
 		cfg.Seed = 1
 	}
 	cfg.Log = zerolog.Nop()
-	s, err := New(cfg, c.view)
+	s, err := newWith(cfg, c.view, c.net, c.net)
 	if err != nil {
 		t.Fatal(err)
 	}
-	t.Cleanup(s.Close) // runs before the node monitors close
+	t.Cleanup(s.Close)
+	// Runs after the test's own clean-ups (which release its gates):
+	// held calls, offers in doubt and retries end on timers, so the fake
+	// clock is moved past every such bound for the bubble to end with
+	// no goroutine left.
+	t.Cleanup(func() { time.Sleep(quiesce + cfg.MaxHold) })
 	c.s = s
 	return c
 }
@@ -415,40 +425,42 @@ func TestSubmitJobPlacesReservations(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			c := newCluster(t, tt.n, Config{ProbeRatio: tt.cfgRatio})
-			if err := c.s.SubmitJob(context.Background(), job("job", tt.reqRatio, freeTasks(tt.m)...)); err != nil {
-				t.Fatal(err)
-			}
-			c.waitAccepted(t, "job", tt.want)
-			lo, hi := tt.want/tt.n, (tt.want+tt.n-1)/tt.n
-			used := 0
-			for _, nm := range c.nms {
-				got := nm.acceptedFor("job")
-				if got > 0 {
-					used++
+			synctest.Test(t, func(t *testing.T) {
+				c := newCluster(t, tt.n, Config{ProbeRatio: tt.cfgRatio})
+				if err := c.s.SubmitJob(context.Background(), job("job", tt.reqRatio, freeTasks(tt.m)...)); err != nil {
+					t.Fatal(err)
 				}
-				if tt.want <= tt.n && got > 1 {
-					t.Fatalf("%s got %d reservations; with enough nodes each should get at most one", nm.name, got)
-				}
-				if tt.want > tt.n && (got < lo || got > hi) {
-					t.Fatalf("%s got %d reservations, want %d..%d", nm.name, got, lo, hi)
-				}
-				nm.mu.Lock()
-				for _, msg := range nm.msgs {
-					if msg.AppId != app || msg.RequestId != "job" || rpc.HostPortString(msg.SchedulerAddress) != schedAddr || msg.User == nil {
-						t.Errorf("enqueue message %+v", msg)
+				c.waitAccepted(t, "job", tt.want)
+				lo, hi := tt.want/tt.n, (tt.want+tt.n-1)/tt.n
+				used := 0
+				for _, nm := range c.nms {
+					got := nm.acceptedFor("job")
+					if got > 0 {
+						used++
 					}
+					if tt.want <= tt.n && got > 1 {
+						t.Fatalf("%s got %d reservations; with enough nodes each should get at most one", nm.name, got)
+					}
+					if tt.want > tt.n && (got < lo || got > hi) {
+						t.Fatalf("%s got %d reservations, want %d..%d", nm.name, got, lo, hi)
+					}
+					nm.mu.Lock()
+					for _, msg := range nm.msgs {
+						if msg.AppId != app || msg.RequestId != "job" || rpc.HostPortString(msg.SchedulerAddress) != schedAddr || msg.User == nil {
+							t.Errorf("enqueue message %+v", msg)
+						}
+					}
+					nm.mu.Unlock()
 				}
-				nm.mu.Unlock()
-			}
-			if used != min(tt.want, tt.n) {
-				t.Fatalf("reservations on %d nodes, want %d", used, min(tt.want, tt.n))
-			}
-			c.hub.waitUntil(t, "Stats to count the reservations", func() bool { return c.s.Stats().Reservations == uint64(tt.want) })
-			st := c.s.Stats()
-			if st.JobsSubmitted != 1 || st.TasksSubmitted != uint64(tt.m) || st.ActiveRequests != 1 || st.EnqueueFailures != 0 {
-				t.Fatalf("stats %+v", st)
-			}
+				if used != min(tt.want, tt.n) {
+					t.Fatalf("reservations on %d nodes, want %d", used, min(tt.want, tt.n))
+				}
+				c.hub.waitUntil(t, "Stats to count the reservations", func() bool { return c.s.Stats().Reservations == uint64(tt.want) })
+				st := c.s.Stats()
+				if st.JobsSubmitted != 1 || st.TasksSubmitted != uint64(tt.m) || st.ActiveRequests != 1 || st.EnqueueFailures != 0 {
+					t.Fatalf("stats %+v", st)
+				}
+			})
 		})
 	}
 }
@@ -472,25 +484,31 @@ func TestSubmitJobErrors(t *testing.T) {
 			want: []string{"no live node monitor satisfies constraint", `"gpu exists"`},
 		},
 	}
-	c := newCluster(t, 3, Config{})
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			err := c.s.SubmitJob(context.Background(), tt.req)
-			var ire *sparrowrpc.IncompleteRequestException
-			if !errors.As(err, &ire) {
-				t.Fatalf("SubmitJob = %v, want an IncompleteRequestException", err)
-			}
-			for _, s := range tt.want {
-				if !strings.Contains(ire.Message, s) {
-					t.Errorf("message %q does not mention %s", ire.Message, s)
+			synctest.Test(t, func(t *testing.T) {
+				c := newCluster(t, 3, Config{})
+				err := c.s.SubmitJob(context.Background(), tt.req)
+				var ire *sparrowrpc.IncompleteRequestException
+				if !errors.As(err, &ire) {
+					t.Fatalf("SubmitJob = %v, want an IncompleteRequestException", err)
 				}
-			}
+				for _, s := range tt.want {
+					if !strings.Contains(ire.Message, s) {
+						t.Errorf("message %q does not mention %s", ire.Message, s)
+					}
+				}
+				if st := c.s.Stats(); st.JobsSubmitted != 0 || st.ActiveRequests != 0 {
+					t.Fatalf("refused requests left state: %+v", st)
+				}
+			})
 		})
 	}
-	if st := c.s.Stats(); st.JobsSubmitted != 0 || st.ActiveRequests != 0 {
-		t.Fatalf("refused requests left state: %+v", st)
-	}
+	synctest.Test(t, func(t *testing.T) { submitJobErrorsOnState(t, newCluster(t, 3, Config{})) })
+}
 
+// submitJobErrorsOnState: requests refused for the scheduler's own state.
+func submitJobErrorsOnState(t *testing.T, c *cluster) {
 	// An empty task list is a successful no-op.
 	if err := c.s.SubmitJob(context.Background(), job("", 0)); err != nil {
 		t.Fatalf("empty job: %v", err)
@@ -514,12 +532,14 @@ func TestSubmitJobErrors(t *testing.T) {
 }
 
 func TestSubmitJobNoLiveNodes(t *testing.T) {
-	c := newCluster(t, 0, Config{})
-	err := c.s.SubmitJob(context.Background(), job("", 0, freeTasks(1)...))
-	var ire *sparrowrpc.IncompleteRequestException
-	if !errors.As(err, &ire) || !strings.Contains(ire.Message, "no live node monitor") {
-		t.Fatalf("SubmitJob with no nodes: %v", err)
-	}
+	synctest.Test(t, func(t *testing.T) {
+		c := newCluster(t, 0, Config{})
+		err := c.s.SubmitJob(context.Background(), job("", 0, freeTasks(1)...))
+		var ire *sparrowrpc.IncompleteRequestException
+		if !errors.As(err, &ire) || !strings.Contains(ire.Message, "no live node monitor") {
+			t.Fatalf("SubmitJob with no nodes: %v", err)
+		}
+	})
 }
 
 // holders returns, for each node monitor, how many reservations it holds
@@ -537,158 +557,164 @@ func (c *cluster) holders(req string) []*fakeNM {
 func TestGetTaskLateBindingAndCancel(t *testing.T) {
 	for _, noCancel := range []bool{false, true} {
 		t.Run(fmt.Sprintf("NoCancel=%v", noCancel), func(t *testing.T) {
-			c := newCluster(t, 8, Config{NoCancel: noCancel})
-			if err := c.s.SubmitJob(context.Background(), job("job", 2, freeTasks(3)...)); err != nil {
-				t.Fatal(err)
-			}
-			c.waitAccepted(t, "job", 6)
-			hold := c.holders("job") // six distinct nodes
-			var idle *fakeNM
-			for _, nm := range c.nms {
-				if nm.acceptedFor("job") == 0 {
-					idle = nm
+			synctest.Test(t, func(t *testing.T) {
+				c := newCluster(t, 8, Config{NoCancel: noCancel})
+				if err := c.s.SubmitJob(context.Background(), job("job", 2, freeTasks(3)...)); err != nil {
+					t.Fatal(err)
 				}
-			}
-
-			// A node with no reservation gets nothing and takes nothing.
-			if got := c.getTask(t, "job", idle); len(got) != 0 {
-				t.Fatalf("node without a reservation got %v", got)
-			}
-			// Unknown request: empty.
-			if got := c.getTask(t, "nope", hold[0]); len(got) != 0 {
-				t.Fatalf("unknown request gave %v", got)
-			}
-
-			// The first three askers get the tasks in submission order.
-			askers := []*fakeNM{hold[4], hold[1], hold[5]}
-			for i, nm := range askers {
-				got := c.getTask(t, "job", nm)
-				want := fmt.Sprintf("t%d", i)
-				if len(got) != 1 || got[0].TaskId != want || string(got[0].Message) != "msg"+want[1:] {
-					t.Fatalf("ask %d by %s: %v, want %s", i, nm.name, got, want)
-				}
-				if active := c.s.Stats().ActiveRequests; active != map[bool]int{true: 0, false: 1}[i == 2] {
-					t.Fatalf("after ask %d: %d active requests", i, active)
-				}
-			}
-
-			// Later askers get empty lists.
-			for _, nm := range hold {
-				if got := c.getTask(t, "job", nm); len(got) != 0 {
-					t.Fatalf("late ask by %s got %v", nm.name, got)
-				}
-			}
-			st := c.s.Stats()
-			if st.TasksLaunched != 3 || st.ActiveRequests != 0 {
-				t.Fatalf("stats %+v", st)
-			}
-
-			if noCancel {
-				if st.Cancellations != 0 {
-					t.Fatalf("NoCancel sent %d cancellations", st.Cancellations)
-				}
+				c.waitAccepted(t, "job", 6)
+				hold := c.holders("job") // six distinct nodes
+				var idle *fakeNM
 				for _, nm := range c.nms {
-					if nm.cancelsFor("job") != 0 {
-						t.Fatalf("NoCancel: %s got a cancel", nm.name)
+					if nm.acceptedFor("job") == 0 {
+						idle = nm
 					}
 				}
-				return
-			}
-			// Cancellations go to the three holders that never asked, once each.
-			if st.Cancellations != 3 {
-				t.Fatalf("%d cancellations, want 3", st.Cancellations)
-			}
-			targets := []*fakeNM{hold[0], hold[2], hold[3]}
-			c.hub.waitUntil(t, "cancels to the unasked holders", func() bool {
-				for _, nm := range targets {
-					if nm.cancelsFor("job") == 0 {
-						return false
+
+				// A node with no reservation gets nothing and takes nothing.
+				if got := c.getTask(t, "job", idle); len(got) != 0 {
+					t.Fatalf("node without a reservation got %v", got)
+				}
+				// Unknown request: empty.
+				if got := c.getTask(t, "nope", hold[0]); len(got) != 0 {
+					t.Fatalf("unknown request gave %v", got)
+				}
+
+				// The first three askers get the tasks in submission order.
+				askers := []*fakeNM{hold[4], hold[1], hold[5]}
+				for i, nm := range askers {
+					got := c.getTask(t, "job", nm)
+					want := fmt.Sprintf("t%d", i)
+					if len(got) != 1 || got[0].TaskId != want || string(got[0].Message) != "msg"+want[1:] {
+						t.Fatalf("ask %d by %s: %v, want %s", i, nm.name, got, want)
+					}
+					if active := c.s.Stats().ActiveRequests; active != map[bool]int{true: 0, false: 1}[i == 2] {
+						t.Fatalf("after ask %d: %d active requests", i, active)
 					}
 				}
-				return true
+
+				// Later askers get empty lists.
+				for _, nm := range hold {
+					if got := c.getTask(t, "job", nm); len(got) != 0 {
+						t.Fatalf("late ask by %s got %v", nm.name, got)
+					}
+				}
+				st := c.s.Stats()
+				if st.TasksLaunched != 3 || st.ActiveRequests != 0 {
+					t.Fatalf("stats %+v", st)
+				}
+
+				if noCancel {
+					if st.Cancellations != 0 {
+						t.Fatalf("NoCancel sent %d cancellations", st.Cancellations)
+					}
+					for _, nm := range c.nms {
+						if nm.cancelsFor("job") != 0 {
+							t.Fatalf("NoCancel: %s got a cancel", nm.name)
+						}
+					}
+					return
+				}
+				// Cancellations go to the three holders that never asked, once each.
+				if st.Cancellations != 3 {
+					t.Fatalf("%d cancellations, want 3", st.Cancellations)
+				}
+				targets := []*fakeNM{hold[0], hold[2], hold[3]}
+				c.hub.waitUntil(t, "cancels to the unasked holders", func() bool {
+					for _, nm := range targets {
+						if nm.cancelsFor("job") == 0 {
+							return false
+						}
+					}
+					return true
+				})
+				for _, nm := range c.nms {
+					want := 0
+					if slices.Contains(targets, nm) {
+						want = 1
+					}
+					if got := nm.cancelsFor("job"); got != want {
+						t.Fatalf("%s got %d cancels, want %d", nm.name, got, want)
+					}
+				}
 			})
-			for _, nm := range c.nms {
-				want := 0
-				if slices.Contains(targets, nm) {
-					want = 1
-				}
-				if got := nm.cancelsFor("job"); got != want {
-					t.Fatalf("%s got %d cancels, want %d", nm.name, got, want)
-				}
-			}
 		})
 	}
 }
 
 func TestGetTaskConcurrentAskers(t *testing.T) {
-	c := newCluster(t, 10, Config{})
-	const m = 25
-	if err := c.s.SubmitJob(context.Background(), job("job", 2, freeTasks(m)...)); err != nil {
-		t.Fatal(err)
-	}
-	c.waitAccepted(t, "job", 2*m)
-	var mu sync.Mutex
-	got := make(map[string]int)
-	var wg sync.WaitGroup
-	for _, nm := range c.holders("job") {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			specs, err := c.s.GetTask(context.Background(), "job", nm.hp)
-			if err != nil {
-				t.Error(err)
-				return
-			}
-			mu.Lock()
-			defer mu.Unlock()
-			for _, s := range specs {
-				got[s.TaskId]++
-			}
-		}()
-	}
-	wg.Wait()
-	if len(got) != m {
-		t.Fatalf("%d distinct tasks launched, want %d", len(got), m)
-	}
-	for id, n := range got {
-		if n != 1 {
-			t.Fatalf("task %s launched %d times", id, n)
+	synctest.Test(t, func(t *testing.T) {
+		c := newCluster(t, 10, Config{})
+		const m = 25
+		if err := c.s.SubmitJob(context.Background(), job("job", 2, freeTasks(m)...)); err != nil {
+			t.Fatal(err)
 		}
-	}
-	if st := c.s.Stats(); st.ActiveRequests != 0 || st.TasksLaunched != m || st.EmptyGetTasks != m {
-		t.Fatalf("stats %+v", st)
-	}
+		c.waitAccepted(t, "job", 2*m)
+		var mu sync.Mutex
+		got := make(map[string]int)
+		var wg sync.WaitGroup
+		for _, nm := range c.holders("job") {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				specs, err := c.s.GetTask(context.Background(), "job", nm.hp)
+				if err != nil {
+					t.Error(err)
+					return
+				}
+				mu.Lock()
+				defer mu.Unlock()
+				for _, s := range specs {
+					got[s.TaskId]++
+				}
+			}()
+		}
+		wg.Wait()
+		if len(got) != m {
+			t.Fatalf("%d distinct tasks launched, want %d", len(got), m)
+		}
+		for id, n := range got {
+			if n != 1 {
+				t.Fatalf("task %s launched %d times", id, n)
+			}
+		}
+		if st := c.s.Stats(); st.ActiveRequests != 0 || st.TasksLaunched != m || st.EmptyGetTasks != m {
+			t.Fatalf("stats %+v", st)
+		}
+	})
 }
 
 func TestConstrainedTasksGoToAllowedNodes(t *testing.T) {
-	c := newCluster(t, 8, Config{})
-	rackTask := &sparrowrpc.TTaskSpec{TaskId: "racked", Preference: &sparrowrpc.TPlacementPreference{Racks: []string{"r1"}}}
-	req := job("job", 2, onNodes("c0", "nm2", "nm3", "nm4"), rackTask)
-	if err := c.s.SubmitJob(context.Background(), req); err != nil {
-		t.Fatal(err)
-	}
-	c.waitAccepted(t, "job", 4)
-	allowed := map[string]bool{"nm2": true, "nm3": true, "nm4": true, "nm1": true, "nm5": true, "nm7": true}
-	for _, nm := range c.nms {
-		if nm.acceptedFor("job") > 0 && !allowed[nm.name] {
-			t.Fatalf("reservation on %s, which no task allows", nm.name)
+	synctest.Test(t, func(t *testing.T) {
+		c := newCluster(t, 8, Config{})
+		rackTask := &sparrowrpc.TTaskSpec{TaskId: "racked", Preference: &sparrowrpc.TPlacementPreference{Racks: []string{"r1"}}}
+		req := job("job", 2, onNodes("c0", "nm2", "nm3", "nm4"), rackTask)
+		if err := c.s.SubmitJob(context.Background(), req); err != nil {
+			t.Fatal(err)
 		}
-	}
-	launched := make(map[string]string)
-	for _, nm := range c.holders("job") {
-		for _, s := range c.getTask(t, "job", nm) {
-			launched[s.TaskId] = nm.name
+		c.waitAccepted(t, "job", 4)
+		allowed := map[string]bool{"nm2": true, "nm3": true, "nm4": true, "nm1": true, "nm5": true, "nm7": true}
+		for _, nm := range c.nms {
+			if nm.acceptedFor("job") > 0 && !allowed[nm.name] {
+				t.Fatalf("reservation on %s, which no task allows", nm.name)
+			}
 		}
-	}
-	if len(launched) != 2 {
-		t.Fatalf("launched %v, want both tasks", launched)
-	}
-	if n := launched["c0"]; n != "nm2" && n != "nm3" && n != "nm4" {
-		t.Fatalf("c0 ran on %s", n)
-	}
-	if n := launched["racked"]; n != "nm1" && n != "nm3" && n != "nm5" && n != "nm7" {
-		t.Fatalf("racked ran on %s, not in rack r1", n)
-	}
+		launched := make(map[string]string)
+		for _, nm := range c.holders("job") {
+			for _, s := range c.getTask(t, "job", nm) {
+				launched[s.TaskId] = nm.name
+			}
+		}
+		if len(launched) != 2 {
+			t.Fatalf("launched %v, want both tasks", launched)
+		}
+		if n := launched["c0"]; n != "nm2" && n != "nm3" && n != "nm4" {
+			t.Fatalf("c0 ran on %s", n)
+		}
+		if n := launched["racked"]; n != "nm1" && n != "nm3" && n != "nm5" && n != "nm7" {
+			t.Fatalf("racked ran on %s, not in rack r1", n)
+		}
+	})
 }
 
 func TestFailedEnqueueIsReplaced(t *testing.T) {
@@ -707,38 +733,40 @@ func TestFailedEnqueueIsReplaced(t *testing.T) {
 			name: "node unreachable",
 			fail: func(t *testing.T, c *cluster) *fakeNM {
 				// Still in the view, but nothing listens on its port.
-				c.nms[0].srv.Close()
+				c.nms[0].stop()
 				return c.nms[0]
 			},
 		},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			c := newCluster(t, 4, Config{})
-			bad := tt.fail(t, c)
-			// d=1 on 4 nodes for 4 tasks: every node, including the bad
-			// one, gets exactly one reservation.
-			if err := c.s.SubmitJob(context.Background(), job("job", 1, freeTasks(4)...)); err != nil {
-				t.Fatal(err)
-			}
-			c.waitAccepted(t, "job", 4)
-			if bad.acceptedFor("job") != 0 {
-				t.Fatalf("bad node accepted")
-			}
-			c.hub.waitUntil(t, "the failure to be counted", func() bool { return c.s.Stats().EnqueueFailures == 1 })
-			if got := c.getTask(t, "job", bad); len(got) != 0 {
-				t.Fatalf("failed node got %v", got)
-			}
-			launched := 0
-			for _, nm := range c.holders("job") {
-				launched += len(c.getTask(t, "job", nm))
-			}
-			if launched != 4 {
-				t.Fatalf("%d of 4 tasks launched after re-placement", launched)
-			}
-			if st := c.s.Stats(); st.ActiveRequests != 0 || st.TasksLaunched != 4 {
-				t.Fatalf("stats %+v", st)
-			}
+			synctest.Test(t, func(t *testing.T) {
+				c := newCluster(t, 4, Config{})
+				bad := tt.fail(t, c)
+				// d=1 on 4 nodes for 4 tasks: every node, including the bad
+				// one, gets exactly one reservation.
+				if err := c.s.SubmitJob(context.Background(), job("job", 1, freeTasks(4)...)); err != nil {
+					t.Fatal(err)
+				}
+				c.waitAccepted(t, "job", 4)
+				if bad.acceptedFor("job") != 0 {
+					t.Fatalf("bad node accepted")
+				}
+				c.hub.waitUntil(t, "the failure to be counted", func() bool { return c.s.Stats().EnqueueFailures == 1 })
+				if got := c.getTask(t, "job", bad); len(got) != 0 {
+					t.Fatalf("failed node got %v", got)
+				}
+				launched := 0
+				for _, nm := range c.holders("job") {
+					launched += len(c.getTask(t, "job", nm))
+				}
+				if launched != 4 {
+					t.Fatalf("%d of 4 tasks launched after re-placement", launched)
+				}
+				if st := c.s.Stats(); st.ActiveRequests != 0 || st.TasksLaunched != 4 {
+					t.Fatalf("stats %+v", st)
+				}
+			})
 		})
 	}
 }
@@ -767,185 +795,193 @@ func (f *frontendRecorder) count() int {
 }
 
 func TestAllNodesRefuseFailsTheTasks(t *testing.T) {
-	c := newCluster(t, 3, Config{})
-	for _, nm := range c.nms {
-		nm.refuse.Store(true)
-	}
-	fe := c.startFrontendRecorder(t)
+	synctest.Test(t, func(t *testing.T) {
+		c := newCluster(t, 3, Config{})
+		for _, nm := range c.nms {
+			nm.refuse.Store(true)
+		}
+		fe := c.startFrontendRecorder(t)
 
-	if err := c.s.SubmitJob(context.Background(), job("doomed", 1, freeTasks(2)...)); err != nil {
-		t.Fatal(err)
-	}
-	c.hub.waitUntil(t, "task failure reports", func() bool { return fe.count() >= 2 })
-	if st := c.s.Stats(); st.ActiveRequests != 0 {
-		t.Fatalf("request still active after giving up: %+v", st)
-	}
-	fe.mu.Lock()
-	defer fe.mu.Unlock()
-	var ids []string
-	for i, m := range fe.msgs {
-		if fe.stat[i] != sparrowrpc.STATUS_TASK_FAILED || m.RequestId != "doomed" || m.AppId != app || rpc.HostPortString(m.SchedulerAddress) != schedAddr {
-			t.Fatalf("frontend message %+v status %d", m, fe.stat[i])
+		if err := c.s.SubmitJob(context.Background(), job("doomed", 1, freeTasks(2)...)); err != nil {
+			t.Fatal(err)
 		}
-		ids = append(ids, m.TaskId)
-	}
-	slices.Sort(ids)
-	if !slices.Equal(ids, []string{"t0", "t1"}) {
-		t.Fatalf("failed tasks %v, want t0 and t1 once each", ids)
-	}
-	for _, nm := range c.nms {
-		if nm.attemptsFor("doomed") == 0 {
-			t.Errorf("%s was never tried", nm.name)
+		c.hub.waitUntil(t, "task failure reports", func() bool { return fe.count() >= 2 })
+		if st := c.s.Stats(); st.ActiveRequests != 0 {
+			t.Fatalf("request still active after giving up: %+v", st)
 		}
-	}
+		fe.mu.Lock()
+		defer fe.mu.Unlock()
+		var ids []string
+		for i, m := range fe.msgs {
+			if fe.stat[i] != sparrowrpc.STATUS_TASK_FAILED || m.RequestId != "doomed" || m.AppId != app || rpc.HostPortString(m.SchedulerAddress) != schedAddr {
+				t.Fatalf("frontend message %+v status %d", m, fe.stat[i])
+			}
+			ids = append(ids, m.TaskId)
+		}
+		slices.Sort(ids)
+		if !slices.Equal(ids, []string{"t0", "t1"}) {
+			t.Fatalf("failed tasks %v, want t0 and t1 once each", ids)
+		}
+		for _, nm := range c.nms {
+			if nm.attemptsFor("doomed") == 0 {
+				t.Errorf("%s was never tried", nm.name)
+			}
+		}
+	})
 }
 
 // startFrontendRecorder serves a FrontendService for app and registers it.
 func (c *cluster) startFrontendRecorder(t *testing.T) *frontendRecorder {
 	t.Helper()
 	fe := &frontendRecorder{hub: c.hub}
-	srv, err := rpc.Listen("127.0.0.1:0", rpc.Config{}, zerolog.Nop())
-	if err != nil {
-		t.Fatal(err)
-	}
-	go srv.Serve(sparrowrpc.NewFrontendServiceProcessor(fe))
-	t.Cleanup(func() { srv.Close() })
-	if ok, err := c.s.RegisterFrontend(context.Background(), app, srv.Addr()); !ok || err != nil {
+	addr := c.net.addr()
+	c.net.serveFrontend(addr, fe)
+	if ok, err := c.s.RegisterFrontend(context.Background(), app, addr); !ok || err != nil {
 		t.Fatalf("RegisterFrontend = %v, %v", ok, err)
 	}
 	return fe
 }
 
 func TestReprobesAreBounded(t *testing.T) {
-	c := newCluster(t, maxReprobes+4, Config{})
-	for _, nm := range c.nms {
-		nm.refuse.Store(true)
-	}
-	fe := c.startFrontendRecorder(t)
-	if err := c.s.SubmitJob(context.Background(), job("job", 1, freeTasks(1)...)); err != nil {
-		t.Fatal(err)
-	}
-	c.hub.waitUntil(t, "the task to be reported failed", func() bool { return fe.count() >= 1 })
-	tried := 0
-	for _, nm := range c.nms {
-		tried += nm.attemptsFor("job")
-	}
-	// The first placement and maxReprobes re-placements, one node each.
-	if tried != maxReprobes+1 {
-		t.Fatalf("%d enqueues tried, want %d", tried, maxReprobes+1)
-	}
-	if st := c.s.Stats(); st.ActiveRequests != 0 || st.EnqueueFailures != maxReprobes+1 {
-		t.Fatalf("stats %+v", st)
-	}
+	synctest.Test(t, func(t *testing.T) {
+		c := newCluster(t, maxReprobes+4, Config{})
+		for _, nm := range c.nms {
+			nm.refuse.Store(true)
+		}
+		fe := c.startFrontendRecorder(t)
+		if err := c.s.SubmitJob(context.Background(), job("job", 1, freeTasks(1)...)); err != nil {
+			t.Fatal(err)
+		}
+		c.hub.waitUntil(t, "the task to be reported failed", func() bool { return fe.count() >= 1 })
+		tried := 0
+		for _, nm := range c.nms {
+			tried += nm.attemptsFor("job")
+		}
+		// The first placement and maxReprobes re-placements, one node each.
+		if tried != maxReprobes+1 {
+			t.Fatalf("%d enqueues tried, want %d", tried, maxReprobes+1)
+		}
+		if st := c.s.Stats(); st.ActiveRequests != 0 || st.EnqueueFailures != maxReprobes+1 {
+			t.Fatalf("stats %+v", st)
+		}
+	})
 }
 
 func TestGiveUpReportsOnlyUnlaunchedTasks(t *testing.T) {
-	c := newCluster(t, 2, Config{})
-	good, bad := c.nms[0], c.nms[1]
-	bad.refuse.Store(true)
-	gate := make(chan struct{})
-	bad.mu.Lock()
-	bad.gate = gate
-	bad.mu.Unlock()
-	fe := c.startFrontendRecorder(t)
-	// d=1, two tasks, two nodes: one reservation each.
-	if err := c.s.SubmitJob(context.Background(), job("job", 1, freeTasks(2)...)); err != nil {
-		t.Fatal(err)
-	}
-	c.hub.waitUntil(t, "the good node's reservation", func() bool { return good.acceptedFor("job") == 1 })
-	if got := c.getTask(t, "job", good); len(got) != 1 || got[0].TaskId != "t0" {
-		t.Fatalf("good node got %v", got)
-	}
-	// Both nodes leave; then the bad node's refusal arrives and there is
-	// nowhere left to place t1.
-	c.view.mu.Lock()
-	c.view.byApp[app] = nil
-	c.view.mu.Unlock()
-	close(gate)
-	c.hub.waitUntil(t, "the failure report", func() bool { return fe.count() >= 1 })
-	fe.mu.Lock()
-	defer fe.mu.Unlock()
-	if len(fe.msgs) != 1 || fe.msgs[0].TaskId != "t1" || fe.stat[0] != sparrowrpc.STATUS_TASK_FAILED {
-		t.Fatalf("reports %+v %v, want only t1 failed", fe.msgs, fe.stat)
-	}
-	if st := c.s.Stats(); st.ActiveRequests != 0 {
-		t.Fatalf("stats %+v", st)
-	}
+	synctest.Test(t, func(t *testing.T) {
+		c := newCluster(t, 2, Config{})
+		good, bad := c.nms[0], c.nms[1]
+		bad.refuse.Store(true)
+		gate := make(chan struct{})
+		bad.mu.Lock()
+		bad.gate = gate
+		bad.mu.Unlock()
+		fe := c.startFrontendRecorder(t)
+		// d=1, two tasks, two nodes: one reservation each.
+		if err := c.s.SubmitJob(context.Background(), job("job", 1, freeTasks(2)...)); err != nil {
+			t.Fatal(err)
+		}
+		c.hub.waitUntil(t, "the good node's reservation", func() bool { return good.acceptedFor("job") == 1 })
+		if got := c.getTask(t, "job", good); len(got) != 1 || got[0].TaskId != "t0" {
+			t.Fatalf("good node got %v", got)
+		}
+		// Both nodes leave; then the bad node's refusal arrives and there is
+		// nowhere left to place t1.
+		c.view.mu.Lock()
+		c.view.byApp[app] = nil
+		c.view.mu.Unlock()
+		close(gate)
+		c.hub.waitUntil(t, "the failure report", func() bool { return fe.count() >= 1 })
+		fe.mu.Lock()
+		defer fe.mu.Unlock()
+		if len(fe.msgs) != 1 || fe.msgs[0].TaskId != "t1" || fe.stat[0] != sparrowrpc.STATUS_TASK_FAILED {
+			t.Fatalf("reports %+v %v, want only t1 failed", fe.msgs, fe.stat)
+		}
+		if st := c.s.Stats(); st.ActiveRequests != 0 {
+			t.Fatalf("stats %+v", st)
+		}
+	})
 }
 
 func TestRegisterFrontendValidation(t *testing.T) {
-	c := newCluster(t, 0, Config{})
-	tests := []struct {
-		app, addr string
-		ok        bool
-	}{
-		{"a", "127.0.0.1:1", true},
-		{"", "127.0.0.1:1", false},
-		{strings.Repeat("a", maxAppBytes+1), "127.0.0.1:1", false},
-		{"a", "no-port", false},
-		{"a", "h:0", false},
-	}
-	for _, tt := range tests {
-		ok, err := c.s.RegisterFrontend(context.Background(), tt.app, tt.addr)
-		if ok != tt.ok || (err == nil) != tt.ok {
-			t.Errorf("RegisterFrontend(%.10q, %q) = %v, %v", tt.app, tt.addr, ok, err)
+	synctest.Test(t, func(t *testing.T) {
+		c := newCluster(t, 0, Config{})
+		tests := []struct {
+			app, addr string
+			ok        bool
+		}{
+			{"a", "127.0.0.1:1", true},
+			{"", "127.0.0.1:1", false},
+			{strings.Repeat("a", maxAppBytes+1), "127.0.0.1:1", false},
+			{"a", "no-port", false},
+			{"a", "h:0", false},
 		}
-	}
-	err := c.s.SendFrontendMessage(context.Background(), "unregistered", &sparrowrpc.TFullTaskId{}, 0, nil)
-	if err == nil || !strings.Contains(err.Error(), `"unregistered"`) {
-		t.Fatalf("message for an app without frontend: %v", err)
-	}
+		for _, tt := range tests {
+			ok, err := c.s.RegisterFrontend(context.Background(), tt.app, tt.addr)
+			if ok != tt.ok || (err == nil) != tt.ok {
+				t.Errorf("RegisterFrontend(%.10q, %q) = %v, %v", tt.app, tt.addr, ok, err)
+			}
+		}
+		err := c.s.SendFrontendMessage(context.Background(), "unregistered", &sparrowrpc.TFullTaskId{}, 0, nil)
+		if err == nil || !strings.Contains(err.Error(), `"unregistered"`) {
+			t.Fatalf("message for an app without frontend: %v", err)
+		}
+	})
 }
 
 func TestGeneratedRequestIDsAreDistinct(t *testing.T) {
-	c := newCluster(t, 2, Config{})
-	for range 3 {
-		if err := c.s.SubmitJob(context.Background(), job("", 1, freeTasks(1)...)); err != nil {
-			t.Fatal(err)
-		}
-	}
-	c.hub.waitUntil(t, "three requests' reservations", func() bool {
-		seen := map[string]bool{}
-		for _, nm := range c.nms {
-			for _, r := range nm.requests() {
-				seen[r] = true
+	synctest.Test(t, func(t *testing.T) {
+		c := newCluster(t, 2, Config{})
+		for range 3 {
+			if err := c.s.SubmitJob(context.Background(), job("", 1, freeTasks(1)...)); err != nil {
+				t.Fatal(err)
 			}
 		}
-		return len(seen) == 3
+		c.hub.waitUntil(t, "three requests' reservations", func() bool {
+			seen := map[string]bool{}
+			for _, nm := range c.nms {
+				for _, r := range nm.requests() {
+					seen[r] = true
+				}
+			}
+			return len(seen) == 3
+		})
+		if st := c.s.Stats(); st.ActiveRequests != 3 {
+			t.Fatalf("stats %+v", st)
+		}
 	})
-	if st := c.s.Stats(); st.ActiveRequests != 3 {
-		t.Fatalf("stats %+v", st)
-	}
 }
 
 // Regression: a request id the scheduler makes up must not collide with one a
 // frontend chose (the prefix is visible in every task id); a collision would
-// replace that request's state and hand its nodes another job's tasks.
+// replaceAndUnlock that request's state and hand its nodes another job's tasks.
 func TestGeneratedRequestIDSkipsClientChosenIDs(t *testing.T) {
-	c := newCluster(t, 2, Config{})
-	c.s.mu.Lock()
-	next := fmt.Sprintf("%s-%d", c.s.idPrefix, c.s.nextID+1)
-	c.s.mu.Unlock()
+	synctest.Test(t, func(t *testing.T) {
+		c := newCluster(t, 2, Config{})
+		c.s.mu.Lock()
+		next := fmt.Sprintf("%s-%d", c.s.book.idPrefix, c.s.book.nextID+1)
+		c.s.mu.Unlock()
 
-	first := []*sparrowrpc.TTaskSpec{{TaskId: "first-job-task"}}
-	if err := c.s.SubmitJob(context.Background(), job(next, 1, first...)); err != nil {
-		t.Fatal(err)
-	}
-	second := []*sparrowrpc.TTaskSpec{{TaskId: "second-job-task"}}
-	if err := c.s.SubmitJob(context.Background(), job("", 1, second...)); err != nil {
-		t.Fatal(err)
-	}
-	if st := c.s.Stats(); st.ActiveRequests != 2 {
-		t.Fatalf("two jobs submitted but %d requests active: the generated id %q overwrote the frontend's request", st.ActiveRequests, next)
-	}
-	c.hub.waitUntil(t, "the first job's reservation", func() bool { return c.accepted(next) >= 1 })
-	for _, nm := range c.holders(next) {
-		for _, s := range c.getTask(t, next, nm) {
-			if s.TaskId != "first-job-task" {
-				t.Fatalf("request %q handed out %q from another job", next, s.TaskId)
+		first := []*sparrowrpc.TTaskSpec{{TaskId: "first-job-task"}}
+		if err := c.s.SubmitJob(context.Background(), job(next, 1, first...)); err != nil {
+			t.Fatal(err)
+		}
+		second := []*sparrowrpc.TTaskSpec{{TaskId: "second-job-task"}}
+		if err := c.s.SubmitJob(context.Background(), job("", 1, second...)); err != nil {
+			t.Fatal(err)
+		}
+		if st := c.s.Stats(); st.ActiveRequests != 2 {
+			t.Fatalf("two jobs submitted but %d requests active: the generated id %q overwrote the frontend's request", st.ActiveRequests, next)
+		}
+		c.hub.waitUntil(t, "the first job's reservation", func() bool { return c.accepted(next) >= 1 })
+		for _, nm := range c.holders(next) {
+			for _, s := range c.getTask(t, next, nm) {
+				if s.TaskId != "first-job-task" {
+					t.Fatalf("request %q handed out %q from another job", next, s.TaskId)
+				}
 			}
 		}
-	}
+	})
 }
 
 // Regression: a constrained task can be stranded. Late binding shares probes
@@ -956,75 +992,77 @@ func TestGeneratedRequestIDSkipsClientChosenIDs(t *testing.T) {
 // scheduler must notice (placement.Request.Uncovered) and probe again, or
 // the job hangs.
 func TestStrandedConstrainedTaskIsProbedAgain(t *testing.T) {
-	c := newCluster(t, 2, Config{})
-	nm0, nm1 := c.nms[0], c.nms[1]
-	tasks := []*sparrowrpc.TTaskSpec{onNodes("t0", "nm0", "nm1"), onNodes("t1", "nm1")}
+	synctest.Test(t, func(t *testing.T) {
+		c := newCluster(t, 2, Config{})
+		nm0, nm1 := c.nms[0], c.nms[1]
+		tasks := []*sparrowrpc.TTaskSpec{onNodes("t0", "nm0", "nm1"), onNodes("t1", "nm1")}
 
-	// Find a request whose probes landed one on each node (about half do).
-	req := ""
-	for i := 0; i < 64 && req == ""; i++ {
-		id := fmt.Sprintf("job-%d", i)
-		if err := c.s.SubmitJob(context.Background(), job(id, 1, tasks...)); err != nil {
-			t.Fatal(err)
-		}
-		c.waitAccepted(t, id, 2)
-		if nm0.acceptedFor(id) == 1 {
-			req = id
-			continue
-		}
-		// Both on nm1: it runs both tasks; move on.
-		c.getTask(t, id, nm1)
-		c.getTask(t, id, nm1)
-	}
-	if req == "" {
-		t.Fatal("no request placed one probe on each node")
-	}
-
-	launched := map[string]string{}
-	asked := map[*fakeNM]int{}
-	ask := func(nm *fakeNM) {
-		asked[nm]++
-		for _, s := range c.getTask(t, req, nm) {
-			if prev, dup := launched[s.TaskId]; dup {
-				t.Fatalf("task %s launched on %s and %s", s.TaskId, prev, nm.name)
+		// Find a request whose probes landed one on each node (about half do).
+		req := ""
+		for i := 0; i < 64 && req == ""; i++ {
+			id := fmt.Sprintf("job-%d", i)
+			if err := c.s.SubmitJob(context.Background(), job(id, 1, tasks...)); err != nil {
+				t.Fatal(err)
 			}
-			launched[s.TaskId] = nm.name
+			c.waitAccepted(t, id, 2)
+			if nm0.acceptedFor(id) == 1 {
+				req = id
+				continue
+			}
+			// Both on nm1: it runs both tasks; move on.
+			c.getTask(t, id, nm1)
+			c.getTask(t, id, nm1)
 		}
-	}
-	// nm1 reaches the front of its queue first, then nm0.
-	ask(nm1)
-	ask(nm0)
-	// Serve any reservations placed afterwards, as real node monitors would.
-	// A fixed scheduler probes again (or assigned differently above).
-	deadline := time.Now().Add(3 * time.Second)
-	for len(launched) < 2 {
-		progressed := false
-		for _, nm := range c.nms {
-			for asked[nm] < nm.acceptedFor(req) {
-				ask(nm)
-				progressed = true
+		if req == "" {
+			t.Fatal("no request placed one probe on each node")
+		}
+
+		launched := map[string]string{}
+		asked := map[*fakeNM]int{}
+		ask := func(nm *fakeNM) {
+			asked[nm]++
+			for _, s := range c.getTask(t, req, nm) {
+				if prev, dup := launched[s.TaskId]; dup {
+					t.Fatalf("task %s launched on %s and %s", s.TaskId, prev, nm.name)
+				}
+				launched[s.TaskId] = nm.name
 			}
 		}
-		if progressed {
-			continue
+		// nm1 reaches the front of its queue first, then nm0.
+		ask(nm1)
+		ask(nm0)
+		// Serve any reservations placed afterwards, as real node monitors would.
+		// A fixed scheduler probes again (or assigned differently above).
+		deadline := time.Now().Add(3 * time.Second)
+		for len(launched) < 2 {
+			progressed := false
+			for _, nm := range c.nms {
+				for asked[nm] < nm.acceptedFor(req) {
+					ask(nm)
+					progressed = true
+				}
+			}
+			if progressed {
+				continue
+			}
+			if time.Now().After(deadline) {
+				t.Fatalf("task(s) never launched; launched %v, request still active: %d; "+
+					"no reservation remains on a node the stranded task allows and none was re-placed",
+					launched, c.s.Stats().ActiveRequests)
+			}
+			wake := c.hub.wake()
+			select {
+			case <-wake:
+			case <-time.After(10 * time.Millisecond):
+			}
 		}
-		if time.Now().After(deadline) {
-			t.Fatalf("task(s) never launched; launched %v, request still active: %d; "+
-				"no reservation remains on a node the stranded task allows and none was re-placed",
-				launched, c.s.Stats().ActiveRequests)
+		if launched["t1"] != "nm1" {
+			t.Fatalf("t1 ran on %s, which it does not allow", launched["t1"])
 		}
-		wake := c.hub.wake()
-		select {
-		case <-wake:
-		case <-time.After(10 * time.Millisecond):
+		if st := c.s.Stats(); st.ActiveRequests != 0 {
+			t.Fatalf("request still active: %+v", st)
 		}
-	}
-	if launched["t1"] != "nm1" {
-		t.Fatalf("t1 ran on %s, which it does not allow", launched["t1"])
-	}
-	if st := c.s.Stats(); st.ActiveRequests != 0 {
-		t.Fatalf("request still active: %+v", st)
-	}
+	})
 }
 
 // TestBusyPoolIsNotANodeFailure: an enqueue our own pool cannot send
@@ -1032,30 +1070,32 @@ func TestStrandedConstrainedTaskIsProbedAgain(t *testing.T) {
 // the node. Striking the node off would fail a task that may run only
 // there.
 func TestBusyPoolIsNotANodeFailure(t *testing.T) {
-	c := newCluster(t, 1, Config{RPC: rpc.Config{MaxConnsPerPeer: 1, ConnectTimeout: 50 * time.Millisecond}})
-	nm := c.nms[0]
-	gate := make(chan struct{})
-	var open sync.Once
-	release := func() { open.Do(func() { close(gate) }) }
-	t.Cleanup(release) // before the servers close, even if the test fails
-	nm.mu.Lock()
-	nm.gate = gate // holds the first enqueue, and with it the one connection
-	nm.mu.Unlock()
-	ctx := context.Background()
-	if err := c.s.SubmitJob(ctx, job("first", 1, onNodes("f0", "nm0"))); err != nil {
-		t.Fatal(err)
-	}
-	if err := c.s.SubmitJob(ctx, job("second", 1, onNodes("s0", "nm0"))); err != nil {
-		t.Fatal(err)
-	}
-	c.hub.waitFor(t, 10*time.Second, "the second enqueue to find the pool busy", func() bool { return c.s.Stats().EnqueueBusy > 0 })
-	release()
-	c.waitAccepted(t, "second", 1)
-	c.waitAccepted(t, "first", 1)
-	if st := c.s.Stats(); st.EnqueueFailures != 0 || st.ActiveRequests != 2 {
-		t.Fatalf("stats %+v: want no enqueue failure and both requests live", st)
-	}
-	if got := c.getTask(t, "second", nm); len(got) != 1 {
-		t.Fatalf("second's task on its only node: got %v", got)
-	}
+	synctest.Test(t, func(t *testing.T) {
+		c := newCluster(t, 1, Config{RPC: rpc.Config{MaxConnsPerPeer: 1, ConnectTimeout: 50 * time.Millisecond}})
+		nm := c.nms[0]
+		gate := make(chan struct{})
+		var open sync.Once
+		release := func() { open.Do(func() { close(gate) }) }
+		t.Cleanup(release) // before the servers close, even if the test fails
+		nm.mu.Lock()
+		nm.gate = gate // holds the first enqueue, and with it the one connection
+		nm.mu.Unlock()
+		ctx := context.Background()
+		if err := c.s.SubmitJob(ctx, job("first", 1, onNodes("f0", "nm0"))); err != nil {
+			t.Fatal(err)
+		}
+		if err := c.s.SubmitJob(ctx, job("second", 1, onNodes("s0", "nm0"))); err != nil {
+			t.Fatal(err)
+		}
+		c.hub.waitFor(t, 10*time.Second, "the second enqueue to find the pool busy", func() bool { return c.s.Stats().EnqueueBusy > 0 })
+		release()
+		c.waitAccepted(t, "second", 1)
+		c.waitAccepted(t, "first", 1)
+		if st := c.s.Stats(); st.EnqueueFailures != 0 || st.ActiveRequests != 2 {
+			t.Fatalf("stats %+v: want no enqueue failure and both requests live", st)
+		}
+		if got := c.getTask(t, "second", nm); len(got) != 1 {
+			t.Fatalf("second's task on its only node: got %v", got)
+		}
+	})
 }

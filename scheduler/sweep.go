@@ -25,17 +25,11 @@ func (s *Scheduler) Sweep(now time.Time) {
 		return
 	}
 	s.mu.Lock()
-	saturated := !s.lastFull.IsZero() && now.Sub(s.lastFull) < s.cfg.ReservationTimeout
-	var due []*request
-	for _, r := range s.requests {
-		if !r.deadline.IsZero() && now.After(r.deadline) && !r.Launched() {
-			r.deadline = now.Add(s.cfg.ReservationTimeout)
-			if saturated {
-				s.stats.SweepsSaturated++
-				continue
-			}
-			due = append(due, r)
-		}
+	saturated := s.hold.saturated(now, s.cfg.ReservationTimeout)
+	due := s.book.overdue(now, s.cfg.ReservationTimeout)
+	if saturated {
+		s.stats.SweepsSaturated += uint64(len(due))
+		due = nil
 	}
 	s.mu.Unlock()
 	for _, r := range due {
@@ -45,7 +39,7 @@ func (s *Scheduler) Sweep(now time.Time) {
 
 func (s *Scheduler) sweepOne(r *request) {
 	s.mu.Lock()
-	if s.requests[r.ID] != r || r.reprobe >= maxReprobes {
+	if !s.book.live(r) || r.reprobe >= maxReprobes {
 		s.mu.Unlock()
 		return
 	}
@@ -56,7 +50,7 @@ func (s *Scheduler) sweepOne(r *request) {
 		}
 	}
 	candidates, _ = placement.Filter(candidates, r.cons)
-	probes, err := s.sampler.Plan(s.rng, candidates, r.UnlaunchedTasks(), r.ratio)
+	probes, err := s.place.plan(candidates, r.UnlaunchedTasks(), r.ratio)
 	if err != nil || len(probes) == 0 {
 		s.mu.Unlock()
 		return
@@ -64,8 +58,9 @@ func (s *Scheduler) sweepOne(r *request) {
 	r.reprobe++
 	s.stats.Reprobes++
 	r.AddProbes(probes)
+	unlaunched := r.Unlaunched()
 	s.mu.Unlock()
-	s.log.Warn().Str("request", r.ID).Int("unlaunched", r.Unlaunched()).Int("nodes", len(probes)).
+	s.log.Warn().Str("request", r.ID).Int("unlaunched", unlaunched).Int("nodes", len(probes)).
 		Dur("waited", s.cfg.ReservationTimeout).Msg("reservations unanswered; placing more elsewhere")
 	s.enqueue(r, probes)
 }

@@ -1,0 +1,105 @@
+package scheduler
+
+import (
+	"strconv"
+	"testing"
+)
+
+// TestRunningBook drives the lost-node bookkeeping through sequences of
+// launches, finishes and losses and checks what it tracks and drops.
+func TestRunningBook(t *testing.T) {
+	t0 := runningTask{app: "a", request: "r", task: "t0"}
+	t1 := runningTask{app: "a", request: "r", task: "t1"}
+	type step struct {
+		op   string // track, finish, lose, late
+		addr string
+		task runningTask
+		want bool // finish: was tracked; late: dropped
+	}
+	tests := []struct {
+		name                    string
+		steps                   []step
+		tracked, lostN, dropped int
+		onA                     int
+	}{
+		{name: "launch and finish", steps: []step{
+			{op: "track", addr: "a", task: t0},
+			{op: "finish", addr: "a", task: t0, want: true},
+			{op: "finish", addr: "a", task: t0, want: false},
+		}},
+		{name: "finish on another node is not this task", steps: []step{
+			{op: "track", addr: "a", task: t0},
+			{op: "finish", addr: "b", task: t0, want: false},
+		}, tracked: 1, onA: 1},
+		{name: "lost node reports its tasks, then drops their messages", steps: []step{
+			{op: "track", addr: "a", task: t0},
+			{op: "track", addr: "a", task: t1},
+			{op: "track", addr: "b", task: t1},
+			{op: "lose", addr: "a"},
+			{op: "late", task: t0, want: true},
+			{op: "late", task: runningTask{task: "other"}, want: false},
+		}, tracked: 1, lostN: 2, dropped: 1},
+		{name: "losing an idle node loses nothing", steps: []step{
+			{op: "lose", addr: "a"},
+		}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			var b runningBook
+			for i, st := range tt.steps {
+				switch st.op {
+				case "track":
+					b.track(st.addr, st.task, int64(i+1))
+				case "finish":
+					fetch, ok := b.finished(st.addr, st.task)
+					if ok != st.want {
+						t.Fatalf("step %d: finished = %v, want %v", i, ok, st.want)
+					}
+					if ok && fetch == 0 {
+						t.Fatalf("step %d: the fetch that handed the task out is lost", i)
+					}
+				case "lose":
+					b.nodeLost(st.addr)
+				case "late":
+					if got := b.late(st.task); got != st.want {
+						t.Fatalf("step %d: late = %v, want %v", i, got, st.want)
+					}
+				}
+			}
+			var s Stats
+			b.statsInto(&s)
+			if s.RunningTracked != tt.tracked || s.TasksLost != uint64(tt.lostN) || s.LateDropped != uint64(tt.dropped) || b.on("a") != tt.onA {
+				t.Fatalf("tracked %d lost %d dropped %d on a %d; want %d %d %d %d",
+					s.RunningTracked, s.TasksLost, s.LateDropped, b.on("a"), tt.tracked, tt.lostN, tt.dropped, tt.onA)
+			}
+		})
+	}
+}
+
+// TestLostSetForgetsOldest: the set of lost tasks is bounded, and the
+// oldest are forgotten first.
+func TestLostSetForgetsOldest(t *testing.T) {
+	task := func(i int) runningTask { return runningTask{app: "a", request: "r", task: strconv.Itoa(i)} }
+	for _, limit := range []int{1, 3, 100} {
+		l := lostSet{limit: limit}
+		for i := range limit + 2 {
+			l.add(task(i))
+		}
+		for _, c := range []struct {
+			i    int
+			want bool
+		}{{0, false}, {1, false}, {2, true}, {limit + 1, true}} {
+			if got := l.has(task(c.i)); got != c.want {
+				t.Errorf("limit %d: task %d remembered %v, want %v", limit, c.i, got, c.want)
+			}
+		}
+		if len(l.set) != limit {
+			t.Fatalf("limit %d: %d remembered", limit, len(l.set))
+		}
+	}
+	var l lostSet
+	l.add(task(0))
+	if !l.has(task(0)) || len(l.ring) != 1 {
+		t.Fatal("the zero lostSet does not remember")
+	}
+}
