@@ -69,7 +69,7 @@ type Config struct {
 	// Delivery is DeliveryGossip (the default, ""), DeliveryDirect or
 	// DeliveryBoth.
 	Delivery string
-	// Locality turns on the locality prices (issue 9): every period the
+	// Locality turns on the locality prices: every period the
 	// active coordinator solves Quincy's flow over the node monitors'
 	// reports and sends the prices to every scheduler (locality.go).
 	// LocalityParams are the flow's weights; the zero value means

@@ -17,7 +17,7 @@ import (
 	"github.com/sparrowfleet/sparrow/internal/plot"
 )
 
-// Issue 9's three-way locality experiment on a live fleet.
+// The three-way locality experiment on a live fleet.
 func init() { benchCmd.AddCommand(newBenchLocalityCmd()) }
 
 func newBenchLocalityCmd() *cobra.Command {
@@ -36,7 +36,7 @@ func newBenchLocalityCmd() *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "locality",
 		Short: "Data locality under skew on a live fleet: strict preferences, delay relaxation, coordinator guidance",
-		Long: `Run issue 9's locality experiment on an in-process fleet (real Thrift and
+		Long: `Run the locality experiment on an in-process fleet (real Thrift and
 gossip on loopback, each member on its own 127.0.x.y address): --nodes node
 monitors x --slots slots in --racks racks (node attribute "rack"), and a
 catalogue of --blocks input blocks of --block-mib MiB, each with 3

@@ -49,7 +49,7 @@ Past the budget a job is failed instead of resubmitted, and the run exits
 non-zero saying so: a saturated fleet is not sent more work the more it
 fails.
 
-With --prefer-nodes, tasks prefer nodes as in issue 9's locality workload
+With --prefer-nodes, tasks prefer nodes as in the locality workload
 (docs/LOCALITY.md, sparrow bench locality): a catalogue of --blocks input
 blocks, each with --replicas replicas on the listed node monitors (named
 as the schedulers know them: gossip member names or hosts), which are
