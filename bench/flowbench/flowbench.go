@@ -13,6 +13,7 @@ import (
 
 	"github.com/sparrowfleet/sparrow/core/flow"
 	"github.com/sparrowfleet/sparrow/core/flow/gen"
+	"github.com/sparrowfleet/sparrow/internal/stats"
 )
 
 // Row is one instance's timings; times are medians in ms.
@@ -40,9 +41,14 @@ func WriteTable(out io.Writer, rows []Row) error {
 	return tw.Flush()
 }
 
+// median is the median of xs in milliseconds, by stats.Quantile.
 func median(xs []time.Duration) float64 {
-	slices.Sort(xs)
-	return float64(xs[len(xs)/2]) / 1e6
+	ms := make([]float64, len(xs))
+	for i, x := range xs {
+		ms[i] = float64(x) / 1e6
+	}
+	slices.Sort(ms)
+	return stats.Quantile(ms, 0.5)
 }
 
 // One times core/flow on g from scratch reps times and, with lemon, the

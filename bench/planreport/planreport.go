@@ -10,6 +10,7 @@ import (
 
 	"github.com/sparrowfleet/sparrow/core/planner"
 	"github.com/sparrowfleet/sparrow/internal/plot"
+	"github.com/sparrowfleet/sparrow/internal/stats"
 )
 
 // Task is one task of a plan in the report.
@@ -107,7 +108,7 @@ func Solve(p planner.Problem, o Options) (Output, error) {
 		}
 		s := slices.Clone(ex.Costs)
 		slices.Sort(s)
-		out.Exhaustive = &ExhaustiveSummary{Assignments: len(s), Min: s[0], Median: s[len(s)/2], Max: s[len(s)-1]}
+		out.Exhaustive = &ExhaustiveSummary{Assignments: len(s), Min: s[0], Median: stats.Quantile(s, 0.5), Max: s[len(s)-1]}
 	}
 	return out, nil
 }
