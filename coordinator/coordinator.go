@@ -69,7 +69,7 @@ type Config struct {
 	// Delivery is DeliveryGossip (the default, ""), DeliveryDirect or
 	// DeliveryBoth.
 	Delivery string
-	// Locality turns on the locality prices (issue 9): every period the
+	// Locality turns on the locality prices: every period the
 	// active coordinator solves Quincy's flow over the node monitors'
 	// reports and sends the prices to every scheduler (locality.go).
 	// LocalityParams are the flow's weights; the zero value means
@@ -368,7 +368,7 @@ func (d *Daemon) publish(now time.Time) {
 	if gossips {
 		g, pub, err = Guide(reports, weight, d.pub, version)
 	} else {
-		g, err = fairshare.Compute(reports, weight)
+		g, err = Solve(reports, weight)
 	}
 	solve := time.Since(start)
 	if err != nil {
@@ -480,22 +480,39 @@ func Replies(reports []fairshare.NodeReport, g fairshare.Guidance, version uint6
 	return out, errors.Join(errs...)
 }
 
-// Guide is one period's work of the active coordinator: solve CMMF over
-// the node monitors' reports (weight gives users' base weights) and
-// encode the result as version of the guidance with pub. It is the
-// publish path without the gossip, for benchmarks.
+// Guide is one period's work of the active coordinator: Solve, then
+// Encode. It is the publish path without the gossip.
 func Guide(reports []fairshare.NodeReport, weight func(user string) float64, pub *fairgossip.Publisher, version uint64) (fairshare.Guidance, fairgossip.Publication, error) {
+	g, err := Solve(reports, weight)
+	if err != nil {
+		return fairshare.Guidance{}, fairgossip.Publication{}, err
+	}
+	p, err := Encode(pub, version, g)
+	if err != nil {
+		return fairshare.Guidance{}, fairgossip.Publication{}, err
+	}
+	return g, p, nil
+}
+
+// Solve computes CMMF guidance over the node monitors' reports; weight
+// gives users' base weights.
+func Solve(reports []fairshare.NodeReport, weight func(user string) float64) (fairshare.Guidance, error) {
 	g, err := fairshare.Compute(reports, weight)
 	if err != nil {
-		return fairshare.Guidance{}, fairgossip.Publication{}, fmt.Errorf("computing guidance: %w", err)
+		return fairshare.Guidance{}, fmt.Errorf("computing guidance: %w", err)
 	}
+	return g, nil
+}
+
+// Encode encodes g as version of the gossiped guidance with pub.
+func Encode(pub *fairgossip.Publisher, version uint64, g fairshare.Guidance) (fairgossip.Publication, error) {
 	running := make(map[string]uint64, len(g.Running))
 	for u, n := range g.Running {
 		running[u] = uint64(n)
 	}
 	p, err := pub.Publish(version, running, g.TypeWeights)
 	if err != nil {
-		return fairshare.Guidance{}, fairgossip.Publication{}, fmt.Errorf("encoding guidance: %w", err)
+		return fairgossip.Publication{}, fmt.Errorf("encoding guidance: %w", err)
 	}
-	return g, p, nil
+	return p, nil
 }

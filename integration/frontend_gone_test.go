@@ -54,10 +54,9 @@ next:
 	return out
 }
 
-// TestFrontendGoneCostsBoundedDialsAndLogs is the bug behind issue 15
-// item 4: after a driver exited, its scheduler logged "frontend message
-// not delivered" 149,441 times, dialing the gone frontend once per
-// message. Over real Thrift on loopback: a frontend registers, receives
+// TestFrontendGoneCostsBoundedDialsAndLogs: after a frontend exits, its
+// scheduler must neither log "frontend message not delivered" nor dial
+// the gone frontend once per message. Over real Thrift on loopback: a frontend registers, receives
 // messages, and goes away; its address then accepts connections and hangs
 // up at once, so that every dial the scheduler makes is counted here.
 // 20,000 messages pushed at it cost a bounded number of dials and log

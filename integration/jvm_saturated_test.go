@@ -22,7 +22,7 @@ type jvmSaturatedScenario struct {
 }
 
 // TestJVMInteropSaturated runs the original-style Java frontend
-// (scripts/interop/java) against a saturated fleet (issue 15): two node
+// (scripts/interop/java) against a saturated fleet: two node
 // monitors of one slot whose queues hold 30 reservations each, so that
 // three 10-task jobs fill them, and 8 submitting threads over the
 // frontend's fixed pool of 8 connections.

@@ -13,8 +13,8 @@ const module = "github.com/sparrowfleet/sparrow/"
 // may import (non-test code), so that the tree keeps showing the
 // architecture: the deterministic core depends on nothing but itself and
 // the standard library; plumbing never reaches up into daemons or
-// harnesses (one named exception); daemons and the client library never
-// import experiment harnesses.
+// harnesses; daemons and the client library never import experiment
+// harnesses. There are no exceptions.
 var layoutRules = []struct {
 	kind    string   // path prefix within the module
 	forbid  []string // module path prefixes it must not import
@@ -27,15 +27,6 @@ var layoutRules = []struct {
 	{kind: "nodemonitor", forbid: []string{"bench/", "sim", "cmd/", "scheduler", "client"}},
 	{kind: "client", forbid: []string{"bench/", "sim", "cmd/", "scheduler", "nodemonitor"}},
 	{kind: "sim", forbid: []string{"bench/", "cmd/", "scheduler", "nodemonitor", "client"}},
-}
-
-// layoutExceptions are imports a rule would forbid, with the reason each is
-// allowed.
-var layoutExceptions = map[string]string{
-	// Collectors read the daemons' own Stats snapshots at scrape time.
-	"internal/metrics -> scheduler":   "metrics adapts the daemons' snapshots",
-	"internal/metrics -> nodemonitor": "metrics adapts the daemons' snapshots",
-	"internal/metrics -> coordinator": "metrics adapts the daemons' snapshots",
 }
 
 func TestLayoutImportRules(t *testing.T) {
@@ -64,7 +55,7 @@ func TestLayoutImportRules(t *testing.T) {
 					continue
 				}
 				for _, f := range r.forbid {
-					if (own == strings.TrimSuffix(f, "/") || strings.HasPrefix(own, f)) && layoutExceptions[pkg+" -> "+own] == "" {
+					if own == strings.TrimSuffix(f, "/") || strings.HasPrefix(own, f) {
 						t.Errorf("%s imports %s: a %s package must not import %s", pkg, own, r.kind, f)
 					}
 				}

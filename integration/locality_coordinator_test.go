@@ -16,7 +16,7 @@ import (
 	"github.com/sparrowfleet/sparrow/scheduler"
 )
 
-// TestLocalityCoordinatorKilledUnderLoad: issue 9's coordinator fault for
+// TestLocalityCoordinatorKilledUnderLoad: the coordinator fault for
 // locality guidance, over loopback with a real coordinator. Eight one-slot
 // node monitors in two racks; a driver (bench/driver, as `sparrow drive
 // --prefer-nodes` runs it) submits jobs whose tasks prefer the 3 replicas

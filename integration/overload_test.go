@@ -23,14 +23,17 @@ func TestBenchOverloadSmallFleet(t *testing.T) {
 	if runtime.GOOS != "linux" {
 		t.Skip("reads /proc")
 	}
-	if !interopCanBind("127.63.1.1") {
-		t.Skip("cannot bind 127.63.0.0/16 loopback addresses")
+	// A network of its own, free now: a fixed one may be held by another
+	// process on the machine, and then the first member to bind exits.
+	network, err := procs.FreeNet(1, 2, 1)
+	if err != nil {
+		t.Skipf("cannot bind 127.0.0.0/8 loopback addresses: %v", err)
 	}
 	bin := buildSparrowBinary(t)
 	points, err := overload.Run(t.Context(), overload.Config{
 		Binary: bin, Schedulers: 1, NodeMonitors: 2, Slots: 1, Tasks: 2, TaskDuration: 100 * time.Millisecond,
 		Multiples: []float64{2}, Duration: 4 * time.Second, Settle: time.Second, Drain: time.Second,
-		MaxQueued: 4, GossipProfile: "lan", Net: "127.63", LogLevel: "info", Dir: t.TempDir(),
+		MaxQueued: 4, GossipProfile: "lan", Net: network, LogLevel: "info", Dir: t.TempDir(),
 		FrontendTimeout: time.Second, SampleEvery: 500 * time.Millisecond, ReadyTimeout: time.Minute,
 		Say: func(s string) { t.Log(s) },
 	})

@@ -21,15 +21,18 @@ func TestBenchProcsSmallFleet(t *testing.T) {
 	if runtime.GOOS != "linux" {
 		t.Skip("reads /proc")
 	}
-	if !interopCanBind("127.61.1.1") {
-		t.Skip("cannot bind 127.61.0.0/16 loopback addresses")
+	// A network of its own, free now: a fixed one may be held by another
+	// process on the machine, and then the first member to bind exits.
+	network, err := procs.FreeNet(2, 2, 2)
+	if err != nil {
+		t.Skipf("cannot bind 127.0.0.0/8 loopback addresses: %v", err)
 	}
 	bin := buildSparrowBinary(t)
 	const jobs, tasks = 40, 3
 	res, err := procs.Run(t.Context(), procs.Config{
 		Binary: bin, Schedulers: 2, NodeMonitors: 2, Slots: 2,
 		Jobs: jobs, Tasks: tasks, Rate: 40, GossipProfile: "local",
-		Net: "127.61", Dir: t.TempDir(), Idle: 200 * time.Millisecond,
+		Net: network, Dir: t.TempDir(), Idle: 200 * time.Millisecond,
 		Deadline: time.Minute, ReadyTimeout: time.Minute,
 	})
 	if err != nil {

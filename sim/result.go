@@ -1,8 +1,9 @@
 package sim
 
 import (
-	"math"
 	"slices"
+
+	"github.com/sparrowfleet/sparrow/internal/stats"
 )
 
 // Stats summarises the response times of a set of measured jobs. A job's
@@ -146,26 +147,11 @@ func summarize(resp, opt []float64, zero []bool, keep func(int) bool) Stats {
 	slices.Sort(sorted)
 	return Stats{
 		Jobs:      n,
-		MedianMS:  Quantile(sorted, 0.5),
+		MedianMS:  stats.Quantile(sorted, 0.5),
 		MeanMS:    sumR / float64(n),
-		P95MS:     Quantile(sorted, 0.95),
-		P99MS:     Quantile(sorted, 0.99),
+		P95MS:     stats.Quantile(sorted, 0.95),
+		P99MS:     stats.Quantile(sorted, 0.99),
 		OptimalMS: sumO / float64(n),
 		ZeroWait:  float64(z) / float64(n),
 	}
-}
-
-// Quantile returns the q-quantile of sorted values, interpolating linearly
-// between order statistics (the "type 7" definition of R and NumPy).
-func Quantile(sorted []float64, q float64) float64 {
-	n := len(sorted)
-	if n == 0 {
-		return math.NaN()
-	}
-	h := q * float64(n-1)
-	lo := int(math.Floor(h))
-	if lo >= n-1 {
-		return sorted[n-1]
-	}
-	return sorted[lo] + (h-float64(lo))*(sorted[lo+1]-sorted[lo])
 }

@@ -412,15 +412,6 @@ func TestHeterogeneity(t *testing.T) {
 	}
 }
 
-func TestQuantile(t *testing.T) {
-	v := []float64{1, 2, 3, 4}
-	for q, want := range map[float64]float64{0: 1, 0.5: 2.5, 1: 4, 0.95: 3.85} {
-		if got := Quantile(v, q); math.Abs(got-want) > 1e-12 {
-			t.Errorf("Quantile(%v) = %v, want %v", q, got, want)
-		}
-	}
-}
-
 func TestHeap(t *testing.T) {
 	var h eventHeap
 	rng := rand.New(rand.NewPCG(1, 1))

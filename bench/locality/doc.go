@@ -1,4 +1,4 @@
-// Package locality runs issue 9's live locality experiment: data locality
+// Package locality runs the live locality experiment: data locality
 // under skew on an in-process fleet (bench/fleet: real Thrift and gossip
 // on loopback, each member on its own 127.0.x.y address).
 //

@@ -30,7 +30,7 @@ type Mode struct {
 	Coordinator bool `json:"coordinator"`
 }
 
-// Modes are the experiment's three modes, (a), (b) and (c) of issue 9.
+// Modes are the experiment's three modes, (a), (b) and (c).
 var Modes = []Mode{
 	{Name: "strict", Description: "(a) delayThreshold 0: each task waits for one of its 3 replica nodes"},
 	{Name: "delay", Description: "(b) delayThreshold > 0, no coordinator: the scheduler widens to the replicas' racks, then the cluster, after the delay", Relax: true},

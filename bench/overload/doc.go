@@ -1,5 +1,5 @@
-// Package overload is the saturation benchmark (`sparrow bench overload`,
-// issue 15, item 5): a fleet of separate processes with a known capacity
+// Package overload is the saturation benchmark (`sparrow bench overload`):
+// a fleet of separate processes with a known capacity
 // (node monitors × slots / task duration) is offered 0.5, 1, 2, 10 and
 // 1,000 times that capacity, a fresh fleet per point, and for each point
 // it reports goodput (tasks completed per second in a steady-state window,

@@ -214,7 +214,7 @@ func span(from, to string) (a, b time.Time, ok bool) {
 	return a, b, err1 == nil && err2 == nil
 }
 
-// The issue's goals.
+// The benchmark's goals: what a saturated fleet must keep.
 const (
 	GoalGoodputPct     = 95.0
 	GoalAttempts       = 1.1
@@ -228,7 +228,7 @@ type Verdict struct {
 	Measured string `json:"measured"`
 }
 
-// Judge checks the issue's goals over the points: goodput at least 95% of
+// Judge checks the goals over the points: goodput at least 95% of
 // capacity at every overload (multiple above 1), at most 1.1 task attempts
 // per task, every role's RSS growth over the window under 10 MB (the
 // frontend, the load generator, is reported but not judged), and no live

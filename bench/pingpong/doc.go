@@ -6,7 +6,7 @@
 // smallest call a node monitor makes on a scheduler. Two stacks carry it:
 //
 //   - bare: the thrift library alone (TSimpleServer, TSocket, TFramedTransport,
-//     TBinaryProtocol), what the "about 10 µs per side" refers to;
+//     TBinaryProtocol), the floor any Thrift service pays per call;
 //   - rpc: the fleet's own internal/rpc server and client pool, with the
 //     limits every daemon runs with (frame deadline, connection caps,
 //     decode budget).

@@ -3,6 +3,8 @@ package procs
 import (
 	"context"
 	"fmt"
+	"math/rand/v2"
+	"net"
 	"strconv"
 	"strings"
 	"time"
@@ -74,8 +76,61 @@ type MemberInfo struct {
 // Addr is the address of role r's member i on port: Net.r.(i+1):port.
 // Schedulers are role 1, node monitors and executors role 2; role 3 is
 // free for the driver.
-func (f *Fleet) Addr(role, i, port int) string {
-	return fmt.Sprintf("%s.%d.%d:%d", f.spec.Net, role, i+1, port)
+func (f *Fleet) Addr(role, i, port int) string { return addr(f.spec.Net, role, i, port) }
+
+func addr(network string, role, i, port int) string {
+	return fmt.Sprintf("%s.%d.%d:%d", network, role, i+1, port)
+}
+
+// The ports each role's members bind (Addr's role numbers); gossip binds
+// UDP as well as TCP. Role 3 is the drivers'.
+var rolePorts = map[int][]int{1: {20503, 20507, 7946, 9190}, 2: {20501, 20502, 7946, 9190, 20101}, 3: {50201}}
+
+// gossipPort binds UDP too.
+const gossipPort = 7946
+
+// taken returns an error naming the first address, of those a fleet of
+// this shape with drivers drivers binds on network, that something else holds
+// now, or nil if all are free. A member that cannot bind exits at once,
+// so a fleet started over another one (a run left over, or a second run
+// on the same net) fails as "exited early" without this check.
+func taken(network string, schedulers, nodeMonitors, drivers int) error {
+	for role, n := range map[int]int{1: schedulers, 2: nodeMonitors, 3: drivers} {
+		for i := range n {
+			for _, port := range rolePorts[role] {
+				a := addr(network, role, i, port)
+				ln, err := net.Listen("tcp", a)
+				if err != nil {
+					return fmt.Errorf("%s is taken (another fleet on net %s, or one left running?): %w", a, network, err)
+				}
+				ln.Close()
+				if port != gossipPort {
+					continue
+				}
+				pc, err := net.ListenPacket("udp", a)
+				if err != nil {
+					return fmt.Errorf("%s/udp is taken (another fleet on net %s, or one left running?): %w", a, network, err)
+				}
+				pc.Close()
+			}
+		}
+	}
+	return nil
+}
+
+// FreeNet returns a loopback network, two octets such as 127.87, on which
+// every address a fleet of this shape with drivers drivers binds is free
+// now. Tests use it rather than a fixed network, which another process on
+// the machine may hold.
+func FreeNet(schedulers, nodeMonitors, drivers int) (string, error) {
+	var last error
+	for _, b := range rand.Perm(190) {
+		network := fmt.Sprintf("127.%d", 64+b)
+		if last = taken(network, schedulers, nodeMonitors, drivers); last == nil {
+			return network, nil
+		}
+	}
+	return "", fmt.Errorf("no free loopback network: %w", last)
 }
 
 // StartFleet starts every member, each with its log in spec.Dir, and waits
@@ -88,6 +143,9 @@ func StartFleet(ctx context.Context, spec FleetSpec, say func(string)) (*Fleet, 
 	}
 	if spec.LogLevel == "" {
 		spec.LogLevel = "warn"
+	}
+	if err := taken(spec.Net, spec.Schedulers, spec.NodeMonitors, 0); err != nil {
+		return nil, err
 	}
 	f := &Fleet{spec: spec}
 	ok := false

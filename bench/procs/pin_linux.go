@@ -9,7 +9,7 @@ import (
 	"golang.org/x/sys/unix"
 )
 
-// Pinning a fleet to CPUs (issue 11's scaling measurement): schedulers on
+// Pinning a fleet to CPUs, for the scaling measurement: schedulers on
 // one CPU, everything else on another, so that the schedulers' sustained
 // rate is what one core of scheduler buys.
 

@@ -2,11 +2,9 @@ package main
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"io"
 	"os"
-	"path/filepath"
 	"strings"
 	"time"
 
@@ -66,13 +64,8 @@ and one plot per setup, fairness-mesos-<setup>.svg and .png, into
 				}
 				list = append(list, s)
 			}
-			switch {
-			case cfg.NodesPerType < 1 || cfg.Slots < 1 || cfg.TasksPerJob < 1:
-				return fmt.Errorf("--nodes-per-type, --slots and --tasks must be at least 1")
-			case cfg.TaskDuration <= 0 || cfg.Period <= 0 || cfg.Bin <= 0 || cfg.Settle < 0:
-				return fmt.Errorf("--task-duration, --period and --bin must be positive, --settle not negative")
-			case !(cfg.Scale > 0) || !(cfg.Backlog > 0) || !(cfg.Tolerance > 0 && cfg.Tolerance < 1):
-				return fmt.Errorf("--scale and --backlog must be positive, --tolerance in (0, 1)")
+			if err := cfg.Validate(); err != nil {
+				return err
 			}
 			if err := os.MkdirAll(outDir, 0o755); err != nil {
 				return fmt.Errorf("--out-dir: %w", err)
@@ -103,7 +96,7 @@ and one plot per setup, fairness-mesos-<setup>.svg and .png, into
 				}
 			}
 			rep.Command = "sparrow " + strings.Join(os.Args[1:], " ")
-			return writeChoosy(rep, outDir, cmd.OutOrStdout(), stderr)
+			return rep.Write(outDir, cmd.OutOrStdout(), stderr)
 		},
 	}
 	fs := cmd.Flags()
@@ -124,32 +117,6 @@ and one plot per setup, fairness-mesos-<setup>.svg and .png, into
 	fs.Float64Var(&maxLoad, "max-load", 0, "before each setup, wait until the host's 1-minute load average is below this (0: don't wait)")
 	fs.DurationVar(&maxLoadWait, "max-load-wait", 5*time.Minute, "longest wait for --max-load; the run then goes ahead and says so")
 	return cmd
-}
-
-// writeChoosy prints the tables and writes the JSON and the plots.
-func writeChoosy(rep fairness.Report, dir string, out, progress io.Writer) error {
-	if err := rep.WriteTable(out); err != nil {
-		return err
-	}
-	b, err := json.MarshalIndent(rep, "", " ")
-	if err != nil {
-		return fmt.Errorf("encode result: %w", err)
-	}
-	path := filepath.Join(dir, "fairness-mesos.json")
-	if err := os.WriteFile(path, append(b, '\n'), 0o644); err != nil {
-		return err
-	}
-	fmt.Fprintf(progress, "results written to %s\n", path)
-	for k, s := range rep.Setups {
-		for _, ext := range []string{"svg", "png"} {
-			p := filepath.Join(dir, fmt.Sprintf("fairness-mesos-%s.%s", s.Setup.Name, ext))
-			if err := rep.Chart(k).Save(p); err != nil {
-				return err
-			}
-			fmt.Fprintf(progress, "plot written to %s\n", p)
-		}
-	}
-	return nil
 }
 
 // waitForQuietHost waits, up to maxWait, for the host's load average to

@@ -1,23 +1,18 @@
 package main
 
 import (
-	"encoding/json"
 	"fmt"
-	"io"
 	"os"
-	"path/filepath"
 	"strings"
-	"sync/atomic"
 	"time"
 
 	"github.com/rs/zerolog"
 	"github.com/spf13/cobra"
 
 	"github.com/sparrowfleet/sparrow/bench/locality"
-	"github.com/sparrowfleet/sparrow/internal/plot"
 )
 
-// Issue 9's three-way locality experiment on a live fleet.
+// The three-way locality experiment on a live fleet.
 func init() { benchCmd.AddCommand(newBenchLocalityCmd()) }
 
 func newBenchLocalityCmd() *cobra.Command {
@@ -36,7 +31,7 @@ func newBenchLocalityCmd() *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "locality",
 		Short: "Data locality under skew on a live fleet: strict preferences, delay relaxation, coordinator guidance",
-		Long: `Run issue 9's locality experiment on an in-process fleet (real Thrift and
+		Long: `Run the locality experiment on an in-process fleet (real Thrift and
 gossip on loopback, each member on its own 127.0.x.y address): --nodes node
 monitors x --slots slots in --racks racks (node attribute "rack"), and a
 catalogue of --blocks input blocks of --block-mib MiB, each with 3
@@ -109,9 +104,9 @@ locality-fractions and locality-response (.svg and .png) into --out-dir.`,
 				return err
 			}
 			stderr := cmd.ErrOrStderr()
-			logs := &muteWriter{w: os.Stderr}
+			logs := &locality.MuteWriter{W: os.Stderr}
 			cfg.Log = zerolog.New(logs).Level(log.GetLevel()).With().Timestamp().Logger()
-			cfg.Mute = logs.muted.Store
+			cfg.Mute = logs.Muted.Store
 			cfg.Say = func(s string) { fmt.Fprintln(stderr, s) }
 			fmt.Fprintf(stderr, "locality: %d node monitors x %d slots in %d racks, %d blocks, Zipf %g, load %g, %v per mode, modes %s\n",
 				w.Topology.Nodes, w.Slots, w.Topology.Racks, w.Blocks, w.ZipfS, w.Load, w.Duration, modes)
@@ -136,7 +131,7 @@ locality-fractions and locality-response (.svg and .png) into --out-dir.`,
 				rep.Reference = &ref
 			}
 			rep.Command = "sparrow " + strings.Join(os.Args[1:], " ")
-			return writeLocality(rep, outDir, asJSON, cmd.OutOrStdout(), stderr)
+			return rep.Write(outDir, asJSON, cmd.OutOrStdout(), stderr)
 		},
 	}
 	fs := cmd.Flags()
@@ -169,53 +164,4 @@ locality-fractions and locality-response (.svg and .png) into --out-dir.`,
 	fs.Float64Var(&maxLoad, "max-load", 0, "before each mode, wait until the host's 1-minute load average is below this (0: don't wait)")
 	fs.DurationVar(&maxLoadWait, "max-load-wait", 5*time.Minute, "longest wait for --max-load; the run then goes ahead and says so")
 	return cmd
-}
-
-// writeLocality prints the table (or the JSON) and writes the JSON and
-// the plots.
-func writeLocality(rep locality.Report, dir string, asJSON bool, out, progress io.Writer) error {
-	b, err := json.MarshalIndent(rep, "", " ")
-	if err != nil {
-		return fmt.Errorf("encode result: %w", err)
-	}
-	b = append(b, '\n')
-	if asJSON {
-		if _, err := out.Write(b); err != nil {
-			return err
-		}
-	} else if err := rep.WriteTable(out); err != nil {
-		return err
-	}
-	path := filepath.Join(dir, "locality.json")
-	if err := os.WriteFile(path, b, 0o644); err != nil {
-		return err
-	}
-	fmt.Fprintf(progress, "results written to %s\n", path)
-	for _, c := range []struct {
-		name  string
-		chart *plot.Chart
-	}{{"locality-fractions", rep.LocalityChart()}, {"locality-response", rep.ResponseChart()}} {
-		for _, ext := range []string{"svg", "png"} {
-			p := filepath.Join(dir, c.name+"."+ext)
-			if err := c.chart.Save(p); err != nil {
-				return err
-			}
-			fmt.Fprintf(progress, "plot written to %s\n", p)
-		}
-	}
-	return nil
-}
-
-// muteWriter drops everything written while muted. Safe for concurrent
-// use.
-type muteWriter struct {
-	w     io.Writer
-	muted atomic.Bool
-}
-
-func (m *muteWriter) Write(p []byte) (int, error) {
-	if m.muted.Load() {
-		return len(p), nil
-	}
-	return m.w.Write(p)
 }

@@ -26,7 +26,7 @@ func newBenchOverloadCmd() *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "overload",
 		Short: "Goodput, refusals and memory of a fleet of separate processes offered up to 1,000 times its capacity",
-		Long: `The saturation benchmark (issue 15). Start a fleet of separate OS processes
+		Long: `The saturation benchmark. Start a fleet of separate OS processes
 of this binary on loopback (--schedulers schedulers, --nodes node monitors
 of --slots slots, a sleep executor beside each), whose capacity is
 nodes x slots / --task-duration tasks per second, and offer it each
@@ -45,7 +45,7 @@ saturation refusals, task attempts per task, completed jobs' response
 time p50/p99, each role's peak RSS and RSS growth over the window, CPU per
 role, and any member that gossip declared dead (memberlist's "Marking X as
 failed" in the members' logs, which needs --member-log-level info or
-debug). Then it checks the issue's goals: goodput at least 95% of capacity
+debug). Then it checks the benchmark's goals: goodput at least 95% of capacity
 at every overload, at most 1.1 attempts per task, every role's RSS growth
 under 10 MB over the window, no live member declared dead. Linux only.
 

@@ -3,14 +3,12 @@ package main
 import (
 	"encoding/json"
 	"fmt"
-	"io"
 	"os"
 	"os/signal"
 	"path/filepath"
 	"strconv"
 	"strings"
 	"syscall"
-	"text/tabwriter"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -96,7 +94,7 @@ Examples:
 			if asJSON {
 				return json.NewEncoder(cmd.OutOrStdout()).Encode(pts)
 			}
-			return writePingPongTable(cmd.OutOrStdout(), pts)
+			return pingpong.WriteTable(cmd.OutOrStdout(), pts)
 		},
 	}
 	fs := cmd.Flags()
@@ -110,18 +108,4 @@ Examples:
 	fs.StringVar(&serve, "serve", "", "internal: be the server of MODE (started by this command itself)")
 	_ = fs.MarkHidden("serve")
 	return cmd
-}
-
-// writePingPongTable prints one row per point.
-func writePingPongTable(w io.Writer, pts []pingpong.Point) error {
-	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
-	fmt.Fprintln(tw, "mode\toffered calls/s\tcalls/s\tclient µs/call\tserver µs/call\tlatency p50 µs\tp99 µs\t")
-	for _, p := range pts {
-		offered := "flat out"
-		if p.OfferedRate > 0 {
-			offered = fmt.Sprintf("%g", p.OfferedRate)
-		}
-		fmt.Fprintf(tw, "%s\t%s\t%.0f\t%.1f\t%.1f\t%.0f\t%.0f\t\n", p.Mode, offered, p.Rate, p.ClientUs, p.ServerUs, p.LatencyUs.P50, p.LatencyUs.P99)
-	}
-	return tw.Flush()
 }

@@ -1,28 +1,18 @@
 package main
 
 import (
-	"bytes"
 	"errors"
 	"fmt"
-	"io/fs"
-	"os"
-	"path/filepath"
-	"regexp"
 	"time"
 
 	"github.com/spf13/cobra"
 
+	"github.com/sparrowfleet/sparrow/internal/certfiles"
 	"github.com/sparrowfleet/sparrow/internal/membership"
 	"github.com/sparrowfleet/sparrow/internal/rpc"
 )
 
 func init() { rootCmd.AddCommand(newCertsCmd()) }
-
-// File names in a CA directory and a member's certificate directory.
-const (
-	caCertFile = "ca.crt"
-	caKeyFile  = "ca.key"
-)
 
 func newCertsCmd() *cobra.Command {
 	cmd := &cobra.Command{
@@ -58,23 +48,8 @@ it can mint certificates that the whole cluster accepts.`,
 			if out == "" {
 				return errors.New("--out is required")
 			}
-			certPEM, keyPEM, err := rpc.GenerateCA(rpc.CertOptions{Name: name, ValidFor: validFor, KeyType: keyType})
+			certPath, keyPath, err := certfiles.WriteCA(out, rpc.CertOptions{Name: name, ValidFor: validFor, KeyType: keyType}, force)
 			if err != nil {
-				return err
-			}
-			if err := os.MkdirAll(out, 0o700); err != nil {
-				return err
-			}
-			certPath, keyPath := filepath.Join(out, caCertFile), filepath.Join(out, caKeyFile)
-			if !force {
-				if err := noneExist(certPath, keyPath); err != nil {
-					return err
-				}
-			}
-			if err := writeFile(keyPath, keyPEM, 0o600, force); err != nil {
-				return err
-			}
-			if err := writeFile(certPath, certPEM, 0o644, force); err != nil {
 				return err
 			}
 			fmt.Fprintf(cmd.OutOrStdout(), "wrote %s (distribute to every member as --tls-ca)\nwrote %s (private: keep it off the fleet)\n", certPath, keyPath)
@@ -89,9 +64,6 @@ it can mint certificates that the whole cluster accepts.`,
 	fs.BoolVar(&force, "force", false, "overwrite existing files")
 	return cmd
 }
-
-// validName keeps certificate names usable as file names.
-var validName = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9._-]*$`)
 
 func newCertsIssueCmd() *cobra.Command {
 	var (
@@ -123,47 +95,12 @@ for a frontend its advertised host, since schedulers call it back.`,
 				return errors.New("--ca-dir is required")
 			case out == "":
 				return errors.New("--out is required")
-			case !validName.MatchString(name):
-				return fmt.Errorf("--name %q: want letters, digits, '.', '-' or '_' (it names the files)", name)
-			case name == "ca":
-				return errors.New(`--name "ca" would clash with the CA certificate's file name`)
 			}
-			caCert, err := os.ReadFile(filepath.Join(caDir, caCertFile))
+			f, err := certfiles.Issue(caDir, out, rpc.CertOptions{Name: name, Hosts: hosts, ValidFor: validFor, KeyType: keyType}, force)
 			if err != nil {
-				return fmt.Errorf("CA certificate: %w", err)
-			}
-			caKey, err := os.ReadFile(filepath.Join(caDir, caKeyFile))
-			if err != nil {
-				return fmt.Errorf("CA key: %w", err)
-			}
-			certPEM, keyPEM, err := rpc.IssueCert(caCert, caKey, rpc.CertOptions{
-				Name: name, Hosts: hosts, ValidFor: validFor, KeyType: keyType,
-			})
-			if err != nil {
-				return fmt.Errorf("CA in %s: %w", caDir, err)
-			}
-			if err := os.MkdirAll(out, 0o700); err != nil {
 				return err
 			}
-			certPath, keyPath := filepath.Join(out, name+".crt"), filepath.Join(out, name+".key")
-			caPath := filepath.Join(out, caCertFile)
-			if !force {
-				if err := noneExist(certPath, keyPath); err != nil {
-					return err
-				}
-				if old, err := os.ReadFile(caPath); err == nil && !bytes.Equal(old, caCert) {
-					return fmt.Errorf("%s exists and is a different CA certificate (use --force to replace it)", caPath)
-				}
-			}
-			if err := writeFile(keyPath, keyPEM, 0o600, force); err != nil {
-				return err
-			}
-			if err := writeFile(certPath, certPEM, 0o644, force); err != nil {
-				return err
-			}
-			if err := writeFile(caPath, caCert, 0o644, true); err != nil {
-				return err
-			}
+			certPath, keyPath, caPath := f.Cert, f.Key, f.CA
 			w := cmd.OutOrStdout()
 			if len(hosts) == 0 {
 				fmt.Fprintln(w, "note: no --hosts, so the certificate only works as a client certificate")
@@ -212,7 +149,7 @@ docs/SECURITY.md).`,
 				_, err := fmt.Fprintln(cmd.OutOrStdout(), key)
 				return err
 			}
-			if err := writeFile(out, []byte(key+"\n"), 0o600, force); err != nil {
+			if err := certfiles.WriteFile(out, []byte(key+"\n"), 0o600, force); err != nil {
 				return err
 			}
 			fmt.Fprintf(cmd.ErrOrStderr(), "wrote %s (mode 0600)\n", out)
@@ -223,58 +160,4 @@ docs/SECURITY.md).`,
 	fs.StringVar(&out, "out", "", `file to write the key to, with mode 0600, or "-" for standard output (required)`)
 	fs.BoolVar(&force, "force", false, "overwrite an existing file")
 	return cmd
-}
-
-// noneExist fails if any of paths exists.
-func noneExist(paths ...string) error {
-	for _, p := range paths {
-		if _, err := os.Lstat(p); err == nil {
-			return fmt.Errorf("%s already exists (use --force to overwrite)", p)
-		} else if !errors.Is(err, fs.ErrNotExist) {
-			return err
-		}
-	}
-	return nil
-}
-
-// writeFile writes data to path with exactly mode perm: through a
-// temporary file, so that a key is never readable by others even for a
-// moment, and without replacing an existing file unless force.
-func writeFile(path string, data []byte, perm os.FileMode, force bool) (err error) {
-	tmp, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".tmp*")
-	if err != nil {
-		return err
-	}
-	defer func() {
-		if err != nil {
-			os.Remove(tmp.Name())
-		}
-	}()
-	if err := tmp.Chmod(perm); err != nil {
-		tmp.Close()
-		return err
-	}
-	if _, err := tmp.Write(data); err != nil {
-		tmp.Close()
-		return err
-	}
-	if err := tmp.Sync(); err != nil {
-		tmp.Close()
-		return err
-	}
-	if err := tmp.Close(); err != nil {
-		return err
-	}
-	if force {
-		return os.Rename(tmp.Name(), path)
-	}
-	// Link fails if path exists, so a concurrent writer is never clobbered.
-	if err := os.Link(tmp.Name(), path); err != nil {
-		if errors.Is(err, fs.ErrExist) {
-			return fmt.Errorf("%s already exists (use --force to overwrite)", path)
-		}
-		return err
-	}
-	os.Remove(tmp.Name())
-	return nil
 }

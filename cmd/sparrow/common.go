@@ -271,7 +271,7 @@ func (h *httpServer) close() {
 func schedulerSurface(d *scheduler.Daemon, seeds []string) surface {
 	return surface{
 		cluster: d.Cluster, host: hostOf(d.ServiceAddr()),
-		collectors: []prometheus.Collector{metrics.SchedulerCollector(d.Scheduler), metrics.RPCCollector(d.RPCStats)},
+		collectors: []prometheus.Collector{scheduler.Collector(d.Stats), metrics.RPCCollector(d.RPCStats)},
 		ready: httpapi.All(
 			httpapi.Serving(d.Serving),
 			httpapi.Joined(d.Cluster, seeds),
@@ -299,7 +299,7 @@ func schedulerSurface(d *scheduler.Daemon, seeds []string) surface {
 func nodeMonitorSurface(d *nodemonitor.Daemon, seeds []string) surface {
 	return surface{
 		cluster: d.Cluster, host: hostOf(d.ServiceAddr()),
-		collectors: []prometheus.Collector{metrics.NodeMonitorCollector(d.NodeMonitor), metrics.RPCCollector(d.RPCStats)},
+		collectors: []prometheus.Collector{nodemonitor.Collector(d.State), metrics.RPCCollector(d.RPCStats)},
 		ready: httpapi.All(
 			httpapi.Serving(d.Serving),
 			httpapi.Joined(d.Cluster, seeds),

@@ -13,7 +13,6 @@ import (
 	"github.com/sparrowfleet/sparrow/core/quincy"
 	"github.com/sparrowfleet/sparrow/internal/httpapi"
 	"github.com/sparrowfleet/sparrow/internal/membership"
-	"github.com/sparrowfleet/sparrow/internal/metrics"
 )
 
 func init() { rootCmd.AddCommand(newCoordinatorCmd()) }
@@ -163,7 +162,7 @@ func coordinatorSurface(d *coordinator.Daemon, seeds []string, advertise string)
 	}
 	return surface{
 		cluster: d.Cluster, host: host,
-		collectors: []prometheus.Collector{metrics.CoordinatorCollector(d.Stats)},
+		collectors: []prometheus.Collector{coordinator.Collector(d.Stats)},
 		ready:      httpapi.All(httpapi.Joined(d.Cluster, seeds)),
 		status: func() httpapi.Status {
 			return httpapi.Status{Name: d.Cluster.Name(), Role: membership.RoleCoordinator, Gossip: d.Cluster.Addr(),

@@ -2,21 +2,16 @@ package main
 
 import (
 	"bufio"
-	"bytes"
 	"encoding/json"
 	"fmt"
 	"io"
 	"math/rand/v2"
 	"os"
-	"os/exec"
-	"slices"
-	"strconv"
 	"strings"
-	"text/tabwriter"
-	"time"
 
 	"github.com/spf13/cobra"
 
+	"github.com/sparrowfleet/sparrow/bench/flowbench"
 	"github.com/sparrowfleet/sparrow/core/flow"
 	"github.com/sparrowfleet/sparrow/core/flow/gen"
 	"github.com/sparrowfleet/sparrow/core/quincy"
@@ -145,21 +140,6 @@ func writeQuincyGraph(w io.Writer, size, pol string, rng *rand.Rand) error {
 	return quincy.WriteSyntheticDIMACS(w, cfg, p, quincy.DefaultParams(), rng)
 }
 
-// flowBenchRow is one instance's timings; times are medians in ms.
-type flowBenchRow struct {
-	Instance   string  `json:"instance"`
-	Nodes      int     `json:"nodes"`
-	Arcs       int     `json:"arcs"`
-	Cost       int64   `json:"cost"`
-	OursMs     float64 `json:"ours_ms"`
-	LemonNSMs  float64 `json:"lemon_ns_ms,omitempty"`
-	LemonCSMs  float64 `json:"lemon_cs_ms,omitempty"`
-	Ratio      float64 `json:"ratio_vs_faster_lemon,omitempty"`
-	ChurnTasks int     `json:"churn_tasks,omitempty"`
-	WarmMs     float64 `json:"warm_resolve_ms,omitempty"`
-	LemonCost  int64   `json:"lemon_cost,omitempty"`
-}
-
 func newFlowBenchCmd() *cobra.Command {
 	f := &flowGenFlags{}
 	var lemon, sizes string
@@ -180,7 +160,7 @@ LEMON's times are measured inside the driver, excluding I/O, and so are
 ours. Progress goes to stderr, the table (or JSON with --json) to stdout.`,
 		Example: `  sparrow flow bench --lemon ./lemon_mcf --sizes 243x10x2200,2500x100x22000`,
 		RunE: func(cmd *cobra.Command, files []string) error {
-			var rows []flowBenchRow
+			var rows []flowbench.Row
 			type inst struct {
 				name string
 				q    *gen.Graph
@@ -206,7 +186,7 @@ ours. Progress goes to stderr, the table (or JSON with --json) to stdout.`,
 			}
 			for _, in := range insts {
 				fmt.Fprintf(cmd.ErrOrStderr(), "flow bench: %s (%v)\n", in.name, in.g)
-				row, err := benchOne(cmd, in.name, in.g, in.q, lemon, reps, churn)
+				row, err := flowbench.One(cmd.ErrOrStderr(), in.name, in.g, in.q, lemon, reps, churn)
 				if err != nil {
 					return err
 				}
@@ -218,12 +198,7 @@ ours. Progress goes to stderr, the table (or JSON with --json) to stdout.`,
 				enc.SetIndent("", "  ")
 				return enc.Encode(rows)
 			}
-			tw := tabwriter.NewWriter(out, 0, 0, 2, ' ', tabwriter.AlignRight)
-			fmt.Fprintln(tw, "instance\tnodes\tarcs\tours ms\tLEMON NS ms\tLEMON CS ms\tratio\twarm ms (churn)\t")
-			for _, r := range rows {
-				fmt.Fprintf(tw, "%s\t%d\t%d\t%.1f\t%.1f\t%.1f\t%.2f\t%.2f (%d)\t\n", r.Instance, r.Nodes, r.Arcs, r.OursMs, r.LemonNSMs, r.LemonCSMs, r.Ratio, r.WarmMs, r.ChurnTasks)
-			}
-			return tw.Flush()
+			return flowbench.WriteTable(out, rows)
 		},
 	}
 	cmd.Flags().StringVar(&lemon, "lemon", "", "path to the LEMON driver binary (empty: time ours only)")
@@ -233,81 +208,4 @@ ours. Progress goes to stderr, the table (or JSON with --json) to stdout.`,
 	cmd.Flags().BoolVar(&asJSON, "json", false, "print JSON instead of a table")
 	f.register(cmd)
 	return cmd
-}
-
-func median(xs []time.Duration) float64 {
-	slices.Sort(xs)
-	return float64(xs[len(xs)/2]) / 1e6
-}
-
-func benchOne(cmd *cobra.Command, name string, g *flow.Network, q *gen.Graph, lemon string, reps int, churn float64) (flowBenchRow, error) {
-	row := flowBenchRow{Instance: name, Nodes: g.NumNodes(), Arcs: g.NumArcs()}
-	reps = max(reps, 1)
-	var dimacs bytes.Buffer
-	if lemon != "" {
-		if err := flow.WriteDIMACS(&dimacs, g); err != nil {
-			return row, err
-		}
-	}
-	var times []time.Duration
-	for range reps {
-		t0 := time.Now()
-		s, err := flow.Solve(g)
-		times = append(times, time.Since(t0))
-		if err != nil {
-			return row, fmt.Errorf("%s: %w", name, err)
-		}
-		row.Cost = s.Cost
-	}
-	row.OursMs = median(times)
-	fmt.Fprintf(cmd.ErrOrStderr(), "  ours: %.1f ms\n", row.OursMs)
-	if lemon != "" {
-		c := exec.Command(lemon, "-r", strconv.Itoa(reps), "-")
-		c.Stdin = &dimacs
-		out, err := c.Output()
-		if err != nil {
-			return row, fmt.Errorf("LEMON driver %s: %w", lemon, err)
-		}
-		for _, line := range strings.Split(strings.TrimSpace(string(out)), "\n") {
-			fs := strings.Fields(line)
-			if len(fs) != 5 {
-				return row, fmt.Errorf("LEMON driver printed %q", line)
-			}
-			cost, _ := strconv.ParseInt(fs[2], 10, 64)
-			med, _ := strconv.ParseFloat(fs[4], 64)
-			if fs[1] != "OPTIMAL" || cost != row.Cost {
-				return row, fmt.Errorf("%s: LEMON %s says %s %d, ours %d", name, fs[0], fs[1], cost, row.Cost)
-			}
-			row.LemonCost = cost
-			switch fs[0] {
-			case "ns":
-				row.LemonNSMs = med / 1e6
-			case "cs":
-				row.LemonCSMs = med / 1e6
-			}
-		}
-		row.Ratio = row.OursMs / min(row.LemonNSMs, row.LemonCSMs)
-		fmt.Fprintf(cmd.ErrOrStderr(), "  LEMON: NS %.1f ms, CS %.1f ms\n", row.LemonNSMs, row.LemonCSMs)
-	}
-	if q != nil && churn > 0 {
-		s := flow.NewSolver(q.Net)
-		if _, err := s.Solve(); err != nil {
-			return row, err
-		}
-		k := max(1, int(churn*float64(q.Tasks())/2))
-		row.ChurnTasks = 2 * k
-		times = times[:0]
-		for range max(reps, 5) {
-			q.Churn(k)
-			t0 := time.Now()
-			_, err := s.Solve()
-			times = append(times, time.Since(t0))
-			if err != nil {
-				return row, fmt.Errorf("%s warm re-solve: %w", name, err)
-			}
-		}
-		row.WarmMs = median(times)
-		fmt.Fprintf(cmd.ErrOrStderr(), "  warm re-solve after %d task changes: %.2f ms\n", row.ChurnTasks, row.WarmMs)
-	}
-	return row, nil
 }

@@ -3,14 +3,12 @@ package main
 import (
 	"encoding/json"
 	"fmt"
-	"math"
 	"os"
-	"slices"
-	"strings"
 	"time"
 
 	"github.com/spf13/cobra"
 
+	"github.com/sparrowfleet/sparrow/bench/planreport"
 	"github.com/sparrowfleet/sparrow/core/planner"
 	"github.com/sparrowfleet/sparrow/internal/plot"
 )
@@ -28,34 +26,6 @@ type planFlags struct {
 	live       bool
 	liveScale  float64
 	liveRuns   int
-}
-
-// planTask is one task of a plan in the command's JSON output.
-type planTask struct {
-	Task    string  `json:"task"`
-	Machine string  `json:"machine"`
-	Start   float64 `json:"start_s"`
-	Finish  float64 `json:"finish_s"`
-}
-
-// planOutput is the command's JSON result.
-type planOutput struct {
-	Makespan     float64               `json:"makespan_s"`
-	Greedy       float64               `json:"greedy_s"`
-	Proved       bool                  `json:"proved"`
-	Nodes        int64                 `json:"nodes"`
-	SolveSeconds float64               `json:"solve_s"`
-	Tasks        []planTask            `json:"tasks"`
-	Order        map[string][]string   `json:"order"`
-	Improvements []planner.Improvement `json:"improvements"`
-	Exhaustive   *exhaustiveSummary    `json:"exhaustive,omitempty"`
-}
-
-type exhaustiveSummary struct {
-	Assignments int     `json:"assignments"`
-	Min         float64 `json:"min_s"`
-	Median      float64 `json:"median_s"`
-	Max         float64 `json:"max_s"`
 }
 
 func newPlanCmd() *cobra.Command {
@@ -125,95 +95,11 @@ func runPlan(f planFlags) error {
 	if f.live {
 		return runPlanLive(p, f, enc)
 	}
-	fmt.Fprintf(os.Stderr, "planning %d tasks on %d machines (budget %d nodes, %v)\n",
-		len(p.Graph.Tasks), len(p.Machines), f.maxNodes, f.timeLimit)
-	start := time.Now()
-	opt := planner.Options{MaxNodes: f.maxNodes}
-	if f.timeLimit > 0 {
-		opt.Clock = func() float64 { return time.Since(start).Seconds() }
-		opt.TimeLimit = f.timeLimit.Seconds()
-	}
-	plan, st, err := planner.Solve(p, opt)
+	out, err := planreport.Solve(p, planreport.Options{
+		MaxNodes: f.maxNodes, TimeLimit: f.timeLimit, Plot: f.plot, Exhaustive: f.exhaustive, Progress: os.Stderr,
+	})
 	if err != nil {
 		return err
 	}
-	out := planOutput{Makespan: plan.Makespan, Greedy: st.Greedy, Proved: st.Proved, Nodes: st.Nodes,
-		SolveSeconds: time.Since(start).Seconds(), Improvements: st.Improvements, Order: map[string][]string{}}
-	for t, m := range plan.Machine {
-		out.Tasks = append(out.Tasks, planTask{Task: p.Graph.Tasks[t].Name, Machine: p.Machines[m].Name,
-			Start: plan.Start[t], Finish: plan.Finish[t]})
-	}
-	for m, ts := range plan.Order {
-		for _, t := range ts {
-			out.Order[p.Machines[m].Name] = append(out.Order[p.Machines[m].Name], p.Graph.Tasks[t].Name)
-		}
-	}
-	fmt.Fprintf(os.Stderr, "plan %.1f s (greedy %.1f s), %d nodes, proved %v, %.3f s\n",
-		plan.Makespan, st.Greedy, st.Nodes, st.Proved, out.SolveSeconds)
-	if f.plot != "" {
-		greedy, err := planner.Greedy(p)
-		if err != nil {
-			return err
-		}
-		chart := ganttChart(p, plan, greedy)
-		if err := chart.Save(f.plot); err != nil {
-			return err
-		}
-		fmt.Fprintf(os.Stderr, "wrote %s\n", f.plot)
-	}
-	if f.exhaustive {
-		fmt.Fprintln(os.Stderr, "evaluating every assignment...")
-		ex, err := planner.Exhaustive(p)
-		if err != nil {
-			return err
-		}
-		s := slices.Clone(ex.Costs)
-		slices.Sort(s)
-		out.Exhaustive = &exhaustiveSummary{Assignments: len(s), Min: s[0], Median: s[len(s)/2], Max: s[len(s)-1]}
-	}
 	return enc.Encode(out)
-}
-
-// ganttChart draws each machine's tasks over time, the plan just above the
-// machine's row and the greedy schedule just below: one segment per task,
-// squares at its start and finish. Task names go in the notes, per machine
-// in run order, since the chart has no text labels.
-func ganttChart(p planner.Problem, plan, greedy planner.Plan) plot.Chart {
-	rows := func(pl planner.Plan, off float64) []plot.Point {
-		var pts []plot.Point
-		for m, ts := range pl.Order {
-			for _, t := range ts {
-				y := float64(m) + off
-				pts = append(pts, plot.Point{X: pl.Start[t], Y: y}, plot.Point{X: pl.Finish[t], Y: y},
-					plot.Point{X: math.NaN(), Y: math.NaN()})
-			}
-		}
-		return pts
-	}
-	c := plot.Chart{
-		Title:    fmt.Sprintf("plan %.1f s vs greedy %.1f s", plan.Makespan, greedy.Makespan),
-		Subtitle: fmt.Sprintf("%d tasks on %d machines (predicted, with contention)", len(p.Graph.Tasks), len(p.Machines)),
-		X:        plot.Axis{Label: "time (s)"},
-		Y:        plot.Axis{Label: "machine", Min: -0.6, Max: float64(len(p.Machines)) - 0.4},
-		Series: []plot.Series{
-			{Name: "plan", Points: rows(plan, 0.15), Color: plot.Palette[0], Marker: plot.Square},
-			{Name: "greedy", Points: rows(greedy, -0.15), Color: plot.Palette[1], Marker: plot.Square, Dashed: true},
-		},
-	}
-	for m, mc := range p.Machines {
-		c.Y.Ticks = append(c.Y.Ticks, plot.Tick{Value: float64(m), Label: mc.Name})
-	}
-	for _, s := range []struct {
-		name string
-		pl   planner.Plan
-	}{{"plan", plan}, {"greedy", greedy}} {
-		for m, ts := range s.pl.Order {
-			names := make([]string, len(ts))
-			for i, t := range ts {
-				names[i] = p.Graph.Tasks[t].Name
-			}
-			c.Notes = append(c.Notes, fmt.Sprintf("%s %s: %s", s.name, p.Machines[m].Name, strings.Join(names, " ")))
-		}
-	}
-	return c
 }

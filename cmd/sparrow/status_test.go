@@ -13,6 +13,7 @@ import (
 	"github.com/rs/zerolog"
 
 	"github.com/sparrowfleet/sparrow/client"
+	"github.com/sparrowfleet/sparrow/client/fleetstatus"
 	"github.com/sparrowfleet/sparrow/internal/membership"
 	"github.com/sparrowfleet/sparrow/scheduler"
 )
@@ -156,7 +157,7 @@ func TestStatusShowsTheFleet(t *testing.T) {
 	waitFor(t, "the first observer to leave the seed's view", 10*time.Second, func() bool {
 		return len(s.Cluster.Members(membership.RoleObserver)) == 0
 	})
-	var v fleetView
+	var v fleetstatus.View
 	out := statusOnce(t, seed, true)
 	if err := json.Unmarshal([]byte(out), &v); err != nil {
 		t.Fatalf("--json output does not parse: %v\n%s", err, out)
@@ -173,15 +174,15 @@ func TestStatusShowsTheFleet(t *testing.T) {
 			t.Errorf("%s has no HTTP endpoint, yet: %+v", m.Name, m)
 		}
 	}
-	want := totalsView{Schedulers: 1, NodeMonitors: 3, Slots: 6, Reporting: 2, Free: 0, Running: 3, Queued: queued}
+	want := fleetstatus.Totals{Schedulers: 1, NodeMonitors: 3, Slots: 6, Reporting: 2, Free: 0, Running: 3, Queued: queued}
 	if v.Totals != want {
 		t.Errorf("totals = %+v, want %+v", v.Totals, want)
 	}
-	wantUsers := []userView{{User: "alice", Running: 3}, {User: "bob", Queued: 4}}
+	wantUsers := []fleetstatus.User{{User: "alice", Running: 3}, {User: "bob", Queued: 4}}
 	if fmt.Sprint(v.Users) != fmt.Sprint(wantUsers) {
 		t.Errorf("users = %+v, want %+v", v.Users, wantUsers)
 	}
-	wantApps := []appView{{App: "app", NodeMonitors: 2, Slots: 3}, {App: "other", NodeMonitors: 1, Slots: 3}}
+	wantApps := []fleetstatus.App{{App: "app", NodeMonitors: 2, Slots: 3}, {App: "other", NodeMonitors: 1, Slots: 3}}
 	if fmt.Sprint(v.Apps) != fmt.Sprint(wantApps) {
 		t.Errorf("apps = %+v, want %+v", v.Apps, wantApps)
 	}
@@ -206,7 +207,7 @@ func TestStatusObserverIsNeverSampledAndLeaves(t *testing.T) {
 		o := statusOptions{join: s.Cluster.Addr(), profile: "local", asJSON: true, watch: watchInterval(20 * time.Millisecond), timeout: 5 * time.Second}
 		done <- runStatus(ctx, o, &out, zerolog.Nop())
 	}()
-	var first fleetView
+	var first fleetstatus.View
 	waitFor(t, "two refreshes", 15*time.Second, func() bool {
 		lines := strings.Split(out.String(), "\n")
 		return len(lines) > 2 && json.Unmarshal([]byte(lines[0]), &first) == nil

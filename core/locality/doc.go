@@ -1,5 +1,5 @@
-// Package locality is the pure core of the coordinator's locality guidance
-// (issue 9, item 4): Quincy's min-cost flow adapted to a fleet that does not
+// Package locality is the pure core of the coordinator's locality guidance:
+// Quincy's min-cost flow adapted to a fleet that does not
 // preempt and whose schedulers sample on their own.
 //
 // The coordinator turns node monitors' reports (slots, running and queued

@@ -59,7 +59,7 @@ func SyntheticSizeNames() []string { return []string{"243", "2500x100", "12500"}
 // SyntheticSize returns the named size (see SyntheticSizeNames): Quincy's
 // 243-computer cluster in 8 racks with K = 10 jobs (§5, §6.5); the
 // simulated 2,500 computers with 100 jobs of §6.5 (about 22,000 workers,
-// the Quincy graph); and 12,500 computers (Firmament's scale) with
+// the largest graph the simulator solves); and 12,500 computers (Firmament's scale) with
 // 500 jobs. Workers number about 8.8 per computer in each.
 func SyntheticSize(name string) (SyntheticConfig, error) {
 	cfg, ok := syntheticSizes[name]

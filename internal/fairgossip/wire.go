@@ -4,7 +4,6 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
-	"math"
 
 	"github.com/sparrowfleet/sparrow/internal/binmsg"
 )
@@ -61,7 +60,6 @@ func (w *writer) str(s string) {
 	w.uvarint(uint64(len(s)))
 	w.b = append(w.b, s...)
 }
-func (w *writer) f32(f float32) { w.b = binary.BigEndian.AppendUint32(w.b, math.Float32bits(f)) }
 
 type reader struct{ binmsg.Reader }
 
@@ -79,22 +77,6 @@ func (r *reader) str(what string) string {
 	s := string(r.B[:n])
 	r.B = r.B[n:]
 	return s
-}
-
-func (r *reader) f32(what string) float32 {
-	if r.Err != nil {
-		return 0
-	}
-	if len(r.B) < 4 {
-		r.Fail("short %s", what)
-		return 0
-	}
-	f := math.Float32frombits(binary.BigEndian.Uint32(r.B))
-	r.B = r.B[4:]
-	if math.IsNaN(float64(f)) || math.IsInf(float64(f), 0) || f < 0 {
-		r.Fail("%s %v is not a finite number >= 0", what, f)
-	}
-	return f
 }
 
 // count reads an element count, refusing more than the remaining bytes

@@ -4,100 +4,119 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/sparrowfleet/sparrow/internal/rpc"
-	"github.com/sparrowfleet/sparrow/nodemonitor"
-	"github.com/sparrowfleet/sparrow/scheduler"
 )
 
-// snapshotCollector reports metrics computed from one snapshot per scrape.
-type snapshotCollector struct {
-	descs []*prometheus.Desc
-	fill  func(ch chan<- prometheus.Metric)
+// Series is one metric family read from a snapshot S. Build it with
+// Counter, Gauge, CounterVec or Histogram.
+type Series[S any] struct {
+	desc *prometheus.Desc
+	emit func(s S, d *prometheus.Desc, ch chan<- prometheus.Metric)
 }
 
-func (c *snapshotCollector) Describe(ch chan<- *prometheus.Desc) {
-	for _, d := range c.descs {
-		ch <- d
+// Counter is a series whose value only grows.
+func Counter[S any](name, help string, value func(S) float64) Series[S] {
+	return scalar(name, help, prometheus.CounterValue, value)
+}
+
+// Gauge is a series whose value goes up and down.
+func Gauge[S any](name, help string, value func(S) float64) Series[S] {
+	return scalar(name, help, prometheus.GaugeValue, value)
+}
+
+func scalar[S any](name, help string, kind prometheus.ValueType, value func(S) float64) Series[S] {
+	return Series[S]{
+		desc: prometheus.NewDesc(name, help, nil, nil),
+		emit: func(s S, d *prometheus.Desc, ch chan<- prometheus.Metric) {
+			ch <- prometheus.MustNewConstMetric(d, kind, value(s))
+		},
 	}
 }
 
-func (c *snapshotCollector) Collect(ch chan<- prometheus.Metric) { c.fill(ch) }
-
-// metric is one series read from a snapshot.
-type metric[S any] struct {
-	name, help string
-	kind       prometheus.ValueType
-	value      func(S) float64
+// Labelled is one sample of a CounterVec: its label values, in the order
+// of the series' label names, and its value.
+type Labelled struct {
+	Labels []string
+	Value  float64
 }
 
-func newCollector[S any](snapshot func() S, ms []metric[S]) *snapshotCollector {
-	c := &snapshotCollector{}
-	for _, m := range ms {
-		c.descs = append(c.descs, prometheus.NewDesc(m.name, m.help, nil, nil))
+// CounterVec is a counter split by labels; values returns one sample per
+// combination of label values, every one on every scrape.
+func CounterVec[S any](name, help string, labels []string, values func(S) []Labelled) Series[S] {
+	return Series[S]{
+		desc: prometheus.NewDesc(name, help, labels, nil),
+		emit: func(s S, d *prometheus.Desc, ch chan<- prometheus.Metric) {
+			for _, l := range values(s) {
+				ch <- prometheus.MustNewConstMetric(d, prometheus.CounterValue, l.Value, l.Labels...)
+			}
+		},
 	}
-	c.fill = func(ch chan<- prometheus.Metric) {
-		s := snapshot()
-		for i, m := range ms {
-			ch <- prometheus.MustNewConstMetric(c.descs[i], m.kind, m.value(s))
-		}
+}
+
+// Histogram is a cumulative histogram over the upper bounds. value returns
+// the observations' count and sum, and the cumulative count at each bound;
+// a bound past the end of cumulative counts zero.
+func Histogram[S any](name, help string, bounds []float64, value func(S) (count uint64, sum float64, cumulative []uint64)) Series[S] {
+	return Series[S]{
+		desc: prometheus.NewDesc(name, help, nil, nil),
+		emit: func(s S, d *prometheus.Desc, ch chan<- prometheus.Metric) {
+			count, sum, cum := value(s)
+			buckets := make(map[float64]uint64, len(bounds))
+			for i, b := range bounds {
+				var n uint64
+				if i < len(cum) {
+					n = cum[i]
+				}
+				buckets[b] = n
+			}
+			ch <- prometheus.MustNewConstHistogram(d, count, sum, buckets)
+		},
 	}
-	return c
 }
 
-const (
-	counter = prometheus.CounterValue
-	gauge   = prometheus.GaugeValue
-)
-
-// SchedulerCollector exposes a scheduler's counters, and its locality
-// relaxation (locality.go).
-func SchedulerCollector(s *scheduler.Scheduler) prometheus.Collector {
-	type st = scheduler.Stats
-	return collectors{newSchedulerLocality(s), newSchedulerHold(s), newSchedulerFrontend(s), newCollector(s.Stats, []metric[st]{
-		{"sparrow_scheduler_jobs_submitted_total", "Jobs accepted by submitJob.", counter, func(s st) float64 { return float64(s.JobsSubmitted) }},
-		{"sparrow_scheduler_tasks_submitted_total", "Tasks in accepted jobs.", counter, func(s st) float64 { return float64(s.TasksSubmitted) }},
-		{"sparrow_scheduler_tasks_launched_total", "Tasks handed to node monitors by getTask or taken as offers.", counter, func(s st) float64 { return float64(s.TasksLaunched) }},
-		{"sparrow_scheduler_gettask_empty_total", "getTask calls answered with no task.", counter, func(s st) float64 { return float64(s.EmptyGetTasks) }},
-		{"sparrow_scheduler_offers_total", "Tasks offered with reservations for an idle node monitor to launch at once.", counter, func(s st) float64 { return float64(s.OffersMade) }},
-		{"sparrow_scheduler_offers_taken_total", "Offered tasks launched at once, or in doubt and then said taken (or counted launched where the node monitor could not be asked or had restarted).", counter, func(s st) float64 { return float64(s.OffersTaken) }},
-		{"sparrow_scheduler_offers_in_doubt_total", "Offers whose calls failed after they were sent, so that the node monitor was asked whether it took them.", counter, func(s st) float64 { return float64(s.OffersInDoubt) }},
-		{"sparrow_scheduler_offer_doubts_declined_total", "Offers in doubt that the node monitor said it declined or never saw: handed out again.", counter, func(s st) float64 { return float64(s.DoubtsDeclined) }},
-		{"sparrow_scheduler_fetches_asked_again_total", "fetchTask calls from node monitors asking again about a fetch already answered, whose answer they did not get.", counter, func(s st) float64 { return float64(s.FetchesAskedAgain) }},
-		{"sparrow_scheduler_backups_sent_total", "Backup reservations, kept back while a job's every task was offered, sent because an offer was declined.", counter, func(s st) float64 { return float64(s.BackupsSent) }},
-		{"sparrow_scheduler_reservations_total", "Reservations sent to node monitors.", counter, func(s st) float64 { return float64(s.Reservations) }},
-		{"sparrow_scheduler_enqueue_failures_total", "Reservation enqueues refused or failed.", counter, func(s st) float64 { return float64(s.EnqueueFailures) }},
-		{"sparrow_scheduler_cancellations_total", "cancelTaskReservations calls sent.", counter, func(s st) float64 { return float64(s.Cancellations) }},
-		{"sparrow_scheduler_reprobes_total", "Rounds of reservations placed again.", counter, func(s st) float64 { return float64(s.Reprobes) }},
-		{"sparrow_scheduler_sweeps_saturated_total", "Requests past their reservation timeout given no extra reservations because a node monitor had recently refused reservations as full.", counter, func(s st) float64 { return float64(s.SweepsSaturated) }},
-		{"sparrow_scheduler_tasks_lost_total", "Running tasks reported lost with their node monitor.", counter, func(s st) float64 { return float64(s.TasksLost) }},
-		{"sparrow_scheduler_active_requests", "Requests with unlaunched tasks.", gauge, func(s st) float64 { return float64(s.ActiveRequests) }},
-		{"sparrow_scheduler_running_tracked", "Launched tasks not yet reported finished.", gauge, func(s st) float64 { return float64(s.RunningTracked) }},
-	})}
+// Bool is 1 for true and 0 for false, for gauges of a flag.
+func Bool(b bool) float64 {
+	if b {
+		return 1
+	}
+	return 0
 }
 
-// NodeMonitorCollector exposes a node monitor's slots and queue.
-func NodeMonitorCollector(n *nodemonitor.NodeMonitor) prometheus.Collector {
-	type st = nodemonitor.State
-	return newCollector(n.State, []metric[st]{
-		{"sparrow_nodemonitor_slots", "Configured slots.", gauge, func(s st) float64 { return float64(s.Slots) }},
-		{"sparrow_nodemonitor_slots_free", "Slots neither fetching nor running.", gauge, func(s st) float64 { return float64(s.Free) }},
-		{"sparrow_nodemonitor_slots_fetching", "Slots waiting on getTask.", gauge, func(s st) float64 { return float64(s.Fetching) }},
-		{"sparrow_nodemonitor_tasks_running", "Tasks running.", gauge, func(s st) float64 { return float64(s.Running) }},
-		{"sparrow_nodemonitor_reservations_queued", "Reservations queued.", gauge, func(s st) float64 { return float64(s.Queued) }},
-		{"sparrow_nodemonitor_launches_total", "Tasks launched on executors.", counter, func(s st) float64 { return float64(s.Launches) }},
-		{"sparrow_nodemonitor_apps", "Apps with a registered executor.", gauge, func(s st) float64 { return float64(len(s.Apps)) }},
-	})
+// collector emits every series from one snapshot per scrape. It is safe
+// for concurrent scrapes if snapshot is.
+type collector[S any] struct {
+	snapshot func() S
+	series   []Series[S]
+}
+
+// NewCollector returns a collector that calls snapshot once per scrape and
+// emits every series from its result.
+func NewCollector[S any](snapshot func() S, series ...Series[S]) prometheus.Collector {
+	return &collector[S]{snapshot: snapshot, series: series}
+}
+
+func (c *collector[S]) Describe(ch chan<- *prometheus.Desc) {
+	for _, s := range c.series {
+		ch <- s.desc
+	}
+}
+
+func (c *collector[S]) Collect(ch chan<- prometheus.Metric) {
+	s := c.snapshot()
+	for _, x := range c.series {
+		x.emit(s, x.desc, ch)
+	}
 }
 
 // RPCCollector exposes a daemon's Thrift connection counters.
 func RPCCollector(stats func() rpc.Stats) prometheus.Collector {
 	type st = rpc.Stats
-	return newCollector(stats, []metric[st]{
-		{"sparrow_rpc_connections_open", "Thrift connections being served.", gauge, func(s st) float64 { return float64(s.Open) }},
-		{"sparrow_rpc_connections_refused_per_host_total", "Connections refused at the per-host cap.", counter, func(s st) float64 { return float64(s.RefusedPerHost) }},
-		{"sparrow_rpc_connections_refused_at_cap_total", "Connections refused at the global cap with none idle.", counter, func(s st) float64 { return float64(s.RefusedAtCap) }},
-		{"sparrow_rpc_connections_evicted_total", "Idle connections closed at the global cap to admit new ones.", counter, func(s st) float64 { return float64(s.Evicted) }},
-		{"sparrow_rpc_connections_idle_closed_total", "Connections closed by the opt-in idle timeout.", counter, func(s st) float64 { return float64(s.IdleClosed) }},
-		{"sparrow_rpc_frame_timeouts_total", "Connections closed for not finishing a frame in time.", counter, func(s st) float64 { return float64(s.FrameTimeouts) }},
-		{"sparrow_rpc_budget_refused_total", "Requests refused because decode memory stayed taken.", counter, func(s st) float64 { return float64(s.BudgetRefused) }},
-	})
+	return NewCollector(stats,
+		Gauge("sparrow_rpc_connections_open", "Thrift connections being served.", func(s st) float64 { return float64(s.Open) }),
+		Counter("sparrow_rpc_connections_refused_per_host_total", "Connections refused at the per-host cap.", func(s st) float64 { return float64(s.RefusedPerHost) }),
+		Counter("sparrow_rpc_connections_refused_at_cap_total", "Connections refused at the global cap with none idle.", func(s st) float64 { return float64(s.RefusedAtCap) }),
+		Counter("sparrow_rpc_connections_evicted_total", "Idle connections closed at the global cap to admit new ones.", func(s st) float64 { return float64(s.Evicted) }),
+		Counter("sparrow_rpc_connections_idle_closed_total", "Connections closed by the opt-in idle timeout.", func(s st) float64 { return float64(s.IdleClosed) }),
+		Counter("sparrow_rpc_frame_timeouts_total", "Connections closed for not finishing a frame in time.", func(s st) float64 { return float64(s.FrameTimeouts) }),
+		Counter("sparrow_rpc_budget_refused_total", "Requests refused because decode memory stayed taken.", func(s st) float64 { return float64(s.BudgetRefused) }),
+	)
 }

@@ -1,87 +1,99 @@
 package metrics
 
 import (
-	"context"
-	"io"
-	"net/http"
-	"strings"
+	"slices"
 	"testing"
-	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
-	"github.com/rs/zerolog"
 
-	"github.com/sparrowfleet/sparrow/bench/fleet"
-	"github.com/sparrowfleet/sparrow/client"
-	"github.com/sparrowfleet/sparrow/internal/httpapi"
 	"github.com/sparrowfleet/sparrow/internal/rpc"
 )
 
-// TestMetricsReflectAFleet runs a small job through an in-process fleet
-// and scrapes both daemons' metrics endpoints.
-func TestMetricsReflectAFleet(t *testing.T) {
-	if testing.Short() {
-		t.Skip("starts a fleet")
-	}
-	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-	defer cancel()
-	f, err := fleet.Start(ctx, fleet.Config{Schedulers: 1, NodeMonitors: 1, Slots: 2, Apps: []string{"app"}, Log: zerolog.Nop()})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Close()
-	sm, err := httpapi.Serve(httpapi.Config{Addr: "127.0.0.1:0", Collectors: []prometheus.Collector{
-		SchedulerCollector(f.Schedulers[0].Scheduler), RPCCollector(func() rpc.Stats { return f.Schedulers[0].RPCStats() }),
-	}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer sm.Close()
-	nm, err := httpapi.Serve(httpapi.Config{Addr: "127.0.0.1:0", Collectors: []prometheus.Collector{
-		NodeMonitorCollector(f.NodeMonitors[0].NodeMonitor),
-	}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer nm.Close()
+type snap struct {
+	n     uint64
+	up    bool
+	split [2]uint64
+	hist  []uint64
+}
 
-	done := make(chan struct{}, 3)
-	fe, err := client.NewFrontend(ctx, client.FrontendConfig{
-		App: "app", Schedulers: f.SchedulerAddrs(), Listen: "127.0.0.1:0", Timeout: 5 * time.Second,
-		OnMessage: func(client.Message) { done <- struct{}{} }, Log: zerolog.Nop(),
-	})
+// gather registers c with a pedantic registry, which checks that every
+// collected metric was described and is consistent, and returns each
+// series' values by name: counters and gauges by label values joined with
+// ",", histograms as their count then their cumulative bucket counts.
+func gather(t *testing.T, c prometheus.Collector) map[string][]float64 {
+	t.Helper()
+	reg := prometheus.NewPedanticRegistry()
+	if err := reg.Register(c); err != nil {
+		t.Fatal(err)
+	}
+	mfs, err := reg.Gather()
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer fe.Close()
-	job := client.Job{Tasks: []client.Task{{ID: "a"}, {ID: "b"}, {ID: "c"}}}
-	if _, err := fe.Submit(ctx, job); err != nil {
-		t.Fatal(err)
-	}
-	for i := 0; i < 3; i++ {
-		select {
-		case <-done:
-		case <-ctx.Done():
-			t.Fatal("job did not finish")
+	out := map[string][]float64{}
+	for _, mf := range mfs {
+		for _, m := range mf.GetMetric() {
+			v := m.GetCounter().GetValue() + m.GetGauge().GetValue()
+			if h := m.GetHistogram(); h != nil {
+				out[mf.GetName()] = append(out[mf.GetName()], float64(h.GetSampleCount()))
+				for _, b := range h.GetBucket() {
+					out[mf.GetName()] = append(out[mf.GetName()], float64(b.GetCumulativeCount()))
+				}
+				continue
+			}
+			out[mf.GetName()] = append(out[mf.GetName()], v)
 		}
+	}
+	return out
+}
+
+// TestNewCollectorReadsOneSnapshotPerScrape checks every kind of series
+// against the snapshot it was read from, and that a scrape reads the
+// snapshot once however many series it has.
+func TestNewCollectorReadsOneSnapshotPerScrape(t *testing.T) {
+	reads := 0
+	s := snap{n: 7, up: true, split: [2]uint64{3, 4}, hist: []uint64{1, 2}}
+	c := NewCollector(func() snap { reads++; return s },
+		Counter("x_total", "a counter", func(s snap) float64 { return float64(s.n) }),
+		Gauge("x_up", "a flag", func(s snap) float64 { return Bool(s.up) }),
+		CounterVec("x_split_total", "split by side", []string{"side"}, func(s snap) []Labelled {
+			return []Labelled{{Labels: []string{"left"}, Value: float64(s.split[0])}, {Labels: []string{"right"}, Value: float64(s.split[1])}}
+		}),
+		Histogram("x_seconds", "a histogram", []float64{0.1, 1, 10}, func(s snap) (uint64, float64, []uint64) { return 2, 0.6, s.hist }),
+	)
+	got := gather(t, c)
+	if reads != 1 {
+		t.Errorf("one scrape read the snapshot %d times, want 1", reads)
 	}
 	for _, tc := range []struct {
-		addr string
-		want []string
+		name string
+		want []float64
 	}{
-		{sm.Addr(), []string{"sparrow_scheduler_jobs_submitted_total 1", `sparrow_scheduler_tasks_widened_total{cause="delay",level="rack"} 0`, "sparrow_scheduler_tasks_launched_total 3", "sparrow_rpc_connections_open", "go_goroutines"}},
-		{nm.Addr(), []string{"sparrow_nodemonitor_slots 2", "sparrow_nodemonitor_launches_total 3"}},
+		{"x_total", []float64{7}},
+		{"x_up", []float64{1}},
+		{"x_split_total", []float64{3, 4}},
+		// Count, then the buckets: a bound past the end of the
+		// cumulative counts counts zero.
+		{"x_seconds", []float64{2, 1, 2, 0}},
 	} {
-		resp, err := http.Get("http://" + tc.addr + "/metrics")
-		if err != nil {
-			t.Fatal(err)
+		if g := got[tc.name]; !slices.Equal(g, tc.want) {
+			t.Errorf("%s = %v, want %v", tc.name, g, tc.want)
 		}
-		body, _ := io.ReadAll(resp.Body)
-		resp.Body.Close()
-		for _, w := range tc.want {
-			if !strings.Contains(string(body), w) {
-				t.Errorf("metrics at %s lack %q", tc.addr, w)
-			}
+	}
+}
+
+func TestRPCCollector(t *testing.T) {
+	got := gather(t, RPCCollector(func() rpc.Stats { return rpc.Stats{Open: 3, Evicted: 2} }))
+	for _, tc := range []struct {
+		name string
+		want float64
+	}{
+		{"sparrow_rpc_connections_open", 3},
+		{"sparrow_rpc_connections_evicted_total", 2},
+		{"sparrow_rpc_budget_refused_total", 0},
+	} {
+		if g := got[tc.name]; !slices.Equal(g, []float64{tc.want}) {
+			t.Errorf("%s = %v, want %v", tc.name, g, tc.want)
 		}
 	}
 }

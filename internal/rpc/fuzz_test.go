@@ -1,7 +1,7 @@
 package rpc
 
-// Fuzz targets for every service's Thrift decoding path (issue 4 §6,
-// "Hostile input"). Each target feeds a byte stream to the generated
+// Fuzz targets for every service's Thrift decoding path, against hostile
+// input. Each target feeds a byte stream to the generated
 // processor of one service through Server.serveConn, the server's own
 // per-connection loop, so the transport stack is exactly the server's:
 // TSocket over the connection, buffered transport, framed transport,

@@ -6,13 +6,17 @@ import (
 	"time"
 )
 
-// Percentile returns the p-th percentile (0..100) of sorted samples by the
-// nearest-rank method, or 0 for no samples.
-func Percentile(sorted []float64, p float64) float64 {
+// Quantile is the module's one definition of a quantile, used by the
+// simulators and the benchmarks alike: the q-quantile (q in [0, 1]) of
+// sorted samples by the nearest-rank method, the smallest sample with at
+// least a fraction q of the samples at or below it (the first for q = 0).
+// It is always one of the samples, never an interpolation between two.
+// NaN for no samples.
+func Quantile(sorted []float64, q float64) float64 {
 	if len(sorted) == 0 {
-		return 0
+		return math.NaN()
 	}
-	rank := int(math.Ceil(p / 100 * float64(len(sorted))))
+	rank := int(math.Ceil(q * float64(len(sorted))))
 	return sorted[min(max(rank, 1), len(sorted))-1]
 }
 
@@ -26,7 +30,8 @@ type Summary struct {
 	Max  float64 `json:"max"`
 }
 
-// Summarize sorts samples in place and summarises them.
+// Summarize sorts samples in place and summarises them; its percentiles
+// are Quantile's.
 func Summarize(samples []float64) Summary {
 	if len(samples) == 0 {
 		return Summary{}
@@ -39,9 +44,9 @@ func Summarize(samples []float64) Summary {
 	return Summary{
 		N:    len(samples),
 		Mean: sum / float64(len(samples)),
-		P50:  Percentile(samples, 50),
-		P95:  Percentile(samples, 95),
-		P99:  Percentile(samples, 99),
+		P50:  Quantile(samples, 0.50),
+		P95:  Quantile(samples, 0.95),
+		P99:  Quantile(samples, 0.99),
 		Max:  samples[len(samples)-1],
 	}
 }

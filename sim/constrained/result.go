@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"math"
 	"slices"
+
+	"github.com/sparrowfleet/sparrow/internal/stats"
 )
 
 // Run simulates policy p on the cluster.
@@ -100,10 +102,10 @@ func Compare(c *Cluster, tr, ref *Trace) Stats {
 	r := finite(series)
 	s.RMSEArrivals = mean(finite(series[:min(len(series), int(math.Ceil(c.Cfg.Duration/c.Cfg.Sample)))]))
 	s.Samples = len(r)
-	s.RMSEMean, s.RMSEP50, s.RMSEP95, s.RMSEMax = mean(r), Quantile(r, 0.5), Quantile(r, 0.95), Quantile(r, 1)
+	s.RMSEMean, s.RMSEP50, s.RMSEP95, s.RMSEMax = mean(r), quantile(r, 0.5), quantile(r, 0.95), quantile(r, 1)
 	id := finite(tr.IdealRMSE)
-	s.IdealRMSEMean, s.IdealRMSEP95 = mean(id), Quantile(id, 0.95)
-	s.RespMean, s.RespP50, s.RespP95 = mean(tr.Response), Quantile(tr.Response, 0.5), Quantile(tr.Response, 0.95)
+	s.IdealRMSEMean, s.IdealRMSEP95 = mean(id), quantile(id, 0.95)
+	s.RespMean, s.RespP50, s.RespP95 = mean(tr.Response), quantile(tr.Response, 0.5), quantile(tr.Response, 0.95)
 	for j, resp := range tr.Response {
 		s.Makespan = max(s.Makespan, c.Jobs[j].Arrival+resp)
 	}
@@ -154,20 +156,12 @@ func std(xs []float64) float64 {
 	return math.Sqrt(s / float64(len(xs)-1))
 }
 
-// Quantile is the q-quantile of xs, interpolating linearly between order
-// statistics; NaN for no values.
-func Quantile(xs []float64, q float64) float64 {
-	if len(xs) == 0 {
-		return nan
-	}
+// quantile is the q-quantile of xs, which need not be sorted, by
+// stats.Quantile's nearest-rank definition; NaN for no values.
+func quantile(xs []float64, q float64) float64 {
 	s := slices.Clone(xs)
 	slices.Sort(s)
-	pos := q * float64(len(s)-1)
-	lo := int(math.Floor(pos))
-	if lo >= len(s)-1 {
-		return s[len(s)-1]
-	}
-	return s[lo] + (pos-float64(lo))*(s[lo+1]-s[lo])
+	return stats.Quantile(s, q)
 }
 
 // ModelStats summarises how constrained the workload's jobs are: the

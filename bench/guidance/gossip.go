@@ -1,4 +1,4 @@
-package main
+package guidance
 
 import (
 	"encoding/binary"
@@ -12,12 +12,12 @@ import (
 
 	"github.com/hashicorp/memberlist"
 
-	"github.com/sparrowfleet/sparrow/core/fairshare"
+	"github.com/sparrowfleet/sparrow/coordinator"
 	"github.com/sparrowfleet/sparrow/internal/fairgossip"
 )
 
-// gossipResult is the real gossip measurement of one size.
-type gossipResult struct {
+// GossipResult is the real gossip measurement of one size.
+type GossipResult struct {
 	Members, Periods int
 	// TotalBps is the UDP payload every member sent per second, mean over
 	// members; GuidanceBps the part that was guidance (user messages,
@@ -169,10 +169,11 @@ func startGossipMember(name string, mult int) (*gossipMember, error) {
 	return m, nil
 }
 
-// measureGossip runs sz.Nodes relaying members and one coordinator member
-// publishing every second the guidance of the synthetic fleet.
-func measureGossip(sz coordSize, f benchCoordFlags, progress io.Writer) (gossipResult, error) {
-	res := gossipResult{Members: sz.Nodes + 1, Periods: f.gossipPeriods, StaleAfter: 5}
+// MeasureGossip runs sz.Nodes relaying members and one coordinator member,
+// in this process on loopback, publishing every second the guidance of the
+// synthetic fleet with coordinator.Guide, and counts the bytes they send.
+func MeasureGossip(sz Size, cfg Config, progress io.Writer) (GossipResult, error) {
+	res := GossipResult{Members: sz.Nodes + 1, Periods: cfg.GossipPeriods, StaleAfter: 5}
 	var members []*gossipMember
 	defer func() {
 		for _, m := range members {
@@ -180,7 +181,7 @@ func measureGossip(sz coordSize, f benchCoordFlags, progress io.Writer) (gossipR
 		}
 	}()
 	for i := range sz.Nodes + 1 {
-		m, err := startGossipMember(fmt.Sprintf("m-%05d", i), f.retransmitMult)
+		m, err := startGossipMember(fmt.Sprintf("m-%05d", i), cfg.RetransmitMult)
 		if err != nil {
 			return res, err
 		}
@@ -217,12 +218,12 @@ func measureGossip(sz coordSize, f benchCoordFlags, progress io.Writer) (gossipR
 		time.Sleep(200 * time.Millisecond) // polling a condition, with a deadline
 	}
 	fmt.Fprintf(progress, "coordinator bench: %d members joined\n", len(members))
-	reports, where, users, rng := synthWorkload(sz, f)
-	pub := &fairgossip.Publisher{SnapshotEvery: f.snapshotEvery, TableEvery: f.tableEv}
+	reports, where, users, rng := synthWorkload(sz, cfg)
+	pub := &fairgossip.Publisher{SnapshotEvery: cfg.SnapshotEvery, TableEvery: cfg.TableEvery}
 	var versions []uint64
 	var t0, u0 []int64
 	start := time.Now()
-	for p := range fairgossip.Warmup + f.gossipPeriods {
+	for p := range fairgossip.Warmup + cfg.GossipPeriods {
 		if p == fairgossip.Warmup {
 			start = time.Now()
 			for _, m := range members {
@@ -230,18 +231,10 @@ func measureGossip(sz coordSize, f benchCoordFlags, progress io.Writer) (gossipR
 			}
 		}
 		if p > 0 {
-			churn(reports, users, where, f.churn, rng)
-		}
-		g, err := fairshare.Compute(reports, func(string) float64 { return 1 })
-		if err != nil {
-			return res, err
-		}
-		running := make(map[string]uint64, len(g.Running))
-		for u, n := range g.Running {
-			running[u] = uint64(n)
+			churn(reports, users, where, cfg.Churn, rng)
 		}
 		version := uint64(time.Now().UnixNano())
-		out, err := pub.Publish(version, running, g.TypeWeights)
+		_, out, err := coordinator.Guide(reports, func(string) float64 { return 1 }, pub, version)
 		if err != nil {
 			return res, err
 		}

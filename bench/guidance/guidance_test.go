@@ -1,4 +1,4 @@
-package main
+package guidance
 
 import (
 	"reflect"
@@ -6,23 +6,23 @@ import (
 	"testing"
 )
 
-func TestParseCoordSizes(t *testing.T) {
+func TestParseSizes(t *testing.T) {
 	tests := []struct {
 		in      string
-		want    []coordSize
+		want    []Size
 		wantErr bool
 	}{
-		{"100:4:20", []coordSize{{100, 4, 20}}, false},
-		{"100:4:20, 10000:100:5000", []coordSize{{100, 4, 20}, {10000, 100, 5000}}, false},
+		{"100:4:20", []Size{{100, 4, 20}}, false},
+		{"100:4:20, 10000:100:5000", []Size{{100, 4, 20}, {10000, 100, 5000}}, false},
 		{"100:4", nil, true},
 		{"100:0:20", nil, true},
 		{"4:100:20", nil, true},
 		{"x:1:1", nil, true},
 	}
 	for _, tt := range tests {
-		got, err := parseCoordSizes(tt.in)
+		got, err := ParseSizes(tt.in)
 		if (err != nil) != tt.wantErr || (!tt.wantErr && !reflect.DeepEqual(got, tt.want)) {
-			t.Errorf("parseCoordSizes(%q) = %v, %v; want %v (error: %v)", tt.in, got, err, tt.want, tt.wantErr)
+			t.Errorf("ParseSizes(%q) = %v, %v; want %v (error: %v)", tt.in, got, err, tt.want, tt.wantErr)
 		}
 	}
 }

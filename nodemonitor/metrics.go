@@ -1,0 +1,23 @@
+package nodemonitor
+
+import (
+	"github.com/prometheus/client_golang/prometheus"
+
+	"github.com/sparrowfleet/sparrow/internal/metrics"
+)
+
+// Collector exposes a node monitor's slots and queue to Prometheus, from
+// one snapshot per scrape; pass the node monitor's State method.
+func Collector(state func() State) prometheus.Collector {
+	type st = State
+	c, g := metrics.Counter[st], metrics.Gauge[st]
+	return metrics.NewCollector(state,
+		g("sparrow_nodemonitor_slots", "Configured slots.", func(s st) float64 { return float64(s.Slots) }),
+		g("sparrow_nodemonitor_slots_free", "Slots neither fetching nor running.", func(s st) float64 { return float64(s.Free) }),
+		g("sparrow_nodemonitor_slots_fetching", "Slots waiting on getTask.", func(s st) float64 { return float64(s.Fetching) }),
+		g("sparrow_nodemonitor_tasks_running", "Tasks running.", func(s st) float64 { return float64(s.Running) }),
+		g("sparrow_nodemonitor_reservations_queued", "Reservations queued.", func(s st) float64 { return float64(s.Queued) }),
+		c("sparrow_nodemonitor_launches_total", "Tasks launched on executors.", func(s st) float64 { return float64(s.Launches) }),
+		g("sparrow_nodemonitor_apps", "Apps with a registered executor.", func(s st) float64 { return float64(len(s.Apps)) }),
+	)
+}
