@@ -68,18 +68,20 @@ func NewSRPT(starveLimit int) *SRPT {
 }
 
 // SetWork sets the estimated remaining work of request id (its unlaunched
-// tasks times their estimated duration), and reorders its queued
-// reservations. The node monitor calls it when a reservation arrives
-// carrying an estimate (before Push) and whenever a scheduler's answer
-// updates it. The estimate is forgotten when the request's last queued
-// reservation leaves the queue, so it must not be set for a request with
-// none queued or about to be. NaN or negative work is ignored.
+// tasks times their estimated duration) and reorders its queued
+// reservations. The node monitor calls it after queueing a request's
+// reservations, when their probe carries an estimate, and whenever a
+// scheduler's answer updates it. It is ignored for a request with no
+// reservation queued, and the estimate is forgotten when the request's
+// last queued reservation leaves, so nothing is kept for requests gone.
+// NaN or negative work is ignored.
 func (q *SRPT) SetWork(id string, work float64) {
-	if math.IsNaN(work) || work < 0 {
+	list := q.byReq[id]
+	if math.IsNaN(work) || work < 0 || len(list) == 0 {
 		return
 	}
 	q.work[id] = work
-	for _, it := range q.byReq[id] {
+	for _, it := range list {
 		it.work = work
 		if it.idx >= 0 {
 			heap.Fix(&q.ready, it.idx)

@@ -140,7 +140,9 @@ func TestSRPTAgainstOracle(t *testing.T) {
 					case op == 5:
 						w := float64(rng.IntN(5))
 						q.SetWork(req, w)
-						o.work[req] = w
+						if slices.ContainsFunc(o.q, func(it oItem) bool { return it.r.RequestID == req }) {
+							o.work[req] = w
+						}
 					case op == 6 && step%5 == 0:
 						if a, b := q.RemoveRequest(req), o.removeIf(func(x queue.Reservation) bool { return x.RequestID == req }); a != b {
 							t.Fatalf("step %d: RemoveRequest %d, oracle %d", step, a, b)
@@ -174,6 +176,9 @@ func TestSRPTAgainstOracle(t *testing.T) {
 						t.Fatalf("drain: passed over %d times, limit %d", o.maxPassed(), limit)
 					}
 				}
+				if len(q.work) != 0 || len(q.byReq) != 0 {
+					t.Fatalf("empty queue keeps %d estimates, %d requests", len(q.work), len(q.byReq))
+				}
 			})
 		}
 	}
@@ -191,11 +196,12 @@ func TestSRPTOrder(t *testing.T) {
 			q.Push(res("b"))
 		}, []string{"a", "b"}},
 		{"shortest remaining work first", func(q *SRPT) {
-			q.SetWork("a", 100)
-			q.SetWork("b", 5)
 			q.Push(res("a"))
 			q.Push(res("b"))
 			q.Push(res("c"))
+			q.SetWork("a", 100)
+			q.SetWork("b", 5)
+			q.SetWork("gone", 1)
 		}, []string{"b", "a", "c"}},
 		{"estimate set after queueing reorders", func(q *SRPT) {
 			q.Push(res("a"))
@@ -203,22 +209,22 @@ func TestSRPTOrder(t *testing.T) {
 			q.SetWork("b", 1)
 		}, []string{"b", "a"}},
 		{"sticky first", func(q *SRPT) {
-			q.SetWork("a", 1)
 			q.Push(res("a"))
+			q.SetWork("a", 1)
 			q.PushSticky(res("s"))
 		}, []string{"s", "a"}},
 		{"priority above work", func(q *SRPT) {
-			q.SetWork("a", 1)
 			q.Push(res("a"))
+			q.SetWork("a", 1)
 			q.Push(queue.Reservation{RequestID: "p", Priority: -1})
 		}, []string{"p", "a"}},
 		{"starving reservation served after limit passes", func(q *SRPT) {
-			q.SetWork("long", 1000)
 			q.Push(res("long"))
+			q.SetWork("long", 1000)
 			for i := range 4 {
 				id := fmt.Sprint("s", i)
-				q.SetWork(id, 1)
 				q.Push(res(id))
+				q.SetWork(id, 1)
 			}
 		}, []string{"s0", "s1", "long", "s2", "s3"}},
 	}
