@@ -13,9 +13,9 @@
 //   - [ShortOnly]: a share of the nodes runs short jobs only, chosen by a
 //     hash of the node's name so that every scheduler agrees without
 //     talking to the others.
-//   - [LongWork]: a node monitor counts the long work it runs or holds and
-//     advertises one byte (zero: none) through gossip; [LongWork.Add]
-//     reports the changes worth gossiping.
+//   - [LongWork]: a node monitor counts the slots fetching or running
+//     long tasks and advertises one byte (zero: none) through gossip;
+//     [LongWork.Add] reports the changes worth gossiping.
 //   - [Steer]: a scheduler's choice of candidate nodes for a job: long
 //     jobs avoid the short-only nodes; short jobs go to nodes advertising
 //     no long work when there is at least one per task, else anywhere.

@@ -1,9 +1,11 @@
 package shortjobs
 
-// LongWork is a node monitor's count of the long work it runs or holds:
-// long jobs' reservations queued, their fetches in flight and their tasks
-// running. Its advertisement is one byte, the count saturated at 255, of
-// which other nodes use only whether it is zero. The zero value is ready.
+// LongWork is a node monitor's count of the long work it runs: slots
+// fetching a long job's task or running one. Queued long reservations do
+// not count: under SRPT a short reservation queued beside them is served
+// first, so they delay it by no long task. The advertisement is one byte,
+// the count saturated at 255, of which schedulers use only whether it is
+// zero. The zero value is ready.
 type LongWork struct {
 	n int
 }
