@@ -149,6 +149,9 @@ type TraceResult struct {
 	// AdvertChanges counts the long-work adverts gossiped (a node's state
 	// turning from none to some long work or back).
 	AdvertChanges int64 `json:"advert_changes,omitempty"`
+	// AdvertPeakMinute is the most adverts gossiped in one minute of
+	// simulated time (minutes counted from time zero).
+	AdvertPeakMinute int64 `json:"advert_peak_minute,omitempty"`
 }
 
 // Trace event kinds.
@@ -230,6 +233,10 @@ type traceSim struct {
 
 	res   TraceResult
 	hooks traceHooks
+	// advertMinute and advertCount count the adverts of the current
+	// minute of simulated time.
+	advertMinute int64
+	advertCount  int64
 }
 
 // traceHooks let tests observe the engine; nil in production.
@@ -471,6 +478,11 @@ func (s *traceSim) addLong(n int32, d int) {
 	m := &s.mon[n]
 	if m.long.Add(d) {
 		s.res.AdvertChanges++
+		if minute := int64(s.now / 60000); minute != s.advertMinute {
+			s.advertMinute, s.advertCount = minute, 0
+		}
+		s.advertCount++
+		s.res.AdvertPeakMinute = max(s.res.AdvertPeakMinute, s.advertCount)
 		busy := int32(0)
 		if m.long.Busy() {
 			busy = 1

@@ -38,7 +38,7 @@ func addSimTraceFlags(cmd *cobra.Command) *simTraceFlags {
 	fl.StringVar(&t.file, "job-trace", "", "replay this job trace (Hawk/Eagle format: submit_s n_tasks mean_task_s d_1..d_n per line), streamed; --policy then takes sparrow, aware, ideal or all (see docs/experiments/traces.md)")
 	fl.Float64Var(&t.timeScale, "time-scale", 1, "with --job-trace: divide every task duration and arrival gap by this factor")
 	fl.Float64Var(&t.cutoff, "cutoff", jobtrace.CutoffYahoo, "with --job-trace: jobs whose mean task duration is at least this many seconds are long (Hawk/Eagle: 90.5811 for Yahoo, 1129.532 for Google)")
-	fl.Float64Var(&t.shortShare, "short-share", 0.02, "with --job-trace, policy aware: fraction of nodes reserved for short jobs (Eagle: 0.02 Yahoo, 0.17 Google)")
+	fl.Float64Var(&t.shortShare, "short-share", 0.05, "with --job-trace, policy aware: fraction of nodes reserved for short jobs, chosen by a hash of the node name (Eagle used 0.02 for Yahoo, 0.17 for Google)")
 	fl.IntVar(&t.starveLimit, "starve-limit", shortjobs.DefaultStarveLimit, "with --job-trace, policy aware: most times a queued reservation may be passed over by younger ones")
 	fl.Float64Var(&t.gossipDelay, "gossip-delay", 1000, "with --job-trace, policy aware: ms for a node's long-work advert to reach the schedulers")
 	return t
@@ -209,9 +209,9 @@ func runSimTrace(cmd *cobra.Command, f *simFlags, t *simTraceFlags) error {
 		for _, p := range pts {
 			if p.load == l && p.cfg.Policy == sim.TraceAware {
 				r := p.res
-				fmt.Fprintf(out, "aware: %d of %d short jobs steered; %d sticky fetches; %d long-work adverts (%.2f per node per hour of simulated time)\n",
+				fmt.Fprintf(out, "aware: %d of %d short jobs steered; %d sticky fetches; %d long-work adverts (%.2f per node per hour of simulated time, at most %d in a minute)\n",
 					r.SteeredShort, r.ShortJobs, r.StickyFetches, r.AdvertChanges,
-					float64(r.AdvertChanges)/float64(r.Nodes)/(r.SimSeconds/3600))
+					float64(r.AdvertChanges)/float64(r.Nodes)/(r.SimSeconds/3600), r.AdvertPeakMinute)
 			}
 		}
 		fmt.Fprintln(out)
