@@ -11,6 +11,12 @@
 // monitor slot machine (slots.Core over queue.FIFO); the other policies are
 // simulator-owned baselines over flat per-node slices.
 //
+// RunTrace replays a job trace (package internal/jobtrace) instead of
+// Poisson arrivals, under plain Sparrow (the same placement, queue and slot
+// code), Sparrow with the long-task-aware policy of core/shortjobs, or
+// the no-queueing ideal, and reports short and long jobs apart. It reads
+// the trace one job ahead of the simulation.
+//
 // The engine is pure: no goroutines, no clock, no I/O. A run is a function of
 // its Config, including the seed.
 //

@@ -49,9 +49,13 @@ of the measured jobs. See docs/SIMULATION.md.`,
   sparrow sim --policy late --probe-ratio 1,1.1,1.5,2,3 --slots 4 --tasks 10
   sparrow sim --policy late --tasks 10 --dist const --long-frac 0.3 --long-mean 10000 --load 0.8`,
 		Args: cobra.NoArgs,
-		RunE: func(cmd *cobra.Command, _ []string) error {
-			return runSim(cmd, f)
-		},
+	}
+	jt := addSimTraceFlags(cmd) // sim_trace.go: --job-trace replays
+	cmd.RunE = func(cmd *cobra.Command, _ []string) error {
+		if jt.file != "" {
+			return runSimTrace(cmd, f, jt)
+		}
+		return runSim(cmd, f)
 	}
 	fl := cmd.Flags()
 	fl.StringVar(&f.spec.Policies, "policy", "all", "placement policies: random, pertask, batch, late, omniscient, a comma list, or all")

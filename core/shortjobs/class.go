@@ -1,0 +1,116 @@
+package shortjobs
+
+import (
+	"fmt"
+	"math"
+)
+
+// Class is a job's class.
+type Class uint8
+
+// The job classes.
+const (
+	Short Class = iota
+	Long
+)
+
+func (c Class) String() string {
+	if c == Long {
+		return "long"
+	}
+	return "short"
+}
+
+// DefaultStarveLimit is the default bound on how many times a queued
+// reservation may be passed over by younger ones.
+const DefaultStarveLimit = 32
+
+// Config is the policy's settings, identical on every scheduler and node
+// monitor of a fleet.
+type Config struct {
+	// Cutoff is the mean task duration from which a job is long, in the
+	// unit of the estimates (the simulator uses seconds). Must be > 0.
+	Cutoff float64
+	// ShortShare is the fraction of nodes that run short jobs only, in
+	// [0, 1).
+	ShortShare float64
+	// StarveLimit bounds how many times a queued reservation may be
+	// passed over by a younger one (SRPT); at least 1.
+	StarveLimit int
+}
+
+// Validate returns an error naming the first unusable field.
+func (c Config) Validate() error {
+	switch {
+	case math.IsNaN(c.Cutoff) || math.IsInf(c.Cutoff, 0) || c.Cutoff <= 0:
+		return fmt.Errorf("shortjobs: cutoff must be a finite number > 0, got %v", c.Cutoff)
+	case math.IsNaN(c.ShortShare) || c.ShortShare < 0 || c.ShortShare >= 1:
+		return fmt.Errorf("shortjobs: short-only share must be in [0, 1), got %v", c.ShortShare)
+	case c.StarveLimit < 1:
+		return fmt.Errorf("shortjobs: starvation limit must be at least 1, got %d", c.StarveLimit)
+	}
+	return nil
+}
+
+// Classify returns the class of a job whose estimated mean task duration
+// is estimate; known false (no estimate from the job or its history)
+// makes it Long.
+func (c Config) Classify(estimate float64, known bool) Class {
+	if !known || !(estimate < c.Cutoff) {
+		return Long
+	}
+	return Short
+}
+
+// History estimates a job's mean task duration from the tasks its
+// application ran before: the mean of the last durations observed, each
+// new one weighted Weight against the past. The zero value is not usable;
+// use NewHistory.
+type History struct {
+	weight float64
+	apps   map[string]float64
+}
+
+// DefaultHistoryWeight is the weight of each newly observed duration.
+const DefaultHistoryWeight = 0.1
+
+// NewHistory returns an empty History weighting each new observation w,
+// in (0, 1]; out of range takes DefaultHistoryWeight.
+func NewHistory(w float64) *History {
+	if !(w > 0 && w <= 1) {
+		w = DefaultHistoryWeight
+	}
+	return &History{weight: w, apps: make(map[string]float64)}
+}
+
+// Observe records a finished task of app that ran dur. Negative, NaN or
+// infinite durations are ignored.
+func (h *History) Observe(app string, dur float64) {
+	if math.IsNaN(dur) || math.IsInf(dur, 0) || dur < 0 {
+		return
+	}
+	if old, ok := h.apps[app]; ok {
+		h.apps[app] = old + h.weight*(dur-old)
+		return
+	}
+	h.apps[app] = dur
+}
+
+// Estimate returns app's estimated task duration, and whether any task of
+// app was observed.
+func (h *History) Estimate(app string) (float64, bool) {
+	v, ok := h.apps[app]
+	return v, ok
+}
+
+// Estimate picks a job's estimate: the job's own if given (> 0 and
+// finite), else the app's history.
+func Estimate(own float64, h *History, app string) (float64, bool) {
+	if own > 0 && !math.IsInf(own, 0) {
+		return own, true
+	}
+	if h == nil {
+		return 0, false
+	}
+	return h.Estimate(app)
+}

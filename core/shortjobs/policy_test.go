@@ -1,0 +1,127 @@
+package shortjobs
+
+import (
+	"fmt"
+	"math"
+	"slices"
+	"testing"
+)
+
+func TestConfigValidate(t *testing.T) {
+	ok := Config{Cutoff: 90.5811, ShortShare: 0.02, StarveLimit: 8}
+	if err := ok.Validate(); err != nil {
+		t.Fatal(err)
+	}
+	bad := []Config{
+		{Cutoff: 0, StarveLimit: 1},
+		{Cutoff: math.NaN(), StarveLimit: 1},
+		{Cutoff: math.Inf(1), StarveLimit: 1},
+		{Cutoff: 1, ShortShare: 1, StarveLimit: 1},
+		{Cutoff: 1, ShortShare: -0.1, StarveLimit: 1},
+		{Cutoff: 1, StarveLimit: 0},
+	}
+	for _, c := range bad {
+		if c.Validate() == nil {
+			t.Errorf("%+v accepted", c)
+		}
+	}
+}
+
+func TestClassifyAndEstimate(t *testing.T) {
+	c := Config{Cutoff: 100}
+	h := NewHistory(0.5)
+	h.Observe("web", 10)
+	h.Observe("web", 30) // 10 + 0.5*(30-10) = 20
+	h.Observe("web", math.NaN())
+	h.Observe("batch", 500)
+	tests := []struct {
+		own  float64
+		app  string
+		want Class
+		est  float64
+	}{
+		{own: 50, app: "batch", want: Short, est: 50}, // the job's own estimate wins
+		{own: 0, app: "web", want: Short, est: 20},    // history
+		{own: 0, app: "batch", want: Long, est: 500},  // history
+		{own: 100, app: "web", want: Long, est: 100},  // at the cutoff is long
+		{own: -1, app: "unknown", want: Long, est: 0}, // nothing known: long
+		{own: math.Inf(1), app: "web", want: Short, est: 20},
+	}
+	for _, tc := range tests {
+		est, known := Estimate(tc.own, h, tc.app)
+		if est != tc.est {
+			t.Errorf("Estimate(%v, %s) = %v, want %v", tc.own, tc.app, est, tc.est)
+		}
+		if got := c.Classify(est, known); got != tc.want {
+			t.Errorf("own %v app %s: %v, want %v", tc.own, tc.app, got, tc.want)
+		}
+	}
+	if _, known := Estimate(0, nil, "web"); known {
+		t.Error("nil history knows something")
+	}
+}
+
+func TestShortOnlyShare(t *testing.T) {
+	for _, share := range []float64{0, 0.02, 0.17, 0.5} {
+		n := 0
+		for i := range 20000 {
+			if ShortOnly(fmt.Sprint("n", i), share) {
+				n++
+			}
+		}
+		if got := float64(n) / 20000; math.Abs(got-share) > 0.01 {
+			t.Errorf("share %v: %v of nodes short-only", share, got)
+		}
+	}
+	if ShortOnly("x", 0.3) != ShortOnly("x", 0.3) {
+		t.Error("not deterministic")
+	}
+}
+
+func TestSteer(t *testing.T) {
+	so := []bool{true, false, false, false, false}
+	lw := []bool{false, true, false, true, false}
+	all := []int32{0, 1, 2, 3, 4}
+	tests := []struct {
+		name      string
+		c         Class
+		tasks     int
+		so, lw    []bool
+		want      []int32
+		wantSteer bool
+	}{
+		{"long avoids short-only", Long, 3, so, lw, []int32{1, 2, 3, 4}, true},
+		{"short to nodes without long work", Short, 3, so, lw, []int32{0, 2, 4}, true},
+		{"short with too few free nodes goes anywhere", Short, 4, so, lw, all, false},
+		{"all nodes free is not steering", Short, 1, so, make([]bool, 5), all, false},
+		{"every node short-only", Long, 1, []bool{true, true}, []bool{false, false}, []int32{0, 1}, false},
+		{"all busy", Short, 1, so, []bool{true, true, true, true, true}, all, false},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			got, steered := Steer([]int32{99}, tc.c, tc.tasks, tc.so, tc.lw)
+			if got[0] != 99 || !slices.Equal(got[1:], tc.want) || steered != tc.wantSteer {
+				t.Fatalf("got %v %v, want [99] + %v %v", got, steered, tc.want, tc.wantSteer)
+			}
+		})
+	}
+}
+
+func TestLongWork(t *testing.T) {
+	var l LongWork
+	steps := []struct {
+		d       int
+		changed bool
+		count   int
+	}{
+		{1, true, 1}, {2, false, 3}, {-1, false, 2}, {-2, true, 0}, {-1, false, 0}, {300, true, 300},
+	}
+	for i, s := range steps {
+		if got := l.Add(s.d); got != s.changed || l.Count() != s.count {
+			t.Fatalf("step %d: changed %v count %d, want %v %d", i, got, l.Count(), s.changed, s.count)
+		}
+	}
+	if l.Advert() != 255 || !AdvertBusy([]byte{l.Advert()}) || AdvertBusy(nil) || AdvertBusy([]byte{0}) {
+		t.Fatal("advert")
+	}
+}

@@ -1,0 +1,675 @@
+package sim
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"math"
+	"math/rand/v2"
+	"strconv"
+	"strings"
+
+	"github.com/sparrowfleet/sparrow/core/placement"
+	"github.com/sparrowfleet/sparrow/core/queue"
+	"github.com/sparrowfleet/sparrow/core/shortjobs"
+	"github.com/sparrowfleet/sparrow/core/slots"
+	"github.com/sparrowfleet/sparrow/internal/jobtrace"
+)
+
+// TracePolicy is how a job trace is scheduled.
+type TracePolicy int
+
+// The trace policies.
+const (
+	// TraceSparrow is plain Sparrow: batch sampling with late binding over
+	// every node, FIFO queues at the node monitors (queue.FIFO), and
+	// cancellation of a job's queued reservations once its tasks are all
+	// launched.
+	TraceSparrow TracePolicy = iota
+	// TraceAware is Sparrow with the long-task-aware policy of
+	// core/shortjobs: jobs classified by their mean task duration, long
+	// jobs kept off the short-only nodes, short jobs steered to nodes
+	// whose gossiped advert says they hold no long work, SRPT queues with
+	// a pass-over bound, and sticky fetches.
+	TraceAware
+	// TraceIdeal is the trace on a cluster so large that nothing queues:
+	// each job's response time is its longest task plus the late-binding
+	// network delay (1.5 RTT).
+	TraceIdeal
+	numTracePolicies
+)
+
+var tracePolicyNames = [...]string{"sparrow", "aware", "ideal"}
+
+func (p TracePolicy) String() string {
+	if p < 0 || p >= numTracePolicies {
+		return fmt.Sprintf("TracePolicy(%d)", int(p))
+	}
+	return tracePolicyNames[p]
+}
+
+// ParseTracePolicies parses a comma-separated list of trace policy names,
+// or "all".
+func ParseTracePolicies(s string) ([]TracePolicy, error) {
+	if strings.TrimSpace(s) == "all" {
+		return []TracePolicy{TraceIdeal, TraceSparrow, TraceAware}, nil
+	}
+	var out []TracePolicy
+	for _, f := range strings.Split(s, ",") {
+		f = strings.TrimSpace(f)
+		i := -1
+		for k, n := range tracePolicyNames {
+			if n == f {
+				i = k
+			}
+		}
+		if i < 0 {
+			return nil, fmt.Errorf("unknown trace policy %q (valid: %s, or all)", f, strings.Join(tracePolicyNames[:], ", "))
+		}
+		for _, p := range out {
+			if p == TracePolicy(i) {
+				return nil, fmt.Errorf("trace policy %q listed twice", f)
+			}
+		}
+		out = append(out, TracePolicy(i))
+	}
+	return out, nil
+}
+
+// TraceConfig describes one replay of a job trace.
+type TraceConfig struct {
+	Policy TracePolicy
+	// Nodes is the number of node monitors; Slots the slots on each.
+	Nodes, Slots int
+	// RTT is the network round trip, in ms of simulated time.
+	RTT float64
+	// ProbeRatio is d.
+	ProbeRatio float64
+	// TimeScale divides every duration and arrival gap (> 0; 1 replays
+	// the trace as recorded).
+	TimeScale float64
+	// GapScale multiplies every arrival gap (> 0), to change the load:
+	// 0.5 doubles it.
+	GapScale float64
+	// Policy settings of TraceAware (Cutoff in trace seconds, compared
+	// with a job's mean task duration before TimeScale).
+	Aware shortjobs.Config
+	// GossipDelay is how long, in ms, a node's long-work advert takes to
+	// reach the schedulers (TraceAware).
+	GossipDelay float64
+	// Seed seeds placement.
+	Seed uint64
+}
+
+// Validate returns an error naming the first unusable field.
+func (c *TraceConfig) Validate() error {
+	finitePos := func(v float64) bool { return v > 0 && !math.IsInf(v, 0) }
+	switch {
+	case c.Policy < 0 || c.Policy >= numTracePolicies:
+		return fmt.Errorf("unknown trace policy %d", int(c.Policy))
+	case c.Nodes < 1 || c.Nodes > MaxNodes:
+		return fmt.Errorf("nodes must be in [1, %d], got %d", MaxNodes, c.Nodes)
+	case c.Slots < 1 || c.Slots > 1<<16:
+		return fmt.Errorf("slots per node must be in [1, 65536], got %d", c.Slots)
+	case math.IsNaN(c.RTT) || math.IsInf(c.RTT, 0) || c.RTT < 0:
+		return fmt.Errorf("rtt must be a finite number >= 0 ms, got %v", c.RTT)
+	case !finitePos(c.TimeScale):
+		return fmt.Errorf("time scale must be a finite number > 0, got %v", c.TimeScale)
+	case !finitePos(c.GapScale):
+		return fmt.Errorf("arrival gap scale must be a finite number > 0, got %v", c.GapScale)
+	case math.IsNaN(c.GossipDelay) || math.IsInf(c.GossipDelay, 0) || c.GossipDelay < 0:
+		return fmt.Errorf("gossip delay must be a finite number >= 0 ms, got %v", c.GossipDelay)
+	}
+	if err := placement.CheckProbeRatio(c.ProbeRatio); err != nil {
+		return err
+	}
+	return c.Aware.Validate()
+}
+
+// TraceResult is one replay's outcome. Times are in seconds of simulated
+// time (trace seconds divided by TimeScale).
+type TraceResult struct {
+	Policy string `json:"policy"`
+	Nodes  int    `json:"nodes"`
+	Slots  int    `json:"slots"`
+	jobtrace.Result
+	Jobs          int     `json:"jobs"`
+	Tasks         int64   `json:"tasks"`
+	Events        int64   `json:"events"`
+	SimSeconds    float64 `json:"sim_seconds"`
+	Reservations  int64   `json:"reservations"`
+	Fetches       int64   `json:"fetches"`
+	EmptyFetches  int64   `json:"empty_fetches"`
+	StickyFetches int64   `json:"sticky_fetches"`
+	Cancelled     int64   `json:"cancelled"`
+	// SteeredShort counts short jobs placed among nodes without long work
+	// only; ShortJobs all short jobs (TraceAware).
+	SteeredShort int64 `json:"steered_short,omitempty"`
+	ShortJobs    int64 `json:"short_jobs,omitempty"`
+	// AdvertChanges counts the long-work adverts gossiped (a node's state
+	// turning from none to some long work or back).
+	AdvertChanges int64 `json:"advert_changes,omitempty"`
+	// AdvertPeakMinute is the most adverts gossiped in one minute of
+	// simulated time (minutes counted from time zero).
+	AdvertPeakMinute int64 `json:"advert_peak_minute,omitempty"`
+}
+
+// Trace event kinds.
+const (
+	tArrival  uint8 = iota // the next job reaches its scheduler
+	tEnqueue               // a job's reservations reach their nodes
+	tGetTask               // a node's getTask reaches the scheduler
+	tReply                 // an empty answer reaches the node
+	tTaskDone              // a task ends
+	tCancel                // a job's cancellations reach their nodes
+	tAdvert                // a node's long-work advert reaches the schedulers
+)
+
+// Reservation tags: the job sequence number in the high 32 bits; in the
+// low 32, bit 31 is set for a long job and the rest is the probe's
+// reservation handle, or stickyProbe.
+const (
+	longBit     = 1 << 31
+	stickyProbe = longBit - 1
+)
+
+// traceMon is one node monitor of a trace replay: the product's
+// slots.Core over a queue.FIFO (plain Sparrow) or a shortjobs.SRPT.
+type traceMon struct {
+	core slots.Core
+	fifo queue.FIFO
+	srpt *shortjobs.SRPT
+	long shortjobs.LongWork
+}
+
+// traceJob is one live job; slots of traceSim.jobs are recycled.
+type traceJob struct {
+	seq     int32
+	live    bool
+	done    bool
+	long    bool
+	arrival float64   // ms
+	mean    float64   // trace seconds, unscaled
+	est     float64   // estimated task duration, ms
+	dur     []float64 // ms
+	rem     []int32   // unlaunched tasks after task i was handed out
+	left    int32     // unfinished tasks
+	lastEnd float64
+	req     *placement.Request
+	reqID   string
+	picks   []placement.Pick
+	cancel  []int32
+	pending bool // cancellations in flight
+}
+
+type traceSim struct {
+	cfg   TraceConfig
+	next  func() (jobtrace.Job, error)
+	rec   *jobtrace.Recorder
+	h     agenda
+	now   float64
+	half  float64
+	place *rand.Rand
+	err   error
+
+	nodes   []placement.Node
+	mon     []traceMon
+	sampler placement.Sampler
+	tasks   []placement.Task // tasks[:m] is any m-task job's task list
+
+	// aware policy
+	shortOnly []bool
+	view      []bool // long-work adverts as the schedulers last heard them
+	cand      []int32
+	candNodes []placement.Node
+
+	jobs     []traceJob
+	free     []int32
+	seqSlot  []int32
+	nextSeq  int32
+	first    float64 // trace time of the first arrival, s
+	upcoming jobtrace.Job
+	more     bool
+
+	res   TraceResult
+	hooks traceHooks
+	// advertMinute and advertCount count the adverts of the current
+	// minute of simulated time.
+	advertMinute int64
+	advertCount  int64
+}
+
+// traceHooks let tests observe the engine; nil in production.
+type traceHooks struct {
+	onStart func(node, jseq, task int32)
+	// afterEvent runs after every event.
+	afterEvent func(s *traceSim)
+}
+
+// RunTrace replays the jobs next returns (io.EOF after the last) under
+// cfg, recording each job and task in rec, and summarises the run. Jobs
+// are read one arrival ahead, so the trace is never held in memory.
+func RunTrace(cfg TraceConfig, next func() (jobtrace.Job, error), rec *jobtrace.Recorder) (TraceResult, error) {
+	s, err := newTraceSim(cfg, next, rec)
+	if err != nil {
+		return TraceResult{}, err
+	}
+	return s.run()
+}
+
+func newTraceSim(cfg TraceConfig, next func() (jobtrace.Job, error), rec *jobtrace.Recorder) (*traceSim, error) {
+	if err := cfg.Validate(); err != nil {
+		return nil, err
+	}
+	s := &traceSim{
+		cfg:   cfg,
+		next:  next,
+		rec:   rec,
+		half:  cfg.RTT / 2,
+		place: newPlaceRNG(cfg.Seed),
+		res:   TraceResult{Policy: cfg.Policy.String(), Nodes: cfg.Nodes, Slots: cfg.Slots},
+	}
+	if cfg.Policy == TraceIdeal {
+		return s, nil
+	}
+	n := cfg.Nodes
+	s.nodes = make([]placement.Node, n)
+	s.mon = make([]traceMon, n)
+	aware := cfg.Policy == TraceAware
+	if aware {
+		s.shortOnly = make([]bool, n)
+		s.view = make([]bool, n)
+	}
+	for i := range s.nodes {
+		a := NodeAddr(i)
+		s.nodes[i] = placement.Node{Addr: a, Host: a, Name: a}
+		m := &s.mon[i]
+		var q queue.Discipline = &m.fifo
+		if aware {
+			m.srpt = shortjobs.NewSRPT(cfg.Aware.StarveLimit)
+			q = m.srpt
+			s.shortOnly[i] = shortjobs.ShortOnly(a, cfg.Aware.ShortShare)
+		}
+		if err := m.core.Init(cfg.Slots, q); err != nil {
+			return nil, err
+		}
+		m.core.SetMaxQueued(math.MaxInt32)
+		m.core.AddApp(simApp)
+	}
+	return s, nil
+}
+
+func (s *traceSim) run() (TraceResult, error) {
+	if err := s.readNext(); err != nil {
+		return TraceResult{}, err
+	}
+	if s.more {
+		s.first = s.upcoming.Submit
+		s.scheduleArrival()
+	}
+	for s.h.len() > 0 && s.err == nil {
+		e := s.h.pop()
+		s.now = e.t
+		s.res.Events++
+		switch e.kind() {
+		case tArrival:
+			s.arrival()
+		case tEnqueue:
+			s.enqueue(e.slot)
+		case tGetTask:
+			s.getTask(e.node, e.slot, uint32(e.task), e.jseq)
+		case tReply:
+			s.reply(e.node, uint32(e.task))
+		case tTaskDone:
+			s.taskDone(e.node, e.slot, e.task)
+		case tCancel:
+			s.cancel(e.slot)
+		case tAdvert:
+			s.view[e.node] = e.task != 0
+		}
+		if s.hooks.afterEvent != nil {
+			s.hooks.afterEvent(s)
+		}
+	}
+	if s.err != nil {
+		return TraceResult{}, s.err
+	}
+	s.res.Result = s.rec.Result(s.cfg.Nodes * s.cfg.Slots)
+	s.res.SimSeconds = s.now / 1000
+	return s.res, nil
+}
+
+// readNext reads the next job into upcoming; more is false at the end.
+func (s *traceSim) readNext() error {
+	j, err := s.next()
+	if errors.Is(err, io.EOF) {
+		s.more = false
+		return nil
+	}
+	if err != nil {
+		return err
+	}
+	s.upcoming, s.more = j, true
+	return nil
+}
+
+// simMS converts trace seconds to simulated ms.
+func (s *traceSim) simMS(sec float64) float64 { return sec * 1000 / s.cfg.TimeScale }
+
+func (s *traceSim) scheduleArrival() {
+	t := s.simMS((s.upcoming.Submit - s.first) * s.cfg.GapScale)
+	s.h.push(event{t: max(t, s.now), key: uint64(tArrival), node: -1, slot: -1, task: -1, jseq: -1})
+}
+
+func (s *traceSim) newJob() int32 {
+	if k := len(s.free); k > 0 {
+		slot := s.free[k-1]
+		s.free = s.free[:k-1]
+		return slot
+	}
+	s.jobs = append(s.jobs, traceJob{})
+	return int32(len(s.jobs) - 1)
+}
+
+func (s *traceSim) arrival() {
+	tj := s.upcoming
+	if err := s.readNext(); err != nil {
+		s.err = err
+		return
+	}
+	if s.more {
+		s.scheduleArrival()
+	}
+	m := len(tj.Durations)
+	s.res.Jobs++
+	s.res.Tasks += int64(m)
+	mean := tj.Mean()
+	if s.cfg.Policy == TraceIdeal {
+		// No queueing: every task starts after the late-binding delay.
+		at := s.now + 3*s.half
+		end := 0.0
+		for _, d := range tj.Durations {
+			ms := s.simMS(d)
+			s.rec.Task(mean, s.now/1000, at/1000, ms/1000)
+			end = max(end, at+ms)
+		}
+		s.rec.Job(mean, s.now/1000, end/1000)
+		return
+	}
+	slot := s.newJob()
+	j := &s.jobs[slot]
+	j.seq = s.nextSeq
+	s.nextSeq++
+	j.live, j.done, j.pending = true, false, false
+	j.arrival = s.now
+	j.mean = mean
+	j.est = s.simMS(mean)
+	j.left = int32(m)
+	j.lastEnd = 0
+	j.dur = j.dur[:0]
+	for _, d := range tj.Durations {
+		j.dur = append(j.dur, s.simMS(d))
+	}
+	j.rem = resize(j.rem, m)
+	j.reqID = strconv.Itoa(int(j.seq))
+	for len(s.tasks) < m {
+		s.tasks = append(s.tasks, placement.Task{ID: strconv.Itoa(len(s.tasks))})
+	}
+	tasks := s.tasks[:m]
+
+	nodes := s.nodes
+	var cand []int32
+	if s.cfg.Policy == TraceAware {
+		est, known := shortjobs.Estimate(mean, nil, simApp)
+		c := s.cfg.Aware.Classify(est, known)
+		j.long = c == shortjobs.Long
+		var steered bool
+		s.cand, steered = shortjobs.Steer(s.cand[:0], c, m, s.shortOnly, s.view)
+		if c == shortjobs.Short {
+			s.res.ShortJobs++
+			if steered {
+				s.res.SteeredShort++
+			}
+		}
+		if len(s.cand) < len(s.nodes) {
+			cand = s.cand
+			s.candNodes = s.candNodes[:0]
+			for _, i := range cand {
+				s.candNodes = append(s.candNodes, s.nodes[i])
+			}
+			nodes = s.candNodes
+		}
+	}
+	picks, err := s.sampler.PlanPicks(j.picks[:0], s.place, nodes, tasks, s.cfg.ProbeRatio)
+	if err != nil {
+		s.err = fmt.Errorf("sim: plan job on line %d: %w", tj.Line, err)
+		return
+	}
+	for k := range picks {
+		if cand != nil {
+			picks[k].Node = cand[picks[k].Node]
+		}
+	}
+	j.picks = picks
+	if j.req == nil {
+		j.req = placement.NewRequest(j.reqID, tasks)
+	} else {
+		j.req.Reset(j.reqID, tasks)
+	}
+	j.req.AddPicks(s.nodes, picks)
+	for int(j.seq) >= len(s.seqSlot) {
+		s.seqSlot = append(s.seqSlot, -1)
+	}
+	s.seqSlot[j.seq] = slot
+	s.h.pushFixed(event{t: s.now + s.half, key: uint64(tEnqueue), node: -1, slot: slot, task: -1, jseq: j.seq})
+}
+
+// tag is the reservation tag of probe k of job j (see longBit).
+func tag(j *traceJob, k uint32) uint64 {
+	low := k
+	if j.long {
+		low |= longBit
+	}
+	return uint64(uint32(j.seq))<<32 | uint64(low)
+}
+
+// addLong changes node n's long-work count and gossips a changed advert.
+func (s *traceSim) addLong(n int32, d int) {
+	m := &s.mon[n]
+	if m.long.Add(d) {
+		s.res.AdvertChanges++
+		if minute := int64(s.now / 60000); minute != s.advertMinute {
+			s.advertMinute, s.advertCount = minute, 0
+		}
+		s.advertCount++
+		s.res.AdvertPeakMinute = max(s.res.AdvertPeakMinute, s.advertCount)
+		busy := int32(0)
+		if m.long.Busy() {
+			busy = 1
+		}
+		s.h.push(event{t: s.now + s.cfg.GossipDelay, key: uint64(tAdvert), node: n, slot: -1, task: busy, jseq: -1})
+	}
+}
+
+// remaining is the estimated remaining work of job j, in ms.
+func remaining(j *traceJob) float64 { return float64(j.req.Unlaunched()) * j.est }
+
+func (s *traceSim) enqueue(slot int32) {
+	j := &s.jobs[slot]
+	r := queue.Reservation{RequestID: j.reqID, App: simApp, Scheduler: simScheduler}
+	aware := s.cfg.Policy == TraceAware
+	for k, p := range j.picks {
+		m := &s.mon[p.Node]
+		r.Tag = tag(j, uint32(k))
+		if err := m.core.Enqueue(r, int(p.Count)); err != nil {
+			s.err = fmt.Errorf("sim: node %d: %w", p.Node, err)
+			return
+		}
+		s.res.Reservations += int64(p.Count)
+		if aware {
+			m.srpt.SetWork(j.reqID, remaining(j))
+		}
+		s.drain(p.Node)
+	}
+}
+
+// drain hands node n's free slots to queued reservations, each sending a
+// getTask.
+func (s *traceSim) drain(n int32) {
+	c := &s.mon[n].core
+	for {
+		r, ok := c.Next()
+		if !ok {
+			return
+		}
+		seq := int(r.Tag >> 32)
+		slot, jseq := int32(-1), int32(seq)
+		if seq < len(s.seqSlot) {
+			slot = s.seqSlot[seq]
+		}
+		s.res.Fetches++
+		low := uint32(r.Tag)
+		if low&^longBit == stickyProbe {
+			s.res.StickyFetches++
+		}
+		if low&longBit != 0 && s.cfg.Policy == TraceAware {
+			// A slot fetching or running a long task is long work.
+			s.addLong(n, 1)
+		}
+		s.h.pushFixed(event{t: s.now + s.half, key: uint64(tGetTask), node: n, slot: slot, task: int32(low), jseq: jseq})
+	}
+}
+
+// getTask is the scheduler answering node n's fetch for probe low of job
+// jseq, through placement.Request.
+func (s *traceSim) getTask(n, slot int32, low uint32, jseq int32) {
+	task := -1
+	if slot >= 0 {
+		j := &s.jobs[slot]
+		if j.live && j.seq == jseq {
+			var ok bool
+			if low&^longBit == stickyProbe {
+				// A sticky fetch holds no reservation: the scheduler
+				// files one for the node and answers it at once.
+				j.req.AddProbes([]placement.Probe{{Node: s.nodes[n], Count: 1}})
+				task, ok = j.req.Assign(s.nodes[n].Addr)
+			} else {
+				task, ok = j.req.AssignAt(int(low &^ longBit))
+			}
+			if !ok {
+				task = -1
+			} else if j.req.Launched() && !j.pending {
+				s.sendCancel(slot)
+			}
+		}
+	}
+	if task < 0 {
+		s.res.EmptyFetches++
+		s.h.pushFixed(event{t: s.now + s.half, key: uint64(tReply), node: n, slot: -1, task: int32(low), jseq: jseq})
+		return
+	}
+	s.launch(n, slot, int32(task))
+}
+
+// launch starts task on node n when the scheduler's answer arrives, RTT/2
+// from now (see lateLaunch for why this needs no event of its own).
+func (s *traceSim) launch(n, slot, task int32) {
+	j := &s.jobs[slot]
+	m := &s.mon[n]
+	key := slots.TaskKey{RequestID: j.reqID, TaskID: s.tasks[task].ID}
+	if !m.core.Started(key, simApp) {
+		s.err = fmt.Errorf("sim: node %d: task %s/%s launched twice", n, key.RequestID, key.TaskID)
+		return
+	}
+	at := s.now + s.half
+	j.rem[task] = int32(j.req.Unlaunched())
+	if m.srpt != nil {
+		// The answer tells the node the job's remaining work.
+		m.srpt.SetWork(j.reqID, remaining(j))
+	}
+	end := at + j.dur[task]
+	j.lastEnd = max(j.lastEnd, end)
+	s.rec.Task(j.mean, j.arrival/1000, at/1000, j.dur[task]/1000)
+	if s.hooks.onStart != nil {
+		s.hooks.onStart(n, j.seq, task)
+	}
+	s.h.push(event{t: end, key: uint64(tTaskDone), node: n, slot: slot, task: task, jseq: j.seq})
+}
+
+// reply is an empty answer reaching node n: the held slot is freed.
+func (s *traceSim) reply(n int32, low uint32) {
+	s.mon[n].core.Released()
+	if low&longBit != 0 && s.cfg.Policy == TraceAware {
+		s.addLong(n, -1)
+	}
+	s.drain(n)
+}
+
+func (s *traceSim) taskDone(n, slot, task int32) {
+	j := &s.jobs[slot]
+	m := &s.mon[n]
+	key := slots.TaskKey{RequestID: j.reqID, TaskID: s.tasks[task].ID}
+	if !m.core.Finished(key) {
+		s.err = fmt.Errorf("sim: node %d: finished task %s/%s was not running", n, key.RequestID, key.TaskID)
+		return
+	}
+	if s.cfg.Policy == TraceAware {
+		if j.long {
+			s.addLong(n, -1)
+		}
+		if j.rem[task] > 0 {
+			// Sticky: the job had tasks left when this one was handed
+			// out, so the freed slot asks it for another first.
+			m.srpt.PushSticky(queue.Reservation{RequestID: j.reqID, App: simApp, Scheduler: simScheduler, Tag: tag(j, stickyProbe)})
+		}
+	}
+	j.left--
+	if j.left == 0 {
+		j.done = true
+		s.rec.Job(j.mean, j.arrival/1000, j.lastEnd/1000)
+		if !j.pending {
+			s.freeJob(slot)
+		}
+	}
+	s.drain(n)
+}
+
+func (s *traceSim) freeJob(slot int32) {
+	j := &s.jobs[slot]
+	s.seqSlot[j.seq] = -1
+	j.live = false
+	s.free = append(s.free, slot)
+}
+
+// sendCancel sends cancellations to the nodes still holding reservations
+// of the just-launched job.
+func (s *traceSim) sendCancel(slot int32) {
+	j := &s.jobs[slot]
+	out := j.req.Outstanding()
+	if len(out) == 0 {
+		return
+	}
+	j.cancel = j.cancel[:0]
+	for _, p := range out {
+		i, err := strconv.Atoi(p.Node.Addr[1:])
+		if err != nil {
+			s.err = fmt.Errorf("sim: node address %q", p.Node.Addr)
+			return
+		}
+		j.cancel = append(j.cancel, int32(i))
+	}
+	j.pending = true
+	s.h.pushFixed(event{t: s.now + s.half, key: uint64(tCancel), node: -1, slot: slot, task: -1, jseq: j.seq})
+}
+
+func (s *traceSim) cancel(slot int32) {
+	j := &s.jobs[slot]
+	for _, n := range j.cancel {
+		removed := s.mon[n].core.Cancel(j.reqID)
+		s.res.Cancelled += int64(removed)
+	}
+	j.pending = false
+	if j.done {
+		s.freeJob(slot)
+	}
+}

@@ -1,0 +1,195 @@
+package sim
+
+import (
+	"fmt"
+	"io"
+	"math"
+	"math/rand/v2"
+	"os"
+	"testing"
+
+	"github.com/sparrowfleet/sparrow/core/shortjobs"
+	"github.com/sparrowfleet/sparrow/internal/jobtrace"
+)
+
+// synthJobs returns n jobs of a heavy-tailed workload: mostly short jobs
+// of a few short tasks, some long jobs of many long tasks.
+func synthJobs(seed uint64, n int) []jobtrace.Job {
+	rng := rand.New(rand.NewPCG(seed, 3))
+	var jobs []jobtrace.Job
+	t := 0.0
+	for i := range n {
+		t += rng.ExpFloat64() * 2
+		m, mean := 1+rng.IntN(6), 1+rng.Float64()*5
+		if rng.IntN(10) == 0 {
+			m, mean = 5+rng.IntN(20), 100+rng.Float64()*200
+		}
+		d := make([]float64, m)
+		for k := range d {
+			d[k] = mean * (0.5 + rng.Float64())
+		}
+		jobs = append(jobs, jobtrace.Job{Line: i + 1, Submit: t, Durations: d})
+	}
+	return jobs
+}
+
+func sliceSource(jobs []jobtrace.Job) func() (jobtrace.Job, error) {
+	i := 0
+	return func() (jobtrace.Job, error) {
+		if i == len(jobs) {
+			return jobtrace.Job{}, io.EOF
+		}
+		i++
+		return jobs[i-1], nil
+	}
+}
+
+func testTraceConfig(p TracePolicy, nodes, slots int, seed uint64) TraceConfig {
+	return TraceConfig{
+		Policy: p, Nodes: nodes, Slots: slots, RTT: 1, ProbeRatio: 2, TimeScale: 1, GapScale: 1,
+		Aware:       shortjobs.Config{Cutoff: 50, ShortShare: 0.1, StarveLimit: 3},
+		GossipDelay: 500, Seed: seed,
+	}
+}
+
+// TestTraceProperties replays heavy-tailed workloads on small clusters and
+// checks, after every event, that no node has a free slot while a
+// reservation is queued there, and at the end that every task started
+// exactly once, every job was measured and every node is idle with no
+// long work advertised.
+func TestTraceProperties(t *testing.T) {
+	for _, p := range []TracePolicy{TraceSparrow, TraceAware} {
+		for _, c := range []struct{ nodes, slots int }{{6, 1}, {10, 2}, {30, 1}} {
+			for seed := range uint64(4) {
+				t.Run(fmt.Sprintf("%s/%dx%d/seed%d", p, c.nodes, c.slots, seed), func(t *testing.T) {
+					jobs := synthJobs(seed, 150)
+					tasks := 0
+					for _, j := range jobs {
+						tasks += len(j.Durations)
+					}
+					s, err := newTraceSim(testTraceConfig(p, c.nodes, c.slots, seed), sliceSource(jobs), jobtrace.NewRecorder(50))
+					if err != nil {
+						t.Fatal(err)
+					}
+					started := map[[2]int32]int{}
+					s.hooks.onStart = func(_, jseq, task int32) { started[[2]int32{jseq, task}]++ }
+					s.hooks.afterEvent = func(s *traceSim) {
+						for i := range s.mon {
+							if c := &s.mon[i].core; c.Free() > 0 && c.Queued() > 0 {
+								t.Fatalf("t=%v: node %d has %d free slots and %d queued reservations", s.now, i, c.Free(), c.Queued())
+							}
+						}
+					}
+					res, err := s.run()
+					if err != nil {
+						t.Fatal(err)
+					}
+					if len(started) != tasks {
+						t.Fatalf("%d distinct tasks started, want %d", len(started), tasks)
+					}
+					for k, n := range started {
+						if n != 1 {
+							t.Fatalf("task %v started %d times", k, n)
+						}
+					}
+					if got := res.Short.N + res.Long.N; got != len(jobs) || res.Jobs != len(jobs) {
+						t.Fatalf("%d jobs measured, %d read, want %d", got, res.Jobs, len(jobs))
+					}
+					for i := range s.mon {
+						m := &s.mon[i]
+						if m.core.Running()+m.core.Fetching()+m.core.Queued() != 0 || m.long.Count() != 0 {
+							t.Fatalf("node %d ends with %d running, %d fetching, %d queued, long work %d",
+								i, m.core.Running(), m.core.Fetching(), m.core.Queued(), m.long.Count())
+						}
+						if s.view != nil && s.view[i] {
+							t.Fatalf("node %d still advertised as holding long work", i)
+						}
+					}
+					if p == TraceAware && (res.StickyFetches == 0 || res.AdvertChanges == 0) {
+						t.Fatalf("aware run without sticky fetches (%d) or adverts (%d)", res.StickyFetches, res.AdvertChanges)
+					}
+				})
+			}
+		}
+	}
+}
+
+// TestTraceIdeal checks the no-queueing reference: each job's response is
+// its longest task plus 1.5 RTT.
+func TestTraceIdeal(t *testing.T) {
+	jobs := synthJobs(1, 50)
+	rec := jobtrace.NewRecorder(50)
+	cfg := testTraceConfig(TraceIdeal, 1, 1, 1)
+	cfg.RTT = 2
+	if _, err := RunTrace(cfg, sliceSource(jobs), rec); err != nil {
+		t.Fatal(err)
+	}
+	want := jobtrace.NewRecorder(50)
+	for _, j := range jobs {
+		want.Job(j.Mean(), 0, j.Longest()+0.003)
+	}
+	for _, c := range []jobtrace.Class{jobtrace.Short, jobtrace.Long} {
+		a, b := rec.Responses(c), want.Responses(c)
+		if len(a) != len(b) || len(a) == 0 {
+			t.Fatalf("%v: %d jobs, want %d", c, len(a), len(b))
+		}
+		for i := range a {
+			if math.Abs(a[i]-b[i]) > 1e-9 {
+				t.Fatalf("%v job %d: response %v, want %v", c, i, a[i], b[i])
+			}
+		}
+	}
+}
+
+// TestTraceDeterministic runs the Google slice twice per policy.
+func TestTraceDeterministic(t *testing.T) {
+	run := func(p TracePolicy) TraceResult {
+		f, err := os.Open("../internal/jobtrace/testdata/goog_slice.tr")
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer f.Close()
+		r := jobtrace.NewReader(f, "goog_slice.tr")
+		cfg := testTraceConfig(p, 300, 1, 7)
+		cfg.Aware.Cutoff = jobtrace.CutoffGoogle
+		res, err := RunTrace(cfg, r.Next, jobtrace.NewRecorder(jobtrace.CutoffGoogle))
+		if err != nil {
+			t.Fatal(err)
+		}
+		return res
+	}
+	for _, p := range []TracePolicy{TraceSparrow, TraceAware} {
+		a, b := run(p), run(p)
+		if a != b {
+			t.Fatalf("%s: two runs differ:\n%+v\n%+v", p, a, b)
+		}
+		if a.Jobs != 200 || a.Tasks != 23229 {
+			t.Fatalf("%s: %d jobs, %d tasks", p, a.Jobs, a.Tasks)
+		}
+	}
+}
+
+func TestTraceConfigValidate(t *testing.T) {
+	bad := []func(c *TraceConfig){
+		func(c *TraceConfig) { c.Nodes = 0 },
+		func(c *TraceConfig) { c.TimeScale = 0 },
+		func(c *TraceConfig) { c.GapScale = math.Inf(1) },
+		func(c *TraceConfig) { c.ProbeRatio = 0.5 },
+		func(c *TraceConfig) { c.GossipDelay = -1 },
+		func(c *TraceConfig) { c.Aware.Cutoff = 0 },
+		func(c *TraceConfig) { c.Policy = numTracePolicies },
+	}
+	for i, f := range bad {
+		c := testTraceConfig(TraceAware, 10, 1, 1)
+		f(&c)
+		if c.Validate() == nil {
+			t.Errorf("case %d accepted", i)
+		}
+	}
+	if _, err := ParseTracePolicies("sparrow,bogus"); err == nil {
+		t.Error("bogus policy accepted")
+	}
+	if ps, err := ParseTracePolicies("all"); err != nil || len(ps) != 3 {
+		t.Errorf("all: %v %v", ps, err)
+	}
+}
