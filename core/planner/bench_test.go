@@ -33,37 +33,57 @@ func cpuClock() func() float64 {
 	return func() float64 { return now() - t0 }
 }
 
+// searches are the two searches the benchmarks compare: over machine
+// assignments and orders (Solve's default), and the assignment-only
+// baseline.
+var searches = []struct {
+	name string
+	opt  Options
+}{{"orders", Options{}}, {"assignments", Options{AssignmentOnly: true}}}
+
 // BenchmarkJoinProve is branch and bound on the Join (data on F2 and F3,
-// keys on F1) to the proof of optimality.
+// keys on F1) to the proof of optimality, with each search.
 func BenchmarkJoinProve(b *testing.B) {
 	p := JoinOnFrank([2]string{"F2", "F3"}, "F1")
-	var st Stats
-	for b.Loop() {
-		var err error
-		if _, st, err = Solve(p, Options{}); err != nil || !st.Proved {
-			b.Fatal(err, st.Proved)
-		}
+	for _, sr := range searches {
+		b.Run("search="+sr.name, func(b *testing.B) {
+			var plan Plan
+			var st Stats
+			for b.Loop() {
+				var err error
+				if plan, st, err = Solve(p, sr.opt); err != nil || !st.Proved {
+					b.Fatal(err, st.Proved)
+				}
+			}
+			b.ReportMetric(float64(st.Nodes), "nodes")
+			b.ReportMetric(plan.Makespan, "makespan-s")
+		})
 	}
-	b.ReportMetric(float64(st.Nodes), "nodes")
 }
 
-// BenchmarkJoinToOptimum stops the same search at the node where it found
-// the optimum: its time is the time to the optimum.
+// BenchmarkJoinToOptimum stops the same searches at the node where they
+// found the optimum: its time is the time to the optimum.
 func BenchmarkJoinToOptimum(b *testing.B) {
 	p := JoinOnFrank([2]string{"F2", "F3"}, "F1")
-	_, st, err := Solve(p, Options{})
-	if err != nil {
-		b.Fatal(err)
+	for _, sr := range searches {
+		b.Run("search="+sr.name, func(b *testing.B) {
+			_, st, err := Solve(p, sr.opt)
+			if err != nil {
+				b.Fatal(err)
+			}
+			at := st.Improvements[len(st.Improvements)-1]
+			opt := sr.opt
+			opt.MaxNodes = at.Node + 1
+			var plan Plan
+			for b.Loop() {
+				plan, _, _ = Solve(p, opt)
+			}
+			if plan.Makespan != at.Makespan {
+				b.Fatalf("stopped at %v, want the optimum %v", plan.Makespan, at.Makespan)
+			}
+			b.ReportMetric(float64(at.Node), "nodes")
+		})
 	}
-	at := st.Improvements[len(st.Improvements)-1]
-	var plan Plan
-	for b.Loop() {
-		plan, _, _ = Solve(p, Options{MaxNodes: at.Node + 1})
-	}
-	if plan.Makespan != at.Makespan {
-		b.Fatalf("stopped at %v, want the optimum %v", plan.Makespan, at.Makespan)
-	}
-	b.ReportMetric(float64(at.Node), "nodes")
 }
 
 // BenchmarkJoinExhaustive evaluates all 19,683 assignments.
@@ -140,17 +160,20 @@ func largeProblem(seed uint64) Problem {
 // machines and reports the plan's makespan next to greedy's: 1 s of wall
 // time, and 1 s of this process's CPU time (both injected clocks).
 func BenchmarkLarge40x100(b *testing.B) {
-	b.Run("wall", func(b *testing.B) { benchLarge(b, wallClock) })
-	b.Run("cpu", func(b *testing.B) { benchLarge(b, cpuClock) })
+	for _, sr := range searches {
+		b.Run("search="+sr.name+"/wall", func(b *testing.B) { benchLarge(b, sr.opt, wallClock) })
+		b.Run("search="+sr.name+"/cpu", func(b *testing.B) { benchLarge(b, sr.opt, cpuClock) })
+	}
 }
 
-func benchLarge(b *testing.B, clock func() func() float64) {
+func benchLarge(b *testing.B, opt Options, clock func() func() float64) {
 	p := largeProblem(1)
 	var plan Plan
 	var st Stats
 	for b.Loop() {
 		var err error
-		plan, st, err = Solve(p, Options{Clock: clock(), TimeLimit: 1, MaxNodes: 1 << 62})
+		opt.Clock, opt.TimeLimit, opt.MaxNodes = clock(), 1, 1<<62
+		plan, st, err = Solve(p, opt)
 		if err != nil {
 			b.Fatal(err)
 		}
@@ -227,16 +250,20 @@ func BenchmarkLargeBestKnown(b *testing.B) {
 // op on the machine.
 func BenchmarkLargeBudget(b *testing.B) {
 	p := largeProblem(1)
-	for _, budget := range []int64{5_000, 20_000, 100_000, 400_000} {
-		b.Run(fmt.Sprintf("nodes=%d", budget), func(b *testing.B) {
-			var plan Plan
-			for b.Loop() {
-				var err error
-				if plan, _, err = Solve(p, Options{MaxNodes: budget}); err != nil {
-					b.Fatal(err)
+	for _, sr := range searches {
+		for _, budget := range []int64{5_000, 20_000, 100_000, 400_000} {
+			b.Run(fmt.Sprintf("search=%s/nodes=%d", sr.name, budget), func(b *testing.B) {
+				var plan Plan
+				opt := sr.opt
+				opt.MaxNodes = budget
+				for b.Loop() {
+					var err error
+					if plan, _, err = Solve(p, opt); err != nil {
+						b.Fatal(err)
+					}
 				}
-			}
-			b.ReportMetric(plan.Makespan, "makespan-s")
-		})
+				b.ReportMetric(plan.Makespan, "makespan-s")
+			})
+		}
 	}
 }

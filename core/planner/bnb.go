@@ -21,6 +21,11 @@ type Options struct {
 	TimeLimit float64
 	// NoSymmetry turns symmetry breaking off (for tests and measurements).
 	NoSymmetry bool
+	// AssignmentOnly searches machine assignments alone, each machine
+	// running its ready tasks in the problem's priority order (the
+	// report's machines^tasks space): the baseline the reproductions
+	// compare with. By default Solve also decides each machine's order.
+	AssignmentOnly bool
 	// Search is "dfs" (depth-first), "lds" (limited discrepancy: dives
 	// that stray from the heuristic's first choice at most k times, k =
 	// 0, 1, 2, 4, …) or "" to choose: dfs when machines^tasks is at most
@@ -60,8 +65,16 @@ type Stats struct {
 	Elapsed float64
 }
 
-// Solve searches for the plan of least predicted makespan by depth-first
-// branch and bound (§4.1), seeded with the greedy plan.
+// Solve searches for the plan of least predicted makespan by branch and
+// bound (§4.1), over machine assignments and each machine's order: every
+// set of per-machine sequences consistent with the arcs, each machine
+// starting the next task of its sequence as soon as it is free and the
+// task's inputs are ready. It first runs the assignment-only search (half
+// the budget at most for a small space, nine tenths for a large one,
+// where the order search cannot prove anything and serves to improve the
+// plan) and seeds the order search with its plan; Stats.Proved means no
+// sequence set beats the plan returned. With Options.AssignmentOnly it
+// runs the assignment search alone, with the whole budget.
 func Solve(p Problem, opt Options) (Plan, Stats, error) {
 	in, err := compile(p)
 	if err != nil {
@@ -70,6 +83,67 @@ func Solve(p Problem, opt Options) (Plan, Stats, error) {
 	if opt.MaxNodes <= 0 {
 		opt.MaxNodes = DefaultMaxNodes
 	}
+	if opt.Search != "" && opt.Search != "dfs" && opt.Search != "lds" {
+		return Plan{}, Stats{}, fmt.Errorf("solve: search %q, want dfs, lds or empty", opt.Search)
+	}
+	if opt.AssignmentOnly {
+		return solveAssignments(in, opt)
+	}
+	lds := opt.Search == "lds" || (opt.Search == "" && largeSpace(in))
+	share := 0.5
+	if lds {
+		share = 0.9
+	}
+	first := opt
+	first.MaxNodes = max(1, int64(float64(opt.MaxNodes)*share))
+	if opt.Clock != nil {
+		t0 := opt.Clock()
+		first.TimeLimit = t0 + (opt.TimeLimit-t0)*share
+	}
+	seed, st, err := solveAssignments(in, first)
+	if err != nil {
+		return Plan{}, st, err
+	}
+	st.Proved = false
+	s := newOrderSearch(in, opt, seed, &st)
+	if s.bound() < st.RootBound {
+		st.RootBound = s.bound()
+	}
+	complete := false
+	if !lds {
+		complete = s.dfs(in.n)
+	} else {
+		for k := 0; s.err == nil; k = max(1, 2*k) {
+			s.cut = false
+			if !s.dfs(k) {
+				break
+			}
+			if !s.cut {
+				complete = true
+				break
+			}
+		}
+	}
+	st.Proved = complete && s.err == nil
+	st.Elapsed = s.now()
+	if s.err != nil {
+		return Plan{}, st, s.err
+	}
+	return s.best, st, nil
+}
+
+// largeSpace reports whether machines^tasks exceeds SmallSpace: above it
+// the searches are limited-discrepancy, not depth-first.
+func largeSpace(in *instance) bool {
+	space := 1.0
+	for range in.n {
+		space *= float64(in.m)
+	}
+	return space > SmallSpace
+}
+
+// solveAssignments is the assignment-only branch and bound.
+func solveAssignments(in *instance, opt Options) (Plan, Stats, error) {
 	greedy, err := in.simulate(nil)
 	if err != nil {
 		return Plan{}, Stats{}, err
@@ -83,16 +157,7 @@ func Solve(p Problem, opt Options) (Plan, Stats, error) {
 	s.stats.Improvements = []Improvement{{Makespan: seed.Makespan, Time: s.now()}}
 	s.init()
 	s.stats.RootBound = s.bound()
-	lds := opt.Search == "lds"
-	if opt.Search == "" {
-		space := 1.0
-		for range in.n {
-			space *= float64(in.m)
-		}
-		lds = space > SmallSpace
-	} else if opt.Search != "dfs" && opt.Search != "lds" {
-		return Plan{}, Stats{}, fmt.Errorf("solve: search %q, want dfs, lds or empty", opt.Search)
-	}
+	lds := opt.Search == "lds" || (opt.Search == "" && largeSpace(in))
 	complete := false
 	if !lds {
 		complete = s.dfs(0, in.n)
@@ -162,19 +227,27 @@ func (s *search) init() {
 	s.avail = make([]float64, in.m)
 }
 
-func (s *search) now() float64 {
-	if s.opt.Clock == nil {
-		return 0
-	}
-	return s.opt.Clock()
-}
+func (s *search) now() float64 { return clockNow(s.opt) }
 
 // out reports whether the budget is spent.
-func (s *search) out() bool {
-	if s.stats.Nodes >= s.opt.MaxNodes {
+func (s *search) out() bool { return spent(s.opt, s.stats.Nodes) }
+
+// clockNow reads the injected clock, 0 without one.
+func clockNow(opt Options) float64 {
+	if opt.Clock == nil {
+		return 0
+	}
+	return opt.Clock()
+}
+
+// spent reports whether a search that has visited nodes is out of its
+// budget: the node budget, or the time limit by the clock, read every 64
+// nodes.
+func spent(opt Options, nodes int64) bool {
+	if nodes >= opt.MaxNodes {
 		return true
 	}
-	return s.opt.Clock != nil && s.stats.Nodes%64 == 0 && s.opt.Clock() >= s.opt.TimeLimit
+	return opt.Clock != nil && nodes%64 == 0 && opt.Clock() >= opt.TimeLimit
 }
 
 // place assigns t to mach and updates the incremental sums.
@@ -294,7 +367,7 @@ func (s *search) dfs(d, disc int) bool {
 	}
 	var kids []child
 	for mach := lowest; mach < in.m; mach++ {
-		if !s.opt.NoSymmetry && s.count[mach] == 0 && s.freshTwin(mach) {
+		if !s.opt.NoSymmetry && s.count[mach] == 0 && s.in.freshTwin(mach, s.count) {
 			continue
 		}
 		if s.out() {
@@ -323,19 +396,16 @@ func (s *search) dfs(d, disc int) bool {
 		if k.lb >= s.best.Makespan-eps*s.best.Makespan {
 			continue // the incumbent improved since the bound was taken
 		}
-		left := disc
-		if i > 0 {
-			if disc == 0 {
-				s.cut = true
-				break
-			}
-			left--
+		left, ok := discrepancy(i, disc)
+		if !ok {
+			s.cut = true
+			break
 		}
 		if err := s.place(t, k.mach); err != nil {
 			s.err = err
 			return false
 		}
-		ok := s.dfs(d+1, left)
+		ok = s.dfs(d+1, left)
 		s.unplace(t)
 		if !ok {
 			return false
@@ -344,14 +414,28 @@ func (s *search) dfs(d, disc int) bool {
 	return true
 }
 
-// freshTwin reports whether an unused machine with mach's profile and a
-// lower index exists: trying mach would repeat that machine's subtree.
-func (s *search) freshTwin(mach int) bool {
-	c := s.in.mclass[mach]
+// freshTwin reports whether an unused machine (count 0) with mach's
+// profile and a lower index exists: trying mach would repeat that
+// machine's subtree.
+func (in *instance) freshTwin(mach int, count []int) bool {
+	c := in.mclass[mach]
 	for m := range mach {
-		if s.in.mclass[m] == c && s.count[m] == 0 {
+		if in.mclass[m] == c && count[m] == 0 {
 			return true
 		}
 	}
 	return false
+}
+
+// discrepancy returns the discrepancies left to the i-th child (in
+// heuristic order) of a node allowed disc, and false if that child is
+// beyond the limit.
+func discrepancy(i, disc int) (int, bool) {
+	switch {
+	case i == 0:
+		return disc, true
+	case disc == 0:
+		return 0, false
+	}
+	return disc - 1, true
 }

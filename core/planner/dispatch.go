@@ -7,10 +7,15 @@ import (
 
 // Dispatcher carries a plan out on a live fleet, one event at a time, as
 // the plan's own simulation does: every machine runs one of its tasks at a
-// time, and when it is free it starts the first of its assigned tasks, in
-// the plan's order, whose inputs are ready (a file input once its producer
-// finished, a pipelined one once its producer started). The caller submits
-// what Next returns, pinned to the machine, and reports each task's end.
+// time, and when it is free it starts the next of its tasks in the plan's
+// order as soon as that task's inputs are ready (a file input once its
+// producer finished, a pipelined one once its producer started), waiting
+// for them rather than starting a later task first. A plan whose Order
+// does not list every task (one built by hand) falls back to task order
+// for the rest, and then a free machine starts the first of its tasks
+// whose inputs are ready, since task order need not respect the arcs.
+// The caller submits what Next returns, pinned to the machine, and
+// reports each task's end.
 //
 // When a machine is lost its unfinished tasks fall back to Dryad's greedy
 // rule (§2.3): a free live machine with no ready task of its own takes the
@@ -26,7 +31,8 @@ type Dispatcher struct {
 	state   []int // waiting, running (submitted) or done
 	busy    []int // machine → its outstanding task, or -1
 	dead    []bool
-	left    int // tasks not done
+	left    int  // tasks not done
+	strict  bool // plan.Order lists every task: follow it exactly
 }
 
 // ErrAllMachinesLost is returned when no live machine is left to run the
@@ -69,9 +75,11 @@ func NewDispatcher(p Problem, plan Plan) (*Dispatcher, error) {
 			}
 		}
 	}
+	d.strict = true
 	for t, m := range d.machine {
 		if !seen[t] {
 			d.order[m] = append(d.order[m], t)
+			d.strict = false
 		}
 	}
 	for m := range d.busy {
@@ -111,10 +119,18 @@ func (d *Dispatcher) Next() []Assignment {
 	return out
 }
 
+// firstReady returns the task machine m starts now, or -1: the next of
+// its tasks if ready (strict), else the first ready one.
 func (d *Dispatcher) firstReady(m int) int {
 	for _, t := range d.order[m] {
-		if d.state[t] == waiting && d.machine[t] == m && d.ready(t) {
+		if d.state[t] != waiting || d.machine[t] != m {
+			continue
+		}
+		if d.ready(t) {
 			return t
+		}
+		if d.strict {
+			return -1
 		}
 	}
 	return -1

@@ -70,34 +70,41 @@ func equiJoin(rng *rand.Rand, machines []perfmodel.Machine) Problem {
 //
 //	go test -run XXX -bench Figure4 -benchtime 1x -timeout 60m ./core/planner/
 func BenchmarkFigure4(b *testing.B) {
-	for _, size := range []int{2, 10, 40} {
-		b.Run(fmt.Sprintf("nodes=%d", size), func(b *testing.B) {
-			for b.Loop() {
-				rng := rand.New(rand.NewPCG(4, uint64(size)))
-				var ratio, greedy, planned []float64
-				for range 50 {
-					p := equiJoin(rng, randomCluster(rng, size))
-					plan, st, err := Solve(p, Options{MaxNodes: 10_000})
-					if err != nil {
-						b.Fatal(err)
-					}
-					ratio = append(ratio, st.Greedy/plan.Makespan)
-					greedy = append(greedy, st.Greedy)
-					planned = append(planned, plan.Makespan)
-				}
-				q := func(v []float64, f float64) float64 {
-					s := slices.Clone(v)
-					slices.Sort(s)
-					return s[int(f*float64(len(s)-1))]
-				}
-				b.ReportMetric(q(ratio, 0.5), "ratio-p50")
-				b.ReportMetric(q(ratio, 0.1), "ratio-p10")
-				b.ReportMetric(q(ratio, 0.9), "ratio-p90")
-				b.ReportMetric(q(greedy, 0.5), "greedy-p50-s")
-				b.ReportMetric(q(planned, 0.5), "planned-p50-s")
-			}
-		})
+	for _, sr := range searches {
+		for _, size := range []int{2, 10, 40} {
+			benchFigure4(b, sr.name, sr.opt, size)
+		}
 	}
+}
+
+func benchFigure4(b *testing.B, search string, opt Options, size int) {
+	opt.MaxNodes = 10_000
+	b.Run(fmt.Sprintf("search=%s/nodes=%d", search, size), func(b *testing.B) {
+		for b.Loop() {
+			rng := rand.New(rand.NewPCG(4, uint64(size)))
+			var ratio, greedy, planned []float64
+			for range 50 {
+				p := equiJoin(rng, randomCluster(rng, size))
+				plan, st, err := Solve(p, opt)
+				if err != nil {
+					b.Fatal(err)
+				}
+				ratio = append(ratio, st.Greedy/plan.Makespan)
+				greedy = append(greedy, st.Greedy)
+				planned = append(planned, plan.Makespan)
+			}
+			q := func(v []float64, f float64) float64 {
+				s := slices.Clone(v)
+				slices.Sort(s)
+				return s[int(f*float64(len(s)-1))]
+			}
+			b.ReportMetric(q(ratio, 0.5), "ratio-p50")
+			b.ReportMetric(q(ratio, 0.1), "ratio-p10")
+			b.ReportMetric(q(ratio, 0.9), "ratio-p90")
+			b.ReportMetric(q(greedy, 0.5), "greedy-p50-s")
+			b.ReportMetric(q(planned, 0.5), "planned-p50-s")
+		}
+	})
 }
 
 // TestEquiJoinValid keeps the Monte Carlo's job valid and plannable.

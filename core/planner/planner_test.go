@@ -138,11 +138,12 @@ func randomProblem(rng *rand.Rand, n, m int) Problem {
 	return p
 }
 
-// TestSolveMatchesExhaustive is the property test: on random graphs of up
-// to 9 tasks and 3 machines, branch and bound proves the exhaustive
-// optimum, with and without symmetry breaking, depth-first and by limited
-// discrepancy search with polishing (the large-problem mode).
-func TestSolveMatchesExhaustive(t *testing.T) {
+// TestAssignmentSearchMatchesExhaustive is the baseline's property test:
+// on random graphs of up to 9 tasks and 3 machines, the assignment-only
+// branch and bound proves the exhaustive assignment optimum, with and
+// without symmetry breaking, depth-first and by limited discrepancy
+// search with polishing (the large-problem mode).
+func TestAssignmentSearchMatchesExhaustive(t *testing.T) {
 	cases := 50
 	if testing.Short() {
 		cases = 12
@@ -162,6 +163,7 @@ func TestSolveMatchesExhaustive(t *testing.T) {
 			t.Fatalf("case %d: %v", c, err)
 		}
 		for _, o := range []Options{{}, {NoSymmetry: true}, {Search: "lds"}} {
+			o.AssignmentOnly = true
 			sym := !o.NoSymmetry
 			plan, st, err := Solve(p, o)
 			if err != nil {

@@ -34,6 +34,44 @@ const (
 // greedy: the lowest-numbered ready task goes to the lowest-numbered free
 // machine.
 func (in *instance) simulate(assign []int) (Plan, error) {
+	return in.execute(assign, nil)
+}
+
+// simulateOrder runs the job with each machine's tasks in exactly the
+// order given: a free machine starts the next task of its sequence as
+// soon as that task's inputs are ready, and idles until then (a
+// semi-active schedule). A sequence set that contradicts the arcs
+// deadlocks, which is an error.
+func (in *instance) simulateOrder(order [][]int) (Plan, error) {
+	assign := make([]int, in.n)
+	for i := range assign {
+		assign[i] = -1
+	}
+	if len(order) != in.m {
+		return Plan{}, fmt.Errorf("order has %d machines, problem has %d", len(order), in.m)
+	}
+	for m, ts := range order {
+		for _, t := range ts {
+			if t < 0 || t >= in.n {
+				return Plan{}, fmt.Errorf("order of machine %d names task %d, out of range [0,%d)", m, t, in.n)
+			}
+			if assign[t] >= 0 {
+				return Plan{}, fmt.Errorf("task %q ordered twice", in.p.Graph.Tasks[t].Name)
+			}
+			assign[t] = m
+		}
+	}
+	for t, m := range assign {
+		if m < 0 {
+			return Plan{}, fmt.Errorf("task %q is in no machine's order", in.p.Graph.Tasks[t].Name)
+		}
+	}
+	return in.execute(assign, order)
+}
+
+// execute is simulate's engine: strict (non-nil) sequences, or with assign
+// alone the priority rule, or greedy with neither.
+func (in *instance) execute(assign []int, strict [][]int) (Plan, error) {
 	eng, err := perfmodel.NewEngine(in.p.Machines)
 	if err != nil {
 		return Plan{}, err
@@ -71,9 +109,11 @@ func (in *instance) simulate(assign []int) (Plan, error) {
 		busy[mach] = t
 		return nil
 	}
-	// queues lists each machine's assigned tasks in priority order.
-	var queues [][]int
-	if assign != nil {
+	// queues lists each machine's assigned tasks in priority order, or
+	// its strict sequence; next[m] is the first of them not yet started.
+	queues := strict
+	next := make([]int, in.m)
+	if assign != nil && strict == nil {
 		queues = make([][]int, in.m)
 		for _, t := range in.prio {
 			queues[assign[t]] = append(queues[assign[t]], t)
@@ -101,7 +141,7 @@ func (in *instance) simulate(assign []int) (Plan, error) {
 		}
 	}
 	for left > 0 {
-		if err := in.dispatch(assign, state, busy, queues, ready, start); err != nil {
+		if err := in.dispatch(assign, state, busy, queues, next, strict != nil, ready, start); err != nil {
 			return Plan{}, err
 		}
 		_, fin, ok := eng.Next()
@@ -116,7 +156,7 @@ func (in *instance) simulate(assign []int) (Plan, error) {
 	return plan, nil
 }
 
-func (in *instance) dispatch(assign, state, busy []int, queues [][]int, ready func(int) bool, start func(t, m int) error) error {
+func (in *instance) dispatch(assign, state, busy []int, queues [][]int, next []int, strict bool, ready func(int) bool, start func(t, m int) error) error {
 	for {
 		started := false
 		if assign == nil {
@@ -138,7 +178,19 @@ func (in *instance) dispatch(assign, state, busy []int, queues [][]int, ready fu
 				if busy[mach] != -1 {
 					continue
 				}
-				for _, t := range queues[mach] {
+				for next[mach] < len(queues[mach]) && state[queues[mach][next[mach]]] != waiting {
+					next[mach]++
+				}
+				if strict {
+					if k := next[mach]; k < len(queues[mach]) && ready(queues[mach][k]) {
+						if err := start(queues[mach][k], mach); err != nil {
+							return err
+						}
+						started = true
+					}
+					continue
+				}
+				for _, t := range queues[mach][next[mach]:] {
 					if state[t] == waiting && ready(t) {
 						if err := start(t, mach); err != nil {
 							return err
@@ -172,6 +224,20 @@ func Evaluate(p Problem, assign []int) (Plan, error) {
 		}
 	}
 	return in.simulate(assign)
+}
+
+// EvaluateOrder predicts the makespan of running each machine's tasks in
+// exactly the order given (order[m] lists machine m's tasks, indices of
+// Problem.Graph.Tasks, each task in exactly one list): a machine starts
+// the next task of its list as soon as it is free and the task's inputs
+// are ready. An order that contradicts the arcs (a consumer before its
+// producer, directly or through other machines) is an error.
+func EvaluateOrder(p Problem, order [][]int) (Plan, error) {
+	in, err := compile(p)
+	if err != nil {
+		return Plan{}, err
+	}
+	return in.simulateOrder(order)
 }
 
 // Greedy returns Dryad's greedy schedule (§2.3): whenever a machine is
