@@ -90,6 +90,14 @@ func Join(ctx context.Context, cfg Config) (*Observer, error) {
 // of suspecting it for seconds and logging it dead.
 func (o *Observer) Leave() { o.c.Leave(time.Second) }
 
+// Members lists the live members of the observer's gossip view, itself
+// included (a dashboard reads the fleet through it).
+func (o *Observer) Members(role membership.Role) []membership.Member { return o.c.Members(role) }
+
+// Name is the observer's member name; Addr its gossip address.
+func (o *Observer) Name() string { return o.c.Name() }
+func (o *Observer) Addr() string { return o.c.Addr() }
+
 // Collect reads the gossip view and asks every member that advertises an
 // HTTP endpoint for its /status, a few at a time.
 func (o *Observer) Collect(ctx context.Context) View { return collect(ctx, o.c, o.client, o.via) }

@@ -17,6 +17,7 @@ import (
 	"github.com/sparrowfleet/sparrow/core/shortjobs"
 	"github.com/sparrowfleet/sparrow/internal/jobtrace"
 	"github.com/sparrowfleet/sparrow/sim"
+	"github.com/sparrowfleet/sparrow/sim/sweep"
 )
 
 // simTraceFlags are the flags of `sparrow sim --job-trace`; the cluster,
@@ -90,11 +91,11 @@ func runSimTrace(cmd *cobra.Command, f *simFlags, t *simTraceFlags) error {
 	if !(t.timeScale > 0) || math.IsInf(t.timeScale, 0) {
 		return fmt.Errorf("--time-scale must be a finite number > 0, got %v", t.timeScale)
 	}
-	policies, err := sim.ParseTracePolicies(f.policy)
+	policies, err := sim.ParseTracePolicies(f.spec.Policies)
 	if err != nil {
 		return fmt.Errorf("--policy: %w", err)
 	}
-	ratios, err := simParseFloats("probe-ratio", f.probeRatios)
+	ratios, err := sweep.ParseFloats("probe-ratio", f.spec.ProbeRatios)
 	if err != nil || len(ratios) != 1 {
 		return fmt.Errorf("--probe-ratio: want one value with --job-trace (%v)", err)
 	}
@@ -115,16 +116,16 @@ func runSimTrace(cmd *cobra.Command, f *simFlags, t *simTraceFlags) error {
 	if tot.Jobs == 0 {
 		return fmt.Errorf("--job-trace %s: no jobs", t.file)
 	}
-	own := tot.Load(f.nodes*f.slots) * t.timeScale
+	own := tot.Load(f.spec.Nodes*f.spec.Slots) * t.timeScale
 	loads := []float64{own}
 	if fl.Changed("load") {
-		if loads, err = simParseFloats("load", f.loads); err != nil {
+		if loads, err = sweep.ParseFloats("load", f.spec.Loads); err != nil {
 			return err
 		}
 	}
 	stderr := cmd.ErrOrStderr()
 	fmt.Fprintf(stderr, "%s: %d jobs, %d tasks, %.0f task-seconds over %.0f s of arrivals: load %.3f on %d x %d slots at time scale %g\n",
-		t.file, tot.Jobs, tot.Tasks, tot.Work, tot.Span(), own, f.nodes, f.slots, t.timeScale)
+		t.file, tot.Jobs, tot.Tasks, tot.Work, tot.Span(), own, f.spec.Nodes, f.spec.Slots, t.timeScale)
 	var pts []*simTracePoint
 	for _, l := range loads {
 		if !(l > 0) || own <= 0 {
@@ -132,8 +133,8 @@ func runSimTrace(cmd *cobra.Command, f *simFlags, t *simTraceFlags) error {
 		}
 		for _, p := range policies {
 			cfg := sim.TraceConfig{
-				Policy: p, Nodes: f.nodes, Slots: f.slots, RTT: f.rtt, ProbeRatio: ratios[0],
-				TimeScale: t.timeScale, GapScale: own / l, GossipDelay: t.gossipDelay, Seed: f.seed,
+				Policy: p, Nodes: f.spec.Nodes, Slots: f.spec.Slots, RTT: f.spec.RTT, ProbeRatio: ratios[0],
+				TimeScale: t.timeScale, GapScale: own / l, GossipDelay: t.gossipDelay, Seed: f.spec.Seed,
 				Aware: shortjobs.Config{Cutoff: t.cutoff, ShortShare: t.shortShare, StarveLimit: t.starveLimit},
 			}
 			if err := cfg.Validate(); err != nil {
@@ -146,7 +147,7 @@ func runSimTrace(cmd *cobra.Command, f *simFlags, t *simTraceFlags) error {
 	work := make(chan *simTracePoint)
 	var wg sync.WaitGroup
 	var mu sync.Mutex
-	for range min(max(f.parallel, 1), len(pts)) {
+	for range min(max(f.spec.Parallel, 1), len(pts)) {
 		wg.Go(func() {
 			for p := range work {
 				t0 := time.Now()
@@ -196,7 +197,7 @@ func runSimTrace(cmd *cobra.Command, f *simFlags, t *simTraceFlags) error {
 	}
 	for _, l := range loads {
 		fmt.Fprintf(out, "%s on %d x %d slots, load %.3g (trace's own %.3f), time scale %g, cutoff %g s; times in s, ratios to ideal\n",
-			filepath.Base(t.file), f.nodes, f.slots, l, own, t.timeScale, t.cutoff)
+			filepath.Base(t.file), f.spec.Nodes, f.spec.Slots, l, own, t.timeScale, t.cutoff)
 		var runs []jobtrace.Named
 		for _, p := range pts {
 			if p.load == l {

@@ -16,6 +16,7 @@ import (
 	"github.com/rs/zerolog"
 	"github.com/spf13/cobra"
 
+	"github.com/sparrowfleet/sparrow/client/fleetstatus"
 	"github.com/sparrowfleet/sparrow/internal/dashboard"
 	"github.com/sparrowfleet/sparrow/internal/membership"
 )
@@ -91,31 +92,16 @@ few polls, using a headless Chromium, and exits.`,
 }
 
 func runUI(ctx context.Context, o uiOptions, keyring *memberlist.Keyring, cmd *cobra.Command, log zerolog.Logger) error {
-	seeds := (&gossipFlags{join: o.join}).seeds()
-	if len(seeds) == 0 {
-		return fmt.Errorf("--join names no address")
-	}
-	bind := o.bind
-	if bind == "" {
-		var err error
-		if bind, err = routeTo(seeds[0]); err != nil {
-			return err
-		}
-	}
-	c, err := membership.Start(membership.Config{
-		Name: observerName(), Bind: bind, Seeds: seeds, Profile: o.profile, Keyring: keyring,
-		Meta: membership.Meta{Role: membership.RoleObserver}, Log: log,
+	obs, err := fleetstatus.Join(ctx, fleetstatus.Config{
+		Join: o.join, Bind: o.bind, Profile: o.profile, Keyring: keyring, Timeout: 5 * time.Second, Log: log,
 	})
 	if err != nil {
 		return err
 	}
-	defer c.Leave(time.Second)
-	if err := waitForPeers(ctx, c, 5*time.Second); err != nil {
-		return fmt.Errorf("%w via %s (a gossip address? the right key? can the fleet reach %s?)", err, o.join, c.Addr())
-	}
+	defer obs.Leave()
 	dash := dashboard.New(dashboard.Config{
-		Source: c, Fetcher: dashboard.HTTPFetcher{Client: &http.Client{Timeout: o.interval}},
-		Self: c.Name(), Interval: o.interval, History: o.history,
+		Source: obs, Fetcher: dashboard.HTTPFetcher{Client: &http.Client{Timeout: o.interval}},
+		Self: obs.Name(), Interval: o.interval, History: o.history,
 	})
 	ln, err := net.Listen("tcp", o.listen)
 	if err != nil {
@@ -129,7 +115,7 @@ func runUI(ctx context.Context, o uiOptions, keyring *memberlist.Keyring, cmd *c
 	defer srv.Close()
 	url := "http://" + ln.Addr().String() + "/ui/"
 	if o.screenshot == "" {
-		fmt.Fprintf(cmd.OutOrStdout(), "dashboard: %s (observer %s, gossip %s)\n", url, c.Name(), c.Addr())
+		fmt.Fprintf(cmd.OutOrStdout(), "dashboard: %s (observer %s, gossip %s)\n", url, obs.Name(), obs.Addr())
 		dash.Run(ctx)
 		return nil
 	}

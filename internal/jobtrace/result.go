@@ -64,9 +64,9 @@ func summarize(v []float64) Summary {
 	return Summary{
 		N:    len(v),
 		Mean: s / float64(len(v)),
-		P50:  stats.Percentile(v, 50),
-		P90:  stats.Percentile(v, 90),
-		P99:  stats.Percentile(v, 99),
+		P50:  stats.Quantile(v, 0.50),
+		P90:  stats.Quantile(v, 0.90),
+		P99:  stats.Quantile(v, 0.99),
 	}
 }
 

@@ -105,7 +105,8 @@ type jsonRow struct {
 	EventsPerSec       float64  `json:"events_per_sec"`
 }
 
-func parseFloats(name, s string) ([]float64, error) {
+// ParseFloats parses a comma list of numbers given to the flag --name.
+func ParseFloats(name, s string) ([]float64, error) {
 	var out []float64
 	for _, f := range strings.Split(s, ",") {
 		f = strings.TrimSpace(f)
@@ -167,11 +168,11 @@ func (f *Spec) Points() ([]*Point, error) {
 	if err != nil {
 		return nil, fmt.Errorf("--policy: %w", err)
 	}
-	loads, err := parseFloats("load", f.Loads)
+	loads, err := ParseFloats("load", f.Loads)
 	if err != nil {
 		return nil, err
 	}
-	ratios, err := parseFloats("probe-ratio", f.ProbeRatios)
+	ratios, err := ParseFloats("probe-ratio", f.ProbeRatios)
 	if err != nil {
 		return nil, err
 	}
