@@ -13,7 +13,7 @@ import (
 
 func newWithQueue(t *testing.T, q queue.Discipline) *NodeMonitor {
 	t.Helper()
-	nm, err := New(Config{Slots: 2, Queue: q, Internal: "127.0.0.1:2", Log: zerolog.Nop()}, staticDir{})
+	nm, err := newNodeMonitor(Config{Slots: 2, Queue: q, Internal: "127.0.0.1:2", Log: zerolog.Nop()}, staticDir{}, newFakeScheds(), &fakeExecs{})
 	if err != nil {
 		t.Fatal(err)
 	}
