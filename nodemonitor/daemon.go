@@ -3,6 +3,7 @@ package nodemonitor
 import (
 	"strconv"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/hashicorp/memberlist"
@@ -60,6 +61,7 @@ type Daemon struct {
 	log           zerolog.Logger
 	stop, done    chan struct{}
 	coord         *coordination
+	draining      atomic.Bool
 
 	metaMu sync.Mutex
 	meta   membership.Meta
@@ -173,6 +175,20 @@ func (d *Daemon) Serving() bool {
 		return true
 	}
 }
+
+// Drain takes the node monitor out of service without losing work
+// (NodeMonitor.Drain): Draining reports true from the start, for
+// readiness probes; queued reservations go back to their schedulers,
+// which stop sampling this node; running tasks finish, up to timeout.
+// Close should follow: it leaves gossip, and schedulers then report the
+// tasks still unfinished lost, after their grace for a lost node.
+func (d *Daemon) Drain(timeout time.Duration) DrainResult {
+	d.draining.Store(true)
+	return d.NodeMonitor.Drain(timeout)
+}
+
+// Draining reports whether a drain has begun.
+func (d *Daemon) Draining() bool { return d.draining.Load() }
 
 // ServiceAddr returns the advertised NodeMonitorService address.
 func (d *Daemon) ServiceAddr() string { return d.meta.Service }

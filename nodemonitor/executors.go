@@ -93,10 +93,10 @@ func (n *NodeMonitor) executorLost(app, backend string, cause error) {
 	if !n.execs.remove(app, backend) {
 		return // already handled, or a new executor registered meanwhile
 	}
-	failed, dropped, apps := n.slots.removeApp(app, n.now())
+	failed, dropped := n.slots.removeApp(app, n.now())
 	n.log.Warn().Err(cause).Str("app", app).Str("backend", backend).Int("running_failed", len(failed)).
 		Int("reservations_dropped", dropped).Msg("executor lost; no longer offering the app")
-	n.appsChanged(apps)
+	n.appsChanged()
 	for _, t := range failed {
 		n.report.finished(t.Reservation.Scheduler, t.Key, app)
 		n.report.failed(t.Reservation, t.Key.TaskID, fmt.Sprintf("executor for app %q lost: %v", app, cause))

@@ -6,6 +6,7 @@ import (
 	"encoding/binary"
 	"encoding/hex"
 	"fmt"
+	"sync"
 	"time"
 
 	"github.com/rs/zerolog"
@@ -51,8 +52,9 @@ const DefaultGetTaskTimeout = time.Second
 // its parts: the slot table (slots, queue, weights, drain), the executor
 // registry, the fetcher (getTask and fetchTask), the reporter (finished
 // tasks and relayed messages), the offer ledger and the set of schedulers
-// gossip declared gone. Each part locks itself; the NodeMonitor holds no
-// lock of its own and makes every RPC outside all of them. Safe for
+// gossip declared gone. Each part locks itself; the NodeMonitor's one lock
+// (advMu) only orders app-list advertisements, and every RPC is made
+// outside all locks. Safe for
 // concurrent use.
 type NodeMonitor struct {
 	cfg  Config
@@ -67,6 +69,9 @@ type NodeMonitor struct {
 	offers    offerLedger
 	gone      schedulerSet
 	closers   []func()
+	// advMu is held while Config.OnAppsChanged runs (appsChanged), which
+	// must not call back into the NodeMonitor.
+	advMu sync.Mutex
 }
 
 // New returns a NodeMonitor that calls schedulers and executors over
@@ -133,11 +138,16 @@ type State struct {
 // State returns a snapshot of the node monitor's slots and queue.
 func (n *NodeMonitor) State() State { return n.slots.state() }
 
-// appsChanged passes the new app list to Config.OnAppsChanged.
-func (n *NodeMonitor) appsChanged(apps []string) {
-	if n.cfg.OnAppsChanged != nil {
-		n.cfg.OnAppsChanged(apps)
+// appsChanged passes the app list to Config.OnAppsChanged. Calls are
+// serialised by advMu, each reading the list afresh, so that the last
+// one passes the list in force however callers raced.
+func (n *NodeMonitor) appsChanged() {
+	if n.cfg.OnAppsChanged == nil {
+		return
 	}
+	n.advMu.Lock()
+	defer n.advMu.Unlock()
+	n.cfg.OnAppsChanged(n.slots.apps())
 }
 
 // RegisterBackend implements NodeMonitorService: an executor for app
@@ -151,12 +161,12 @@ func (n *NodeMonitor) RegisterBackend(ctx context.Context, app, listenSocket str
 		return false, fmt.Errorf("registerBackend for app %q: %w", app, err)
 	}
 	n.execs.register(app, listenSocket)
-	apps := n.slots.addApp(app)
+	n.slots.addApp(app)
 	// It may be a restarted executor at the same address: drop pooled
 	// connections to the old process.
 	n.executors.Forget(listenSocket)
 	n.log.Info().Str("app", app).Str("backend", listenSocket).Msg("executor registered")
-	n.appsChanged(apps)
+	n.appsChanged()
 	return true, nil
 }
 

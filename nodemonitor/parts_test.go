@@ -100,8 +100,8 @@ func TestSlotTable(t *testing.T) {
 				if err := st.enqueue(res("r2", "s"), 1); !errors.Is(err, errDraining) {
 					t.Fatalf("enqueue while draining: %v", err)
 				}
-				if apps := st.addApp("other"); len(apps) != 0 {
-					t.Fatalf("apps while draining: %v", apps)
+				if st.addApp("other"); len(st.apps()) != 0 {
+					t.Fatalf("apps while draining: %v", st.apps())
 				}
 				st.start(slots.TaskKey{RequestID: "r", TaskID: "t"}, ready[0], t0)
 				st.released()

@@ -68,28 +68,33 @@ func (t *slotTable) usage() map[string]slots.Usage {
 	return t.core.Usage()
 }
 
-// addApp records an executor for app and returns the sorted app list;
-// while draining it records nothing, so that the node offers no app.
-func (t *slotTable) addApp(app string) []string {
+// addApp records an executor for app; while draining it records
+// nothing, so that the node offers no app.
+func (t *slotTable) addApp(app string) {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	if !t.draining {
 		t.core.AddApp(app)
 	}
+}
+
+// apps returns the sorted app list.
+func (t *slotTable) apps() []string {
+	t.mu.Lock()
+	defer t.mu.Unlock()
 	return t.appsLocked()
 }
 
 // removeApp forgets app, drops its queued reservations and fails its
-// running tasks, returning them, how many reservations it dropped and the
-// sorted app list left.
-func (t *slotTable) removeApp(app string, now time.Time) (failed []slots.RunningTask, dropped int, apps []string) {
+// running tasks, returning them and how many reservations it dropped.
+func (t *slotTable) removeApp(app string, now time.Time) (failed []slots.RunningTask, dropped int) {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	dropped = t.core.RemoveApp(app)
 	failed = t.core.FailApp(app)
 	t.clock.observe(now, t.core.Running(), len(failed))
 	t.checkIdleLocked()
-	return failed, dropped, t.appsLocked()
+	return failed, dropped
 }
 
 func (t *slotTable) appsLocked() []string {
