@@ -203,6 +203,8 @@ type surface struct {
 	collectors []prometheus.Collector
 	ready      httpapi.Check
 	status     func() httpapi.Status
+	// drain, if set, is started by POST /drain.
+	drain func()
 }
 
 // httpServer is a daemon's operator endpoint; its methods do nothing when
@@ -219,7 +221,7 @@ func serveHTTP(h httpFlags, log zerolog.Logger, s surface) (*httpServer, error) 
 		return &httpServer{}, nil
 	}
 	srv, err := httpapi.Serve(httpapi.Config{
-		Addr: h.addr, Collectors: s.collectors, Ready: s.ready, Status: s.status, Pprof: h.pprof,
+		Addr: h.addr, Collectors: s.collectors, Ready: s.ready, Status: s.status, Drain: s.drain, Pprof: h.pprof,
 	})
 	if err != nil {
 		return nil, err

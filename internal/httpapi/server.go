@@ -7,6 +7,7 @@ import (
 	"net"
 	"net/http"
 	"net/http/pprof"
+	"sync"
 	"sync/atomic"
 	"time"
 
@@ -27,6 +28,9 @@ type Config struct {
 	// Status, if set, is served as JSON at /status. It is called once per
 	// request, so it should be a cheap snapshot.
 	Status func() Status
+	// Drain, if set, is started by POST /drain, once: /readyz fails from
+	// then on, and the call answers 202 at once while Drain runs.
+	Drain func()
 	// Pprof serves net/http/pprof at /debug/pprof/. Off by default: a
 	// profile exposes stacks and heap contents, and a CPU profile costs
 	// the daemon time while it runs.
@@ -40,6 +44,8 @@ type Server struct {
 	ready    Check
 	status   func() Status
 	stopping atomic.Bool
+	drain    func()
+	drainOne sync.Once
 }
 
 // Serve listens on cfg.Addr and serves until Close.
@@ -63,13 +69,16 @@ func Serve(cfg Config) (*Server, error) {
 		// from other start-up failures.
 		return nil, fmt.Errorf("metrics listen on %s (--http-listen): %w", cfg.Addr, err)
 	}
-	s := &Server{ln: ln, ready: cfg.Ready, status: cfg.Status}
+	s := &Server{ln: ln, ready: cfg.Ready, status: cfg.Status, drain: cfg.Drain}
 	mux := http.NewServeMux()
 	mux.Handle("GET /metrics", promhttp.HandlerFor(reg, promhttp.HandlerOpts{}))
 	mux.HandleFunc("GET /livez", s.livez)
 	mux.HandleFunc("GET /readyz", s.readyz)
 	if cfg.Status != nil {
 		mux.HandleFunc("GET /status", s.statusJSON)
+	}
+	if cfg.Drain != nil {
+		mux.HandleFunc("POST /drain", s.startDrain)
 	}
 	if cfg.Pprof {
 		// Registered on this mux only: importing net/http/pprof also
@@ -127,6 +136,14 @@ func (s *Server) notReady() string {
 		return ""
 	}
 	return s.ready()
+}
+
+// startDrain fails /readyz and starts the daemon's drain, once; a repeated
+// call is answered the same way.
+func (s *Server) startDrain(w http.ResponseWriter, _ *http.Request) {
+	s.stopping.Store(true)
+	s.drainOne.Do(func() { go s.drain() })
+	writeLine(w, http.StatusAccepted, "draining")
 }
 
 func (s *Server) statusJSON(w http.ResponseWriter, _ *http.Request) {
