@@ -293,6 +293,7 @@ func newHarness(t *testing.T, o opts) *harness {
 		h.sched.mu.Unlock()
 		synctest.Wait()
 		nm.Close()
+		noSockets(t)
 	})
 	return h
 }
