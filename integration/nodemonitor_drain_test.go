@@ -3,6 +3,11 @@ package integration
 import (
 	"context"
 	"fmt"
+	"io"
+	"net/http"
+	"os/exec"
+	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -59,4 +64,67 @@ func TestNodeMonitorDrain(t *testing.T) {
 		}
 	}
 	t.Logf("drained a node monitor: %d reservations handed back, waited %v for its running tasks", res.Handed, res.Waited.Round(time.Millisecond))
+}
+
+// TestNodeMonitorDrainOverHTTP runs the built binary: POST /drain on a node
+// monitor's operator endpoint answers 202, fails its /readyz, and the node
+// monitor drains, leaves the gossip cluster (its scheduler then has no node
+// monitor to sample) and exits 0.
+func TestNodeMonitorDrainOverHTTP(t *testing.T) {
+	if testing.Short() {
+		t.Skip("integration test: builds and runs the daemons")
+	}
+	bin := buildSparrowBinary(t)
+	host := "127.0.0.43"
+	if !interopCanBind(host) {
+		host = "127.0.0.1"
+	}
+	schedHTTP, nmHTTP := interopFreePort(t, host), interopFreePort(t, host)
+	sched := startProc(t, bin, procSpec{role: "scheduler", host: host, secondFlag: "--gettask-listen", extra: []string{
+		"--http-listen", schedHTTP, "--log-level", "warn", "--gossip-profile", "local",
+	}})
+	nm := startProc(t, bin, procSpec{role: "nodemonitor", host: host, secondFlag: "--internal-listen", extra: []string{
+		"--http-listen", nmHTTP, "--log-level", "info", "--gossip-profile", "local", "--join", sched.gossip, "--drain-timeout", "5s",
+	}})
+	ex := exec.Command(bin, "executor", "--app", "app", "--node-monitor", nm.service,
+		"--listen", interopFreePort(t, host), "--advertise-host", host, "--log-level", "warn")
+	if err := ex.Start(); err != nil {
+		t.Fatal(err)
+	}
+	exDone := make(chan struct{})
+	go func() { ex.Wait(); close(exDone) }()
+	t.Cleanup(func() {
+		ex.Process.Signal(syscall.SIGTERM)
+		select {
+		case <-exDone:
+		case <-time.After(interopStopTimeout):
+			ex.Process.Kill()
+			<-exDone
+		}
+	})
+	waitForReadyz(t, nmHTTP, 200, "ready")
+	waitForReadyz(t, schedHTTP, 200, "ready")
+
+	resp, err := http.Post("http://"+nmHTTP+"/drain", "text/plain", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	body, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusAccepted || string(body) != "draining\n" {
+		t.Fatalf("POST /drain: %d %q, want 202 \"draining\\n\"", resp.StatusCode, body)
+	}
+	select {
+	case <-nm.done:
+	case <-time.After(interopStopTimeout):
+		t.Fatalf("node monitor still running %v after POST /drain", interopStopTimeout)
+	}
+	if nm.waitErr != nil {
+		t.Errorf("node monitor exited with %v after draining", nm.waitErr)
+	}
+	if out := nm.out.String(); !strings.Contains(out, "drained") {
+		t.Errorf("node monitor's log does not say it drained:\n%s", out)
+	}
+	waitForReadyz(t, schedHTTP, 503, "not ready: no live node monitor in the gossip view")
+	sched.stop(t)
 }
