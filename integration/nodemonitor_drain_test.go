@@ -66,6 +66,65 @@ func TestNodeMonitorDrain(t *testing.T) {
 	t.Logf("drained a node monitor: %d reservations handed back, waited %v for its running tasks", res.Handed, res.Waited.Round(time.Millisecond))
 }
 
+// TestNodeMonitorDrainTimeoutReportsLost drains a node monitor whose
+// tasks outlast the drain's timeout: once it leaves, its scheduler reports
+// those tasks lost, each once, and never launches a task twice; every
+// other task completes.
+func TestNodeMonitorDrainTimeoutReportsLost(t *testing.T) {
+	led := newLedger()
+	f := startFleet(t, fleet.Config{
+		Schedulers: 1, NodeMonitors: 3, Slots: 2, Apps: []string{"app"}, ProbeRatio: 1,
+		Run: echoTask(3 * time.Second), OnLaunch: led.launched,
+	})
+	fe := ledgerFrontend(t, f, led, "127.0.3.78")
+	ctx := context.Background()
+	const jobs, tasks = 3, 4 // 12 tasks on 6 slots
+	for j := range jobs {
+		if _, err := fe.Submit(ctx, newJob(fmt.Sprintf("j%d", j), tasks)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	victim := f.NodeMonitors[0]
+	waitFor(t, "node monitor 0 to run tasks with reservations queued", 10*time.Second, func() bool {
+		st := victim.State()
+		return st.Running == 2 && st.Queued > 0
+	})
+	if res := victim.Drain(100 * time.Millisecond); res.Unfinished != 2 {
+		t.Fatalf("drain %+v: want the 2 running tasks unfinished", res)
+	}
+	led.mu.Lock()
+	onVictim := map[string]bool{}
+	for id, ls := range led.launches {
+		if ls[0].node == 0 {
+			onVictim[id] = true
+		}
+	}
+	led.mu.Unlock()
+	if err := victim.Close(); err != nil {
+		t.Fatal(err)
+	}
+	total := jobs * tasks
+	waitFor(t, "every task to finish or be reported lost", 30*time.Second, func() bool {
+		_, m := led.counts()
+		return m == total
+	})
+	led.checkOnce(t, total)
+	led.mu.Lock()
+	defer led.mu.Unlock()
+	for id, ms := range led.messages {
+		want := client.StatusOK
+		if onVictim[id] {
+			want = client.StatusLost
+		}
+		if len(ms) != 1 || ms[0].Status != want {
+			t.Errorf("task %s (on the drained node %v) got %+v, want one message with status %d", id, onVictim[id], ms, want)
+		}
+	}
+	if len(onVictim) != 2 {
+		t.Errorf("%d tasks ran on the drained node monitor, want the 2 running when it drained", len(onVictim))
+	}
+}
+
 // TestNodeMonitorDrainOverHTTP runs the built binary: POST /drain on a node
 // monitor's operator endpoint answers 202, fails its /readyz, and the node
 // monitor drains, leaves the gossip cluster (its scheduler then has no node

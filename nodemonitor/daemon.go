@@ -62,6 +62,8 @@ type Daemon struct {
 	stop, done    chan struct{}
 	coord         *coordination
 	draining      atomic.Bool
+	closeOnce     sync.Once
+	closeErr      error
 
 	metaMu sync.Mutex
 	meta   membership.Meta
@@ -197,30 +199,35 @@ func (d *Daemon) ServiceAddr() string { return d.meta.Service }
 func (d *Daemon) InternalAddr() string { return d.meta.Internal }
 
 // Close leaves the gossip cluster, so schedulers stop sampling this node,
-// then stops serving.
+// then stops serving. Later calls, and Kill after it, do nothing.
 func (d *Daemon) Close() error {
-	close(d.stop)
-	<-d.done
-	d.coord.close()
-	err := d.Cluster.Leave(time.Second)
-	d.svc.Close()
-	d.internal.Close()
-	d.NodeMonitor.Close()
-	d.log.Info().Msg("node monitor stopped")
-	return err
+	d.closeOnce.Do(func() {
+		close(d.stop)
+		<-d.done
+		d.coord.close()
+		d.closeErr = d.Cluster.Leave(time.Second)
+		d.svc.Close()
+		d.internal.Close()
+		d.NodeMonitor.Close()
+		d.log.Info().Msg("node monitor stopped")
+	})
+	return d.closeErr
 }
 
 // Kill stops the node monitor abruptly, as a crash would: it does not leave
 // the gossip cluster, so peers find out only when their failure detector
-// declares it dead. For fault tests.
+// declares it dead. For fault tests. Later calls, and Close after it, do
+// nothing.
 func (d *Daemon) Kill() {
-	close(d.stop)
-	<-d.done
-	d.coord.close()
-	d.Cluster.Shutdown()
-	d.svc.Close()
-	d.internal.Close()
-	d.NodeMonitor.Close()
+	d.closeOnce.Do(func() {
+		close(d.stop)
+		<-d.done
+		d.coord.close()
+		d.Cluster.Shutdown()
+		d.svc.Close()
+		d.internal.Close()
+		d.NodeMonitor.Close()
+	})
 }
 
 // membershipDirectory finds schedulers' getTask addresses in the gossip
