@@ -3,6 +3,7 @@ package nodemonitor
 import (
 	"strconv"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/hashicorp/memberlist"
@@ -60,6 +61,9 @@ type Daemon struct {
 	log           zerolog.Logger
 	stop, done    chan struct{}
 	coord         *coordination
+	draining      atomic.Bool
+	closeOnce     sync.Once
+	closeErr      error
 
 	metaMu sync.Mutex
 	meta   membership.Meta
@@ -174,6 +178,20 @@ func (d *Daemon) Serving() bool {
 	}
 }
 
+// Drain takes the node monitor out of service without losing work
+// (NodeMonitor.Drain): Draining reports true from the start, for
+// readiness probes; queued reservations go back to their schedulers,
+// which stop sampling this node; running tasks finish, up to timeout.
+// Close should follow: it leaves gossip, and schedulers then report the
+// tasks still unfinished lost, after their grace for a lost node.
+func (d *Daemon) Drain(timeout time.Duration) DrainResult {
+	d.draining.Store(true)
+	return d.NodeMonitor.Drain(timeout)
+}
+
+// Draining reports whether a drain has begun.
+func (d *Daemon) Draining() bool { return d.draining.Load() }
+
 // ServiceAddr returns the advertised NodeMonitorService address.
 func (d *Daemon) ServiceAddr() string { return d.meta.Service }
 
@@ -181,30 +199,35 @@ func (d *Daemon) ServiceAddr() string { return d.meta.Service }
 func (d *Daemon) InternalAddr() string { return d.meta.Internal }
 
 // Close leaves the gossip cluster, so schedulers stop sampling this node,
-// then stops serving.
+// then stops serving. Later calls, and Kill after it, do nothing.
 func (d *Daemon) Close() error {
-	close(d.stop)
-	<-d.done
-	d.coord.close()
-	err := d.Cluster.Leave(time.Second)
-	d.svc.Close()
-	d.internal.Close()
-	d.NodeMonitor.Close()
-	d.log.Info().Msg("node monitor stopped")
-	return err
+	d.closeOnce.Do(func() {
+		close(d.stop)
+		<-d.done
+		d.coord.close()
+		d.closeErr = d.Cluster.Leave(time.Second)
+		d.svc.Close()
+		d.internal.Close()
+		d.NodeMonitor.Close()
+		d.log.Info().Msg("node monitor stopped")
+	})
+	return d.closeErr
 }
 
 // Kill stops the node monitor abruptly, as a crash would: it does not leave
 // the gossip cluster, so peers find out only when their failure detector
-// declares it dead. For fault tests.
+// declares it dead. For fault tests. Later calls, and Close after it, do
+// nothing.
 func (d *Daemon) Kill() {
-	close(d.stop)
-	<-d.done
-	d.coord.close()
-	d.Cluster.Shutdown()
-	d.svc.Close()
-	d.internal.Close()
-	d.NodeMonitor.Close()
+	d.closeOnce.Do(func() {
+		close(d.stop)
+		<-d.done
+		d.coord.close()
+		d.Cluster.Shutdown()
+		d.svc.Close()
+		d.internal.Close()
+		d.NodeMonitor.Close()
+	})
 }
 
 // membershipDirectory finds schedulers' getTask addresses in the gossip

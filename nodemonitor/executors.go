@@ -2,11 +2,9 @@ package nodemonitor
 
 import (
 	"fmt"
-	"net"
-	"slices"
+	"maps"
+	"sync"
 	"time"
-
-	"github.com/sparrowfleet/sparrow/core/slots"
 )
 
 // Executor liveness defaults.
@@ -17,72 +15,103 @@ const (
 	executorMisses = 2
 )
 
+// executorRegistry maps each app to the BackendService address of its
+// executor here, and counts each one's failed liveness checks in a row.
+//
+// Lock contract: mu guards both maps; each method takes it and never
+// calls out.
+type executorRegistry struct {
+	mu      sync.Mutex
+	backend map[string]string // app -> BackendService address
+	misses  map[string]int    // app -> failed checks in a row
+}
+
+func newExecutorRegistry() *executorRegistry {
+	return &executorRegistry{backend: make(map[string]string), misses: make(map[string]int)}
+}
+
+// register records app's executor at addr, replacing any other.
+func (e *executorRegistry) register(app, addr string) {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	e.backend[app] = addr
+	delete(e.misses, app)
+}
+
+// lookup returns app's executor address.
+func (e *executorRegistry) lookup(app string) (string, bool) {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	a, ok := e.backend[app]
+	return a, ok
+}
+
+// remove forgets app's executor if it is still the one at addr, and
+// reports whether it was: a lost executor is handled once, and never a
+// new one registered meanwhile.
+func (e *executorRegistry) remove(app, addr string) bool {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	if e.backend[app] != addr {
+		return false
+	}
+	delete(e.backend, app)
+	delete(e.misses, app)
+	return true
+}
+
+// snapshot returns app -> address.
+func (e *executorRegistry) snapshot() map[string]string {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	return maps.Clone(e.backend)
+}
+
+// checked records the outcome of a liveness check of app's executor at
+// addr, and reports whether that executor is now lost: executorMisses
+// failures in a row. A check of an executor replaced meanwhile counts
+// for nothing.
+func (e *executorRegistry) checked(app, addr string, alive bool) (lost bool) {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	if e.backend[app] != addr {
+		return false
+	}
+	if alive {
+		delete(e.misses, app)
+		return false
+	}
+	e.misses[app]++
+	return e.misses[app] >= executorMisses
+}
+
 // executorLost handles an app whose executor is gone (a launch failed, or
 // it stopped accepting connections): its running tasks are reported failed
 // and their slots freed, its queued reservations are dropped, and the node
 // stops advertising the app until an executor registers again.
 func (n *NodeMonitor) executorLost(app, backend string, cause error) {
-	n.mu.Lock()
-	if n.backend[app] != backend {
-		// Already handled, or a new executor registered meanwhile.
-		n.mu.Unlock()
-		return
+	if !n.execs.remove(app, backend) {
+		return // already handled, or a new executor registered meanwhile
 	}
-	delete(n.backend, app)
-	delete(n.misses, app)
-	dropped := n.core.RemoveApp(app)
-	failed := n.core.FailApp(app)
-	n.clock.observe(time.Now(), n.core.Running(), len(failed))
-	apps := n.core.Apps()
-	n.mu.Unlock()
-	slices.Sort(apps)
+	failed, dropped := n.slots.removeApp(app, n.now())
 	n.log.Warn().Err(cause).Str("app", app).Str("backend", backend).Int("running_failed", len(failed)).
 		Int("reservations_dropped", dropped).Msg("executor lost; no longer offering the app")
-	if n.cfg.OnAppsChanged != nil {
-		n.cfg.OnAppsChanged(apps)
-	}
+	n.appsChanged()
 	for _, t := range failed {
-		n.finished(t.Reservation.Scheduler, t.Key, app)
-		n.reportFailed(t.Reservation, t.Key.TaskID, fmt.Sprintf("executor for app %q lost: %v", app, cause))
+		n.report.finished(t.Reservation.Scheduler, t.Key, app)
+		n.report.failed(t.Reservation, t.Key.TaskID, fmt.Sprintf("executor for app %q lost: %v", app, cause))
 	}
 	n.drive()
 }
 
-// finished tells a task's scheduler that it no longer runs here.
-func (n *NodeMonitor) finished(scheduler string, key slots.TaskKey, app string) {
-	id := fullID(scheduler, key, app)
-	n.notify.Add(n.getTaskAddr(scheduler), id)
-}
-
-// checkExecutors dials each registered executor; one that fails
-// executorMisses checks in a row is lost. The daemon calls it periodically.
+// checkExecutors checks each registered executor's liveness, each within
+// timeout; one that fails executorMisses checks in a row is lost. The
+// daemon calls it periodically.
 func (n *NodeMonitor) checkExecutors(timeout time.Duration) {
-	n.mu.Lock()
-	backends := make(map[string]string, len(n.backend))
-	for app, addr := range n.backend {
-		backends[app] = addr
-	}
-	n.mu.Unlock()
-	for app, addr := range backends {
-		conn, err := net.DialTimeout("tcp", addr, timeout)
-		if err == nil {
-			conn.Close()
-		}
-		n.mu.Lock()
-		if n.backend[app] != addr {
-			n.mu.Unlock()
-			continue
-		}
-		if err == nil {
-			delete(n.misses, app)
-			n.mu.Unlock()
-			continue
-		}
-		n.misses[app]++
-		lost := n.misses[app] >= executorMisses
-		n.mu.Unlock()
-		if lost {
-			n.executorLost(app, addr, fmt.Errorf("executor at %s stopped accepting connections: %w", addr, err))
+	for app, addr := range n.execs.snapshot() {
+		err := n.executors.Alive(addr, timeout)
+		if n.execs.checked(app, addr, err == nil) {
+			n.executorLost(app, addr, err)
 		}
 	}
 }

@@ -2,19 +2,12 @@ package nodemonitor
 
 import (
 	"fmt"
+	"iter"
 
 	"github.com/sparrowfleet/sparrow/core/fairshare"
 	"github.com/sparrowfleet/sparrow/core/queue"
 	"github.com/sparrowfleet/sparrow/core/slots"
 )
-
-// Usage returns each user's queued reservations and running tasks here,
-// for the coordinator's report.
-func (n *NodeMonitor) Usage() map[string]slots.Usage {
-	n.mu.Lock()
-	defer n.mu.Unlock()
-	return n.core.Usage()
-}
 
 // Guidance is what the coordinator tells this node in one version.
 type Guidance struct {
@@ -26,73 +19,112 @@ type Guidance struct {
 	Weights map[string]float64
 }
 
+// weightGuide puts the coordinator's guidance on a queue discipline: the
+// cluster-wide running counts on a Choosy queue, or the CMMF weights on a
+// weighted queue, remembering each user's configured weight to restore
+// when the guidance goes. A user first queued after the guidance arrived
+// gets its guided weight (or the floor) at once, through guide.
+//
+// Not safe for concurrent use: its owner, slotTable, holds its own lock
+// around every call, and passes the queue it guards.
+type weightGuide struct {
+	// base holds the configured weights of users whose weights the
+	// guidance replaced.
+	base map[string]float64
+	// guided holds the CMMF weights in force (nil: none).
+	guided map[string]float64
+}
+
+// active reports whether CMMF weights are in force.
+func (g *weightGuide) active() bool { return g.guided != nil }
+
+// apply installs a version of guidance on q: a Choosy queue takes the
+// cluster-wide running counts; a weighted queue, when gd.Weights is set,
+// takes the CMMF weights, with fairshare.MinWeight for users (those of
+// users, and those gd names) that CMMF gives nothing here. It reports
+// whether anything changed.
+func (g *weightGuide) apply(q queue.Discipline, gd Guidance, users iter.Seq[string]) (bool, error) {
+	if c, ok := q.(*queue.Choosy); ok {
+		ok, err := c.SetShares(gd.Version, gd.Running)
+		if err != nil {
+			return false, fmt.Errorf("coordinator guidance v%d: %w", gd.Version, err)
+		}
+		// Choosy divides counts by the users' base weights; CMMF weights
+		// are for weighted fair queues only.
+		return ok, nil
+	}
+	if gd.Weights == nil {
+		return false, nil
+	}
+	if _, ok := q.(queue.Weights); !ok {
+		return false, fmt.Errorf("coordinator weights: the %T queue discipline has no weights", q)
+	}
+	if g.base == nil {
+		g.base = map[string]float64{}
+	}
+	g.guided = gd.Weights
+	for u := range users {
+		g.guide(q, u)
+	}
+	for u := range gd.Weights {
+		g.guide(q, u)
+	}
+	return true, nil
+}
+
+// guide gives user its weight under the guidance in force, if any: its
+// CMMF weight, or the floor when CMMF gives it none here, remembering its
+// configured weight first.
+func (g *weightGuide) guide(q queue.Discipline, user string) {
+	if g.guided == nil {
+		return
+	}
+	w, ok := q.(queue.Weights)
+	if !ok {
+		return
+	}
+	if _, saved := g.base[user]; !saved {
+		g.base[user] = w.Weight(user)
+	}
+	// Weights come from our own decoder as finite and >= 0, so the
+	// floored value is always valid.
+	w.SetWeight(user, max(g.guided[user], fairshare.MinWeight))
+}
+
+// drop returns q to local decisions: a Choosy queue serves as weighted
+// fair queuing, and weights the guidance changed return to their
+// configured values.
+func (g *weightGuide) drop(q queue.Discipline) {
+	if c, ok := q.(*queue.Choosy); ok {
+		c.ClearShares()
+	}
+	if w, ok := q.(queue.Weights); ok {
+		for u, v := range g.base {
+			w.SetWeight(u, v)
+		}
+	}
+	g.base, g.guided = nil, nil
+}
+
+// Usage returns each user's queued reservations and running tasks here,
+// for the coordinator's report.
+func (n *NodeMonitor) Usage() map[string]slots.Usage { return n.slots.usage() }
+
 // ApplyGuidance installs a version of the coordinator's guidance: a Choosy
 // queue takes the cluster-wide running counts; a weighted queue, when
 // g.Weights is set, takes the CMMF weights of this node's machine type,
 // with fairshare.MinWeight for users queued here that CMMF gives nothing
 // of this type (their configured weights return with DropGuidance). It
 // reports whether anything changed.
-func (n *NodeMonitor) ApplyGuidance(g Guidance) (bool, error) {
-	n.mu.Lock()
-	defer n.mu.Unlock()
-	if c, ok := n.core.Queue().(*queue.Choosy); ok {
-		ok, err := c.SetShares(g.Version, g.Running)
-		if err != nil {
-			return false, fmt.Errorf("coordinator guidance v%d: %w", g.Version, err)
-		}
-		// Choosy divides counts by the users' base weights; CMMF weights
-		// are for weighted fair queues only.
-		return ok, nil
-	}
-	if g.Weights == nil {
-		return false, nil
-	}
-	if _, ok := n.core.Queue().(queue.Weights); !ok {
-		return false, fmt.Errorf("coordinator weights: the %T queue discipline has no weights", n.core.Queue())
-	}
-	if n.baseWeights == nil {
-		n.baseWeights = map[string]float64{}
-	}
-	n.guided = g.Weights
-	for u := range n.core.Usage() {
-		n.guideWeightLocked(u)
-	}
-	for u := range g.Weights {
-		n.guideWeightLocked(u)
-	}
-	return true, nil
-}
-
-// guideWeightLocked gives user its weight under the guidance in force:
-// its CMMF weight on this node's type, or the floor when CMMF gives it
-// none here, remembering its configured weight first. Called with n.mu
-// held and n.guided set, on a queue with weights.
-func (n *NodeMonitor) guideWeightLocked(user string) {
-	q, ok := n.core.Queue().(queue.Weights)
-	if !ok {
-		return
-	}
-	if _, saved := n.baseWeights[user]; !saved {
-		n.baseWeights[user] = q.Weight(user)
-	}
-	// Weights come from our own decoder as finite and >= 0, so the
-	// floored value is always valid.
-	q.SetWeight(user, max(n.guided[user], fairshare.MinWeight))
-}
+func (n *NodeMonitor) ApplyGuidance(g Guidance) (bool, error) { return n.slots.applyGuidance(g) }
 
 // DropGuidance returns to local decisions, as without a coordinator: a
 // Choosy queue serves as weighted fair queuing, and weights the
 // coordinator changed return to their configured values.
-func (n *NodeMonitor) DropGuidance() {
-	n.mu.Lock()
-	defer n.mu.Unlock()
-	if c, ok := n.core.Queue().(*queue.Choosy); ok {
-		c.ClearShares()
-	}
-	if q, ok := n.core.Queue().(queue.Weights); ok {
-		for u, w := range n.baseWeights {
-			q.SetWeight(u, w)
-		}
-	}
-	n.baseWeights, n.guided = nil, nil
+func (n *NodeMonitor) DropGuidance() { n.slots.dropGuidance() }
+
+// SetWeights changes users' fair-share weights at run time. It fails,
+// changing nothing, if the discipline has no weights or a weight is bad.
+func (n *NodeMonitor) SetWeights(weights map[string]float64) error {
+	return n.slots.setWeights(weights)
 }

@@ -2,6 +2,7 @@ package nodemonitor
 
 import (
 	"context"
+	"slices"
 	"testing"
 
 	"github.com/rs/zerolog"
@@ -13,7 +14,7 @@ import (
 
 func newWithQueue(t *testing.T, q queue.Discipline) *NodeMonitor {
 	t.Helper()
-	nm, err := New(Config{Slots: 2, Queue: q, Internal: "127.0.0.1:2", Log: zerolog.Nop()}, staticDir{})
+	nm, err := newNodeMonitor(Config{Slots: 2, Queue: q, Internal: "127.0.0.1:2", Log: zerolog.Nop()}, staticDir{}, newFakeScheds(), &fakeExecs{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -104,5 +105,71 @@ func TestGuidanceWeightsReachLateUsers(t *testing.T) {
 	nm.DropGuidance()
 	if w := f.Weight("hadoop"); w != 1 {
 		t.Fatalf("after DropGuidance: %v, want the configured 1", w)
+	}
+}
+
+// weightGuide on its own: what each queue discipline takes from guidance,
+// and what dropping it restores.
+func TestWeightGuide(t *testing.T) {
+	tests := []struct {
+		name        string
+		queue       func() queue.Discipline
+		g           Guidance
+		users       []string // queued here before the guidance
+		late        string   // first queued after it
+		wantChanged bool
+		wantErr     bool
+		wantActive  bool
+		want        map[string]float64 // weights under guidance
+	}{
+		{"fair: CMMF weights, the floor for the rest", func() queue.Discipline { q, _ := queue.NewFair(1, map[string]float64{"a": 2}); return q },
+			Guidance{Version: 1, Weights: map[string]float64{"a": 5}}, []string{"b"}, "c", true, false, true,
+			map[string]float64{"a": 5, "b": fairshare.MinWeight, "c": fairshare.MinWeight}},
+		{"fair without weights: nothing", func() queue.Discipline { q, _ := queue.NewFair(1, nil); return q },
+			Guidance{Version: 1, Running: map[string]float64{"a": 3}}, nil, "c", false, false, false,
+			map[string]float64{"a": 1, "c": 1}},
+		{"fifo with weights: an error", func() queue.Discipline { return queue.NewFIFO() },
+			Guidance{Version: 1, Weights: map[string]float64{"a": 5}}, nil, "", false, true, false, nil},
+		{"choosy: counts, not weights", func() queue.Discipline { q, _ := queue.NewChoosy(1, nil); return q },
+			Guidance{Version: 1, Running: map[string]float64{"a": 3}, Weights: map[string]float64{"a": 9}}, nil, "c", true, false, false,
+			map[string]float64{"a": 1, "c": 1}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			q := tt.queue()
+			var before map[string]float64
+			if w, ok := q.(queue.Weights); ok {
+				before = map[string]float64{}
+				for u := range tt.want {
+					before[u] = w.Weight(u)
+				}
+			}
+			var g weightGuide
+			changed, err := g.apply(q, tt.g, slices.Values(tt.users))
+			if changed != tt.wantChanged || (err != nil) != tt.wantErr || g.active() != tt.wantActive {
+				t.Fatalf("apply: changed %v, err %v, active %v", changed, err, g.active())
+			}
+			if tt.late != "" {
+				g.guide(q, tt.late)
+			}
+			w, ok := q.(queue.Weights)
+			if !ok {
+				return
+			}
+			for u, want := range tt.want {
+				if got := w.Weight(u); got != want {
+					t.Errorf("%s's weight %v under guidance, want %v", u, got, want)
+				}
+			}
+			g.drop(q)
+			for u, want := range before {
+				if got := w.Weight(u); got != want {
+					t.Errorf("%s's weight %v after drop, want %v", u, got, want)
+				}
+			}
+			if g.active() {
+				t.Error("still active after drop")
+			}
+		})
 	}
 }

@@ -1,163 +1,211 @@
 package nodemonitor
 
 import (
-	"context"
 	"fmt"
 	"slices"
 	"testing"
+	"testing/synctest"
 	"time"
 
+	"github.com/sparrowfleet/sparrow/core/queue"
 	"github.com/sparrowfleet/sparrow/core/slots"
 	"github.com/sparrowfleet/sparrow/thrift/gen-go/sparrowrpc"
 )
 
-func (h *harness) enqueueOffer(t *testing.T, req string, n int, task string) *sparrowrpc.TEnqueueOfferReply {
-	t.Helper()
-	rep, err := h.nm.EnqueueTaskReservationsWithOffer(context.Background(), &sparrowrpc.TEnqueueTaskReservationsRequest{
-		AppId: "app", RequestId: req, SchedulerAddress: h.self, NumTasks: int32(n), User: &sparrowrpc.TUserGroupInfo{User: "u"},
-	}, &sparrowrpc.TTaskLaunchSpec{TaskId: task, Message: []byte("m")})
-	if err != nil {
-		t.Fatalf("enqueue with offer: %v", err)
-	}
-	return rep
-}
-
-// TestOfferTakenByAFreeSlot: an offer that finds a free slot is launched
-// there at once, with no getTask, and uses one of the reservations; the
-// request's other reservations ask with getTask as usual.
+// An offer that finds a free slot is launched there at once, with no
+// getTask, and uses one of the reservations; the request's other
+// reservations ask with getTask as usual.
 func TestOfferTakenByAFreeSlot(t *testing.T) {
-	h := newHarness(t, 2, false)
-	h.sched.mu.Lock()
-	h.sched.tasks["r"] = []string{"t1"}
-	h.sched.mu.Unlock()
-	if rep := h.enqueueOffer(t, "r", 2, "t0"); !rep.Accepted || !rep.Launched || rep.GetGuided() {
-		t.Fatalf("answer %+v, want accepted and launched", rep)
-	}
-	waitState(t, h.nm, "both tasks running", func(s State) bool { return s.Running == 2 })
-	waitState(t, h.nm, "the backend to see 2 launches", func(State) bool { return h.back.count() == 2 })
-	if got := h.sched.askedFor("r"); got != 1 {
-		t.Errorf("getTask asked %d times, want 1 (the offer took the other slot)", got)
-	}
-	h.back.mu.Lock()
-	launched := slices.Sorted(slices.Values(h.back.launched))
-	h.back.mu.Unlock()
-	if !slices.Equal(launched, []string{"r/t0", "r/t1"}) {
-		t.Errorf("launched %v, want r/t0 and r/t1", launched)
-	}
+	synctest.Test(t, func(t *testing.T) {
+		h := newHarness(t, opts{slots: 2})
+		h.sched.script("r", "t1")
+		if rep := h.enqueueOffer(t, "r", 2, "t0"); !rep.Accepted || !rep.Launched || rep.GetGuided() {
+			t.Fatalf("answer %+v, want accepted and launched", rep)
+		}
+		wantState(t, h, State{Slots: 2, Running: 2, Launches: 2})
+		if got := h.sched.askedFor("r"); got != 1 {
+			t.Errorf("asked for %d tasks, want 1 (the offer took the other slot)", got)
+		}
+		if got := h.execs.launches(); !slices.Equal(got, []string{"r/t0", "r/t1"}) {
+			t.Errorf("launched %v, want r/t0 and r/t1", got)
+		}
+	})
 }
 
-// TestOfferDeclinedWhenBusy: with no free slot the offer is declined and
-// the reservation queues; a full queue refuses it outright.
+// With no free slot the offer is declined and the reservation queues; an
+// app without an executor here is refused, offer and all.
 func TestOfferDeclinedWhenBusy(t *testing.T) {
-	h := newHarness(t, 1, true) // getTask blocks: the slot stays busy
-	h.enqueue(t, "app", "busy", 1)
-	waitState(t, h.nm, "the slot to be taken", func(s State) bool { return s.Fetching == 1 })
-	if rep := h.enqueueOffer(t, "r", 1, "t0"); !rep.Accepted || rep.Launched || rep.GetGuided() {
-		t.Fatalf("answer %+v, want accepted and declined, not as guided", rep)
-	}
-	if st := h.nm.State(); st.Queued != 1 || st.Launches != 0 {
-		t.Fatalf("state %+v, want the reservation queued and nothing launched", st)
-	}
-	if _, err := h.nm.EnqueueTaskReservationsWithOffer(context.Background(), &sparrowrpc.TEnqueueTaskReservationsRequest{
-		AppId: "app", RequestId: "r2", SchedulerAddress: h.self, NumTasks: 1,
-	}, nil); err == nil {
-		t.Error("an offer without a task was accepted")
-	}
-	// An app without an executor here is refused, offer and all.
-	rep, err := h.nm.EnqueueTaskReservationsWithOffer(context.Background(), &sparrowrpc.TEnqueueTaskReservationsRequest{
-		AppId: "other", RequestId: "r3", SchedulerAddress: h.self, NumTasks: 1,
-	}, &sparrowrpc.TTaskLaunchSpec{TaskId: "x"})
-	if err != nil || rep.Accepted || rep.Launched {
-		t.Errorf("unknown app: %+v, %v; want refused", rep, err)
-	}
+	synctest.Test(t, func(t *testing.T) {
+		h := newHarness(t, opts{slots: 1})
+		h.gate() // the slot stays busy fetching
+		h.enqueue(t, "app", "busy", 1)
+		if rep := h.enqueueOffer(t, "r", 1, "t0"); !rep.Accepted || rep.Launched || rep.GetGuided() {
+			t.Fatalf("answer %+v, want accepted and declined, not as guided", rep)
+		}
+		wantState(t, h, State{Slots: 1, Fetching: 1, Queued: 1})
+		if _, err := h.nm.EnqueueTaskReservationsWithOffer(t.Context(), h.req("app", "r2", 1), nil); err == nil {
+			t.Error("an offer without a task was accepted")
+		}
+		rep, err := h.nm.EnqueueTaskReservationsWithOffer(t.Context(), h.req("other", "r3", 1), &sparrowrpc.TTaskLaunchSpec{TaskId: "x"})
+		if err != nil || rep.Accepted || rep.Launched {
+			t.Errorf("unknown app: %+v, %v; want refused", rep, err)
+		}
+	})
 }
 
-// TestGuidedQueueDeclinesOffers: while a coordinator guides the weights,
-// a free slot is not given to an offer: the reservation asks by getTask.
+// While a coordinator guides the weights, a free slot is not given to an
+// offer: the reservation asks by getTask.
 func TestGuidedQueueDeclinesOffers(t *testing.T) {
-	h := newHarness(t, 1, false)
-	h.nm.mu.Lock()
-	guided := h.nm.guided != nil
-	h.nm.mu.Unlock()
-	if guided {
-		t.Fatal("a new node monitor is already guided")
-	}
-	h.nm.mu.Lock()
-	h.nm.guided = map[string]float64{"u": 1}
-	h.nm.mu.Unlock()
-	h.sched.mu.Lock()
-	h.sched.tasks["r"] = []string{"t0"}
-	h.sched.mu.Unlock()
-	if rep := h.enqueueOffer(t, "r", 1, "offered"); !rep.Accepted || rep.Launched || !rep.GetGuided() {
-		t.Fatalf("answer %+v, want accepted and declined as guided", rep)
-	}
-	waitState(t, h.nm, "the task from getTask", func(s State) bool { return s.Launches == 1 })
-	if got := h.sched.askedFor("r"); got != 1 {
-		t.Errorf("getTask asked %d times, want 1", got)
-	}
-}
-
-// TestOfferOutcomeAnswersAndIsFinal: offerOutcome says what this node
-// monitor did with an offer; one asked about before it arrives is
-// answered "unseen", and when it does arrive, on a free slot, it is
-// declined so that the answer stays true; its reservation queues and asks
-// by getTask. Every answer carries the process's start nonce.
-func TestOfferOutcomeAnswersAndIsFinal(t *testing.T) {
-	h := newHarness(t, 3, false)
-	ctx := context.Background()
-	rep := h.enqueueOffer(t, "r", 1, "t0")
-	if !rep.Launched || rep.GetBoot() == "" {
-		t.Fatalf("answer %+v, want launched, with the start nonce", rep)
-	}
-	ask := func(req, task string) *sparrowrpc.TOfferOutcome {
-		t.Helper()
-		out, err := h.nm.OfferOutcome(ctx, req, task)
+	synctest.Test(t, func(t *testing.T) {
+		fair, err := queue.NewFair(1, nil)
 		if err != nil {
-			t.Fatalf("OfferOutcome(%s, %s): %v", req, task, err)
+			t.Fatal(err)
 		}
-		if out.Boot != rep.GetBoot() {
-			t.Fatalf("OfferOutcome(%s, %s) nonce %q, offers' %q", req, task, out.Boot, rep.GetBoot())
+		h := newHarness(t, opts{slots: 1, cfg: func(c *Config) { c.Queue = fair }})
+		if h.nm.slots.guided() {
+			t.Fatal("a new node monitor is already guided")
 		}
-		return out
-	}
-	if out := ask("r", "t0"); out.Outcome != sparrowrpc.OFFER_TAKEN {
-		t.Fatalf("r/t0: %+v, want taken", out)
-	}
-	if out := ask("late", "t0"); out.Outcome != sparrowrpc.OFFER_UNSEEN {
-		t.Fatalf("late/t0 before the offer: %+v, want unseen", out)
-	}
-	h.sched.mu.Lock()
-	h.sched.tasks["late"] = []string{"t1"}
-	h.sched.mu.Unlock()
-	if rep := h.enqueueOffer(t, "late", 1, "t0"); !rep.Accepted || rep.Launched || rep.GetGuided() {
-		t.Fatalf("answer %+v, want the late offer declined (its scheduler heard it was unseen)", rep)
-	}
-	waitState(t, h.nm, "the backend to see the getTask's task", func(State) bool { return h.back.count() == 2 })
-	h.back.mu.Lock()
-	launched := slices.Sorted(slices.Values(h.back.launched))
-	h.back.mu.Unlock()
-	if !slices.Equal(launched, []string{"late/t1", "r/t0"}) {
-		t.Errorf("launched %v, want r/t0 and late/t1 (by getTask), never late/t0", launched)
-	}
-	if out := ask("late", "t0"); out.Outcome != sparrowrpc.OFFER_UNSEEN {
-		t.Errorf("late/t0 after: %+v, want still unseen", out)
-	}
-	// An offer that finds no free slot is declined, and said so.
-	h.enqueue(t, "app", "fill", 1)
-	waitState(t, h.nm, "every slot taken", func(s State) bool { return s.Free == 0 })
-	if rep := h.enqueueOffer(t, "busy", 1, "t0"); rep.Launched {
-		t.Fatalf("answer %+v, want declined on a full node", rep)
-	}
-	if out := ask("busy", "t0"); out.Outcome != sparrowrpc.OFFER_DECLINED {
-		t.Errorf("busy/t0: %+v, want declined", out)
-	}
-	if _, err := h.nm.OfferOutcome(ctx, "", "t0"); err == nil {
-		t.Error("OfferOutcome without a request id: no error")
+		if _, err := h.nm.ApplyGuidance(Guidance{Version: 1, Weights: map[string]float64{"u": 1}}); err != nil {
+			t.Fatal(err)
+		}
+		h.sched.script("r", "t0")
+		if rep := h.enqueueOffer(t, "r", 1, "offered"); !rep.Accepted || rep.Launched || !rep.GetGuided() {
+			t.Fatalf("answer %+v, want accepted and declined as guided", rep)
+		}
+		if got := h.execs.launches(); !slices.Equal(got, []string{"r/t0"}) {
+			t.Errorf("launched %v, want r/t0 from getTask", got)
+		}
+	})
+}
+
+// offerOutcome says what this node monitor did with an offer; one asked
+// about before it arrives is answered "unseen", and when it does arrive,
+// on a free slot, it is declined so that the answer stays true; its
+// reservation queues and asks by getTask. Every answer carries the
+// process's start nonce.
+func TestOfferOutcomeAnswersAndIsFinal(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		h := newHarness(t, opts{slots: 3})
+		rep := h.enqueueOffer(t, "r", 1, "t0")
+		if !rep.Launched || rep.GetBoot() == "" {
+			t.Fatalf("answer %+v, want launched, with the start nonce", rep)
+		}
+		ask := func(req, task string) int32 {
+			t.Helper()
+			out, err := h.nm.OfferOutcome(t.Context(), req, task)
+			if err != nil {
+				t.Fatalf("OfferOutcome(%s, %s): %v", req, task, err)
+			}
+			if out.Boot != rep.GetBoot() {
+				t.Fatalf("OfferOutcome(%s, %s) nonce %q, offers' %q", req, task, out.Boot, rep.GetBoot())
+			}
+			return out.Outcome
+		}
+		if out := ask("r", "t0"); out != sparrowrpc.OFFER_TAKEN {
+			t.Fatalf("r/t0: %v, want taken", out)
+		}
+		if out := ask("late", "t0"); out != sparrowrpc.OFFER_UNSEEN {
+			t.Fatalf("late/t0 before the offer: %v, want unseen", out)
+		}
+		h.sched.script("late", "t1")
+		if rep := h.enqueueOffer(t, "late", 1, "t0"); !rep.Accepted || rep.Launched || rep.GetGuided() {
+			t.Fatalf("answer %+v, want the late offer declined (its scheduler heard it was unseen)", rep)
+		}
+		if got := h.execs.launches(); !slices.Equal(got, []string{"late/t1", "r/t0"}) {
+			t.Errorf("launched %v, want r/t0 and late/t1 (by getTask), never late/t0", got)
+		}
+		if out := ask("late", "t0"); out != sparrowrpc.OFFER_UNSEEN {
+			t.Errorf("late/t0 after: %v, want still unseen", out)
+		}
+		// An offer that finds no free slot is declined, and said so.
+		h.sched.script("fill", "f0")
+		h.enqueue(t, "app", "fill", 1)
+		wantState(t, h, State{Slots: 3, Running: 3, Launches: 3})
+		if rep := h.enqueueOffer(t, "busy", 1, "t0"); rep.Launched {
+			t.Fatalf("answer %+v, want declined on a full node", rep)
+		}
+		if out := ask("busy", "t0"); out != sparrowrpc.OFFER_DECLINED {
+			t.Errorf("busy/t0: %v, want declined", out)
+		}
+		if _, err := h.nm.OfferOutcome(t.Context(), "", "t0"); err == nil {
+			t.Error("OfferOutcome without a request id: no error")
+		}
+	})
+}
+
+// An offer and a question about it, racing, always agree: whatever the
+// question hears is what happened to the offer.
+func TestOfferAndQuestionAgree(t *testing.T) {
+	for i := range 50 {
+		synctest.Test(t, func(t *testing.T) {
+			h := newHarness(t, opts{slots: 1})
+			task := fmt.Sprint("t", i)
+			var heard int32
+			done := make(chan struct{})
+			go func() {
+				defer close(done)
+				out, _ := h.nm.OfferOutcome(t.Context(), "r", task)
+				heard = out.Outcome
+			}()
+			rep := h.enqueueOffer(t, "r", 1, task)
+			<-done
+			synctest.Wait()
+			launched := h.execs.launches()
+			switch heard {
+			case sparrowrpc.OFFER_TAKEN:
+				if !rep.Launched || len(launched) != 1 {
+					t.Fatalf("heard taken; reply %+v, launched %v", rep, launched)
+				}
+			case sparrowrpc.OFFER_UNSEEN:
+				if rep.Launched || len(launched) != 0 {
+					t.Fatalf("heard unseen; reply %+v, launched %v", rep, launched)
+				}
+			default:
+				t.Fatalf("heard %v on an idle node", heard)
+			}
+		})
 	}
 }
 
-// TestOfferLedgerForgets: answers are forgotten after offerMemory, oldest
-// first, and the ledger shrinks with them.
+// The ledger's decide and ask, and what each remembers.
+func TestOfferLedgerDecideAndAsk(t *testing.T) {
+	now := time.Unix(1000, 0)
+	key := slots.TaskKey{RequestID: "r", TaskID: "t"}
+	tests := []struct {
+		name      string
+		askFirst  bool
+		take      bool
+		wantFresh bool
+		wantTaken bool
+		wantAsk   int32
+	}{
+		{"taken", false, true, true, true, sparrowrpc.OFFER_TAKEN},
+		{"declined", false, false, true, false, sparrowrpc.OFFER_DECLINED},
+		{"asked first: unseen for good", true, true, false, false, sparrowrpc.OFFER_UNSEEN},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			var l offerLedger
+			if tt.askFirst {
+				l.ask(key, now)
+			}
+			var fresh bool
+			taken := l.decide(key, now, func(f bool) bool { fresh = f; return f && tt.take })
+			if fresh != tt.wantFresh || taken != tt.wantTaken {
+				t.Fatalf("decide: fresh %v taken %v, want %v %v", fresh, taken, tt.wantFresh, tt.wantTaken)
+			}
+			if got := l.ask(key, now); got != tt.wantAsk {
+				t.Errorf("ask after: %v, want %v", got, tt.wantAsk)
+			}
+			if taken := l.decide(key, now, func(f bool) bool { return f }); taken {
+				t.Error("an offer that came twice was taken the second time")
+			}
+		})
+	}
+}
+
+// Answers are forgotten after offerMemory, oldest first, and the ledger
+// shrinks with them.
 func TestOfferLedgerForgets(t *testing.T) {
 	var l offerLedger
 	t0 := time.Unix(1000, 0)

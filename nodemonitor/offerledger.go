@@ -1,9 +1,11 @@
 package nodemonitor
 
 import (
+	"sync"
 	"time"
 
 	"github.com/sparrowfleet/sparrow/core/slots"
+	"github.com/sparrowfleet/sparrow/thrift/gen-go/sparrowrpc"
 )
 
 // offerMemory is how long a node monitor remembers what it answered an
@@ -23,13 +25,55 @@ const maxOfferMemory = 1 << 20
 // scheduler's offerOutcome for an offer whose reply it did not get. A
 // question about an offer not seen is remembered as OFFER_UNSEEN, so that
 // the offer, if it arrives after all, is declined and the answer stays
-// true. Not safe for concurrent use: the node monitor holds n.mu.
+// true.
+//
+// Lock contract: mu guards every field. decide holds it while its take
+// function runs, so that an offer's answer and a question about it never
+// interleave; take may take slotTable's lock, which never calls back
+// here. The unexported helpers record, decided, forget and len are called
+// with mu held (or by a single goroutine, in tests).
 type offerLedger struct {
+	mu      sync.Mutex
 	outcome map[slots.TaskKey]int32
 	// order lists the keys in the order they were recorded, with when, so
 	// that the oldest are forgotten first, from head.
 	order []offerEntry
 	head  int
+}
+
+// decide answers the offer of key once. It calls take with mu held,
+// fresh set when the offer was neither answered nor asked about before:
+// then take may run the offer, reports whether it did, and the ledger
+// remembers the answer (taken or declined). Otherwise take must not run
+// the offer, and the earlier answer stands. decide returns what take
+// returned with fresh set, and false otherwise.
+func (l *offerLedger) decide(key slots.TaskKey, now time.Time, take func(fresh bool) bool) (taken bool) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	_, asked := l.decided(key)
+	took := take(!asked)
+	if asked {
+		return false
+	}
+	outcome := int32(sparrowrpc.OFFER_DECLINED)
+	if took {
+		outcome = sparrowrpc.OFFER_TAKEN
+	}
+	l.record(key, outcome, now)
+	return took
+}
+
+// ask returns what was answered to the offer of key; an offer not seen is
+// answered OFFER_UNSEEN, remembered so.
+func (l *offerLedger) ask(key slots.TaskKey, now time.Time) int32 {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	outcome, ok := l.decided(key)
+	if !ok {
+		outcome = int32(sparrowrpc.OFFER_UNSEEN)
+		l.record(key, outcome, now)
+	}
+	return outcome
 }
 
 type offerEntry struct {

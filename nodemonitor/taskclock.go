@@ -7,13 +7,13 @@ import "time"
 // the integral of the running count over time divided by the tasks that
 // finished. That needs no per-task start time (the slot machine keeps
 // none): each change of the running count adds the elapsed time times the
-// count before it, two field updates under the node monitor's lock, no
+// count before it, two field updates under the slot table's lock, no
 // allocation. The window is exponential: each report period's busy time
 // and finished count enter their own moving averages, whose ratio is the
 // mean (a ratio of averages, not an average of per-period ratios, which
 // short periods that end mid-task would bias).
 //
-// Not safe for concurrent use: the node monitor's mu guards it.
+// Not safe for concurrent use: its owner, slotTable, holds its lock.
 type taskClock struct {
 	base    time.Time     // origin of the monotonic offsets
 	last    time.Duration // offset of the last change
@@ -68,13 +68,4 @@ func (c *taskClock) period(now time.Time, running int) uint64 {
 		return 1 // shorter than a millisecond, yet measured
 	}
 	return uint64(mean + 0.5)
-}
-
-// taskMillis closes the task clock's period and returns the node's mean
-// task run time in ms (0: none finished yet). The coordination loop calls
-// it once per report; any other caller would shorten the periods.
-func (n *NodeMonitor) taskMillis() uint64 {
-	n.mu.Lock()
-	defer n.mu.Unlock()
-	return n.clock.period(time.Now(), n.core.Running())
 }

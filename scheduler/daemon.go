@@ -92,8 +92,18 @@ func StartDaemon(cfg DaemonConfig) (*Daemon, error) {
 	// A node monitor that dies or leaves takes its reservations and,
 	// unless it was a false death, its running tasks with it (nodeloss.go).
 	cluster.Watch(func(ev membership.Event) {
-		if ev.Kind == membership.Left && ev.Member.Meta.Role == membership.RoleNodeMonitor {
+		if ev.Member.Meta.Role != membership.RoleNodeMonitor {
+			return
+		}
+		switch {
+		case ev.Kind == membership.Left:
 			go d.nodeLeft(ev.Member)
+		case ev.Kind == membership.Updated && len(ev.Member.Meta.Apps) == 0:
+			// A node monitor that offers no app any more (draining, or
+			// its last executor lost) dropped its queued reservations:
+			// they are placed elsewhere at once; its running tasks stay
+			// tracked.
+			go d.NodeGone(ev.Member.Meta.Internal)
 		}
 	})
 	// The coordinator's locality prices arrive as direct gossip messages.

@@ -206,6 +206,8 @@ type surface struct {
 	collectors []prometheus.Collector
 	ready      httpapi.Check
 	status     func() httpapi.Status
+	// drain, if set, is started by POST /drain.
+	drain func()
 }
 
 // httpServer is a daemon's operator endpoint; its methods do nothing when
@@ -230,7 +232,7 @@ func serveHTTP(h httpFlags, log zerolog.Logger, s surface) (*httpServer, error) 
 		IdleAfter: time.Minute,
 	})
 	srv, err := httpapi.Serve(httpapi.Config{
-		Addr: h.addr, Collectors: s.collectors, Ready: s.ready, Status: s.status, Pprof: h.pprof,
+		Addr: h.addr, Collectors: s.collectors, Ready: s.ready, Status: s.status, Drain: s.drain, Pprof: h.pprof,
 		UI: dash.Handler("/ui/"),
 	})
 	if err != nil {

@@ -1,9 +1,15 @@
 package main
 
 import (
+	"context"
 	"fmt"
+	"os"
+	"os/signal"
 	"strings"
+	"syscall"
+	"time"
 
+	"github.com/rs/zerolog"
 	"github.com/spf13/cobra"
 
 	"github.com/sparrowfleet/sparrow/core/queue"
@@ -28,6 +34,7 @@ func newNodeMonitorCmd() *cobra.Command {
 		profile     string
 		profileDir  string
 		profileNet  float64
+		drainFor    time.Duration
 	)
 	cmd := &cobra.Command{
 		Use:   "nodemonitor",
@@ -35,12 +42,18 @@ func newNodeMonitorCmd() *cobra.Command {
 		Long: `Run a Sparrow node monitor on a worker machine. Executors register with
 its NodeMonitorService; schedulers queue reservations on its InternalService.
 When a slot frees it pulls a task from the reservation's scheduler (getTask)
-and launches it on the app's executor. Shuts down gracefully on SIGTERM,
-leaving the gossip cluster.
+and launches it on the app's executor.
+
+On SIGTERM or SIGINT, or on POST /drain to --http-listen, it drains: it
+refuses new reservations and hands its queued ones back to their schedulers,
+which place them elsewhere at once; it lets running tasks finish for up to
+--drain-timeout; then it leaves the gossip cluster and exits, and schedulers
+report the tasks still running as lost. A second signal stops it at once.
 
 With --http-listen, /readyz answers 200 once the Thrift services serve, the
 node monitor has joined gossip (alone only if started without other seeds)
-and at least one executor has registered; otherwise 503 with the reason.
+and at least one executor has registered, until a drain begins; otherwise
+503 with the reason.
 /status adds live slot use and each user's queued reservations and running
 tasks.`,
 		Args: noArgs,
@@ -77,16 +90,16 @@ tasks.`,
 			}
 			stopReload := reloadWeightsOnSIGHUP(log, weightsFile, weights, d.SetWeights)
 			defer stopReload()
-			srv, err := serveHTTP(httpf, log, nodeMonitorSurface(d, cfg.Join))
+			drainAsked := make(chan struct{}, 1)
+			surf := nodeMonitorSurface(d, cfg.Join)
+			surf.drain = func() { drainAsked <- struct{}{} }
+			srv, err := serveHTTP(httpf, log, surf)
 			if err != nil {
 				d.Close()
 				return err
 			}
 			defer srv.close()
-			return runUntilSignal(log, func() error {
-				srv.shuttingDown()
-				return d.Close()
-			})
+			return drainOnSignal(log, d, srv, drainAsked, drainFor)
 		},
 	}
 	fs := cmd.Flags()
@@ -103,6 +116,7 @@ tasks.`,
 	fs.IntVar(&cfg.MaxQueued, "max-queued", slots.DefaultMaxQueued, "most reservations queued at once; past it they are refused and schedulers place them elsewhere")
 	fs.DurationVar(&cfg.GetTaskTimeout, "gettask-timeout", nodemonitor.DefaultGetTaskTimeout, "timeout for getTask calls; a reservation whose scheduler does not answer frees its slot after this")
 	fs.DurationVar(&cfg.FetchRetryFor, "fetch-retry-for", nodemonitor.DefaultFetchRetryFor, "how long a getTask whose call failed after it was sent is asked about again, holding its slot, in case the scheduler handed out a task whose answer was lost")
+	fs.DurationVar(&drainFor, "drain-timeout", nodemonitor.DefaultDrainTimeout, "on SIGTERM or POST /drain, how long running tasks may finish before the node monitor leaves the cluster anyway and their schedulers report them lost (0: do not wait); queued reservations are handed back at once either way. Keep it below the orchestrator's grace period (Kubernetes' terminationGracePeriodSeconds)")
 	fs.DurationVar(&cfg.ExecutorCheck, "executor-check", nodemonitor.DefaultExecutorCheck, "how often executors are checked for liveness (negative: never)")
 	fs.DurationVar(&cfg.Coordination.ReportEvery, "report-every", nodemonitor.DefaultReportEvery, "how often per-user queued and running counts are reported to the fairness coordinator, when one is live (sparrow coordinator), and the node's load to schedulers run with --max-queue-wait")
 	fs.DurationVar(&cfg.Coordination.Stale, "guidance-stale", nodemonitor.DefaultGuidanceStale, "fall back to local weights when the coordinator's guidance is this old (it is gone or cut off)")
@@ -113,6 +127,26 @@ tasks.`,
 	sec.register(fs)
 	conf = withConfig(cmd)
 	return cmd
+}
+
+// drainOnSignal waits for SIGTERM or SIGINT, or a drain asked over HTTP,
+// then drains d for up to timeout and closes it. A second signal during
+// the drain stops the process at once (the signal's default action).
+func drainOnSignal(log zerolog.Logger, d *nodemonitor.Daemon, srv *httpServer, asked <-chan struct{}, timeout time.Duration) error {
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	select {
+	case <-ctx.Done():
+		log.Info().Dur("drain_timeout", timeout).Msg("signal received; draining, then leaving the cluster")
+	case <-asked:
+		log.Info().Dur("drain_timeout", timeout).Msg("drain asked over HTTP; draining, then leaving the cluster")
+	}
+	stop()
+	srv.shuttingDown()
+	d.Drain(timeout)
+	if err := d.Close(); err != nil {
+		return fmt.Errorf("shutdown: %w", err)
+	}
+	return nil
 }
 
 func parseAttrs(kvs []string) (map[string]string, error) {

@@ -7,6 +7,7 @@ import (
 	"net"
 	"net/http"
 	"net/http/pprof"
+	"sync"
 	"sync/atomic"
 	"time"
 
@@ -32,6 +33,9 @@ type Config struct {
 	UI http.Handler
 	// Version is the build this daemon runs, reported in /status.
 	Version string
+	// Drain, if set, is started by POST /drain, once: /readyz fails from
+	// then on, and the call answers 202 at once while Drain runs.
+	Drain func()
 	// Pprof serves net/http/pprof at /debug/pprof/. Off by default: a
 	// profile exposes stacks and heap contents, and a CPU profile costs
 	// the daemon time while it runs.
@@ -46,6 +50,8 @@ type Server struct {
 	status   func() Status
 	version  string
 	stopping atomic.Bool
+	drain    func()
+	drainOne sync.Once
 }
 
 // processStart approximates when this process started: package
@@ -73,7 +79,7 @@ func Serve(cfg Config) (*Server, error) {
 		// from other start-up failures.
 		return nil, fmt.Errorf("metrics listen on %s (--http-listen): %w", cfg.Addr, err)
 	}
-	s := &Server{ln: ln, ready: cfg.Ready, status: cfg.Status, version: cfg.Version}
+	s := &Server{ln: ln, ready: cfg.Ready, status: cfg.Status, version: cfg.Version, drain: cfg.Drain}
 	mux := http.NewServeMux()
 	mux.Handle("GET /metrics", promhttp.HandlerFor(reg, promhttp.HandlerOpts{}))
 	mux.HandleFunc("GET /livez", s.livez)
@@ -84,6 +90,9 @@ func Serve(cfg Config) (*Server, error) {
 	if cfg.UI != nil {
 		mux.Handle("/ui/", cfg.UI)
 		mux.Handle("GET /{$}", http.RedirectHandler("/ui/", http.StatusFound))
+	}
+	if cfg.Drain != nil {
+		mux.HandleFunc("POST /drain", s.startDrain)
 	}
 	if cfg.Pprof {
 		// Registered on this mux only: importing net/http/pprof also
@@ -141,6 +150,14 @@ func (s *Server) notReady() string {
 		return ""
 	}
 	return s.ready()
+}
+
+// startDrain fails /readyz and starts the daemon's drain, once; a repeated
+// call is answered the same way.
+func (s *Server) startDrain(w http.ResponseWriter, _ *http.Request) {
+	s.stopping.Store(true)
+	s.drainOne.Do(func() { go s.drain() })
+	writeLine(w, http.StatusAccepted, "draining")
 }
 
 func (s *Server) statusJSON(w http.ResponseWriter, _ *http.Request) {

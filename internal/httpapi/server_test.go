@@ -128,3 +128,42 @@ func TestUIAndBuildInStatus(t *testing.T) {
 		t.Errorf("/status version %q, started %q", st.Version, st.Started)
 	}
 }
+
+// TestDrainEndpoint: POST /drain fails /readyz and starts the drain once,
+// however often it is called; without a drain hook there is no endpoint,
+// and GET never drains.
+func TestDrainEndpoint(t *testing.T) {
+	noHook := serve(t, Config{})
+	resp, err := http.Post("http://"+noHook.Addr()+"/drain", "text/plain", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusNotFound {
+		t.Errorf("POST /drain without a hook: %d, want 404", resp.StatusCode)
+	}
+	started := make(chan struct{}, 3)
+	s := serve(t, Config{Drain: func() { started <- struct{}{} }})
+	base := "http://" + s.Addr()
+	if code, _ := get(t, base+"/drain"); code != http.StatusMethodNotAllowed {
+		t.Errorf("GET /drain: %d, want 405", code)
+	}
+	for range 2 {
+		resp, err := http.Post(base+"/drain", "text/plain", nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		b, _ := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		if resp.StatusCode != http.StatusAccepted || string(b) != "draining\n" {
+			t.Errorf("POST /drain: %d %q, want 202 \"draining\\n\"", resp.StatusCode, b)
+		}
+	}
+	<-started
+	if code, body := get(t, base+"/readyz"); code != 503 || body != "not ready: shutting down\n" {
+		t.Errorf("/readyz while draining: %d %q", code, body)
+	}
+	if len(started) != 0 {
+		t.Errorf("the drain started %d more times", len(started))
+	}
+}

@@ -1,0 +1,313 @@
+package nodemonitor
+
+import (
+	"errors"
+	"reflect"
+	"slices"
+	"syscall"
+	"testing"
+	"testing/synctest"
+	"time"
+
+	"github.com/rs/zerolog"
+
+	"github.com/sparrowfleet/sparrow/core/queue"
+	"github.com/sparrowfleet/sparrow/core/slots"
+	"github.com/sparrowfleet/sparrow/internal/rpc"
+	"github.com/sparrowfleet/sparrow/thrift/gen-go/sparrowrpc"
+)
+
+// slotTable: what each step does to the slots and queue.
+func TestSlotTable(t *testing.T) {
+	res := func(req, sched string) queue.Reservation {
+		return queue.Reservation{RequestID: req, App: "app", Scheduler: sched, User: "u"}
+	}
+	t0 := time.Unix(1000, 0)
+	type step func(t *testing.T, st *slotTable, gone *schedulerSet)
+	tests := []struct {
+		name  string
+		steps []step
+		want  State
+	}{
+		{"no app refused", []step{func(t *testing.T, st *slotTable, _ *schedulerSet) {
+			if err := st.enqueue(res("r", "s"), 1); err == nil {
+				t.Fatal("queued for an app with no executor")
+			}
+		}}, State{Slots: 2, Free: 2}},
+		{"queued, then two taken to fetch", []step{
+			func(t *testing.T, st *slotTable, g *schedulerSet) {
+				st.addApp("app")
+				if err := st.enqueue(res("r", "s"), 3); err != nil {
+					t.Fatal(err)
+				}
+				if ready, _, ok := st.ready(nil, g); len(ready) != 2 || ok {
+					t.Fatalf("ready %v %v, want two", ready, ok)
+				}
+			}}, State{Slots: 2, Fetching: 2, Queued: 1, Apps: []string{"app"}}},
+		{"gone scheduler's reservations released", []step{
+			func(t *testing.T, st *slotTable, g *schedulerSet) {
+				st.addApp("app")
+				g.add("dead")
+				st.enqueue(res("a", "dead"), 2)
+				st.enqueue(res("b", "s"), 1)
+				if ready, _, _ := st.ready(nil, g); len(ready) != 1 || ready[0].RequestID != "b" {
+					t.Fatalf("ready %v, want b only", ready)
+				}
+			}}, State{Slots: 2, Free: 1, Fetching: 1, Apps: []string{"app"}}},
+		{"offer takes its request's reservation", []step{
+			func(t *testing.T, st *slotTable, g *schedulerSet) {
+				st.addApp("app")
+				st.enqueue(res("a", "s"), 1)
+				st.enqueue(res("b", "s"), 1)
+				offer := res("b", "s")
+				ready, took, ok := st.ready(&offer, g)
+				if !ok || took.RequestID != "b" || len(ready) != 1 || ready[0].RequestID != "a" {
+					t.Fatalf("ready %v took %v %v", ready, took, ok)
+				}
+				if !st.start(slots.TaskKey{RequestID: "b", TaskID: "t"}, took, t0) {
+					t.Fatal("start refused")
+				}
+			}}, State{Slots: 2, Fetching: 1, Running: 1, Launches: 1, Apps: []string{"app"}}},
+		{"a task never starts twice, nor finishes twice", []step{
+			func(t *testing.T, st *slotTable, g *schedulerSet) {
+				st.addApp("app")
+				st.enqueue(res("r", "s"), 2)
+				ready, _, _ := st.ready(nil, g)
+				key := slots.TaskKey{RequestID: "r", TaskID: "t"}
+				if !st.start(key, ready[0], t0) || st.start(key, ready[1], t0) {
+					t.Fatal("want the first start only")
+				}
+				if got := st.finish([]slots.TaskKey{key, key}, t0); !slices.Equal(got, []bool{true, false}) {
+					t.Fatalf("finish %v, want one freed", got)
+				}
+			}}, State{Slots: 2, Free: 2, Launches: 1, Apps: []string{"app"}}},
+		{"full queue refused", []step{
+			func(t *testing.T, st *slotTable, _ *schedulerSet) {
+				st.addApp("app")
+				st.core.SetMaxQueued(2)
+				if st.enqueue(res("r", "s"), 2) != nil || st.enqueue(res("x", "s"), 1) == nil {
+					t.Fatal("want the first two queued and the third refused")
+				}
+			}}, State{Slots: 2, Free: 2, Queued: 2, Apps: []string{"app"}}},
+		{"drain drops the queue, refuses work and apps, and is idle when slots are", []step{
+			func(t *testing.T, st *slotTable, g *schedulerSet) {
+				st.addApp("app")
+				st.enqueue(res("r", "s"), 3)
+				ready, _, _ := st.ready(nil, g)
+				if n := st.drain(); n != 1 {
+					t.Fatalf("drain dropped %d, want the 1 queued", n)
+				}
+				if err := st.enqueue(res("r2", "s"), 1); !errors.Is(err, errDraining) {
+					t.Fatalf("enqueue while draining: %v", err)
+				}
+				if st.addApp("other"); len(st.apps()) != 0 {
+					t.Fatalf("apps while draining: %v", st.apps())
+				}
+				st.start(slots.TaskKey{RequestID: "r", TaskID: "t"}, ready[0], t0)
+				st.released()
+				select {
+				case <-st.idleCh():
+					t.Fatal("idle with a task running")
+				default:
+				}
+				st.finish([]slots.TaskKey{{RequestID: "r", TaskID: "t"}}, t0)
+				<-st.idleCh()
+			}}, State{Slots: 2, Free: 2, Launches: 1, Draining: true}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			st, err := newSlotTable(2, nil, 0, t0)
+			if err != nil {
+				t.Fatal(err)
+			}
+			var gone schedulerSet
+			for _, s := range tt.steps {
+				s(t, st, &gone)
+			}
+			got := st.state()
+			if got.Apps == nil {
+				got.Apps = []string{}
+			}
+			if tt.want.Apps == nil {
+				tt.want.Apps = []string{}
+			}
+			if !slices.Equal(got.Apps, tt.want.Apps) {
+				t.Fatalf("apps %v, want %v", got.Apps, tt.want.Apps)
+			}
+			got.Apps, tt.want.Apps = nil, nil
+			if !reflect.DeepEqual(got, tt.want) {
+				t.Fatalf("state %+v, want %+v", got, tt.want)
+			}
+		})
+	}
+}
+
+// executorRegistry: liveness checks count misses in a row, and only for
+// the executor registered now.
+func TestExecutorRegistry(t *testing.T) {
+	tests := []struct {
+		name     string
+		checks   []bool // outcomes of checks of "a" at addr1
+		reregist bool   // a new executor registers before the last check
+		wantLost []bool
+	}{
+		{"one miss is not a loss", []bool{false}, false, []bool{false}},
+		{"two misses in a row are", []bool{false, false}, false, []bool{false, true}},
+		{"a success resets the count", []bool{false, true, false}, false, []bool{false, false, false}},
+		{"a replaced executor's misses count for nothing", []bool{false, false}, true, []bool{false, false}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			e := newExecutorRegistry()
+			e.register("a", "addr1")
+			for i, alive := range tt.checks {
+				if tt.reregist && i == len(tt.checks)-1 {
+					e.register("a", "addr2")
+				}
+				if lost := e.checked("a", "addr1", alive); lost != tt.wantLost[i] {
+					t.Fatalf("check %d: lost %v, want %v", i, lost, tt.wantLost[i])
+				}
+			}
+		})
+	}
+	e := newExecutorRegistry()
+	e.register("a", "addr1")
+	if e.remove("a", "addr2") {
+		t.Error("removed an executor registered at another address")
+	}
+	if !e.remove("a", "addr1") || e.remove("a", "addr1") {
+		t.Error("want the executor removed once")
+	}
+	if _, ok := e.lookup("a"); ok {
+		t.Error("a removed executor is still looked up")
+	}
+}
+
+// scriptedScheds answers FetchTask from a list of results, one per call,
+// and GetTask with one task; it records the fetch IDs it was asked.
+type scriptedScheds struct {
+	fakeScheds
+	results []error
+	ids     []int64
+	gets    int
+	onCall  func(call int)
+}
+
+func (s *scriptedScheds) FetchTask(gt, request string, id int64) ([]*sparrowrpc.TTaskLaunchSpec, error) {
+	s.ids = append(s.ids, id)
+	if s.onCall != nil {
+		s.onCall(len(s.ids))
+	}
+	err := s.results[min(len(s.ids), len(s.results))-1]
+	if err != nil {
+		return nil, err
+	}
+	return []*sparrowrpc.TTaskLaunchSpec{{TaskId: "t"}}, nil
+}
+
+func (s *scriptedScheds) GetTask(gt, request string) ([]*sparrowrpc.TTaskLaunchSpec, error) {
+	s.gets++
+	return []*sparrowrpc.TTaskLaunchSpec{{TaskId: "g"}}, nil
+}
+
+// fetcher: which failures are asked about again, with the same fetch ID,
+// and for how long.
+func TestFetcher(t *testing.T) {
+	dial := &rpc.DialError{Addr: schedGT, Err: syscall.ECONNREFUSED}
+	tests := []struct {
+		name      string
+		results   []error
+		goneAt    int // the scheduler is declared gone at this call (0: never)
+		wantCalls int
+		wantGets  int
+		wantErr   bool
+		wantTook  time.Duration // fake time spent
+		lacks     bool
+	}{
+		{"answered", []error{nil}, 0, 1, 0, false, 0, false},
+		{"no fetchTask: getTask, remembered", []error{errUnknownMethod}, 0, 1, 1, false, 0, true},
+		{"never sent: not asked again", []error{dial}, 0, 1, 0, true, 0, false},
+		{"busy: not asked again", []error{rpc.ErrBusy}, 0, 1, 0, true, 0, false},
+		{"lost answer, then answered", []error{errAnswerLost, errAnswerLost, nil}, 0, 3, 0, false, 150 * time.Millisecond, false},
+		{"refused when asked again: the scheduler restarted", []error{errAnswerLost, syscall.ECONNREFUSED}, 0, 2, 0, true, 50 * time.Millisecond, false},
+		{"scheduler gone", []error{errAnswerLost}, 3, 3, 0, true, 150 * time.Millisecond, false},
+		// Pauses 50, 100, 200, 400, 800 ms, then 1 s each until the next
+		// would pass the 5 s retry time: 1.55 s, then 3 more seconds.
+		{"retry time up", []error{errAnswerLost}, 0, 9, 0, true, 4550 * time.Millisecond, false},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			synctest.Test(t, func(t *testing.T) {
+				s := &scriptedScheds{results: tt.results}
+				f := &fetcher{scheds: s, caps: &rpc.Capabilities{}, gone: &schedulerSet{}, retryFor: 5 * time.Second, log: zerolog.Nop()}
+				s.onCall = func(call int) {
+					if call == tt.goneAt {
+						f.gone.add(schedSvc)
+					}
+				}
+				start := time.Now()
+				specs, err := f.ask(queue.Reservation{RequestID: "r", Scheduler: schedSvc}, schedGT)
+				if (err != nil) != tt.wantErr || err == nil && len(specs) != 1 {
+					t.Fatalf("ask: %v %v, want error %v", specs, err, tt.wantErr)
+				}
+				if len(s.ids) != tt.wantCalls || s.gets != tt.wantGets {
+					t.Fatalf("%d fetchTask calls and %d getTask, want %d and %d", len(s.ids), s.gets, tt.wantCalls, tt.wantGets)
+				}
+				for _, id := range s.ids {
+					if id != s.ids[0] || id == 0 {
+						t.Fatalf("fetch IDs %v: want one nonzero ID throughout", s.ids)
+					}
+				}
+				if took := time.Since(start); took != tt.wantTook {
+					t.Errorf("took %v, want %v", took, tt.wantTook)
+				}
+				if got := f.caps.Lacks(schedGT, methodFetchTask); got != tt.lacks {
+					t.Errorf("remembered as lacking fetchTask: %v, want %v", got, tt.lacks)
+				}
+			})
+		})
+	}
+}
+
+// reporter: a finished task and its message go in one taskDone, or in the
+// original two calls to a scheduler without it, learnt once.
+func TestReporterDone(t *testing.T) {
+	id := &sparrowrpc.TFullTaskId{RequestId: "r", TaskId: "a", AppId: "app", SchedulerAddress: &sparrowrpc.THostPort{Host: "127.0.0.1", Port: 1}}
+	tests := []struct {
+		name                string
+		old, freed          bool
+		wantDone, wantFinis []string
+	}{
+		{"taskDone", false, true, []string{"a"}, nil},
+		{"old scheduler", true, true, nil, []string{"r/a"}},
+		{"not freed: message only", false, false, nil, nil},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			s := newFakeScheds()
+			s.noTaskDone = tt.old
+			r := newReporter(s, staticDir{}, &rpc.Capabilities{}, zerolog.Nop())
+			for range 2 {
+				if err := r.done("app", id, 0, []byte("m"), tt.freed); err != nil {
+					t.Fatal(err)
+				}
+			}
+			r.wait()
+			if got := s.read(&s.done); !slices.Equal(got, append(tt.wantDone, tt.wantDone...)) {
+				t.Errorf("taskDone %v", got)
+			}
+			if got := s.read(&s.finished); !slices.Equal(got, append(tt.wantFinis, tt.wantFinis...)) {
+				t.Errorf("tasksFinished %v", got)
+			}
+			if got := s.read(&s.msgs); len(got) != 2 {
+				t.Errorf("relayed %v, want the message twice", got)
+			}
+			if got := r.caps.Lacks("127.0.0.1:1", methodTaskDone); got != tt.old {
+				t.Errorf("lacks taskDone: %v, want %v", got, tt.old)
+			}
+		})
+	}
+	if got := (&reporter{}).getTaskAddr("10.0.0.1:20503"); got != "10.0.0.1:"+DefaultGetTaskPort {
+		t.Errorf("getTaskAddr without a directory: %s", got)
+	}
+}

@@ -1,0 +1,280 @@
+package nodemonitor
+
+import (
+	"errors"
+	"fmt"
+	"maps"
+	"slices"
+	"sync"
+	"time"
+
+	"github.com/sparrowfleet/sparrow/core/queue"
+	"github.com/sparrowfleet/sparrow/core/slots"
+)
+
+// errDraining refuses reservations while the node monitor drains.
+var errDraining = errors.New("node monitor draining: reservations refused")
+
+// slotTable is the node monitor's slots and reservation queue
+// (core/slots), with what changes with them: the launch count, the task
+// clock, the coordinator's weights on the queue (weightGuide), and the
+// drain's refusal of new work.
+//
+// Lock contract: mu guards every field; every method takes it and
+// releases it before returning. No method calls out to RPC or to another
+// part, except ready, which asks gone (a set with its own lock, which
+// never calls back) while mu is held.
+type slotTable struct {
+	mu       sync.Mutex
+	core     *slots.Core
+	launches uint64
+	clock    taskClock
+	guide    weightGuide
+	// draining refuses reservations and apps from drain on; idle is
+	// closed once, while draining, no slot fetches or runs.
+	draining bool
+	idle     chan struct{}
+}
+
+func newSlotTable(n int, q queue.Discipline, maxQueued int, now time.Time) (*slotTable, error) {
+	if q == nil {
+		q = queue.NewFIFO()
+	}
+	core, err := slots.New(n, q)
+	if err != nil {
+		return nil, err
+	}
+	core.SetMaxQueued(maxQueued)
+	return &slotTable{core: core, clock: newTaskClock(now), idle: make(chan struct{})}, nil
+}
+
+// state is a snapshot for State.
+func (t *slotTable) state() State {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	apps := t.core.Apps()
+	slices.Sort(apps)
+	c := t.core
+	return State{
+		Slots: c.Slots(), Free: c.Free(), Fetching: c.Fetching(), Running: c.Running(),
+		Queued: c.Queued(), Launches: t.launches, Apps: apps, Draining: t.draining,
+	}
+}
+
+// usage returns each user's queued reservations and running tasks.
+func (t *slotTable) usage() map[string]slots.Usage {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	return t.core.Usage()
+}
+
+// addApp records an executor for app; while draining it records
+// nothing, so that the node offers no app.
+func (t *slotTable) addApp(app string) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if !t.draining {
+		t.core.AddApp(app)
+	}
+}
+
+// apps returns the sorted app list.
+func (t *slotTable) apps() []string {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	return t.appsLocked()
+}
+
+// removeApp forgets app, drops its queued reservations and fails its
+// running tasks, returning them and how many reservations it dropped.
+func (t *slotTable) removeApp(app string, now time.Time) (failed []slots.RunningTask, dropped int) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	dropped = t.core.RemoveApp(app)
+	failed = t.core.FailApp(app)
+	t.clock.observe(now, t.core.Running(), len(failed))
+	t.checkIdleLocked()
+	return failed, dropped
+}
+
+func (t *slotTable) appsLocked() []string {
+	apps := t.core.Apps()
+	slices.Sort(apps)
+	return apps
+}
+
+// enqueue queues count reservations like r, giving r's user its guided
+// weight first when guidance is in force. It fails, queueing nothing, for
+// an app with no executor, a full queue, or a draining node.
+func (t *slotTable) enqueue(r queue.Reservation, count int) error {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if t.draining {
+		return errDraining
+	}
+	t.guide.guide(t.core.Queue(), r.User)
+	return t.core.Enqueue(r, count)
+}
+
+// cancel drops request's queued reservations and returns how many.
+func (t *slotTable) cancel(request string) int {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	return t.core.Cancel(request)
+}
+
+// guided reports whether the coordinator's weights order the queue.
+func (t *slotTable) guided() bool {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	return t.guide.active()
+}
+
+// ready takes every reservation that a free slot can take off the queue,
+// holding a slot for each. A reservation whose scheduler gone reports
+// gone frees its slot at once, uncalled. If offer is set, the first of
+// them for offer's request and scheduler is returned apart, as took with
+// ok set, for the caller to run the offered task in its slot; the rest are
+// returned in ready, to fetch. Each one returned must be answered with
+// exactly one start or released.
+func (t *slotTable) ready(offer *queue.Reservation, gone *schedulerSet) (ready []queue.Reservation, took queue.Reservation, ok bool) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	for {
+		r, more := t.core.Next()
+		if !more {
+			t.checkIdleLocked()
+			return ready, took, ok
+		}
+		if gone.has(r.Scheduler) {
+			t.core.Released()
+			continue
+		}
+		if offer != nil && !ok && r.RequestID == offer.RequestID && r.Scheduler == offer.Scheduler {
+			took, ok = r, true
+			continue
+		}
+		ready = append(ready, r)
+	}
+}
+
+// released frees the slot held for a fetch that produced no task.
+func (t *slotTable) released() {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	t.core.Released()
+	t.checkIdleLocked()
+}
+
+// start turns the slot held for r's fetch into the running task key, at
+// now. It returns false, freeing the slot, if key already runs here.
+func (t *slotTable) start(key slots.TaskKey, r queue.Reservation, now time.Time) bool {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if !t.core.Start(key, r) {
+		t.checkIdleLocked()
+		return false
+	}
+	t.launches++
+	t.clock.observe(now, t.core.Running(), 0)
+	return true
+}
+
+// finish frees the slots of those of keys running here, at now, and
+// reports for each whether it ran here. A key not running frees nothing,
+// so a repeated report cannot free a slot twice.
+func (t *slotTable) finish(keys []slots.TaskKey, now time.Time) []bool {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	freed := make([]bool, len(keys))
+	n := 0
+	for i, k := range keys {
+		if t.core.Finished(k) {
+			freed[i] = true
+			n++
+		}
+	}
+	t.clock.observe(now, t.core.Running(), n)
+	t.checkIdleLocked()
+	return freed
+}
+
+// taskMillis closes the task clock's period at now (taskClock.period).
+func (t *slotTable) taskMillis(now time.Time) uint64 {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	return t.clock.period(now, t.core.Running())
+}
+
+// setWeights sets users' weights, all or none.
+func (t *slotTable) setWeights(weights map[string]float64) error {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	q, ok := t.core.Queue().(queue.Weights)
+	if !ok {
+		return fmt.Errorf("set weights: the %T queue discipline has no weights", t.core.Queue())
+	}
+	for user, w := range weights {
+		if err := queue.CheckWeight(w); err != nil {
+			return fmt.Errorf("set weights: user %q: %w", user, err)
+		}
+	}
+	for user, w := range weights {
+		if err := q.SetWeight(user, w); err != nil {
+			return fmt.Errorf("set weights: user %q: %w", user, err)
+		}
+	}
+	return nil
+}
+
+// applyGuidance installs g on the queue (weightGuide.apply).
+func (t *slotTable) applyGuidance(g Guidance) (bool, error) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	return t.guide.apply(t.core.Queue(), g, maps.Keys(t.core.Usage()))
+}
+
+// dropGuidance returns the queue to its local weights.
+func (t *slotTable) dropGuidance() {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	t.guide.drop(t.core.Queue())
+}
+
+// drain refuses reservations and apps from now on and drops the queued
+// reservations, returning how many it dropped. Running and fetching slots
+// go on; idle is closed once none is left.
+func (t *slotTable) drain() (dropped int) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if t.draining {
+		return 0
+	}
+	t.draining = true
+	for _, app := range t.core.Apps() {
+		dropped += t.core.RemoveApp(app)
+	}
+	t.checkIdleLocked()
+	return dropped
+}
+
+// idleCh is closed once the node drains and no slot fetches or runs.
+func (t *slotTable) idleCh() <-chan struct{} { return t.idle }
+
+// busy returns how many slots run a task and how many fetch one.
+func (t *slotTable) busy() (running, fetching int) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	return t.core.Running(), t.core.Fetching()
+}
+
+func (t *slotTable) checkIdleLocked() {
+	if !t.draining || t.core.Running() > 0 || t.core.Fetching() > 0 {
+		return
+	}
+	select {
+	case <-t.idle:
+	default:
+		close(t.idle)
+	}
+}
