@@ -23,9 +23,14 @@ type Config struct {
 	// Advertise is the gossip "host:port" peers use; it defaults to Bind.
 	// Set it explicitly when Bind is a wildcard or behind NAT.
 	Advertise string
-	// Seeds are gossip addresses of existing members. An unreachable seed
-	// list is retried in the background until one answers.
+	// Seeds are gossip "host:port" addresses of existing members. A host
+	// name stands for every address it resolves to and is resolved again
+	// on every try. Until the member has joined a peer it retries after
+	// 100 ms, doubling to a second; then every rejoin interval it joins
+	// the seeds missing from its view.
 	Seeds []string
+	// Resolve resolves seed host names; nil means the system resolver.
+	Resolve Resolver
 	// Meta is what this member advertises.
 	Meta Meta
 	// Profile picks memberlist's timing: "lan" (default), "local" (fast
@@ -130,25 +135,41 @@ func Start(cfg Config) (*Cluster, error) {
 	if cfg.Keyring != nil {
 		mc.GossipVerifyIncoming, mc.GossipVerifyOutgoing = true, true
 	}
+	// The queue exists before memberlist starts gossiping, which it does
+	// from inside Create; it sizes retransmits by the view, which holds
+	// the same live members as memberlist's own count.
+	c.msgs.queue = &memberlist.TransmitLimitedQueue{NumNodes: c.numMembers, RetransmitMult: mc.RetransmitMult}
 	ml, err := memberlist.Create(mc)
 	if err != nil {
 		return nil, fmt.Errorf("start gossip on %s: %w", cfg.Bind, err)
 	}
 	c.ml = ml
-	c.msgs.queue = &memberlist.TransmitLimitedQueue{NumNodes: ml.NumMembers, RetransmitMult: mc.RetransmitMult}
 	local := ml.LocalNode()
 	c.addr = net.JoinHostPort(local.Addr.String(), strconv.Itoa(int(local.Port)))
 	c.name = local.Name
 	if mc.Name == cfg.Bind && bindPort == 0 {
 		c.log.Info().Str("gossip", c.Addr()).Msg("gossip bound to a free port")
 	}
-	seeds := slices.DeleteFunc(slices.Clone(cfg.Seeds), func(s string) bool { return s == "" || s == c.Addr() })
-	if len(seeds) > 0 {
-		if _, err := ml.Join(seeds); err != nil {
-			c.log.Warn().Err(err).Strs("seeds", seeds).Msg("no seed answered; retrying in the background")
+	if seeds := slices.DeleteFunc(slices.Clone(cfg.Seeds), func(s string) bool { return s == "" }); len(seeds) > 0 {
+		j := &seedJoiner{
+			seeds: seeds, self: c.addr, resolve: cfg.Resolve, join: ml.Join, live: c.liveAddrs,
+			every: rejoinInterval(cfg.Profile), log: c.log,
+			wait: newBackoff(joinBackoffMin, min(joinBackoffCap, rejoinInterval(cfg.Profile))),
+		}
+		if j.resolve == nil {
+			j.resolve = net.DefaultResolver.LookupHost
+		}
+		// The first try is made here, so that a member whose seeds are up
+		// returns from Start with them in its view.
+		joined := j.try()
+		if !joined {
+			c.log.Warn().Strs("seeds", seeds).Msg("no seed answered; retrying in the background")
 		}
 		c.done.Add(1)
-		go c.rejoin(seeds, rejoinInterval(cfg.Profile))
+		go func() {
+			defer c.done.Done()
+			j.run(joined, c.stop)
+		}()
 	}
 	return c, nil
 }
@@ -212,7 +233,8 @@ func splitHostPort(hp string) (string, int, error) {
 	return host, port, nil
 }
 
-// rejoinInterval is how often seeds missing from the view are joined again.
+// rejoinInterval is how often a member that has joined a peer joins the
+// seeds missing from its view again.
 func rejoinInterval(profile string) time.Duration {
 	if profile == "local" {
 		return 2 * time.Second
@@ -220,37 +242,24 @@ func rejoinInterval(profile string) time.Duration {
 	return 10 * time.Second
 }
 
-// rejoin joins, for as long as the member runs, any seed that is not live in
-// its view. It covers seeds that were down at start, and partitions: once
-// both sides of a partition have declared each other dead they stop
-// gossiping to each other, and without a new join the cluster never heals.
-func (c *Cluster) rejoin(seeds []string, every time.Duration) {
-	defer c.done.Done()
-	t := time.NewTicker(every)
-	defer t.Stop()
-	for {
-		select {
-		case <-c.stop:
-			return
-		case <-t.C:
-		}
-		live := make(map[string]bool)
-		for _, m := range c.Members("") {
-			live[m.Gossip] = true
-		}
-		var missing []string
-		for _, s := range seeds {
-			if !live[s] {
-				missing = append(missing, s)
-			}
-		}
-		if len(missing) == 0 {
-			continue
-		}
-		if n, err := c.ml.Join(missing); err == nil {
-			c.log.Info().Int("contacted", n).Strs("seeds", missing).Msg("re-joined seeds missing from the view")
-		}
+// numMembers counts the live members in the view, this one included, at
+// least one.
+func (c *Cluster) numMembers() int {
+	c.mu.RLock()
+	defer c.mu.RUnlock()
+	return max(1, len(c.members))
+}
+
+// liveAddrs returns the gossip addresses of the members in the view,
+// this member's own included.
+func (c *Cluster) liveAddrs() map[string]bool {
+	c.mu.RLock()
+	defer c.mu.RUnlock()
+	live := make(map[string]bool, len(c.members))
+	for _, m := range c.members {
+		live[m.Gossip] = true
 	}
+	return live
 }
 
 // Addr returns this member's advertised gossip "host:port".
@@ -457,10 +466,7 @@ func (d *delegate) NodeMeta(limit int) []byte {
 }
 func (d *delegate) NotifyMsg(b []byte) { (*Cluster)(d).deliver(b) }
 func (d *delegate) GetBroadcasts(overhead, limit int) [][]byte {
-	if q := d.msgs.queue; q != nil {
-		return q.GetBroadcasts(overhead, limit)
-	}
-	return nil
+	return d.msgs.queue.GetBroadcasts(overhead, limit)
 }
 func (d *delegate) LocalState(join bool) []byte            { return nil }
 func (d *delegate) MergeRemoteState(buf []byte, join bool) {}
