@@ -241,6 +241,18 @@ type fleetView struct {
 	Apps     []appView    `json:"apps"`
 	Users    []userView   `json:"users"`
 	Totals   totalsView   `json:"totals"`
+	// Versions lists each build the members (observers aside) advertise,
+	// with its members; MixedVersions says there is more than one, as
+	// during a rolling upgrade.
+	Versions      []versionView `json:"versions"`
+	MixedVersions bool          `json:"mixed_versions"`
+}
+
+// versionView is one build and the members that run it. Version is empty
+// for members built before members advertised their version.
+type versionView struct {
+	Version string   `json:"version"`
+	Members []string `json:"members"`
 }
 
 // memberView is one member: from gossip, and from its /status if it
@@ -255,6 +267,9 @@ type memberView struct {
 	Slots    int               `json:"slots,omitempty"`
 	Apps     []string          `json:"apps,omitempty"`
 	Attrs    map[string]string `json:"attrs,omitempty"`
+	// Version is the member's build, from gossip ("" from a member built
+	// before members advertised it).
+	Version string `json:"version,omitempty"`
 	// Health is "ready" or "not ready" (from /status), "unreachable"
 	// (/status did not answer) or "alive" (in the gossip view, no HTTP
 	// endpoint to ask); Reason says why when not ready or unreachable.
@@ -299,7 +314,7 @@ func collect(ctx context.Context, c *membership.Cluster, client *http.Client, vi
 		}
 		v.Members = append(v.Members, memberView{
 			Name: m.Name, Role: m.Meta.Role, Gossip: m.Gossip, Service: m.Meta.Service, Internal: m.Meta.Internal,
-			HTTP: m.Meta.HTTP, Slots: m.Meta.Slots, Apps: m.Meta.Apps, Attrs: m.Meta.Attrs, Health: "alive",
+			HTTP: m.Meta.HTTP, Slots: m.Meta.Slots, Apps: m.Meta.Apps, Attrs: m.Meta.Attrs, Version: m.Meta.Version, Health: "alive",
 		})
 	}
 	sem := make(chan struct{}, 16)
@@ -377,6 +392,7 @@ func fetchStatus(ctx context.Context, client *http.Client, addr string) (httpapi
 func (v *fleetView) summarize() {
 	apps := map[string]*appView{}
 	users := map[string]*userView{}
+	v.summarizeVersions()
 	for _, m := range v.Members {
 		switch m.Role {
 		case membership.RoleScheduler:
@@ -424,6 +440,33 @@ func (v *fleetView) summarize() {
 	slices.SortFunc(v.Users, func(a, b userView) int { return strings.Compare(a.User, b.User) })
 }
 
+// summarizeVersions groups the members other than observers by build.
+func (v *fleetView) summarizeVersions() {
+	byVersion := map[string]*versionView{}
+	for _, m := range v.Members {
+		if m.Role == membership.RoleObserver {
+			continue
+		}
+		if byVersion[m.Version] == nil {
+			byVersion[m.Version] = &versionView{Version: m.Version}
+		}
+		byVersion[m.Version].Members = append(byVersion[m.Version].Members, m.Name)
+	}
+	for _, b := range byVersion {
+		v.Versions = append(v.Versions, *b)
+	}
+	slices.SortFunc(v.Versions, func(a, b versionView) int { return strings.Compare(a.Version, b.Version) })
+	v.MixedVersions = len(v.Versions) > 1
+}
+
+// versionName shows a build, or says the member predates advertising one.
+func versionName(v string) string {
+	if v == "" {
+		return "(not advertised: an older build)"
+	}
+	return v
+}
+
 // render prints v as tables.
 func render(out io.Writer, v fleetView) {
 	fmt.Fprintf(out, "Fleet via %s at %s: %s, %s", v.Via, v.At.Local().Format("15:04:05"),
@@ -436,6 +479,9 @@ func render(out io.Writer, v fleetView) {
 		fmt.Fprintf(out, ", %d free, %d running, %d queued on the %d reporting", v.Totals.Free, v.Totals.Running, v.Totals.Queued, v.Totals.Reporting)
 	}
 	fmt.Fprintln(out)
+	if v.MixedVersions {
+		fmt.Fprintf(out, "MIXED VERSIONS: %d builds run side by side (a rolling upgrade?); see VERSIONS\n", len(v.Versions))
+	}
 
 	tw := tabwriter.NewWriter(out, 0, 0, 2, ' ', 0)
 	section := func(title, header string) {
@@ -484,6 +530,10 @@ func render(out io.Writer, v fleetView) {
 	section("APPS", "APP\tNODE MONITORS\tSLOTS")
 	for _, a := range v.Apps {
 		fmt.Fprintf(tw, "%s\t%d\t%d\n", a.App, a.NodeMonitors, a.Slots)
+	}
+	section("VERSIONS", "VERSION\tMEMBERS\tNAMES")
+	for _, b := range v.Versions {
+		fmt.Fprintf(tw, "%s\t%d\t%s\n", versionName(b.Version), len(b.Members), strings.Join(b.Members, ","))
 	}
 	section("USERS (over the reporting node monitors)", "USER\tQUEUED\tRUNNING")
 	for _, u := range v.Users {

@@ -13,6 +13,8 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/collectors"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
+
+	"github.com/sparrowfleet/sparrow/internal/buildinfo"
 )
 
 // Config says what a Server serves.
@@ -131,6 +133,9 @@ func (s *Server) notReady() string {
 
 func (s *Server) statusJSON(w http.ResponseWriter, _ *http.Request) {
 	st := s.status()
+	if st.Version == "" {
+		st.Version = buildinfo.Read().Short()
+	}
 	st.Reason = s.notReady()
 	st.Ready = st.Reason == ""
 	b, err := json.Marshal(st)

@@ -8,6 +8,7 @@ import (
 	"sync/atomic"
 	"testing"
 
+	"github.com/sparrowfleet/sparrow/internal/buildinfo"
 	"github.com/sparrowfleet/sparrow/internal/membership"
 )
 
@@ -101,6 +102,9 @@ func TestStatusCarriesReadiness(t *testing.T) {
 	}
 	if st.Ready || st.Reason != "no executor registered" || st.NodeMonitor == nil || st.NodeMonitor.Slots != 4 || st.NodeMonitor.Users["alice"] != (UserCounts{Queued: 2, Running: 1}) {
 		t.Errorf("/status = %+v", st)
+	}
+	if want := buildinfo.Read().Short(); st.Version != want {
+		t.Errorf("/status version = %q, want this build's %q", st.Version, want)
 	}
 	if code, _ := get(t, "http://"+serve(t, Config{}).Addr()+"/status"); code != 404 {
 		t.Errorf("/status without a Status func = %d, want 404", code)

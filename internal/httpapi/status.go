@@ -10,6 +10,9 @@ type Status struct {
 	Name   string          `json:"name"`
 	Role   membership.Role `json:"role"`
 	Gossip string          `json:"gossip"`
+	// Version is the daemon's build (buildinfo.Info.Short); the server
+	// fills it in when the daemon's Status leaves it empty.
+	Version string `json:"version,omitempty"`
 	// Ready and Reason are what /readyz would answer at the same moment.
 	Ready  bool   `json:"ready"`
 	Reason string `json:"reason,omitempty"`

@@ -11,6 +11,7 @@ import (
 	"github.com/hashicorp/memberlist"
 	"github.com/rs/zerolog"
 
+	"github.com/sparrowfleet/sparrow/internal/buildinfo"
 	"github.com/sparrowfleet/sparrow/internal/logging"
 )
 
@@ -31,7 +32,8 @@ type Config struct {
 	Seeds []string
 	// Resolve resolves seed host names; nil means the system resolver.
 	Resolve Resolver
-	// Meta is what this member advertises.
+	// Meta is what this member advertises. An empty Meta.Version is
+	// filled with this binary's build.
 	Meta Meta
 	// Profile picks memberlist's timing: "lan" (default), "local" (fast
 	// failure detection, for loopback and tests) or "wan".
@@ -81,6 +83,7 @@ type Cluster struct {
 	mu       sync.RWMutex
 	meta     []byte
 	http     string // set by SetHTTPAddr; kept across SetMeta
+	build    string // Meta.Version unless a Meta sets its own
 	members  map[string]Member
 	version  uint64
 	watchers []func(Event)
@@ -95,6 +98,11 @@ type Cluster struct {
 
 // Start creates a member, binds its gossip port and joins the seeds.
 func Start(cfg Config) (*Cluster, error) {
+	build := cfg.Meta.Version
+	if build == "" {
+		build = buildinfo.Read().Short()
+	}
+	cfg.Meta.Version = build
 	metaBytes, err := cfg.Meta.Encode()
 	if err != nil {
 		return nil, err
@@ -122,6 +130,7 @@ func Start(cfg Config) (*Cluster, error) {
 		stop:    make(chan struct{}),
 		meta:    metaBytes,
 		http:    cfg.Meta.HTTP,
+		build:   build,
 		members: make(map[string]Member),
 	}
 	mc.Name = cfg.Name
@@ -269,8 +278,9 @@ func (c *Cluster) Addr() string { return c.addr }
 func (c *Cluster) Name() string { return c.name }
 
 // SetMeta changes what this member advertises and gossips the change.
-// An address given to SetHTTPAddr is kept: the daemons rebuild their
-// metadata from their own copy, which does not know it.
+// An address given to SetHTTPAddr is kept, and so is the version when m
+// has none: the daemons rebuild their metadata from their own copy, which
+// does not know them.
 func (c *Cluster) SetMeta(m Meta) error {
 	c.mu.Lock()
 	err := c.storeMetaLocked(m, c.http)
@@ -304,6 +314,9 @@ func (c *Cluster) SetHTTPAddr(addr string) error {
 func (c *Cluster) storeMetaLocked(m Meta, http string) error {
 	if http != "" {
 		m.HTTP = http
+	}
+	if m.Version == "" {
+		m.Version = c.build
 	}
 	b, err := m.Encode()
 	if err != nil {
