@@ -14,8 +14,9 @@ help: ## list targets
 build: ## build the sparrow binary into bin/
 	CGO_ENABLED=0 $(GO) build -trimpath -o $(BIN) ./cmd/sparrow
 
-test: ## run every test with the race detector
+test: ## run every test with the race detector, and the Helm chart's test (its own module)
 	$(GO) test -race -count=1 -timeout 20m ./...
+	cd deploy/helmtest && $(GO) test -count=1 -timeout 10m ./...
 
 test-short: ## run the unit tests only
 	$(GO) test -race -short -count=1 ./...
