@@ -219,7 +219,7 @@ func serveHTTP(h httpFlags, log zerolog.Logger, s surface) (*httpServer, error) 
 		return &httpServer{}, nil
 	}
 	srv, err := httpapi.Serve(httpapi.Config{
-		Addr: h.addr, Collectors: s.collectors, Ready: s.ready, Status: s.status, Pprof: h.pprof,
+		Addr: h.addr, Collectors: s.collectors, Ready: s.ready, Status: s.status, View: s.cluster, Pprof: h.pprof,
 	})
 	if err != nil {
 		return nil, err

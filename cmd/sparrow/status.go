@@ -270,6 +270,10 @@ type memberView struct {
 	// Version is the member's build, from gossip ("" from a member built
 	// before members advertised it).
 	Version string `json:"version,omitempty"`
+	// ViewSize is how many daemons the member's own gossip view holds
+	// (from its /status; 0 when it has none): a member seeing fewer than
+	// the fleet has not heard of them all.
+	ViewSize int `json:"view_size,omitempty"`
 	// Health is "ready" or "not ready" (from /status), "unreachable"
 	// (/status did not answer) or "alive" (in the gossip view, no HTTP
 	// endpoint to ask); Reason says why when not ready or unreachable.
@@ -338,7 +342,7 @@ func collect(ctx context.Context, c *membership.Cluster, client *http.Client, vi
 				m.Health, m.Reason = "not ready", st.Reason
 			}
 			if err == nil {
-				m.NodeMonitor, m.Scheduler = st.NodeMonitor, st.Scheduler
+				m.NodeMonitor, m.Scheduler, m.ViewSize = st.NodeMonitor, st.Scheduler, st.ViewSize
 			}
 		}()
 	}

@@ -15,6 +15,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 
 	"github.com/sparrowfleet/sparrow/internal/buildinfo"
+	"github.com/sparrowfleet/sparrow/internal/membership"
 )
 
 // Config says what a Server serves.
@@ -29,6 +30,9 @@ type Config struct {
 	// Status, if set, is served as JSON at /status. It is called once per
 	// request, so it should be a cheap snapshot.
 	Status func() Status
+	// View, if set, is the daemon's gossip view: /status reports how many
+	// daemons it holds (Status.ViewSize).
+	View GossipView
 	// Pprof serves net/http/pprof at /debug/pprof/. Off by default: a
 	// profile exposes stacks and heap contents, and a CPU profile costs
 	// the daemon time while it runs.
@@ -41,6 +45,7 @@ type Server struct {
 	ln       net.Listener
 	ready    Check
 	status   func() Status
+	view     GossipView
 	stopping atomic.Bool
 }
 
@@ -65,7 +70,7 @@ func Serve(cfg Config) (*Server, error) {
 		// from other start-up failures.
 		return nil, fmt.Errorf("metrics listen on %s (--http-listen): %w", cfg.Addr, err)
 	}
-	s := &Server{ln: ln, ready: cfg.Ready, status: cfg.Status}
+	s := &Server{ln: ln, ready: cfg.Ready, status: cfg.Status, view: cfg.View}
 	mux := http.NewServeMux()
 	mux.Handle("GET /metrics", promhttp.HandlerFor(reg, promhttp.HandlerOpts{}))
 	mux.HandleFunc("GET /livez", s.livez)
@@ -135,6 +140,14 @@ func (s *Server) statusJSON(w http.ResponseWriter, _ *http.Request) {
 	st := s.status()
 	if st.Version == "" {
 		st.Version = buildinfo.Read().Short()
+	}
+	if s.view != nil {
+		st.ViewSize = 0
+		for _, m := range s.view.Members("") {
+			if m.Meta.Role != membership.RoleObserver {
+				st.ViewSize++
+			}
+		}
 	}
 	st.Reason = s.notReady()
 	st.Ready = st.Reason == ""

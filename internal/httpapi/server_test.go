@@ -110,3 +110,34 @@ func TestStatusCarriesReadiness(t *testing.T) {
 		t.Errorf("/status without a Status func = %d, want 404", code)
 	}
 }
+
+// TestStatusViewSize checks that /status counts the daemons in the gossip
+// view, itself included and observers aside, and leaves the count out
+// without a view.
+func TestStatusViewSize(t *testing.T) {
+	status := func() Status { return Status{Name: "s", Role: membership.RoleScheduler} }
+	for _, tc := range []struct {
+		name string
+		view GossipView
+		want int
+	}{
+		{"no view", nil, 0},
+		{"alone", &fakeView{members: []membership.Member{member("s", membership.RoleScheduler)}}, 1},
+		{"fleet and an observer", &fakeView{members: []membership.Member{
+			member("s", membership.RoleScheduler), member("nm-1", membership.RoleNodeMonitor),
+			member("nm-2", membership.RoleNodeMonitor), member("status-x", membership.RoleObserver),
+		}}, 3},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			s := serve(t, Config{Status: status, View: tc.view})
+			_, body := get(t, "http://"+s.Addr()+"/status")
+			var st Status
+			if err := json.Unmarshal([]byte(body), &st); err != nil {
+				t.Fatalf("/status is not JSON: %v\n%s", err, body)
+			}
+			if st.ViewSize != tc.want {
+				t.Errorf("view_size = %d, want %d", st.ViewSize, tc.want)
+			}
+		})
+	}
+}

@@ -13,6 +13,10 @@ type Status struct {
 	// Version is the daemon's build (buildinfo.Info.Short); the server
 	// fills it in when the daemon's Status leaves it empty.
 	Version string `json:"version,omitempty"`
+	// ViewSize counts the daemons (observers aside) in this daemon's
+	// gossip view, itself included: every member of a formed fleet
+	// reports the fleet's size.
+	ViewSize int `json:"view_size,omitempty"`
 	// Ready and Reason are what /readyz would answer at the same moment.
 	Ready  bool   `json:"ready"`
 	Reason string `json:"reason,omitempty"`
