@@ -124,6 +124,19 @@ func (f *formationFleet) start(m *formationMember, seeds ...string) {
 	f.t.Cleanup(func() { c.Leave(0) })
 }
 
+// startObserver starts a `sparrow status`-like observer joined through m
+// alone, and makes it leave when the test ends.
+func (f *formationFleet) startObserver(m *formationMember) {
+	c, err := membership.Start(membership.Config{
+		Name: "observer", Bind: "127.0.28.200:0", Seeds: []string{net.JoinHostPort(m.host, f.port)}, Profile: "local",
+		Meta: membership.Meta{Role: membership.RoleObserver}, Log: testLogger(f.t),
+	})
+	if err != nil {
+		f.t.Fatalf("start observer: %v", err)
+	}
+	f.t.Cleanup(func() { c.Leave(0) })
+}
+
 // incomplete names the first member whose view lacks someone, or "".
 func (f *formationFleet) incomplete() string {
 	for _, m := range f.members {
@@ -133,7 +146,7 @@ func (f *formationFleet) incomplete() string {
 		if c == nil {
 			return m.name + " (not started)"
 		}
-		if n := len(c.Members("")); n != len(f.members) {
+		if n := len(c.Members(membership.RoleScheduler)) + len(c.Members(membership.RoleNodeMonitor)); n != len(f.members) {
 			return m.name + " sees " + strconv.Itoa(n) + " of " + strconv.Itoa(len(f.members))
 		}
 	}
@@ -212,6 +225,16 @@ func TestFormationInAnyStartOrder(t *testing.T) {
 			f.startAll(f.members[1:], net.JoinHostPort(seedName, f.port))
 			// Four lookups each: the first join and three retries have
 			// found no seed, so the node monitors are backing off.
+			f.waitLookups(f.members[1:], 4)
+			f.start(f.members[0])
+			return time.Now()
+		}},
+		{"an observer joined to a waiting node monitor, seed last", func(f *formationFleet) time.Time {
+			f.publish(seedName, f.members[0].host)
+			f.startAll(f.members[1:], net.JoinHostPort(seedName, f.port))
+			// sparrow status joined through nm-1: nm-1 is still alone in
+			// the fleet and must keep retrying its seed.
+			f.startObserver(f.members[1])
 			f.waitLookups(f.members[1:], 4)
 			f.start(f.members[0])
 			return time.Now()

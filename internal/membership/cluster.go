@@ -259,14 +259,17 @@ func (c *Cluster) numMembers() int {
 	return max(1, len(c.members))
 }
 
-// liveAddrs returns the gossip addresses of the members in the view,
-// this member's own included.
+// liveAddrs returns the gossip addresses of the members in the view, this
+// member's own included, observers aside: a member that an observer
+// (`sparrow status`) has joined is still alone in the fleet.
 func (c *Cluster) liveAddrs() map[string]bool {
 	c.mu.RLock()
 	defer c.mu.RUnlock()
 	live := make(map[string]bool, len(c.members))
 	for _, m := range c.members {
-		live[m.Gossip] = true
+		if m.Name == c.name || m.Meta.Role != RoleObserver {
+			live[m.Gossip] = true
+		}
 	}
 	return live
 }

@@ -131,24 +131,48 @@ func (j *seedJoiner) try() bool {
 	return len(live) > 1 || len(live) == 1 && !live[j.self]
 }
 
-// run tries, waits as the schedule says, and tries again until stop closes.
-// joined says whether the first try, made before run, found a peer.
+// maxJoinsInFlight bounds the tries run at once. A try to an address with
+// no host behind it (a seed whose pod or container is not up yet) blocks
+// until the connection times out, seconds later; meanwhile the schedule
+// goes on with new tries, so a seed that comes up is joined within the
+// backoff, not after the stale try gives up. At the backoff's one-second
+// cap, ten cover memberlist's LAN connection timeout of ten seconds.
+const maxJoinsInFlight = 10
+
+// run makes a try whenever the schedule says, until stop closes. joined
+// says whether the first try, made before run, found a peer. Tries run on
+// their own goroutines and report whether the view holds a peer after
+// them; the schedule follows the latest report. Tries still running when
+// stop closes finish on their own (their join fails once memberlist shuts
+// down).
 func (j *seedJoiner) run(joined bool, stop <-chan struct{}) {
-	for {
-		var d time.Duration
+	results := make(chan bool, maxJoinsInFlight)
+	inFlight := 0
+	next := func() time.Duration {
 		if joined {
 			j.wait.Reset()
-			d = j.every
-		} else {
-			d = j.wait.Next()
+			return j.every
 		}
-		t := time.NewTimer(d)
+		return j.wait.Next()
+	}
+	t := time.NewTimer(next())
+	defer t.Stop()
+	for {
 		select {
 		case <-stop:
-			t.Stop()
 			return
+		case ok := <-results:
+			inFlight--
+			if ok != joined {
+				joined = ok
+				t.Reset(next())
+			}
 		case <-t.C:
+			if inFlight < maxJoinsInFlight {
+				inFlight++
+				go func() { results <- j.try() }()
+			}
+			t.Reset(next())
 		}
-		joined = j.try()
 	}
 }

@@ -208,10 +208,81 @@ func TestAloneAgainBacksOffAgain(t *testing.T) {
 	})
 }
 
+// A try to an address with no host behind it blocks for seconds; the
+// schedule goes on meanwhile, up to maxJoinsInFlight tries at once, so a
+// seed that comes up is joined within the backoff.
+func TestBlockedTriesDoNotHoldTheSchedule(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		const self, seed = "10.0.0.9:7946", "10.0.0.1:7946"
+		f := newFakeFleet(self)
+		j := f.joiner(self, seed)
+		hostUp := false
+		join := j.join
+		j.join = func(addrs []string) (int, error) {
+			f.mu.Lock()
+			up := hostUp
+			f.mu.Unlock()
+			if !up {
+				defer time.Sleep(3 * time.Second) // no host: the connection times out
+			}
+			return join(addrs)
+		}
+		stop := make(chan struct{})
+		defer close(stop)
+		go j.run(false, stop)
+		time.Sleep(2 * time.Second)
+		f.set(func() { hostUp = true; f.up[seed] = true }) // the seed comes up at 2 s
+		time.Sleep(11 * time.Second)
+		synctest.Wait()
+		tries, _ := f.snapshot()
+		// The tries at 0.1 to 1.5 s block for 3 s each; the one at 2.5 s
+		// joins regardless, and with the seed in view the periodic rejoin
+		// has nothing to join.
+		want := durations(100, 300, 700, 1500, 2500)
+		if !slices.Equal(tries, want) {
+			t.Fatalf("joins at %v, want %v", tries, want)
+		}
+	})
+}
+
 func TestBadSeedIsSkipped(t *testing.T) {
 	f := newFakeFleet("10.0.0.9:7946")
 	j := f.joiner("10.0.0.9:7946", "no-port", "10.0.0.1:7946", "10.0.0.1:7946", "unknown.invalid:7946")
 	if got, want := j.addrs(), []string{"10.0.0.1:7946"}; !slices.Equal(got, want) {
 		t.Fatalf("addrs() = %v, want %v", got, want)
+	}
+}
+
+// A member that only an observer has joined is still alone: it keeps
+// retrying its seeds on the short backoff.
+func TestLiveAddrsLeaveObserversOut(t *testing.T) {
+	self := Member{Name: "b", Gossip: "10.0.0.2:7946", Meta: Meta{Role: RoleNodeMonitor}}
+	observer := Member{Name: "status-1", Gossip: "10.0.0.50:40000", Meta: Meta{Role: RoleObserver}}
+	peer := Member{Name: "a", Gossip: "10.0.0.1:7946", Meta: Meta{Role: RoleScheduler}}
+	for _, tc := range []struct {
+		name    string
+		self    Member
+		members []Member
+		want    []string
+	}{
+		{"alone", self, []Member{self}, []string{self.Gossip}},
+		{"joined only by an observer", self, []Member{self, observer}, []string{self.Gossip}},
+		{"joined to a peer", self, []Member{self, observer, peer}, []string{peer.Gossip, self.Gossip}},
+		{"an observer itself", observer, []Member{observer, peer}, []string{peer.Gossip, observer.Gossip}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			c := &Cluster{name: tc.self.Name, members: map[string]Member{}}
+			for _, m := range tc.members {
+				c.members[m.Name] = m
+			}
+			var got []string
+			for a := range c.liveAddrs() {
+				got = append(got, a)
+			}
+			slices.Sort(got)
+			if !slices.Equal(got, tc.want) {
+				t.Fatalf("liveAddrs() = %v, want %v", got, tc.want)
+			}
+		})
 	}
 }
