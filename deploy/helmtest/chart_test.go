@@ -83,6 +83,12 @@ gossip:
 tls:
   enabled: true
   secretName: fleet-tls
+nodeMonitor:
+  executors:
+    - app: spark
+      image: example.org/spark-executor:3
+      args: ["--tls-ca=/etc/sparrow/tls/ca.crt"]
+      resources: {requests: {cpu: "1"}}
 `, func(t *testing.T, r *rendered) {
 		for _, w := range r.workloads {
 			c := w.pod.Spec.Containers[0]
@@ -96,6 +102,11 @@ tls:
 			}
 			if len(w.pod.Spec.Volumes) != 1 || w.pod.Spec.Volumes[0].Secret == nil || w.pod.Spec.Volumes[0].Secret.SecretName != "fleet-tls" {
 				t.Errorf("%s: TLS material not mounted from Secret fleet-tls: %+v", w.name, w.pod.Spec.Volumes)
+			}
+			for _, c := range w.pod.Spec.Containers {
+				if len(c.VolumeMounts) != 1 || c.VolumeMounts[0].MountPath != "/etc/sparrow/tls" {
+					t.Errorf("%s/%s: TLS material not mounted at /etc/sparrow/tls: %+v", w.name, c.Name, c.VolumeMounts)
+				}
 			}
 		}
 	}},
@@ -146,6 +157,7 @@ func TestChartRefusesBadValues(t *testing.T) {
 	for _, tc := range []struct{ values, want string }{
 		{"nodeMonitor:\n  kind: StatefulSet\n", "nodeMonitor.kind must be DaemonSet or Deployment"},
 		{"tls:\n  enabled: true\n", "tls.enabled needs tls.secretName or tls.volume"},
+		{"tls:\n  enabled: true\n  secretName: t\n", "the built-in sparrow executor (app sleep) has no TLS"},
 	} {
 		_, err := renderErr(ch, tc.values)
 		if err == nil || !strings.Contains(err.Error(), tc.want) {
