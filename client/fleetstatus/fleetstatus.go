@@ -166,6 +166,18 @@ type View struct {
 	Apps     []App     `json:"apps"`
 	Users    []User    `json:"users"`
 	Totals   Totals    `json:"totals"`
+	// Versions lists each build the members (observers aside) advertise,
+	// with its members; MixedVersions says there is more than one, as
+	// during a rolling upgrade.
+	Versions      []Version `json:"versions"`
+	MixedVersions bool      `json:"mixed_versions"`
+}
+
+// Version is one build and the members that run it. It is empty for
+// members built before members advertised their version.
+type Version struct {
+	Version string   `json:"version"`
+	Members []string `json:"members"`
 }
 
 // Member is one member: from gossip, and from its /status if it
@@ -180,6 +192,13 @@ type Member struct {
 	Slots    int               `json:"slots,omitempty"`
 	Apps     []string          `json:"apps,omitempty"`
 	Attrs    map[string]string `json:"attrs,omitempty"`
+	// Version is the member's build, from gossip ("" from a member built
+	// before members advertised it).
+	Version string `json:"version,omitempty"`
+	// ViewSize is how many daemons the member's own gossip view holds
+	// (from its /status; 0 when it has none): a member seeing fewer than
+	// the fleet has not heard of them all.
+	ViewSize int `json:"view_size,omitempty"`
 	// Health is "ready" or "not ready" (from /status), "unreachable"
 	// (/status did not answer) or "alive" (in the gossip view, no HTTP
 	// endpoint to ask); Reason says why when not ready or unreachable.
@@ -224,7 +243,7 @@ func collect(ctx context.Context, c *membership.Cluster, client *http.Client, vi
 		}
 		v.Members = append(v.Members, Member{
 			Name: m.Name, Role: m.Meta.Role, Gossip: m.Gossip, Service: m.Meta.Service, Internal: m.Meta.Internal,
-			HTTP: m.Meta.HTTP, Slots: m.Meta.Slots, Apps: m.Meta.Apps, Attrs: m.Meta.Attrs, Health: "alive",
+			HTTP: m.Meta.HTTP, Slots: m.Meta.Slots, Apps: m.Meta.Apps, Attrs: m.Meta.Attrs, Version: m.Meta.Version, Health: "alive",
 		})
 	}
 	sem := make(chan struct{}, 16)
@@ -248,7 +267,7 @@ func collect(ctx context.Context, c *membership.Cluster, client *http.Client, vi
 				m.Health, m.Reason = "not ready", st.Reason
 			}
 			if err == nil {
-				m.NodeMonitor, m.Scheduler = st.NodeMonitor, st.Scheduler
+				m.NodeMonitor, m.Scheduler, m.ViewSize = st.NodeMonitor, st.Scheduler, st.ViewSize
 			}
 		}()
 	}
@@ -300,6 +319,7 @@ func fetchStatus(ctx context.Context, client *http.Client, addr string) (httpapi
 
 // summarize fills the per-app, per-user and fleet totals.
 func (v *View) summarize() {
+	v.summarizeVersions()
 	apps := map[string]*App{}
 	users := map[string]*User{}
 	for _, m := range v.Members {
@@ -349,6 +369,33 @@ func (v *View) summarize() {
 	slices.SortFunc(v.Users, func(a, b User) int { return strings.Compare(a.User, b.User) })
 }
 
+// summarizeVersions groups the members other than observers by build.
+func (v *View) summarizeVersions() {
+	byVersion := map[string]*Version{}
+	for _, m := range v.Members {
+		if m.Role == membership.RoleObserver {
+			continue
+		}
+		if byVersion[m.Version] == nil {
+			byVersion[m.Version] = &Version{Version: m.Version}
+		}
+		byVersion[m.Version].Members = append(byVersion[m.Version].Members, m.Name)
+	}
+	for _, b := range byVersion {
+		v.Versions = append(v.Versions, *b)
+	}
+	slices.SortFunc(v.Versions, func(a, b Version) int { return strings.Compare(a.Version, b.Version) })
+	v.MixedVersions = len(v.Versions) > 1
+}
+
+// versionName shows a build, or says the member predates advertising one.
+func versionName(v string) string {
+	if v == "" {
+		return "(not advertised: an older build)"
+	}
+	return v
+}
+
 // Render prints v as the tables sparrow status shows.
 func Render(out io.Writer, v View) {
 	fmt.Fprintf(out, "Fleet via %s at %s: %s, %s", v.Via, v.At.Local().Format("15:04:05"),
@@ -361,6 +408,9 @@ func Render(out io.Writer, v View) {
 		fmt.Fprintf(out, ", %d free, %d running, %d queued on the %d reporting", v.Totals.Free, v.Totals.Running, v.Totals.Queued, v.Totals.Reporting)
 	}
 	fmt.Fprintln(out)
+	if v.MixedVersions {
+		fmt.Fprintf(out, "MIXED VERSIONS: %d builds run side by side (a rolling upgrade?); see VERSIONS\n", len(v.Versions))
+	}
 
 	tw := tabwriter.NewWriter(out, 0, 0, 2, ' ', 0)
 	section := func(title, header string) {
@@ -409,6 +459,10 @@ func Render(out io.Writer, v View) {
 	section("APPS", "APP\tNODE MONITORS\tSLOTS")
 	for _, a := range v.Apps {
 		fmt.Fprintf(tw, "%s\t%d\t%d\n", a.App, a.NodeMonitors, a.Slots)
+	}
+	section("VERSIONS", "VERSION\tMEMBERS\tNAMES")
+	for _, b := range v.Versions {
+		fmt.Fprintf(tw, "%s\t%d\t%s\n", versionName(b.Version), len(b.Members), strings.Join(b.Members, ","))
 	}
 	section("USERS (over the reporting node monitors)", "USER\tQUEUED\tRUNNING")
 	for _, u := range v.Users {

@@ -232,7 +232,7 @@ func serveHTTP(h httpFlags, log zerolog.Logger, s surface) (*httpServer, error) 
 		IdleAfter: time.Minute,
 	})
 	srv, err := httpapi.Serve(httpapi.Config{
-		Addr: h.addr, Collectors: s.collectors, Ready: s.ready, Status: s.status, Drain: s.drain, Pprof: h.pprof,
+		Addr: h.addr, Collectors: s.collectors, Ready: s.ready, Status: s.status, View: s.cluster, Drain: s.drain, Pprof: h.pprof,
 		UI: dash.Handler("/ui/"),
 	})
 	if err != nil {

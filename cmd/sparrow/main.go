@@ -8,6 +8,8 @@ import (
 	"os"
 
 	"github.com/spf13/cobra"
+
+	"github.com/sparrowfleet/sparrow/internal/buildinfo"
 )
 
 var rootCmd = &cobra.Command{
@@ -18,7 +20,11 @@ scheduler: stateless schedulers batch-sample node monitors, which pull tasks
 by late binding. Run "sparrow local" for an embedded loopback fleet.`,
 	SilenceUsage:  true,
 	SilenceErrors: true,
+	// --version prints the same as "sparrow version".
+	Version: buildinfo.Read().String(),
 }
+
+func init() { rootCmd.SetVersionTemplate("{{.Version}}\n") }
 
 func main() {
 	if err := rootCmd.Execute(); err != nil {

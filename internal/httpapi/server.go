@@ -14,6 +14,9 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/collectors"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
+
+	"github.com/sparrowfleet/sparrow/internal/buildinfo"
+	"github.com/sparrowfleet/sparrow/internal/membership"
 )
 
 // Config says what a Server serves.
@@ -31,11 +34,12 @@ type Config struct {
 	// UI, if set, is served under /ui/ (the dashboard), and / redirects
 	// there.
 	UI http.Handler
-	// Version is the build this daemon runs, reported in /status.
-	Version string
 	// Drain, if set, is started by POST /drain, once: /readyz fails from
 	// then on, and the call answers 202 at once while Drain runs.
 	Drain func()
+	// View, if set, is the daemon's gossip view: /status reports how many
+	// daemons it holds (Status.ViewSize).
+	View GossipView
 	// Pprof serves net/http/pprof at /debug/pprof/. Off by default: a
 	// profile exposes stacks and heap contents, and a CPU profile costs
 	// the daemon time while it runs.
@@ -48,7 +52,7 @@ type Server struct {
 	ln       net.Listener
 	ready    Check
 	status   func() Status
-	version  string
+	view     GossipView
 	stopping atomic.Bool
 	drain    func()
 	drainOne sync.Once
@@ -79,7 +83,7 @@ func Serve(cfg Config) (*Server, error) {
 		// from other start-up failures.
 		return nil, fmt.Errorf("metrics listen on %s (--http-listen): %w", cfg.Addr, err)
 	}
-	s := &Server{ln: ln, ready: cfg.Ready, status: cfg.Status, version: cfg.Version, drain: cfg.Drain}
+	s := &Server{ln: ln, ready: cfg.Ready, status: cfg.Status, drain: cfg.Drain, view: cfg.View}
 	mux := http.NewServeMux()
 	mux.Handle("GET /metrics", promhttp.HandlerFor(reg, promhttp.HandlerOpts{}))
 	mux.HandleFunc("GET /livez", s.livez)
@@ -162,11 +166,19 @@ func (s *Server) startDrain(w http.ResponseWriter, _ *http.Request) {
 
 func (s *Server) statusJSON(w http.ResponseWriter, _ *http.Request) {
 	st := s.status()
+	if st.Version == "" {
+		st.Version = buildinfo.Read().Short()
+	}
+	if s.view != nil {
+		st.ViewSize = 0
+		for _, m := range s.view.Members("") {
+			if m.Meta.Role != membership.RoleObserver {
+				st.ViewSize++
+			}
+		}
+	}
 	st.Reason = s.notReady()
 	st.Ready = st.Reason == ""
-	if st.Version == "" {
-		st.Version = s.version
-	}
 	if st.Started == "" {
 		st.Started = processStart.UTC().Format(time.RFC3339)
 	}

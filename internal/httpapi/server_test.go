@@ -8,6 +8,7 @@ import (
 	"sync/atomic"
 	"testing"
 
+	"github.com/sparrowfleet/sparrow/internal/buildinfo"
 	"github.com/sparrowfleet/sparrow/internal/membership"
 )
 
@@ -102,16 +103,19 @@ func TestStatusCarriesReadiness(t *testing.T) {
 	if st.Ready || st.Reason != "no executor registered" || st.NodeMonitor == nil || st.NodeMonitor.Slots != 4 || st.NodeMonitor.Users["alice"] != (UserCounts{Queued: 2, Running: 1}) {
 		t.Errorf("/status = %+v", st)
 	}
+	if want := buildinfo.Read().Short(); st.Version != want {
+		t.Errorf("/status version = %q, want this build's %q", st.Version, want)
+	}
 	if code, _ := get(t, "http://"+serve(t, Config{}).Addr()+"/status"); code != 404 {
 		t.Errorf("/status without a Status func = %d, want 404", code)
 	}
 }
 
 // TestUIAndBuildInStatus mounts a dashboard handler and checks /status
-// carries the version and start time the daemon left empty.
+// carries the build and start time the daemon left empty.
 func TestUIAndBuildInStatus(t *testing.T) {
 	ui := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { io.WriteString(w, "page "+r.URL.Path) })
-	s := serve(t, Config{UI: ui, Version: "v1.2.3 (abc123)", Status: func() Status { return Status{Name: "n"} }})
+	s := serve(t, Config{UI: ui, Status: func() Status { return Status{Name: "n"} }})
 	base := "http://" + s.Addr()
 	if code, body := get(t, base+"/ui/node"); code != 200 || body != "page /ui/node" {
 		t.Errorf("/ui/node: %d %q", code, body)
@@ -124,7 +128,7 @@ func TestUIAndBuildInStatus(t *testing.T) {
 	if err := json.Unmarshal([]byte(body), &st); err != nil {
 		t.Fatal(err)
 	}
-	if st.Version != "v1.2.3 (abc123)" || st.Started == "" {
+	if st.Version == "" || st.Started == "" {
 		t.Errorf("/status version %q, started %q", st.Version, st.Started)
 	}
 }
@@ -165,5 +169,36 @@ func TestDrainEndpoint(t *testing.T) {
 	}
 	if len(started) != 0 {
 		t.Errorf("the drain started %d more times", len(started))
+	}
+}
+
+// TestStatusViewSize checks that /status counts the daemons in the gossip
+// view, itself included and observers aside, and leaves the count out
+// without a view.
+func TestStatusViewSize(t *testing.T) {
+	status := func() Status { return Status{Name: "s", Role: membership.RoleScheduler} }
+	for _, tc := range []struct {
+		name string
+		view GossipView
+		want int
+	}{
+		{"no view", nil, 0},
+		{"alone", &fakeView{members: []membership.Member{member("s", membership.RoleScheduler)}}, 1},
+		{"fleet and an observer", &fakeView{members: []membership.Member{
+			member("s", membership.RoleScheduler), member("nm-1", membership.RoleNodeMonitor),
+			member("nm-2", membership.RoleNodeMonitor), member("status-x", membership.RoleObserver),
+		}}, 3},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			s := serve(t, Config{Status: status, View: tc.view})
+			_, body := get(t, "http://"+s.Addr()+"/status")
+			var st Status
+			if err := json.Unmarshal([]byte(body), &st); err != nil {
+				t.Fatalf("/status is not JSON: %v\n%s", err, body)
+			}
+			if st.ViewSize != tc.want {
+				t.Errorf("view_size = %d, want %d", st.ViewSize, tc.want)
+			}
+		})
 	}
 }

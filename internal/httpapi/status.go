@@ -10,13 +10,18 @@ type Status struct {
 	Name   string          `json:"name"`
 	Role   membership.Role `json:"role"`
 	Gossip string          `json:"gossip"`
+	// Version is the daemon's build (buildinfo.Info.Short); the server
+	// fills it in when the daemon's Status leaves it empty.
+	Version string `json:"version,omitempty"`
+	// ViewSize counts the daemons (observers aside) in this daemon's
+	// gossip view, itself included: every member of a formed fleet
+	// reports the fleet's size.
+	ViewSize int `json:"view_size,omitempty"`
 	// Ready and Reason are what /readyz would answer at the same moment.
 	Ready  bool   `json:"ready"`
 	Reason string `json:"reason,omitempty"`
-	// Version is the member's build (module version and VCS revision);
-	// Started is when its process started (RFC 3339). Both are filled by
-	// the Server when the daemon leaves them empty.
-	Version string `json:"version,omitempty"`
+	// Started is when the daemon's process started (RFC 3339); the
+	// server fills it in when the daemon's Status leaves it empty.
 	Started string `json:"started,omitempty"`
 
 	NodeMonitor *NodeMonitorStatus `json:"nodemonitor,omitempty"`

@@ -11,6 +11,7 @@ import (
 	"github.com/hashicorp/memberlist"
 	"github.com/rs/zerolog"
 
+	"github.com/sparrowfleet/sparrow/internal/buildinfo"
 	"github.com/sparrowfleet/sparrow/internal/logging"
 )
 
@@ -23,10 +24,16 @@ type Config struct {
 	// Advertise is the gossip "host:port" peers use; it defaults to Bind.
 	// Set it explicitly when Bind is a wildcard or behind NAT.
 	Advertise string
-	// Seeds are gossip addresses of existing members. An unreachable seed
-	// list is retried in the background until one answers.
+	// Seeds are gossip "host:port" addresses of existing members. A host
+	// name stands for every address it resolves to and is resolved again
+	// on every try. Until the member has joined a peer it retries after
+	// 100 ms, doubling to a second; then every rejoin interval it joins
+	// the seeds missing from its view.
 	Seeds []string
-	// Meta is what this member advertises.
+	// Resolve resolves seed host names; nil means the system resolver.
+	Resolve Resolver
+	// Meta is what this member advertises. An empty Meta.Version is
+	// filled with this binary's build.
 	Meta Meta
 	// Profile picks memberlist's timing: "lan" (default), "local" (fast
 	// failure detection, for loopback and tests) or "wan".
@@ -76,6 +83,7 @@ type Cluster struct {
 	mu       sync.RWMutex
 	meta     []byte
 	http     string // set by SetHTTPAddr; kept across SetMeta
+	build    string // Meta.Version unless a Meta sets its own
 	members  map[string]Member
 	version  uint64
 	watchers []func(Event)
@@ -90,6 +98,11 @@ type Cluster struct {
 
 // Start creates a member, binds its gossip port and joins the seeds.
 func Start(cfg Config) (*Cluster, error) {
+	build := cfg.Meta.Version
+	if build == "" {
+		build = buildinfo.Read().Short()
+	}
+	cfg.Meta.Version = build
 	metaBytes, err := cfg.Meta.Encode()
 	if err != nil {
 		return nil, err
@@ -117,6 +130,7 @@ func Start(cfg Config) (*Cluster, error) {
 		stop:    make(chan struct{}),
 		meta:    metaBytes,
 		http:    cfg.Meta.HTTP,
+		build:   build,
 		members: make(map[string]Member),
 	}
 	mc.Name = cfg.Name
@@ -130,25 +144,41 @@ func Start(cfg Config) (*Cluster, error) {
 	if cfg.Keyring != nil {
 		mc.GossipVerifyIncoming, mc.GossipVerifyOutgoing = true, true
 	}
+	// The queue exists before memberlist starts gossiping, which it does
+	// from inside Create; it sizes retransmits by the view, which holds
+	// the same live members as memberlist's own count.
+	c.msgs.queue = &memberlist.TransmitLimitedQueue{NumNodes: c.numMembers, RetransmitMult: mc.RetransmitMult}
 	ml, err := memberlist.Create(mc)
 	if err != nil {
 		return nil, fmt.Errorf("start gossip on %s: %w", cfg.Bind, err)
 	}
 	c.ml = ml
-	c.msgs.queue = &memberlist.TransmitLimitedQueue{NumNodes: ml.NumMembers, RetransmitMult: mc.RetransmitMult}
 	local := ml.LocalNode()
 	c.addr = net.JoinHostPort(local.Addr.String(), strconv.Itoa(int(local.Port)))
 	c.name = local.Name
 	if mc.Name == cfg.Bind && bindPort == 0 {
 		c.log.Info().Str("gossip", c.Addr()).Msg("gossip bound to a free port")
 	}
-	seeds := slices.DeleteFunc(slices.Clone(cfg.Seeds), func(s string) bool { return s == "" || s == c.Addr() })
-	if len(seeds) > 0 {
-		if _, err := ml.Join(seeds); err != nil {
-			c.log.Warn().Err(err).Strs("seeds", seeds).Msg("no seed answered; retrying in the background")
+	if seeds := slices.DeleteFunc(slices.Clone(cfg.Seeds), func(s string) bool { return s == "" }); len(seeds) > 0 {
+		j := &seedJoiner{
+			seeds: seeds, self: c.addr, resolve: cfg.Resolve, join: ml.Join, live: c.liveAddrs,
+			every: rejoinInterval(cfg.Profile), log: c.log,
+			wait: newBackoff(joinBackoffMin, min(joinBackoffCap, rejoinInterval(cfg.Profile))),
+		}
+		if j.resolve == nil {
+			j.resolve = net.DefaultResolver.LookupHost
+		}
+		// The first try is made here, so that a member whose seeds are up
+		// returns from Start with them in its view.
+		joined := j.try()
+		if !joined {
+			c.log.Warn().Strs("seeds", seeds).Msg("no seed answered; retrying in the background")
 		}
 		c.done.Add(1)
-		go c.rejoin(seeds, rejoinInterval(cfg.Profile))
+		go func() {
+			defer c.done.Done()
+			j.run(joined, c.stop)
+		}()
 	}
 	return c, nil
 }
@@ -212,7 +242,8 @@ func splitHostPort(hp string) (string, int, error) {
 	return host, port, nil
 }
 
-// rejoinInterval is how often seeds missing from the view are joined again.
+// rejoinInterval is how often a member that has joined a peer joins the
+// seeds missing from its view again.
 func rejoinInterval(profile string) time.Duration {
 	if profile == "local" {
 		return 2 * time.Second
@@ -220,37 +251,27 @@ func rejoinInterval(profile string) time.Duration {
 	return 10 * time.Second
 }
 
-// rejoin joins, for as long as the member runs, any seed that is not live in
-// its view. It covers seeds that were down at start, and partitions: once
-// both sides of a partition have declared each other dead they stop
-// gossiping to each other, and without a new join the cluster never heals.
-func (c *Cluster) rejoin(seeds []string, every time.Duration) {
-	defer c.done.Done()
-	t := time.NewTicker(every)
-	defer t.Stop()
-	for {
-		select {
-		case <-c.stop:
-			return
-		case <-t.C:
-		}
-		live := make(map[string]bool)
-		for _, m := range c.Members("") {
+// numMembers counts the live members in the view, this one included, at
+// least one.
+func (c *Cluster) numMembers() int {
+	c.mu.RLock()
+	defer c.mu.RUnlock()
+	return max(1, len(c.members))
+}
+
+// liveAddrs returns the gossip addresses of the members in the view, this
+// member's own included, observers aside: a member that an observer
+// (`sparrow status`) has joined is still alone in the fleet.
+func (c *Cluster) liveAddrs() map[string]bool {
+	c.mu.RLock()
+	defer c.mu.RUnlock()
+	live := make(map[string]bool, len(c.members))
+	for _, m := range c.members {
+		if m.Name == c.name || m.Meta.Role != RoleObserver {
 			live[m.Gossip] = true
 		}
-		var missing []string
-		for _, s := range seeds {
-			if !live[s] {
-				missing = append(missing, s)
-			}
-		}
-		if len(missing) == 0 {
-			continue
-		}
-		if n, err := c.ml.Join(missing); err == nil {
-			c.log.Info().Int("contacted", n).Strs("seeds", missing).Msg("re-joined seeds missing from the view")
-		}
 	}
+	return live
 }
 
 // Addr returns this member's advertised gossip "host:port".
@@ -260,8 +281,9 @@ func (c *Cluster) Addr() string { return c.addr }
 func (c *Cluster) Name() string { return c.name }
 
 // SetMeta changes what this member advertises and gossips the change.
-// An address given to SetHTTPAddr is kept: the daemons rebuild their
-// metadata from their own copy, which does not know it.
+// An address given to SetHTTPAddr is kept, and so is the version when m
+// has none: the daemons rebuild their metadata from their own copy, which
+// does not know them.
 func (c *Cluster) SetMeta(m Meta) error {
 	c.mu.Lock()
 	err := c.storeMetaLocked(m, c.http)
@@ -295,6 +317,9 @@ func (c *Cluster) SetHTTPAddr(addr string) error {
 func (c *Cluster) storeMetaLocked(m Meta, http string) error {
 	if http != "" {
 		m.HTTP = http
+	}
+	if m.Version == "" {
+		m.Version = c.build
 	}
 	b, err := m.Encode()
 	if err != nil {
@@ -457,10 +482,7 @@ func (d *delegate) NodeMeta(limit int) []byte {
 }
 func (d *delegate) NotifyMsg(b []byte) { (*Cluster)(d).deliver(b) }
 func (d *delegate) GetBroadcasts(overhead, limit int) [][]byte {
-	if q := d.msgs.queue; q != nil {
-		return q.GetBroadcasts(overhead, limit)
-	}
-	return nil
+	return d.msgs.queue.GetBroadcasts(overhead, limit)
 }
 func (d *delegate) LocalState(join bool) []byte            { return nil }
 func (d *delegate) MergeRemoteState(buf []byte, join bool) {}

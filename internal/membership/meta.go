@@ -49,6 +49,11 @@ type Meta struct {
 	// peer's stale word); one with a new Boot restarted and lost its
 	// running tasks.
 	Boot string `json:"b,omitempty"`
+	// Version is the member's build (buildinfo.Info.Short), so that
+	// operators see mixed versions during a rolling upgrade. Cluster fills
+	// it in; members built before it was advertised leave it empty, and
+	// their decoders ignore it.
+	Version string `json:"v,omitempty"`
 }
 
 // AttrLoadReports, set to "1" in a scheduler's Attrs, asks node monitors
