@@ -19,6 +19,7 @@ func Collector(stats func() Stats) prometheus.Collector {
 		c("sparrow_scheduler_jobs_submitted_total", "Jobs accepted by submitJob.", func(s st) float64 { return float64(s.JobsSubmitted) }),
 		c("sparrow_scheduler_tasks_submitted_total", "Tasks in accepted jobs.", func(s st) float64 { return float64(s.TasksSubmitted) }),
 		c("sparrow_scheduler_tasks_launched_total", "Tasks handed to node monitors by getTask or taken as offers.", func(s st) float64 { return float64(s.TasksLaunched) }),
+		c("sparrow_scheduler_launch_delay_seconds_total", "Scheduling delay summed over the launched tasks, from each job's submission to the task's hand-out; divided by sparrow_scheduler_tasks_launched_total it is the mean delay.", func(s st) float64 { return s.LaunchDelaySeconds }),
 		c("sparrow_scheduler_gettask_empty_total", "getTask calls answered with no task.", func(s st) float64 { return float64(s.EmptyGetTasks) }),
 		c("sparrow_scheduler_offers_total", "Tasks offered with reservations for an idle node monitor to launch at once.", func(s st) float64 { return float64(s.OffersMade) }),
 		c("sparrow_scheduler_offers_taken_total", "Offered tasks launched at once, or in doubt and then said taken (or counted launched where the node monitor could not be asked or had restarted).", func(s st) float64 { return float64(s.OffersTaken) }),

@@ -22,6 +22,8 @@ type request struct {
 	ratio   float64
 	failed  map[string]bool // nodes whose enqueue failed or that were lost
 	reprobe int
+	// submitted is when the job reached this scheduler.
+	submitted time.Time
 	// deadline is when unlaunched tasks get extra reservations elsewhere,
 	// in case a node monitor holds its reservation but never asks.
 	deadline time.Time

@@ -155,12 +155,16 @@ func (p *placer) int63n(n int64) int64 { return p.rng.Int64N(n) }
 
 // Stats counts what a scheduler has done; read with Stats().
 type Stats struct {
-	JobsSubmitted   uint64
-	TasksSubmitted  uint64
-	TasksLaunched   uint64
-	EmptyGetTasks   uint64
-	Reservations    uint64
-	EnqueueFailures uint64
+	JobsSubmitted  uint64
+	TasksSubmitted uint64
+	TasksLaunched  uint64
+	// LaunchDelaySeconds sums, over the launches counted in
+	// TasksLaunched, each task's scheduling delay: from its job's
+	// submission to this scheduler to the task's hand-out.
+	LaunchDelaySeconds float64
+	EmptyGetTasks      uint64
+	Reservations       uint64
+	EnqueueFailures    uint64
 	// EnqueueBusy counts enqueues put off because every connection of
 	// the scheduler's own pool to the node was in use; they are sent
 	// again, not counted as failures.
@@ -346,6 +350,7 @@ func (s *Scheduler) SubmitJob(ctx context.Context, req *sparrowrpc.TSchedulingRe
 	r := &request{
 		Request: placement.NewRequest(id, job.Tasks),
 		app:     job.App, cons: job.Constraints, user: job.User, specs: job.Specs, ratio: job.ProbeRatio,
+		submitted: s.now(),
 	}
 	if s.cfg.ReservationTimeout > 0 {
 		r.deadline = time.Now().Add(s.cfg.ReservationTimeout)
@@ -607,6 +612,7 @@ func (s *Scheduler) launchedLocked(r *request, idx int, addr string, fetch int64
 	s.running.track(addr, runningTask{app: r.app, request: r.ID, task: r.specs[idx].TaskId}, fetch)
 	s.relax.countLaunch(r, idx, addr)
 	s.stats.TasksLaunched++
+	s.stats.LaunchDelaySeconds += s.now().Sub(r.submitted).Seconds()
 }
 
 // forgetLaunchedLocked drops r once every task has launched, and returns the

@@ -15,6 +15,8 @@ import (
 	"github.com/sparrowfleet/sparrow/client"
 	"github.com/sparrowfleet/sparrow/core/placement"
 	"github.com/sparrowfleet/sparrow/core/queue"
+	"github.com/sparrowfleet/sparrow/internal/dashboard"
+	"github.com/sparrowfleet/sparrow/internal/httpapi"
 	"github.com/sparrowfleet/sparrow/internal/membership"
 	"github.com/sparrowfleet/sparrow/internal/rpc"
 	"github.com/sparrowfleet/sparrow/nodemonitor"
@@ -66,6 +68,10 @@ type Config struct {
 	// (zero: defaults). Executors and frontends keep their own defaults,
 	// as when an operator tunes only the daemons.
 	RPC rpc.Config
+	// HTTP gives every scheduler and node monitor its operator endpoint
+	// (/status, /readyz, /metrics and the dashboard at /ui/) on its own
+	// host, port 0, advertised in gossip as a daemon's --http-listen is.
+	HTTP bool
 	// Coordination is how node monitors work with a fairness coordinator,
 	// if one joins (the fleet starts none).
 	Coordination nodemonitor.CoordinationConfig
@@ -79,6 +85,10 @@ type Fleet struct {
 	NodeMonitors []*nodemonitor.Daemon
 	// Backends[i] are node monitor i's executors, one per app.
 	Backends [][]*client.Backend
+	// HTTP holds each member's operator endpoint (with Config.HTTP),
+	// schedulers first.
+	HTTP     []*httpapi.Server
+	stopHTTP []func()
 	hook     atomic.Pointer[func(node int, t client.LaunchedTask)]
 	stopped  []bool
 	killed   map[int]bool // node monitors killed by KillNodeMonitor
@@ -166,6 +176,9 @@ func Start(ctx context.Context, cfg Config) (_ *Fleet, err error) {
 		}
 		f.Schedulers = append(f.Schedulers, d)
 		seeds = append(seeds, d.Cluster.Addr())
+		if err := f.serveHTTP(h, d.Cluster, d.OperatorStatus, d.Serving); err != nil {
+			return nil, fmt.Errorf("scheduler %d: %w", i, err)
+		}
 	}
 	for i := 0; i < cfg.NodeMonitors; i++ {
 		h := cfg.host(10, i)
@@ -186,6 +199,9 @@ func Start(ctx context.Context, cfg Config) (_ *Fleet, err error) {
 			return nil, fmt.Errorf("start node monitor %d: %w", i, err)
 		}
 		f.NodeMonitors = append(f.NodeMonitors, d)
+		if err := f.serveHTTP(h, d.Cluster, d.OperatorStatus, d.Serving); err != nil {
+			return nil, fmt.Errorf("node monitor %d: %w", i, err)
+		}
 		var backends []*client.Backend
 		for _, app := range cfg.appsOn(i) {
 			node := i
@@ -203,6 +219,24 @@ func Start(ctx context.Context, cfg Config) (_ *Fleet, err error) {
 		f.Backends = append(f.Backends, backends)
 	}
 	return f, f.WaitReady(ctx)
+}
+
+// serveHTTP serves a member's operator endpoint on host, when the fleet
+// has them, and advertises it in gossip.
+func (f *Fleet) serveHTTP(host string, c *membership.Cluster, status func() httpapi.Status, serving func() bool) error {
+	if !f.cfg.HTTP {
+		return nil
+	}
+	dash, stop := dashboard.ForDaemon(c)
+	srv, err := httpapi.Serve(httpapi.Config{
+		Addr: host + ":0", Status: status, View: c, Ready: httpapi.Serving(serving), UI: dash.Handler("/ui/"),
+	})
+	if err != nil {
+		stop()
+		return err
+	}
+	f.HTTP, f.stopHTTP = append(f.HTTP, srv), append(f.stopHTTP, stop)
+	return c.SetHTTPAddr(srv.Addr())
 }
 
 func (c *Config) appsOn(node int) []string {
@@ -381,6 +415,10 @@ func (f *Fleet) Close() error {
 		return errors.Join(errs...)
 	})
 	parallel(len(f.Schedulers), f.StopScheduler)
+	for i, srv := range f.HTTP {
+		f.stopHTTP[i]()
+		srv.Close()
+	}
 	return errors.Join(errs...)
 }
 

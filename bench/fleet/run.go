@@ -38,7 +38,10 @@ type RunConfig struct {
 	// CPUProfile, if set, is the file the run's CPU profile is written to.
 	CPUProfile    string
 	GossipProfile string
-	Log           zerolog.Logger
+	// HTTP serves every member's operator endpoint and dashboard
+	// (Config.HTTP); the run prints where to look.
+	HTTP bool
+	Log  zerolog.Logger
 }
 
 // Validate names the first setting out of range, by its flag.
@@ -69,12 +72,15 @@ func startRun(ctx context.Context, ff RunConfig, progress io.Writer) (*run, erro
 	f, err := Start(startCtx, Config{
 		Schedulers: ff.Schedulers, NodeMonitors: ff.NodeMonitors, Slots: ff.Slots,
 		ProbeRatio: ff.ProbeRatio, NoCancel: ff.NoCancel, Queue: ff.Queue,
-		SingleHost: ff.SingleHost, Seed: ff.Seed, GossipProfile: ff.GossipProfile, Log: ff.Log,
+		SingleHost: ff.SingleHost, Seed: ff.Seed, GossipProfile: ff.GossipProfile, HTTP: ff.HTTP, Log: ff.Log,
 	})
 	if err != nil {
 		return nil, err
 	}
 	fmt.Fprintf(progress, "fleet up in %v: %s\n", time.Since(t0).Round(time.Millisecond), f.Describe())
+	if len(f.HTTP) > 0 {
+		fmt.Fprintf(progress, "dashboard: http://%s/ui/  (sparrow status --join %s)\n", f.HTTP[0].Addr(), f.Schedulers[0].Cluster.Addr())
+	}
 	r := &run{Fleet: f}
 	if ff.CPUProfile != "" {
 		out, err := os.Create(ff.CPUProfile)

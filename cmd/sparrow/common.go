@@ -6,13 +6,11 @@ import (
 	"fmt"
 	stdlog "log"
 	"net"
-	"net/http"
 	"os"
 	"os/signal"
 	"path/filepath"
 	"strings"
 	"syscall"
-	"time"
 
 	"github.com/hashicorp/memberlist"
 	"github.com/prometheus/client_golang/prometheus"
@@ -226,20 +224,15 @@ func serveHTTP(h httpFlags, log zerolog.Logger, s surface) (*httpServer, error) 
 		}
 		return &httpServer{}, nil
 	}
-	// The dashboard polls the fleet only while someone looks at it.
-	dash := dashboard.New(dashboard.Config{
-		Source: s.cluster, Fetcher: dashboard.HTTPFetcher{Client: &http.Client{Timeout: dashboard.DefaultInterval}},
-		IdleAfter: time.Minute,
-	})
+	dash, stopPoller := dashboard.ForDaemon(s.cluster)
 	srv, err := httpapi.Serve(httpapi.Config{
 		Addr: h.addr, Collectors: s.collectors, Ready: s.ready, Status: s.status, View: s.cluster, Drain: s.drain, Pprof: h.pprof,
 		UI: dash.Handler("/ui/"),
 	})
 	if err != nil {
+		stopPoller()
 		return nil, err
 	}
-	ctx, stopPoller := context.WithCancel(context.Background())
-	go dash.Run(ctx)
 	adv := rpc.Advertised(srv.Addr(), s.host)
 	if err := s.cluster.SetHTTPAddr(adv); err != nil {
 		// The endpoint works; only `sparrow status` will not find it.
@@ -279,18 +272,7 @@ func schedulerSurface(d *scheduler.Daemon, seeds []string) surface {
 			httpapi.Joined(d.Cluster, seeds),
 			httpapi.HasMember(d.Cluster, membership.RoleNodeMonitor, "no live node monitor in the gossip view"),
 		),
-		status: func() httpapi.Status {
-			st := d.Stats()
-			return httpapi.Status{
-				Name: d.Cluster.Name(), Role: membership.RoleScheduler, Gossip: d.Cluster.Addr(),
-				Scheduler: &httpapi.SchedulerStatus{
-					NodeMonitors:   len(d.Cluster.Members(membership.RoleNodeMonitor)),
-					ActiveRequests: st.ActiveRequests, RunningTracked: st.RunningTracked,
-					JobsSubmitted: st.JobsSubmitted, TasksLaunched: st.TasksLaunched,
-					Held: st.Hold.Held, HoldRefused: st.Hold.Refused,
-				},
-			}
-		},
+		status: d.OperatorStatus,
 	}
 }
 
@@ -312,18 +294,7 @@ func nodeMonitorSurface(d *nodemonitor.Daemon, seeds []string) surface {
 				return ""
 			},
 		),
-		status: func() httpapi.Status {
-			st, usage := d.State(), d.Usage()
-			nm := &httpapi.NodeMonitorStatus{
-				Slots: st.Slots, Free: st.Free, Fetching: st.Fetching, Running: st.Running,
-				Queued: st.Queued, Launches: st.Launches, Apps: st.Apps,
-				Users: make(map[string]httpapi.UserCounts, len(usage)),
-			}
-			for u, n := range usage {
-				nm.Users[u] = httpapi.UserCounts{Queued: n.Queued, Running: n.Running}
-			}
-			return httpapi.Status{Name: d.Cluster.Name(), Role: membership.RoleNodeMonitor, Gossip: d.Cluster.Addr(), NodeMonitor: nm}
-		},
+		status: d.OperatorStatus,
 	}
 }
 

@@ -56,7 +56,11 @@ func newLocalCmd() *cobra.Command {
 executors, over real Thrift and real gossip, each on its own 127.0.x.y
 address — drive Poisson arrivals of jobs through it, and print a summary:
 jobs and tasks completed, job response time next to the ideal, scheduling
-delay (submit to launch) and throughput.`,
+delay (submit to launch) and throughput.
+
+While it runs, every member serves its operator endpoints, and the
+command prints the dashboard's address (open it in a browser) and a
+gossip address that sparrow status --join and sparrow ui --join accept.`,
 		Args: noArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			if !cmd.Flags().Changed("log-level") {
@@ -77,5 +81,6 @@ delay (submit to launch) and throughput.`,
 		},
 	}
 	ff.register(cmd.Flags())
+	cmd.Flags().BoolVar(&ff.HTTP, "http", true, "serve every member's /status, /readyz, /metrics and the fleet dashboard (/ui/) on its own address, and print the dashboard's address and the gossip address to join")
 	return cmd
 }

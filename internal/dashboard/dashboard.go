@@ -503,3 +503,16 @@ func sortedKeys[V any](m map[string]V) []string {
 	slices.Sort(keys)
 	return keys
 }
+
+// ForDaemon starts the dashboard a daemon serves beside its operator
+// endpoints: it reads the daemon's own gossip view and polls the fleet
+// only while someone looks at it. stop ends its polling.
+func ForDaemon(src Source) (d *Dashboard, stop func()) {
+	d = New(Config{
+		Source: src, Fetcher: HTTPFetcher{Client: &http.Client{Timeout: DefaultInterval}},
+		IdleAfter: time.Minute,
+	})
+	ctx, cancel := context.WithCancel(context.Background())
+	go d.Run(ctx)
+	return d, cancel
+}
