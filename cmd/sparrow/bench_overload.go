@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"os"
 	"os/signal"
-	"path/filepath"
 	"syscall"
 	"time"
 
@@ -75,7 +74,7 @@ Examples:
 			defer cancel()
 			points, runErr := overload.Run(ctx, cfg)
 			if len(points) > 0 {
-				if err := writeOverloadResults(out, cfg, points); err != nil {
+				if err := overload.WriteResults(out, cfg, points); err != nil {
 					return err
 				}
 			}
@@ -83,7 +82,7 @@ Examples:
 				return runErr
 			}
 			if asJSON {
-				return json.NewEncoder(cmd.OutOrStdout()).Encode(stripSamples(points))
+				return json.NewEncoder(cmd.OutOrStdout()).Encode(overload.StripSamples(points))
 			}
 			return overload.WriteTable(cmd.OutOrStdout(), points)
 		},
@@ -113,40 +112,4 @@ Examples:
 	fs.StringVar(&out, "out", "bin/bench-overload", "directory for members' logs, samples, results.json and the plots")
 	fs.BoolVar(&asJSON, "json", false, "print the results (without the per-second samples) as JSON instead of tables")
 	return cmd
-}
-
-// stripSamples returns the points without their per-second samples,
-// which stay in each point's point.json.
-func stripSamples(points []overload.Point) []overload.Point {
-	out := make([]overload.Point, len(points))
-	for i, p := range points {
-		p.Samples = nil
-		out[i] = p
-	}
-	return out
-}
-
-// writeOverloadResults saves results.json (with the goals' verdicts) and
-// the goodput and RSS plots.
-func writeOverloadResults(dir string, cfg overload.Config, points []overload.Point) error {
-	doc := struct {
-		Points []overload.Point   `json:"points"`
-		Goals  []overload.Verdict `json:"goals"`
-	}{stripSamples(points), overload.Judge(points)}
-	if err := writeJSONFile(filepath.Join(dir, "results.json"), doc); err != nil {
-		return err
-	}
-	sub := fmt.Sprintf("%d scheduler(s), %d node monitors x %d slots, %d x %v tasks per job: capacity %.0f tasks/s; %v per load",
-		cfg.Schedulers, cfg.NodeMonitors, cfg.Slots, cfg.Tasks, cfg.TaskDuration, cfg.Capacity(), cfg.Duration)
-	for name, c := range map[string]interface{ Save(string) error }{
-		"overload-goodput": overload.GoodputChart(points, sub),
-		"overload-rss":     overload.RSSChart(points, sub),
-	} {
-		for _, ext := range []string{"svg", "png"} {
-			if err := c.Save(filepath.Join(dir, name+"."+ext)); err != nil {
-				return fmt.Errorf("plot: %w", err)
-			}
-		}
-	}
-	return nil
 }

@@ -70,7 +70,7 @@ Examples:
 				}
 				results = append(results, res)
 			}
-			if err := writeProcsResults(out, results); err != nil {
+			if err := procs.WriteResults(out, results); err != nil {
 				return err
 			}
 			if asJSON {
@@ -100,20 +100,4 @@ Examples:
 	fs.StringVar(&out, "out", "bin/bench-procs", "directory for members' logs, results.json and the plot")
 	fs.BoolVar(&asJSON, "json", false, "print the results as JSON instead of a table")
 	return cmd
-}
-
-// writeProcsResults saves the results as JSON and the CPU-per-task plot.
-func writeProcsResults(dir string, results []procs.Result) error {
-	if err := writeJSONFile(filepath.Join(dir, "results.json"), results); err != nil {
-		return err
-	}
-	r := results[0]
-	sub := fmt.Sprintf("%d scheduler(s), %d node monitors x %d slots, %d-task jobs, %s gossip", r.Schedulers, r.NodeMonitors, r.SlotsPerNode, r.TasksPerJob, r.GossipProfile)
-	c := procs.Chart(results, sub)
-	for _, ext := range []string{"svg", "png"} {
-		if err := c.Save(filepath.Join(dir, "cpu-per-task."+ext)); err != nil {
-			return fmt.Errorf("plot: %w", err)
-		}
-	}
-	return nil
 }

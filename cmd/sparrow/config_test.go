@@ -10,18 +10,20 @@ import (
 
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
+
+	"github.com/sparrowfleet/sparrow/internal/flagconfig"
 )
 
 // configure parses args into a fresh daemon command and applies its
 // config file and environ as the command does before it runs.
-func configure(t *testing.T, newCmd func() *cobra.Command, args, environ []string) (*cobra.Command, *daemonConfig, error) {
+func configure(t *testing.T, newCmd func() *cobra.Command, args, environ []string) (*cobra.Command, *flagconfig.Config, error) {
 	t.Helper()
 	cmd := newCmd()
 	if err := cmd.ParseFlags(args); err != nil {
 		t.Fatalf("parse %v: %v", args, err)
 	}
-	dc := &daemonConfig{file: cmd.Flags().Lookup("config").Value.String()}
-	return cmd, dc, dc.apply(cmd.Flags(), environ, commandFlagNames(rootCmd))
+	dc := &flagconfig.Config{File: cmd.Flags().Lookup("config").Value.String()}
+	return cmd, dc, dc.Apply(cmd.Flags(), environ, flagconfig.CommandFlagNames(rootCmd))
 }
 
 func writeConfig(t *testing.T, name, body string) string {
@@ -68,8 +70,8 @@ func TestConfigPrecedence(t *testing.T) {
 			if v, _ := fs.GetFloat64("constrained-probe-ratio"); v != 0 {
 				t.Errorf("constrained-probe-ratio = %v, want the default 0", v)
 			}
-			if !slices.Equal(dc.fromEnv, []string{"reservation-timeout"}) {
-				t.Errorf("from the environment: %v, want only reservation-timeout (the flag beat SPARROW_PROBE_RATIO)", dc.fromEnv)
+			if !slices.Equal(dc.FromEnv, []string{"reservation-timeout"}) {
+				t.Errorf("from the environment: %v, want only reservation-timeout (the flag beat SPARROW_PROBE_RATIO)", dc.FromEnv)
 			}
 		})
 	}
@@ -155,7 +157,7 @@ func TestConfigEnvironment(t *testing.T) {
 	if v, _ := fs.GetString("http-listen"); v != "127.0.0.1:9090" {
 		t.Errorf("http-listen = %q, want the address from SPARROW_METRICS_LISTEN", v)
 	}
-	warned := strings.Join(dc.warnings, "\n")
+	warned := strings.Join(dc.Warnings, "\n")
 	for _, w := range []string{"$SPARROW_PROBE_RATOI names no flag", "$SPARROW_METRICS_LISTEN is deprecated; use $SPARROW_HTTP_LISTEN"} {
 		if !strings.Contains(warned, w) {
 			t.Errorf("warnings lack %q:\n%s", w, warned)
@@ -166,8 +168,8 @@ func TestConfigEnvironment(t *testing.T) {
 			t.Errorf("%s was reported:\n%s", quiet, warned)
 		}
 	}
-	if slices.Contains(dc.fromEnv, "gossip-key") || slices.Contains(dc.fromEnv, "slots") {
-		t.Errorf("read from the environment: %v", dc.fromEnv)
+	if slices.Contains(dc.FromEnv, "gossip-key") || slices.Contains(dc.FromEnv, "slots") {
+		t.Errorf("read from the environment: %v", dc.FromEnv)
 	}
 
 	// A bad value names its variable.
@@ -206,8 +208,8 @@ func TestConfigOldFlagName(t *testing.T) {
 	if v, _ := cmd.Flags().GetString("http-listen"); v != "127.0.0.1:9003" {
 		t.Errorf("http-listen = %q, want the file's metrics-listen", v)
 	}
-	if len(dc.warnings) != 1 || !strings.Contains(dc.warnings[0], "deprecated") {
-		t.Errorf("warnings = %q, want one about the old key", dc.warnings)
+	if len(dc.Warnings) != 1 || !strings.Contains(dc.Warnings[0], "deprecated") {
+		t.Errorf("warnings = %q, want one about the old key", dc.Warnings)
 	}
 
 	file = writeConfig(t, "s.yaml", "metrics-listen: 127.0.0.1:9003\nhttp-listen: 127.0.0.1:9004\n")
