@@ -21,6 +21,10 @@
 #                     retry with backoff
 #   all-at-once       every container in one docker start
 #   schedulers-first  the schedulers, then 2 s later the node monitors
+#   mixed-versions    all at once, scheduler2 and nm4-nm6 from $FORM_OLD_IMAGE
+#                     (an older build; the scenario runs only when it is set):
+#                     every member must be in the new members' views, and
+#                     status must flag mixed versions
 # Results: a markdown table on stdout and in $FORM_OUT/results.md (default
 # bin/e2e-formation), with every container's log per scenario.
 #
@@ -34,7 +38,7 @@ PROJECT=${FORM_PROJECT:-sparrowform}
 export FORM_IMAGE=${FORM_IMAGE:-sparrowfleet:dev}
 export FORM_NET=${FORM_NET:-10.219.0}
 OUT=${FORM_OUT:-$ROOT/bin/e2e-formation}
-SCENARIOS=${FORM_SCENARIOS:-nm-first seed-last all-at-once schedulers-first}
+SCENARIOS=${FORM_SCENARIOS:-nm-first seed-last all-at-once schedulers-first${FORM_OLD_IMAGE:+ mixed-versions}}
 BOUND_S=${FORM_BOUND_S:-3}
 MEMBERS=8
 PY=python3
@@ -77,7 +81,7 @@ started_at() {
 
 # fleet_complete: whether the watcher has seen every member in every view.
 fleet_complete() {
-	$PY scripts/e2e/formation_check.py --members $MEMBERS --started "$STARTED" --quiet \
+	$PY scripts/e2e/formation_check.py --members $MEMBERS --started "$STARTED" --quiet "${CHECK_ARGS[@]}" \
 		<(docker logs "$WATCHER" 2>/dev/null)
 }
 
@@ -89,6 +93,12 @@ run_scenario() {
 	seed-last) export FORM_JOIN=$FORM_NET.11:7946 ;;
 	*) export FORM_JOIN=gossip:7946 ;;
 	esac
+	export FORM_IMAGE_B=$FORM_IMAGE
+	CHECK_ARGS=()
+	if [ "$name" = mixed-versions ]; then
+		export FORM_IMAGE_B=$FORM_OLD_IMAGE
+		CHECK_ARGS=(--mixed)
+	fi
 	"${COMPOSE[@]}" up --no-start >/dev/null 2>&1
 	load_cids
 	log "$name: starting"
@@ -105,7 +115,7 @@ run_scenario() {
 		sleep 2 # the members retry their seed meanwhile
 		start scheduler1
 		;;
-	all-at-once)
+	all-at-once | mixed-versions)
 		start "${SCHEDULERS[@]}" "${NODE_MONITORS[@]}"
 		watch_from "$FORM_NET.21"
 		;;
@@ -131,14 +141,16 @@ run_scenario() {
 	for s in "${SCHEDULERS[@]}" "${NODE_MONITORS[@]}"; do
 		[ -f "$OUT/$s.log" ] && mv "$OUT/$s.log" "$dir/$s.log"
 	done
-	$PY scripts/e2e/formation_check.py --members $MEMBERS --started "$dir/started" \
+	$PY scripts/e2e/formation_check.py --members $MEMBERS --started "$dir/started" "${CHECK_ARGS[@]}" \
 		--bound "$BOUND_S" --scenario "$name" "$dir/status.jsonl" >>"$OUT/rows.md"
 }
 
-docker image inspect "$FORM_IMAGE" >/dev/null 2>&1 || {
-	echo "formation: image $FORM_IMAGE not found; run make docker" >&2
-	exit 1
-}
+for image in "$FORM_IMAGE" ${FORM_OLD_IMAGE:+"$FORM_OLD_IMAGE"}; do
+	docker image inspect "$image" >/dev/null 2>&1 || {
+		echo "formation: image $image not found; run make docker" >&2
+		exit 1
+	}
+done
 rm -rf "$OUT"
 mkdir -p "$OUT"
 : >"$OUT/rows.md"

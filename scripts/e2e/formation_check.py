@@ -3,6 +3,11 @@
 which every member is listed and reports, as its /status view_size, the
 whole fleet; prints how long after the last member started that was.
 
+With --mixed some members are an older build that reports no view_size:
+the sample is complete when every member is listed, every member that
+reports a view_size reports the whole fleet, and the sample flags mixed
+versions.
+
 With --quiet it prints nothing and exits 0 once the fleet is complete (the
 formation script polls it); otherwise it prints one markdown row
 (scenario, time, bound, PASS or FAIL)."""
@@ -22,9 +27,14 @@ def parse_time(s):
     return datetime.fromisoformat(head + "+" + (tz or "00:00"))
 
 
-def complete(sample, members):
+def complete(sample, members, mixed):
     daemons = [m for m in sample.get("members", []) if m.get("role") != "observer"]
-    return len(daemons) == members and all(m.get("view_size") == members for m in daemons)
+    if len(daemons) != members:
+        return False
+    if mixed:
+        sizes = [m["view_size"] for m in daemons if m.get("view_size")]
+        return bool(sizes) and all(s == members for s in sizes) and sample.get("mixed_versions") is True
+    return all(m.get("view_size") == members for m in daemons)
 
 
 def main():
@@ -34,6 +44,7 @@ def main():
     ap.add_argument("--bound", type=float, default=3.0)
     ap.add_argument("--scenario", default="")
     ap.add_argument("--quiet", action="store_true")
+    ap.add_argument("--mixed", action="store_true")
     ap.add_argument("samples")
     a = ap.parse_args()
     with open(a.started) as f:
@@ -50,7 +61,7 @@ def main():
             seen += 1
             if first_sample is None:
                 first_sample = parse_time(sample["at"])
-            if complete(sample, a.members):
+            if complete(sample, a.members, a.mixed):
                 first = parse_time(sample["at"])
                 break
     if a.quiet:
