@@ -2,8 +2,10 @@ package main
 
 import (
 	"bytes"
+	"maps"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 )
@@ -18,7 +20,9 @@ func TestReferenceIsCurrent(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	for name, want := range files {
+	names := slices.Sorted(maps.Keys(files))
+	for _, name := range names {
+		want := files[name]
 		got, err := os.ReadFile(filepath.Join(referenceDir, name))
 		switch {
 		case os.IsNotExist(err):
