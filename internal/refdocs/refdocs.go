@@ -1,8 +1,3 @@
-// Package refdocs renders the generated reference: one Markdown page per
-// command with every flag (cobra's doc generator), and every Prometheus
-// metric of a set of collectors with its type, labels and help text. The
-// output depends only on the commands and collectors given, never on the
-// date or the machine, so a test can compare it with the committed files.
 package refdocs
 
 import (
