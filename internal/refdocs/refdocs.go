@@ -43,8 +43,11 @@ func Write(dir string, files map[string][]byte) error {
 	return nil
 }
 
-// CLI renders one page per available command under cli/, with
-// cobra's generator (no date stamp, so the output is reproducible).
+// CLI renders one page per available (not hidden) command under cli/,
+// with cobra's generator; pages link to each other by file name, all in
+// one folder. It turns off cobra's dated stamp on every command of root,
+// so the output is reproducible, and adds cobra's default completion
+// command, as Execute would.
 func CLI(root *cobra.Command) (map[string][]byte, error) {
 	tmp, err := os.MkdirTemp("", "sparrow-gen-docs")
 	if err != nil {
@@ -87,10 +90,11 @@ type metricDoc struct {
 	name, kind, labels, help string
 }
 
-// describeMetrics asks c for its descriptors (every metric it may export)
-// and, from one collection of the idle collector, for each metric's type
-// and label names. A metric described but not collected while idle is
-// listed with the type "not reported while idle".
+// describeMetrics asks c for its descriptors (every metric it may export,
+// with its help and label names) and, from one collection of the idle
+// collector, for each metric's type, which a descriptor does not carry. A
+// metric described but not collected while idle is listed with the type
+// "not reported while idle".
 func describeMetrics(c prometheus.Collector) ([]metricDoc, error) {
 	reg := prometheus.NewPedanticRegistry()
 	if err := reg.Register(c); err != nil {
