@@ -6,7 +6,7 @@ IDL         := thrift/sparrow.thrift
 GO_PREFIX   := github.com/sparrowfleet/sparrow/thrift/gen-go/
 GOFILES      = $(shell git ls-files '*.go' | grep -v '^thrift/gen-')
 
-.PHONY: help build test test-short run pgo thrift thrift-check lint fmt clean fuzz-short
+.PHONY: help build test test-short run pgo thrift thrift-check lint fmt clean fuzz-short docs
 
 help: ## list targets
 	@grep -E '^[a-z0-9-]+:.*## ' $(MAKEFILE_LIST) | sed 's/:.*## /\t/'
@@ -29,6 +29,9 @@ pgo: build ## refresh cmd/sparrow/default.pgo, the CPU profile Go's build optimi
 	$(BIN) sim --policy late --load 0.9 --json --cpuprofile bin/pgo-sim.pprof > /dev/null
 	$(BIN) bench procs --rates 200 --jobs 3000 --profile 12s --out bin/pgo-procs --log-level warn > /dev/null
 	$(GO) tool pprof -proto bin/pgo-sim.pprof bin/pgo-procs/rate-200/sched0.cpu.pprof bin/pgo-procs/rate-200/nm0.cpu.pprof > cmd/sparrow/default.pgo
+
+docs: ## regenerate the command and metrics reference (docs/reference) from the code
+	$(GO) run ./cmd/sparrow gen-docs --out docs/reference
 
 thrift: ## regenerate the Go and Python code from the IDL
 	rm -rf thrift/gen-go thrift/gen-py
