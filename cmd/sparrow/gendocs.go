@@ -1,13 +1,9 @@
 package main
 
 import (
-	"fmt"
-
-	"github.com/rs/zerolog"
 	"github.com/spf13/cobra"
 
 	"github.com/sparrowfleet/sparrow/coordinator"
-	"github.com/sparrowfleet/sparrow/core/placement"
 	"github.com/sparrowfleet/sparrow/internal/metrics"
 	"github.com/sparrowfleet/sparrow/internal/refdocs"
 	"github.com/sparrowfleet/sparrow/internal/rpc"
@@ -60,31 +56,15 @@ func genReference() (map[string][]byte, error) {
 	return files, nil
 }
 
-// noNodes is an empty node view, enough to build a scheduler whose
-// collector is asked for its descriptors.
-type noNodes struct{}
-
-func (noNodes) Candidates(string) []placement.Node { return nil }
-func (noNodes) Node(string) (placement.Node, bool) { return placement.Node{}, false }
-
 // docCollectors builds, idle and unconnected, every collector a daemon
 // registers on its /metrics, in the order the reference lists them. Keep
 // this list the same as the daemons' own (their HTTP surfaces); the
 // returned close releases what the collectors were built on.
 func docCollectors() ([]refdocs.Collector, func(), error) {
-	s, err := scheduler.New(scheduler.Config{Address: "127.0.0.1:20503", Log: zerolog.Nop()}, noNodes{})
-	if err != nil {
-		return nil, nil, fmt.Errorf("metrics reference: scheduler: %w", err)
-	}
-	n, err := nodemonitor.New(nodemonitor.Config{Slots: 1, Internal: "127.0.0.1:20502", Log: zerolog.Nop()}, nil)
-	if err != nil {
-		s.Close()
-		return nil, nil, fmt.Errorf("metrics reference: node monitor: %w", err)
-	}
 	return []refdocs.Collector{
-		{ServedBy: "scheduler", Collector: metrics.SchedulerCollector(s)},
-		{ServedBy: "nodemonitor", Collector: metrics.NodeMonitorCollector(n)},
-		{ServedBy: "coordinator", Collector: metrics.CoordinatorCollector(func() coordinator.Stats { return coordinator.Stats{} })},
+		{ServedBy: "scheduler", Collector: scheduler.Collector(func() scheduler.Stats { return scheduler.Stats{} })},
+		{ServedBy: "nodemonitor", Collector: nodemonitor.Collector(func() nodemonitor.State { return nodemonitor.State{} })},
+		{ServedBy: "coordinator", Collector: coordinator.Collector(func() coordinator.Stats { return coordinator.Stats{} })},
 		{ServedBy: "scheduler, nodemonitor", Collector: metrics.RPCCollector(func() rpc.Stats { return rpc.Stats{} })},
-	}, func() { s.Close() }, nil
+	}, func() {}, nil
 }
