@@ -24,6 +24,7 @@ type planFlags struct {
 	maxNodes   int64
 	timeLimit  time.Duration
 	exhaustive bool
+	assignOnly bool
 	plot       string
 	live       bool
 	liveScale  float64
@@ -87,6 +88,7 @@ each task to its planned node (README, docs/PLANNER.md).`,
 	fl.Int64Var(&f.maxNodes, "max-nodes", planner.DefaultMaxNodes, "search budget in nodes")
 	fl.DurationVar(&f.timeLimit, "time-limit", 10*time.Second, "wall-clock limit for the search (0: none)")
 	fl.StringVar(&f.plot, "plot", "", "draw the plan and the greedy schedule as a Gantt chart to this .svg or .png file")
+	fl.BoolVar(&f.assignOnly, "assignments-only", false, "search machine assignments only, each machine running its ready tasks in priority order (the report's space; the baseline); by default the search also decides each machine's order")
 	fl.BoolVar(&f.exhaustive, "exhaustive", false, "also evaluate every assignment (machines^tasks, at most 10^7) and report min/median/max")
 	fl.BoolVar(&f.live, "live", false, "run the plan and the greedy schedule on an in-process loopback fleet (one node monitor per machine, advertising its profile) and print measured makespans next to predicted ones")
 	fl.Float64Var(&f.liveScale, "live-scale", 0.01, "with --live: wall-clock seconds per model second (each task sleeps its predicted duration times this)")
@@ -128,7 +130,7 @@ func runPlan(f planFlags) error {
 	fmt.Fprintf(os.Stderr, "planning %d tasks on %d machines (budget %d nodes, %v)\n",
 		len(p.Graph.Tasks), len(p.Machines), f.maxNodes, f.timeLimit)
 	start := time.Now()
-	opt := planner.Options{MaxNodes: f.maxNodes}
+	opt := planner.Options{MaxNodes: f.maxNodes, AssignmentOnly: f.assignOnly}
 	if f.timeLimit > 0 {
 		opt.Clock = func() float64 { return time.Since(start).Seconds() }
 		opt.TimeLimit = f.timeLimit.Seconds()
