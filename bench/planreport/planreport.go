@@ -53,6 +53,9 @@ type Options struct {
 	Plot string
 	// Exhaustive also evaluates every assignment.
 	Exhaustive bool
+	// AssignmentOnly runs the baseline search, which fixes each
+	// machine's order by a priority rule (planner.Options).
+	AssignmentOnly bool
 	// Progress receives progress lines.
 	Progress io.Writer
 }
@@ -67,7 +70,7 @@ func Solve(p planner.Problem, o Options) (Output, error) {
 	fmt.Fprintf(o.Progress, "planning %d tasks on %d machines (budget %d nodes, %v)\n",
 		len(p.Graph.Tasks), len(p.Machines), o.MaxNodes, o.TimeLimit)
 	start := time.Now()
-	opt := planner.Options{MaxNodes: o.MaxNodes}
+	opt := planner.Options{MaxNodes: o.MaxNodes, AssignmentOnly: o.AssignmentOnly}
 	if o.TimeLimit > 0 {
 		opt.Clock = func() float64 { return time.Since(start).Seconds() }
 		opt.TimeLimit = o.TimeLimit.Seconds()

@@ -22,6 +22,7 @@ type planFlags struct {
 	maxNodes   int64
 	timeLimit  time.Duration
 	exhaustive bool
+	assignOnly bool
 	plot       string
 	live       bool
 	liveScale  float64
@@ -57,6 +58,7 @@ each task to its planned node (README, docs/PLANNER.md).`,
 	fl.Int64Var(&f.maxNodes, "max-nodes", planner.DefaultMaxNodes, "search budget in nodes")
 	fl.DurationVar(&f.timeLimit, "time-limit", 10*time.Second, "wall-clock limit for the search (0: none)")
 	fl.StringVar(&f.plot, "plot", "", "draw the plan and the greedy schedule as a Gantt chart to this .svg or .png file")
+	fl.BoolVar(&f.assignOnly, "assignments-only", false, "search machine assignments only, each machine running its ready tasks in priority order (the report's space; the baseline); by default the search also decides each machine's order")
 	fl.BoolVar(&f.exhaustive, "exhaustive", false, "also evaluate every assignment (machines^tasks, at most 10^7) and report min/median/max")
 	fl.BoolVar(&f.live, "live", false, "run the plan and the greedy schedule on an in-process loopback fleet (one node monitor per machine, advertising its profile) and print measured makespans next to predicted ones")
 	fl.Float64Var(&f.liveScale, "live-scale", 0.01, "with --live: wall-clock seconds per model second (each task sleeps its predicted duration times this)")
@@ -97,6 +99,7 @@ func runPlan(f planFlags) error {
 	}
 	out, err := planreport.Solve(p, planreport.Options{
 		MaxNodes: f.maxNodes, TimeLimit: f.timeLimit, Plot: f.plot, Exhaustive: f.exhaustive, Progress: os.Stderr,
+		AssignmentOnly: f.assignOnly,
 	})
 	if err != nil {
 		return err

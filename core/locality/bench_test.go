@@ -3,7 +3,10 @@ package locality
 import (
 	"fmt"
 	"math/rand/v2"
+	"slices"
+	"syscall"
 	"testing"
+	"time"
 )
 
 // fleet draws a period's snapshot of n node monitors with 8 slots in
@@ -41,5 +44,87 @@ func BenchmarkCompute(b *testing.B) {
 			b.ReportMetric(float64(out.Arcs), "arcs")
 			b.ReportMetric(float64(out.Rack+out.Core), "moved")
 		})
+	}
+}
+
+// periods draws a run of snapshots of n node monitors, one per period:
+// the first from fleet, each next one with a churn fraction of the node
+// monitors redrawn (running, queued and task length; the racks and slots
+// stay).
+func periods(n, count int, churn float64, rng *rand.Rand) [][]NodeLoad {
+	cur := fleet(n, rng)
+	out := [][]NodeLoad{cur}
+	for range count - 1 {
+		next := slices.Clone(cur)
+		fresh := fleet(n, rng)
+		for i := range next {
+			if rng.Float64() < churn {
+				next[i].Running, next[i].Queued, next[i].TaskMillis = fresh[i].Running, fresh[i].Queued, fresh[i].TaskMillis
+			}
+		}
+		out = append(out, next)
+		cur = next
+	}
+	return out
+}
+
+// cpuSeconds reads this process's CPU time (user + system, all threads):
+// on a shared, loaded machine it measures the compute a period used, not
+// the time it waited for a processor.
+func cpuSeconds() float64 {
+	var ru syscall.Rusage
+	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
+		panic(err)
+	}
+	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano()).Seconds()
+}
+
+// BenchmarkPricePeriods times 20 consecutive periods at 1,000 and 10,000
+// node monitors, with 10% and all of them changing between periods: the
+// Pricer's warm re-solve against a cold Compute of the same snapshots,
+// in the same run. One op is 20 periods; the metrics are the median and
+// the slowest period in milliseconds of wall time, and the median in
+// milliseconds of the process's CPU time. The Pricer's first period (a
+// cold solve of its new network) comes before the 20 and is not timed.
+//
+//	go test -run XXX -bench PricePeriods -benchtime 3x ./core/locality/
+func BenchmarkPricePeriods(b *testing.B) {
+	for _, n := range []int{1000, 10000} {
+		for _, churn := range []float64{0.1, 1} {
+			snaps := periods(n, 21, churn, rand.New(rand.NewPCG(7, uint64(n))))
+			for _, mode := range []string{"warm", "cold"} {
+				b.Run(fmt.Sprintf("nodes=%d/churn=%g/%s", n, churn, mode), func(b *testing.B) {
+					var times, cpu []float64
+					for b.Loop() {
+						times, cpu = times[:0], cpu[:0]
+						pr, err := NewPricer(DefaultParams())
+						if err != nil {
+							b.Fatal(err)
+						}
+						if _, err := pr.Price(snaps[0]); err != nil {
+							b.Fatal(err)
+						}
+						for _, s := range snaps[1:] {
+							t0, c0 := time.Now(), cpuSeconds()
+							if mode == "warm" {
+								_, err = pr.Price(s)
+							} else {
+								_, err = Compute(s, DefaultParams())
+							}
+							if err != nil {
+								b.Fatal(err)
+							}
+							times = append(times, float64(time.Since(t0).Microseconds())/1000)
+							cpu = append(cpu, 1000*(cpuSeconds()-c0))
+						}
+					}
+					slices.Sort(times)
+					slices.Sort(cpu)
+					b.ReportMetric((times[9]+times[10])/2, "p50-ms")
+					b.ReportMetric(times[len(times)-1], "max-ms")
+					b.ReportMetric((cpu[9]+cpu[10])/2, "cpu-p50-ms")
+				})
+			}
+		}
 	}
 }

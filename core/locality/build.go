@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"math"
 	"slices"
+	"strings"
 
 	"github.com/sparrowfleet/sparrow/core/flow"
 	"github.com/sparrowfleet/sparrow/core/quincy"
@@ -199,51 +200,11 @@ func Build(nodes []NodeLoad, p Params) (*Graph, error) {
 	if err := p.Validate(); err != nil {
 		return nil, err
 	}
-	loads := slices.Clone(nodes)
-	slices.SortFunc(loads, func(a, b NodeLoad) int {
-		switch {
-		case a.Name < b.Name:
-			return -1
-		case a.Name > b.Name:
-			return 1
-		}
-		return 0
-	})
-	var queued int64
-	var measured, sum int64 // nodes that measured a task length, and their sum
-	capacity := false
-	for i, l := range loads {
-		if i > 0 && loads[i-1].Name == l.Name {
-			return nil, fmt.Errorf("locality: node %q twice in the snapshot", l.Name)
-		}
-		if l.Running < 0 || l.Queued < 0 || l.TaskMillis < 0 {
-			return nil, fmt.Errorf("locality: node %q has negative counts (running %d, queued %d, task ms %d)", l.Name, l.Running, l.Queued, l.TaskMillis)
-		}
-		if l.Slots > maxSlots || l.Running > maxQueued {
-			return nil, fmt.Errorf("locality: node %q has %d slots and %d running, over %d and %d", l.Name, l.Slots, l.Running, maxSlots, maxQueued)
-		}
-		l.Queued = p.tasks(l.Queued)
-		loads[i].Queued = l.Queued
-		queued += int64(l.Queued)
-		if l.Slots > 0 {
-			capacity = true
-		}
-		if l.TaskMillis > 0 {
-			measured++
-			sum += min(l.TaskMillis, maxWeight)
-		}
+	sn, err := takeSnapshot(nodes, p)
+	if err != nil {
+		return nil, err
 	}
-	if queued > maxQueued {
-		return nil, fmt.Errorf("locality: %d tasks queued, over the %d the graph's costs can sum without overflow", queued, int64(maxQueued))
-	}
-	if queued > 0 && !capacity {
-		return nil, ErrNoCapacity
-	}
-	fallback := p.DefaultTaskMillis
-	if measured > 0 {
-		fallback = sum / measured
-	}
-
+	loads, queued := sn.loads, sn.queued
 	g := &Graph{Loads: loads, params: p, Comp: make([]int, len(loads)), Demand: make([]int, len(loads)),
 		WaveCost: make([]int64, len(loads)), localArc: make([]int, len(loads))}
 	net := flow.New(0)
@@ -264,21 +225,7 @@ func Build(nodes []NodeLoad, p Params) (*Graph, error) {
 		net.AddArc(g.X, g.RackNode[i], 0, flow.Infinity, 0)
 	}
 	rackCost, coreCost := p.RackCost(), p.CoreCost()
-	for i, l := range loads {
-		if l.Slots > 0 {
-			ms := l.TaskMillis
-			if ms == 0 {
-				ms = fallback
-			}
-			g.WaveCost[i] = min(mulDivRound(p.WaitPerSecond, min(ms, maxWeight), 1000), maxCost)
-		}
-	}
-	// No task pays more than ξ·input plus the level at which the fleet
-	// has a place for every queued task and two more (the oracle's and
-	// slack): it would rather cross the core to a free place at that
-	// level. Waves costing more are never used, except the first of them,
-	// which prices one more task exactly.
-	limit := coreCost + g.fillLevel(queued+2)
+	copy(g.WaveCost, sn.waveCost)
 	for i, l := range loads {
 		g.Comp[i], g.Demand[i], g.localArc[i] = -1, -1, -1
 		r := g.RackNode[rackIdx[l.Rack]]
@@ -286,7 +233,12 @@ func Build(nodes []NodeLoad, p Params) (*Graph, error) {
 			c := net.AddNode()
 			g.Comp[i] = c
 			net.AddArc(r, c, 0, flow.Infinity, 0)
-			g.addWaves(c, l, g.WaveCost[i], queued, limit)
+			for _, w := range sn.waves(i) {
+				if w.last {
+					w.cap = flow.Infinity
+				}
+				net.AddArc(c, g.S, 0, w.cap, w.cost)
+			}
 		}
 		if l.Queued > 0 {
 			d := net.AddNode()
@@ -304,26 +256,104 @@ func Build(nodes []NodeLoad, p Params) (*Graph, error) {
 	return g, nil
 }
 
-// addWaves adds C → S wave arcs for a node with l.Slots slots, l.Running
-// tasks running and a cost of waveCost per wave: position p in the node's
-// line (0 the first task after the running ones) starts in wave
-// (Running+p)/Slots. Waves are added until they hold one task more than
-// the cluster's queued work (so the marginal cost of one more task is
-// exact), a wave costs more than limit, or MaxWaves are in; the last is
-// uncapacitated so that any amount of work fits.
-func (g *Graph) addWaves(c int, l NodeLoad, waveCost, queued, limit int64) {
-	s, r := int64(l.Slots), int64(l.Running)
+// snapshot is a period's node loads checked, in name order, with their
+// queued reservations turned into tasks (Params.ProbeRatio), and what the
+// waves need: each node's cost per wave and the cost past which waves
+// are not added.
+type snapshot struct {
+	params   Params
+	loads    []NodeLoad
+	queued   int64   // tasks queued in the whole fleet
+	waveCost []int64 // per load: ω times its task length (0 without slots)
+	limit    int64   // no wave costing more than this is added
+}
+
+// takeSnapshot checks a period's node loads: names unique, counts
+// non-negative and within the bounds that keep costs in int64, and some
+// node with slots if any work is queued.
+func takeSnapshot(nodes []NodeLoad, p Params) (snapshot, error) {
+	loads := slices.Clone(nodes)
+	slices.SortFunc(loads, func(a, b NodeLoad) int { return strings.Compare(a.Name, b.Name) })
+	var queued int64
+	var measured, sum int64 // nodes that measured a task length, and their sum
+	capacity := false
+	for i, l := range loads {
+		if i > 0 && loads[i-1].Name == l.Name {
+			return snapshot{}, fmt.Errorf("locality: node %q twice in the snapshot", l.Name)
+		}
+		if l.Running < 0 || l.Queued < 0 || l.TaskMillis < 0 {
+			return snapshot{}, fmt.Errorf("locality: node %q has negative counts (running %d, queued %d, task ms %d)", l.Name, l.Running, l.Queued, l.TaskMillis)
+		}
+		if l.Slots > maxSlots || l.Running > maxQueued {
+			return snapshot{}, fmt.Errorf("locality: node %q has %d slots and %d running, over %d and %d", l.Name, l.Slots, l.Running, maxSlots, maxQueued)
+		}
+		l.Queued = p.tasks(l.Queued)
+		loads[i].Queued = l.Queued
+		queued += int64(l.Queued)
+		if l.Slots > 0 {
+			capacity = true
+		}
+		if l.TaskMillis > 0 {
+			measured++
+			sum += min(l.TaskMillis, maxWeight)
+		}
+	}
+	if queued > maxQueued {
+		return snapshot{}, fmt.Errorf("locality: %d tasks queued, over the %d the graph's costs can sum without overflow", queued, int64(maxQueued))
+	}
+	if queued > 0 && !capacity {
+		return snapshot{}, ErrNoCapacity
+	}
+	fallback := p.DefaultTaskMillis
+	if measured > 0 {
+		fallback = sum / measured
+	}
+	sn := snapshot{params: p, loads: loads, queued: queued, waveCost: make([]int64, len(loads))}
+	for i, l := range loads {
+		if l.Slots > 0 {
+			ms := l.TaskMillis
+			if ms == 0 {
+				ms = fallback
+			}
+			sn.waveCost[i] = min(mulDivRound(p.WaitPerSecond, min(ms, maxWeight), 1000), maxCost)
+		}
+	}
+	// No task pays more than ξ·input plus the level at which the fleet
+	// has a place for every queued task and two more (the oracle's and
+	// slack): it would rather cross the core to a free place at that
+	// level. Waves costing more are never used, except the first of them,
+	// which prices one more task exactly.
+	sn.limit = p.CoreCost() + sn.fillLevel(queued+2)
+	return sn, nil
+}
+
+// wave is one C → S wave arc: its capacity and cost; the last takes any
+// amount of work (uncapacitated).
+type wave struct {
+	cap, cost int64
+	last      bool
+}
+
+// waves lists the C → S wave arcs of load i (none without slots): position
+// p in the node's line (0 the first task after the running ones) starts in
+// wave (Running+p)/Slots. Waves are listed until they hold one task more
+// than the cluster's queued work (so the marginal cost of one more task is
+// exact), a wave costs more than the limit, or MaxWaves are in.
+func (sn *snapshot) waves(i int) []wave {
+	l := sn.loads[i]
+	if l.Slots <= 0 {
+		return nil
+	}
+	s, r, waveCost := int64(l.Slots), int64(l.Running), sn.waveCost[i]
 	k := r / s
 	var held int64
+	var out []wave
 	for n := 0; ; n++ {
 		capK := (k+1)*s - max(k*s, r)
-		last := n == g.params.MaxWaves-1 || held+capK > queued || capCost(k, waveCost) > limit
+		last := n == sn.params.MaxWaves-1 || held+capK > sn.queued || capCost(k, waveCost) > sn.limit
+		out = append(out, wave{cap: capK, cost: capCost(k, waveCost), last: last})
 		if last {
-			capK = flow.Infinity
-		}
-		g.Net.AddArc(c, g.S, 0, capK, capCost(k, waveCost))
-		if last {
-			return
+			return out
 		}
 		held += capK
 		k++
@@ -332,14 +362,14 @@ func (g *Graph) addWaves(c int, l NodeLoad, waveCost, queued, limit int64) {
 
 // fillLevel returns the least cost L at which the fleet's waves costing
 // at most L hold want tasks (maxCost if they never do).
-func (g *Graph) fillLevel(want int64) int64 {
+func (sn *snapshot) fillLevel(want int64) int64 {
 	places := func(level int64) int64 {
 		var n int64
-		for i, l := range g.Loads {
+		for i, l := range sn.loads {
 			if l.Slots <= 0 {
 				continue
 			}
-			s, r, c := int64(l.Slots), int64(l.Running), g.WaveCost[i]
+			s, r, c := int64(l.Slots), int64(l.Running), sn.waveCost[i]
 			if c == 0 {
 				return want // free waves hold anything
 			}

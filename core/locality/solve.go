@@ -52,7 +52,7 @@ func (g *Graph) Solve() (Outcome, error) {
 	if err != nil {
 		return Outcome{}, fmt.Errorf("locality: solving %v: %w", g.Net, err)
 	}
-	dist := g.distToSink(sol)
+	dist := distToSink(g.Net, g.S, sol)
 	pot := sol.Potential
 	price := func(v int) (int64, bool) {
 		if dist[v] == unreached {
@@ -93,11 +93,11 @@ func (g *Graph) Solve() (Outcome, error) {
 
 const unreached = math.MaxInt64
 
-// distToSink returns, for every node, the length of a shortest path to S
-// in sol's residual network under the reduced costs, which are
+// distToSink returns, for every node, the length of a shortest path to
+// sink in sol's residual network under the reduced costs, which are
 // non-negative there; unreached where there is none.
-func (g *Graph) distToSink(sol flow.Solution) []int64 {
-	n, m := g.Net.NumNodes(), g.Net.NumArcs()
+func distToSink(net *flow.Network, sink int, sol flow.Solution) []int64 {
+	n, m := net.NumNodes(), net.NumArcs()
 	pot := sol.Potential
 	// in[v] lists residual arcs u -> v as (u, reduced cost), in CSR form.
 	deg := make([]int32, n+1)
@@ -106,7 +106,7 @@ func (g *Graph) distToSink(sol flow.Solution) []int64 {
 		w    int64
 	}
 	for i := range m {
-		a := g.Net.Arc(i)
+		a := net.Arc(i)
 		if sol.Flow[i] < a.Upper {
 			deg[a.To+1]++
 		}
@@ -120,7 +120,7 @@ func (g *Graph) distToSink(sol flow.Solution) []int64 {
 	in := make([]edge, deg[n])
 	fill := append([]int32(nil), deg[:n]...)
 	for i := range m {
-		a := g.Net.Arc(i)
+		a := net.Arc(i)
 		rc := a.Cost + pot[a.From] - pot[a.To]
 		if sol.Flow[i] < a.Upper { // forward residual a.From -> a.To
 			in[fill[a.To]] = edge{int32(a.From), max(rc, 0)}
@@ -135,8 +135,8 @@ func (g *Graph) distToSink(sol flow.Solution) []int64 {
 	for v := range dist {
 		dist[v] = unreached
 	}
-	dist[g.S] = 0
-	h := distHeap{{0, int32(g.S)}}
+	dist[sink] = 0
+	h := distHeap{{0, int32(sink)}}
 	for len(h) > 0 {
 		it := h.pop()
 		if it.d > dist[it.v] {
