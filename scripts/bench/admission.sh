@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
-# Admission by expected queue wait (docs/RELIABILITY.md, issue 15 item 2):
+# Admission by expected queue wait (docs/RELIABILITY.md):
 # 1 scheduler, 2 node monitors of 1 slot that refuse reservations past 200
-# queued (so holding, item 1, is on in every run), 2 executors, all separate
+# queued (so holding is on in every run), 2 executors, all separate
 # processes on loopback, and `sparrow drive` offering one-task jobs of
 # 100 ms (capacity: 20 tasks/s) at 2x and 10x capacity for 30 s, each with
 # and without --max-queue-wait (default 1s). Usage:

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# The retry-storm reproduction of issue 15 (docs/RELIABILITY.md, "Resubmission
+# The retry-storm reproduction (docs/RELIABILITY.md, "Resubmission
 # without a retry storm"): 1 scheduler, 2 node monitors of 1 slot that refuse
 # reservations past 200 queued, 2 executors, all separate processes on
 # loopback, and `sparrow drive` offering about 1,000 times what the two slots

@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # The locality coordinator's fault tests against a containerised fleet
-# (issue 9, item 4: "when it dies, schedulers fall back to (a) strict or
-# (b) Sparrow's delay relaxation after a bounded staleness, and no task is
-# lost or launched twice"; part of `make e2e`).
+# (part of `make e2e`): when the coordinator dies, schedulers fall back to
+# (a) strict or (b) Sparrow's delay relaxation after a bounded staleness,
+# and no task is lost or launched twice.
 #
 # One fleet (deploy/docker-compose.locality.yml: 2 schedulers with
 # --locality-stale 3s, coordinators coord-a and coord-b with --locality,
