@@ -114,7 +114,7 @@ and one plot per setup, fairness-mesos-<setup>.svg and .png, into
 	fs.Uint64Var(&cfg.Seed, "seed", 1, "seed for the schedulers' placement")
 	fs.StringVar(&cfg.GossipProfile, "gossip-profile", "lan", "members' gossip timing: lan, local or wan")
 	fs.StringVar(&outDir, "out-dir", ".", "directory for fairness-mesos.json and the fairness-mesos-<setup>.svg/.png plots")
-	fs.Float64Var(&maxLoad, "max-load", 0, "before each setup, wait until the host's 1-minute load average is below this (0: don't wait)")
+	fs.Float64Var(&maxLoad, "max-load", 0, "before each setup, wait until the host's 1-minute load (/proc/loadavg) is below this (0: don't wait)")
 	fs.DurationVar(&maxLoadWait, "max-load-wait", 5*time.Minute, "longest wait for --max-load; the run then goes ahead and says so")
 	return cmd
 }

@@ -161,7 +161,7 @@ locality-fractions and locality-response (.svg and .png) into --out-dir.`,
 	fs.StringVar(&outDir, "out-dir", ".", "directory for locality.json and the locality-fractions and locality-response plots")
 	fs.BoolVar(&asJSON, "json", false, "print the JSON report on stdout instead of the table")
 	fs.BoolVar(&reference, "reference", true, "also schedule the trace offline with centralized Quincy (policy Q) as the reference")
-	fs.Float64Var(&maxLoad, "max-load", 0, "before each mode, wait until the host's 1-minute load average is below this (0: don't wait)")
+	fs.Float64Var(&maxLoad, "max-load", 0, "before each mode, wait until the host's 1-minute load (/proc/loadavg) is below this (0: don't wait)")
 	fs.DurationVar(&maxLoadWait, "max-load-wait", 5*time.Minute, "longest wait for --max-load; the run then goes ahead and says so")
 	return cmd
 }

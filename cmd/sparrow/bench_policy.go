@@ -51,7 +51,7 @@ func (p *policyFlags) register(fs *pflag.FlagSet, nodes int) {
 	fs.Uint64Var(&p.seed, "seed", 1, "seed for arrivals and placement")
 	fs.BoolVar(&p.asJSON, "json", false, "also print the results as one JSON object on the last line")
 	fs.StringVar(&p.plot, "plot", "", "write a plot to this file (.svg or .png)")
-	fs.Float64Var(&p.maxLoad, "max-load", 0, "before starting each fleet, wait until the host's 1-minute load average is below this (0: don't wait)")
+	fs.Float64Var(&p.maxLoad, "max-load", 0, "before starting each fleet, wait until the host's 1-minute load (/proc/loadavg) is below this (0: don't wait)")
 	fs.DurationVar(&p.maxLoadWait, "max-load-wait", 10*time.Minute, "longest wait for --max-load; the run then goes ahead and says so")
 }
 
