@@ -24,6 +24,9 @@ type Guidance struct {
 	// Weights are this node's machine type's CMMF weights; nil unless the
 	// node applies CMMF weights to its weighted fair queue.
 	Weights map[string]float64
+	// Alloc is this node's machine type's CMMF allocation in slots, per
+	// user, for a Choosy queue's node quotas (queue.Choosy.SetGuidance).
+	Alloc map[string]float64
 }
 
 // ApplyGuidance installs a version of the coordinator's guidance: a Choosy
@@ -36,7 +39,7 @@ func (n *NodeMonitor) ApplyGuidance(g Guidance) (bool, error) {
 	n.mu.Lock()
 	defer n.mu.Unlock()
 	if c, ok := n.core.Queue().(*queue.Choosy); ok {
-		ok, err := c.SetShares(g.Version, g.Running)
+		ok, err := c.SetGuidance(g.Version, g.Running, g.Alloc)
 		if err != nil {
 			return false, fmt.Errorf("coordinator guidance v%d: %w", g.Version, err)
 		}
