@@ -55,6 +55,12 @@ type Config struct {
 	NoOffers bool
 	// Seed seeds placement randomness; 0 draws a random seed.
 	Seed uint64
+	// SteerAfter, when > 0, steers a user's new jobs away from node
+	// monitors that have held one of that user's reservations this long
+	// without serving any (placement.Steer): under coordinator guidance
+	// that gives the user nothing on their machine type, its jobs' tasks
+	// would wait there while its own nodes idle. 0 turns it off.
+	SteerAfter time.Duration
 	// ReservationTimeout is how long a request may wait with unlaunched
 	// tasks before it gets extra reservations elsewhere (old ones stay, so
 	// no node loses its queue position). 0 means DefaultReservationTimeout;
@@ -116,6 +122,7 @@ type Scheduler struct {
 	mu        sync.Mutex
 	rng       *mrand.Rand
 	sampler   placement.Sampler
+	steer     placement.Steer
 	requests  map[string]*request
 	frontends map[string]string // app -> FrontendService address
 	nextID    uint64
@@ -300,6 +307,7 @@ func New(cfg Config, view NodeView) (*Scheduler, error) {
 		nodes:        rpc.NewPool(cfg.RPC, sparrowrpc.NewInternalServiceClient),
 		fronts:       rpc.NewPool(cfg.RPC, sparrowrpc.NewFrontendServiceClient),
 		rng:          mrand.New(mrand.NewPCG(seed, seed^0x9e3779b97f4a7c15)),
+		steer:        placement.Steer{After: cfg.SteerAfter},
 		requests:     make(map[string]*request),
 		frontends:    make(map[string]string),
 		running:      make(map[string]map[runningTask]int64),
@@ -384,6 +392,8 @@ func (s *Scheduler) SubmitJob(ctx context.Context, req *sparrowrpc.TSchedulingRe
 		s.mu.Unlock()
 		return incomplete("request id %q is already in use", id)
 	}
+	steerAt := time.Now()
+	candidates = s.steer.Candidates(s.rng, job.User.User, candidates, steerAt)
 	probes, err := s.sampler.Plan(s.rng, candidates, job.Tasks, job.ProbeRatio)
 	if err != nil {
 		s.mu.Unlock()
@@ -405,6 +415,11 @@ func (s *Scheduler) SubmitJob(ctx context.Context, req *sparrowrpc.TSchedulingRe
 		r.loc = newRelaxState(job, now, s.cfg.LocalityInputBytes)
 	}
 	probes, r.backup = s.splitBackups(r, probes)
+	if s.cfg.SteerAfter > 0 {
+		for _, p := range probes {
+			s.steer.Probed(job.User.User, p.Node.Addr, steerAt)
+		}
+	}
 	r.AddProbes(probes)
 	s.admitted(probes)
 	counted := countHeld(r, probes)
@@ -656,6 +671,9 @@ func (s *Scheduler) getTask(requestID, addr string, fetch int64) []*sparrowrpc.T
 // for none) or a taken offer: tracked as running there, and counted.
 // Called with s.mu held.
 func (s *Scheduler) launched(r *request, idx int, addr string, fetch int64) {
+	if s.cfg.SteerAfter > 0 {
+		s.steer.Served(r.user.User, addr, time.Now())
+	}
 	s.track(addr, runningTask{app: r.app, request: r.ID, task: r.specs[idx].TaskId}, fetch)
 	s.countLaunch(r, idx, addr)
 	s.stats.TasksLaunched++
