@@ -35,17 +35,21 @@ import (
 //     wait on nodes that never serve it, while its own nodes idle;
 //  3. anyone queued (over quota, or allocated nothing here).
 //
-// Within each class the lowest share goes first; among the users under
-// quota, the share is taken less what this node owes the user: the
-// integral, over its launches and finishes, of the user's quota minus its
-// tasks here (bounded by maxOwed). Since every node fills its own quota,
-// the nodes of a type together split it as CMMF does, and no node chases
-// a deficit that the others are filling; what each node owes turns
-// fractional quotas into the right fractions of time from the node's own
-// history, where shares that every node reads alike would make all of
-// them give the fraction to the same user at once. At a CMMF allocation
-// no user of class 2 exists: a user with none of a type it may use has a
-// share at least that of every user allocated some of it.
+// Within each class the lowest share goes first. Among the users under
+// quota whose shares lie within Band of the lowest, on a node with other
+// tasks running, the one this node owes most goes first instead: what a
+// node owes a user is the integral, over its launches and finishes, of
+// the user's quota minus its tasks here (bounded by maxOwed). Since every
+// node fills its own quota, the nodes of a type together split it as
+// CMMF does, and no node chases a deficit that the others are filling;
+// what each node owes turns fractional quotas into the right fractions of
+// time from the node's own history, where shares that every node reads
+// alike would make all of them give the fraction to the same user at
+// once. A node placing its only task (one slot, or idle) has no split of
+// its own to go by, and places it by share, as the paper's Choosy does.
+// At a CMMF allocation no user of class 2 exists: a user with none of a
+// type it may use has a share at least that of every user allocated some
+// of it.
 // Pop always serves something when anything is queued: the quotas order
 // the queue, they never leave a slot idle.
 //
@@ -169,6 +173,11 @@ func (c *Choosy) SetGuidance(version uint64, running, alloc map[string]float64) 
 	for u := range c.owe {
 		if _, ok := c.alloc[u]; !ok {
 			delete(c.owe, u)
+		}
+	}
+	for u := range c.alloc {
+		if c.owe[u] == nil {
+			c.owe[u] = &owing{quotaSum: c.quotaSum, events: c.events}
 		}
 	}
 	clear(c.local)
@@ -337,7 +346,7 @@ func (c *Choosy) Pop() (Reservation, bool) {
 		consider(k, fl, s)
 	}
 	lowestUnder := bestShare[classUnder]
-	if best[classUnder] != nil && c.alloc != nil {
+	if best[classUnder] != nil && c.alloc != nil && c.hereSum > 0 {
 		band := lowestUnder*(1+Band) + Band
 		var chosen *flow
 		var chosenOwed, chosenShare float64

@@ -368,42 +368,58 @@ func TestChoosyQuotasHoldTheCMMFSplit(t *testing.T) {
 	}
 }
 
-// TestChoosyOneSlotServesInProportion: on a node with one slot, every
-// decision finds nothing running here, so quotas alone cannot tell the
-// allocated users apart; what each is owed serves them in proportion to
-// their allocation of the type, whatever their cluster-wide shares.
-func TestChoosyOneSlotServesInProportion(t *testing.T) {
+// TestChoosyOwedDecidesNearTheLowestShare: on a node with other tasks
+// running, among the users under quota whose shares lie within Band of
+// the lowest, the one this node owes most goes first; further apart, or
+// with nothing running here (a node of one slot placing its only task),
+// the lowest share does.
+func TestChoosyOwedDecidesNearTheLowestShare(t *testing.T) {
 	tests := []struct {
-		alloc map[string]float64
-		want  map[string]int // of 120 tasks
+		name    string
+		running map[string]float64
+		events  []string // after the guidance: "+u" launches, "-u" finishes a task of u here
+		want    string
 	}{
-		{alloc: map[string]float64{"a": 3, "b": 1}, want: map[string]int{"a": 90, "b": 30}},
-		{alloc: map[string]float64{"a": 1, "b": 1, "c": 2}, want: map[string]int{"a": 30, "b": 30, "c": 60}},
-		{alloc: map[string]float64{"a": 5}, want: map[string]int{"a": 120}},
+		{
+			// With a allocated 3 of 4, the second launch of a (1 slot in
+			// use) leaves a owed 0.75 - 1 and b 0.25; both are under their
+			// quotas of 3 slots (2.25 and 0.75). b's share 10 is within
+			// 9 x 1.5 + 0.5 of a's (7 + its 2 launches).
+			name:    "owed most, within the band",
+			running: map[string]float64{"a": 7, "b": 10},
+			events:  []string{"+a", "+a"},
+			want:    "b",
+		},
+		{
+			name:    "lowest share, outside the band",
+			running: map[string]float64{"a": 7, "b": 20},
+			events:  []string{"+a", "+a"},
+			want:    "a",
+		},
+		{
+			name:    "lowest share, with nothing running here",
+			running: map[string]float64{"a": 7, "b": 10},
+			events:  []string{"+a", "+a", "-a", "-a"},
+			want:    "a",
+		},
 	}
 	for _, tt := range tests {
-		c := mustChoosy(t, 1, nil)
-		running := map[string]float64{"a": 10, "b": 8, "c": 9} // nobody starved
-		if _, err := c.SetGuidance(1, running, tt.alloc); err != nil {
-			t.Fatal(err)
-		}
-		for u := range running {
-			for range 200 {
-				c.Push(Reservation{User: u, RequestID: u, App: "app", Scheduler: "s"})
+		t.Run(tt.name, func(t *testing.T) {
+			c := mustChoosy(t, 1, nil)
+			if _, err := c.SetGuidance(1, tt.running, map[string]float64{"a": 3, "b": 1}); err != nil {
+				t.Fatal(err)
 			}
-		}
-		got := map[string]int{}
-		for range 120 {
-			r, _ := c.Pop()
-			c.Launched(r.User)
-			c.Finished(r.User)
-			got[r.User]++
-		}
-		for u, n := range tt.want {
-			if d := got[u] - n; d < -1 || d > 1 {
-				t.Errorf("alloc %v: served %v, want %v within one task each", tt.alloc, got, tt.want)
-				break
+			for _, e := range tt.events {
+				if e[0] == '+' {
+					c.Launched(e[1:])
+				} else {
+					c.Finished(e[1:])
+				}
 			}
-		}
+			pushAll(c, rvs("a1", "b1"))
+			if r, _ := c.Pop(); r.User != tt.want {
+				t.Fatalf("served %s first, want %s", r.User, tt.want)
+			}
+		})
 	}
 }
