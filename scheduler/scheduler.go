@@ -187,6 +187,9 @@ type request struct {
 	// deadline is when unlaunched tasks get extra reservations elsewhere,
 	// in case a node monitor holds its reservation but never asks.
 	deadline time.Time
+	// steered is when r was placed or last given reservations by
+	// steerStranded (steer.go).
+	steered time.Time
 	// loc is the state of tasks that may relax their preferences, nil
 	// if none may.
 	loc *relaxState
@@ -225,6 +228,9 @@ type Stats struct {
 	EnqueueBusy   uint64
 	Cancellations uint64
 	Reprobes      uint64 // rounds of extra reservations placed
+	// Steered counts reservations added on node monitors serving a
+	// request's user while its others sat elsewhere (Config.SteerAfter).
+	Steered uint64
 	// SweepsSaturated counts requests past their reservation timeout
 	// given no extra reservations because the fleet was saturated.
 	SweepsSaturated uint64
@@ -415,6 +421,7 @@ func (s *Scheduler) SubmitJob(ctx context.Context, req *sparrowrpc.TSchedulingRe
 		r.loc = newRelaxState(job, now, s.cfg.LocalityInputBytes)
 	}
 	probes, r.backup = s.splitBackups(r, probes)
+	r.steered = steerAt
 	if s.cfg.SteerAfter > 0 {
 		for _, p := range probes {
 			s.steer.Probed(job.User.User, p.Node.Addr, steerAt)

@@ -21,6 +21,7 @@ import (
 // (frontendlink.go).
 func (s *Scheduler) Sweep(now time.Time) {
 	s.sweepFrontends(now)
+	s.steerStranded(now)
 	if s.cfg.ReservationTimeout <= 0 {
 		return
 	}

@@ -47,6 +47,8 @@ type nodeRecord struct {
 	// waiting is when a reservation was sent to the node with none of
 	// the user's served there since (zero: none waiting).
 	waiting time.Time
+	// served is the last service (zero: none remembered).
+	served time.Time
 	// touched is the last probe or service, for forgetting.
 	touched time.Time
 }
@@ -61,7 +63,25 @@ func (s *Steer) Probed(user, addr string, now time.Time) {
 
 // Served records that addr served a reservation of user at now.
 func (s *Steer) Served(user, addr string, now time.Time) {
-	s.record(user, addr, now).waiting = time.Time{}
+	r := s.record(user, addr, now)
+	r.waiting, r.served = time.Time{}, now
+}
+
+// Serving returns the nodes among nodes that served user within After +
+// Retry (as long as a verdict lasts) before now: where a job of user whose reservations sit elsewhere can be
+// given new ones. It does not modify nodes.
+func (s *Steer) Serving(user string, nodes []Node, now time.Time) []Node {
+	m := s.users[user]
+	if s.After <= 0 || m == nil {
+		return nil
+	}
+	var out []Node
+	for _, n := range nodes {
+		if r := m[n.Addr]; r != nil && !r.served.IsZero() && !r.served.After(now) && now.Sub(r.served) <= s.After+s.retry() {
+			out = append(out, n)
+		}
+	}
+	return out
 }
 
 func (s *Steer) record(user, addr string, now time.Time) *nodeRecord {

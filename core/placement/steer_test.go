@@ -192,3 +192,28 @@ func TestSteerCandidatesProperty(t *testing.T) {
 		}
 	}
 }
+
+func TestSteerServing(t *testing.T) {
+	t0 := time.Unix(0, 0)
+	s := &Steer{After: 500 * time.Millisecond}
+	s.Served("h", "n0", t0)
+	s.Served("h", "n1", t0.Add(1500*time.Millisecond))
+	s.Probed("h", "n2", t0)
+	s.Served("s", "n3", t0.Add(1500*time.Millisecond))
+	tests := []struct {
+		user string
+		at   time.Duration
+		want []string
+	}{
+		{user: "h", at: 1800 * time.Millisecond, want: []string{"n1"}}, // n0 served 1.8 s ago: too long
+		{user: "h", at: 900 * time.Millisecond, want: []string{"n0"}},  // n1 not yet
+		{user: "s", at: 2 * time.Second, want: []string{"n3"}},
+		{user: "x", at: time.Second, want: nil},
+	}
+	for _, tt := range tests {
+		got := s.Serving(tt.user, steerNodes(5), t0.Add(tt.at))
+		if g := steerAddrs(got); !slices.Equal(g, tt.want) && !(len(g) == 0 && len(tt.want) == 0) {
+			t.Errorf("Serving(%s) at %v = %v, want %v", tt.user, tt.at, g, tt.want)
+		}
+	}
+}
