@@ -182,3 +182,26 @@ func GroupBusy(spans []policy.Span, groups, perGroup, slots int, window time.Dur
 	}
 	return busy
 }
+
+// OfBusy returns each bin's shares as fractions of the slots busy in that
+// bin (shares[k][i] / Σ_j shares[k][j]; a bin with nothing busy stays 0):
+// how the work that ran was split, apart from how much of the fleet was
+// busy. On a host short of CPU every user's share of the whole fleet
+// falls with the fleet's utilisation, and swings with it from bin to bin,
+// whatever the queues decide.
+func OfBusy(shares [][]float64) [][]float64 {
+	out := make([][]float64, len(shares))
+	for k, row := range shares {
+		sum := 0.0
+		for _, x := range row {
+			sum += x
+		}
+		out[k] = make([]float64, len(row))
+		if sum > 0 {
+			for i, x := range row {
+				out[k][i] = x / sum
+			}
+		}
+	}
+	return out
+}

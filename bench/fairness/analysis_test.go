@@ -313,3 +313,13 @@ func TestGroupBusy(t *testing.T) {
 		})
 	}
 }
+
+func TestOfBusy(t *testing.T) {
+	got := OfBusy([][]float64{{0.2, 0.2}, {0, 0}, {0.3, 0.1, 0.1}})
+	want := [][]float64{{0.5, 0.5}, {0, 0}, {0.6, 0.2, 0.2}}
+	for k := range want {
+		if !slices.EqualFunc(got[k], want[k], func(a, b float64) bool { return math.Abs(a-b) < 1e-9 }) {
+			t.Fatalf("bin %d: %v, want %v", k, got[k], want[k])
+		}
+	}
+}

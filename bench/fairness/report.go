@@ -91,9 +91,11 @@ type SetupReport struct {
 	TypeBusy    []float64 `json:"type_busy"`
 	// Deviation is the mean absolute deviation from the CMMF shares over
 	// every converged (live user, bin); Users has each user's.
-	Deviation *float64     `json:"deviation"`
-	Users     []UserReport `json:"users"`
-	Ramps     []RampReport `json:"ramps"`
+	Deviation *float64 `json:"deviation"`
+	// BusyDeviation is Deviation over the shares of the busy slots.
+	BusyDeviation *float64     `json:"busy_deviation"`
+	Users         []UserReport `json:"users"`
+	Ramps         []RampReport `json:"ramps"`
 	// Shares[k][i] is user i's share in bin k.
 	Shares [][]float64 `json:"shares"`
 	// LoadBefore and LoadAfter are the host's load averages around the
@@ -113,6 +115,10 @@ type UserReport struct {
 	// MaxSwing is the largest change of its share between consecutive
 	// converged bins (MaxSwings).
 	MaxSwing *float64 `json:"max_swing"`
+	// BusyDeviation and BusyMaxSwing are the same over its shares of the
+	// busy slots (OfBusy).
+	BusyDeviation *float64 `json:"busy_deviation"`
+	BusyMaxSwing  *float64 `json:"busy_max_swing"`
 }
 
 // RampReport is one ramp, on both clocks.
@@ -191,8 +197,13 @@ func Analyze(cfg Config, setup Setup, m Measurement, users []User, phases []Phas
 		sr.Utilization = busy / (float64(m.TotalSlots) * m.Window.Seconds())
 	}
 	swings := MaxSwings(shares, cfg.Bin, phases, cfg.Settle)
+	ofBusy := OfBusy(shares)
+	busyDev := ConvergedDeviation(ofBusy, cfg.Bin, phases, cfg.Settle)
+	busySwings := MaxSwings(ofBusy, cfg.Bin, phases, cfg.Settle)
+	sr.BusyDeviation = ptr(busyDev.All)
 	for i, n := range names {
-		sr.Users = append(sr.Users, UserReport{User: n, Deviation: ptr(dev.PerUser[i]), Bins: dev.Bins[i], MaxSwing: ptr(swings[i])})
+		sr.Users = append(sr.Users, UserReport{User: n, Deviation: ptr(dev.PerUser[i]), Bins: dev.Bins[i], MaxSwing: ptr(swings[i]),
+			BusyDeviation: ptr(busyDev.PerUser[i]), BusyMaxSwing: ptr(busySwings[i])})
 	}
 	if types := len(m.TypeNames); types > 0 && m.TotalSlots > 0 {
 		perType := m.TotalSlots / types / cfg.Slots
@@ -262,6 +273,11 @@ func (r Report) WriteTable(w io.Writer) error {
 	fmt.Fprintln(tw)
 	fmt.Fprintf(tw, "Largest change of a share between consecutive converged bins of %gs\n", r.Settings.BinS)
 	r.writeUsers(tw, func(u UserReport) *float64 { return u.MaxSwing })
+	fmt.Fprintln(tw)
+	fmt.Fprintln(tw, "The same over each bin's shares of the busy slots: mean |share - CMMF share| once converged")
+	r.writeUsers(tw, func(u UserReport) *float64 { return u.BusyDeviation })
+	fmt.Fprintln(tw, "and the largest change between consecutive converged bins")
+	r.writeUsers(tw, func(u UserReport) *float64 { return u.BusyMaxSwing })
 	fmt.Fprintln(tw)
 	fmt.Fprintf(tw, "Ramp-up: seconds after the change until a bin's share is within %.2f of the new CMMF share (run clock; paper clock = run / %g). Paper: within 5 s (paper clock) = %.1f s here\n",
 		r.Settings.Tolerance, r.Scenario.Scale, 5*r.Scenario.Scale)

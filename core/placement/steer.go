@@ -40,7 +40,7 @@ type Steer struct {
 }
 
 // DefaultExplore is Steer.Explore's default.
-const DefaultExplore = 4
+const DefaultExplore = 2
 
 // nodeRecord is what Steer knows about one (user, node).
 type nodeRecord struct {

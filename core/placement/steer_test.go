@@ -54,8 +54,8 @@ func TestSteerCandidates(t *testing.T) {
 			},
 			at: 1.5, user: "h",
 			// n5-n7 were never probed: kept. n4 sat 1.5 s > 1 s: out, but
-			// one in four of the 7 kept (1) comes back from the one sitting:
-			// every node.
+			// it comes back as the one to explore (one per two kept, at
+			// most those sitting): every node.
 		},
 		{
 			name:  "sitting nodes make way, but a few are explored",
@@ -67,7 +67,7 @@ func TestSteerCandidates(t *testing.T) {
 				{at: 0.5, served: true, node: 2}, {at: 0.5, served: true, node: 3},
 			},
 			at: 1.5, user: "h",
-			want: []string{"n0", "n1", "n2", "n3"}, sample: 1,
+			want: []string{"n0", "n1", "n2", "n3"}, sample: 2,
 		},
 		{
 			name:   "a reservation waiting less than After does not count",
