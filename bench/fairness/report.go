@@ -345,8 +345,10 @@ func (r Report) Chart(k int) *plot.Chart {
 		c.Notes = append(c.Notes, strings.Join(devs[2:], ", "))
 	}
 	c.Notes = append(c.Notes, fmt.Sprintf("all users %s; busy %.0f%%", fmtPtr(s.Deviation, "%.3f"), 100*s.Utilization),
-		fmt.Sprintf("bins %gs; converged = %gs after", bin, r.Settings.SettleS), "each change",
-		fmt.Sprintf("load avg before %.1f, after %.1f", s.LoadBefore[0], s.LoadAfter[0]))
+		fmt.Sprintf("bins %gs; converged = %gs after", bin, r.Settings.SettleS), "each change")
+	if s.BusyDeviation != nil {
+		c.Notes = append(c.Notes, fmt.Sprintf("of busy slots: %.3f", *s.BusyDeviation))
+	}
 	if s.Setup.Coordinator {
 		c.Notes = append(c.Notes, fmt.Sprintf("coordinator period %gs", r.Settings.PeriodS))
 	}
