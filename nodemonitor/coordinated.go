@@ -261,6 +261,7 @@ func (c *coordination) onGossip(b []byte) {
 	for u, n := range g.Running {
 		ng.Running[u] = float64(n)
 	}
+	ng.Alloc = g.Weights[c.mtype]
 	if c.cfg.Weights {
 		ng.Weights = map[string]float64{}
 		for u, w := range g.Weights[c.mtype] {
@@ -292,6 +293,7 @@ func (c *coordination) onReply(b []byte) {
 	for u, n := range g.Running {
 		ng.Running[u] = float64(n)
 	}
+	ng.Alloc = g.Weights
 	if c.cfg.Weights {
 		// A reply without weights leaves every user at the floor, as
 		// gossiped guidance without this type does.

@@ -17,6 +17,9 @@ type Guidance struct {
 	// Weights are this node's machine type's CMMF weights; nil unless the
 	// node applies CMMF weights to its weighted fair queue.
 	Weights map[string]float64
+	// Alloc is this node's machine type's CMMF allocation in slots, per
+	// user, for a Choosy queue's node quotas (queue.Choosy.SetGuidance).
+	Alloc map[string]float64
 }
 
 // weightGuide puts the coordinator's guidance on a queue discipline: the
@@ -39,13 +42,14 @@ type weightGuide struct {
 func (g *weightGuide) active() bool { return g.guided != nil }
 
 // apply installs a version of guidance on q: a Choosy queue takes the
-// cluster-wide running counts; a weighted queue, when gd.Weights is set,
-// takes the CMMF weights, with fairshare.MinWeight for users (those of
-// users, and those gd names) that CMMF gives nothing here. It reports
+// cluster-wide running counts and this type's allocation (its node
+// quotas); a weighted queue, when gd.Weights is set, takes the CMMF
+// weights, with fairshare.MinWeight for users (those of users, and those
+// gd names) that CMMF gives nothing here. It reports
 // whether anything changed.
 func (g *weightGuide) apply(q queue.Discipline, gd Guidance, users iter.Seq[string]) (bool, error) {
 	if c, ok := q.(*queue.Choosy); ok {
-		ok, err := c.SetShares(gd.Version, gd.Running)
+		ok, err := c.SetGuidance(gd.Version, gd.Running, gd.Alloc)
 		if err != nil {
 			return false, fmt.Errorf("coordinator guidance v%d: %w", gd.Version, err)
 		}

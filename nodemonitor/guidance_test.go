@@ -173,3 +173,34 @@ func TestWeightGuide(t *testing.T) {
 		})
 	}
 }
+
+// A Choosy queue takes the type's CMMF allocation from guidance as its
+// node quotas; guidance without one leaves it ranking by share alone.
+func TestWeightGuideChoosyQuotas(t *testing.T) {
+	tests := []struct {
+		name   string
+		alloc  map[string]float64
+		wantOK bool
+		want   float64 // a's quota with nothing running here
+	}{
+		{"allocation: quotas", map[string]float64{"a": 3, "b": 1}, true, 0.75},
+		{"no allocation: no quotas", nil, false, 0},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			q, err := queue.NewChoosy(1, nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			var g weightGuide
+			gd := Guidance{Version: 1, Running: map[string]float64{"a": 1, "b": 1}, Alloc: tt.alloc}
+			if _, err := g.apply(q, gd, slices.Values([]string(nil))); err != nil {
+				t.Fatal(err)
+			}
+			got, ok := q.Quota("a")
+			if ok != tt.wantOK || got != tt.want {
+				t.Fatalf("Quota(a) = %v, %v; want %v, %v", got, ok, tt.want, tt.wantOK)
+			}
+		})
+	}
+}

@@ -44,10 +44,15 @@
 //     app registry and the bounded, paced link to each frontend.
 //   - runningBook (running.go): lost-node bookkeeping. The tasks running
 //     on each node monitor, and those reported lost.
+//   - steerBook (steer.go): steering (Config.SteerAfter). Which node
+//     monitors serve each user's reservations and which sit on them
+//     (core/placement.Steer), and when each request is due to be given
+//     reservations where its user is served.
 //
 // The decisions that span parts (submit, getTask, an enqueue's answer,
-// re-placement, a held call's round, a node's loss) are Scheduler
-// methods in scheduler.go, hold.go, offer.go, locality.go and nodeloss.go.
+// re-placement, a held call's round, a node's loss, a sweep) are
+// Scheduler methods in scheduler.go, hold.go, offer.go, locality.go,
+// nodeloss.go and sweep.go.
 // The daemon (daemon.go) adds the Thrift servers, gossip and the sweep.
 //
 // It is a daemon shell: placement, sampling and the request's placement

@@ -27,6 +27,9 @@ type request struct {
 	// deadline is when unlaunched tasks get extra reservations elsewhere,
 	// in case a node monitor holds its reservation but never asks.
 	deadline time.Time
+	// steered is when r's reservations were last placed by submission or
+	// by steering (steerBook.placed).
+	steered time.Time
 	// loc is the state of tasks that may relax their preferences, nil
 	// if none may.
 	loc *relaxState
@@ -131,6 +134,18 @@ func (b *requestBook) outstanding() iter.Seq[placement.Probe] {
 				if !yield(p) {
 					return
 				}
+			}
+		}
+	}
+}
+
+// all yields the live requests, in no particular order. The caller may
+// change a request's state but not the book while iterating.
+func (b *requestBook) all() iter.Seq[*request] {
+	return func(yield func(*request) bool) {
+		for _, r := range b.byID {
+			if !yield(r) {
+				return
 			}
 		}
 	}

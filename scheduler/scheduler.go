@@ -54,6 +54,14 @@ type Config struct {
 	NoOffers bool
 	// Seed seeds placement randomness; 0 draws a random seed.
 	Seed uint64
+	// SteerAfter, when > 0, steers a user's new jobs away from node
+	// monitors that have held one of that user's reservations this long
+	// without serving any, and gives a request whose reservations have
+	// waited this long more on node monitors serving its user (steer.go):
+	// under coordinator guidance that gives the user nothing on their
+	// machine type, its jobs' tasks would wait there while its own nodes
+	// idle. 0 turns it off.
+	SteerAfter time.Duration
 	// ReservationTimeout is how long a request may wait with unlaunched
 	// tasks before it gets extra reservations elsewhere (old ones stay, so
 	// no node loses its queue position). 0 means DefaultReservationTimeout;
@@ -128,6 +136,7 @@ type Scheduler struct {
 	hold    holdBook      // held submitJob calls (holdbook.go)
 	adm     admissionBook // admission by expected wait (admission.go)
 	front   frontendBook  // frontend links (frontendbook.go)
+	steer   steerBook     // steering by who serves each user (steer.go)
 	stats   Stats         // the counts of the decisions made here
 }
 
@@ -171,6 +180,9 @@ type Stats struct {
 	EnqueueBusy   uint64
 	Cancellations uint64
 	Reprobes      uint64 // rounds of extra reservations placed
+	// Steered counts reservations added on node monitors serving a
+	// request's user while its others sat elsewhere (Config.SteerAfter).
+	Steered uint64
 	// SweepsSaturated counts requests past their reservation timeout
 	// given no extra reservations because the fleet was saturated.
 	SweepsSaturated uint64
@@ -268,6 +280,7 @@ func newWith(cfg Config, view NodeView, nodes NodeMonitors, fronts Frontends) (*
 		book:  newRequestBook(hex.EncodeToString(b[8:14])),
 		now:   time.Now,
 		relax: newRelaxer(cfg.LocalityStale),
+		steer: newSteerBook(cfg.SteerAfter),
 		hold:  holdBook{maxHeld: cfg.MaxHeldJobs, maxHold: cfg.MaxHold},
 		adm:   admissionBook{maxWait: cfg.MaxQueueWait, stale: cfg.LoadStale, share: 1 / cfg.ProbeRatio},
 	}
@@ -342,6 +355,8 @@ func (s *Scheduler) SubmitJob(ctx context.Context, req *sparrowrpc.TSchedulingRe
 		s.mu.Unlock()
 		return incomplete("%v", err)
 	}
+	steerAt := s.now()
+	candidates = s.steer.candidates(s.place.rng, job.User.User, candidates, steerAt)
 	probes, err := s.place.plan(candidates, job.Tasks, job.ProbeRatio)
 	if err != nil {
 		s.mu.Unlock()
@@ -364,6 +379,7 @@ func (s *Scheduler) SubmitJob(ctx context.Context, req *sparrowrpc.TSchedulingRe
 		r.loc = newRelaxState(job, now, s.cfg.LocalityInputBytes)
 	}
 	probes, r.backup = s.splitBackupsLocked(r, probes)
+	s.steer.placed(r, probes, steerAt)
 	r.AddProbes(probes)
 	s.adm.admitted(probes)
 	counted := countHeldLocked(r, probes)
@@ -609,6 +625,7 @@ func (s *Scheduler) getTask(requestID, addr string, fetch int64) []*sparrowrpc.T
 // launchedLocked records task idx of r handed to addr, by getTask (of fetch, 0
 // for none) or a taken offer: tracked as running there, and counted.
 func (s *Scheduler) launchedLocked(r *request, idx int, addr string, fetch int64) {
+	s.steer.served(r, addr, s.now())
 	s.running.track(addr, runningTask{app: r.app, request: r.ID, task: r.specs[idx].TaskId}, fetch)
 	s.relax.countLaunch(r, idx, addr)
 	s.stats.TasksLaunched++

@@ -18,9 +18,10 @@ import (
 // unanswered reservations are queued ones, and more of them would only
 // meet full queues. The daemon calls Sweep periodically; tests call it
 // with a chosen time. It also sweeps the links to frontends
-// (frontendlink.go).
+// (frontendlink.go) and steers stranded requests (steerStranded).
 func (s *Scheduler) Sweep(now time.Time) {
 	s.sweepFrontends(now)
+	s.steerStranded(now)
 	if s.cfg.ReservationTimeout <= 0 {
 		return
 	}
@@ -43,13 +44,7 @@ func (s *Scheduler) sweepOne(r *request) {
 		s.mu.Unlock()
 		return
 	}
-	var candidates []placement.Node
-	for _, n := range s.view.Candidates(r.app) {
-		if !r.failed[n.Addr] && !r.Holds(n.Addr) {
-			candidates = append(candidates, n)
-		}
-	}
-	candidates, _ = placement.Filter(candidates, r.cons)
+	candidates := s.unheldCandidatesLocked(r)
 	probes, err := s.place.plan(candidates, r.UnlaunchedTasks(), r.ratio)
 	if err != nil || len(probes) == 0 {
 		s.mu.Unlock()
@@ -63,4 +58,61 @@ func (s *Scheduler) sweepOne(r *request) {
 	s.log.Warn().Str("request", r.ID).Int("unlaunched", unlaunched).Int("nodes", len(probes)).
 		Dur("waited", s.cfg.ReservationTimeout).Msg("reservations unanswered; placing more elsewhere")
 	s.enqueue(r, probes)
+}
+
+// unheldCandidatesLocked returns the node monitors that may take more of
+// r's reservations: its app's candidates that meet its constraints, hold
+// none of its reservations, and have not failed it.
+func (s *Scheduler) unheldCandidatesLocked(r *request) []placement.Node {
+	var candidates []placement.Node
+	for _, n := range s.view.Candidates(r.app) {
+		if !r.failed[n.Addr] && !r.Holds(n.Addr) {
+			candidates = append(candidates, n)
+		}
+	}
+	candidates, _ = placement.Filter(candidates, r.cons)
+	return candidates
+}
+
+// steerStranded gives each request due for steering (steerBook.due) one
+// more reservation per unlaunched task, on node monitors that served its
+// user lately and hold none of its reservations (steerBook.serving). Its
+// reservations sit where its user is not being served, under coordinator
+// guidance that gives the user nothing there say, while node monitors
+// that serve it may idle; new jobs are steered at submission, this moves
+// the ones already placed. The old reservations stay, as with the
+// reservation timeout: whichever node monitor asks first gets the task,
+// and the rest are cancelled once all have launched.
+func (s *Scheduler) steerStranded(now time.Time) {
+	type move struct {
+		r      *request
+		probes []placement.Probe
+	}
+	var moves []move
+	s.mu.Lock()
+	if !s.steer.on() {
+		s.mu.Unlock()
+		return
+	}
+	for r := range s.book.all() {
+		if !s.steer.due(r, now) {
+			continue
+		}
+		candidates := s.steer.serving(r.user.User, s.unheldCandidatesLocked(r), now)
+		var probes []placement.Probe
+		if len(candidates) > 0 {
+			probes, _ = s.place.plan(candidates, r.UnlaunchedTasks(), 1)
+		}
+		s.steer.placed(r, probes, now)
+		if len(probes) == 0 {
+			continue
+		}
+		r.AddProbes(probes)
+		s.stats.Steered += uint64(len(probes))
+		moves = append(moves, move{r: r, probes: probes})
+	}
+	s.mu.Unlock()
+	for _, m := range moves {
+		s.enqueue(m.r, m.probes)
+	}
 }

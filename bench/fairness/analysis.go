@@ -3,6 +3,8 @@ package fairness
 import (
 	"math"
 	"time"
+
+	"github.com/sparrowfleet/sparrow/bench/policy"
 )
 
 // Deviation is how far users' measured shares were from their CMMF
@@ -121,6 +123,84 @@ func RampUps(shares [][]float64, users []string, bin time.Duration, phases []Pha
 				}
 			}
 			out = append(out, r)
+		}
+	}
+	return out
+}
+
+// MaxSwings returns, per user, the largest change of its share between
+// two consecutive converged bins of one phase in which it is live (the
+// bins ConvergedDeviation counts); NaN if it had no such pair.
+func MaxSwings(shares [][]float64, bin time.Duration, phases []Phase, settle time.Duration) []float64 {
+	n := 0
+	if len(phases) > 0 {
+		n = len(phases[0].Target)
+	}
+	out := make([]float64, n)
+	for i := range out {
+		out[i] = math.NaN()
+	}
+	if bin <= 0 {
+		return out
+	}
+	for _, p := range phases {
+		first := ceilDiv(p.Start+settle, bin)
+		for k := first + 1; k < len(shares) && time.Duration(k+1)*bin <= p.End; k++ {
+			for i := range n {
+				if !isLive(p, i) || i >= len(shares[k]) || i >= len(shares[k-1]) {
+					continue
+				}
+				d := math.Abs(shares[k][i] - shares[k-1][i])
+				if math.IsNaN(out[i]) || d > out[i] {
+					out[i] = d
+				}
+			}
+		}
+	}
+	return out
+}
+
+// GroupBusy returns, for each group of nodes (group g holds nodes
+// g·perGroup to (g+1)·perGroup-1, each with slots slots), the fraction of
+// its slot-time over [0, window) that tasks occupied.
+func GroupBusy(spans []policy.Span, groups, perGroup, slots int, window time.Duration) []float64 {
+	busy := make([]float64, groups)
+	if perGroup <= 0 || slots <= 0 || window <= 0 {
+		return busy
+	}
+	for _, s := range spans {
+		g := s.Node / perGroup
+		if s.Node < 0 || g >= groups {
+			continue
+		}
+		if d := min(s.End, window) - max(s.Start, 0); d > 0 {
+			busy[g] += d.Seconds()
+		}
+	}
+	for g := range busy {
+		busy[g] /= float64(perGroup*slots) * window.Seconds()
+	}
+	return busy
+}
+
+// OfBusy returns each bin's shares as fractions of the slots busy in that
+// bin (shares[k][i] / Σ_j shares[k][j]; a bin with nothing busy stays 0):
+// how the work that ran was split, apart from how much of the fleet was
+// busy. On a host short of CPU every user's share of the whole fleet
+// falls with the fleet's utilisation, and swings with it from bin to bin,
+// whatever the queues decide.
+func OfBusy(shares [][]float64) [][]float64 {
+	out := make([][]float64, len(shares))
+	for k, row := range shares {
+		sum := 0.0
+		for _, x := range row {
+			sum += x
+		}
+		out[k] = make([]float64, len(row))
+		if sum > 0 {
+			for i, x := range row {
+				out[k][i] = x / sum
+			}
 		}
 	}
 	return out

@@ -5,6 +5,8 @@ import (
 	"slices"
 	"testing"
 	"time"
+
+	"github.com/sparrowfleet/sparrow/bench/policy"
 )
 
 func TestEligibleMatchesThePaper(t *testing.T) {
@@ -238,6 +240,86 @@ func TestIntervals(t *testing.T) {
 	} {
 		if got := intervals(events, tc.user, 36*s); !slices.Equal(got, tc.want) {
 			t.Errorf("%s: got %v; want %v", tc.user, got, tc.want)
+		}
+	}
+}
+
+func TestMaxSwings(t *testing.T) {
+	s := time.Second
+	two := func(a, b float64) []float64 { return []float64{a, b} }
+	phases := []Phase{
+		{Start: 0, End: 4 * s, Live: []bool{true, false}, Target: two(1, 0)},
+		{Start: 4 * s, End: 8 * s, Live: []bool{true, true}, Target: two(0.5, 0.5)},
+	}
+	tests := []struct {
+		name   string
+		shares [][]float64
+		settle time.Duration
+		want   []float64 // NaN: none
+	}{
+		{
+			name:   "largest step within a phase, bins after settle only",
+			shares: [][]float64{two(0, 0), two(1, 0), two(0.9, 0), two(0.95, 0), two(0.2, 0.8), two(0.4, 0.6), two(0.5, 0.5), two(0.45, 0.55)},
+			settle: s,
+			// Phase 1 converged bins 1-3: steps 0.1, 0.05. Phase 2 bins
+			// 5-7: steps 0.1, 0.05 (user 0); 0.1, 0.05 (user 1). The step
+			// across phases (bin 3 to 4) is not counted.
+			want: []float64{0.1, 0.1},
+		},
+		{
+			name:   "a user never live has none",
+			shares: [][]float64{two(1, 0), two(0.5, 0), two(1, 0), two(1, 0)},
+			want:   []float64{0.5, math.NaN()},
+		},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			got := MaxSwings(tt.shares, s, phases, tt.settle)
+			for i := range tt.want {
+				if math.IsNaN(tt.want[i]) != math.IsNaN(got[i]) || (!math.IsNaN(got[i]) && math.Abs(got[i]-tt.want[i]) > 1e-9) {
+					t.Fatalf("swings %v, want %v", got, tt.want)
+				}
+			}
+		})
+	}
+}
+
+func TestGroupBusy(t *testing.T) {
+	s := time.Second
+	tests := []struct {
+		name  string
+		spans []policy.Span
+		want  []float64
+	}{
+		{name: "idle", want: []float64{0, 0}},
+		{
+			// Two groups of 2 nodes x 2 slots over 10 s: 40 slot-seconds
+			// each. Group 0: 10 + 10 = 20; group 1: 5 (clipped at the
+			// window) + 5 (clipped at 0).
+			name: "clipped spans per group",
+			spans: []policy.Span{
+				{User: "a", Node: 0, Start: 0, End: 10 * s}, {User: "b", Node: 1, Start: 0, End: 10 * s},
+				{User: "a", Node: 2, Start: 5 * s, End: 15 * s}, {User: "a", Node: 3, Start: -5 * s, End: 5 * s},
+				{User: "a", Node: 9, Start: 0, End: 10 * s}, // no such group
+			},
+			want: []float64{0.5, 0.25},
+		},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			if got := GroupBusy(tt.spans, 2, 2, 2, 10*s); !slices.EqualFunc(got, tt.want, func(a, b float64) bool { return math.Abs(a-b) < 1e-9 }) {
+				t.Fatalf("busy %v, want %v", got, tt.want)
+			}
+		})
+	}
+}
+
+func TestOfBusy(t *testing.T) {
+	got := OfBusy([][]float64{{0.2, 0.2}, {0, 0}, {0.3, 0.1, 0.1}})
+	want := [][]float64{{0.5, 0.5}, {0, 0}, {0.6, 0.2, 0.2}}
+	for k := range want {
+		if !slices.EqualFunc(got[k], want[k], func(a, b float64) bool { return math.Abs(a-b) < 1e-9 }) {
+			t.Fatalf("bin %d: %v, want %v", k, got[k], want[k])
 		}
 	}
 }

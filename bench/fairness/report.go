@@ -85,13 +85,17 @@ type SetupReport struct {
 	Tasks   int `json:"tasks"`
 	Jobs    int `json:"jobs"`
 	Refused int `json:"jobs_refused"`
-	// Utilization is the fleet's mean busy fraction over the window.
-	Utilization float64 `json:"utilization"`
+	// Utilization is the fleet's mean busy fraction over the window;
+	// TypeBusy each machine type's (scenario order).
+	Utilization float64   `json:"utilization"`
+	TypeBusy    []float64 `json:"type_busy"`
 	// Deviation is the mean absolute deviation from the CMMF shares over
 	// every converged (live user, bin); Users has each user's.
-	Deviation *float64     `json:"deviation"`
-	Users     []UserReport `json:"users"`
-	Ramps     []RampReport `json:"ramps"`
+	Deviation *float64 `json:"deviation"`
+	// BusyDeviation is Deviation over the shares of the busy slots.
+	BusyDeviation *float64     `json:"busy_deviation"`
+	Users         []UserReport `json:"users"`
+	Ramps         []RampReport `json:"ramps"`
 	// Shares[k][i] is user i's share in bin k.
 	Shares [][]float64 `json:"shares"`
 	// LoadBefore and LoadAfter are the host's load averages around the
@@ -108,6 +112,13 @@ type UserReport struct {
 	User      string   `json:"user"`
 	Deviation *float64 `json:"deviation"`
 	Bins      int      `json:"converged_bins"`
+	// MaxSwing is the largest change of its share between consecutive
+	// converged bins (MaxSwings).
+	MaxSwing *float64 `json:"max_swing"`
+	// BusyDeviation and BusyMaxSwing are the same over its shares of the
+	// busy slots (OfBusy).
+	BusyDeviation *float64 `json:"busy_deviation"`
+	BusyMaxSwing  *float64 `json:"busy_max_swing"`
 }
 
 // RampReport is one ramp, on both clocks.
@@ -185,8 +196,18 @@ func Analyze(cfg Config, setup Setup, m Measurement, users []User, phases []Phas
 	if m.TotalSlots > 0 && m.Window > 0 {
 		sr.Utilization = busy / (float64(m.TotalSlots) * m.Window.Seconds())
 	}
+	swings := MaxSwings(shares, cfg.Bin, phases, cfg.Settle)
+	ofBusy := OfBusy(shares)
+	busyDev := ConvergedDeviation(ofBusy, cfg.Bin, phases, cfg.Settle)
+	busySwings := MaxSwings(ofBusy, cfg.Bin, phases, cfg.Settle)
+	sr.BusyDeviation = ptr(busyDev.All)
 	for i, n := range names {
-		sr.Users = append(sr.Users, UserReport{User: n, Deviation: ptr(dev.PerUser[i]), Bins: dev.Bins[i]})
+		sr.Users = append(sr.Users, UserReport{User: n, Deviation: ptr(dev.PerUser[i]), Bins: dev.Bins[i], MaxSwing: ptr(swings[i]),
+			BusyDeviation: ptr(busyDev.PerUser[i]), BusyMaxSwing: ptr(busySwings[i])})
+	}
+	if types := len(m.TypeNames); types > 0 && m.TotalSlots > 0 {
+		perType := m.TotalSlots / types / cfg.Slots
+		sr.TypeBusy = GroupBusy(m.Spans, types, perType, cfg.Slots, m.Window)
 	}
 	for _, rp := range RampUps(shares, names, cfg.Bin, phases, cfg.Tolerance) {
 		rr := RampReport{AtS: rp.At.Seconds(), PaperAtS: rp.At.Seconds() / cfg.Scale, User: rp.User, From: rp.From, To: rp.To}
@@ -205,11 +226,9 @@ func fmtPtr(v *float64, format string) string {
 	return fmt.Sprintf(format, *v)
 }
 
-// WriteTable prints the deviation table (users × setups) and the ramp-up
-// table (changes × setups).
-func (r Report) WriteTable(w io.Writer) error {
-	tw := tabwriter.NewWriter(w, 2, 4, 2, ' ', 0)
-	fmt.Fprintf(tw, "Mean |share - CMMF share| once converged (bins of %gs, excluding %gs after each change)\n", r.Settings.BinS, r.Settings.SettleS)
+// writeUsers prints a header of the setups' names and one row per user
+// of value, per setup.
+func (r Report) writeUsers(tw io.Writer, value func(UserReport) *float64) {
 	fmt.Fprint(tw, "user")
 	for _, s := range r.Setups {
 		fmt.Fprintf(tw, "\t%s", s.Setup.Name)
@@ -218,10 +237,18 @@ func (r Report) WriteTable(w io.Writer) error {
 	for i, u := range r.Scenario.Users {
 		fmt.Fprint(tw, u.Name)
 		for _, s := range r.Setups {
-			fmt.Fprintf(tw, "\t%s", fmtPtr(s.Users[i].Deviation, "%.3f"))
+			fmt.Fprintf(tw, "\t%s", fmtPtr(value(s.Users[i]), "%.3f"))
 		}
 		fmt.Fprintln(tw)
 	}
+}
+
+// WriteTable prints the deviation table (users × setups) and the ramp-up
+// table (changes × setups).
+func (r Report) WriteTable(w io.Writer) error {
+	tw := tabwriter.NewWriter(w, 2, 4, 2, ' ', 0)
+	fmt.Fprintf(tw, "Mean |share - CMMF share| once converged (bins of %gs, excluding %gs after each change)\n", r.Settings.BinS, r.Settings.SettleS)
+	r.writeUsers(tw, func(u UserReport) *float64 { return u.Deviation })
 	fmt.Fprint(tw, "all")
 	for _, s := range r.Setups {
 		fmt.Fprintf(tw, "\t%s", fmtPtr(s.Deviation, "%.3f"))
@@ -232,6 +259,25 @@ func (r Report) WriteTable(w io.Writer) error {
 		fmt.Fprintf(tw, "\t%.2f", s.Utilization)
 	}
 	fmt.Fprintln(tw)
+	for t, ty := range r.Scenario.Types {
+		fmt.Fprintf(tw, "busy %s", ty.Name)
+		for _, s := range r.Setups {
+			if t < len(s.TypeBusy) {
+				fmt.Fprintf(tw, "\t%.2f", s.TypeBusy[t])
+			} else {
+				fmt.Fprint(tw, "\t-")
+			}
+		}
+		fmt.Fprintln(tw)
+	}
+	fmt.Fprintln(tw)
+	fmt.Fprintf(tw, "Largest change of a share between consecutive converged bins of %gs\n", r.Settings.BinS)
+	r.writeUsers(tw, func(u UserReport) *float64 { return u.MaxSwing })
+	fmt.Fprintln(tw)
+	fmt.Fprintln(tw, "The same over each bin's shares of the busy slots: mean |share - CMMF share| once converged")
+	r.writeUsers(tw, func(u UserReport) *float64 { return u.BusyDeviation })
+	fmt.Fprintln(tw, "and the largest change between consecutive converged bins")
+	r.writeUsers(tw, func(u UserReport) *float64 { return u.BusyMaxSwing })
 	fmt.Fprintln(tw)
 	fmt.Fprintf(tw, "Ramp-up: seconds after the change until a bin's share is within %.2f of the new CMMF share (run clock; paper clock = run / %g). Paper: within 5 s (paper clock) = %.1f s here\n",
 		r.Settings.Tolerance, r.Scenario.Scale, 5*r.Scenario.Scale)
@@ -299,8 +345,10 @@ func (r Report) Chart(k int) *plot.Chart {
 		c.Notes = append(c.Notes, strings.Join(devs[2:], ", "))
 	}
 	c.Notes = append(c.Notes, fmt.Sprintf("all users %s; busy %.0f%%", fmtPtr(s.Deviation, "%.3f"), 100*s.Utilization),
-		fmt.Sprintf("bins %gs; converged = %gs after", bin, r.Settings.SettleS), "each change",
-		fmt.Sprintf("load avg before %.1f, after %.1f", s.LoadBefore[0], s.LoadAfter[0]))
+		fmt.Sprintf("bins %gs; converged = %gs after", bin, r.Settings.SettleS), "each change")
+	if s.BusyDeviation != nil {
+		c.Notes = append(c.Notes, fmt.Sprintf("of busy slots: %.3f", *s.BusyDeviation))
+	}
 	if s.Setup.Coordinator {
 		c.Notes = append(c.Notes, fmt.Sprintf("coordinator period %gs", r.Settings.PeriodS))
 	}

@@ -30,13 +30,16 @@ type Setup struct {
 	// CMMFWeights makes fair queues take the coordinator's per-type CMMF
 	// weights (nodemonitor.CoordinationConfig.Weights).
 	CMMFWeights bool `json:"cmmf_weights"`
+	// Steer makes the scheduler steer users' jobs away from node monitors
+	// that sit on their reservations (Config.SteerAfter).
+	Steer bool `json:"steer"`
 }
 
 // Setups are the three configurations of the experiment.
 var Setups = []Setup{
 	{Name: "fair", Description: "per-node fair queues, no coordinator", Queue: "fair"},
-	{Name: "choosy", Description: "Choosy queues with a coordinator", Queue: "choosy", Coordinator: true},
-	{Name: "cmmf-weights", Description: "fair queues with the coordinator's CMMF weights", Queue: "fair", Coordinator: true, CMMFWeights: true},
+	{Name: "choosy", Description: "Choosy queues with a coordinator", Queue: "choosy", Coordinator: true, Steer: true},
+	{Name: "cmmf-weights", Description: "fair queues with the coordinator's CMMF weights", Queue: "fair", Coordinator: true, CMMFWeights: true, Steer: true},
 }
 
 // SetupByName returns the setup called name.
@@ -74,6 +77,9 @@ type Config struct {
 	Tolerance   float64
 	// Seed makes the schedulers' placement reproducible.
 	Seed uint64
+	// SteerAfter is the scheduler's scheduler.Config.SteerAfter in the
+	// setups that steer (default 1 s; negative: off).
+	SteerAfter time.Duration
 	// GossipProfile is every member's gossip timing (default "lan": far
 	// less gossip than "local", and slow enough failure detection that a
 	// fleet starved of CPU on a shared 2-core host is not declared dead).
@@ -117,6 +123,9 @@ func (c *Config) Defaults() {
 	if c.Tolerance <= 0 {
 		c.Tolerance = 0.05
 	}
+	if c.SteerAfter == 0 {
+		c.SteerAfter = time.Second
+	}
 	if c.GossipProfile == "" {
 		c.GossipProfile = "lan"
 	}
@@ -133,7 +142,10 @@ type Measurement struct {
 	Spans      []policy.Span
 	Window     time.Duration
 	TotalSlots int
-	StartupS   float64
+	// TypeNames are the machine types, in node order: node i is of type
+	// i / (nodes per type).
+	TypeNames []string
+	StartupS  float64
 	// Submitted and Refused count jobs.
 	Submitted, Refused int
 	// Logs counts the fleet's log lines during the measurement.
@@ -153,7 +165,12 @@ func Measure(ctx context.Context, cfg Config, setup Setup, users []User, types [
 	startCtx, cancel := context.WithTimeout(ctx, 60*time.Second)
 	defer cancel()
 	stale := max(nodemonitor.DefaultGuidanceStale, 5*cfg.Period)
+	steer := time.Duration(0)
+	if setup.Steer && cfg.SteerAfter > 0 {
+		steer = cfg.SteerAfter
+	}
 	f, err := fleet.Start(startCtx, fleet.Config{
+		SteerAfter: steer,
 		Schedulers: 1, NodeMonitors: cfg.NodesPerType * len(types), Slots: cfg.Slots, Queue: setup.Queue,
 		NodeAttrs:    func(i int) map[string]string { return types[i/cfg.NodesPerType].Attrs },
 		Coordination: nodemonitor.CoordinationConfig{ReportEvery: cfg.Period, Stale: stale, Weights: setup.CMMFWeights},
@@ -230,6 +247,9 @@ wait:
 	stop()
 	wg.Wait()
 	m.TotalSlots = f.TotalSlots()
+	for _, t := range types {
+		m.TypeNames = append(m.TypeNames, t.Name)
+	}
 	m.StartupS = startup.Seconds()
 	if err := ctx.Err(); err != nil {
 		return m, err

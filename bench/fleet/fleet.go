@@ -53,6 +53,8 @@ type Config struct {
 	// NoOffers turns off the schedulers' task offers
 	// (scheduler.Config.NoOffers).
 	NoOffers bool
+	// SteerAfter is the schedulers' scheduler.Config.SteerAfter.
+	SteerAfter time.Duration
 	// Queue is the node monitors' discipline name (default "fifo").
 	Queue string
 	// SingleHost puts every member on 127.0.0.1 instead of its own
@@ -167,7 +169,7 @@ func Start(ctx context.Context, cfg Config) (_ *Fleet, err error) {
 			GossipProfile: cfg.GossipProfile, Name: fmt.Sprintf("scheduler-%d", i),
 			Scheduler: scheduler.Config{
 				ProbeRatio: cfg.ProbeRatio, ConstrainedProbeRatio: cfg.ConstrainedProbeRatio,
-				NoCancel: cfg.NoCancel, NoOffers: cfg.NoOffers, Seed: seedFor(cfg.Seed, i),
+				NoCancel: cfg.NoCancel, NoOffers: cfg.NoOffers, Seed: seedFor(cfg.Seed, i), SteerAfter: cfg.SteerAfter,
 			},
 			RPC: cfg.RPC, Log: cfg.Log,
 		})

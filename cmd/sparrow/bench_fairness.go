@@ -112,6 +112,7 @@ and one plot per setup, fairness-mesos-<setup>.svg and .png, into
 	fs.DurationVar(&cfg.Settle, "settle", 2*time.Second, "bins this soon after an arrival or departure are left out of the converged deviation")
 	fs.Float64Var(&cfg.Tolerance, "tolerance", 0.05, "ramp-up threshold: |share - CMMF share| as a fraction of the cluster")
 	fs.Uint64Var(&cfg.Seed, "seed", 1, "seed for the schedulers' placement")
+	fs.DurationVar(&cfg.SteerAfter, "steer-after", time.Second, "the scheduler's --steer-after in the choosy and cmmf-weights setups (negative: off)")
 	fs.StringVar(&cfg.GossipProfile, "gossip-profile", "lan", "members' gossip timing: lan, local or wan")
 	fs.StringVar(&outDir, "out-dir", ".", "directory for fairness-mesos.json and the fairness-mesos-<setup>.svg/.png plots")
 	fs.Float64Var(&maxLoad, "max-load", 0, "before each setup, wait until the host's 1-minute load (/proc/loadavg) is below this (0: don't wait)")

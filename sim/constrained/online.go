@@ -265,7 +265,8 @@ func (o *online) taskDone(n, j, task int32) {
 
 // refresh is one coordinator period: every node's usage report goes
 // through fairshare.Compute, and every Choosy queue installs the running
-// counts (queue.Choosy.SetShares, as nodemonitor.ApplyGuidance does).
+// counts and its machine type's CMMF allocation (queue.Choosy.SetGuidance,
+// as nodemonitor.ApplyGuidance does).
 // Gossip delay is not modelled: the guidance reaches every node at once.
 // A period in which no node's usage changed is skipped: its guidance
 // would be the same counts, and every node's own accounting is already
@@ -297,8 +298,9 @@ func (o *online) refresh() {
 		running[u] = float64(n)
 	}
 	o.version++
-	for _, ch := range o.choosy {
-		if _, err := ch.SetShares(o.version, running); err != nil {
+	for i, ch := range o.choosy {
+		alloc := g.TypeWeights[o.c.Model.Types[o.c.NodeType[i]].Name]
+		if _, err := ch.SetGuidance(o.version, running, alloc); err != nil {
 			o.err = err
 			return
 		}
