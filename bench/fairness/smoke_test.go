@@ -21,7 +21,7 @@ import (
 // its node; the CMMF weights must bring Spark and CUDA closer. (Choosy is
 // not checked with all four: on 8 slots, its guarantee, within 2n = 8
 // slots of CMMF (Theorem 4), is the whole cluster, and with counts a
-// period old Hadoop, CUDA and MPI oscillate; docs/FAIRNESS.md shows it on
+// period old Hadoop, CUDA and MPI oscillate; docs/experiments/fairness.md shows it on
 // the full run.) The margins are wide so that a loaded 2-core machine
 // passes: the point is the ordering, not the numbers.
 func TestConstrainedUsersGetCloserToCMMF(t *testing.T) {

@@ -54,7 +54,7 @@ sampled every --sample seconds (% of the cluster's slots; the paper: 0.09%
 on average for Choosy), the RMSE against the ideal migrating and preempting
 CMMF allocation of the policy's own active jobs, response times and the
 paper's Table 1 slowdowns, and each policy's wall time. Progress goes to
-stderr, the table (or JSON with --json) to stdout. See docs/FAIRNESS.md.`,
+stderr, the table (or JSON with --json) to stdout. See docs/experiments/fairness.md.`,
 		Example: `  sparrow sim fairness                                   # 1,000 nodes, 300 jobs in an hour
   sparrow sim fairness --seeds 10 --json > fairness.json
   sparrow sim fairness --plot-rmse docs/img/fairness-sim-rmse.svg --plot-response docs/img/fairness-sim-response.svg`,
