@@ -35,7 +35,7 @@ and fail over once this scheduler stops answering), held submitJob calls are
 answered or refused the same way, and getTask and task messages go on being
 served until every accepted job has launched and its tasks are reported
 finished, or --drain-timeout passes; then it leaves the gossip cluster and
-exits.
+exits. A second signal stops it at once.
 
 With --http-listen, /readyz answers 200 once the Thrift services serve, the
 scheduler has joined gossip (a member started without other seeds is the
