@@ -18,7 +18,10 @@
 #
 # Checks (scripts/e2e/rolling_report.py): both driver runs complete every
 # job; no (request, task) launched twice across the executors' launch
-# logs; no task reported lost (status 1001); every node monitor's drain
+# logs; a submit in doubt at a failover (a scheduler closed its connections
+# as the call arrived: the driver resubmits it under a new id) never
+# launched under its first id; no task reported lost (status 1001); every
+# node monitor's drain
 # finished its running tasks and every scheduler's drain left nothing
 # unlaunched or running; the driver ran through the whole roll; the
 # standby coordinator took over within the node monitors' guidance

@@ -67,6 +67,23 @@ def launches(out):
     return seen
 
 
+def in_doubt(out, name):
+    """Request ids the driver resubmitted because their submit was in
+    doubt (sent, then the scheduler failed)."""
+    ids = set()
+    p = os.path.join(out, name + ".err")
+    if os.path.exists(p):
+        for line in open(p, errors="replace"):
+            if line.startswith("{"):
+                try:
+                    r = json.loads(line)
+                except ValueError:
+                    continue
+                if r.get("cause") == "in_doubt" and r.get("request"):
+                    ids.add(r["request"])
+    return ids
+
+
 def main():
     out, fallback = sys.argv[1], float(sys.argv[2])
     ev = read_env(os.path.join(out, "events.env"))
@@ -91,6 +108,14 @@ def main():
     twice = sorted(k for k, n in seen.items() if n > 1)
     check(not twice, f"no (request, task) launched twice: {len(seen)} launched, {len(twice)} more than once"
           + (f", e.g. {twice[:3]}" if twice else ""))
+
+    # A submit cut off by a scheduler closing its connections is in doubt:
+    # the driver resubmits it under a new id. Its first id must never
+    # have launched, or the job would have run twice.
+    doubt = in_doubt(out, "during")
+    ran = sorted(r for r in doubt if any(k[0] == r for k in seen))
+    check(not ran, f"{len(doubt)} submits in doubt at a failover, resubmitted; none of them launched under its first id"
+          + (f" (launched: {ran})" if ran else ""))
 
     roll_start, roll_end = ev.get("roll.start"), ev.get("roll.end")
     check(roll_start is not None and roll_end is not None, "the roll ran to its end")
