@@ -3,7 +3,6 @@ package integration
 import (
 	"context"
 	"fmt"
-	"sync"
 	"testing"
 	"time"
 
@@ -45,18 +44,8 @@ func TestCoordinatorTakeoverAndFallback(t *testing.T) {
 		Run:          echoTask(taskRun), OnLaunch: led.launched,
 	})
 	seed := f.Schedulers[0].Cluster.Addr()
-	start := func(name, host string) *coordinator.Daemon {
-		d, err := coordinator.Start(coordinator.Config{
-			Name: name, Gossip: host + ":0", Join: []string{seed}, GossipProfile: "local",
-			Period: period, Log: testLogger(t),
-		})
-		if err != nil {
-			t.Fatalf("start %s: %v", name, err)
-		}
-		return d
-	}
-	a := start("coord-a", "127.0.5.1")
-	b := start("coord-b", "127.0.5.2")
+	a := startCoordinator(t, "coord-a", "127.0.5.1", seed, period)
+	b := startCoordinator(t, "coord-b", "127.0.5.2", seed, period)
 	closed := map[*coordinator.Daemon]bool{}
 	t.Cleanup(func() {
 		for _, d := range []*coordinator.Daemon{a, b} {
@@ -81,35 +70,15 @@ func TestCoordinatorTakeoverAndFallback(t *testing.T) {
 	// hadoop anywhere. Work must still be there when each coordinator's
 	// users are checked, however long the machine takes to get there.
 	const maxJobs = 2000
-	stop := make(chan struct{})
-	var stopOnce sync.Once
-	stopSubmitting := func() { stopOnce.Do(func() { close(stop) }) }
-	t.Cleanup(stopSubmitting)
-	var submitted sync.WaitGroup
-	var mu sync.Mutex
-	total := 0
-	submit := func(user string, constrained bool, jobs int) {
-		defer submitted.Done()
-		tick := time.NewTicker(pace)
-		defer tick.Stop()
-		for j := range jobs {
-			select {
-			case <-stop:
-				return
-			case <-tick.C:
-			}
+	sub := newSubmitter(t, ctx, fe, pace)
+	userJob := func(user string, constrained bool) func(j int) client.Job {
+		return func(j int) client.Job {
 			job := newJob(fmt.Sprintf("%s-%d", user, j), 1)
 			job.User = client.User{Name: user}
 			if constrained {
 				job.Constraints = []client.Constraint{{Key: "mem", Op: "=", Values: []string{"high"}}}
 			}
-			if _, err := fe.Submit(ctx, job); err != nil {
-				t.Errorf("submit %s: %v", job.RequestID, err)
-				return
-			}
-			mu.Lock()
-			total++
-			mu.Unlock()
+			return job
 		}
 	}
 	guided := func(want bool) func() bool {
@@ -122,9 +91,8 @@ func TestCoordinatorTakeoverAndFallback(t *testing.T) {
 			return true
 		}
 	}
-	submitted.Add(2)
-	go submit("spark", true, maxJobs)
-	go submit("hadoop", false, maxJobs)
+	sub.run(maxJobs, userJob("spark", true))
+	sub.run(maxJobs, userJob("hadoop", false))
 
 	waitFor(t, "every node monitor to follow coordinator-a", 20*time.Second, guided(true))
 	if !waitUntil(20*time.Second, func() bool { return a.Stats().Users == 2 }) {
@@ -136,9 +104,7 @@ func TestCoordinatorTakeoverAndFallback(t *testing.T) {
 		}
 		st := f.Schedulers[0].Scheduler.Stats()
 		t.Logf("scheduler: jobs %d, tasks launched %d of %d, active requests %d, hold %+v", st.JobsSubmitted, st.TasksLaunched, st.TasksSubmitted, st.ActiveRequests, st.Hold)
-		mu.Lock()
-		t.Logf("submitted %d tasks", total)
-		mu.Unlock()
+		t.Logf("submitted %d tasks", sub.total())
 		t.Fatal("timed out after 20s waiting for coordinator-a to see both users' work")
 	}
 	if !a.Stats().Active || b.Stats().Active {
@@ -161,16 +127,13 @@ func TestCoordinatorTakeoverAndFallback(t *testing.T) {
 		return true
 	})
 	t.Logf("coordinator-b: %+v", b.Stats())
-	stopSubmitting()
+	sub.stop()
 
 	b.Close()
 	closed[b] = true
 	waitFor(t, "node monitors to fall back to local decisions", 20*time.Second, guided(false))
 
-	submitted.Wait()
-	mu.Lock()
-	want := total
-	mu.Unlock()
+	want := sub.wait()
 	waitFor(t, "every task's message", 60*time.Second, func() bool {
 		_, m := led.counts()
 		return m == want

@@ -344,12 +344,20 @@ func (s *Scheduler) admitLocked(ctx context.Context, app string, cons []placemen
 			a.next()
 			return nil, refuse(fmt.Sprintf("the call was held %v, the most allowed (--max-hold)", now.Sub(h.start).Round(time.Millisecond)))
 		}
+		if s.draining.Load() {
+			hb.finish(h, now, false)
+			a.next()
+			return nil, refuse("this scheduler is shutting down")
+		}
 	}
 }
 
 // head returns the oldest job held by admission whose call still waits,
 // dropping answered ones, or nil.
 func (a *admissionBook) head() *holdState { return firstWaiting(&a.queue) }
+
+// wakeAll signals every job held by admission whose call still waits.
+func (a *admissionBook) wakeAll() { signalWaiting(a.queue) }
 
 // next lets the oldest job still held by admission look at the
 // estimate at once: one ahead of it was just admitted or refused (and

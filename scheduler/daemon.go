@@ -151,10 +151,13 @@ func (d *Daemon) sweep() {
 	}
 }
 
-// Serving reports whether the daemon's Thrift services are up: from
-// StartDaemon, which returns only once they are bound and serving, until
-// Close begins. Readiness probes read it.
+// Serving reports whether the daemon takes jobs: from StartDaemon, which
+// returns only once its Thrift services are bound and serving, until a
+// drain (Scheduler.Drain) or Close begins. Readiness probes read it.
 func (d *Daemon) Serving() bool {
+	if d.Draining() {
+		return false
+	}
 	select {
 	case <-d.stop:
 		return false

@@ -331,6 +331,9 @@ func (s *Scheduler) stepHeldLocked(r *request, now time.Time) holdStep {
 	if over == "" && (h.gone || now.Sub(h.start) >= s.cfg.MaxHold) {
 		over = fmt.Sprintf("the call was held %v, the most allowed (--max-hold)", now.Sub(h.start).Round(time.Millisecond))
 	}
+	if over == "" && s.draining.Load() {
+		over = "this scheduler is shutting down"
+	}
 	if over != "" {
 		return s.endHeldLocked(r, now, true, incomplete("fleet saturated: node monitors refused request %q's reservations as full and %s; retry after %v",
 			r.ID, over, s.hold.retryAfter()))

@@ -176,6 +176,22 @@ func (b *holdBook) wakeOldest() {
 	}
 }
 
+// wakeAll signals every held call still waiting, so that each looks at
+// its state at once (a drain refuses or answers them all).
+func (b *holdBook) wakeAll() {
+	signalWaiting(b.arrivals)
+	signalWaiting(b.queue)
+}
+
+// signalWaiting signals every call in q still waiting.
+func signalWaiting(q []*holdState) {
+	for _, h := range q {
+		if h.waiting {
+			h.signal()
+		}
+	}
+}
+
 // queueSignal puts held call h in line for a capacity signal.
 func (b *holdBook) queueSignal(h *holdState) {
 	if h.queued {

@@ -42,6 +42,12 @@ func sameProcessLive(m membership.Member, live []membership.Member) bool {
 // its own goroutine; returns early if the daemon closes.
 func (d *Daemon) nodeLeft(m membership.Member) {
 	addr := m.Meta.Internal
+	// A node monitor restarted at the same address (a rolling upgrade)
+	// launches tasks of its own during the grace: only those running when
+	// this one went can be lost with it.
+	d.mu.Lock()
+	running := d.running.snapshot(addr)
+	d.mu.Unlock()
 	d.NodeGone(addr)
 	if g := d.Scheduler.cfg.NodeLostGrace; g > 0 {
 		t := time.NewTimer(g)
@@ -57,7 +63,7 @@ func (d *Daemon) nodeLeft(m membership.Member) {
 			return
 		}
 	}
-	d.NodeLost(addr)
+	d.nodeLostOf(addr, running)
 }
 
 // TasksFinished implements GetTaskService: a node monitor reports tasks
@@ -110,10 +116,14 @@ func (s *Scheduler) replaceAll(rs []*request, addr string) {
 // final: if the node was not dead after all (gossip can be wrong about a
 // starved or partitioned node), later messages about those tasks are
 // dropped, so a frontend never hears "lost" and then "done".
-func (s *Scheduler) NodeLost(addr string) {
+func (s *Scheduler) NodeLost(addr string) { s.nodeLostOf(addr, nil) }
+
+// nodeLostOf is NodeLost reporting, of the tasks running on addr, only
+// those in only (all of them if only is nil).
+func (s *Scheduler) nodeLostOf(addr string, only map[runningTask]struct{}) {
 	s.mu.Lock()
 	s.settleDoubtsLostLocked(addr)
-	lost := s.running.nodeLost(addr)
+	lost := s.running.nodeLost(addr, only)
 	for _, fetch := range lost {
 		s.fetches.forget(addr, fetch)
 	}

@@ -114,6 +114,15 @@ func (b *requestBook) remove(r *request) bool {
 // len returns how many requests are live.
 func (b *requestBook) len() int { return len(b.byID) }
 
+// unlaunched returns how many tasks of live requests have not launched.
+func (b *requestBook) unlaunched() int {
+	n := 0
+	for _, r := range b.byID {
+		n += r.Unlaunched()
+	}
+	return n
+}
+
 // holding returns the live requests holding reservations on addr.
 func (b *requestBook) holding(addr string) []*request {
 	var out []*request

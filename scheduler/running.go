@@ -109,11 +109,38 @@ func (b *runningBook) finished(addr string, t runningTask) (fetch int64, ok bool
 // on returns how many tasks are tracked as running on addr.
 func (b *runningBook) on(addr string) int { return len(b.byNode[addr]) }
 
+// snapshot returns the tasks tracked as running on addr now (an empty,
+// non-nil set if none).
+func (b *runningBook) snapshot(addr string) map[runningTask]struct{} {
+	out := make(map[runningTask]struct{}, len(b.byNode[addr]))
+	for t := range b.byNode[addr] {
+		out[t] = struct{}{}
+	}
+	return out
+}
+
 // nodeLost forgets the tasks running on addr, a node monitor declared
-// lost, remembers them as lost, and returns them with their fetches.
-func (b *runningBook) nodeLost(addr string) map[runningTask]int64 {
+// lost, remembers them as lost, and returns them with their fetches. With
+// only non-nil, just the tasks of only that are still tracked there are
+// lost: those running when the node monitor was seen to go, not those a
+// new process at the same address launched since.
+func (b *runningBook) nodeLost(addr string, only map[runningTask]struct{}) map[runningTask]int64 {
 	lost := b.byNode[addr]
-	delete(b.byNode, addr)
+	if only == nil {
+		delete(b.byNode, addr)
+	} else {
+		on := lost
+		lost = make(map[runningTask]int64)
+		for t, fetch := range on {
+			if _, ok := only[t]; ok {
+				lost[t] = fetch
+				delete(on, t)
+			}
+		}
+		if len(on) == 0 {
+			delete(b.byNode, addr)
+		}
+	}
 	b.tracked -= len(lost)
 	b.lostTasks += uint64(len(lost))
 	for t := range lost {

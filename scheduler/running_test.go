@@ -11,7 +11,7 @@ func TestRunningBook(t *testing.T) {
 	t0 := runningTask{app: "a", request: "r", task: "t0"}
 	t1 := runningTask{app: "a", request: "r", task: "t1"}
 	type step struct {
-		op   string // track, finish, lose, late
+		op   string // track, finish, snapshot, lose, lose-snapshot, late
 		addr string
 		task runningTask
 		want bool // finish: was tracked; late: dropped
@@ -42,10 +42,31 @@ func TestRunningBook(t *testing.T) {
 		{name: "losing an idle node loses nothing", steps: []step{
 			{op: "lose", addr: "a"},
 		}},
+		{name: "a node restarted at the same address keeps the tasks it launched since", steps: []step{
+			{op: "track", addr: "a", task: t0},
+			{op: "snapshot", addr: "a"},
+			{op: "track", addr: "a", task: t1},
+			{op: "lose-snapshot", addr: "a"},
+			{op: "late", task: t1, want: false},
+			{op: "late", task: t0, want: true},
+		}, tracked: 1, lostN: 1, dropped: 1, onA: 1},
+		{name: "nothing ran when it went: nothing lost", steps: []step{
+			{op: "snapshot", addr: "a"},
+			{op: "track", addr: "a", task: t0},
+			{op: "lose-snapshot", addr: "a"},
+		}, tracked: 1, onA: 1},
+		{name: "a task of the snapshot that finished is not lost", steps: []step{
+			{op: "track", addr: "a", task: t0},
+			{op: "track", addr: "a", task: t1},
+			{op: "snapshot", addr: "a"},
+			{op: "finish", addr: "a", task: t0, want: true},
+			{op: "lose-snapshot", addr: "a"},
+		}, lostN: 1},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			var b runningBook
+			var snap map[runningTask]struct{}
 			for i, st := range tt.steps {
 				switch st.op {
 				case "track":
@@ -58,8 +79,14 @@ func TestRunningBook(t *testing.T) {
 					if ok && fetch == 0 {
 						t.Fatalf("step %d: the fetch that handed the task out is lost", i)
 					}
+				case "snapshot":
+					snap = b.snapshot(st.addr)
 				case "lose":
-					b.nodeLost(st.addr)
+					b.nodeLost(st.addr, nil)
+				case "lose-snapshot":
+					if got := b.nodeLost(st.addr, snap); len(got) != tt.lostN {
+						t.Fatalf("step %d: %d lost, want %d", i, len(got), tt.lostN)
+					}
 				case "late":
 					if got := b.late(st.task); got != st.want {
 						t.Fatalf("step %d: late = %v, want %v", i, got, st.want)

@@ -9,6 +9,7 @@ import (
 	"fmt"
 	mrand "math/rand/v2"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/rs/zerolog"
@@ -138,6 +139,9 @@ type Scheduler struct {
 	front   frontendBook  // frontend links (frontendbook.go)
 	steer   steerBook     // steering by who serves each user (steer.go)
 	stats   Stats         // the counts of the decisions made here
+	// draining is set, under mu, by Drain; submitJob reads it under mu
+	// before adding a job, so no job is accepted after Drain began.
+	draining atomic.Bool
 }
 
 // placer is the scheduler's seeded randomness: where reservations go,
@@ -345,10 +349,17 @@ func (s *Scheduler) SubmitJob(ctx context.Context, req *sparrowrpc.TSchedulingRe
 		return incomplete("app %q: %v", job.App, err)
 	}
 
+	if s.draining.Load() {
+		return drainRefusal()
+	}
 	s.mu.Lock()
 	if candidates, err = s.admitLocked(ctx, job.App, job.Constraints, candidates, len(job.Tasks)); err != nil {
 		s.mu.Unlock()
 		return err
+	}
+	if s.draining.Load() {
+		s.mu.Unlock()
+		return drainRefusal()
 	}
 	id, err := s.book.newID(job.RequestID)
 	if err != nil {

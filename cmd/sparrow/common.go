@@ -168,11 +168,13 @@ func (s *securityFlags) keyring(log zerolog.Logger) (*memberlist.Keyring, string
 	return nil, "", nil
 }
 
-// runUntilSignal runs until SIGINT or SIGTERM, then calls stop.
+// runUntilSignal runs until SIGINT or SIGTERM, then calls stop. A second
+// signal while stop runs (a drain) ends the process at once, the signal's
+// default action.
 func runUntilSignal(log zerolog.Logger, stop func() error) error {
 	ctx, cancel := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
-	defer cancel()
 	<-ctx.Done()
+	cancel()
 	log.Info().Msg("signal received; leaving the cluster and shutting down")
 	if err := stop(); err != nil {
 		return fmt.Errorf("shutdown: %w", err)

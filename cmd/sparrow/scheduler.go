@@ -1,6 +1,8 @@
 package main
 
 import (
+	"time"
+
 	"github.com/spf13/cobra"
 
 	"github.com/sparrowfleet/sparrow/scheduler"
@@ -17,6 +19,7 @@ func newSchedulerCmd() *cobra.Command {
 		sec    securityFlags
 		conf   *daemonConfig
 		offers bool
+		drain  time.Duration
 	)
 	cmd := &cobra.Command{
 		Use:   "scheduler",
@@ -24,7 +27,15 @@ func newSchedulerCmd() *cobra.Command {
 		Long: `Run a stateless Sparrow scheduler. Frontends submit jobs to its
 SchedulerService; it batch-samples live node monitors from the gossip view,
 places reservations on them, and hands out tasks by late binding through its
-GetTaskService. Shuts down gracefully on SIGTERM, leaving the gossip cluster.
+GetTaskService.
+
+On SIGTERM or SIGINT it drains: /readyz fails at once, submitJob is refused
+with a saturation refusal that suggests a retry delay (clients submit again,
+and fail over once this scheduler stops answering), held submitJob calls are
+answered or refused the same way, and getTask and task messages go on being
+served until every accepted job has launched and its tasks are reported
+finished, or --drain-timeout passes; then it leaves the gossip cluster and
+exits. A second signal stops it at once.
 
 With --http-listen, /readyz answers 200 once the Thrift services serve, the
 scheduler has joined gossip (a member started without other seeds is the
@@ -55,6 +66,7 @@ is live in its view; otherwise 503 with the reason.`,
 			defer srv.close()
 			return runUntilSignal(log, func() error {
 				srv.shuttingDown()
+				d.Drain(drain)
 				return d.Close()
 			})
 		},
@@ -77,6 +89,7 @@ is live in its view; otherwise 503 with the reason.`,
 	fs.DurationVar(&cfg.Scheduler.MaxQueueWait, "max-queue-wait", 0, "hold a job before placing it while the expected queue wait of its best candidate nodes exceeds this (from node monitors' load reports and this scheduler's own reservations); held like a saturated job, refused past --max-held-jobs or --max-hold (0: off)")
 	fs.IntVar(&cfg.Scheduler.FrontendMaxInflight, "frontend-max-inflight", scheduler.DefaultFrontendMaxInflight, "most task messages in flight to one frontend at once; past it a message waits up to --call-timeout for a slot, then is dropped and counted (the scheduler opens at most 64 connections to one peer, so above 64 the excess waits for a connection instead, and is dropped as in flight if none frees within --connect-timeout)")
 	fs.DurationVar(&cfg.Scheduler.FrontendDeadAfter, "frontend-dead-after", scheduler.DefaultFrontendDeadAfter, "deregister a frontend's apps once no message to it has succeeded for this long; meanwhile its messages are dropped and counted, with one delivery attempt per backoff (100ms doubling to 10s), and logged once per 10s (negative: never deregister)")
+	fs.DurationVar(&drain, "drain-timeout", scheduler.DefaultDrainTimeout, "on SIGTERM, how long the scheduler keeps serving getTask and task messages for the jobs it accepted (refusing new ones) before it leaves the cluster anyway; jobs not done by then are the frontends' to resubmit, as when a scheduler fails (0: do not wait). Keep it below the orchestrator's grace period (Kubernetes' terminationGracePeriodSeconds)")
 	httpf.register(fs)
 	gossip.register(fs)
 	rpcf.register(fs)
