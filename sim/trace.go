@@ -178,8 +178,7 @@ const (
 type traceMon struct {
 	core slots.Core
 	fifo queue.FIFO
-	srpt *shortjobs.SRPT
-	long shortjobs.LongWork
+	pol  *shortjobs.Monitor // TraceAware only
 }
 
 // traceJob is one live job; slots of traceSim.jobs are recycled.
@@ -286,8 +285,8 @@ func newTraceSim(cfg TraceConfig, next func() (jobtrace.Job, error), rec *jobtra
 		m := &s.mon[i]
 		var q queue.Discipline = &m.fifo
 		if aware {
-			m.srpt = shortjobs.NewSRPT(cfg.Aware.StarveLimit)
-			q = m.srpt
+			m.pol = shortjobs.NewMonitor(cfg.Aware)
+			q = m.pol.Queue()
 			s.shortOnly[i] = shortjobs.ShortOnly(a, cfg.Aware.ShortShare)
 		}
 		if err := m.core.Init(cfg.Slots, q); err != nil {
@@ -473,10 +472,18 @@ func tag(j *traceJob, k uint32) uint64 {
 	return uint64(uint32(j.seq))<<32 | uint64(low)
 }
 
-// addLong changes node n's long-work count and gossips a changed advert.
-func (s *traceSim) addLong(n int32, d int) {
-	m := &s.mon[n]
-	if m.long.Add(d) {
+// class is the job class a reservation tag's low word names.
+func class(low uint32) shortjobs.Class {
+	if low&longBit != 0 {
+		return shortjobs.Long
+	}
+	return shortjobs.Short
+}
+
+// advert gossips node n's advert if changed is set (its
+// shortjobs.Monitor said the advert changed).
+func (s *traceSim) advert(n int32, changed bool) {
+	if changed {
 		s.res.AdvertChanges++
 		if minute := int64(s.now / 60000); minute != s.advertMinute {
 			s.advertMinute, s.advertCount = minute, 0
@@ -484,7 +491,7 @@ func (s *traceSim) addLong(n int32, d int) {
 		s.advertCount++
 		s.res.AdvertPeakMinute = max(s.res.AdvertPeakMinute, s.advertCount)
 		busy := int32(0)
-		if m.long.Busy() {
+		if shortjobs.AdvertBusy([]byte{s.mon[n].pol.Advert()}) {
 			busy = 1
 		}
 		s.h.push(event{t: s.now + s.cfg.GossipDelay, key: uint64(tAdvert), node: n, slot: -1, task: busy, jseq: -1})
@@ -507,7 +514,7 @@ func (s *traceSim) enqueue(slot int32) {
 		}
 		s.res.Reservations += int64(p.Count)
 		if aware {
-			m.srpt.SetWork(j.reqID, remaining(j))
+			m.pol.Queued(j.reqID, remaining(j))
 		}
 		s.drain(p.Node)
 	}
@@ -532,9 +539,8 @@ func (s *traceSim) drain(n int32) {
 		if low&^longBit == stickyProbe {
 			s.res.StickyFetches++
 		}
-		if low&longBit != 0 && s.cfg.Policy == TraceAware {
-			// A slot fetching or running a long task is long work.
-			s.addLong(n, 1)
+		if pol := s.mon[n].pol; pol != nil {
+			s.advert(n, pol.Fetching(class(low)))
 		}
 		s.h.pushFixed(event{t: s.now + s.half, key: uint64(tGetTask), node: n, slot: slot, task: int32(low), jseq: jseq})
 	}
@@ -583,9 +589,9 @@ func (s *traceSim) launch(n, slot, task int32) {
 	}
 	at := s.now + s.half
 	j.rem[task] = int32(j.req.Unlaunched())
-	if m.srpt != nil {
+	if m.pol != nil {
 		// The answer tells the node the job's remaining work.
-		m.srpt.SetWork(j.reqID, remaining(j))
+		m.pol.Launched(j.reqID, int(j.rem[task]), j.est)
 	}
 	end := at + j.dur[task]
 	j.lastEnd = max(j.lastEnd, end)
@@ -598,9 +604,10 @@ func (s *traceSim) launch(n, slot, task int32) {
 
 // reply is an empty answer reaching node n: the held slot is freed.
 func (s *traceSim) reply(n int32, low uint32) {
-	s.mon[n].core.Released()
-	if low&longBit != 0 && s.cfg.Policy == TraceAware {
-		s.addLong(n, -1)
+	m := &s.mon[n]
+	m.core.Released()
+	if m.pol != nil {
+		s.advert(n, m.pol.NoTask(class(low)))
 	}
 	s.drain(n)
 }
@@ -613,15 +620,9 @@ func (s *traceSim) taskDone(n, slot, task int32) {
 		s.err = fmt.Errorf("sim: node %d: finished task %s/%s was not running", n, key.RequestID, key.TaskID)
 		return
 	}
-	if s.cfg.Policy == TraceAware {
-		if j.long {
-			s.addLong(n, -1)
-		}
-		if j.rem[task] > 0 {
-			// Sticky: the job had tasks left when this one was handed
-			// out, so the freed slot asks it for another first.
-			m.srpt.PushSticky(queue.Reservation{RequestID: j.reqID, App: simApp, Scheduler: simScheduler, Tag: tag(j, stickyProbe)})
-		}
+	if m.pol != nil {
+		sticky := queue.Reservation{RequestID: j.reqID, App: simApp, Scheduler: simScheduler, Tag: tag(j, stickyProbe)}
+		s.advert(n, m.pol.Ended(class(uint32(sticky.Tag)), int(j.rem[task]), sticky))
 	}
 	j.left--
 	if j.left == 0 {

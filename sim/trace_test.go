@@ -97,9 +97,13 @@ func TestTraceProperties(t *testing.T) {
 					}
 					for i := range s.mon {
 						m := &s.mon[i]
-						if m.core.Running()+m.core.Fetching()+m.core.Queued() != 0 || m.long.Count() != 0 {
+						long := 0
+						if m.pol != nil {
+							long = m.pol.LongWork()
+						}
+						if m.core.Running()+m.core.Fetching()+m.core.Queued() != 0 || long != 0 {
 							t.Fatalf("node %d ends with %d running, %d fetching, %d queued, long work %d",
-								i, m.core.Running(), m.core.Fetching(), m.core.Queued(), m.long.Count())
+								i, m.core.Running(), m.core.Fetching(), m.core.Queued(), long)
 						}
 						if s.view != nil && s.view[i] {
 							t.Fatalf("node %d still advertised as holding long work", i)

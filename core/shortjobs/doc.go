@@ -26,6 +26,19 @@
 //     reservations (a freed slot asks the same job for another task
 //     first) ahead of the rest, and a bound on how many times any queued
 //     reservation may be passed over by a younger one.
+//   - [Monitor]: the node monitor's side in one place (the SRPT queue, the
+//     long-work count, the sticky rule), with one method per event of a
+//     reservation's life: Queued, Fetching, NoTask, Launched, Ended.
+//
+// A scheduler classifies a job (Estimate, Config.Classify), steers its
+// probes (Steer over ShortOnly and the gossiped adverts, AdvertBusy), and
+// places them among the candidates with core/placement as usual; it sends
+// the job's class and estimated remaining work with the reservations, and
+// the remaining tasks with each answer. A node monitor fetching for a
+// sticky reservation asks for another task of the job without holding a
+// reservation; the scheduler files a one-reservation probe for it
+// (placement.Request.AddProbes) and answers through Request.Assign, so a
+// task is still handed out at most once.
 //
 // Everything is deterministic: no I/O, goroutines, clocks or global
 // randomness. No type is safe for concurrent use; the daemon holding one

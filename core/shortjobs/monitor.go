@@ -1,0 +1,82 @@
+package shortjobs
+
+import "github.com/sparrowfleet/sparrow/core/queue"
+
+// Monitor is the policy's node-monitor side: the SRPT queue, the long-work
+// count and the sticky rule, so that the node monitor daemon and the
+// simulator apply the same rules. The node monitor gives Queue to its
+// slots.Core as the queue discipline and calls the methods below where
+// their comments say; those returning a bool report that the advert
+// changed and should be gossiped (Advert). Not safe for concurrent use:
+// the node monitor calls it under the lock that guards its slots.Core.
+type Monitor struct {
+	q    *SRPT
+	long LongWork
+}
+
+// NewMonitor returns a Monitor whose queue passes a reservation over at
+// most c.StarveLimit times.
+func NewMonitor(c Config) *Monitor { return &Monitor{q: NewSRPT(c.StarveLimit)} }
+
+// Queue returns the reservation queue, for slots.Core.
+func (m *Monitor) Queue() *SRPT { return m.q }
+
+// Queued is called after slots.Core.Enqueue queued reservations of request
+// id whose probe estimated the job's remaining work as work (tasks times
+// estimated task duration; 0 or less when the job gave no estimate).
+func (m *Monitor) Queued(id string, work float64) {
+	if work > 0 {
+		m.q.SetWork(id, work)
+	}
+}
+
+// Fetching is called when slots.Core.Next hands out a reservation of a
+// job of class c: a slot now fetches its task.
+func (m *Monitor) Fetching(c Class) bool {
+	if c == Long {
+		return m.long.Add(1)
+	}
+	return false
+}
+
+// NoTask is called when a fetch for a job of class c got no task: the
+// slot is released.
+func (m *Monitor) NoTask(c Class) bool {
+	if c == Long {
+		return m.long.Add(-1)
+	}
+	return false
+}
+
+// Launched is called when a fetch for request id got a task, with the
+// number of its job's tasks still unlaunched and their estimated duration
+// as the scheduler's answer gives them: the request's queued reservations
+// are reordered by the remaining work. The caller keeps remaining with the
+// running task, for Ended.
+func (m *Monitor) Launched(id string, remaining int, estimate float64) {
+	if estimate > 0 {
+		m.q.SetWork(id, float64(remaining)*estimate)
+	}
+}
+
+// Ended is called when a task of a job of class c ended, its slot being
+// free, before the node monitor serves its queue. remaining is what
+// Launched was given for the task: if the job still had tasks then, r (a
+// reservation of the same request) is queued sticky, so that the slot
+// asks that job's scheduler for another task first.
+func (m *Monitor) Ended(c Class, remaining int, r queue.Reservation) bool {
+	if remaining > 0 {
+		m.q.PushSticky(r)
+	}
+	if c == Long {
+		return m.long.Add(-1)
+	}
+	return false
+}
+
+// Advert returns the node's advertisement (see LongWork.Advert).
+func (m *Monitor) Advert() byte { return m.long.Advert() }
+
+// LongWork returns the node's current count of slots fetching or running
+// long tasks.
+func (m *Monitor) LongWork() int { return m.long.Count() }
