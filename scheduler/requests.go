@@ -22,6 +22,9 @@ type request struct {
 	ratio   float64
 	failed  map[string]bool // nodes whose enqueue failed or that were lost
 	reprobe int
+	// short is the long-task-aware policy's class and estimates for the
+	// request (shortjobs.go); zero when the policy is off.
+	short shortJob
 	// deadline is when unlaunched tasks get extra reservations elsewhere,
 	// in case a node monitor holds its reservation but never asks.
 	deadline time.Time

@@ -11,6 +11,7 @@ func init() { rootCmd.AddCommand(newSchedulerCmd()) }
 func newSchedulerCmd() *cobra.Command {
 	var (
 		cfg    scheduler.DaemonConfig
+		short  shortJobFlags
 		gossip gossipFlags
 		httpf  httpFlags
 		rpcf   rpcFlags
@@ -38,6 +39,9 @@ is live in its view; otherwise 503 with the reason.`,
 			}
 			conf.report(log)
 			cfg.Scheduler.NoOffers = !offers
+			if cfg.Scheduler.ShortJobs, err = short.config(); err != nil {
+				return err
+			}
 			cfg.Gossip, cfg.Join, cfg.GossipProfile = gossip.bind, gossip.seeds(), gossip.profile
 			cfg.AdvertiseHost, cfg.Name, cfg.RPC, cfg.Log = gossip.advertise, gossip.name, rpcf.cfg, log
 			if cfg.Keyring, err = sec.apply(log, &cfg.RPC); err != nil {
@@ -76,6 +80,7 @@ is live in its view; otherwise 503 with the reason.`,
 	fs.DurationVar(&cfg.Scheduler.MaxQueueWait, "max-queue-wait", 0, "hold a job before placing it while the expected queue wait of its best candidate nodes exceeds this (from node monitors' load reports and this scheduler's own reservations); held like a saturated job, refused past --max-held-jobs or --max-hold (0: off)")
 	fs.IntVar(&cfg.Scheduler.FrontendMaxInflight, "frontend-max-inflight", scheduler.DefaultFrontendMaxInflight, "most task messages in flight to one frontend at once; past it a message waits up to --call-timeout for a slot, then is dropped and counted (the scheduler opens at most 64 connections to one peer, so above 64 the excess waits for a connection instead, and is dropped as in flight if none frees within --connect-timeout)")
 	fs.DurationVar(&cfg.Scheduler.FrontendDeadAfter, "frontend-dead-after", scheduler.DefaultFrontendDeadAfter, "deregister a frontend's apps once no message to it has succeeded for this long; meanwhile its messages are dropped and counted, with one delivery attempt per backoff (100ms doubling to 10s), and logged once per 10s (negative: never deregister)")
+	short.register(fs, true)
 	httpf.register(fs)
 	gossip.register(fs)
 	rpcf.register(fs)
