@@ -67,6 +67,11 @@ type Job struct {
 	Description string
 	// Constraints apply to every task of the job.
 	Constraints []Constraint
+	// TaskDuration, when above zero, is the job's estimated mean task
+	// duration, sent to schedulers run with --short-jobs, which class the
+	// job short or long by it (others ignore it). Zero leaves the
+	// estimate to the scheduler's history of the app.
+	TaskDuration time.Duration
 }
 
 // TaskRef identifies a launched task, as the fleet names it.
@@ -115,6 +120,10 @@ func (j Job) wire(app string) *sparrowrpc.TSchedulingRequest {
 	if j.ProbeRatio > 0 {
 		d := j.ProbeRatio
 		req.ProbeRatio = &d
+	}
+	if j.TaskDuration > 0 {
+		sec := j.TaskDuration.Seconds()
+		req.TaskSeconds = &sec
 	}
 	if j.Description != "" {
 		desc := j.Description

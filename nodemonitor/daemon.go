@@ -10,6 +10,7 @@ import (
 	"github.com/rs/zerolog"
 
 	"github.com/sparrowfleet/sparrow/core/queue"
+	"github.com/sparrowfleet/sparrow/core/shortjobs"
 	"github.com/sparrowfleet/sparrow/internal/membership"
 	"github.com/sparrowfleet/sparrow/internal/rpc"
 	"github.com/sparrowfleet/sparrow/thrift/gen-go/sparrowrpc"
@@ -36,7 +37,10 @@ type DaemonConfig struct {
 	Name          string
 	Slots         int
 	Queue         queue.Discipline
-	Attrs         map[string]string
+	// ShortJobs runs the long-task-aware policy (Config.ShortJobs) and
+	// gossips the node's long-work advert (membership.Meta.LongWork).
+	ShortJobs *shortjobs.Config
+	Attrs     map[string]string
 	// GetTaskTimeout bounds getTask calls (default 1s); ExecutorCheck is
 	// how often executors are checked for liveness (default 1s; negative
 	// disables).
@@ -105,7 +109,7 @@ func StartDaemon(cfg DaemonConfig) (*Daemon, error) {
 	d.Cluster = cluster
 	nm, err := New(Config{
 		Slots: cfg.Slots, Queue: cfg.Queue, Internal: d.meta.Internal, GetTaskTimeout: cfg.GetTaskTimeout, FetchRetryFor: cfg.FetchRetryFor, MaxQueued: cfg.MaxQueued,
-		OnAppsChanged: d.advertiseApps, RPC: cfg.RPC, Log: cfg.Log,
+		OnAppsChanged: d.advertiseApps, ShortJobs: cfg.ShortJobs, OnLongWork: d.advertiseLongWork, RPC: cfg.RPC, Log: cfg.Log,
 	}, &membershipDirectory{cluster: cluster})
 	if err != nil {
 		svc.Close()
@@ -163,6 +167,18 @@ func (d *Daemon) advertiseApps(apps []string) {
 	d.meta.Apps = apps
 	if err := d.Cluster.SetMeta(d.meta); err != nil {
 		d.log.Error().Err(err).Strs("apps", apps).Msg("could not advertise apps")
+	}
+}
+
+// advertiseLongWork gossips the node's long-work advert, so that schedulers
+// with the long-task-aware policy steer short jobs elsewhere while it is
+// not zero.
+func (d *Daemon) advertiseLongWork(advert byte) {
+	d.metaMu.Lock()
+	defer d.metaMu.Unlock()
+	d.meta.LongWork = advert
+	if err := d.Cluster.SetMeta(d.meta); err != nil {
+		d.log.Error().Err(err).Uint8("long_work", advert).Msg("could not advertise long work")
 	}
 }
 

@@ -51,6 +51,10 @@ type fakeScheds struct {
 	// gate, if set, blocks getTask and fetchTask until it is closed.
 	gate chan struct{}
 
+	// estimate, if it has request, makes answers carry the policy's
+	// fields: the tasks left after the one handed out, and this estimate.
+	estimate map[string]float64
+
 	finished []string // "request/task" from tasksFinished
 	done     []string // tasks reported by taskDone
 	msgs     []string // "task:status:message" relayed, by either call
@@ -85,7 +89,12 @@ func (f *fakeScheds) handOut(request string) []*sparrowrpc.TTaskLaunchSpec {
 		return []*sparrowrpc.TTaskLaunchSpec{}
 	}
 	f.tasks[request] = left[1:]
-	return []*sparrowrpc.TTaskLaunchSpec{{TaskId: left[0], Message: []byte("m")}}
+	spec := &sparrowrpc.TTaskLaunchSpec{TaskId: left[0], Message: []byte("m")}
+	if est, ok := f.estimate[request]; ok {
+		spec.RemainingTasks = thrift.Int32Ptr(int32(len(left) - 1))
+		spec.TaskSeconds = thrift.Float64Ptr(est)
+	}
+	return []*sparrowrpc.TTaskLaunchSpec{spec}
 }
 
 func (f *fakeScheds) GetTask(gt, request string) ([]*sparrowrpc.TTaskLaunchSpec, error) {

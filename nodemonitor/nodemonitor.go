@@ -12,6 +12,7 @@ import (
 	"github.com/rs/zerolog"
 
 	"github.com/sparrowfleet/sparrow/core/queue"
+	"github.com/sparrowfleet/sparrow/core/shortjobs"
 	"github.com/sparrowfleet/sparrow/core/slots"
 	"github.com/sparrowfleet/sparrow/internal/rpc"
 	"github.com/sparrowfleet/sparrow/thrift/gen-go/sparrowrpc"
@@ -41,8 +42,17 @@ type Config struct {
 	// scheduler may have handed out a task (fetcher). Default
 	// DefaultFetchRetryFor.
 	FetchRetryFor time.Duration
-	RPC           rpc.Config
-	Log           zerolog.Logger
+	// ShortJobs, if set, runs the long-task-aware policy
+	// (core/shortjobs; shortjobs.go): the SRPT queue with sticky fetches
+	// replaces Queue, and the node's long work is advertised through
+	// OnLongWork. Nil keeps plain Sparrow.
+	ShortJobs *shortjobs.Config
+	// OnLongWork is called, outside any lock and in order, with the long
+	// work advert whenever it changes between none and some, so that the
+	// daemon can gossip it. It must not call back into the NodeMonitor.
+	OnLongWork func(advert byte)
+	RPC        rpc.Config
+	Log        zerolog.Logger
 }
 
 // DefaultGetTaskTimeout is Config.GetTaskTimeout's default.
@@ -53,7 +63,7 @@ const DefaultGetTaskTimeout = time.Second
 // registry, the fetcher (getTask and fetchTask), the reporter (finished
 // tasks and relayed messages), the offer ledger and the set of schedulers
 // gossip declared gone. Each part locks itself; the NodeMonitor's one lock
-// (advMu) only orders app-list advertisements, and every RPC is made
+// (advMu) only orders app-list and long-work advertisements, and every RPC is made
 // outside all locks. Safe for
 // concurrent use.
 type NodeMonitor struct {
@@ -69,8 +79,9 @@ type NodeMonitor struct {
 	offers    offerLedger
 	gone      schedulerSet
 	closers   []func()
-	// advMu is held while Config.OnAppsChanged runs (appsChanged), which
-	// must not call back into the NodeMonitor.
+	// advMu is held while Config.OnAppsChanged or Config.OnLongWork runs
+	// (appsChanged, advertise), which must not call back into the
+	// NodeMonitor.
 	advMu sync.Mutex
 }
 
@@ -93,7 +104,14 @@ func newNodeMonitor(cfg Config, dir SchedulerDirectory, scheds Schedulers, execs
 	if _, err := rpc.ParseHostPort(cfg.Internal); err != nil {
 		return nil, fmt.Errorf("node monitor internal address: %w", err)
 	}
-	table, err := newSlotTable(cfg.Slots, cfg.Queue, cfg.MaxQueued, time.Now())
+	var short *shortWork
+	if cfg.ShortJobs != nil {
+		if err := cfg.ShortJobs.Validate(); err != nil {
+			return nil, fmt.Errorf("node monitor: %w", err)
+		}
+		short = newShortWork(*cfg.ShortJobs)
+	}
+	table, err := newSlotTable(cfg.Slots, cfg.Queue, cfg.MaxQueued, time.Now(), short)
 	if err != nil {
 		return nil, fmt.Errorf("node monitor: %w", err)
 	}
@@ -179,7 +197,7 @@ func (n *NodeMonitor) EnqueueTaskReservations(ctx context.Context, req *sparrowr
 	if err != nil {
 		return false, err
 	}
-	if !n.enqueue(r, int(req.NumTasks)) {
+	if !n.enqueue(r, int(req.NumTasks), hintOf(req)) {
 		return false, nil
 	}
 	n.drive()
@@ -204,7 +222,7 @@ func (n *NodeMonitor) EnqueueTaskReservationsWithOffer(ctx context.Context, req 
 	if offer == nil || offer.TaskId == "" {
 		return nil, fmt.Errorf("enqueueTaskReservationsWithOffer: offer without a task id")
 	}
-	if !n.enqueue(r, int(req.NumTasks)) {
+	if !n.enqueue(r, int(req.NumTasks), hintOf(req)) {
 		return &sparrowrpc.TEnqueueOfferReply{}, nil
 	}
 	key := slots.TaskKey{RequestID: r.RequestID, TaskID: offer.TaskId}
@@ -220,6 +238,7 @@ func (n *NodeMonitor) EnqueueTaskReservationsWithOffer(ctx context.Context, req 
 		ready, took, ok = n.slots.ready(mine, &n.gone)
 		return ok
 	})
+	n.advertise()
 	for _, x := range ready {
 		go n.run(x)
 	}
@@ -262,9 +281,10 @@ func reservationOf(req *sparrowrpc.TEnqueueTaskReservationsRequest, method strin
 	return r, nil
 }
 
-// enqueue queues count reservations like r; false if they were refused.
-func (n *NodeMonitor) enqueue(r queue.Reservation, count int) bool {
-	if err := n.slots.enqueue(r, count); err != nil {
+// enqueue queues count reservations like r, with h's word on their job;
+// false if they were refused.
+func (n *NodeMonitor) enqueue(r queue.Reservation, count int, h jobHint) bool {
+	if err := n.slots.enqueue(r, count, h); err != nil {
 		n.log.Debug().Err(err).Msg("reservations refused")
 		return false
 	}
@@ -356,6 +376,7 @@ func (n *NodeMonitor) SchedulerBack(service string) { n.gone.remove(service) }
 // drive starts a fetch for every reservation that a free slot can take.
 func (n *NodeMonitor) drive() {
 	ready, _, _ := n.slots.ready(nil, &n.gone)
+	n.advertise()
 	for _, r := range ready {
 		go n.run(r)
 	}
@@ -370,7 +391,7 @@ func (n *NodeMonitor) run(r queue.Reservation) {
 		if err != nil {
 			n.log.Warn().Err(err).Str("request", r.RequestID).Str("scheduler", gt).Msg("getTask failed; dropping reservation")
 		}
-		n.slots.released()
+		n.slots.released(r.RequestID)
 		n.drive()
 		return
 	}
@@ -389,7 +410,7 @@ func (n *NodeMonitor) run(r queue.Reservation) {
 // launch runs spec in the slot held for r, on r's app's executor.
 func (n *NodeMonitor) launch(r queue.Reservation, spec *sparrowrpc.TTaskLaunchSpec) {
 	key := slots.TaskKey{RequestID: r.RequestID, TaskID: spec.TaskId}
-	if !n.slots.start(key, r, n.now()) {
+	if !n.slots.start(key, r, n.now(), int(spec.GetRemainingTasks()), spec.GetTaskSeconds()) {
 		n.log.Error().Str("request", r.RequestID).Str("task", spec.TaskId).Msg("task already running here; not launching it twice")
 		n.drive()
 		return
@@ -408,6 +429,20 @@ func (n *NodeMonitor) launch(r queue.Reservation, spec *sparrowrpc.TTaskLaunchSp
 	if err := n.executors.LaunchTask(backend, spec.Message, id, user); err != nil {
 		// This task, and any other the executor was running, fail with it.
 		n.executorLost(r.App, backend, fmt.Errorf("launchTask of %s/%s: %w", r.RequestID, spec.TaskId, err))
+	}
+}
+
+// advertise passes a changed long-work advert to Config.OnLongWork. advMu
+// orders the calls: the advert is read under it, so the last call made
+// carries the latest advert.
+func (n *NodeMonitor) advertise() {
+	if n.cfg.OnLongWork == nil {
+		return
+	}
+	n.advMu.Lock()
+	defer n.advMu.Unlock()
+	if b, changed := n.slots.takeAdvert(); changed {
+		n.cfg.OnLongWork(b)
 	}
 }
 

@@ -30,14 +30,14 @@ func TestSlotTable(t *testing.T) {
 		want  State
 	}{
 		{"no app refused", []step{func(t *testing.T, st *slotTable, _ *schedulerSet) {
-			if err := st.enqueue(res("r", "s"), 1); err == nil {
+			if err := st.enqueue(res("r", "s"), 1, jobHint{}); err == nil {
 				t.Fatal("queued for an app with no executor")
 			}
 		}}, State{Slots: 2, Free: 2}},
 		{"queued, then two taken to fetch", []step{
 			func(t *testing.T, st *slotTable, g *schedulerSet) {
 				st.addApp("app")
-				if err := st.enqueue(res("r", "s"), 3); err != nil {
+				if err := st.enqueue(res("r", "s"), 3, jobHint{}); err != nil {
 					t.Fatal(err)
 				}
 				if ready, _, ok := st.ready(nil, g); len(ready) != 2 || ok {
@@ -48,8 +48,8 @@ func TestSlotTable(t *testing.T) {
 			func(t *testing.T, st *slotTable, g *schedulerSet) {
 				st.addApp("app")
 				g.add("dead")
-				st.enqueue(res("a", "dead"), 2)
-				st.enqueue(res("b", "s"), 1)
+				st.enqueue(res("a", "dead"), 2, jobHint{})
+				st.enqueue(res("b", "s"), 1, jobHint{})
 				if ready, _, _ := st.ready(nil, g); len(ready) != 1 || ready[0].RequestID != "b" {
 					t.Fatalf("ready %v, want b only", ready)
 				}
@@ -57,24 +57,24 @@ func TestSlotTable(t *testing.T) {
 		{"offer takes its request's reservation", []step{
 			func(t *testing.T, st *slotTable, g *schedulerSet) {
 				st.addApp("app")
-				st.enqueue(res("a", "s"), 1)
-				st.enqueue(res("b", "s"), 1)
+				st.enqueue(res("a", "s"), 1, jobHint{})
+				st.enqueue(res("b", "s"), 1, jobHint{})
 				offer := res("b", "s")
 				ready, took, ok := st.ready(&offer, g)
 				if !ok || took.RequestID != "b" || len(ready) != 1 || ready[0].RequestID != "a" {
 					t.Fatalf("ready %v took %v %v", ready, took, ok)
 				}
-				if !st.start(slots.TaskKey{RequestID: "b", TaskID: "t"}, took, t0) {
+				if !st.start(slots.TaskKey{RequestID: "b", TaskID: "t"}, took, t0, 0, 0) {
 					t.Fatal("start refused")
 				}
 			}}, State{Slots: 2, Fetching: 1, Running: 1, Launches: 1, Apps: []string{"app"}}},
 		{"a task never starts twice, nor finishes twice", []step{
 			func(t *testing.T, st *slotTable, g *schedulerSet) {
 				st.addApp("app")
-				st.enqueue(res("r", "s"), 2)
+				st.enqueue(res("r", "s"), 2, jobHint{})
 				ready, _, _ := st.ready(nil, g)
 				key := slots.TaskKey{RequestID: "r", TaskID: "t"}
-				if !st.start(key, ready[0], t0) || st.start(key, ready[1], t0) {
+				if !st.start(key, ready[0], t0, 0, 0) || st.start(key, ready[1], t0, 0, 0) {
 					t.Fatal("want the first start only")
 				}
 				if got := st.finish([]slots.TaskKey{key, key}, t0); !slices.Equal(got, []bool{true, false}) {
@@ -85,26 +85,26 @@ func TestSlotTable(t *testing.T) {
 			func(t *testing.T, st *slotTable, _ *schedulerSet) {
 				st.addApp("app")
 				st.core.SetMaxQueued(2)
-				if st.enqueue(res("r", "s"), 2) != nil || st.enqueue(res("x", "s"), 1) == nil {
+				if st.enqueue(res("r", "s"), 2, jobHint{}) != nil || st.enqueue(res("x", "s"), 1, jobHint{}) == nil {
 					t.Fatal("want the first two queued and the third refused")
 				}
 			}}, State{Slots: 2, Free: 2, Queued: 2, Apps: []string{"app"}}},
 		{"drain drops the queue, refuses work and apps, and is idle when slots are", []step{
 			func(t *testing.T, st *slotTable, g *schedulerSet) {
 				st.addApp("app")
-				st.enqueue(res("r", "s"), 3)
+				st.enqueue(res("r", "s"), 3, jobHint{})
 				ready, _, _ := st.ready(nil, g)
 				if n := st.drain(); n != 1 {
 					t.Fatalf("drain dropped %d, want the 1 queued", n)
 				}
-				if err := st.enqueue(res("r2", "s"), 1); !errors.Is(err, errDraining) {
+				if err := st.enqueue(res("r2", "s"), 1, jobHint{}); !errors.Is(err, errDraining) {
 					t.Fatalf("enqueue while draining: %v", err)
 				}
 				if st.addApp("other"); len(st.apps()) != 0 {
 					t.Fatalf("apps while draining: %v", st.apps())
 				}
-				st.start(slots.TaskKey{RequestID: "r", TaskID: "t"}, ready[0], t0)
-				st.released()
+				st.start(slots.TaskKey{RequestID: "r", TaskID: "t"}, ready[0], t0, 0, 0)
+				st.released("r")
 				select {
 				case <-st.idleCh():
 					t.Fatal("idle with a task running")
@@ -116,7 +116,7 @@ func TestSlotTable(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			st, err := newSlotTable(2, nil, 0, t0)
+			st, err := newSlotTable(2, nil, 0, t0, nil)
 			if err != nil {
 				t.Fatal(err)
 			}

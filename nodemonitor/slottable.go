@@ -34,9 +34,17 @@ type slotTable struct {
 	// closed once, while draining, no slot fetches or runs.
 	draining bool
 	idle     chan struct{}
+	// short is the long-task-aware policy's state (shortjobs.go), nil
+	// without the policy; advDirty says its advert changed since
+	// takeAdvert last read it.
+	short    *shortWork
+	advDirty bool
 }
 
-func newSlotTable(n int, q queue.Discipline, maxQueued int, now time.Time) (*slotTable, error) {
+func newSlotTable(n int, q queue.Discipline, maxQueued int, now time.Time, short *shortWork) (*slotTable, error) {
+	if short != nil {
+		q = short.queue()
+	}
 	if q == nil {
 		q = queue.NewFIFO()
 	}
@@ -45,7 +53,7 @@ func newSlotTable(n int, q queue.Discipline, maxQueued int, now time.Time) (*slo
 		return nil, err
 	}
 	core.SetMaxQueued(maxQueued)
-	return &slotTable{core: core, clock: newTaskClock(now), idle: make(chan struct{})}, nil
+	return &slotTable{core: core, clock: newTaskClock(now), idle: make(chan struct{}), short: short}, nil
 }
 
 // state is a snapshot for State.
@@ -92,6 +100,12 @@ func (t *slotTable) removeApp(app string, now time.Time) (failed []slots.Running
 	defer t.mu.Unlock()
 	dropped = t.core.RemoveApp(app)
 	failed = t.core.FailApp(app)
+	if t.short != nil {
+		t.short.appRemoved(app)
+		for _, f := range failed {
+			t.noteAdvert(t.short.ended(f.Key, now, false))
+		}
+	}
 	t.clock.observe(now, t.core.Running(), len(failed))
 	t.checkIdleLocked()
 	return failed, dropped
@@ -104,23 +118,53 @@ func (t *slotTable) appsLocked() []string {
 }
 
 // enqueue queues count reservations like r, giving r's user its guided
-// weight first when guidance is in force. It fails, queueing nothing, for
-// an app with no executor, a full queue, or a draining node.
-func (t *slotTable) enqueue(r queue.Reservation, count int) error {
+// weight first when guidance is in force, and h's word on the job to the
+// long-task-aware policy if it runs. It fails, queueing nothing, for an
+// app with no executor, a full queue, or a draining node.
+func (t *slotTable) enqueue(r queue.Reservation, count int, h jobHint) error {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	if t.draining {
 		return errDraining
 	}
 	t.guide.guide(t.core.Queue(), r.User)
-	return t.core.Enqueue(r, count)
+	if err := t.core.Enqueue(r, count); err != nil {
+		return err
+	}
+	if t.short != nil {
+		t.short.queued(r, count, h)
+	}
+	return nil
+}
+
+// noteAdvert records that the long-work advert changed, if changed.
+func (t *slotTable) noteAdvert(changed bool) {
+	if changed {
+		t.advDirty = true
+	}
+}
+
+// takeAdvert returns the long-work advert and whether it changed since
+// the last call; false without the policy.
+func (t *slotTable) takeAdvert() (byte, bool) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if t.short == nil || !t.advDirty {
+		return 0, false
+	}
+	t.advDirty = false
+	return t.short.advert(), true
 }
 
 // cancel drops request's queued reservations and returns how many.
 func (t *slotTable) cancel(request string) int {
 	t.mu.Lock()
 	defer t.mu.Unlock()
-	return t.core.Cancel(request)
+	n := t.core.Cancel(request)
+	if t.short != nil {
+		t.short.cancelled(request, n)
+	}
+	return n
 }
 
 // guided reports whether the coordinator's weights order the queue.
@@ -146,8 +190,11 @@ func (t *slotTable) ready(offer *queue.Reservation, gone *schedulerSet) (ready [
 			t.checkIdleLocked()
 			return ready, took, ok
 		}
+		if t.short != nil {
+			t.noteAdvert(t.short.fetching(r.RequestID))
+		}
 		if gone.has(r.Scheduler) {
-			t.core.Released()
+			t.releasedLocked(r.RequestID)
 			continue
 		}
 		if offer != nil && !ok && r.RequestID == offer.RequestID && r.Scheduler == offer.Scheduler {
@@ -158,22 +205,38 @@ func (t *slotTable) ready(offer *queue.Reservation, gone *schedulerSet) (ready [
 	}
 }
 
-// released frees the slot held for a fetch that produced no task.
-func (t *slotTable) released() {
+// released frees the slot held for a fetch of request that produced no
+// task.
+func (t *slotTable) released(request string) {
 	t.mu.Lock()
 	defer t.mu.Unlock()
-	t.core.Released()
+	t.releasedLocked(request)
 	t.checkIdleLocked()
 }
 
+func (t *slotTable) releasedLocked(request string) {
+	t.core.Released()
+	if t.short != nil {
+		t.noteAdvert(t.short.noTask(request))
+	}
+}
+
 // start turns the slot held for r's fetch into the running task key, at
-// now. It returns false, freeing the slot, if key already runs here.
-func (t *slotTable) start(key slots.TaskKey, r queue.Reservation, now time.Time) bool {
+// now; remaining and est are the getTask answer's unlaunched tasks and
+// their estimated duration, for the long-task-aware policy (0: none). It
+// returns false, freeing the slot, if key already runs here.
+func (t *slotTable) start(key slots.TaskKey, r queue.Reservation, now time.Time, remaining int, est float64) bool {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	if !t.core.Start(key, r) {
+		if t.short != nil {
+			t.noteAdvert(t.short.noTask(r.RequestID))
+		}
 		t.checkIdleLocked()
 		return false
+	}
+	if t.short != nil {
+		t.short.launched(key, r, remaining, est, now)
 	}
 	t.launches++
 	t.clock.observe(now, t.core.Running(), 0)
@@ -192,6 +255,9 @@ func (t *slotTable) finish(keys []slots.TaskKey, now time.Time) []bool {
 		if t.core.Finished(k) {
 			freed[i] = true
 			n++
+			if t.short != nil {
+				t.noteAdvert(t.short.ended(k, now, !t.draining))
+			}
 		}
 	}
 	t.clock.observe(now, t.core.Running(), n)
@@ -253,6 +319,9 @@ func (t *slotTable) drain() (dropped int) {
 	t.draining = true
 	for _, app := range t.core.Apps() {
 		dropped += t.core.RemoveApp(app)
+		if t.short != nil {
+			t.short.appRemoved(app)
+		}
 	}
 	t.checkIdleLocked()
 	return dropped

@@ -77,9 +77,11 @@ func (s *Scheduler) TasksFinished(ctx context.Context, nm *sparrowrpc.THostPort,
 		if t == nil {
 			continue
 		}
-		if fetch, ok := s.running.finished(addr, runningTask{app: t.AppId, request: t.RequestId, task: t.TaskId}); ok {
+		rt := runningTask{app: t.AppId, request: t.RequestId, task: t.TaskId}
+		if fetch, ok := s.running.finished(addr, rt); ok {
 			s.fetches.forget(addr, fetch)
 		}
+		s.short.finished(rt, s.now())
 	}
 	return nil
 }

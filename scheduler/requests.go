@@ -24,6 +24,9 @@ type request struct {
 	reprobe int
 	// submitted is when the job reached this scheduler.
 	submitted time.Time
+	// short is the long-task-aware policy's class and estimates for the
+	// request (shortjobs.go); zero when the policy is off.
+	short shortJob
 	// deadline is when unlaunched tasks get extra reservations elsewhere,
 	// in case a node monitor holds its reservation but never asks.
 	deadline time.Time

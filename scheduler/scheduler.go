@@ -15,6 +15,7 @@ import (
 	"github.com/rs/zerolog"
 
 	"github.com/sparrowfleet/sparrow/core/placement"
+	"github.com/sparrowfleet/sparrow/core/shortjobs"
 	"github.com/sparrowfleet/sparrow/internal/rpc"
 	"github.com/sparrowfleet/sparrow/thrift/gen-go/sparrowrpc"
 )
@@ -104,6 +105,12 @@ type Config struct {
 	// before its apps are deregistered; 0 means
 	// DefaultFrontendDeadAfter, negative never deregisters.
 	FrontendDeadAfter time.Duration
+	// ShortJobs, if set, runs the long-task-aware policy (shortjobs.go):
+	// jobs are classed short or long, short jobs steered to node monitors
+	// advertising no long work (the view must be a LongWorkView for
+	// that), and reservations and getTask answers carry the policy's
+	// fields. Nil keeps plain Sparrow.
+	ShortJobs *shortjobs.Config
 	// RPC bounds the scheduler's outgoing calls.
 	RPC rpc.Config
 	Log zerolog.Logger
@@ -138,6 +145,7 @@ type Scheduler struct {
 	adm     admissionBook // admission by expected wait (admission.go)
 	front   frontendBook  // frontend links (frontendbook.go)
 	steer   steerBook     // steering by who serves each user (steer.go)
+	short   *shortPolicy  // the long-task-aware policy, nil when off (shortjobs.go)
 	stats   Stats         // the counts of the decisions made here
 	// draining is set, under mu, by Drain; submitJob reads it under mu
 	// before adding a job, so no job is accepted after Drain began.
@@ -206,7 +214,11 @@ type Stats struct {
 	// BackupsSent counts backup reservations kept back while a job's
 	// every task was offered and sent when an offer was declined; those
 	// never sent are not counted anywhere.
-	BackupsSent    uint64
+	BackupsSent uint64
+	// StickyFetches counts getTask calls, under the long-task-aware
+	// policy, from a node monitor holding no reservation of the request
+	// (a freed slot asking its job for another task).
+	StickyFetches  uint64
 	ActiveRequests int
 	RunningTracked int
 	// Locality counts preference relaxation and launch locality.
@@ -260,6 +272,10 @@ func newWith(cfg Config, view NodeView, nodes NodeMonitors, fronts Frontends) (*
 	if err != nil {
 		return nil, fmt.Errorf("scheduler address: %w", err)
 	}
+	short, err := newShortPolicy(cfg.ShortJobs)
+	if err != nil {
+		return nil, fmt.Errorf("scheduler: %w", err)
+	}
 	seed := cfg.Seed
 	var b [16]byte
 	if _, err := rand.Read(b[:]); err != nil {
@@ -287,6 +303,7 @@ func newWith(cfg Config, view NodeView, nodes NodeMonitors, fronts Frontends) (*
 		steer: newSteerBook(cfg.SteerAfter),
 		hold:  holdBook{maxHeld: cfg.MaxHeldJobs, maxHold: cfg.MaxHold},
 		adm:   admissionBook{maxWait: cfg.MaxQueueWait, stale: cfg.LoadStale, share: 1 / cfg.ProbeRatio},
+		short: short,
 	}
 	s.front = newFrontendBook(cfg.FrontendMaxInflight, cfg.FrontendDeadAfter, func(d time.Duration) time.Duration {
 		if d <= 0 {
@@ -368,6 +385,8 @@ func (s *Scheduler) SubmitJob(ctx context.Context, req *sparrowrpc.TSchedulingRe
 	}
 	steerAt := s.now()
 	candidates = s.steer.candidates(s.place.rng, job.User.User, candidates, steerAt)
+	sj := s.short.classify(req.GetTaskSeconds(), job.App, len(job.Tasks))
+	candidates = s.short.steer(candidates, sj.class, len(job.Tasks), s.view)
 	probes, err := s.place.plan(candidates, job.Tasks, job.ProbeRatio)
 	if err != nil {
 		s.mu.Unlock()
@@ -377,6 +396,7 @@ func (s *Scheduler) SubmitJob(ctx context.Context, req *sparrowrpc.TSchedulingRe
 		Request: placement.NewRequest(id, job.Tasks),
 		app:     job.App, cons: job.Constraints, user: job.User, specs: job.Specs, ratio: job.ProbeRatio,
 		submitted: s.now(),
+		short:     sj,
 	}
 	if s.cfg.ReservationTimeout > 0 {
 		r.deadline = time.Now().Add(s.cfg.ReservationTimeout)
@@ -433,6 +453,7 @@ func (s *Scheduler) enqueueOne(r *request, p placement.Probe, counted bool, offe
 	msg := &sparrowrpc.TEnqueueTaskReservationsRequest{
 		AppId: r.app, User: r.user, RequestId: r.ID, SchedulerAddress: s.self, NumTasks: int32(p.Count),
 	}
+	s.short.reservation(msg, r.short)
 	var accepted, launched, guided bool
 	var boot string
 	var err error
@@ -520,6 +541,7 @@ func (s *Scheduler) reprobeAndUnlock(r *request, tasks []placement.Task) {
 	}
 	// Constraints are re-checked; when none match, Plan reports no candidates.
 	candidates, _ = placement.Filter(candidates, r.cons)
+	candidates = s.short.steer(candidates, r.short.class, len(tasks), s.view)
 	r.reprobe++
 	s.stats.Reprobes++
 	var probes []placement.Probe
@@ -597,10 +619,14 @@ func (s *Scheduler) getTask(requestID, addr string, fetch int64) []*sparrowrpc.T
 	var spec *sparrowrpc.TTaskLaunchSpec
 	var task runningTask
 	idx, got := r.Assign(addr)
+	if !got {
+		idx, got = s.stickyLocked(r, addr)
+	}
 	if got {
 		s.launchedLocked(r, idx, addr, fetch)
 		spec = &sparrowrpc.TTaskLaunchSpec{TaskId: r.specs[idx].TaskId, Message: r.specs[idx].Message}
 		task = runningTask{app: r.app, request: r.ID, task: spec.TaskId}
+		s.short.answer(spec, r.short, r.Unlaunched(), task, s.now())
 	} else {
 		s.stats.EmptyGetTasks++
 	}

@@ -30,7 +30,10 @@ type MembershipView struct {
 	members []membership.Member
 	byAddr  map[string]placement.Node
 	byApp   map[string][]placement.Node
+	busy    map[string]bool // node monitors advertising long work
 }
+
+var _ LongWorkView = (*MembershipView)(nil)
 
 // NewMembershipView returns a view of c's live node monitors.
 func NewMembershipView(c *membership.Cluster) *MembershipView {
@@ -45,6 +48,7 @@ func (v *MembershipView) refresh() {
 	v.version, v.built = ver, true
 	v.byAddr = make(map[string]placement.Node)
 	v.byApp = make(map[string][]placement.Node)
+	v.busy = make(map[string]bool)
 	v.members = v.cluster.Members(membership.RoleNodeMonitor)
 	for _, m := range v.members {
 		host, _, err := net.SplitHostPort(m.Meta.Internal)
@@ -53,6 +57,9 @@ func (v *MembershipView) refresh() {
 		}
 		n := placement.Node{Addr: m.Meta.Internal, Host: host, Name: m.Name, Attrs: m.Meta.Attrs}
 		v.byAddr[n.Addr] = n
+		if m.Meta.LongWork > 0 {
+			v.busy[n.Addr] = true
+		}
 	}
 }
 
@@ -81,4 +88,13 @@ func (v *MembershipView) Node(addr string) (placement.Node, bool) {
 	v.refresh()
 	n, ok := v.byAddr[addr]
 	return n, ok
+}
+
+// LongWork implements LongWorkView: whether the node monitor at addr
+// advertises long work in its gossip metadata.
+func (v *MembershipView) LongWork(addr string) bool {
+	v.mu.Lock()
+	defer v.mu.Unlock()
+	v.refresh()
+	return v.busy[addr]
 }

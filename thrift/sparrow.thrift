@@ -94,6 +94,11 @@ struct TSchedulingRequest {
   // frontend messages to jobs. It must be unique among the scheduler's active
   // requests; when absent the scheduler makes one up.
   7: optional string requestId,
+  // Extension: the job's estimated mean task duration in seconds, for
+  // schedulers run with the long-task-aware policy (--short-jobs), which
+  // class the job short or long by it. Absent or not > 0: the scheduler
+  // estimates it from the app's past tasks. Other schedulers ignore it.
+  8: optional double taskSeconds,
 }
 
 struct TEnqueueTaskReservationsRequest {
@@ -102,6 +107,15 @@ struct TEnqueueTaskReservationsRequest {
   3: string requestId,
   4: THostPort schedulerAddress,
   5: i32 numTasks,
+  // Extension, sent by schedulers with the long-task-aware policy: the
+  // job's class (0 short, 1 long), its estimated mean task duration in
+  // seconds and its estimated remaining work (unlaunched tasks times that
+  // duration, in seconds). A node monitor with the policy orders its queue
+  // by remaining work and advertises the long work it holds; others
+  // ignore them.
+  6: optional i32 jobClass,
+  7: optional double taskSeconds,
+  8: optional double remainingWork,
 }
 
 struct TCancelTaskReservationsRequest {
@@ -111,6 +125,13 @@ struct TCancelTaskReservationsRequest {
 struct TTaskLaunchSpec {
   1: string taskId,
   2: binary message,
+  // Extension, in getTask answers of schedulers with the long-task-aware
+  // policy: how many of the job's tasks are still unlaunched after this
+  // one, and their estimated duration in seconds. A node monitor with the
+  // policy reorders the job's queued reservations by the remaining work,
+  // and when this task ends with tasks left, asks for another first.
+  3: optional i32 remainingTasks,
+  4: optional double taskSeconds,
 }
 
 // Extension: the answer to enqueueTaskReservationsWithOffer.

@@ -818,6 +818,9 @@ func (r *runner) submit(ctx context.Context, a *attempt) {
 // with its preferences (Config.Prefer). Called with r.mu held.
 func (r *runner) clientJob(a *attempt) client.Job {
 	job := client.Job{RequestID: a.id, ProbeRatio: r.cfg.ProbeRatio, User: r.cfg.User, Constraints: r.cfg.Constraints}
+	if t := r.cfg.Trace; t != nil && t.Estimates {
+		job.TaskDuration, _ = scaled(a.job.meanS, t.Scale)
+	}
 	for id, t := range a.tasks {
 		ct := client.Task{ID: id, Message: r.msg}
 		if t.msg != nil {

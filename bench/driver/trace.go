@@ -22,7 +22,11 @@ type Trace struct {
 	// Cutoff, in trace seconds, splits jobs into short and long by their
 	// mean task duration before scaling.
 	Cutoff float64
-	Jobs   []TraceJob
+	// Estimates sends each job's mean task duration, scaled, as its
+	// estimate (client.Job.TaskDuration), for schedulers run with the
+	// long-task-aware policy.
+	Estimates bool
+	Jobs      []TraceJob
 	// Tasks is the tasks of all Jobs; WorkS their scaled task-seconds.
 	Tasks int
 	WorkS float64

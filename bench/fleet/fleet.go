@@ -15,6 +15,7 @@ import (
 	"github.com/sparrowfleet/sparrow/client"
 	"github.com/sparrowfleet/sparrow/core/placement"
 	"github.com/sparrowfleet/sparrow/core/queue"
+	"github.com/sparrowfleet/sparrow/core/shortjobs"
 	"github.com/sparrowfleet/sparrow/internal/dashboard"
 	"github.com/sparrowfleet/sparrow/internal/httpapi"
 	"github.com/sparrowfleet/sparrow/internal/membership"
@@ -57,6 +58,10 @@ type Config struct {
 	SteerAfter time.Duration
 	// Queue is the node monitors' discipline name (default "fifo").
 	Queue string
+	// ShortJobs runs the long-task-aware policy on every scheduler and
+	// node monitor (scheduler.Config.ShortJobs, nodemonitor's
+	// DaemonConfig.ShortJobs); nil: off.
+	ShortJobs *shortjobs.Config
 	// SingleHost puts every member on 127.0.0.1 instead of its own
 	// 127.0.x.y address.
 	SingleHost bool
@@ -170,6 +175,7 @@ func Start(ctx context.Context, cfg Config) (_ *Fleet, err error) {
 			Scheduler: scheduler.Config{
 				ProbeRatio: cfg.ProbeRatio, ConstrainedProbeRatio: cfg.ConstrainedProbeRatio,
 				NoCancel: cfg.NoCancel, NoOffers: cfg.NoOffers, Seed: seedFor(cfg.Seed, i), SteerAfter: cfg.SteerAfter,
+				ShortJobs: cfg.ShortJobs,
 			},
 			RPC: cfg.RPC, Log: cfg.Log,
 		})
@@ -195,7 +201,7 @@ func Start(ctx context.Context, cfg Config) (_ *Fleet, err error) {
 		d, err := nodemonitor.StartDaemon(nodemonitor.DaemonConfig{
 			Listen: h + ":0", InternalListen: h + ":0", Gossip: h + ":0", Join: seeds[:1],
 			GossipProfile: cfg.GossipProfile, Name: fmt.Sprintf("nodemonitor-%d", i),
-			Slots: cfg.Slots, Queue: q, Attrs: attrs, Coordination: cfg.Coordination, RPC: cfg.RPC, Log: cfg.Log,
+			Slots: cfg.Slots, Queue: q, ShortJobs: cfg.ShortJobs, Attrs: attrs, Coordination: cfg.Coordination, RPC: cfg.RPC, Log: cfg.Log,
 		})
 		if err != nil {
 			return nil, fmt.Errorf("start node monitor %d: %w", i, err)

@@ -169,6 +169,7 @@ job completed.`,
 	fs.StringVar(&trace.file, "job-trace", "", "replay this job trace instead of generated jobs (one job a line: submit_s n_tasks mean_task_s d_1 … d_n): each job at its arrival, each task sleeping its duration, both divided by --time-scale; with --jobs set, only the first jobs. The whole file is checked before anything is submitted")
 	fs.Float64Var(&trace.scale, "time-scale", 1, "with --job-trace: divide every task duration and arrival gap by this factor")
 	fs.Float64Var(&trace.cutoff, "cutoff", jobtrace.CutoffYahoo, "with --job-trace: jobs whose mean task duration, in trace seconds before --time-scale, is at least this are long (Hawk/Eagle: 90.5811 for Yahoo, 1129.532 for Google)")
+	fs.BoolVar(&trace.estimates, "send-estimates", false, "with --job-trace: send each job's mean task duration, divided by --time-scale, as its estimate (taskSeconds), for schedulers run with --short-jobs (give them --short-cutoff of --cutoff divided by --time-scale)")
 	return cmd
 }
 
@@ -176,12 +177,13 @@ job completed.`,
 type driveTraceFlags struct {
 	file          string
 	scale, cutoff float64
+	estimates     bool
 }
 
 // driveTraceOnlyFlags mean something only with --job-trace; driveWorkloadFlags
 // shape the generated workload a trace replaces.
 var (
-	driveTraceOnlyFlags = []string{"time-scale", "cutoff"}
+	driveTraceOnlyFlags = []string{"time-scale", "cutoff", "send-estimates"}
 	driveWorkloadFlags  = []string{"tasks", "task-duration", "rate", "load", "poisson", "prefer-nodes"}
 )
 
@@ -215,6 +217,7 @@ func (t driveTraceFlags) load(jobs int, changed func(string) bool) (*driver.Trac
 	if err != nil {
 		return nil, fmt.Errorf("--job-trace: %w", err)
 	}
+	tr.Estimates = t.estimates
 	return tr, nil
 }
 

@@ -35,6 +35,7 @@ func newNodeMonitorCmd() *cobra.Command {
 		profileDir  string
 		profileNet  float64
 		drainFor    time.Duration
+		short       shortJobFlags
 	)
 	cmd := &cobra.Command{
 		Use:   "nodemonitor",
@@ -67,7 +68,15 @@ tasks.`,
 			if err != nil {
 				return err
 			}
-			q, err := queue.New(queueKind, 1, w)
+			short.on = short.on || queueKind == "srpt"
+			if cfg.ShortJobs, err = short.config(); err != nil {
+				return err
+			}
+			kind := queueKind
+			if short.on {
+				kind = "fifo" // unused: the policy's SRPT queue replaces it
+			}
+			q, err := queue.New(kind, 1, w)
 			if err != nil {
 				return fmt.Errorf("--queue: %w", err)
 			}
@@ -106,7 +115,8 @@ tasks.`,
 	fs.StringVar(&cfg.Listen, "listen", nodemonitor.DefaultListen, "NodeMonitorService address (executors call it)")
 	fs.StringVar(&cfg.InternalListen, "internal-listen", nodemonitor.DefaultInternalListen, "InternalService address (schedulers call it)")
 	fs.IntVar(&cfg.Slots, "slots", 4, "tasks this node runs at once")
-	fs.StringVar(&queueKind, "queue", "fifo", "reservation queue discipline: "+strings.Join(queue.Kinds(), ", "))
+	fs.StringVar(&queueKind, "queue", "fifo", "reservation queue discipline: "+strings.Join(queue.Kinds(), ", ")+", srpt (the same as --short-jobs)")
+	short.register(fs, false)
 	fs.StringArrayVar(&attrs, "attr", nil, "node attribute key=value advertised to schedulers (repeatable; \"rack\" names the rack)")
 	fs.StringVar(&profile, "profile", "", profileFlagHelp)
 	fs.StringVar(&profileDir, "profile-dir", "", "directory for --profile calibrate's temporary file (default: the system's temporary directory)")

@@ -13,6 +13,7 @@ func init() { rootCmd.AddCommand(newSchedulerCmd()) }
 func newSchedulerCmd() *cobra.Command {
 	var (
 		cfg    scheduler.DaemonConfig
+		short  shortJobFlags
 		gossip gossipFlags
 		httpf  httpFlags
 		rpcf   rpcFlags
@@ -49,6 +50,9 @@ is live in its view; otherwise 503 with the reason.`,
 			}
 			conf.report(log)
 			cfg.Scheduler.NoOffers = !offers
+			if cfg.Scheduler.ShortJobs, err = short.config(); err != nil {
+				return err
+			}
 			cfg.Gossip, cfg.Join, cfg.GossipProfile = gossip.bind, gossip.seeds(), gossip.profile
 			cfg.AdvertiseHost, cfg.Name, cfg.RPC, cfg.Log = gossip.advertise, gossip.name, rpcf.cfg, log
 			if cfg.Keyring, err = sec.apply(log, &cfg.RPC); err != nil {
@@ -90,6 +94,7 @@ is live in its view; otherwise 503 with the reason.`,
 	fs.IntVar(&cfg.Scheduler.FrontendMaxInflight, "frontend-max-inflight", scheduler.DefaultFrontendMaxInflight, "most task messages in flight to one frontend at once; past it a message waits up to --call-timeout for a slot, then is dropped and counted (the scheduler opens at most 64 connections to one peer, so above 64 the excess waits for a connection instead, and is dropped as in flight if none frees within --connect-timeout)")
 	fs.DurationVar(&cfg.Scheduler.FrontendDeadAfter, "frontend-dead-after", scheduler.DefaultFrontendDeadAfter, "deregister a frontend's apps once no message to it has succeeded for this long; meanwhile its messages are dropped and counted, with one delivery attempt per backoff (100ms doubling to 10s), and logged once per 10s (negative: never deregister)")
 	fs.DurationVar(&drain, "drain-timeout", scheduler.DefaultDrainTimeout, "on SIGTERM, how long the scheduler keeps serving getTask and task messages for the jobs it accepted (refusing new ones) before it leaves the cluster anyway; jobs not done by then are the frontends' to resubmit, as when a scheduler fails (0: do not wait). Keep it below the orchestrator's grace period (Kubernetes' terminationGracePeriodSeconds)")
+	short.register(fs, true)
 	httpf.register(fs)
 	gossip.register(fs)
 	rpcf.register(fs)

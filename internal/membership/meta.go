@@ -54,6 +54,12 @@ type Meta struct {
 	// it in; members built before it was advertised leave it empty, and
 	// their decoders ignore it.
 	Version string `json:"v,omitempty"`
+	// LongWork is a node monitor's long-work advert under the
+	// long-task-aware policy (shortjobs.LongWork.Advert): how many of its
+	// slots fetch or run a long job's task, saturated at 255. Zero, or
+	// absent from a node monitor without the policy, says none; it adds
+	// at most 9 bytes to the metadata.
+	LongWork uint8 `json:"l,omitempty"`
 }
 
 // AttrLoadReports, set to "1" in a scheduler's Attrs, asks node monitors

@@ -1355,6 +1355,7 @@ func (p *TConstraint) String() string {
 //  - ProbeRatio
 //  - Constraints
 //  - RequestId
+//  - TaskSeconds
 type TSchedulingRequest struct {
   App string `thrift:"app,1" db:"app" json:"app"`
   Tasks []*TTaskSpec `thrift:"tasks,2" db:"tasks" json:"tasks"`
@@ -1363,6 +1364,7 @@ type TSchedulingRequest struct {
   ProbeRatio *float64 `thrift:"probeRatio,5" db:"probeRatio" json:"probeRatio,omitempty"`
   Constraints []*TConstraint `thrift:"constraints,6" db:"constraints" json:"constraints,omitempty"`
   RequestId *string `thrift:"requestId,7" db:"requestId" json:"requestId,omitempty"`
+  TaskSeconds *float64 `thrift:"taskSeconds,8" db:"taskSeconds" json:"taskSeconds,omitempty"`
 }
 
 func NewTSchedulingRequest() *TSchedulingRequest {
@@ -1410,6 +1412,13 @@ func (p *TSchedulingRequest) GetRequestId() string {
   }
 return *p.RequestId
 }
+var TSchedulingRequest_TaskSeconds_DEFAULT float64
+func (p *TSchedulingRequest) GetTaskSeconds() float64 {
+  if !p.IsSetTaskSeconds() {
+    return TSchedulingRequest_TaskSeconds_DEFAULT
+  }
+return *p.TaskSeconds
+}
 func (p *TSchedulingRequest) IsSetUser() bool {
   return p.User != nil
 }
@@ -1428,6 +1437,10 @@ func (p *TSchedulingRequest) IsSetConstraints() bool {
 
 func (p *TSchedulingRequest) IsSetRequestId() bool {
   return p.RequestId != nil
+}
+
+func (p *TSchedulingRequest) IsSetTaskSeconds() bool {
+  return p.TaskSeconds != nil
 }
 
 func (p *TSchedulingRequest) Read(ctx context.Context, iprot thrift.TProtocol) error {
@@ -1506,6 +1519,16 @@ func (p *TSchedulingRequest) Read(ctx context.Context, iprot thrift.TProtocol) e
     case 7:
       if fieldTypeId == thrift.STRING {
         if err := p.ReadField7(ctx, iprot); err != nil {
+          return err
+        }
+      } else {
+        if err := iprot.Skip(ctx, fieldTypeId); err != nil {
+          return err
+        }
+      }
+    case 8:
+      if fieldTypeId == thrift.DOUBLE {
+        if err := p.ReadField8(ctx, iprot); err != nil {
           return err
         }
       } else {
@@ -1612,6 +1635,15 @@ func (p *TSchedulingRequest)  ReadField7(ctx context.Context, iprot thrift.TProt
   return nil
 }
 
+func (p *TSchedulingRequest)  ReadField8(ctx context.Context, iprot thrift.TProtocol) error {
+  if v, err := iprot.ReadDouble(ctx); err != nil {
+  return thrift.PrependError("error reading field 8: ", err)
+} else {
+  p.TaskSeconds = &v
+}
+  return nil
+}
+
 func (p *TSchedulingRequest) Write(ctx context.Context, oprot thrift.TProtocol) error {
   if err := oprot.WriteStructBegin(ctx, "TSchedulingRequest"); err != nil {
     return thrift.PrependError(fmt.Sprintf("%T write struct begin error: ", p), err) }
@@ -1623,6 +1655,7 @@ func (p *TSchedulingRequest) Write(ctx context.Context, oprot thrift.TProtocol) 
     if err := p.writeField5(ctx, oprot); err != nil { return err }
     if err := p.writeField6(ctx, oprot); err != nil { return err }
     if err := p.writeField7(ctx, oprot); err != nil { return err }
+    if err := p.writeField8(ctx, oprot); err != nil { return err }
   }
   if err := oprot.WriteFieldStop(ctx); err != nil {
     return thrift.PrependError("write field stop error: ", err) }
@@ -1728,6 +1761,18 @@ func (p *TSchedulingRequest) writeField7(ctx context.Context, oprot thrift.TProt
   return err
 }
 
+func (p *TSchedulingRequest) writeField8(ctx context.Context, oprot thrift.TProtocol) (err error) {
+  if p.IsSetTaskSeconds() {
+    if err := oprot.WriteFieldBegin(ctx, "taskSeconds", thrift.DOUBLE, 8); err != nil {
+      return thrift.PrependError(fmt.Sprintf("%T write field begin error 8:taskSeconds: ", p), err) }
+    if err := oprot.WriteDouble(ctx, float64(*p.TaskSeconds)); err != nil {
+    return thrift.PrependError(fmt.Sprintf("%T.taskSeconds (8) field write error: ", p), err) }
+    if err := oprot.WriteFieldEnd(ctx); err != nil {
+      return thrift.PrependError(fmt.Sprintf("%T write field end error 8:taskSeconds: ", p), err) }
+  }
+  return err
+}
+
 func (p *TSchedulingRequest) Equals(other *TSchedulingRequest) bool {
   if p == other {
     return true
@@ -1764,6 +1809,12 @@ func (p *TSchedulingRequest) Equals(other *TSchedulingRequest) bool {
     }
     if (*p.RequestId) != (*other.RequestId) { return false }
   }
+  if p.TaskSeconds != other.TaskSeconds {
+    if p.TaskSeconds == nil || other.TaskSeconds == nil {
+      return false
+    }
+    if (*p.TaskSeconds) != (*other.TaskSeconds) { return false }
+  }
   return true
 }
 
@@ -1780,12 +1831,18 @@ func (p *TSchedulingRequest) String() string {
 //  - RequestId
 //  - SchedulerAddress
 //  - NumTasks
+//  - JobClass
+//  - TaskSeconds
+//  - RemainingWork
 type TEnqueueTaskReservationsRequest struct {
   AppId string `thrift:"appId,1" db:"appId" json:"appId"`
   User *TUserGroupInfo `thrift:"user,2" db:"user" json:"user"`
   RequestId string `thrift:"requestId,3" db:"requestId" json:"requestId"`
   SchedulerAddress *THostPort `thrift:"schedulerAddress,4" db:"schedulerAddress" json:"schedulerAddress"`
   NumTasks int32 `thrift:"numTasks,5" db:"numTasks" json:"numTasks"`
+  JobClass *int32 `thrift:"jobClass,6" db:"jobClass" json:"jobClass,omitempty"`
+  TaskSeconds *float64 `thrift:"taskSeconds,7" db:"taskSeconds" json:"taskSeconds,omitempty"`
+  RemainingWork *float64 `thrift:"remainingWork,8" db:"remainingWork" json:"remainingWork,omitempty"`
 }
 
 func NewTEnqueueTaskReservationsRequest() *TEnqueueTaskReservationsRequest {
@@ -1818,12 +1875,45 @@ return p.SchedulerAddress
 func (p *TEnqueueTaskReservationsRequest) GetNumTasks() int32 {
   return p.NumTasks
 }
+var TEnqueueTaskReservationsRequest_JobClass_DEFAULT int32
+func (p *TEnqueueTaskReservationsRequest) GetJobClass() int32 {
+  if !p.IsSetJobClass() {
+    return TEnqueueTaskReservationsRequest_JobClass_DEFAULT
+  }
+return *p.JobClass
+}
+var TEnqueueTaskReservationsRequest_TaskSeconds_DEFAULT float64
+func (p *TEnqueueTaskReservationsRequest) GetTaskSeconds() float64 {
+  if !p.IsSetTaskSeconds() {
+    return TEnqueueTaskReservationsRequest_TaskSeconds_DEFAULT
+  }
+return *p.TaskSeconds
+}
+var TEnqueueTaskReservationsRequest_RemainingWork_DEFAULT float64
+func (p *TEnqueueTaskReservationsRequest) GetRemainingWork() float64 {
+  if !p.IsSetRemainingWork() {
+    return TEnqueueTaskReservationsRequest_RemainingWork_DEFAULT
+  }
+return *p.RemainingWork
+}
 func (p *TEnqueueTaskReservationsRequest) IsSetUser() bool {
   return p.User != nil
 }
 
 func (p *TEnqueueTaskReservationsRequest) IsSetSchedulerAddress() bool {
   return p.SchedulerAddress != nil
+}
+
+func (p *TEnqueueTaskReservationsRequest) IsSetJobClass() bool {
+  return p.JobClass != nil
+}
+
+func (p *TEnqueueTaskReservationsRequest) IsSetTaskSeconds() bool {
+  return p.TaskSeconds != nil
+}
+
+func (p *TEnqueueTaskReservationsRequest) IsSetRemainingWork() bool {
+  return p.RemainingWork != nil
 }
 
 func (p *TEnqueueTaskReservationsRequest) Read(ctx context.Context, iprot thrift.TProtocol) error {
@@ -1889,6 +1979,36 @@ func (p *TEnqueueTaskReservationsRequest) Read(ctx context.Context, iprot thrift
           return err
         }
       }
+    case 6:
+      if fieldTypeId == thrift.I32 {
+        if err := p.ReadField6(ctx, iprot); err != nil {
+          return err
+        }
+      } else {
+        if err := iprot.Skip(ctx, fieldTypeId); err != nil {
+          return err
+        }
+      }
+    case 7:
+      if fieldTypeId == thrift.DOUBLE {
+        if err := p.ReadField7(ctx, iprot); err != nil {
+          return err
+        }
+      } else {
+        if err := iprot.Skip(ctx, fieldTypeId); err != nil {
+          return err
+        }
+      }
+    case 8:
+      if fieldTypeId == thrift.DOUBLE {
+        if err := p.ReadField8(ctx, iprot); err != nil {
+          return err
+        }
+      } else {
+        if err := iprot.Skip(ctx, fieldTypeId); err != nil {
+          return err
+        }
+      }
     default:
       if err := iprot.Skip(ctx, fieldTypeId); err != nil {
         return err
@@ -1947,6 +2067,33 @@ func (p *TEnqueueTaskReservationsRequest)  ReadField5(ctx context.Context, iprot
   return nil
 }
 
+func (p *TEnqueueTaskReservationsRequest)  ReadField6(ctx context.Context, iprot thrift.TProtocol) error {
+  if v, err := iprot.ReadI32(ctx); err != nil {
+  return thrift.PrependError("error reading field 6: ", err)
+} else {
+  p.JobClass = &v
+}
+  return nil
+}
+
+func (p *TEnqueueTaskReservationsRequest)  ReadField7(ctx context.Context, iprot thrift.TProtocol) error {
+  if v, err := iprot.ReadDouble(ctx); err != nil {
+  return thrift.PrependError("error reading field 7: ", err)
+} else {
+  p.TaskSeconds = &v
+}
+  return nil
+}
+
+func (p *TEnqueueTaskReservationsRequest)  ReadField8(ctx context.Context, iprot thrift.TProtocol) error {
+  if v, err := iprot.ReadDouble(ctx); err != nil {
+  return thrift.PrependError("error reading field 8: ", err)
+} else {
+  p.RemainingWork = &v
+}
+  return nil
+}
+
 func (p *TEnqueueTaskReservationsRequest) Write(ctx context.Context, oprot thrift.TProtocol) error {
   if err := oprot.WriteStructBegin(ctx, "TEnqueueTaskReservationsRequest"); err != nil {
     return thrift.PrependError(fmt.Sprintf("%T write struct begin error: ", p), err) }
@@ -1956,6 +2103,9 @@ func (p *TEnqueueTaskReservationsRequest) Write(ctx context.Context, oprot thrif
     if err := p.writeField3(ctx, oprot); err != nil { return err }
     if err := p.writeField4(ctx, oprot); err != nil { return err }
     if err := p.writeField5(ctx, oprot); err != nil { return err }
+    if err := p.writeField6(ctx, oprot); err != nil { return err }
+    if err := p.writeField7(ctx, oprot); err != nil { return err }
+    if err := p.writeField8(ctx, oprot); err != nil { return err }
   }
   if err := oprot.WriteFieldStop(ctx); err != nil {
     return thrift.PrependError("write field stop error: ", err) }
@@ -2016,6 +2166,42 @@ func (p *TEnqueueTaskReservationsRequest) writeField5(ctx context.Context, oprot
   return err
 }
 
+func (p *TEnqueueTaskReservationsRequest) writeField6(ctx context.Context, oprot thrift.TProtocol) (err error) {
+  if p.IsSetJobClass() {
+    if err := oprot.WriteFieldBegin(ctx, "jobClass", thrift.I32, 6); err != nil {
+      return thrift.PrependError(fmt.Sprintf("%T write field begin error 6:jobClass: ", p), err) }
+    if err := oprot.WriteI32(ctx, int32(*p.JobClass)); err != nil {
+    return thrift.PrependError(fmt.Sprintf("%T.jobClass (6) field write error: ", p), err) }
+    if err := oprot.WriteFieldEnd(ctx); err != nil {
+      return thrift.PrependError(fmt.Sprintf("%T write field end error 6:jobClass: ", p), err) }
+  }
+  return err
+}
+
+func (p *TEnqueueTaskReservationsRequest) writeField7(ctx context.Context, oprot thrift.TProtocol) (err error) {
+  if p.IsSetTaskSeconds() {
+    if err := oprot.WriteFieldBegin(ctx, "taskSeconds", thrift.DOUBLE, 7); err != nil {
+      return thrift.PrependError(fmt.Sprintf("%T write field begin error 7:taskSeconds: ", p), err) }
+    if err := oprot.WriteDouble(ctx, float64(*p.TaskSeconds)); err != nil {
+    return thrift.PrependError(fmt.Sprintf("%T.taskSeconds (7) field write error: ", p), err) }
+    if err := oprot.WriteFieldEnd(ctx); err != nil {
+      return thrift.PrependError(fmt.Sprintf("%T write field end error 7:taskSeconds: ", p), err) }
+  }
+  return err
+}
+
+func (p *TEnqueueTaskReservationsRequest) writeField8(ctx context.Context, oprot thrift.TProtocol) (err error) {
+  if p.IsSetRemainingWork() {
+    if err := oprot.WriteFieldBegin(ctx, "remainingWork", thrift.DOUBLE, 8); err != nil {
+      return thrift.PrependError(fmt.Sprintf("%T write field begin error 8:remainingWork: ", p), err) }
+    if err := oprot.WriteDouble(ctx, float64(*p.RemainingWork)); err != nil {
+    return thrift.PrependError(fmt.Sprintf("%T.remainingWork (8) field write error: ", p), err) }
+    if err := oprot.WriteFieldEnd(ctx); err != nil {
+      return thrift.PrependError(fmt.Sprintf("%T write field end error 8:remainingWork: ", p), err) }
+  }
+  return err
+}
+
 func (p *TEnqueueTaskReservationsRequest) Equals(other *TEnqueueTaskReservationsRequest) bool {
   if p == other {
     return true
@@ -2027,6 +2213,24 @@ func (p *TEnqueueTaskReservationsRequest) Equals(other *TEnqueueTaskReservations
   if p.RequestId != other.RequestId { return false }
   if !p.SchedulerAddress.Equals(other.SchedulerAddress) { return false }
   if p.NumTasks != other.NumTasks { return false }
+  if p.JobClass != other.JobClass {
+    if p.JobClass == nil || other.JobClass == nil {
+      return false
+    }
+    if (*p.JobClass) != (*other.JobClass) { return false }
+  }
+  if p.TaskSeconds != other.TaskSeconds {
+    if p.TaskSeconds == nil || other.TaskSeconds == nil {
+      return false
+    }
+    if (*p.TaskSeconds) != (*other.TaskSeconds) { return false }
+  }
+  if p.RemainingWork != other.RemainingWork {
+    if p.RemainingWork == nil || other.RemainingWork == nil {
+      return false
+    }
+    if (*p.RemainingWork) != (*other.RemainingWork) { return false }
+  }
   return true
 }
 
@@ -2141,9 +2345,13 @@ func (p *TCancelTaskReservationsRequest) String() string {
 // Attributes:
 //  - TaskId
 //  - Message
+//  - RemainingTasks
+//  - TaskSeconds
 type TTaskLaunchSpec struct {
   TaskId string `thrift:"taskId,1" db:"taskId" json:"taskId"`
   Message []byte `thrift:"message,2" db:"message" json:"message"`
+  RemainingTasks *int32 `thrift:"remainingTasks,3" db:"remainingTasks" json:"remainingTasks,omitempty"`
+  TaskSeconds *float64 `thrift:"taskSeconds,4" db:"taskSeconds" json:"taskSeconds,omitempty"`
 }
 
 func NewTTaskLaunchSpec() *TTaskLaunchSpec {
@@ -2158,6 +2366,28 @@ func (p *TTaskLaunchSpec) GetTaskId() string {
 func (p *TTaskLaunchSpec) GetMessage() []byte {
   return p.Message
 }
+var TTaskLaunchSpec_RemainingTasks_DEFAULT int32
+func (p *TTaskLaunchSpec) GetRemainingTasks() int32 {
+  if !p.IsSetRemainingTasks() {
+    return TTaskLaunchSpec_RemainingTasks_DEFAULT
+  }
+return *p.RemainingTasks
+}
+var TTaskLaunchSpec_TaskSeconds_DEFAULT float64
+func (p *TTaskLaunchSpec) GetTaskSeconds() float64 {
+  if !p.IsSetTaskSeconds() {
+    return TTaskLaunchSpec_TaskSeconds_DEFAULT
+  }
+return *p.TaskSeconds
+}
+func (p *TTaskLaunchSpec) IsSetRemainingTasks() bool {
+  return p.RemainingTasks != nil
+}
+
+func (p *TTaskLaunchSpec) IsSetTaskSeconds() bool {
+  return p.TaskSeconds != nil
+}
+
 func (p *TTaskLaunchSpec) Read(ctx context.Context, iprot thrift.TProtocol) error {
   if _, err := iprot.ReadStructBegin(ctx); err != nil {
     return thrift.PrependError(fmt.Sprintf("%T read error: ", p), err)
@@ -2184,6 +2414,26 @@ func (p *TTaskLaunchSpec) Read(ctx context.Context, iprot thrift.TProtocol) erro
     case 2:
       if fieldTypeId == thrift.STRING {
         if err := p.ReadField2(ctx, iprot); err != nil {
+          return err
+        }
+      } else {
+        if err := iprot.Skip(ctx, fieldTypeId); err != nil {
+          return err
+        }
+      }
+    case 3:
+      if fieldTypeId == thrift.I32 {
+        if err := p.ReadField3(ctx, iprot); err != nil {
+          return err
+        }
+      } else {
+        if err := iprot.Skip(ctx, fieldTypeId); err != nil {
+          return err
+        }
+      }
+    case 4:
+      if fieldTypeId == thrift.DOUBLE {
+        if err := p.ReadField4(ctx, iprot); err != nil {
           return err
         }
       } else {
@@ -2224,12 +2474,32 @@ func (p *TTaskLaunchSpec)  ReadField2(ctx context.Context, iprot thrift.TProtoco
   return nil
 }
 
+func (p *TTaskLaunchSpec)  ReadField3(ctx context.Context, iprot thrift.TProtocol) error {
+  if v, err := iprot.ReadI32(ctx); err != nil {
+  return thrift.PrependError("error reading field 3: ", err)
+} else {
+  p.RemainingTasks = &v
+}
+  return nil
+}
+
+func (p *TTaskLaunchSpec)  ReadField4(ctx context.Context, iprot thrift.TProtocol) error {
+  if v, err := iprot.ReadDouble(ctx); err != nil {
+  return thrift.PrependError("error reading field 4: ", err)
+} else {
+  p.TaskSeconds = &v
+}
+  return nil
+}
+
 func (p *TTaskLaunchSpec) Write(ctx context.Context, oprot thrift.TProtocol) error {
   if err := oprot.WriteStructBegin(ctx, "TTaskLaunchSpec"); err != nil {
     return thrift.PrependError(fmt.Sprintf("%T write struct begin error: ", p), err) }
   if p != nil {
     if err := p.writeField1(ctx, oprot); err != nil { return err }
     if err := p.writeField2(ctx, oprot); err != nil { return err }
+    if err := p.writeField3(ctx, oprot); err != nil { return err }
+    if err := p.writeField4(ctx, oprot); err != nil { return err }
   }
   if err := oprot.WriteFieldStop(ctx); err != nil {
     return thrift.PrependError("write field stop error: ", err) }
@@ -2258,6 +2528,30 @@ func (p *TTaskLaunchSpec) writeField2(ctx context.Context, oprot thrift.TProtoco
   return err
 }
 
+func (p *TTaskLaunchSpec) writeField3(ctx context.Context, oprot thrift.TProtocol) (err error) {
+  if p.IsSetRemainingTasks() {
+    if err := oprot.WriteFieldBegin(ctx, "remainingTasks", thrift.I32, 3); err != nil {
+      return thrift.PrependError(fmt.Sprintf("%T write field begin error 3:remainingTasks: ", p), err) }
+    if err := oprot.WriteI32(ctx, int32(*p.RemainingTasks)); err != nil {
+    return thrift.PrependError(fmt.Sprintf("%T.remainingTasks (3) field write error: ", p), err) }
+    if err := oprot.WriteFieldEnd(ctx); err != nil {
+      return thrift.PrependError(fmt.Sprintf("%T write field end error 3:remainingTasks: ", p), err) }
+  }
+  return err
+}
+
+func (p *TTaskLaunchSpec) writeField4(ctx context.Context, oprot thrift.TProtocol) (err error) {
+  if p.IsSetTaskSeconds() {
+    if err := oprot.WriteFieldBegin(ctx, "taskSeconds", thrift.DOUBLE, 4); err != nil {
+      return thrift.PrependError(fmt.Sprintf("%T write field begin error 4:taskSeconds: ", p), err) }
+    if err := oprot.WriteDouble(ctx, float64(*p.TaskSeconds)); err != nil {
+    return thrift.PrependError(fmt.Sprintf("%T.taskSeconds (4) field write error: ", p), err) }
+    if err := oprot.WriteFieldEnd(ctx); err != nil {
+      return thrift.PrependError(fmt.Sprintf("%T write field end error 4:taskSeconds: ", p), err) }
+  }
+  return err
+}
+
 func (p *TTaskLaunchSpec) Equals(other *TTaskLaunchSpec) bool {
   if p == other {
     return true
@@ -2266,6 +2560,18 @@ func (p *TTaskLaunchSpec) Equals(other *TTaskLaunchSpec) bool {
   }
   if p.TaskId != other.TaskId { return false }
   if bytes.Compare(p.Message, other.Message) != 0 { return false }
+  if p.RemainingTasks != other.RemainingTasks {
+    if p.RemainingTasks == nil || other.RemainingTasks == nil {
+      return false
+    }
+    if (*p.RemainingTasks) != (*other.RemainingTasks) { return false }
+  }
+  if p.TaskSeconds != other.TaskSeconds {
+    if p.TaskSeconds == nil || other.TaskSeconds == nil {
+      return false
+    }
+    if (*p.TaskSeconds) != (*other.TaskSeconds) { return false }
+  }
   return true
 }
 

@@ -605,11 +605,12 @@ class TSchedulingRequest(object):
      - probeRatio
      - constraints
      - requestId
+     - taskSeconds
 
     """
 
 
-    def __init__(self, app=None, tasks=None, user=None, description=None, probeRatio=None, constraints=None, requestId=None,):
+    def __init__(self, app=None, tasks=None, user=None, description=None, probeRatio=None, constraints=None, requestId=None, taskSeconds=None,):
         self.app = app
         self.tasks = tasks
         self.user = user
@@ -617,6 +618,7 @@ class TSchedulingRequest(object):
         self.probeRatio = probeRatio
         self.constraints = constraints
         self.requestId = requestId
+        self.taskSeconds = taskSeconds
 
     def read(self, iprot):
         if iprot._fast_decode is not None and isinstance(iprot.trans, TTransport.CReadableTransport) and self.thrift_spec is not None:
@@ -675,6 +677,11 @@ class TSchedulingRequest(object):
                     self.requestId = iprot.readString().decode('utf-8', errors='replace') if sys.version_info[0] == 2 else iprot.readString()
                 else:
                     iprot.skip(ftype)
+            elif fid == 8:
+                if ftype == TType.DOUBLE:
+                    self.taskSeconds = iprot.readDouble()
+                else:
+                    iprot.skip(ftype)
             else:
                 iprot.skip(ftype)
             iprot.readFieldEnd()
@@ -719,6 +726,10 @@ class TSchedulingRequest(object):
             oprot.writeFieldBegin('requestId', TType.STRING, 7)
             oprot.writeString(self.requestId.encode('utf-8') if sys.version_info[0] == 2 else self.requestId)
             oprot.writeFieldEnd()
+        if self.taskSeconds is not None:
+            oprot.writeFieldBegin('taskSeconds', TType.DOUBLE, 8)
+            oprot.writeDouble(self.taskSeconds)
+            oprot.writeFieldEnd()
         oprot.writeFieldStop()
         oprot.writeStructEnd()
 
@@ -745,16 +756,22 @@ class TEnqueueTaskReservationsRequest(object):
      - requestId
      - schedulerAddress
      - numTasks
+     - jobClass
+     - taskSeconds
+     - remainingWork
 
     """
 
 
-    def __init__(self, appId=None, user=None, requestId=None, schedulerAddress=None, numTasks=None,):
+    def __init__(self, appId=None, user=None, requestId=None, schedulerAddress=None, numTasks=None, jobClass=None, taskSeconds=None, remainingWork=None,):
         self.appId = appId
         self.user = user
         self.requestId = requestId
         self.schedulerAddress = schedulerAddress
         self.numTasks = numTasks
+        self.jobClass = jobClass
+        self.taskSeconds = taskSeconds
+        self.remainingWork = remainingWork
 
     def read(self, iprot):
         if iprot._fast_decode is not None and isinstance(iprot.trans, TTransport.CReadableTransport) and self.thrift_spec is not None:
@@ -792,6 +809,21 @@ class TEnqueueTaskReservationsRequest(object):
                     self.numTasks = iprot.readI32()
                 else:
                     iprot.skip(ftype)
+            elif fid == 6:
+                if ftype == TType.I32:
+                    self.jobClass = iprot.readI32()
+                else:
+                    iprot.skip(ftype)
+            elif fid == 7:
+                if ftype == TType.DOUBLE:
+                    self.taskSeconds = iprot.readDouble()
+                else:
+                    iprot.skip(ftype)
+            elif fid == 8:
+                if ftype == TType.DOUBLE:
+                    self.remainingWork = iprot.readDouble()
+                else:
+                    iprot.skip(ftype)
             else:
                 iprot.skip(ftype)
             iprot.readFieldEnd()
@@ -821,6 +853,18 @@ class TEnqueueTaskReservationsRequest(object):
         if self.numTasks is not None:
             oprot.writeFieldBegin('numTasks', TType.I32, 5)
             oprot.writeI32(self.numTasks)
+            oprot.writeFieldEnd()
+        if self.jobClass is not None:
+            oprot.writeFieldBegin('jobClass', TType.I32, 6)
+            oprot.writeI32(self.jobClass)
+            oprot.writeFieldEnd()
+        if self.taskSeconds is not None:
+            oprot.writeFieldBegin('taskSeconds', TType.DOUBLE, 7)
+            oprot.writeDouble(self.taskSeconds)
+            oprot.writeFieldEnd()
+        if self.remainingWork is not None:
+            oprot.writeFieldBegin('remainingWork', TType.DOUBLE, 8)
+            oprot.writeDouble(self.remainingWork)
             oprot.writeFieldEnd()
         oprot.writeFieldStop()
         oprot.writeStructEnd()
@@ -902,13 +946,17 @@ class TTaskLaunchSpec(object):
     Attributes:
      - taskId
      - message
+     - remainingTasks
+     - taskSeconds
 
     """
 
 
-    def __init__(self, taskId=None, message=None,):
+    def __init__(self, taskId=None, message=None, remainingTasks=None, taskSeconds=None,):
         self.taskId = taskId
         self.message = message
+        self.remainingTasks = remainingTasks
+        self.taskSeconds = taskSeconds
 
     def read(self, iprot):
         if iprot._fast_decode is not None and isinstance(iprot.trans, TTransport.CReadableTransport) and self.thrift_spec is not None:
@@ -929,6 +977,16 @@ class TTaskLaunchSpec(object):
                     self.message = iprot.readBinary()
                 else:
                     iprot.skip(ftype)
+            elif fid == 3:
+                if ftype == TType.I32:
+                    self.remainingTasks = iprot.readI32()
+                else:
+                    iprot.skip(ftype)
+            elif fid == 4:
+                if ftype == TType.DOUBLE:
+                    self.taskSeconds = iprot.readDouble()
+                else:
+                    iprot.skip(ftype)
             else:
                 iprot.skip(ftype)
             iprot.readFieldEnd()
@@ -946,6 +1004,14 @@ class TTaskLaunchSpec(object):
         if self.message is not None:
             oprot.writeFieldBegin('message', TType.STRING, 2)
             oprot.writeBinary(self.message)
+            oprot.writeFieldEnd()
+        if self.remainingTasks is not None:
+            oprot.writeFieldBegin('remainingTasks', TType.I32, 3)
+            oprot.writeI32(self.remainingTasks)
+            oprot.writeFieldEnd()
+        if self.taskSeconds is not None:
+            oprot.writeFieldBegin('taskSeconds', TType.DOUBLE, 4)
+            oprot.writeDouble(self.taskSeconds)
             oprot.writeFieldEnd()
         oprot.writeFieldStop()
         oprot.writeStructEnd()
@@ -1253,6 +1319,7 @@ TSchedulingRequest.thrift_spec = (
     (5, TType.DOUBLE, 'probeRatio', None, None, ),  # 5
     (6, TType.LIST, 'constraints', (TType.STRUCT, [TConstraint, None], False), None, ),  # 6
     (7, TType.STRING, 'requestId', 'UTF8', None, ),  # 7
+    (8, TType.DOUBLE, 'taskSeconds', None, None, ),  # 8
 )
 all_structs.append(TEnqueueTaskReservationsRequest)
 TEnqueueTaskReservationsRequest.thrift_spec = (
@@ -1262,6 +1329,9 @@ TEnqueueTaskReservationsRequest.thrift_spec = (
     (3, TType.STRING, 'requestId', 'UTF8', None, ),  # 3
     (4, TType.STRUCT, 'schedulerAddress', [THostPort, None], None, ),  # 4
     (5, TType.I32, 'numTasks', None, None, ),  # 5
+    (6, TType.I32, 'jobClass', None, None, ),  # 6
+    (7, TType.DOUBLE, 'taskSeconds', None, None, ),  # 7
+    (8, TType.DOUBLE, 'remainingWork', None, None, ),  # 8
 )
 all_structs.append(TCancelTaskReservationsRequest)
 TCancelTaskReservationsRequest.thrift_spec = (
@@ -1273,6 +1343,8 @@ TTaskLaunchSpec.thrift_spec = (
     None,  # 0
     (1, TType.STRING, 'taskId', 'UTF8', None, ),  # 1
     (2, TType.STRING, 'message', 'BINARY', None, ),  # 2
+    (3, TType.I32, 'remainingTasks', None, None, ),  # 3
+    (4, TType.DOUBLE, 'taskSeconds', None, None, ),  # 4
 )
 all_structs.append(TEnqueueOfferReply)
 TEnqueueOfferReply.thrift_spec = (

@@ -1,0 +1,52 @@
+package main
+
+import (
+	"fmt"
+	"time"
+
+	"github.com/spf13/pflag"
+
+	"github.com/sparrowfleet/sparrow/core/shortjobs"
+)
+
+// defaultShortCutoff is the Hawk and Eagle papers' cutoff for the Yahoo
+// traces: a job whose mean task duration is at least this is long.
+const defaultShortCutoff = 90581100 * time.Microsecond
+
+// shortJobFlags are the long-task-aware policy's flags (core/shortjobs),
+// the same on schedulers and node monitors.
+type shortJobFlags struct {
+	on     bool
+	cutoff time.Duration
+	share  float64
+	starve int
+}
+
+func (f *shortJobFlags) register(fs *pflag.FlagSet, scheduler bool) {
+	fs.BoolVar(&f.on, "short-jobs", false, "run the long-task-aware policy, off by default: "+map[bool]string{
+		true:  "class each job short or long by its mean task duration (the job's taskSeconds, else this scheduler's history of the app), steer short jobs' probes to node monitors advertising no long work and keep --short-share of the nodes for short jobs",
+		false: "order queued reservations by their job's remaining work (SRPT), serve a freed slot from the same job first, and gossip whether this node runs long work",
+	}[scheduler])
+	fs.DurationVar(&f.cutoff, "short-cutoff", defaultShortCutoff, "with --short-jobs, the mean task duration from which a job is long; every scheduler and node monitor of a fleet should use the same")
+	if scheduler {
+		fs.Float64Var(&f.share, "short-share", 0.05, "with --short-jobs, the fraction of node monitors, chosen by a hash of their names, that run short jobs only; in [0, 1)")
+	} else {
+		fs.IntVar(&f.starve, "starve-limit", shortjobs.DefaultStarveLimit, "with --short-jobs, the most times a queued reservation may be passed over by younger ones")
+	}
+}
+
+// config returns the policy's settings, nil when it is off, or an error
+// naming the bad flag.
+func (f *shortJobFlags) config() (*shortjobs.Config, error) {
+	if !f.on {
+		return nil, nil
+	}
+	c := &shortjobs.Config{Cutoff: f.cutoff.Seconds(), ShortShare: f.share, StarveLimit: f.starve}
+	if c.StarveLimit == 0 {
+		c.StarveLimit = shortjobs.DefaultStarveLimit
+	}
+	if err := c.Validate(); err != nil {
+		return nil, fmt.Errorf("--short-jobs: %w (flags --short-cutoff, --short-share, --starve-limit)", err)
+	}
+	return c, nil
+}

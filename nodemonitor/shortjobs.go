@@ -1,0 +1,192 @@
+package nodemonitor
+
+import (
+	"time"
+
+	"github.com/sparrowfleet/sparrow/core/queue"
+	"github.com/sparrowfleet/sparrow/core/shortjobs"
+	"github.com/sparrowfleet/sparrow/core/slots"
+	sparrowrpc "github.com/sparrowfleet/sparrow/thrift/gen-go/sparrowrpc"
+)
+
+// jobHint is what a reservation or a getTask answer says of its job under
+// the long-task-aware policy. known is false when the scheduler sent none
+// (it runs without the policy, or is original Sparrow).
+type jobHint struct {
+	known bool
+	class shortjobs.Class
+	est   float64 // estimated task duration, seconds; 0: none
+	work  float64 // estimated remaining work, seconds; 0: none
+}
+
+// hintOf reads the policy's optional fields of an enqueue request.
+func hintOf(req *sparrowrpc.TEnqueueTaskReservationsRequest) jobHint {
+	if req == nil || req.JobClass == nil {
+		return jobHint{}
+	}
+	h := jobHint{known: true, class: shortjobs.Short, est: req.GetTaskSeconds(), work: req.GetRemainingWork()}
+	if req.GetJobClass() != 0 {
+		h.class = shortjobs.Long
+	}
+	return h
+}
+
+// shortWork is the node monitor's side of the long-task-aware policy: a
+// shortjobs.Monitor (the SRPT queue, the long-work count, the sticky rule)
+// and what the daemon keeps around it: the class of each request with
+// reservations queued or fetching here, the class, remaining tasks, start
+// and reservation of each task running here, and the per-app history of
+// task durations that classes requests whose scheduler sent no class.
+//
+// Lock contract: it has no lock; slotTable owns it and calls every method
+// with slotTable.mu held, around the matching slots.Core call. The
+// methods returning bool report that the long-work advert changed.
+type shortWork struct {
+	cfg  shortjobs.Config
+	mon  *shortjobs.Monitor
+	hist *shortjobs.History
+	reqs map[string]*shortReq
+	runs map[slots.TaskKey]shortRun
+}
+
+type shortReq struct {
+	app      string
+	class    shortjobs.Class
+	queued   int // reservations queued here
+	fetching int // reservations whose slot fetches a task
+}
+
+type shortRun struct {
+	class     shortjobs.Class
+	remaining int
+	r         queue.Reservation
+	at        time.Time
+}
+
+func newShortWork(cfg shortjobs.Config) *shortWork {
+	return &shortWork{
+		cfg: cfg, mon: shortjobs.NewMonitor(cfg), hist: shortjobs.NewHistory(0),
+		reqs: make(map[string]*shortReq), runs: make(map[slots.TaskKey]shortRun),
+	}
+}
+
+// queue is the reservation queue for slots.Core.
+func (w *shortWork) queue() queue.Discipline { return w.mon.Queue() }
+
+// advert is the long-work byte to gossip.
+func (w *shortWork) advert() byte { return w.mon.Advert() }
+
+// req returns id's entry, making it for app and class c if absent.
+func (w *shortWork) req(id, app string, c shortjobs.Class) *shortReq {
+	q := w.reqs[id]
+	if q == nil {
+		q = &shortReq{app: app, class: c}
+		w.reqs[id] = q
+	}
+	return q
+}
+
+// classOf returns id's class; an unknown request is long, as a job
+// without an estimate is.
+func (w *shortWork) classOf(id string) shortjobs.Class {
+	if q := w.reqs[id]; q != nil {
+		return q.class
+	}
+	return shortjobs.Long
+}
+
+// forget drops id's entry once nothing of it is queued or fetching here.
+func (w *shortWork) forget(id string) {
+	if q := w.reqs[id]; q != nil && q.queued <= 0 && q.fetching <= 0 {
+		delete(w.reqs, id)
+	}
+}
+
+// queued follows slots.Core.Enqueue of count reservations like r. A
+// reservation without a class is classed by the app's history.
+func (w *shortWork) queued(r queue.Reservation, count int, h jobHint) {
+	c := h.class
+	if !h.known {
+		est, ok := w.hist.Estimate(r.App)
+		c = w.cfg.Classify(est, ok)
+	}
+	w.req(r.RequestID, r.App, c).queued += count
+	w.mon.Queued(r.RequestID, h.work)
+}
+
+// cancelled follows slots.Core.Cancel, which dropped n queued
+// reservations of id.
+func (w *shortWork) cancelled(id string, n int) {
+	if q := w.reqs[id]; q != nil {
+		q.queued = max(0, q.queued-n)
+		w.forget(id)
+	}
+}
+
+// appRemoved follows slots.Core.RemoveApp: app's queued reservations are
+// gone.
+func (w *shortWork) appRemoved(app string) {
+	for id, q := range w.reqs {
+		if q.app == app {
+			q.queued = 0
+			w.forget(id)
+		}
+	}
+}
+
+// fetching follows slots.Core.Next handing out a reservation of id.
+func (w *shortWork) fetching(id string) bool {
+	q := w.reqs[id]
+	if q == nil {
+		q = w.req(id, "", shortjobs.Long)
+	}
+	q.queued = max(0, q.queued-1)
+	q.fetching++
+	return w.mon.Fetching(q.class)
+}
+
+// noTask follows slots.Core.Released: the fetch for id got no task.
+func (w *shortWork) noTask(id string) bool {
+	c := w.classOf(id)
+	if q := w.reqs[id]; q != nil {
+		q.fetching = max(0, q.fetching-1)
+		w.forget(id)
+	}
+	return w.mon.NoTask(c)
+}
+
+// launched follows slots.Core.Start of key for reservation r at now;
+// remaining and est are the getTask answer's unlaunched tasks of the job
+// and their estimated duration (0: the scheduler sent none). The task
+// keeps the class its fetch was counted under, so that its end undoes
+// exactly what the fetch did to the long-work count.
+func (w *shortWork) launched(key slots.TaskKey, r queue.Reservation, remaining int, est float64, now time.Time) {
+	c := w.classOf(r.RequestID)
+	if q := w.reqs[r.RequestID]; q != nil {
+		q.fetching = max(0, q.fetching-1)
+		w.forget(r.RequestID)
+	}
+	w.runs[key] = shortRun{class: c, remaining: remaining, r: r, at: now}
+	w.mon.Launched(r.RequestID, remaining, est)
+}
+
+// ended follows slots.Core.Finished (or FailApp, sticky false) of key at
+// now: its duration joins the app's history and, if sticky and its job
+// had tasks left when it launched, a sticky reservation of the same
+// request is queued.
+func (w *shortWork) ended(key slots.TaskKey, now time.Time, sticky bool) bool {
+	run, ok := w.runs[key]
+	if !ok {
+		return false
+	}
+	delete(w.runs, key)
+	w.hist.Observe(run.r.App, now.Sub(run.at).Seconds())
+	remaining := run.remaining
+	if !sticky {
+		remaining = 0
+	}
+	if remaining > 0 {
+		w.req(run.r.RequestID, run.r.App, run.class).queued++
+	}
+	return w.mon.Ended(run.class, remaining, run.r)
+}

@@ -1,0 +1,178 @@
+package nodemonitor
+
+import (
+	"slices"
+	"sync"
+	"testing"
+	"testing/synctest"
+	"time"
+
+	"github.com/apache/thrift/lib/go/thrift"
+
+	"github.com/sparrowfleet/sparrow/core/shortjobs"
+)
+
+// awareHarness is a harness whose node monitor runs the long-task-aware
+// policy and records its long-work adverts.
+type awareHarness struct {
+	*harness
+	mu      sync.Mutex
+	adverts []byte
+}
+
+func newAwareHarness(t *testing.T, slots int) *awareHarness {
+	a := &awareHarness{}
+	a.harness = newHarness(t, opts{slots: slots, cfg: func(c *Config) {
+		c.ShortJobs = &shortjobs.Config{Cutoff: 10, StarveLimit: 4}
+		c.OnLongWork = func(b byte) {
+			a.mu.Lock()
+			defer a.mu.Unlock()
+			a.adverts = append(a.adverts, b)
+		}
+	}})
+	a.sched.estimate = map[string]float64{}
+	return a
+}
+
+func (a *awareHarness) gossiped() []byte {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	return slices.Clone(a.adverts)
+}
+
+// job scripts request's tasks, answered with the policy's fields for est
+// seconds each, and queues n reservations of it of class c (-1: sent as
+// a scheduler without the policy sends them).
+func (a *awareHarness) job(t *testing.T, request string, c int, est float64, n int, tasks ...string) {
+	t.Helper()
+	a.sched.mu.Lock()
+	a.sched.estimate[request] = est
+	a.sched.mu.Unlock()
+	a.sched.script(request, tasks...)
+	req := a.req("app", request, n)
+	if c >= 0 {
+		req.JobClass = thrift.Int32Ptr(int32(c))
+		req.TaskSeconds = thrift.Float64Ptr(est)
+		req.RemainingWork = thrift.Float64Ptr(est * float64(len(tasks)))
+	}
+	if ok, err := a.nm.EnqueueTaskReservations(t.Context(), req); !ok || err != nil {
+		t.Fatalf("enqueue %s: %v %v", request, ok, err)
+	}
+	synctest.Wait()
+}
+
+// The policy's node-monitor side: which task a freed slot runs next, and
+// what the node gossips about its long work.
+func TestShortJobsNodeMonitor(t *testing.T) {
+	tests := []struct {
+		name string
+		run  func(t *testing.T, a *awareHarness)
+		// launches is the order in which tasks launched; adverts the
+		// long-work adverts gossiped, in order.
+		launches []string
+		adverts  []byte
+	}{
+		{"a long task is advertised while it runs", func(t *testing.T, a *awareHarness) {
+			a.job(t, "L", 1, 100, 1, "t1")
+			time.Sleep(time.Second)
+			a.finish("L", "t1")
+		}, []string{"L/t1"}, []byte{1, 0}},
+		{"a short task is not advertised", func(t *testing.T, a *awareHarness) {
+			a.job(t, "S", 0, 1, 1, "t1")
+			a.finish("S", "t1")
+		}, []string{"S/t1"}, nil},
+		{"a job without a class or history is long", func(t *testing.T, a *awareHarness) {
+			a.job(t, "P", -1, 1, 1, "t1")
+			a.finish("P", "t1")
+		}, []string{"P/t1"}, []byte{1, 0}},
+		{"history classes the app's next job without a class", func(t *testing.T, a *awareHarness) {
+			a.job(t, "S", 0, 1, 1, "t1")
+			time.Sleep(2 * time.Second) // the app's tasks take 2 s, under the 10 s cutoff
+			a.finish("S", "t1")
+			a.job(t, "P", -1, 0, 1, "t1")
+			a.finish("P", "t1")
+		}, []string{"S/t1", "P/t1"}, nil},
+		{"the least remaining work is served first", func(t *testing.T, a *awareHarness) {
+			a.job(t, "first", 0, 1, 1, "t1")
+			a.job(t, "big", 0, 5, 1, "t1")
+			a.job(t, "small", 0, 1, 1, "t1")
+			a.finish("first", "t1")
+			a.finish("small", "t1")
+			a.finish("big", "t1")
+		}, []string{"first/t1", "small/t1", "big/t1"}, nil},
+		{"a freed slot asks its job for another task first", func(t *testing.T, a *awareHarness) {
+			a.job(t, "J", 0, 5, 1, "t1", "t2")
+			a.job(t, "K", 0, 1, 1, "t1")
+			a.finish("J", "t1") // sticky: J/t2 before K, whose work is less
+			a.finish("J", "t2") // J had no task left: K
+			a.finish("K", "t1")
+		}, []string{"J/t1", "J/t2", "K/t1"}, nil},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			synctest.Test(t, func(t *testing.T) {
+				a := newAwareHarness(t, 1)
+				tt.run(t, a)
+				a.execs.mu.Lock()
+				launched := slices.Clone(a.execs.launched)
+				a.execs.mu.Unlock()
+				if !slices.Equal(launched, tt.launches) {
+					t.Fatalf("launched %v, want %v", launched, tt.launches)
+				}
+				if got := a.gossiped(); !slices.Equal(got, tt.adverts) {
+					t.Fatalf("adverts %v, want %v", got, tt.adverts)
+				}
+				// Nothing left behind: every slot free, nothing queued,
+				// nothing long.
+				wantState(t, a.harness, State{Slots: 1, Free: 1, Launches: uint64(len(tt.launches))})
+			})
+		})
+	}
+}
+
+// Under any interleaving of jobs of both classes, with and without the
+// policy's fields, no task launches twice, every task launches, and the
+// advert returns to zero when the node is idle.
+func TestShortJobsNoTaskTwice(t *testing.T) {
+	for seed := range 20 {
+		synctest.Test(t, func(t *testing.T) {
+			a := newAwareHarness(t, 2)
+			var want []string
+			for j := range 6 {
+				id := string(rune('A' + j))
+				n := 1 + (seed+j)%3
+				var tasks []string
+				for k := range n {
+					task := id + "/" + string(rune('0'+k))
+					tasks = append(tasks, task[2:])
+					want = append(want, task)
+				}
+				class := (seed*7 + j) % 3
+				a.job(t, id, class-1, float64(1+(seed+j*5)%20), 1+(seed+j)%2, tasks...)
+			}
+			// Finish whatever runs until nothing does.
+			for range 100 {
+				a.execs.mu.Lock()
+				running := slices.Clone(a.execs.launched)
+				a.execs.mu.Unlock()
+				for _, x := range running {
+					a.finish(x[:1], x[2:])
+				}
+				if a.nm.State().Running == 0 {
+					break
+				}
+			}
+			got := a.execs.launches()
+			slices.Sort(want)
+			if !slices.Equal(got, want) {
+				t.Fatalf("seed %d: launched %v, want each of %v once", seed, got, want)
+			}
+			if ad := a.gossiped(); len(ad) > 0 && ad[len(ad)-1] != 0 {
+				t.Fatalf("seed %d: last advert %v with nothing running", seed, ad)
+			}
+			if st := a.nm.State(); st.Running != 0 || st.Fetching != 0 || st.Queued != 0 {
+				t.Fatalf("seed %d: left %+v", seed, st)
+			}
+		})
+	}
+}

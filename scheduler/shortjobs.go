@@ -1,0 +1,159 @@
+package scheduler
+
+import (
+	"time"
+
+	"github.com/apache/thrift/lib/go/thrift"
+
+	"github.com/sparrowfleet/sparrow/core/placement"
+	"github.com/sparrowfleet/sparrow/core/shortjobs"
+	"github.com/sparrowfleet/sparrow/thrift/gen-go/sparrowrpc"
+)
+
+// LongWorkView is a NodeView that also knows each node monitor's
+// long-work advert (membership.Meta.LongWork). The long-task-aware policy
+// steers short jobs away from nodes it reports busy; with a NodeView
+// without it, no node is taken as busy.
+type LongWorkView interface {
+	NodeView
+	// LongWork reports whether the node monitor at addr (its
+	// InternalService address) advertises long work.
+	LongWork(addr string) bool
+}
+
+// shortJob is what the long-task-aware policy decided about a request at
+// submission: its class and estimated task duration (0: unknown), and
+// the remaining work sent with its reservations.
+type shortJob struct {
+	class shortjobs.Class
+	est   float64
+	work  float64
+}
+
+// shortPolicy is the scheduler's side of the long-task-aware policy
+// (core/shortjobs): it classes jobs by their own estimate or the app's
+// history of task durations, picks their candidate nodes (shortjobs.Steer),
+// and adds the policy's fields to reservations and getTask answers. The
+// history learns from the time between a task's hand-out and its finished
+// report.
+//
+// Lock contract: it has no lock; Scheduler calls every method with its mu
+// held. A nil *shortPolicy is the policy off: every method is then a
+// no-op that leaves the scheduler's behaviour unchanged.
+type shortPolicy struct {
+	cfg     shortjobs.Config
+	hist    *shortjobs.History
+	started map[runningTask]time.Time // tasks handed out, for the history
+	// scratch for steer
+	shortOnly, busy []bool
+	cand            []int32
+}
+
+func newShortPolicy(cfg *shortjobs.Config) (*shortPolicy, error) {
+	if cfg == nil {
+		return nil, nil
+	}
+	if err := cfg.Validate(); err != nil {
+		return nil, err
+	}
+	return &shortPolicy{cfg: *cfg, hist: shortjobs.NewHistory(0), started: make(map[runningTask]time.Time)}, nil
+}
+
+// classify returns the policy's view of a job of app with tasks tasks
+// whose request states own seconds per task (0: none).
+func (p *shortPolicy) classify(own float64, app string, tasks int) shortJob {
+	if p == nil {
+		return shortJob{}
+	}
+	est, known := shortjobs.Estimate(own, p.hist, app)
+	j := shortJob{class: p.cfg.Classify(est, known)}
+	if known {
+		j.est, j.work = est, est*float64(tasks)
+	}
+	return j
+}
+
+// steer returns the candidates among nodes for a job of class c with
+// tasks tasks (shortjobs.Steer): long jobs avoid the short-only share,
+// short jobs go to nodes advertising no long work when there is one per
+// task. It returns nodes itself when nothing is steered.
+func (p *shortPolicy) steer(nodes []placement.Node, c shortjobs.Class, tasks int, view NodeView) []placement.Node {
+	if p == nil || len(nodes) == 0 {
+		return nodes
+	}
+	lw, _ := view.(LongWorkView)
+	p.shortOnly, p.busy = p.shortOnly[:0], p.busy[:0]
+	for _, n := range nodes {
+		p.shortOnly = append(p.shortOnly, shortjobs.ShortOnly(n.Name, p.cfg.ShortShare))
+		p.busy = append(p.busy, lw != nil && lw.LongWork(n.Addr))
+	}
+	var steered bool
+	p.cand, steered = shortjobs.Steer(p.cand[:0], c, tasks, p.shortOnly, p.busy)
+	if !steered {
+		return nodes
+	}
+	out := make([]placement.Node, len(p.cand))
+	for i, k := range p.cand {
+		out[i] = nodes[k]
+	}
+	return out
+}
+
+// reservation adds j to an enqueue request.
+func (p *shortPolicy) reservation(msg *sparrowrpc.TEnqueueTaskReservationsRequest, j shortJob) {
+	if p == nil {
+		return
+	}
+	msg.JobClass = thrift.Int32Ptr(int32(j.class))
+	if j.est > 0 {
+		msg.TaskSeconds = thrift.Float64Ptr(j.est)
+		msg.RemainingWork = thrift.Float64Ptr(j.work)
+	}
+}
+
+// answer adds to a getTask answer for a request with j the tasks it has
+// left unlaunched, so that the node monitor reorders its reservations and
+// asks for another when this task ends; and records the hand-out of t at
+// now for the history.
+func (p *shortPolicy) answer(spec *sparrowrpc.TTaskLaunchSpec, j shortJob, unlaunched int, t runningTask, now time.Time) {
+	if p == nil {
+		return
+	}
+	spec.RemainingTasks = thrift.Int32Ptr(int32(unlaunched))
+	if j.est > 0 {
+		spec.TaskSeconds = thrift.Float64Ptr(j.est)
+	}
+	if len(p.started) < maxTracked {
+		p.started[t] = now
+	}
+}
+
+// finished learns t's duration, reported finished at now.
+func (p *shortPolicy) finished(t runningTask, now time.Time) {
+	if p == nil {
+		return
+	}
+	if at, ok := p.started[t]; ok {
+		delete(p.started, t)
+		p.hist.Observe(t.app, now.Sub(at).Seconds())
+	}
+}
+
+// stickyLocked answers a getTask from addr for r that found no
+// reservation of r recorded there: under the policy, a node monitor whose
+// slot ended a task of r asks r for another task first (a sticky fetch),
+// on a reservation this scheduler never placed. It is recorded as placed
+// there, and a task assigned to it if r has one for addr. Without the
+// policy, or for a node the view does not know, it assigns nothing.
+func (s *Scheduler) stickyLocked(r *request, addr string) (int, bool) {
+	if s.short == nil || r.Holds(addr) || r.Unlaunched() == 0 {
+		return 0, false
+	}
+	n, ok := s.view.Node(addr)
+	if !ok {
+		return 0, false
+	}
+	r.AddProbes([]placement.Probe{{Node: n, Count: 1}})
+	s.stats.StickyFetches++
+	return r.Assign(addr)
+}

@@ -1,0 +1,223 @@
+package scheduler
+
+import (
+	"context"
+	"fmt"
+	"sync"
+	"testing"
+	"testing/synctest"
+	"time"
+
+	"github.com/apache/thrift/lib/go/thrift"
+
+	"github.com/sparrowfleet/sparrow/core/shortjobs"
+	"github.com/sparrowfleet/sparrow/thrift/gen-go/sparrowrpc"
+)
+
+// busyView is a fakeView whose node monitors advertise long work as told.
+type busyView struct {
+	*fakeView
+	mu   sync.Mutex
+	busy map[string]bool
+}
+
+func (v *busyView) LongWork(addr string) bool {
+	v.mu.Lock()
+	defer v.mu.Unlock()
+	return v.busy[addr]
+}
+
+// awareCluster is a cluster whose scheduler runs the long-task-aware
+// policy with cfg (nil: off) over a busyView where the nodes of busy
+// (indexes) advertise long work.
+func awareCluster(t *testing.T, n int, cfg *shortjobs.Config, busy ...int) *cluster {
+	t.Helper()
+	c := newCluster(t, n, Config{NoOffers: true})
+	v := &busyView{fakeView: c.view, busy: map[string]bool{}}
+	for _, i := range busy {
+		v.busy[c.nms[i].addr] = true
+	}
+	s, err := newWith(Config{Address: schedAddr, Seed: 1, NoOffers: true, ShortJobs: cfg}, v, c.net, c.net)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(s.Close)
+	c.s = s
+	return c
+}
+
+func withSeconds(r *sparrowrpc.TSchedulingRequest, sec float64) *sparrowrpc.TSchedulingRequest {
+	r.TaskSeconds = thrift.Float64Ptr(sec)
+	return r
+}
+
+// reservedOn returns the indexes of the nodes holding reservations for
+// req, and the enqueue requests sent for it.
+func (c *cluster) reservedOn(req string) (nodes map[int]int, msgs []*sparrowrpc.TEnqueueTaskReservationsRequest) {
+	nodes = map[int]int{}
+	for i, nm := range c.nms {
+		if k := nm.acceptedFor(req); k > 0 {
+			nodes[i] = k
+		}
+		nm.mu.Lock()
+		for _, m := range nm.msgs {
+			if m.RequestId == req {
+				msgs = append(msgs, m)
+			}
+		}
+		nm.mu.Unlock()
+	}
+	return nodes, msgs
+}
+
+// Where the scheduler places a job's reservations under the policy, and
+// what it tells the node monitors of the job.
+func TestShortJobsPlacement(t *testing.T) {
+	cfg := &shortjobs.Config{Cutoff: 10, ShortShare: 0.3, StarveLimit: 4}
+	var shortOnly []int
+	for i := range 10 {
+		if shortjobs.ShortOnly(fmt.Sprintf("nm%d", i), cfg.ShortShare) {
+			shortOnly = append(shortOnly, i)
+		}
+	}
+	if len(shortOnly) == 0 || len(shortOnly) == 10 {
+		t.Fatalf("short-only nodes %v: the test needs some and not all", shortOnly)
+	}
+	tests := []struct {
+		name  string
+		cfg   *shortjobs.Config
+		busy  []int
+		job   *sparrowrpc.TSchedulingRequest
+		tasks int
+		// avoid are nodes that must get no reservation; spread the least
+		// number of nodes that must get some.
+		avoid     []int
+		spread    int
+		wantClass *int32
+		wantWork  float64
+	}{
+		{"a short job avoids nodes with long work", cfg, []int{0, 1, 2, 3, 4},
+			withSeconds(job("s", 2, freeTasks(2)...), 1), 4, []int{0, 1, 2, 3, 4}, 1, thrift.Int32Ptr(0), 2},
+		{"a short job goes anywhere when too few nodes are free", cfg, []int{0, 1, 2, 3, 4, 5, 6, 7, 8},
+			withSeconds(job("s", 2, freeTasks(3)...), 1), 6, nil, 2, thrift.Int32Ptr(0), 3},
+		{"a long job avoids the short-only nodes", cfg, nil,
+			withSeconds(job("l", 2, freeTasks(4)...), 100), 8, shortOnly, 1, thrift.Int32Ptr(1), 400},
+		{"a job without an estimate or history is long", cfg, nil,
+			job("u", 2, freeTasks(4)...), 8, shortOnly, 1, thrift.Int32Ptr(1), 0},
+		{"policy off: plain Sparrow, no fields", nil, []int{0, 1, 2, 3, 4, 5, 6, 7, 8},
+			withSeconds(job("p", 2, freeTasks(4)...), 1), 8, nil, 1, nil, 0},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			synctest.Test(t, func(t *testing.T) {
+				c := awareCluster(t, 10, tt.cfg, tt.busy...)
+				if err := c.s.SubmitJob(context.Background(), tt.job); err != nil {
+					t.Fatal(err)
+				}
+				id := tt.job.GetRequestId()
+				c.waitAccepted(t, id, tt.tasks)
+				nodes, msgs := c.reservedOn(id)
+				for _, i := range tt.avoid {
+					if nodes[i] > 0 {
+						t.Fatalf("reservations on nodes %v, want none on %v", nodes, tt.avoid)
+					}
+				}
+				if len(nodes) < tt.spread {
+					t.Fatalf("reservations on nodes %v, want at least %d nodes", nodes, tt.spread)
+				}
+				for _, m := range msgs {
+					if (m.JobClass == nil) != (tt.wantClass == nil) || (m.JobClass != nil && *m.JobClass != *tt.wantClass) {
+						t.Fatalf("reservation class %v, want %v", m.JobClass, tt.wantClass)
+					}
+					if m.GetRemainingWork() != tt.wantWork {
+						t.Fatalf("remaining work %v, want %v", m.GetRemainingWork(), tt.wantWork)
+					}
+				}
+			})
+		})
+	}
+}
+
+// A node monitor's freed slot asks its job for another task (a sticky
+// fetch) on a reservation the scheduler never placed there: under the
+// policy it gets one, each task still launching once; without, nothing.
+func TestShortJobsStickyFetch(t *testing.T) {
+	for _, on := range []bool{true, false} {
+		t.Run(fmt.Sprintf("policy=%v", on), func(t *testing.T) {
+			synctest.Test(t, func(t *testing.T) {
+				var cfg *shortjobs.Config
+				if on {
+					cfg = &shortjobs.Config{Cutoff: 10, StarveLimit: 4}
+				}
+				c := awareCluster(t, 4, cfg)
+				if err := c.s.SubmitJob(context.Background(), withSeconds(job("j", 1, freeTasks(3)...), 1)); err != nil {
+					t.Fatal(err)
+				}
+				c.waitAccepted(t, "j", 3)
+				holders := c.holders("j")
+				var nm *fakeNM
+				var rest []*fakeNM
+				for _, h := range holders {
+					if nm == nil && h.acceptedFor("j") == 1 {
+						nm = h
+					} else {
+						rest = append(rest, h)
+					}
+				}
+				if nm == nil {
+					t.Fatalf("no node holds exactly one reservation of j")
+				}
+				first := c.getTask(t, "j", nm)
+				if len(first) != 1 {
+					t.Fatalf("first getTask: %v", first)
+				}
+				if on && first[0].GetRemainingTasks() != 2 {
+					t.Fatalf("remaining %d, want 2", first[0].GetRemainingTasks())
+				}
+				got := []string{first[0].TaskId}
+				// The same node asks again after its task ended, holding
+				// no other reservation of j.
+				again := c.getTask(t, "j", nm)
+				if on != (len(again) == 1) {
+					t.Fatalf("policy %v: sticky getTask got %v", on, again)
+				}
+				for _, s := range again {
+					got = append(got, s.TaskId)
+				}
+				got = append(got, c.getTaskOnEach(t, "j", rest)...)
+				if !distinct(got) {
+					t.Fatalf("tasks %v handed out twice", got)
+				}
+				if len(got) != 3 {
+					t.Fatalf("tasks handed out %v, want all 3", got)
+				}
+			})
+		})
+	}
+}
+
+// The scheduler's history of an app's task durations classes the app's
+// next job that states no estimate.
+func TestShortJobsHistory(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		c := awareCluster(t, 4, &shortjobs.Config{Cutoff: 10, StarveLimit: 4})
+		if err := c.s.SubmitJob(context.Background(), job("a", 1, freeTasks(1)...)); err != nil {
+			t.Fatal(err)
+		}
+		c.waitAccepted(t, "a", 1)
+		nm := c.holders("a")[0]
+		spec := c.getTask(t, "a", nm)
+		time.Sleep(2 * time.Second)
+		if err := c.s.TasksFinished(context.Background(), nm.hp, []*sparrowrpc.TFullTaskId{{TaskId: spec[0].TaskId, RequestId: "a", AppId: app}}); err != nil {
+			t.Fatal(err)
+		}
+		if err := c.s.SubmitJob(context.Background(), job("b", 1, freeTasks(1)...)); err != nil {
+			t.Fatal(err)
+		}
+		c.waitAccepted(t, "b", 1)
+		_, msgs := c.reservedOn("b")
+		if len(msgs) != 1 || msgs[0].GetJobClass() != 0 || msgs[0].GetTaskSeconds() != 2 {
+			t.Fatalf("second job's reservation %+v, want short with 2 s per task", msgs)
+		}
+	})
+}

@@ -1,0 +1,58 @@
+#!/usr/bin/env bash
+# Replays a slice of a job trace on a loopback fleet of separate processes
+# (one scheduler, NODES node monitors each with an executor), with plain
+# Sparrow or the long-task-aware policy, and prints sparrow drive's JSON
+# summary. Usage:
+#   scripts/bench/trace-live.sh sparrow|aware OUTDIR
+# Environment: BIN (sparrow binary), TRACE, JOBS, SCALE (--time-scale),
+# NODES, SLOTS (per node monitor), CUTOFF (trace seconds), NET (first two
+# octets of the members' loopback addresses).
+set -euo pipefail
+policy=${1:?policy: sparrow or aware}
+out=${2:?output directory}
+BIN=${BIN:-sparrow}
+TRACE=${TRACE:-../shared/traces/YH1_sub.tr}
+JOBS=${JOBS:-200}
+SCALE=${SCALE:-150}
+NODES=${NODES:-12}
+SLOTS=${SLOTS:-300}
+CUTOFF=${CUTOFF:-90.5811}
+NET=${NET:-127.61}
+mkdir -p "$out"
+pids=()
+cleanup() { for p in "${pids[@]}"; do kill "$p" 2>/dev/null || true; done; wait 2>/dev/null || true; }
+trap cleanup EXIT
+
+policy_args=()
+drive_args=()
+if [ "$policy" = aware ]; then
+	cut=$(awk -v c="$CUTOFF" -v k="$SCALE" 'BEGIN { printf "%.6fs", c / k }')
+	policy_args=(--short-jobs --short-cutoff "$cut")
+	drive_args=(--send-estimates)
+fi
+s=$NET.1.1
+"$BIN" scheduler --listen $s:20503 --gettask-listen $s:20507 --gossip $s:7946 --name sched \
+	"${policy_args[@]}" >"$out/scheduler.log" 2>&1 &
+pids+=($!)
+for i in $(seq 1 "$NODES"); do
+	h=$NET.2.$i
+	"$BIN" nodemonitor --listen $h:20501 --internal-listen $h:20502 --gossip $h:7946 --join $s:7946 \
+		--name nm-$i --slots "$SLOTS" --http-listen $h:8080 "${policy_args[@]}" >"$out/nm-$i.log" 2>&1 &
+	pids+=($!)
+	"$BIN" executor --app sleep --listen $h:20101 --node-monitor $h:20501 --node nm-$i \
+		--report-launch-time >"$out/ex-$i.log" 2>&1 &
+	pids+=($!)
+done
+# Wait until every node monitor is ready: joined, with its executor
+# registered.
+for i in $(seq 1 "$NODES"); do
+	for _ in $(seq 1 300); do
+		curl -sf "http://$NET.2.$i:8080/readyz" >/dev/null && break
+		sleep 0.2
+	done
+done
+sleep 5 # gossip spreads the node monitors' app lists to the scheduler
+"$BIN" drive --schedulers $s:20503 --listen $NET.3.1:50201 --app sleep --job-trace "$TRACE" --jobs "$JOBS" --time-scale "$SCALE" \
+	--cutoff "$CUTOFF" --slots $((NODES * SLOTS)) --deadline 10m --timeout 2s --json "${drive_args[@]}" \
+	>"$out/drive.out" 2>"$out/drive.log"
+tail -n 1 "$out/drive.out"
