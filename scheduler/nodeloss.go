@@ -37,6 +37,17 @@ func sameProcessLive(m membership.Member, live []membership.Member) bool {
 	return false
 }
 
+// addressLive reports whether a live node monitor serves InternalService
+// at addr: a new process restarted at the old one's address.
+func addressLive(addr string, live []membership.Member) bool {
+	for _, c := range live {
+		if c.Meta.Internal == addr {
+			return true
+		}
+	}
+	return false
+}
+
 // nodeLeft handles a node monitor's leave or death event: reservations
 // now, running tasks after the grace unless it was a false death. Run on
 // its own goroutine; returns early if the daemon closes.
@@ -57,10 +68,17 @@ func (d *Daemon) nodeLeft(m membership.Member) {
 		case <-d.stop:
 			return
 		}
-		if sameProcessLive(m, d.Cluster.Members(membership.RoleNodeMonitor)) {
+		live := d.Cluster.Members(membership.RoleNodeMonitor)
+		if sameProcessLive(m, live) {
 			d.log.Info().Str("node", addr).Str("member", m.Name).Dur("grace", g).
 				Msg("node monitor declared dead is live again as the same process; its running tasks are kept")
 			return
+		}
+		if !addressLive(addr, live) {
+			// No new process took the address: every task tracked there,
+			// including offers in doubt counted launched since it went,
+			// went with the old one.
+			running = nil
 		}
 	}
 	d.nodeLostOf(addr, running)
@@ -124,7 +142,20 @@ func (s *Scheduler) NodeLost(addr string) { s.nodeLostOf(addr, nil) }
 // those in only (all of them if only is nil).
 func (s *Scheduler) nodeLostOf(addr string, only map[runningTask]struct{}) {
 	s.mu.Lock()
+	var before map[runningTask]struct{}
+	if only != nil {
+		before = s.running.snapshot(addr)
+	}
 	s.settleDoubtsLostLocked(addr)
+	if only != nil {
+		// Offers in doubt settled just now ran, if at all, on the process
+		// that went: they are lost with it.
+		for t := range s.running.snapshot(addr) {
+			if _, ok := before[t]; !ok {
+				only[t] = struct{}{}
+			}
+		}
+	}
 	lost := s.running.nodeLost(addr, only)
 	for _, fetch := range lost {
 		s.fetches.forget(addr, fetch)

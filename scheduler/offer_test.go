@@ -228,7 +228,16 @@ func TestOfferInDoubtNotTakenGoesElsewhere(t *testing.T) {
 // TestOfferInDoubtOnALostNodeIsReportedLost: a node monitor that cannot
 // answer whether it took an offer, and is then declared lost, has the task
 // counted launched there and reported lost with it: it may have started.
+// That holds too when the loss reports only the tasks running when the
+// node monitor was seen to go (the daemon's snapshot, taken while the
+// offer was still in doubt).
 func TestOfferInDoubtOnALostNodeIsReportedLost(t *testing.T) {
+	for _, snapshot := range []bool{false, true} {
+		t.Run(fmt.Sprintf("snapshot=%v", snapshot), func(t *testing.T) { offerInDoubtOnALostNode(t, snapshot) })
+	}
+}
+
+func offerInDoubtOnALostNode(t *testing.T, snapshot bool) {
 	synctest.Test(t, func(t *testing.T) {
 		c := newCluster(t, 1, Config{RPC: rpc.Config{CallTimeout: 200 * time.Millisecond}})
 		gateAll(t, c)
@@ -245,7 +254,14 @@ func TestOfferInDoubtOnALostNodeIsReportedLost(t *testing.T) {
 		if st := c.s.Stats(); st.OffersInDoubt != 1 || st.OffersTaken != 0 || st.TasksLaunched != 0 {
 			t.Fatalf("stats %+v: want the offer in doubt, unsettled", st)
 		}
-		c.s.NodeLost(nm.addr)
+		if snapshot {
+			c.s.mu.Lock()
+			went := c.s.running.snapshot(nm.addr)
+			c.s.mu.Unlock()
+			c.s.nodeLostOf(nm.addr, went)
+		} else {
+			c.s.NodeLost(nm.addr)
+		}
 		if st := c.s.Stats(); st.OffersTaken != 1 || st.TasksLost != 1 || st.RunningTracked != 0 {
 			t.Fatalf("stats %+v: want the task counted launched there and reported lost", st)
 		}
