@@ -83,7 +83,6 @@ e2e: docker ## fault-injection tests against a containerised fleet, then the com
 	SPARROW_IMAGE=$(IMAGE) scripts/e2e/quickstart.sh
 	FAIR_IMAGE=$(IMAGE) scripts/e2e/fairness.sh
 	LOC_IMAGE=$(IMAGE) scripts/e2e/locality.sh
-	FORM_IMAGE=$(IMAGE) scripts/e2e/formation.sh
 	ROLL_IMAGE=$(IMAGE) scripts/e2e/rolling.sh
 
 .PHONY: interop-java
