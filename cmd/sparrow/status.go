@@ -78,22 +78,12 @@ $` + membership.GossipKeyEnv + `.`,
   sparrow status --join 10.0.0.1:7946 --watch 2`,
 		Args: noArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			if !cmd.Flags().Changed("log-level") {
-				// Output is the table; keep memberlist's chatter out of it.
-				logLevel = "warn"
-			}
-			log, err := newLogger()
+			ctx, cancel, keyring, log, err := startObserver(cmd, o.join, &sec)
 			if err != nil {
 				return err
 			}
-			if o.join == "" {
-				return fmt.Errorf("--join is required: the gossip address of any member")
-			}
-			if o.keyring, _, err = sec.keyring(log); err != nil {
-				return err
-			}
-			ctx, cancel := signal.NotifyContext(cmd.Context(), os.Interrupt, syscall.SIGTERM)
 			defer cancel()
+			o.keyring = keyring
 			return runStatus(ctx, o, cmd.OutOrStdout(), log)
 		},
 	}
@@ -155,4 +145,27 @@ func runStatus(ctx context.Context, o statusOptions, out io.Writer, log zerolog.
 func isTerminal(out io.Writer) bool {
 	f, ok := out.(*os.File)
 	return ok && term.IsTerminal(int(f.Fd()))
+}
+
+// startObserver is what every observer command does before it joins:
+// memberlist's chatter kept out of its output unless --log-level is given,
+// --join required, the fleet's gossip keys, and a context that ends on
+// SIGINT or SIGTERM.
+func startObserver(cmd *cobra.Command, join string, sec *securityFlags) (context.Context, context.CancelFunc, *memberlist.Keyring, zerolog.Logger, error) {
+	if !cmd.Flags().Changed("log-level") {
+		logLevel = "warn"
+	}
+	log, err := newLogger()
+	if err != nil {
+		return nil, nil, nil, log, err
+	}
+	if join == "" {
+		return nil, nil, nil, log, fmt.Errorf("--join is required: the gossip address of any member")
+	}
+	keyring, _, err := sec.keyring(log)
+	if err != nil {
+		return nil, nil, nil, log, err
+	}
+	ctx, cancel := signal.NotifyContext(cmd.Context(), os.Interrupt, syscall.SIGTERM)
+	return ctx, cancel, keyring, log, nil
 }

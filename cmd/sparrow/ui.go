@@ -8,8 +8,6 @@ import (
 	"net/http"
 	"os"
 	"os/exec"
-	"os/signal"
-	"syscall"
 	"time"
 
 	"github.com/hashicorp/memberlist"
@@ -56,21 +54,10 @@ few polls, using a headless Chromium, and exits.`,
   sparrow ui --join 10.0.0.1:7946 --screenshot fleet.png`,
 		Args: noArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			if !cmd.Flags().Changed("log-level") {
-				logLevel = "warn"
-			}
-			log, err := newLogger()
+			ctx, cancel, keyring, log, err := startObserver(cmd, o.join, &sec)
 			if err != nil {
 				return err
 			}
-			if o.join == "" {
-				return fmt.Errorf("--join is required: the gossip address of any member")
-			}
-			keyring, _, err := sec.keyring(log)
-			if err != nil {
-				return err
-			}
-			ctx, cancel := signal.NotifyContext(cmd.Context(), os.Interrupt, syscall.SIGTERM)
 			defer cancel()
 			return runUI(ctx, o, keyring, cmd, log)
 		},
