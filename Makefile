@@ -84,6 +84,7 @@ e2e: docker ## fault-injection tests against a containerised fleet, then the com
 	FAIR_IMAGE=$(IMAGE) scripts/e2e/fairness.sh
 	LOC_IMAGE=$(IMAGE) scripts/e2e/locality.sh
 	ROLL_IMAGE=$(IMAGE) scripts/e2e/rolling.sh
+	FORM_IMAGE=$(IMAGE) scripts/e2e/formation.sh
 
 .PHONY: interop-java
 

@@ -50,6 +50,7 @@ type Observer struct {
 	c      *membership.Cluster
 	client *http.Client
 	via    string
+	log    zerolog.Logger
 }
 
 // Join joins the fleet as an observer and waits until it sees another
@@ -78,7 +79,7 @@ func Join(ctx context.Context, cfg Config) (*Observer, error) {
 	if err != nil {
 		return nil, err
 	}
-	o := &Observer{c: c, client: &http.Client{Timeout: cfg.Timeout}, via: cfg.Join}
+	o := &Observer{c: c, client: &http.Client{Timeout: cfg.Timeout}, via: cfg.Join, log: cfg.Log}
 	if err := waitForPeers(ctx, c, cfg.Timeout); err != nil {
 		o.Leave()
 		return nil, fmt.Errorf("%w via %s (a gossip address? the right key? can the fleet reach %s?)", err, cfg.Join, c.Addr())
@@ -98,9 +99,17 @@ func (o *Observer) Members(role membership.Role) []membership.Member { return o.
 func (o *Observer) Name() string { return o.c.Name() }
 func (o *Observer) Addr() string { return o.c.Addr() }
 
-// Collect reads the gossip view and asks every member that advertises an
-// HTTP endpoint for its /status, a few at a time.
-func (o *Observer) Collect(ctx context.Context) View { return collect(ctx, o.c, o.client, o.via) }
+// Collect brings the observer's view up to its seed's with one state
+// exchange (gossip alone may leave a late joiner without members it missed
+// the news of; see membership.Cluster.SyncWithSeed), then reads the view and
+// asks every member that advertises an HTTP endpoint for its /status, a few
+// at a time. A seed that does not answer leaves the view as gossip made it.
+func (o *Observer) Collect(ctx context.Context) View {
+	if _, err := o.c.SyncWithSeed(); err != nil {
+		o.log.Debug().Err(err).Msg("state sync with the seed failed; reporting the gossip view as it is")
+	}
+	return collect(ctx, o.c, o.client, o.via)
+}
 
 // routeTo returns the local address, port 0, that the kernel would use to
 // reach seed: the one address of this machine the fleet can answer to.

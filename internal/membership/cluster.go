@@ -79,6 +79,9 @@ type Cluster struct {
 	addr, name string
 	stop       chan struct{}
 	done       sync.WaitGroup
+	// seeds joins the configured seeds; nil without seeds. Set before
+	// Start returns and never changed.
+	seeds *seedJoiner
 
 	mu       sync.RWMutex
 	meta     []byte
@@ -161,13 +164,14 @@ func Start(cfg Config) (*Cluster, error) {
 	}
 	if seeds := slices.DeleteFunc(slices.Clone(cfg.Seeds), func(s string) bool { return s == "" }); len(seeds) > 0 {
 		j := &seedJoiner{
-			seeds: seeds, self: c.addr, resolve: cfg.Resolve, join: ml.Join, live: c.liveAddrs,
+			seeds: seeds, self: c.addr, resolve: cfg.Resolve, join: ml.Join, exchange: ml.Join, live: c.liveAddrs,
 			every: rejoinInterval(cfg.Profile), log: c.log,
 			wait: newBackoff(joinBackoffMin, min(joinBackoffCap, rejoinInterval(cfg.Profile))),
 		}
 		if j.resolve == nil {
 			j.resolve = net.DefaultResolver.LookupHost
 		}
+		c.seeds = j
 		// The first try is made here, so that a member whose seeds are up
 		// returns from Start with them in its view.
 		joined := j.try()
@@ -397,6 +401,22 @@ func (c *Cluster) Members(role Role) []Member {
 		return 0
 	})
 	return out
+}
+
+// SyncWithSeed exchanges full state with one seed (the first address
+// that answers) and returns its address. Gossip alone does not promise a
+// member every other member soon: memberlist retransmits each change a
+// bounded number of times, to members that knew the sender then, so a
+// member the fleet learned of late can miss the news of members that
+// joined just before it until the next push-pull (30 s on the lan
+// profile). A short-lived observer that reports the fleet as its seed
+// sees it calls this before each look. It costs one TCP round trip per
+// seed tried. A member started without seeds gets an error.
+func (c *Cluster) SyncWithSeed() (string, error) {
+	if c.seeds == nil {
+		return "", fmt.Errorf("no seeds configured")
+	}
+	return c.seeds.syncOne()
 }
 
 // Version increases whenever the view changes, so callers can cache

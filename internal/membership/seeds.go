@@ -2,6 +2,8 @@ package membership
 
 import (
 	"context"
+	"errors"
+	"fmt"
 	"net"
 	"slices"
 	"time"
@@ -67,6 +69,9 @@ type seedJoiner struct {
 	resolve Resolver
 	// join contacts addrs and reports how many answered.
 	join func(addrs []string) (int, error)
+	// exchange is join for a state sync with one seed (syncOne); a
+	// separate field so that tests tell syncs from tries.
+	exchange func(addrs []string) (int, error)
 	// live returns the gossip addresses in the member's view, itself
 	// included.
 	live  func() map[string]bool
@@ -139,12 +144,26 @@ func (j *seedJoiner) try() bool {
 // cap, ten cover memberlist's LAN connection timeout of ten seconds.
 const maxJoinsInFlight = 10
 
+// settleSyncs state syncs, settleEvery apart, follow every time a member
+// goes from alone to having a peer. Members started together join their
+// seed at the same moment and each gets the part of the view the seed had
+// then; the rest reaches them as gossip, which memberlist retransmits a
+// bounded number of times, so a member can miss a peer until the next
+// push-pull, 30 s later on the lan profile. A sync with a seed a second
+// later, when the seed has heard from everyone started with it, closes
+// that gap.
+const (
+	settleSyncs = 2
+	settleEvery = time.Second
+)
+
 // run makes a try whenever the schedule says, until stop closes. joined
 // says whether the first try, made before run, found a peer. Tries run on
 // their own goroutines and report whether the view holds a peer after
-// them; the schedule follows the latest report. Tries still running when
-// stop closes finish on their own (their join fails once memberlist shuts
-// down).
+// them; the schedule follows the latest report. After each change from
+// alone to joined it makes the settle syncs. Tries and syncs still running
+// when stop closes finish on their own (their join fails once memberlist
+// shuts down).
 func (j *seedJoiner) run(joined bool, stop <-chan struct{}) {
 	results := make(chan bool, maxJoinsInFlight)
 	inFlight := 0
@@ -154,6 +173,15 @@ func (j *seedJoiner) run(joined bool, stop <-chan struct{}) {
 			return j.every
 		}
 		return j.wait.Next()
+	}
+	var settle <-chan time.Time
+	settleLeft := 0
+	startSettling := func() {
+		settleLeft = settleSyncs
+		settle = time.After(settleEvery)
+	}
+	if joined {
+		startSettling()
 	}
 	t := time.NewTimer(next())
 	defer t.Stop()
@@ -166,7 +194,26 @@ func (j *seedJoiner) run(joined bool, stop <-chan struct{}) {
 			if ok != joined {
 				joined = ok
 				t.Reset(next())
+				if joined {
+					startSettling()
+				}
 			}
+		case <-settle:
+			settle = nil
+			if !joined || settleLeft == 0 {
+				continue
+			}
+			settleLeft--
+			if settleLeft > 0 {
+				settle = time.After(settleEvery)
+			}
+			go func() {
+				if addr, err := j.syncOne(); err != nil {
+					j.log.Debug().Err(err).Msg("settle sync failed")
+				} else {
+					j.log.Debug().Str("seed", addr).Msg("settle sync")
+				}
+			}()
 		case <-t.C:
 			if inFlight < maxJoinsInFlight {
 				inFlight++
@@ -175,4 +222,23 @@ func (j *seedJoiner) run(joined bool, stop <-chan struct{}) {
 			t.Reset(next())
 		}
 	}
+}
+
+// syncOne exchanges full state with the first seed address that answers,
+// in the order addrs gives, whether or not the seed is in the view
+// already, and reports which one did.
+func (j *seedJoiner) syncOne() (string, error) {
+	addrs := j.addrs()
+	if len(addrs) == 0 {
+		return "", fmt.Errorf("no seed address to sync with (seeds %v)", j.seeds)
+	}
+	var errs []error
+	for _, a := range addrs {
+		if n, err := j.exchange([]string{a}); err == nil && n > 0 {
+			return a, nil
+		} else if err != nil {
+			errs = append(errs, err)
+		}
+	}
+	return "", fmt.Errorf("no seed answered a state sync: %w", errors.Join(errs...))
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"slices"
+	"strings"
 	"sync"
 	"testing"
 	"testing/synctest"
@@ -51,6 +52,8 @@ type fakeFleet struct {
 	view   map[string]bool
 	tries  []time.Duration // when each join was made, since start
 	joined [][]string      // the addresses each join was given
+	syncs  []time.Duration // when each state sync was made, since start
+	synced [][]string      // the addresses each state sync was given
 }
 
 func newFakeFleet(self string) *fakeFleet {
@@ -84,6 +87,30 @@ func (f *fakeFleet) join(addrs []string) (int, error) {
 	return n, nil
 }
 
+// exchange is a state sync: it answers as join does, recorded apart.
+func (f *fakeFleet) exchange(addrs []string) (int, error) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.syncs = append(f.syncs, time.Since(f.start))
+	f.synced = append(f.synced, slices.Clone(addrs))
+	n := 0
+	for _, a := range addrs {
+		if f.up[a] {
+			n++
+		}
+	}
+	if n == 0 {
+		return 0, errors.New("connection refused")
+	}
+	return n, nil
+}
+
+func (f *fakeFleet) syncSnapshot() ([]time.Duration, [][]string) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return slices.Clone(f.syncs), slices.Clone(f.synced)
+}
+
 func (f *fakeFleet) live() map[string]bool {
 	f.mu.Lock()
 	defer f.mu.Unlock()
@@ -107,7 +134,7 @@ func (f *fakeFleet) snapshot() ([]time.Duration, [][]string) {
 }
 
 func (f *fakeFleet) joiner(self string, seeds ...string) *seedJoiner {
-	return &seedJoiner{seeds: seeds, self: self, resolve: f.resolve, join: f.join, live: f.live,
+	return &seedJoiner{seeds: seeds, self: self, resolve: f.resolve, join: f.join, exchange: f.exchange, live: f.live,
 		every: 10 * time.Second, wait: newBackoff(joinBackoffMin, joinBackoffCap), log: zerolog.Nop()}
 }
 
@@ -283,6 +310,116 @@ func TestLiveAddrsLeaveObserversOut(t *testing.T) {
 			if !slices.Equal(got, tc.want) {
 				t.Fatalf("liveAddrs() = %v, want %v", got, tc.want)
 			}
+		})
+	}
+}
+
+// A state sync goes to the first seed address that answers, one address at
+// a time, even when that seed is already in the view (the periodic rejoin
+// skips it); it fails, naming the cause, when no seed answers.
+func TestSyncOneExchangesStateWithTheFirstSeedThatAnswers(t *testing.T) {
+	const self = "10.0.0.9:7946"
+	cases := []struct {
+		name     string
+		up       []string
+		inView   []string
+		wantAddr string
+		wantJoin [][]string
+		wantErr  string
+	}{
+		{name: "first answers", up: []string{"10.0.0.1:7946", "10.0.0.2:7946"},
+			wantAddr: "10.0.0.1:7946", wantJoin: [][]string{{"10.0.0.1:7946"}}},
+		{name: "first down", up: []string{"10.0.0.2:7946"},
+			wantAddr: "10.0.0.2:7946", wantJoin: [][]string{{"10.0.0.1:7946"}, {"10.0.0.2:7946"}}},
+		{name: "seed already in view", up: []string{"10.0.0.1:7946"}, inView: []string{"10.0.0.1:7946"},
+			wantAddr: "10.0.0.1:7946", wantJoin: [][]string{{"10.0.0.1:7946"}}},
+		{name: "none answers", wantErr: "no seed answered a state sync",
+			wantJoin: [][]string{{"10.0.0.1:7946"}, {"10.0.0.2:7946"}}},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			f := newFakeFleet(self)
+			f.set(func() {
+				f.addrs["seeds"] = []string{"10.0.0.1", "10.0.0.2"}
+				for _, a := range tc.up {
+					f.up[a] = true
+				}
+				for _, a := range tc.inView {
+					f.view[a] = true
+				}
+			})
+			addr, err := f.joiner(self, "seeds:7946").syncOne()
+			if tc.wantErr != "" {
+				if err == nil || !strings.Contains(err.Error(), tc.wantErr) {
+					t.Fatalf("err %v, want one containing %q", err, tc.wantErr)
+				}
+			} else if err != nil || addr != tc.wantAddr {
+				t.Fatalf("synced with %q (err %v), want %q", addr, err, tc.wantAddr)
+			}
+			if _, synced := f.syncSnapshot(); !slices.EqualFunc(synced, tc.wantJoin, slices.Equal) {
+				t.Fatalf("syncs %v, want %v", synced, tc.wantJoin)
+			}
+		})
+	}
+}
+
+func TestSyncWithoutSeedsIsAnError(t *testing.T) {
+	if _, err := (&seedJoiner{log: zerolog.Nop()}).syncOne(); err == nil {
+		t.Fatal("a joiner without seeds synced")
+	}
+}
+
+// A member syncs state with a seed one and two seconds after it goes from
+// alone to joined, whether its first try found the seed or a later one
+// did, and again after it was alone and found a peer again; never while
+// alone.
+func TestJoinedMemberSettlesWithTwoSyncs(t *testing.T) {
+	cases := []struct {
+		name      string
+		seedUpAt  time.Duration // when the seed starts answering
+		seedDieAt time.Duration // when it leaves the view and stops (0: never)
+		backAt    time.Duration // when it answers again (0: never)
+		run       time.Duration
+		want      []time.Duration
+	}{
+		{name: "seed up at start", run: 5 * time.Second, want: durations(1000, 2000)},
+		{name: "seed up at 0.25 s", seedUpAt: 250 * time.Millisecond, run: 5 * time.Second,
+			want: durations(1300, 2300)}, // found by the try at 0.3 s
+		{name: "seed gone and back", seedDieAt: 5 * time.Second, backAt: 10500 * time.Millisecond, run: 15 * time.Second,
+			want: durations(1000, 2000, 11700, 12700)}, // alone at the 10 s rejoin; the try at 10.7 s finds it
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			synctest.Test(t, func(t *testing.T) {
+				const self, seed = "10.0.0.9:7946", "10.0.0.1:7946"
+				f := newFakeFleet(self)
+				f.set(func() { f.up[seed] = tc.seedUpAt == 0 })
+				j := f.joiner(self, seed)
+				runJoiner(t, j)
+				at := func(d time.Duration, fn func()) {
+					go func() { time.Sleep(d); f.set(fn) }()
+				}
+				if tc.seedUpAt > 0 {
+					at(tc.seedUpAt, func() { f.up[seed] = true })
+				}
+				if tc.seedDieAt > 0 {
+					at(tc.seedDieAt, func() { delete(f.view, seed); f.up[seed] = false })
+				}
+				if tc.backAt > 0 {
+					at(tc.backAt, func() { f.up[seed] = true })
+				}
+				time.Sleep(tc.run)
+				synctest.Wait()
+				syncs, synced := f.syncSnapshot()
+				if !slices.Equal(syncs, tc.want) {
+					t.Fatalf("syncs at %v, want %v", syncs, tc.want)
+				}
+				for i, got := range synced {
+					if !slices.Equal(got, []string{seed}) {
+						t.Fatalf("sync %d was given %v, want the seed alone", i, got)
+					}
+				}
+			})
 		})
 	}
 }
