@@ -42,9 +42,13 @@ func (r Refusal) text() string {
 // scheduler held the call as long as it may and its node monitors stayed
 // full. Submitting again later may succeed; RetryAfter is the delay the
 // scheduler suggested (0: none), the floor of a RetryPolicy's wait.
+// SchedulerDraining says the refusing scheduler is shutting down rather
+// than out of capacity; a Frontend with another scheduler moves to it and
+// submits there before it returns this error.
 type SaturatedError struct {
 	Refusal
-	RetryAfter time.Duration
+	RetryAfter        time.Duration
+	SchedulerDraining bool
 }
 
 func (e *SaturatedError) Error() string { return e.text() }
@@ -111,12 +115,15 @@ func (e *UnreachableError) Unwrap() []error {
 
 // refusalError is the typed error for a scheduler's refusal of the job
 // requestID of app with message msg.
+// drainingRefusal is in every refusal of a scheduler that drains.
+const drainingRefusal = "this scheduler is shutting down"
+
 func refusalError(scheduler, requestID, app, msg string) error {
 	r := Refusal{RequestID: requestID, Scheduler: scheduler, Message: msg}
 	after, suggested := ParseRetryAfter(msg)
 	switch {
 	case strings.Contains(msg, "fleet saturated") || suggested:
-		return &SaturatedError{Refusal: r, RetryAfter: after}
+		return &SaturatedError{Refusal: r, RetryAfter: after, SchedulerDraining: strings.Contains(msg, drainingRefusal)}
 	case strings.HasPrefix(msg, "no live node monitor hosts app"):
 		return &UnknownAppError{Refusal: r, App: app}
 	case strings.Contains(msg, "no live node monitor"):

@@ -19,24 +19,27 @@ func TestRefusalError(t *testing.T) {
 		invalid
 	)
 	for _, tc := range []struct {
-		msg   string
-		want  kind
-		after time.Duration
+		msg      string
+		want     kind
+		after    time.Duration
+		draining bool
 	}{
-		{"fleet saturated: node monitors refused request \"r-1\"'s reservations as full and the call was held 30s, the most allowed (--max-hold); retry after 1.2s", saturated, 1200 * time.Millisecond},
-		{"fleet saturated: the expected queue wait of the job's 4 tasks exceeds --max-queue-wait 2s and 64 submitJob calls are already held, the most allowed (--max-held-jobs); retry after 350ms", saturated, 350 * time.Millisecond},
-		{"fleet saturated", saturated, 0},
-		{"busy; retry after 2s", saturated, 2 * time.Second},
-		{"no live node monitor hosts app \"web\"", unknownApp, 0},
-		{"app \"web\": no live node monitor satisfies constraint \"zone=eu\"", unplaceable, 0},
-		{"app \"web\": no live node monitor satisfies constraints zone=eu, gpu exists together", unplaceable, 0},
-		{"app \"web\": task \"t0\": none of its preferred nodes [10.0.0.9] or racks [] is live: no live node monitor can run the task", unplaceable, 0},
-		{"missing app", invalid, 0},
-		{"job has 200000 tasks, over the limit of 100000", invalid, 0},
-		{"duplicate task id \"3\"", invalid, 0},
-		{"request id \"r-1\" is already in use", invalid, 0},
-		{"probe ratio 0.5 is below 1", invalid, 0},
-		{"", invalid, 0},
+		{"fleet saturated: this scheduler is shutting down and accepts no new jobs; retry after 100ms", saturated, 100 * time.Millisecond, true},
+		{"fleet saturated: node monitors refused request \"r-1\"'s reservations as full and this scheduler is shutting down; retry after 1s", saturated, time.Second, true},
+		{"fleet saturated: node monitors refused request \"r-1\"'s reservations as full and the call was held 30s, the most allowed (--max-hold); retry after 1.2s", saturated, 1200 * time.Millisecond, false},
+		{"fleet saturated: the expected queue wait of the job's 4 tasks exceeds --max-queue-wait 2s and 64 submitJob calls are already held, the most allowed (--max-held-jobs); retry after 350ms", saturated, 350 * time.Millisecond, false},
+		{"fleet saturated", saturated, 0, false},
+		{"busy; retry after 2s", saturated, 2 * time.Second, false},
+		{"no live node monitor hosts app \"web\"", unknownApp, 0, false},
+		{"app \"web\": no live node monitor satisfies constraint \"zone=eu\"", unplaceable, 0, false},
+		{"app \"web\": no live node monitor satisfies constraints zone=eu, gpu exists together", unplaceable, 0, false},
+		{"app \"web\": task \"t0\": none of its preferred nodes [10.0.0.9] or racks [] is live: no live node monitor can run the task", unplaceable, 0, false},
+		{"missing app", invalid, 0, false},
+		{"job has 200000 tasks, over the limit of 100000", invalid, 0, false},
+		{"duplicate task id \"3\"", invalid, 0, false},
+		{"request id \"r-1\" is already in use", invalid, 0, false},
+		{"probe ratio 0.5 is below 1", invalid, 0, false},
+		{"", invalid, 0, false},
 	} {
 		err := fmt.Errorf("wrapped: %w", refusalError("10.0.0.1:20503", "r-1", "web", tc.msg))
 		var (
@@ -56,6 +59,9 @@ func TestRefusalError(t *testing.T) {
 		}
 		if sat != nil && sat.RetryAfter != tc.after {
 			t.Errorf("%q: RetryAfter %v, want %v", tc.msg, sat.RetryAfter, tc.after)
+		}
+		if sat != nil && sat.SchedulerDraining != tc.draining {
+			t.Errorf("%q: SchedulerDraining %v, want %v", tc.msg, sat.SchedulerDraining, tc.draining)
 		}
 		if ua != nil && ua.App != "web" {
 			t.Errorf("%q: App %q, want web", tc.msg, ua.App)

@@ -237,7 +237,10 @@ func (f *Frontend) connect(ctx context.Context, start int) (int, error) {
 // *UnknownAppError, *UnplaceableError or *InvalidRequestError; no
 // scheduler answering returns *UnreachableError. A scheduler may hold the
 // call while its node monitors are full: Submit then waits, up to
-// SubmitTimeout, and a slow answer is not a failover. With
+// SubmitTimeout, and a slow answer is not a failover. A scheduler that
+// is shutting down refuses new jobs (SaturatedError.SchedulerDraining):
+// Submit then moves to the next scheduler and submits there, without
+// reporting the draining scheduler's jobs, which it still finishes. With
 // FrontendConfig.Retry, a saturated or unreachable fleet's refusal is
 // retried under the same request id before Submit returns.
 func (f *Frontend) Submit(ctx context.Context, job Job) (string, error) {
@@ -290,7 +293,16 @@ func (f *Frontend) submitOnce(ctx context.Context, job Job, req *sparrowrpc.TSch
 		var refused *sparrowrpc.IncompleteRequestException
 		if errors.As(err, &refused) {
 			f.Forget(job.RequestID)
-			return refusalError(sched, job.RequestID, f.cfg.App, refused.Message)
+			rerr := refusalError(sched, job.RequestID, f.cfg.App, refused.Message)
+			var sat *SaturatedError
+			if errors.As(rerr, &sat) && sat.SchedulerDraining && attempt+1 < len(f.cfg.Schedulers) {
+				// Nothing of the job was accepted; the jobs the draining
+				// scheduler did accept stay its to finish.
+				if merr := f.moveOff(ctx, sched, rerr, false); merr == nil {
+					continue
+				}
+			}
+			return rerr
 		}
 		var dial *rpc.DialError
 		if errors.As(err, &dial) {
@@ -342,6 +354,16 @@ func (f *Frontend) InFlight() []string {
 // failover moves off failed, unless another goroutine already did or is
 // doing so, and reports the jobs in flight on it.
 func (f *Frontend) failover(ctx context.Context, failed string, cause error) error {
+	return f.moveOff(ctx, failed, cause, true)
+}
+
+// moveOff makes the next scheduler that accepts the frontend's
+// registration the current one, unless another goroutine already moved
+// off from or is moving off from `from`. With failed, `from` is taken as
+// dead: its jobs in flight are reported to OnFailover for resubmission.
+// Without, `from` is draining and still finishes the jobs it accepted;
+// nothing is reported.
+func (f *Frontend) moveOff(ctx context.Context, from string, cause error, failed bool) error {
 	detected := time.Now()
 	f.mu.Lock()
 	if f.failing != nil {
@@ -354,7 +376,7 @@ func (f *Frontend) failover(ctx context.Context, failed string, cause error) err
 		}
 		return nil
 	}
-	if f.cfg.Schedulers[f.current] != failed {
+	if f.cfg.Schedulers[f.current] != from {
 		f.mu.Unlock()
 		return nil
 	}
@@ -367,17 +389,22 @@ func (f *Frontend) failover(ctx context.Context, failed string, cause error) err
 		f.failing = nil
 		f.mu.Unlock()
 	}()
-	f.log.Warn().Err(cause).Str("scheduler", failed).Msg("scheduler failed; failing over")
-	f.pool.Forget(failed)
-	f.submits.Forget(failed)
+	if !failed {
+		f.log.Info().Err(cause).Str("scheduler", from).Msg("scheduler draining; moving to the next")
+		_, err := f.connect(ctx, start)
+		return err
+	}
+	f.log.Warn().Err(cause).Str("scheduler", from).Msg("scheduler failed; failing over")
+	f.pool.Forget(from)
+	f.submits.Forget(from)
 	idx, err := f.connect(ctx, start)
 	if err != nil {
 		return err
 	}
-	ev := Failover{From: failed, To: f.cfg.Schedulers[idx], Err: cause, DetectedAt: detected, Reconnected: time.Now()}
+	ev := Failover{From: from, To: f.cfg.Schedulers[idx], Err: cause, DetectedAt: detected, Reconnected: time.Now()}
 	f.mu.Lock()
 	for id, st := range f.inFlight {
-		if st.scheduler == failed {
+		if st.scheduler == from {
 			ev.InFlight = append(ev.InFlight, st.job)
 			delete(f.inFlight, id)
 		}

@@ -59,3 +59,67 @@ func TestSchedulerDrain(t *testing.T) {
 	})
 	led.checkOnce(t, total)
 }
+
+// TestFrontendMovesOffADrainingScheduler: with two schedulers, a job
+// submitted while the current one drains is refused there and accepted by
+// the other within the same Submit, with no failover reported (the
+// draining scheduler still finishes what it accepted); every task of both
+// runs exactly once.
+func TestFrontendMovesOffADrainingScheduler(t *testing.T) {
+	led := newLedger()
+	f := startFleet(t, fleet.Config{
+		Schedulers: 2, NodeMonitors: 2, Slots: 2, Apps: []string{"app"},
+		Run: echoTask(300 * time.Millisecond), OnLaunch: led.launched,
+	})
+	var failovers []client.Failover
+	fe, err := client.NewFrontend(context.Background(), client.FrontendConfig{
+		App: "app", Schedulers: f.SchedulerAddrs(),
+		Listen: "127.0.3.79:0", AdvertiseHost: "127.0.3.79",
+		OnMessage: led.message, Log: testLogger(t), Timeout: 5 * time.Second, Heartbeat: -1,
+		OnFailover: func(ev client.Failover) { failovers = append(failovers, ev) },
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { fe.Close() })
+	ctx := context.Background()
+	const tasks = 4
+	if _, err := fe.Submit(ctx, newJob("early", tasks)); err != nil {
+		t.Fatal(err)
+	}
+	first := fe.Scheduler()
+	var draining *scheduler.Daemon
+	for i, addr := range f.SchedulerAddrs() {
+		if addr == first {
+			draining = f.Schedulers[i]
+		}
+	}
+	if draining == nil {
+		t.Fatalf("the frontend's scheduler %s is none of the fleet's %v", first, f.SchedulerAddrs())
+	}
+	done := make(chan scheduler.DrainResult, 1)
+	go func() { done <- draining.Drain(30 * time.Second) }()
+	waitFor(t, "the drain to begin", 5*time.Second, draining.Draining)
+	if _, err := fe.Submit(ctx, newJob("late", tasks)); err != nil {
+		t.Fatalf("submit during one scheduler's drain: %v, want it accepted by the other", err)
+	}
+	if got := fe.Scheduler(); got == first {
+		t.Fatalf("the frontend still submits to the draining scheduler %s", got)
+	}
+	select {
+	case res := <-done:
+		if res.Unlaunched != 0 || res.Running != 0 {
+			t.Fatalf("drain result %+v, want every accepted task launched and finished", res)
+		}
+	case <-time.After(30 * time.Second):
+		t.Fatal("the drain did not return")
+	}
+	waitFor(t, "every task's message", 10*time.Second, func() bool {
+		_, m := led.counts()
+		return m == 2*tasks
+	})
+	led.checkOnce(t, 2*tasks)
+	if len(failovers) != 0 {
+		t.Fatalf("failovers %+v, want none: a draining scheduler is not a failed one", failovers)
+	}
+}

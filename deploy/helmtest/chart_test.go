@@ -498,7 +498,7 @@ func checkContainer(t *testing.T, w *workload, c corev1.Container, gossip string
 	if c.Resources.Requests.Cpu().IsZero() || c.Resources.Requests.Memory().IsZero() {
 		t.Errorf("%s: no CPU and memory requests", where)
 	}
-	if cmd == "nodemonitor" {
+	if cmd == "nodemonitor" || cmd == "scheduler" {
 		checkDrain(t, w, c)
 	}
 }
@@ -514,12 +514,12 @@ func mustPort(t *testing.T, where string, c corev1.Container, flag string) int32
 	return int32(n)
 }
 
-// checkDrain checks that Kubernetes waits for a node monitor's whole
-// drain, and that its executors keep running tasks for as long.
+// checkDrain checks that Kubernetes waits for a daemon's whole drain,
+// and that a node monitor's executors keep running tasks for as long.
 func checkDrain(t *testing.T, w *workload, c corev1.Container) {
 	v, ok := flagValue(c, "drain-timeout")
 	if !ok {
-		t.Errorf("%s: node monitor has no --drain-timeout", w.name)
+		t.Errorf("%s: %s has no --drain-timeout", w.name, c.Name)
 		return
 	}
 	drain, err := strconv.Atoi(strings.TrimSuffix(v, "s"))
