@@ -254,15 +254,15 @@ func (a *admissionBook) admitted(probes []placement.Probe) {
 func (s *Scheduler) ObserveLoad(addr string, rep LoadReport, now time.Time) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	s.adm.refreshOwn(now, s.book.outstanding())
-	s.adm.observe(addr, rep, s.running.on(addr), now)
+	s.gate.adm.refreshOwn(now, s.book.outstanding())
+	s.gate.adm.observe(addr, rep, s.running.on(addr), now)
 }
 
 // saturatedLocked reports whether a job of m tasks over candidates is
 // saturated at now.
 func (s *Scheduler) saturatedLocked(candidates []placement.Node, m int, now time.Time) bool {
-	s.adm.refreshOwn(now, s.book.outstanding())
-	return s.adm.saturated(candidates, m, now, s.running.on)
+	s.gate.adm.refreshOwn(now, s.book.outstanding())
+	return s.gate.adm.saturated(candidates, m, now, s.running.on)
 }
 
 // admitLocked holds a job of m tasks for app, with constraints cons, while it
@@ -274,14 +274,14 @@ func (s *Scheduler) saturatedLocked(candidates []placement.Node, m int, now time
 // or its backoff timer), and each admission lets the next look at once.
 // It releases s.mu while it waits.
 func (s *Scheduler) admitLocked(ctx context.Context, app string, cons []placement.Constraint, candidates []placement.Node, m int) ([]placement.Node, error) {
-	a := &s.adm
+	a := &s.gate.adm
 	if !a.enabled() {
 		return candidates, nil
 	}
 	if a.head() == nil && !s.saturatedLocked(candidates, m, s.now()) {
 		return candidates, nil
 	}
-	hb := &s.hold
+	hb := &s.gate.hold
 	hb.stats.AdmissionHolds++
 	refuse := func(over string) error {
 		hb.stats.Refused++
@@ -344,7 +344,7 @@ func (s *Scheduler) admitLocked(ctx context.Context, app string, cons []placemen
 			a.next()
 			return nil, refuse(fmt.Sprintf("the call was held %v, the most allowed (--max-hold)", now.Sub(h.start).Round(time.Millisecond)))
 		}
-		if s.draining.Load() {
+		if s.gate.draining.Load() {
 			hb.finish(h, now, false)
 			a.next()
 			return nil, refuse("this scheduler is shutting down")

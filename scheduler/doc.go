@@ -20,34 +20,40 @@
 // # Parts
 //
 // Scheduler wires small parts, each a type with its own state, file and
-// tests. None has a lock of its own (rpc.Capabilities aside): Scheduler
-// serialises every call to them under its one mutex, and takes that
-// mutex only for decisions, never across an RPC. A part that needs
+// tests, to what it is given (its wiring: config, address, view, log,
+// clock, peers). None has a lock of its own (rpc.Capabilities aside):
+// Scheduler serialises every call to them under its one mutex, and takes
+// that mutex only for decisions, never across an RPC. A part that needs
 // another's state is handed it by Scheduler or asks through a method.
 //
 //   - requestBook (requests.go): the live requests, by id, and the ids
 //     this scheduler makes up; each request's placement and late-binding
 //     state is its core/placement.Request.
-//   - holdBook (holdbook.go) and admissionBook (admission.go): holds and
-//     admission. The held submitJob calls, their arrival order and the
-//     capacity signal, the refusal's suggested delay, when the fleet last
-//     refused as full; node monitors' load reports and the expected-wait
-//     estimate.
+//   - gate (gate.go): admission control. holdBook (holdbook.go): the
+//     held submitJob calls, their arrival order and the capacity signal,
+//     the refusal's suggested delay, when the fleet last refused as full;
+//     admissionBook (admission.go): node monitors' load reports and the
+//     expected-wait estimate; and whether the scheduler drains.
 //   - offerBook (offerbook.go): offers and offers in doubt. Which node
 //     monitors lack the offer methods (rpc.Capabilities), which asked for
 //     a pause, their start nonces, and the offers in doubt on each.
-//   - fetchBook (fetch.go): fetch memory, so that a node monitor asking
-//     again about a fetch gets the same answer.
+//   - runningBook (running.go): lost-node bookkeeping. The tasks running
+//     on each node monitor, and those reported lost; and with them
+//     fetchBook (fetch.go), the fetch memory, so that a node monitor
+//     asking again about a fetch gets the same answer.
 //   - relaxer (relaxer.go): locality relaxation. The queue of requests by
 //     next delay step, the coordinator's prices, rack indexes, counts.
 //   - frontendBook (frontendbook.go, frontendlink.go): frontend links. The
 //     app registry and the bounded, paced link to each frontend.
-//   - runningBook (running.go): lost-node bookkeeping. The tasks running
-//     on each node monitor, and those reported lost.
 //   - steerBook (steer.go): steering (Config.SteerAfter). Which node
 //     monitors serve each user's reservations and which sit on them
 //     (core/placement.Steer), and when each request is due to be given
 //     reservations where its user is served.
+//   - shortPolicy (shortjobs.go): the long-task-aware policy
+//     (Config.ShortJobs): job classes, the history of task durations, and
+//     the candidates of short and long jobs.
+//   - placer (scheduler.go): the seeded randomness of placement and
+//     jitter.
 //
 // The decisions that span parts (submit, getTask, an enqueue's answer,
 // re-placement, a held call's round, a node's loss, a sweep) are

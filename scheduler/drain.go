@@ -40,9 +40,7 @@ type DrainResult struct {
 func (s *Scheduler) Drain(timeout time.Duration) DrainResult {
 	start := time.Now()
 	s.mu.Lock()
-	s.draining.Store(true)
-	s.hold.wakeAll()
-	s.adm.wakeAll()
+	s.gate.drain()
 	s.mu.Unlock()
 	s.log.Info().Dur("timeout", timeout).Msg("draining: refusing new jobs, waiting for accepted ones to launch and finish")
 	limit := time.NewTimer(timeout)
@@ -74,7 +72,7 @@ func (s *Scheduler) Drain(timeout time.Duration) DrainResult {
 }
 
 // Draining reports whether Drain has been called.
-func (s *Scheduler) Draining() bool { return s.draining.Load() }
+func (s *Scheduler) Draining() bool { return s.gate.draining.Load() }
 
 // drainRefusal is submitJob's answer while the scheduler drains.
 func drainRefusal() error {

@@ -25,6 +25,7 @@ type fetched struct {
 // fetchBook is the fetch memory: the fetchTask fetches being answered,
 // and those that handed out a task still tracked as running on their
 // node monitor, to answer a node monitor that asks again the same way.
+// The runningBook that tracks those tasks keeps it.
 //
 // It has no lock of its own: it is not safe for concurrent use, and its
 // owner serialises every call.
@@ -94,29 +95,18 @@ func (s *Scheduler) FetchTask(ctx context.Context, requestID string, nm *sparrow
 		return nil, fmt.Errorf("fetchTask: fetch id 0 is reserved for none")
 	}
 	addr := rpc.HostPortString(nm)
-	key := fetchKey{addr, fetchID}
 	s.mu.Lock()
-	if f, ok := s.fetches.begin(key); ok {
-		defer s.mu.Unlock()
-		if f.pending {
-			// The node monitor gave up on a call still being answered; it
-			// asks again after a pause, by when the answer is recorded.
-			return nil, fmt.Errorf("fetchTask %d of %s for request %s: still being answered; ask again", fetchID, addr, requestID)
-		}
-		if fetch, tracked := s.running.fetchOf(addr, f.task); tracked && fetch == fetchID {
-			return []*sparrowrpc.TTaskLaunchSpec{f.spec}, nil
-		}
-		s.fetches.forget(addr, fetchID)
-		return []*sparrowrpc.TTaskLaunchSpec{}, nil
-	}
+	known, pending, spec := s.running.fetchAgain(addr, fetchID)
 	s.mu.Unlock()
-	return s.getTask(requestID, addr, fetchID), nil
-}
-
-// fetchAnsweredLocked records the answer to fetch (0: a getTask) of node
-// monitor addr: task t, with spec, if one was handed out and is tracked
-// there as handed out by this fetch.
-func (s *Scheduler) fetchAnsweredLocked(addr string, fetch int64, t runningTask, spec *sparrowrpc.TTaskLaunchSpec) {
-	f, tracked := s.running.fetchOf(addr, t)
-	s.fetches.answered(addr, fetch, t, spec, tracked && f == fetch)
+	switch {
+	case !known:
+		return s.getTask(requestID, addr, fetchID), nil
+	case pending:
+		// The node monitor gave up on a call still being answered; it
+		// asks again after a pause, by when the answer is recorded.
+		return nil, fmt.Errorf("fetchTask %d of %s for request %s: still being answered; ask again", fetchID, addr, requestID)
+	case spec != nil:
+		return []*sparrowrpc.TTaskLaunchSpec{spec}, nil
+	}
+	return []*sparrowrpc.TTaskLaunchSpec{}, nil
 }

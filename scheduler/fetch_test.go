@@ -22,11 +22,11 @@ func (c *cluster) fetch(t *testing.T, req string, nm *fakeNM, id int64) []*sparr
 	return specs
 }
 
-// fetchesRemembered is how many fetches the scheduler holds (s.fetches).
+// fetchesRemembered is how many fetches the scheduler holds (s.running.fetches).
 func (c *cluster) fetchesRemembered() int {
 	c.s.mu.Lock()
 	defer c.s.mu.Unlock()
-	return c.s.fetches.len()
+	return c.s.running.fetches.len()
 }
 
 // taskIDs is the task IDs of specs, for messages and comparisons.
@@ -135,7 +135,7 @@ func TestFetchBadInput(t *testing.T) {
 			t.Fatal("fetch id 0 accepted")
 		}
 		c.s.mu.Lock()
-		c.s.fetches.begin(fetchKey{nm.addr, 9})
+		c.s.running.fetches.begin(fetchKey{nm.addr, 9})
 		c.s.mu.Unlock()
 		if specs, err := c.s.FetchTask(context.Background(), "j", nm.hp, 9); err == nil {
 			t.Fatalf("a fetch still being answered was answered again: %v", taskIDs(specs))

@@ -214,8 +214,8 @@ func (s *Scheduler) heldGetTaskLocked(r *request) {
 	if r != nil && holdingLocked(r) && r.Launched() {
 		r.hold.signal()
 	}
-	s.hold.signalHead()
-	s.hold.wakeOldest()
+	s.gate.hold.signalHead()
+	s.gate.hold.wakeOldest()
 }
 
 // holdStep is what one look at a held job decided.
@@ -295,13 +295,13 @@ func (s *Scheduler) stepHeldLocked(r *request, now time.Time) holdStep {
 	if h.fail != nil && r.Unlaunched() < len(r.specs) {
 		// Re-placement gave up after an offered task launched: the job
 		// is accepted and its other tasks reported failed.
-		s.hold.finish(r.hold, now, true)
+		s.gate.hold.finish(r.hold, now, true)
 		go s.failUnlaunched(r, h.fail)
 		return holdStep{done: true}
 	}
 	if h.fail != nil {
 		h.withdrawn = true
-		s.hold.finish(r.hold, now, false)
+		s.gate.hold.finish(r.hold, now, false)
 		cancel := r.Outstanding()
 		s.stats.Cancellations += uint64(len(cancel))
 		return holdStep{done: true, err: incomplete("app %q: %v", r.app, h.fail), cancel: cancel}
@@ -309,7 +309,7 @@ func (s *Scheduler) stepHeldLocked(r *request, now time.Time) holdStep {
 	if !s.book.live(r) || r.Launched() {
 		// Every task launched, or re-placement gave up after some had
 		// and reported the rest failed: the job was accepted.
-		s.hold.finish(r.hold, now, true)
+		s.gate.hold.finish(r.hold, now, true)
 		return holdStep{done: true}
 	}
 	if h.pending > 0 {
@@ -317,35 +317,35 @@ func (s *Scheduler) stepHeldLocked(r *request, now time.Time) holdStep {
 	}
 	uncovered := r.Uncovered()
 	if len(uncovered) == 0 {
-		s.hold.finish(r.hold, now, true)
+		s.gate.hold.finish(r.hold, now, true)
 		return holdStep{done: true}
 	}
 	// Saturated: reservations were refused as full and none is in flight.
 	var over string
 	if !h.held {
-		if over = s.hold.hold(h); over == "" {
+		if over = s.gate.hold.hold(h); over == "" {
 			h.progress = now
-			s.hold.order(h)
+			s.gate.hold.order(h)
 		}
 	}
 	if over == "" && (h.gone || now.Sub(h.start) >= s.cfg.MaxHold) {
 		over = fmt.Sprintf("the call was held %v, the most allowed (--max-hold)", now.Sub(h.start).Round(time.Millisecond))
 	}
-	if over == "" && s.draining.Load() {
+	if over == "" && s.gate.draining.Load() {
 		over = "this scheduler is shutting down"
 	}
 	if over != "" {
 		return s.endHeldLocked(r, now, true, incomplete("fleet saturated: node monitors refused request %q's reservations as full and %s; retry after %v",
-			r.ID, over, s.hold.retryAfter()))
+			r.ID, over, s.gate.hold.retryAfter()))
 	}
 	if now.Before(h.next) {
-		s.hold.queueSignal(h)
+		s.gate.hold.queueSignal(h)
 		return holdStep{next: h.next}
 	}
-	if !s.hold.mayPlace(h, now) {
+	if !s.gate.hold.mayPlace(h, now) {
 		// An older held call goes first; look again when it could be
 		// stuck, unless signalled sooner (holdBook).
-		s.hold.queueSignal(h)
+		s.gate.hold.queueSignal(h)
 		return holdStep{next: now.Add(holdHeadStuck)}
 	}
 	var all, fresh []placement.Node
@@ -375,7 +375,7 @@ func (s *Scheduler) stepHeldLocked(r *request, now time.Time) holdStep {
 	jitter := time.Duration(s.place.int63n(int64(h.backoff)/2 + 1))
 	h.next = now.Add(h.backoff/2 + jitter)
 	h.backoff = min(2*h.backoff, holdRetryMax)
-	s.hold.stats.Rounds++
+	s.gate.hold.stats.Rounds++
 	return holdStep{send: probes}
 }
 
@@ -389,16 +389,16 @@ func (s *Scheduler) endHeldLocked(r *request, now time.Time, saturated bool, err
 		return holdStep{}
 	}
 	if r.Unlaunched() < len(r.specs) {
-		s.hold.finish(r.hold, now, false)
-		s.hold.stats.Released++
+		s.gate.hold.finish(r.hold, now, false)
+		s.gate.hold.stats.Released++
 		return holdStep{done: true, release: true}
 	}
 	s.book.remove(r)
 	s.relax.remove(r)
 	h.withdrawn = true
-	s.hold.finish(r.hold, now, false)
+	s.gate.hold.finish(r.hold, now, false)
 	if saturated {
-		s.hold.stats.Refused++
+		s.gate.hold.stats.Refused++
 	}
 	cancel := r.Outstanding()
 	s.stats.Cancellations += uint64(len(cancel))

@@ -5,7 +5,7 @@ import (
 	"time"
 )
 
-// holdBook is the holds and admission part's record of held submitJob
+// holdBook is admission control's record (gate.go) of held submitJob
 // calls (hold.go, admission.go): how many are held, the calls waiting
 // for a capacity signal, the arrival order of calls held for full
 // queues, how long placed calls waited (the refusal's suggested delay),

@@ -96,9 +96,7 @@ func (s *Scheduler) TasksFinished(ctx context.Context, nm *sparrowrpc.THostPort,
 			continue
 		}
 		rt := runningTask{app: t.AppId, request: t.RequestId, task: t.TaskId}
-		if fetch, ok := s.running.finished(addr, rt); ok {
-			s.fetches.forget(addr, fetch)
-		}
+		s.running.finished(addr, rt)
 		s.short.finished(rt, s.now())
 	}
 	return nil
@@ -157,9 +155,6 @@ func (s *Scheduler) nodeLostOf(addr string, only map[runningTask]struct{}) {
 		}
 	}
 	lost := s.running.nodeLost(addr, only)
-	for _, fetch := range lost {
-		s.fetches.forget(addr, fetch)
-	}
 	affected := s.book.holding(addr)
 	s.mu.Unlock()
 

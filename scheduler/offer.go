@@ -69,7 +69,7 @@ func (s *Scheduler) sendBackupsLocked(r *request) {
 	}
 	r.backup = nil
 	r.AddProbes(b)
-	s.adm.admitted(b)
+	s.gate.adm.admitted(b)
 	s.offers.backups += uint64(len(b))
 	s.enqueueAs(r, b, countHeldLocked(r, b))
 }

@@ -1,5 +1,7 @@
 package scheduler
 
+import "github.com/sparrowfleet/sparrow/thrift/gen-go/sparrowrpc"
+
 // maxTracked bounds the launched-but-unfinished tasks a scheduler
 // remembers; past it, new launches are not tracked (and so would not be
 // reported lost), which is logged.
@@ -48,10 +50,13 @@ type runningTask struct {
 }
 
 // runningBook is the lost-node bookkeeping: the tasks this scheduler
-// launchedLocked on each node monitor and not yet reported finished (with the
+// launched on each node monitor and not yet reported finished (with the
 // fetch that handed each out, 0 for none), so that they can be reported
 // lost with their node, and the tasks so reported, whose later messages
-// are dropped so that a frontend never hears "lost" and then "done".
+// are dropped so that a frontend never hears "lost" and then "done". It
+// keeps the fetch memory (fetchBook, fetch.go) with them: a fetch that
+// handed out a task is remembered while that task is tracked here as
+// handed out by it, and forgotten when it finishes or is lost.
 //
 // It has no lock of its own: it is not safe for concurrent use, and its
 // owner serialises every call.
@@ -59,6 +64,7 @@ type runningBook struct {
 	byNode  map[string]map[runningTask]int64
 	tracked int // entries in byNode
 	lost    lostSet
+	fetches fetchBook
 	// untracked counts launches not tracked (the bound was hit), dropped
 	// the messages about tasks already reported lost, and lostTasks the
 	// running tasks reported lost with their node.
@@ -91,8 +97,8 @@ func (b *runningBook) fetchOf(addr string, t runningTask) (int64, bool) {
 	return f, ok
 }
 
-// finished forgets t, which addr reports finished, and returns the fetch
-// that handed it out, if it was tracked there.
+// finished forgets t, which addr reports finished, and the fetch that
+// handed it out, which it returns, if it was tracked there.
 func (b *runningBook) finished(addr string, t runningTask) (fetch int64, ok bool) {
 	m := b.byNode[addr]
 	fetch, ok = m[t]
@@ -102,8 +108,38 @@ func (b *runningBook) finished(addr string, t runningTask) (fetch int64, ok bool
 		if len(m) == 0 {
 			delete(b.byNode, addr)
 		}
+		b.fetches.forget(addr, fetch)
 	}
 	return fetch, ok
+}
+
+// fetchAgain looks up fetch of node monitor addr. known is false for a
+// fetch not asked about before, which is then recorded as being
+// answered. Otherwise pending says it is still being answered, and spec
+// is the task it handed out, to hand out again, or nil when that task is
+// no longer tracked there as handed out by it (the fetch is then
+// forgotten: it is answered empty).
+func (b *runningBook) fetchAgain(addr string, fetch int64) (known, pending bool, spec *sparrowrpc.TTaskLaunchSpec) {
+	f, ok := b.fetches.begin(fetchKey{addr, fetch})
+	switch {
+	case !ok:
+		return false, false, nil
+	case f.pending:
+		return true, true, nil
+	}
+	if by, tracked := b.fetchOf(addr, f.task); tracked && by == fetch {
+		return true, false, f.spec
+	}
+	b.fetches.forget(addr, fetch)
+	return true, false, nil
+}
+
+// fetchAnswered records the answer to fetch (0: a getTask) of node
+// monitor addr: task t, with spec, if one was handed out and is tracked
+// there as handed out by this fetch.
+func (b *runningBook) fetchAnswered(addr string, fetch int64, t runningTask, spec *sparrowrpc.TTaskLaunchSpec) {
+	f, tracked := b.fetchOf(addr, t)
+	b.fetches.answered(addr, fetch, t, spec, tracked && f == fetch)
 }
 
 // on returns how many tasks are tracked as running on addr.
@@ -120,7 +156,8 @@ func (b *runningBook) snapshot(addr string) map[runningTask]struct{} {
 }
 
 // nodeLost forgets the tasks running on addr, a node monitor declared
-// lost, remembers them as lost, and returns them with their fetches. With
+// lost, and their fetches, remembers them as lost, and returns them with
+// their fetches. With
 // only non-nil, just the tasks of only that are still tracked there are
 // lost: those running when the node monitor was seen to go, not those a
 // new process at the same address launched since.
@@ -143,8 +180,9 @@ func (b *runningBook) nodeLost(addr string, only map[runningTask]struct{}) map[r
 	}
 	b.tracked -= len(lost)
 	b.lostTasks += uint64(len(lost))
-	for t := range lost {
+	for t, fetch := range lost {
 		b.lost.add(t)
+		b.fetches.forget(addr, fetch)
 	}
 	return lost
 }
@@ -165,4 +203,5 @@ func (b *runningBook) statsInto(st *Stats) {
 	st.Untracked = b.untracked
 	st.LateDropped = b.dropped
 	st.TasksLost = b.lostTasks
+	st.FetchesAskedAgain = b.fetches.askedAgain
 }

@@ -3,6 +3,8 @@ package scheduler
 import (
 	"strconv"
 	"testing"
+
+	"github.com/sparrowfleet/sparrow/thrift/gen-go/sparrowrpc"
 )
 
 // TestRunningBook drives the lost-node bookkeeping through sequences of
@@ -128,5 +130,100 @@ func TestLostSetForgetsOldest(t *testing.T) {
 	l.add(task(0))
 	if !l.has(task(0)) || len(l.ring) != 1 {
 		t.Fatal("the zero lostSet does not remember")
+	}
+}
+
+// TestRunningBookFetches: the fetch memory follows the tasks tracked. A
+// fetch that handed out a task is answered again, the same way, while
+// that task is tracked there as handed out by it, and is forgotten when
+// the task finishes or its node is lost; any other answer is not kept.
+func TestRunningBookFetches(t *testing.T) {
+	t0 := runningTask{app: "a", request: "r", task: "t0"}
+	t1 := runningTask{app: "a", request: "r", task: "t1"}
+	type step struct {
+		op    string // ask, track, answer, finish, lose
+		addr  string
+		fetch int64
+		task  runningTask
+		// ask: the fetch was known, is still being answered, and hands
+		// out its task again
+		known, pending, again bool
+	}
+	tests := []struct {
+		name       string
+		steps      []step
+		remembered int
+		askedAgain uint64
+	}{
+		{name: "asked again while its task runs", steps: []step{
+			{op: "ask", addr: "a", fetch: 7},
+			{op: "track", addr: "a", fetch: 7, task: t0},
+			{op: "answer", addr: "a", fetch: 7, task: t0},
+			{op: "ask", addr: "a", fetch: 7, known: true, again: true},
+		}, remembered: 1, askedAgain: 1},
+		{name: "asked again while being answered", steps: []step{
+			{op: "ask", addr: "a", fetch: 7},
+			{op: "ask", addr: "a", fetch: 7, known: true, pending: true},
+		}, remembered: 1},
+		{name: "forgotten when its task finishes", steps: []step{
+			{op: "ask", addr: "a", fetch: 7},
+			{op: "track", addr: "a", fetch: 7, task: t0},
+			{op: "answer", addr: "a", fetch: 7, task: t0},
+			{op: "finish", addr: "a", task: t0},
+		}},
+		{name: "forgotten when its node is lost, others kept", steps: []step{
+			{op: "ask", addr: "a", fetch: 7},
+			{op: "track", addr: "a", fetch: 7, task: t0},
+			{op: "answer", addr: "a", fetch: 7, task: t0},
+			{op: "ask", addr: "b", fetch: 7},
+			{op: "track", addr: "b", fetch: 7, task: t1},
+			{op: "answer", addr: "b", fetch: 7, task: t1},
+			{op: "lose", addr: "a"},
+		}, remembered: 1},
+		{name: "a task tracked as handed out by another fetch is not kept", steps: []step{
+			{op: "ask", addr: "a", fetch: 7},
+			{op: "track", addr: "a", fetch: 8, task: t0},
+			{op: "answer", addr: "a", fetch: 7, task: t0},
+		}},
+		{name: "a task handed out by another fetch since answers empty", steps: []step{
+			{op: "ask", addr: "a", fetch: 7},
+			{op: "track", addr: "a", fetch: 7, task: t0},
+			{op: "answer", addr: "a", fetch: 7, task: t0},
+			{op: "track", addr: "a", fetch: 9, task: t0},
+			{op: "ask", addr: "a", fetch: 7, known: true},
+		}, askedAgain: 1},
+		{name: "a getTask records nothing", steps: []step{
+			{op: "track", addr: "a", task: t0},
+			{op: "answer", addr: "a", task: t0},
+		}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			var b runningBook
+			for i, st := range tt.steps {
+				switch st.op {
+				case "ask":
+					known, pending, spec := b.fetchAgain(st.addr, st.fetch)
+					if known != st.known || pending != st.pending || (spec != nil) != st.again {
+						t.Fatalf("step %d: known %v pending %v spec %v; want %v %v %v", i, known, pending, spec, st.known, st.pending, st.again)
+					}
+				case "track":
+					b.track(st.addr, st.task, st.fetch)
+				case "answer":
+					b.fetchAnswered(st.addr, st.fetch, st.task, &sparrowrpc.TTaskLaunchSpec{TaskId: st.task.task})
+				case "finish":
+					if _, ok := b.finished(st.addr, st.task); !ok {
+						t.Fatalf("step %d: %v was not tracked", i, st.task)
+					}
+				case "lose":
+					b.nodeLost(st.addr, nil)
+				}
+			}
+			var s Stats
+			b.statsInto(&s)
+			if b.fetches.len() != tt.remembered || s.FetchesAskedAgain != tt.askedAgain {
+				t.Fatalf("%d fetches remembered, %d asked again; want %d, %d", b.fetches.len(), s.FetchesAskedAgain, tt.remembered, tt.askedAgain)
+			}
+		})
 	}
 }

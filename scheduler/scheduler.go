@@ -9,7 +9,6 @@ import (
 	"fmt"
 	mrand "math/rand/v2"
 	"sync"
-	"sync/atomic"
 	"time"
 
 	"github.com/rs/zerolog"
@@ -119,37 +118,41 @@ type Config struct {
 // Scheduler implements SchedulerService and GetTaskService. It wires the
 // parts (doc.go) and makes the decisions that need more than one of them.
 //
-// Safe for concurrent use. mu serialises every call to a part and every
-// access to a request's state; no RPC is made while it is held. A method
-// whose name ends in Locked runs with mu held and returns with it held
-// (admitLocked and awaitOffersLocked release it while they wait); one
-// ending in AndUnlock runs with mu held and releases it; every other
-// method takes mu itself if it needs it.
+// Safe for concurrent use. The wiring is fixed by New and read without
+// mu. mu serialises every call to a part and every access to a request's
+// state; no RPC is made while it is held. A method whose name ends in
+// Locked runs with mu held and returns with it held (admitLocked and
+// awaitOffersLocked release it while they wait); one ending in AndUnlock
+// runs with mu held and releases it; every other method takes mu itself
+// if it needs it.
 type Scheduler struct {
-	cfg  Config
-	self *sparrowrpc.THostPort
-	view NodeView
-	log  zerolog.Logger
-	now  func() time.Time // the clock; tests replace it
-
-	peers peers // calls to node monitors and frontends (peers.go)
+	wiring
 
 	mu      sync.Mutex
-	place   placer        // seeded randomness for placement and jitter
-	book    requestBook   // the request book (requests.go)
-	running runningBook   // lost-node bookkeeping (running.go)
-	fetches fetchBook     // fetch memory (fetch.go)
-	offers  offerBook     // offers and offers in doubt (offerbook.go)
-	relax   relaxer       // locality relaxation (relaxer.go)
-	hold    holdBook      // held submitJob calls (holdbook.go)
-	adm     admissionBook // admission by expected wait (admission.go)
-	front   frontendBook  // frontend links (frontendbook.go)
-	steer   steerBook     // steering by who serves each user (steer.go)
-	short   *shortPolicy  // the long-task-aware policy, nil when off (shortjobs.go)
-	stats   Stats         // the counts of the decisions made here
-	// draining is set, under mu, by Drain; submitJob reads it under mu
-	// before adding a job, so no job is accepted after Drain began.
-	draining atomic.Bool
+	place   placer       // seeded randomness for placement and jitter
+	book    requestBook  // the request book (requests.go)
+	running runningBook  // lost-node bookkeeping and fetch memory (running.go, fetch.go)
+	offers  offerBook    // offers and offers in doubt (offerbook.go)
+	relax   relaxer      // locality relaxation (relaxer.go)
+	gate    gate         // holds, admission by expected wait and the drain (gate.go)
+	front   frontendBook // frontend links (frontendbook.go)
+	steer   steerBook    // steering by who serves each user (steer.go)
+	short   *shortPolicy // the long-task-aware policy, nil when off (shortjobs.go)
+	stats   Stats        // the counts of the decisions made here
+}
+
+// wiring is what a Scheduler is given: its config, its own address, the
+// view of live node monitors, its log, its clock and its peers. New sets
+// it and nothing changes it once the scheduler serves (tests replace the
+// clock and the log before), so it is read without a lock; the view and
+// the peers are safe for concurrent use.
+type wiring struct {
+	cfg   Config
+	self  *sparrowrpc.THostPort
+	view  NodeView
+	log   zerolog.Logger
+	now   func() time.Time // the clock; tests replace it
+	peers peers            // calls to node monitors and frontends (peers.go)
 }
 
 // placer is the scheduler's seeded randomness: where reservations go,
@@ -291,18 +294,22 @@ func newWith(cfg Config, view NodeView, nodes NodeMonitors, fronts Frontends) (*
 		fronts = newThriftFrontends(cfg.RPC)
 	}
 	s := &Scheduler{
-		cfg:   cfg,
-		self:  self,
-		view:  view,
-		log:   cfg.Log.With().Str("component", "scheduler").Logger(),
-		peers: peers{nodes: nodes, fronts: fronts},
+		wiring: wiring{
+			cfg:   cfg,
+			self:  self,
+			view:  view,
+			log:   cfg.Log.With().Str("component", "scheduler").Logger(),
+			now:   time.Now,
+			peers: peers{nodes: nodes, fronts: fronts},
+		},
 		place: placer{rng: mrand.New(mrand.NewPCG(seed, seed^0x9e3779b97f4a7c15))},
 		book:  newRequestBook(hex.EncodeToString(b[8:14])),
-		now:   time.Now,
 		relax: newRelaxer(cfg.LocalityStale),
 		steer: newSteerBook(cfg.SteerAfter),
-		hold:  holdBook{maxHeld: cfg.MaxHeldJobs, maxHold: cfg.MaxHold},
-		adm:   admissionBook{maxWait: cfg.MaxQueueWait, stale: cfg.LoadStale, share: 1 / cfg.ProbeRatio},
+		gate: gate{
+			hold: holdBook{maxHeld: cfg.MaxHeldJobs, maxHold: cfg.MaxHold},
+			adm:  admissionBook{maxWait: cfg.MaxQueueWait, stale: cfg.LoadStale, share: 1 / cfg.ProbeRatio},
+		},
 		short: short,
 	}
 	s.front = newFrontendBook(cfg.FrontendMaxInflight, cfg.FrontendDeadAfter, func(d time.Duration) time.Duration {
@@ -327,11 +334,9 @@ func (s *Scheduler) Stats() Stats {
 	st := s.stats
 	st.ActiveRequests = s.book.len()
 	s.running.statsInto(&st)
-	st.FetchesAskedAgain = s.fetches.askedAgain
 	s.offers.statsInto(&st)
 	st.Locality = s.relax.snapshot(s.now())
-	st.Hold = s.hold.snapshot()
-	st.Hold.LoadReports = s.adm.reportsTaken
+	st.Hold = s.gate.snapshot()
 	st.Frontend = s.front.snapshot()
 	return st
 }
@@ -366,7 +371,7 @@ func (s *Scheduler) SubmitJob(ctx context.Context, req *sparrowrpc.TSchedulingRe
 		return incomplete("app %q: %v", job.App, err)
 	}
 
-	if s.draining.Load() {
+	if s.gate.draining.Load() {
 		return drainRefusal()
 	}
 	s.mu.Lock()
@@ -374,7 +379,7 @@ func (s *Scheduler) SubmitJob(ctx context.Context, req *sparrowrpc.TSchedulingRe
 		s.mu.Unlock()
 		return err
 	}
-	if s.draining.Load() {
+	if s.gate.draining.Load() {
 		s.mu.Unlock()
 		return drainRefusal()
 	}
@@ -412,7 +417,7 @@ func (s *Scheduler) SubmitJob(ctx context.Context, req *sparrowrpc.TSchedulingRe
 	probes, r.backup = s.splitBackupsLocked(r, probes)
 	s.steer.placed(r, probes, steerAt)
 	r.AddProbes(probes)
-	s.adm.admitted(probes)
+	s.gate.adm.admitted(probes)
 	counted := countHeldLocked(r, probes)
 	s.book.add(r)
 	offers := s.planOffersLocked(r, probes)
@@ -486,7 +491,7 @@ func (s *Scheduler) enqueueOne(r *request, p placement.Probe, counted bool, offe
 	}
 	s.stats.Reservations += uint64(p.Count)
 	if err == nil && !accepted {
-		s.hold.sawFull(s.now()) // the fleet is saturated (sweep.go)
+		s.gate.hold.sawFull(s.now()) // the fleet is saturated (sweep.go)
 	}
 	if handled, withdraw := s.enqueuedLocked(r, p, counted, accepted, err); handled {
 		if withdraw {
@@ -601,7 +606,7 @@ func (s *Scheduler) GetTask(ctx context.Context, requestID string, nm *sparrowrp
 }
 
 // getTask answers node monitor addr's getTask, or its fetchTask fetch
-// (0: a getTask), which it records in s.fetches with the task handed out.
+// (0: a getTask), which it records in the fetch memory with the task handed out.
 func (s *Scheduler) getTask(requestID, addr string, fetch int64) []*sparrowrpc.TTaskLaunchSpec {
 	s.mu.Lock()
 	r, ok := s.book.get(requestID)
@@ -612,7 +617,7 @@ func (s *Scheduler) getTask(requestID, addr string, fetch int64) []*sparrowrpc.T
 	if !ok {
 		s.stats.EmptyGetTasks++
 		s.heldGetTaskLocked(nil)
-		s.fetchAnsweredLocked(addr, fetch, runningTask{}, nil)
+		s.running.fetchAnswered(addr, fetch, runningTask{}, nil)
 		s.mu.Unlock()
 		return []*sparrowrpc.TTaskLaunchSpec{}
 	}
@@ -630,7 +635,7 @@ func (s *Scheduler) getTask(requestID, addr string, fetch int64) []*sparrowrpc.T
 	} else {
 		s.stats.EmptyGetTasks++
 	}
-	s.fetchAnsweredLocked(addr, fetch, task, spec)
+	s.running.fetchAnswered(addr, fetch, task, spec)
 	// Sharing probes across constrained tasks can use up the last
 	// reservation another constrained task could run on; that task must be
 	// probed for again or the job would never finish.

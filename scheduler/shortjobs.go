@@ -37,9 +37,10 @@ type shortJob struct {
 // history learns from the time between a task's hand-out and its finished
 // report.
 //
-// Lock contract: it has no lock; Scheduler calls every method with its mu
-// held. A nil *shortPolicy is the policy off: every method is then a
-// no-op that leaves the scheduler's behaviour unchanged.
+// It has no lock of its own: it is not safe for concurrent use, and its
+// owner serialises every call. A nil *shortPolicy is the policy off:
+// every method is then a no-op that leaves the scheduler's behaviour
+// unchanged.
 type shortPolicy struct {
 	cfg     shortjobs.Config
 	hist    *shortjobs.History

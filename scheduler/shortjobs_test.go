@@ -221,3 +221,64 @@ func TestShortJobsHistory(t *testing.T) {
 		}
 	})
 }
+
+// TestShortPolicy: the policy classes a job by its own estimate, else by
+// its app's history of task durations learnt from hand-out to finish,
+// and adds its fields to reservations and getTask answers; off (nil), it
+// classes nothing and adds nothing.
+func TestShortPolicy(t *testing.T) {
+	t0 := time.Unix(1000, 0)
+	on := &shortjobs.Config{Cutoff: 10, StarveLimit: 4}
+	tests := []struct {
+		name    string
+		cfg     *shortjobs.Config
+		ran     []time.Duration // durations of the app's tasks finished before
+		own     float64         // the job's own seconds per task
+		tasks   int
+		want    shortJob
+		wantMsg bool // the reservation and the answer carry the policy's fields
+	}{
+		{name: "off", cfg: nil, own: 2, tasks: 3},
+		{name: "its own estimate under the cutoff: short", cfg: on, own: 2, tasks: 3,
+			want: shortJob{class: shortjobs.Short, est: 2, work: 6}, wantMsg: true},
+		{name: "its own estimate past the cutoff: long", cfg: on, own: 20, tasks: 2,
+			want: shortJob{class: shortjobs.Long, est: 20, work: 40}, wantMsg: true},
+		{name: "no estimate and no history: long", cfg: on, tasks: 2,
+			want: shortJob{class: shortjobs.Long}, wantMsg: true},
+		{name: "the app's history", cfg: on, ran: []time.Duration{4 * time.Second}, tasks: 2,
+			want: shortJob{class: shortjobs.Short, est: 4, work: 8}, wantMsg: true},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			p, err := newShortPolicy(tt.cfg)
+			if err != nil {
+				t.Fatal(err)
+			}
+			for i, d := range tt.ran {
+				task := runningTask{app: app, request: "before", task: fmt.Sprint(i)}
+				p.answer(&sparrowrpc.TTaskLaunchSpec{}, shortJob{}, 0, task, t0)
+				p.finished(task, t0.Add(d))
+			}
+			j := p.classify(tt.own, app, tt.tasks)
+			if j != tt.want {
+				t.Fatalf("classified %+v, want %+v", j, tt.want)
+			}
+			msg := &sparrowrpc.TEnqueueTaskReservationsRequest{}
+			p.reservation(msg, j)
+			spec := &sparrowrpc.TTaskLaunchSpec{}
+			p.answer(spec, j, tt.tasks-1, runningTask{app: app, request: "r", task: "0"}, t0)
+			if !tt.wantMsg {
+				if msg.JobClass != nil || msg.TaskSeconds != nil || spec.RemainingTasks != nil || spec.TaskSeconds != nil {
+					t.Fatalf("policy off added fields: %+v, %+v", msg, spec)
+				}
+				return
+			}
+			if msg.GetJobClass() != int32(tt.want.class) || msg.GetTaskSeconds() != tt.want.est || msg.GetRemainingWork() != tt.want.work {
+				t.Fatalf("reservation %+v, want class %v, %v s per task, %v s of work", msg, tt.want.class, tt.want.est, tt.want.work)
+			}
+			if spec.GetRemainingTasks() != int32(tt.tasks-1) || spec.GetTaskSeconds() != tt.want.est {
+				t.Fatalf("answer %+v, want %d remaining, %v s per task", spec, tt.tasks-1, tt.want.est)
+			}
+		})
+	}
+}

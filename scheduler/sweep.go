@@ -26,7 +26,7 @@ func (s *Scheduler) Sweep(now time.Time) {
 		return
 	}
 	s.mu.Lock()
-	saturated := s.hold.saturated(now, s.cfg.ReservationTimeout)
+	saturated := s.gate.hold.saturated(now, s.cfg.ReservationTimeout)
 	due := s.book.overdue(now, s.cfg.ReservationTimeout)
 	if saturated {
 		s.stats.SweepsSaturated += uint64(len(due))

@@ -84,13 +84,13 @@ func TestSweepHoldsOffWhileSaturated(t *testing.T) {
 		c.settled(t)
 		before := c.s.Stats()
 		c.s.mu.Lock()
-		if c.s.hold.lastFull.IsZero() {
+		if c.s.gate.hold.lastFull.IsZero() {
 			c.s.mu.Unlock()
 			t.Fatal("a refusal as full was not recorded")
 		}
 		// Sweep an hour on, as if the last refusal were half a second old.
 		at := time.Now().Add(time.Hour)
-		c.s.hold.sawFull(at.Add(-500 * time.Millisecond))
+		c.s.gate.hold.sawFull(at.Add(-500 * time.Millisecond))
 		c.s.mu.Unlock()
 		c.s.Sweep(at)
 		c.settled(t)
