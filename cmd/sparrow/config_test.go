@@ -187,42 +187,14 @@ func TestConfigEnvironment(t *testing.T) {
 	}
 }
 
-// TestConfigOldFlagName checks --metrics-listen against the new name: the
-// old flag on the command line beats the new key in the file, and the old
-// key in a file sets the new flag, with a warning.
-func TestConfigOldFlagName(t *testing.T) {
-	file := writeConfig(t, "s.yaml", "http-listen: 127.0.0.1:9001\n")
-	cmd, _, err := configure(t, newSchedulerCmd, []string{"--config", file, "--metrics-listen", "127.0.0.1:9002"}, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if v, _ := cmd.Flags().GetString("http-listen"); v != "127.0.0.1:9002" {
-		t.Errorf("http-listen = %q, want the command line's --metrics-listen", v)
-	}
-
-	file = writeConfig(t, "s.yaml", "metrics-listen: 127.0.0.1:9003\n")
-	cmd, dc, err := configure(t, newSchedulerCmd, []string{"--config", file}, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if v, _ := cmd.Flags().GetString("http-listen"); v != "127.0.0.1:9003" {
-		t.Errorf("http-listen = %q, want the file's metrics-listen", v)
-	}
-	if len(dc.Warnings) != 1 || !strings.Contains(dc.Warnings[0], "deprecated") {
-		t.Errorf("warnings = %q, want one about the old key", dc.Warnings)
-	}
-
-	file = writeConfig(t, "s.yaml", "metrics-listen: 127.0.0.1:9003\nhttp-listen: 127.0.0.1:9004\n")
-	if _, _, err := configure(t, newSchedulerCmd, []string{"--config", file}, nil); err == nil || !strings.Contains(err.Error(), "old name") {
-		t.Errorf("both names in a file: err = %v", err)
-	}
-}
-
 // TestEveryDaemonFlagHasHelp checks that the daemons' flags, config and
-// HTTP ones included, all have help text and that --help documents the
-// old --metrics-listen name.
+// HTTP ones included, all have help text, that the coordinator has
+// --locality, and that --help documents the old --metrics-listen name.
 func TestEveryDaemonFlagHasHelp(t *testing.T) {
-	for _, newCmd := range []func() *cobra.Command{newSchedulerCmd, newNodeMonitorCmd, newExecutorCmd, newStatusCmd} {
+	if newCoordinatorCmd().Flags().Lookup("locality") == nil {
+		t.Error("no coordinator --locality flag")
+	}
+	for _, newCmd := range []func() *cobra.Command{newSchedulerCmd, newNodeMonitorCmd, newCoordinatorCmd, newExecutorCmd, newStatusCmd} {
 		cmd := newCmd()
 		cmd.Flags().VisitAll(func(f *pflag.Flag) {
 			if strings.TrimSpace(f.Usage) == "" {

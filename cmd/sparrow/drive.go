@@ -1,20 +1,15 @@
 package main
 
 import (
-	"encoding/json"
 	"fmt"
-	"io"
-	"os"
-	"os/signal"
 	"strings"
-	"syscall"
 	"time"
 
 	"github.com/spf13/cobra"
 
 	"github.com/sparrowfleet/sparrow/bench/driver"
 	"github.com/sparrowfleet/sparrow/client"
-	"github.com/sparrowfleet/sparrow/internal/jobtrace"
+	"github.com/sparrowfleet/sparrow/internal/daemon"
 )
 
 func init() { rootCmd.AddCommand(newDriveCmd()) }
@@ -25,8 +20,8 @@ func newDriveCmd() *cobra.Command {
 		schedulers  string
 		asJSON      bool
 		constraints []string
-		preferNodes string
-		trace       driveTraceFlags
+		prefer      driver.PreferenceFlags
+		trace       driver.TraceFlags
 	)
 	cmd := &cobra.Command{
 		Use:   "drive",
@@ -90,17 +85,13 @@ job completed.`,
 			if err != nil {
 				return err
 			}
-			for _, c := range constraints {
-				pc, err := parseConstraint(c)
-				if err != nil {
-					return fmt.Errorf("--constraint: %w", err)
-				}
-				cfg.Constraints = append(cfg.Constraints, pc)
-			}
-			if cfg.Prefer, err = parsePreferences(preferNodes, cfg.Prefer, cmd.Flags().Changed); err != nil {
+			if cfg.Constraints, err = driver.ParseConstraints(constraints); err != nil {
 				return err
 			}
-			if cfg.Trace, err = trace.load(cfg.Jobs, cmd.Flags().Changed); err != nil {
+			if cfg.Prefer, err = prefer.Preferences(cmd.Flags().Changed); err != nil {
+				return err
+			}
+			if cfg.Trace, err = trace.Load(cfg.Jobs, cmd.Flags().Changed); err != nil {
 				return err
 			}
 			for _, s := range strings.Split(schedulers, ",") {
@@ -108,7 +99,7 @@ job completed.`,
 					cfg.Schedulers = append(cfg.Schedulers, s)
 				}
 			}
-			ctx, cancel := signal.NotifyContext(cmd.Context(), os.Interrupt, syscall.SIGTERM)
+			ctx, cancel := daemon.SignalContext(cmd.Context())
 			defer cancel()
 			marks, stopMarks := driver.MarkSignals()
 			defer stopMarks()
@@ -117,7 +108,7 @@ job completed.`,
 			if err != nil {
 				return err
 			}
-			if err := printDriveSummary(cmd.OutOrStdout(), sum, asJSON); err != nil {
+			if err := driver.WriteSummary(cmd.OutOrStdout(), sum, asJSON); err != nil {
 				return err
 			}
 			if !sum.OK {
@@ -143,15 +134,8 @@ job completed.`,
 	fs.DurationVar(&cfg.Deadline, "deadline", 2*time.Minute, "give up (exit non-zero) if the jobs have not all completed this long after the start")
 	fs.DurationVar(&cfg.Timeout, "timeout", client.DefaultTimeout, "scheduler failure-detection timeout (the paper's 100 ms)")
 	fs.DurationVar(&cfg.Heartbeat, "heartbeat", client.DefaultHeartbeat, "idle heartbeat to the current scheduler (negative disables)")
-	fs.DurationVar(&cfg.RetryBase, "retry-base", driver.DefaultRetryBase, "backoff before a job's first resubmission is drawn uniformly from [0, this); it doubles per resubmission of the same job (full jitter)")
-	fs.DurationVar(&cfg.RetryMax, "retry-max", driver.DefaultRetryMax, "cap of the drawn backoff (a delay the scheduler suggests in a refusal, \"retry after 2s\", is added on top)")
-	fs.Float64Var(&cfg.RetryBudget, "retry-budget", driver.DefaultRetryBudget, "retry budget: resubmitted tasks at most this fraction of the first-attempt tasks of the last --retry-window (past it a job is failed, and the run exits non-zero); negative: no fraction, only --retry-budget-min")
-	fs.DurationVar(&cfg.RetryWindow, "retry-window", driver.DefaultRetryWindow, "sliding window of the retry budget")
-	fs.IntVar(&cfg.RetryBudgetMin, "retry-budget-min", driver.DefaultRetryBudgetMin, "floor of the retry budget, in resubmitted tasks per --retry-window, so that a small run can still recover from a fault; negative: no floor")
+	cfg.RegisterRetryFlags(fs)
 	fs.IntVar(&cfg.MaxInFlight, "max-in-flight", driver.DefaultMaxInFlight, "most submitJob calls in flight at once; past it arrivals and resubmissions wait for one to return, so a fleet that holds calls while saturated slows the driver to its pace (negative: no bound; calls past the connection pool then fail as busy and are retried)")
-	var submitRetry time.Duration
-	fs.DurationVar(&submitRetry, "submit-retry", 0, "ignored: refused submits now back off like every resubmission (--retry-base, --retry-max)")
-	_ = fs.MarkDeprecated("submit-retry", "use --retry-base and --retry-max")
 	fs.StringVar(&cfg.RunID, "run-id", "", "prefix of every request id (default: random)")
 	fs.BoolVar(&cfg.KeepSamples, "samples", false, "with --json, put every job's response time and every task's scheduling delay in the summary (\"samples\"), so that several drivers' runs can be merged")
 	fs.DurationVar(&cfg.ProgressEvery, "progress-every", time.Second, "interval between progress lines on stderr")
@@ -159,165 +143,7 @@ job completed.`,
 	fs.StringVar(&cfg.User.Name, "user", "", "user every job runs for (node monitors' fair and choosy queues share slots among users)")
 	fs.StringVar(&cfg.User.Group, "group", "", "group of --user")
 	fs.StringArrayVar(&constraints, "constraint", nil, `placement constraint on every task (repeatable): "key=v1|v2" (one of the values), "key!=v1|v2" (none of them, or absent) or "key" (the attribute exists); node monitors advertise attributes with --attr`)
-	fs.StringVar(&preferNodes, "prefer-nodes", "", "comma-separated node monitors (gossip member names or hosts, rack by rack) holding the input blocks; every task then prefers the nodes of the block it reads (off when empty)")
-	fs.IntVar(&cfg.Prefer.Racks, "prefer-racks", 1, "with --prefer-nodes: racks the listed nodes are split into, in order and nearly equal (node i is in rack i*racks/nodes)")
-	fs.IntVar(&cfg.Prefer.Replicas, "replicas", 3, "with --prefer-nodes: replicas per block (one on a random node, the others on one other rack)")
-	fs.IntVar(&cfg.Prefer.Blocks, "blocks", 100, "with --prefer-nodes: input blocks in the catalogue")
-	fs.Float64Var(&cfg.Prefer.Zipf, "zipf", 1.1, "with --prefer-nodes: Zipf exponent s of block popularity, P(k-th block) ∝ k^-s (0: uniform)")
-	fs.DurationVar(&cfg.Prefer.DelayThreshold, "delay-threshold", 0, "with --prefer-nodes: each task's delayThreshold, whole milliseconds; > 0 lets the scheduler relax its preferences after it (or sooner on a coordinator's prices), 0 keeps them strict")
-	fs.Int64Var(&cfg.Prefer.InputBytes, "input-bytes", 0, "with --prefer-nodes: each task's input size in bytes (TPlacementPreference.inputBytes), which prices moving it; 0 leaves it unset (the scheduler's --locality-input-bytes)")
-	fs.StringVar(&trace.file, "job-trace", "", "replay this job trace instead of generated jobs (one job a line: submit_s n_tasks mean_task_s d_1 … d_n): each job at its arrival, each task sleeping its duration, both divided by --time-scale; with --jobs set, only the first jobs. The whole file is checked before anything is submitted")
-	fs.Float64Var(&trace.scale, "time-scale", 1, "with --job-trace: divide every task duration and arrival gap by this factor")
-	fs.Float64Var(&trace.cutoff, "cutoff", jobtrace.CutoffYahoo, "with --job-trace: jobs whose mean task duration, in trace seconds before --time-scale, is at least this are long (Hawk/Eagle: 90.5811 for Yahoo, 1129.532 for Google)")
-	fs.BoolVar(&trace.estimates, "send-estimates", false, "with --job-trace: send each job's mean task duration, divided by --time-scale, as its estimate (taskSeconds), for schedulers run with --short-jobs (give them --short-cutoff of --cutoff divided by --time-scale)")
+	prefer.Register(fs)
+	trace.Register(fs)
 	return cmd
-}
-
-// driveTraceFlags are --job-trace and the flags that go with it.
-type driveTraceFlags struct {
-	file          string
-	scale, cutoff float64
-	estimates     bool
-}
-
-// driveTraceOnlyFlags mean something only with --job-trace; driveWorkloadFlags
-// shape the generated workload a trace replaces.
-var (
-	driveTraceOnlyFlags = []string{"time-scale", "cutoff", "send-estimates"}
-	driveWorkloadFlags  = []string{"tasks", "task-duration", "rate", "load", "poisson", "prefer-nodes"}
-)
-
-// load reads the trace, if one is named (nil otherwise); jobs limits it
-// when --jobs was given. It refuses flags that do not fit: a run that
-// silently dropped them would not be the experiment asked for.
-func (t driveTraceFlags) load(jobs int, changed func(string) bool) (*driver.Trace, error) {
-	if t.file == "" {
-		for _, f := range driveTraceOnlyFlags {
-			if changed(f) {
-				return nil, fmt.Errorf("--%s needs --job-trace", f)
-			}
-		}
-		return nil, nil
-	}
-	for _, f := range driveWorkloadFlags {
-		if changed(f) {
-			return nil, fmt.Errorf("--%s does not apply to --job-trace (the trace gives the jobs and their arrivals)", f)
-		}
-	}
-	limit := 0
-	if changed("jobs") {
-		limit = jobs
-	}
-	fh, err := os.Open(t.file)
-	if err != nil {
-		return nil, fmt.Errorf("--job-trace: %w", err)
-	}
-	defer fh.Close()
-	tr, err := driver.LoadTrace(fh, t.file, t.scale, t.cutoff, limit)
-	if err != nil {
-		return nil, fmt.Errorf("--job-trace: %w", err)
-	}
-	tr.Estimates = t.estimates
-	return tr, nil
-}
-
-// preferenceFlags are the flags that only mean something with
-// --prefer-nodes.
-var preferenceFlags = []string{"prefer-racks", "replicas", "blocks", "zipf", "delay-threshold", "input-bytes"}
-
-// parsePreferences completes p (the other preference flags) with the
-// --prefer-nodes list, or refuses those flags without it: a run that
-// silently dropped them would not be the experiment asked for.
-func parsePreferences(nodes string, p driver.Preferences, changed func(string) bool) (driver.Preferences, error) {
-	p.Nodes = nil
-	for _, n := range strings.Split(nodes, ",") {
-		if n = strings.TrimSpace(n); n != "" {
-			p.Nodes = append(p.Nodes, n)
-		}
-	}
-	if len(p.Nodes) == 0 {
-		for _, f := range preferenceFlags {
-			if changed(f) {
-				return driver.Preferences{}, fmt.Errorf("--%s needs --prefer-nodes", f)
-			}
-		}
-		return driver.Preferences{}, nil
-	}
-	if err := p.Validate(); err != nil {
-		return driver.Preferences{}, fmt.Errorf("--prefer-nodes: %w", err)
-	}
-	return p, nil
-}
-
-// parseConstraint reads one --constraint: "key=v1|v2", "key!=v1|v2" or
-// "key" (exists).
-func parseConstraint(s string) (client.Constraint, error) {
-	s = strings.TrimSpace(s)
-	key, vals, op := s, "", "exists"
-	if k, v, ok := strings.Cut(s, "!="); ok {
-		key, vals, op = k, v, "!="
-	} else if k, v, ok := strings.Cut(s, "="); ok {
-		key, vals, op = k, v, "="
-	}
-	key = strings.TrimSpace(key)
-	if key == "" || strings.ContainsAny(key, "=!|") {
-		return client.Constraint{}, fmt.Errorf("%q: want key=v1|v2, key!=v1|v2 or key", s)
-	}
-	c := client.Constraint{Key: key, Op: op}
-	if op == "exists" {
-		return c, nil
-	}
-	for _, v := range strings.Split(vals, "|") {
-		if v = strings.TrimSpace(v); v == "" {
-			return client.Constraint{}, fmt.Errorf("%q: empty value", s)
-		}
-		c.Values = append(c.Values, v)
-	}
-	return c, nil
-}
-
-func printDriveSummary(w io.Writer, s driver.Summary, asJSON bool) error {
-	if asJSON {
-		b, err := json.Marshal(s)
-		if err != nil {
-			return fmt.Errorf("encode summary: %w", err)
-		}
-		_, err = fmt.Fprintln(w, string(b))
-		return err
-	}
-	status := "ok"
-	if !s.OK {
-		status = "NOT OK: " + s.Error
-	}
-	fmt.Fprintf(w, "sparrow drive %s: %s\n", s.RunID, status)
-	fmt.Fprintf(w, "  jobs completed     %d of %d (%d tasks of %d)\n", s.JobsCompleted, s.JobsSubmitted, s.TasksCompleted, s.TasksSubmitted)
-	fmt.Fprintf(w, "  reports            %d ok (%d late, %d duplicate), %d lost, %d failed, %d stale\n",
-		s.OKReports, s.LateOKReports, s.DuplicateOKReports, s.LostReports, s.FailedReports, s.StaleReports)
-	fmt.Fprintf(w, "  resubmitted        %d jobs, %d tasks %v; %d submit errors\n", s.ResubmittedJobs, s.ResubmittedTasks, s.ResubmittedBy, s.SubmitErrors)
-	fmt.Fprintf(w, "  retry backoff      %d delayed (p50 %.1f ms, max %.1f ms), %d waited a suggested delay\n",
-		s.RetriesDelayed, s.RetryDelayMs.P50, s.RetryDelayMs.Max, s.RetryAfterHonoured)
-	if s.RetryBudgetExhausted {
-		fmt.Fprintf(w, "  retry budget       EXHAUSTED at %s: %d jobs (%d tasks) failed instead of resubmitted\n",
-			s.RetryBudgetExhaustedAt, s.JobsFailedByBudget, s.TasksFailedByBudget)
-	}
-	for _, f := range s.Failovers {
-		fmt.Fprintf(w, "  failover           %s -> %s at %s, reconnected in %.1f ms, %d jobs in flight, relaunched %.1f ms later\n",
-			f.From, f.To, f.DetectedAt, f.ReconnectMs, f.InFlightJobs, f.RelaunchTookMs)
-	}
-	if s.FirstLostAt != "" {
-		fmt.Fprintf(w, "  lost reports       first %s, last %s\n", s.FirstLostAt, s.LastLostAt)
-	}
-	fmt.Fprintf(w, "  affected jobs      %d (%d completed, last at %s)\n", s.AffectedJobs, s.AffectedCompleted, s.LastAffectedDoneAt)
-	if p := s.Preferences; p != nil {
-		fmt.Fprintf(w, "  preferences        %d nodes in %d racks, %d blocks x %d replicas, Zipf %g (hottest block %.1f%% of tasks), delay threshold %g ms\n",
-			p.Nodes, p.Racks, p.Blocks, p.Replicas, p.Zipf, 100*p.HottestBlockShare, p.DelayThresholdMs)
-	}
-	fmt.Fprintf(w, "  response time      p50 %.1f ms  p99 %.1f ms  max %.1f ms\n", s.ResponseMs.P50, s.ResponseMs.P99, s.ResponseMs.Max)
-	fmt.Fprintf(w, "  elapsed            %.1f s\n", s.ElapsedS)
-	if s.Trace != nil && s.Result != nil {
-		fmt.Fprintf(w, "  trace              %s: %d jobs, %d tasks, time scale %g, cutoff %g s, load %.3g\n",
-			s.Trace.File, s.Trace.Jobs, s.Trace.Tasks, s.Trace.TimeScale, s.Result.Cutoff, s.Trace.Load)
-		return jobtrace.WriteTable(w, []jobtrace.Named{{Name: "live", Result: *s.Result}}, "")
-	}
-	return nil
 }

@@ -2,15 +2,14 @@ package main
 
 import (
 	"context"
-	"os"
-	"os/signal"
-	"syscall"
 	"time"
 
 	"github.com/spf13/cobra"
 
 	"github.com/sparrowfleet/sparrow/bench/executor"
 	"github.com/sparrowfleet/sparrow/client"
+	"github.com/sparrowfleet/sparrow/internal/daemon"
+	"github.com/sparrowfleet/sparrow/internal/flagconfig"
 )
 
 func init() { rootCmd.AddCommand(newExecutorCmd()) }
@@ -18,7 +17,7 @@ func init() { rootCmd.AddCommand(newExecutorCmd()) }
 func newExecutorCmd() *cobra.Command {
 	var (
 		ef   executor.Config
-		conf *daemonConfig
+		conf *flagconfig.Config
 	)
 	cmd := &cobra.Command{
 		Use:   "executor",
@@ -42,8 +41,8 @@ reported failed, status 1002) and exits.`,
 			if err != nil {
 				return err
 			}
-			conf.report(log)
-			ctx, cancel := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+			conf.Report(log)
+			ctx, cancel := daemon.SignalContext(context.Background())
 			defer cancel()
 			return executor.Run(ctx, ef, log, cmd.OutOrStdout())
 		},
@@ -60,6 +59,6 @@ reported failed, status 1002) and exits.`,
 	fs.DurationVar(&ef.Drain, "drain", 5*time.Second, "on SIGTERM, how long to let running tasks finish before cancelling them")
 	fs.DurationVar(&ef.Watch, "watch", time.Second, "how often to check the node monitor, to re-register after it restarts (0 disables)")
 	fs.StringVar(&ef.CPUProfile, "cpuprofile", "", "write a CPU profile (pprof format) of the executor's whole run to this file, finished at shutdown; {node} in the path becomes --node, so executors sharing $SPARROW_CPUPROFILE write one file each")
-	conf = withConfig(cmd)
+	conf = flagconfig.Attach(cmd)
 	return cmd
 }

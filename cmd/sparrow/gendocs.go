@@ -38,33 +38,16 @@ committed files differ from what it writes.`,
 
 // genReference returns the reference's files, keyed by their path relative
 // to the reference directory.
-func genReference() (map[string][]byte, error) {
-	files, err := refdocs.CLI(rootCmd)
-	if err != nil {
-		return nil, err
-	}
-	cs, closeAll, err := docCollectors()
-	if err != nil {
-		return nil, err
-	}
-	defer closeAll()
-	m, err := refdocs.Metrics(cs)
-	if err != nil {
-		return nil, err
-	}
-	files["metrics.md"] = m
-	return files, nil
-}
+func genReference() (map[string][]byte, error) { return refdocs.Reference(rootCmd, docCollectors()) }
 
 // docCollectors builds, idle and unconnected, every collector a daemon
 // registers on its /metrics, in the order the reference lists them. Keep
-// this list the same as the daemons' own (their HTTP surfaces); the
-// returned close releases what the collectors were built on.
-func docCollectors() ([]refdocs.Collector, func(), error) {
+// this list the same as the daemons' own (their HTTP surfaces).
+func docCollectors() []refdocs.Collector {
 	return []refdocs.Collector{
 		{ServedBy: "scheduler", Collector: scheduler.Collector(func() scheduler.Stats { return scheduler.Stats{} })},
 		{ServedBy: "nodemonitor", Collector: nodemonitor.Collector(func() nodemonitor.State { return nodemonitor.State{} })},
 		{ServedBy: "coordinator", Collector: coordinator.Collector(func() coordinator.Stats { return coordinator.Stats{} })},
 		{ServedBy: "scheduler, nodemonitor", Collector: metrics.RPCCollector(func() rpc.Stats { return rpc.Stats{} })},
-	}, func() {}, nil
+	}
 }

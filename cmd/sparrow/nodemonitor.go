@@ -1,19 +1,16 @@
 package main
 
 import (
-	"context"
 	"fmt"
-	"os"
-	"os/signal"
 	"strings"
-	"syscall"
 	"time"
 
-	"github.com/rs/zerolog"
 	"github.com/spf13/cobra"
 
 	"github.com/sparrowfleet/sparrow/core/queue"
 	"github.com/sparrowfleet/sparrow/core/slots"
+	"github.com/sparrowfleet/sparrow/internal/daemon"
+	"github.com/sparrowfleet/sparrow/internal/flagconfig"
 	"github.com/sparrowfleet/sparrow/nodemonitor"
 )
 
@@ -22,11 +19,11 @@ func init() { rootCmd.AddCommand(newNodeMonitorCmd()) }
 func newNodeMonitorCmd() *cobra.Command {
 	var (
 		cfg         nodemonitor.DaemonConfig
-		gossip      gossipFlags
-		httpf       httpFlags
-		conf        *daemonConfig
-		rpcf        rpcFlags
-		sec         securityFlags
+		gossip      daemon.GossipFlags
+		httpf       daemon.HTTPFlags
+		conf        *flagconfig.Config
+		rpcf        daemon.RPCFlags
+		sec         daemon.SecurityFlags
 		queueKind   string
 		attrs       []string
 		weights     []string
@@ -63,7 +60,7 @@ tasks.`,
 			if err != nil {
 				return err
 			}
-			conf.report(log)
+			conf.Report(log)
 			w, err := loadWeights(weightsFile, weights)
 			if err != nil {
 				return err
@@ -80,17 +77,17 @@ tasks.`,
 			if err != nil {
 				return fmt.Errorf("--queue: %w", err)
 			}
-			cfg.Attrs, err = parseAttrs(attrs)
+			cfg.Attrs, err = daemon.ParseAttrs(attrs)
 			if err != nil {
 				return err
 			}
-			if cfg.Attrs, err = applyProfile(log, profile, profileDir, profileNet, gossip.name, cfg.Attrs); err != nil {
+			if cfg.Attrs, err = applyProfile(log, profile, profileDir, profileNet, gossip.Name, cfg.Attrs); err != nil {
 				return err
 			}
 			cfg.Queue = q
-			cfg.Gossip, cfg.Join, cfg.GossipProfile = gossip.bind, gossip.seeds(), gossip.profile
-			cfg.AdvertiseHost, cfg.Name, cfg.RPC, cfg.Log = gossip.advertise, gossip.name, rpcf.cfg, log
-			if cfg.Keyring, err = sec.apply(log, &cfg.RPC); err != nil {
+			cfg.Gossip, cfg.Join, cfg.GossipProfile = gossip.Bind, gossip.Seeds(), gossip.Profile
+			cfg.AdvertiseHost, cfg.Name, cfg.RPC, cfg.Log = gossip.Advertise, gossip.Name, rpcf.Config, log
+			if cfg.Keyring, err = sec.Apply(log, &cfg.RPC); err != nil {
 				return err
 			}
 			d, err := nodemonitor.StartDaemon(cfg)
@@ -100,15 +97,19 @@ tasks.`,
 			stopReload := reloadWeightsOnSIGHUP(log, weightsFile, weights, d.SetWeights)
 			defer stopReload()
 			drainAsked := make(chan struct{}, 1)
-			surf := nodeMonitorSurface(d, cfg.Join)
-			surf.drain = func() { drainAsked <- struct{}{} }
-			srv, err := serveHTTP(httpf, log, surf)
+			surf := d.Surface(cfg.Join)
+			surf.Drain = func() { drainAsked <- struct{}{} }
+			srv, err := daemon.ServeHTTP(httpf, log, surf)
 			if err != nil {
 				d.Close()
 				return err
 			}
-			defer srv.close()
-			return drainOnSignal(log, d, srv, drainAsked, drainFor)
+			defer srv.Close()
+			return daemon.DrainOnSignal(log, drainAsked, drainFor, func() error {
+				srv.ShuttingDown()
+				d.Drain(drainFor)
+				return d.Close()
+			})
 		},
 	}
 	fs := cmd.Flags()
@@ -131,45 +132,10 @@ tasks.`,
 	fs.DurationVar(&cfg.Coordination.ReportEvery, "report-every", nodemonitor.DefaultReportEvery, "how often per-user queued and running counts are reported to the fairness coordinator, when one is live (sparrow coordinator), and the node's load to schedulers run with --max-queue-wait")
 	fs.DurationVar(&cfg.Coordination.Stale, "guidance-stale", nodemonitor.DefaultGuidanceStale, "fall back to local weights when the coordinator's guidance is this old (it is gone or cut off)")
 	fs.BoolVar(&cfg.Coordination.Weights, "coordinator-weights", false, "with --queue fair or priority, take the coordinator's CMMF weights for this node's machine type (its --attr set); --queue choosy uses the coordinator's cluster-wide counts either way")
-	httpf.register(fs)
-	gossip.register(fs)
-	rpcf.register(fs)
-	sec.register(fs)
-	conf = withConfig(cmd)
+	httpf.Register(fs)
+	gossip.Register(fs)
+	rpcf.Register(fs)
+	sec.Register(fs)
+	conf = flagconfig.Attach(cmd)
 	return cmd
-}
-
-// drainOnSignal waits for SIGTERM or SIGINT, or a drain asked over HTTP,
-// then drains d for up to timeout and closes it. A second signal during
-// the drain stops the process at once (the signal's default action).
-func drainOnSignal(log zerolog.Logger, d *nodemonitor.Daemon, srv *httpServer, asked <-chan struct{}, timeout time.Duration) error {
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
-	select {
-	case <-ctx.Done():
-		log.Info().Dur("drain_timeout", timeout).Msg("signal received; draining, then leaving the cluster")
-	case <-asked:
-		log.Info().Dur("drain_timeout", timeout).Msg("drain asked over HTTP; draining, then leaving the cluster")
-	}
-	stop()
-	srv.shuttingDown()
-	d.Drain(timeout)
-	if err := d.Close(); err != nil {
-		return fmt.Errorf("shutdown: %w", err)
-	}
-	return nil
-}
-
-func parseAttrs(kvs []string) (map[string]string, error) {
-	if len(kvs) == 0 {
-		return nil, nil
-	}
-	out := make(map[string]string, len(kvs))
-	for _, kv := range kvs {
-		k, v, ok := strings.Cut(kv, "=")
-		if !ok || k == "" {
-			return nil, fmt.Errorf("--attr %q: want key=value", kv)
-		}
-		out[k] = v
-	}
-	return out, nil
 }

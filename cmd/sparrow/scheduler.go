@@ -5,6 +5,8 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/sparrowfleet/sparrow/internal/daemon"
+	"github.com/sparrowfleet/sparrow/internal/flagconfig"
 	"github.com/sparrowfleet/sparrow/scheduler"
 )
 
@@ -14,11 +16,11 @@ func newSchedulerCmd() *cobra.Command {
 	var (
 		cfg    scheduler.DaemonConfig
 		short  shortJobFlags
-		gossip gossipFlags
-		httpf  httpFlags
-		rpcf   rpcFlags
-		sec    securityFlags
-		conf   *daemonConfig
+		gossip daemon.GossipFlags
+		httpf  daemon.HTTPFlags
+		rpcf   daemon.RPCFlags
+		sec    daemon.SecurityFlags
+		conf   *flagconfig.Config
 		offers bool
 		drain  time.Duration
 	)
@@ -48,28 +50,28 @@ is live in its view; otherwise 503 with the reason.`,
 			if err != nil {
 				return err
 			}
-			conf.report(log)
+			conf.Report(log)
 			cfg.Scheduler.NoOffers = !offers
 			if cfg.Scheduler.ShortJobs, err = short.config(); err != nil {
 				return err
 			}
-			cfg.Gossip, cfg.Join, cfg.GossipProfile = gossip.bind, gossip.seeds(), gossip.profile
-			cfg.AdvertiseHost, cfg.Name, cfg.RPC, cfg.Log = gossip.advertise, gossip.name, rpcf.cfg, log
-			if cfg.Keyring, err = sec.apply(log, &cfg.RPC); err != nil {
+			cfg.Gossip, cfg.Join, cfg.GossipProfile = gossip.Bind, gossip.Seeds(), gossip.Profile
+			cfg.AdvertiseHost, cfg.Name, cfg.RPC, cfg.Log = gossip.Advertise, gossip.Name, rpcf.Config, log
+			if cfg.Keyring, err = sec.Apply(log, &cfg.RPC); err != nil {
 				return err
 			}
 			d, err := scheduler.StartDaemon(cfg)
 			if err != nil {
 				return err
 			}
-			srv, err := serveHTTP(httpf, log, schedulerSurface(d, cfg.Join))
+			srv, err := daemon.ServeHTTP(httpf, log, d.Surface(cfg.Join))
 			if err != nil {
 				d.Close()
 				return err
 			}
-			defer srv.close()
-			return runUntilSignal(log, func() error {
-				srv.shuttingDown()
+			defer srv.Close()
+			return daemon.RunUntilSignal(log, func() error {
+				srv.ShuttingDown()
 				d.Drain(drain)
 				return d.Close()
 			})
@@ -95,10 +97,10 @@ is live in its view; otherwise 503 with the reason.`,
 	fs.DurationVar(&cfg.Scheduler.FrontendDeadAfter, "frontend-dead-after", scheduler.DefaultFrontendDeadAfter, "deregister a frontend's apps once no message to it has succeeded for this long; meanwhile its messages are dropped and counted, with one delivery attempt per backoff (100ms doubling to 10s), and logged once per 10s (negative: never deregister)")
 	fs.DurationVar(&drain, "drain-timeout", scheduler.DefaultDrainTimeout, "on SIGTERM, how long the scheduler keeps serving getTask and task messages for the jobs it accepted (refusing new ones) before it leaves the cluster anyway; jobs not done by then are the frontends' to resubmit, as when a scheduler fails (0: do not wait). Keep it below the orchestrator's grace period (Kubernetes' terminationGracePeriodSeconds)")
 	short.register(fs, true)
-	httpf.register(fs)
-	gossip.register(fs)
-	rpcf.register(fs)
-	sec.register(fs)
-	conf = withConfig(cmd)
+	httpf.Register(fs)
+	gossip.Register(fs)
+	rpcf.Register(fs)
+	sec.Register(fs)
+	conf = flagconfig.Attach(cmd)
 	return cmd
 }

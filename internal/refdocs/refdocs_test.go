@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/prometheus/client_golang/prometheus"
+	"github.com/spf13/cobra"
 )
 
 // TestDescFields: a descriptor's String is parsed into its name, help
@@ -85,5 +86,29 @@ func TestWrite(t *testing.T) {
 		if err != nil || string(b) != want {
 			t.Errorf("%s: %q %v", name, b, err)
 		}
+	}
+}
+
+// TestReference: the CLI pages of the root's visible commands and the
+// metrics page, keyed by their paths in the reference directory.
+func TestReference(t *testing.T) {
+	root := &cobra.Command{Use: "demo", Short: "A demo."}
+	root.AddCommand(&cobra.Command{Use: "run", Short: "Run it.", Run: func(*cobra.Command, []string) {}},
+		&cobra.Command{Use: "secret", Hidden: true, Run: func(*cobra.Command, []string) {}})
+	q := quiet{a: prometheus.NewDesc("demo_runs_total", "Runs.", []string{"kind"}, nil), b: prometheus.NewDesc("demo_up", "Up.", nil, nil)}
+	files, err := Reference(root, []Collector{{ServedBy: "demo", Collector: q}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, name := range []string{"cli/demo.md", "cli/demo_run.md", "metrics.md"} {
+		if len(files[name]) == 0 {
+			t.Errorf("no %s in %d files", name, len(files))
+		}
+	}
+	if _, ok := files["cli/demo_secret.md"]; ok {
+		t.Error("the hidden command is documented")
+	}
+	if !strings.Contains(string(files["metrics.md"]), "`demo_runs_total`") {
+		t.Errorf("metrics.md lacks the collector's metric:\n%s", files["metrics.md"])
 	}
 }

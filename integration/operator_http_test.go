@@ -1,7 +1,6 @@
-package main
+package integration
 
 import (
-	"bytes"
 	"context"
 	"fmt"
 	"io"
@@ -17,6 +16,7 @@ import (
 	"github.com/sparrowfleet/sparrow/bench/fleet"
 	"github.com/sparrowfleet/sparrow/client"
 	"github.com/sparrowfleet/sparrow/core/queue"
+	"github.com/sparrowfleet/sparrow/internal/daemon"
 	"github.com/sparrowfleet/sparrow/internal/logging"
 	"github.com/sparrowfleet/sparrow/nodemonitor"
 	"github.com/sparrowfleet/sparrow/scheduler"
@@ -30,7 +30,7 @@ type loopback struct {
 	next int
 }
 
-var hosts = &loopback{next: 60}
+var loopbackHosts = &loopback{next: 60}
 
 func (l *loopback) host() string {
 	l.mu.Lock()
@@ -44,16 +44,12 @@ func (l *loopback) host() string {
 	return "127.0.0.1"
 }
 
-// logBuffer keeps a test daemon's log lines for the test to search, and
-// shows them if the test fails. Daemons log a moment after a test ends,
-// too (teardown errors), which testing would not allow in the test log.
-type logBuffer struct {
-	mu  sync.Mutex
-	buf bytes.Buffer
-}
-
-func newLogBuffer(t *testing.T, name string) (*logBuffer, zerolog.Logger) {
-	b := &logBuffer{}
+// newLogBuffer keeps a test daemon's log lines for the test to search,
+// and shows them if the test fails. Daemons log a moment after a test
+// ends, too (teardown errors), which testing would not allow in the test
+// log.
+func newLogBuffer(t *testing.T, name string) (*lockedBuffer, zerolog.Logger) {
+	b := &lockedBuffer{}
 	t.Cleanup(func() {
 		if t.Failed() {
 			t.Logf("%s log:\n%s", name, b.String())
@@ -66,24 +62,12 @@ func newLogBuffer(t *testing.T, name string) (*logBuffer, zerolog.Logger) {
 	return b, l
 }
 
-func (b *logBuffer) Write(p []byte) (int, error) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.Write(p)
-}
-
-func (b *logBuffer) String() string {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.String()
-}
-
 // testScheduler is a scheduler daemon with its HTTP surface, as `sparrow
 // scheduler --http-listen` runs it.
 type testScheduler struct {
 	*scheduler.Daemon
-	http *httpServer
-	log  *logBuffer
+	http *daemon.HTTPServer
+	log  *lockedBuffer
 	stop func()
 }
 
@@ -93,7 +77,7 @@ func startTestScheduler(t *testing.T, name string, seeds ...string) *testSchedul
 		t.Skip("starts daemons")
 	}
 	lb, log := newLogBuffer(t, name)
-	h := hosts.host()
+	h := loopbackHosts.host()
 	d, err := scheduler.StartDaemon(scheduler.DaemonConfig{
 		Listen: h + ":0", GetTaskListen: h + ":0", Gossip: h + ":0", Join: seeds, GossipProfile: "local", Name: name,
 		// No extra reservations while a test holds slots busy, so that
@@ -104,28 +88,28 @@ func startTestScheduler(t *testing.T, name string, seeds ...string) *testSchedul
 	if err != nil {
 		t.Fatal(err)
 	}
-	srv, err := serveHTTP(httpFlags{addr: h + ":0"}, log, schedulerSurface(d, seeds))
+	srv, err := daemon.ServeHTTP(daemon.HTTPFlags{Addr: h + ":0"}, log, d.Surface(seeds))
 	if err != nil {
 		d.Close()
 		t.Fatal(err)
 	}
 	s := &testScheduler{Daemon: d, http: srv, log: lb}
 	s.stop = sync.OnceFunc(func() {
-		srv.shuttingDown()
+		srv.ShuttingDown()
 		d.Close()
-		srv.close()
+		srv.Close()
 	})
 	t.Cleanup(s.stop)
 	return s
 }
 
-func (s *testScheduler) url(path string) string { return "http://" + s.http.srv.Addr() + path }
+func (s *testScheduler) url(path string) string { return "http://" + s.http.Addr() + path }
 
 // testNodeMonitor is a node monitor daemon with its HTTP surface, unless
 // started without.
 type testNodeMonitor struct {
 	*nodemonitor.Daemon
-	http *httpServer
+	http *daemon.HTTPServer
 	host string
 	stop func()
 }
@@ -136,7 +120,7 @@ func startTestNodeMonitor(t *testing.T, name string, slots int, withHTTP bool, s
 		t.Skip("starts daemons")
 	}
 	_, log := newLogBuffer(t, name)
-	h := hosts.host()
+	h := loopbackHosts.host()
 	d, err := nodemonitor.StartDaemon(nodemonitor.DaemonConfig{
 		Listen: h + ":0", InternalListen: h + ":0", Gossip: h + ":0", Join: seeds, GossipProfile: "local", Name: name,
 		Slots: slots, Queue: queue.NewFIFO(), Log: log,
@@ -144,26 +128,26 @@ func startTestNodeMonitor(t *testing.T, name string, slots int, withHTTP bool, s
 	if err != nil {
 		t.Fatal(err)
 	}
-	hf := httpFlags{}
+	hf := daemon.HTTPFlags{}
 	if withHTTP {
-		hf.addr = h + ":0"
+		hf.Addr = h + ":0"
 	}
-	srv, err := serveHTTP(hf, log, nodeMonitorSurface(d, seeds))
+	srv, err := daemon.ServeHTTP(hf, log, d.Surface(seeds))
 	if err != nil {
 		d.Close()
 		t.Fatal(err)
 	}
 	n := &testNodeMonitor{Daemon: d, http: srv, host: h}
 	n.stop = sync.OnceFunc(func() {
-		srv.shuttingDown()
+		srv.ShuttingDown()
 		d.Close()
-		srv.close()
+		srv.Close()
 	})
 	t.Cleanup(n.stop)
 	return n
 }
 
-func (n *testNodeMonitor) url(path string) string { return "http://" + n.http.srv.Addr() + path }
+func (n *testNodeMonitor) url(path string) string { return "http://" + n.http.Addr() + path }
 
 // startTestExecutor registers a sleep executor for app with n.
 func startTestExecutor(t *testing.T, n *testNodeMonitor, app string) *client.Backend {
@@ -192,20 +176,6 @@ func httpGet(t *testing.T, url string) (int, string) {
 	return resp.StatusCode, strings.TrimSpace(string(b))
 }
 
-// waitFor polls cond until it holds or the deadline passes.
-func waitFor(t *testing.T, what string, timeout time.Duration, cond func() bool) {
-	t.Helper()
-	deadline := time.Now().Add(timeout)
-	tick := time.NewTicker(5 * time.Millisecond)
-	defer tick.Stop()
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatalf("timed out after %v waiting for %s", timeout, what)
-		}
-		<-tick.C
-	}
-}
-
 // waitForProbe waits until GET url answers code with body.
 func waitForProbe(t *testing.T, url string, code int, body string) {
 	t.Helper()
@@ -232,7 +202,7 @@ func TestSchedulerReadiness(t *testing.T) {
 	nm.stop()
 	waitForProbe(t, s.url("/readyz"), 503, "not ready: no live node monitor in the gossip view")
 
-	s.http.shuttingDown()
+	s.http.ShuttingDown()
 	waitForProbe(t, s.url("/readyz"), 503, "not ready: shutting down")
 	if code, _ := httpGet(t, s.url("/livez")); code != 200 {
 		t.Errorf("/livez while shutting down = %d, want 200", code)

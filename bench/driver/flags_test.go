@@ -1,4 +1,4 @@
-package main
+package driver
 
 import (
 	"os"
@@ -8,7 +8,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/sparrowfleet/sparrow/bench/driver"
+	"github.com/spf13/pflag"
+
 	"github.com/sparrowfleet/sparrow/client"
 	"github.com/sparrowfleet/sparrow/core/placement"
 )
@@ -29,13 +30,13 @@ func TestParseConstraint(t *testing.T) {
 		{in: "mem=a||b", wantErr: true},
 		{in: "!=x", wantErr: true},
 	} {
-		got, err := parseConstraint(tc.in)
+		got, err := ParseConstraint(tc.in)
 		if (err != nil) != tc.wantErr {
-			t.Errorf("parseConstraint(%q) error %v, want error %v", tc.in, err, tc.wantErr)
+			t.Errorf("ParseConstraint(%q) error %v, want error %v", tc.in, err, tc.wantErr)
 			continue
 		}
 		if err == nil && !reflect.DeepEqual(got, tc.want) {
-			t.Errorf("parseConstraint(%q) = %+v, want %+v", tc.in, got, tc.want)
+			t.Errorf("ParseConstraint(%q) = %+v, want %+v", tc.in, got, tc.want)
 		}
 	}
 }
@@ -47,82 +48,47 @@ func FuzzParseConstraint(f *testing.F) {
 		f.Add(s)
 	}
 	f.Fuzz(func(t *testing.T, s string) {
-		c, err := parseConstraint(s)
+		c, err := ParseConstraint(s)
 		if err != nil {
 			return
 		}
 		pc := placement.Constraint{Key: c.Key, Op: c.Op, Values: c.Values}
 		if err := pc.Validate(); err != nil {
-			t.Fatalf("parseConstraint(%q) = %+v, which the scheduler refuses: %v", s, c, err)
+			t.Fatalf("ParseConstraint(%q) = %+v, which the scheduler refuses: %v", s, c, err)
 		}
 		if !strings.Contains(s, c.Key) {
-			t.Fatalf("parseConstraint(%q): key %q not in the input", s, c.Key)
+			t.Fatalf("ParseConstraint(%q): key %q not in the input", s, c.Key)
 		}
 	})
-}
-
-// The retry policy's flags exist with the driver's defaults, and the old
-// --submit-retry is still accepted (deprecated) so scripts keep working.
-func TestDriveRetryFlags(t *testing.T) {
-	fs := newDriveCmd().Flags()
-	for _, tc := range []struct{ flag, want string }{
-		{"retry-base", "100ms"},
-		{"retry-max", "10s"},
-		{"retry-budget", "0.1"},
-		{"retry-window", "10s"},
-		{"retry-budget-min", "1000"},
-	} {
-		f := fs.Lookup(tc.flag)
-		if f == nil {
-			t.Errorf("--%s: not defined", tc.flag)
-			continue
-		}
-		if f.DefValue != tc.want || f.Usage == "" {
-			t.Errorf("--%s: default %q, usage %q; want default %q and a usage", tc.flag, f.DefValue, f.Usage, tc.want)
-		}
-	}
-	if f := fs.Lookup("submit-retry"); f == nil || f.Deprecated == "" {
-		t.Errorf("--submit-retry: %+v, want a deprecated flag", f)
-	}
-	if err := fs.Parse([]string{"--submit-retry=50ms", "--retry-budget=0.2"}); err != nil {
-		t.Errorf("parse: %v", err)
-	}
 }
 
 // The preference flags: parsed into the driver's Preferences, refused
 // without --prefer-nodes, validated; and the placement they give is a
 // function of --seed alone.
 func TestDrivePreferenceFlags(t *testing.T) {
-	parse := func(args ...string) (driver.Preferences, uint64, error) {
-		cmd := newDriveCmd()
-		fs := cmd.Flags()
+	parse := func(args ...string) (Preferences, uint64, error) {
+		var f PreferenceFlags
+		fs := pflag.NewFlagSet("drive", pflag.ContinueOnError)
+		f.Register(fs)
+		seed := fs.Uint64("seed", 1, "sparrow drive's seed")
 		if err := fs.Parse(args); err != nil {
-			return driver.Preferences{}, 0, err
+			return Preferences{}, 0, err
 		}
-		var cfg driver.Preferences
-		cfg.Racks, _ = fs.GetInt("prefer-racks")
-		cfg.Replicas, _ = fs.GetInt("replicas")
-		cfg.Blocks, _ = fs.GetInt("blocks")
-		cfg.Zipf, _ = fs.GetFloat64("zipf")
-		cfg.DelayThreshold, _ = fs.GetDuration("delay-threshold")
-		cfg.InputBytes, _ = fs.GetInt64("input-bytes")
-		seed, _ := fs.GetUint64("seed")
-		nodes, _ := fs.GetString("prefer-nodes")
-		p, err := parsePreferences(nodes, cfg, fs.Changed)
-		return p, seed, err
+		p, err := f.Preferences(fs.Changed)
+		return p, *seed, err
 	}
 	for _, tc := range []struct {
 		name string
 		args []string
-		want driver.Preferences
+		want Preferences
 		err  string
 	}{
 		{name: "off by default", args: nil},
 		{name: "defaults", args: []string{"--prefer-nodes=nm1,nm2,nm3"},
-			want: driver.Preferences{Nodes: []string{"nm1", "nm2", "nm3"}, Racks: 1, Replicas: 3, Blocks: 100, Zipf: 1.1}},
+			want: Preferences{Nodes: []string{"nm1", "nm2", "nm3"}, Racks: 1, Replicas: 3, Blocks: 100, Zipf: 1.1}},
 		{name: "every flag", args: []string{"--prefer-nodes= a, b ,c,d,", "--prefer-racks=2", "--replicas=2", "--blocks=7",
 			"--zipf=0.5", "--delay-threshold=300ms", "--input-bytes=67108864"},
-			want: driver.Preferences{Nodes: []string{"a", "b", "c", "d"}, Racks: 2, Replicas: 2, Blocks: 7, Zipf: 0.5,
+			want: Preferences{Nodes: []string{"a", "b", "c", "d"}, Racks: 2, Replicas: 2, Blocks: 7, Zipf: 0.5,
 				DelayThreshold: 300 * time.Millisecond, InputBytes: 64 << 20}},
 		{name: "delay without nodes", args: []string{"--delay-threshold=300ms"}, err: "--delay-threshold needs --prefer-nodes"},
 		{name: "zipf without nodes", args: []string{"--zipf=1"}, err: "--zipf needs --prefer-nodes"},
@@ -143,7 +109,7 @@ func TestDrivePreferenceFlags(t *testing.T) {
 	}
 
 	args := []string{"--prefer-nodes=nm1,nm2,nm3,nm4,nm5,nm6,nm7,nm8,nm9", "--prefer-racks=3", "--blocks=20"}
-	gen := func(extra ...string) driver.Placement {
+	gen := func(extra ...string) Placement {
 		p, seed, err := parse(append(args, extra...)...)
 		if err != nil {
 			t.Fatal(err)
@@ -191,17 +157,15 @@ func TestDriveTraceFlags(t *testing.T) {
 		{name: "a trace flag without a trace", args: []string{"--cutoff", "5"}, errWant: "--cutoff needs --job-trace"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			cmd := newDriveCmd()
-			fs := cmd.Flags()
+			var f TraceFlags
+			fs := pflag.NewFlagSet("drive", pflag.ContinueOnError)
+			f.Register(fs)
+			jobs := fs.Int("jobs", 100, "sparrow drive's jobs")
+			fs.Float64("rate", 0, "a flag of sparrow drive's generated workload")
 			if err := fs.Parse(tc.args); err != nil {
 				t.Fatal(err)
 			}
-			f := driveTraceFlags{}
-			f.file, _ = fs.GetString("job-trace")
-			f.scale, _ = fs.GetFloat64("time-scale")
-			f.cutoff, _ = fs.GetFloat64("cutoff")
-			jobs, _ := fs.GetInt("jobs")
-			tr, err := f.load(jobs, fs.Changed)
+			tr, err := f.Load(*jobs, fs.Changed)
 			if tc.errWant != "" {
 				if err == nil || !strings.Contains(err.Error(), tc.errWant) {
 					t.Fatalf("error %v, want one saying %q", err, tc.errWant)
@@ -221,5 +185,35 @@ func TestDriveTraceFlags(t *testing.T) {
 				t.Fatalf("trace %+v, want %d jobs at scale %v with the Yahoo cutoff", tr, tc.jobs, tc.scale)
 			}
 		})
+	}
+}
+
+// The retry policy's flags exist with the driver's defaults, and the old
+// --submit-retry is still accepted (deprecated) so scripts keep working.
+func TestDriveRetryFlags(t *testing.T) {
+	var c Config
+	fs := pflag.NewFlagSet("drive", pflag.ContinueOnError)
+	c.RegisterRetryFlags(fs)
+	for _, tc := range []struct{ flag, want string }{
+		{"retry-base", "100ms"},
+		{"retry-max", "10s"},
+		{"retry-budget", "0.1"},
+		{"retry-window", "10s"},
+		{"retry-budget-min", "1000"},
+	} {
+		f := fs.Lookup(tc.flag)
+		if f == nil {
+			t.Errorf("--%s: not defined", tc.flag)
+			continue
+		}
+		if f.DefValue != tc.want || f.Usage == "" {
+			t.Errorf("--%s: default %q, usage %q; want default %q and a usage", tc.flag, f.DefValue, f.Usage, tc.want)
+		}
+	}
+	if f := fs.Lookup("submit-retry"); f == nil || f.Deprecated == "" {
+		t.Errorf("--submit-retry: %+v, want a deprecated flag", f)
+	}
+	if err := fs.Parse([]string{"--submit-retry=50ms", "--retry-budget=0.2"}); err != nil {
+		t.Errorf("parse: %v", err)
 	}
 }

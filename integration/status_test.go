@@ -1,4 +1,4 @@
-package main
+package integration
 
 import (
 	"bytes"
@@ -6,7 +6,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -18,33 +17,15 @@ import (
 	"github.com/sparrowfleet/sparrow/scheduler"
 )
 
-// syncBuffer is a bytes.Buffer that a running status and the test can
-// share.
-type syncBuffer struct {
-	mu  sync.Mutex
-	buf bytes.Buffer
-}
-
-func (b *syncBuffer) Write(p []byte) (int, error) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.Write(p)
-}
-
-func (b *syncBuffer) String() string {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.String()
-}
-
-// statusOnce runs `sparrow status` once against the gossip address join.
+// statusOnce prints the fleet once, as `sparrow status` does, joining
+// through the gossip address join.
 func statusOnce(t *testing.T, join string, asJSON bool) string {
 	t.Helper()
 	var out bytes.Buffer
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
-	o := statusOptions{join: join, profile: "local", asJSON: asJSON, timeout: 5 * time.Second}
-	if err := runStatus(ctx, o, &out, zerolog.Nop()); err != nil {
+	cfg := fleetstatus.Config{Join: join, Profile: "local", Timeout: 5 * time.Second, Log: zerolog.Nop()}
+	if err := fleetstatus.Print(ctx, cfg, &out, asJSON, 0); err != nil {
 		t.Fatalf("status: %v", err)
 	}
 	return out.String()
@@ -76,7 +57,7 @@ func TestStatusShowsTheFleet(t *testing.T) {
 	nm2 := startTestNodeMonitor(t, "nodemonitor-2", 3, false, seed)
 	// The frontend outlives the executors (cleanups run last first), so
 	// that the tasks they cancel at the end are reported to it.
-	h := hosts.host()
+	h := loopbackHosts.host()
 	fe, err := client.NewFrontend(context.Background(), client.FrontendConfig{
 		App: "app", Schedulers: []string{s.ServiceAddr()}, Listen: h + ":0", AdvertiseHost: h,
 		Timeout: 5 * time.Second, OnMessage: func(client.Message) {}, Log: zerolog.Nop(),
@@ -201,11 +182,11 @@ func TestStatusObserverIsNeverSampledAndLeaves(t *testing.T) {
 
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
-	var out syncBuffer
+	var out lockedBuffer
 	done := make(chan error, 1)
 	go func() {
-		o := statusOptions{join: s.Cluster.Addr(), profile: "local", asJSON: true, watch: watchInterval(20 * time.Millisecond), timeout: 5 * time.Second}
-		done <- runStatus(ctx, o, &out, zerolog.Nop())
+		cfg := fleetstatus.Config{Join: s.Cluster.Addr(), Profile: "local", Timeout: 5 * time.Second, Log: zerolog.Nop()}
+		done <- fleetstatus.Print(ctx, cfg, &out, true, 20*time.Millisecond)
 	}()
 	var first fleetstatus.View
 	waitFor(t, "two refreshes", 15*time.Second, func() bool {
@@ -260,24 +241,9 @@ func TestStatusFailsWithoutAFleet(t *testing.T) {
 	if testing.Short() {
 		t.Skip("binds gossip")
 	}
-	o := statusOptions{join: "127.0.0.1:1", profile: "local", timeout: 300 * time.Millisecond}
-	err := runStatus(context.Background(), o, &bytes.Buffer{}, zerolog.Nop())
+	cfg := fleetstatus.Config{Join: "127.0.0.1:1", Profile: "local", Timeout: 300 * time.Millisecond, Log: zerolog.Nop()}
+	err := fleetstatus.Print(context.Background(), cfg, &bytes.Buffer{}, false, 0)
 	if err == nil || !strings.Contains(err.Error(), "no member answered") || !strings.Contains(err.Error(), "127.0.0.1:1") {
 		t.Errorf("err = %v, want no member answered via 127.0.0.1:1", err)
-	}
-}
-
-func TestWatchInterval(t *testing.T) {
-	for in, want := range map[string]time.Duration{"2": 2 * time.Second, "0.5": 500 * time.Millisecond, "750ms": 750 * time.Millisecond, "0": 0} {
-		var w watchInterval
-		if err := w.Set(in); err != nil || time.Duration(w) != want {
-			t.Errorf("--watch %s = %v, %v; want %v", in, time.Duration(w), err, want)
-		}
-	}
-	for _, bad := range []string{"-1", "soon", "-2s"} {
-		var w watchInterval
-		if err := w.Set(bad); err == nil {
-			t.Errorf("--watch %s accepted", bad)
-		}
 	}
 }
