@@ -78,8 +78,8 @@ type Config struct {
 	LocalityParams locality.Params
 	Log            zerolog.Logger
 
-	// price replaces PriceLocality in tests (a solve that takes as long
-	// as the test wants).
+	// price replaces the locality loop's own Pricer in tests (a solve
+	// that takes as long as the test wants); nil in production.
 	price func([]locality.NodeLoad, locality.Params, uint64) (locality.Outcome, []byte, error)
 }
 
@@ -199,9 +199,6 @@ func Start(cfg Config) (*Daemon, error) {
 			d.rewarm.Store(true)
 		}
 	})
-	if d.cfg.price == nil {
-		d.cfg.price = PriceLocality
-	}
 	d.loops.Add(1)
 	go d.loop()
 	if cfg.Locality {

@@ -16,7 +16,7 @@ import (
 type LocalityStats struct {
 	// Version is the last priced version (0: none yet).
 	Version uint64
-	// Solve is how long the last build, solve and encoding took; Nodes
+	// Solve is how long the last snapshot, solve and encoding took; Nodes
 	// and Racks what it covered; Arcs the flow network's size.
 	Solve        time.Duration
 	Nodes, Racks int
@@ -41,13 +41,29 @@ type LocalityStats struct {
 	Overran uint64
 }
 
+// priceFunc computes one locality period's outcome and encoded prices.
+type priceFunc func(loads []locality.NodeLoad, p locality.Params, version uint64) (locality.Outcome, []byte, error)
+
 // localityLoop prices locality every period while this coordinator is the
-// active one, on its own goroutine: at 10,000 node monitors a solve takes
-// a good part of a period, and fair-share guidance must not wait for it.
-// A tick that comes while a solve runs is dropped (time.Ticker drops
-// ticks a slow receiver misses) and counted in LocalityStats.Overran.
+// active one, on its own goroutine, so that fair-share guidance never
+// waits for a solve. It owns a locality.Pricer, which re-solves each
+// period from what the previous one left (Config.price replaces it in
+// tests). A tick that comes while a solve runs is dropped (time.Ticker
+// drops ticks a slow receiver misses) and counted in
+// LocalityStats.Overran.
 func (d *Daemon) localityLoop() {
 	defer d.loops.Done()
+	price := priceFunc(d.cfg.price)
+	if price == nil {
+		pr, err := locality.NewPricer(d.cfg.LocalityParams) // Start validated the params
+		if err != nil {
+			d.log.Error().Err(err).Msg("locality prices off")
+			return
+		}
+		price = func(loads []locality.NodeLoad, _ locality.Params, version uint64) (locality.Outcome, []byte, error) {
+			return pricePeriod(pr, loads, version)
+		}
+	}
 	t := time.NewTicker(d.cfg.Period)
 	defer t.Stop()
 	for {
@@ -58,7 +74,7 @@ func (d *Daemon) localityLoop() {
 			if active, _ := d.Cluster.ActiveCoordinator(); active != d.Cluster.Name() {
 				continue
 			}
-			d.priceLocality(now)
+			d.priceLocality(now, price)
 			if over := time.Since(now) / d.cfg.Period; over > 0 {
 				d.mu.Lock()
 				d.loc.Overran += uint64(over)
@@ -87,11 +103,22 @@ func localitySnapshot(reports map[string]fairgossip.Report, attrs map[string]map
 	return out
 }
 
-// PriceLocality is one locality period's computation: build and solve the
-// flow over the node loads and encode version of the prices. It is the
-// period without the sends, for tests and benchmarks.
+// PriceLocality is one locality period's computation on a new Pricer
+// (as the coordinator's first period): solve the flow over the node loads
+// and encode version of the prices. It is the period without the sends,
+// for tests and benchmarks.
 func PriceLocality(loads []locality.NodeLoad, p locality.Params, version uint64) (locality.Outcome, []byte, error) {
-	out, err := locality.Compute(loads, p)
+	pr, err := locality.NewPricer(p)
+	if err != nil {
+		return locality.Outcome{}, nil, fmt.Errorf("locality prices: %w", err)
+	}
+	return pricePeriod(pr, loads, version)
+}
+
+// pricePeriod prices the node loads with pr, re-solving from its previous
+// period, and encodes version of the prices.
+func pricePeriod(pr *locality.Pricer, loads []locality.NodeLoad, version uint64) (locality.Outcome, []byte, error) {
+	out, err := pr.Price(loads)
 	if err != nil {
 		return locality.Outcome{}, nil, fmt.Errorf("locality prices: %w", err)
 	}
@@ -108,7 +135,7 @@ func PriceLocality(loads []locality.NodeLoad, p locality.Params, version uint64)
 // live scheduler. Called on the locality loop; it reads the reports under
 // d.mu and skips those older than reportsKept periods itself, since the
 // guidance loop that drops them runs concurrently.
-func (d *Daemon) priceLocality(now time.Time) {
+func (d *Daemon) priceLocality(now time.Time, price priceFunc) {
 	attrs := map[string]map[string]string{}
 	for _, m := range d.Cluster.Members(membership.RoleNodeMonitor) {
 		attrs[m.Name] = m.Meta.Attrs
@@ -125,7 +152,7 @@ func (d *Daemon) priceLocality(now time.Time) {
 
 	start := time.Now()
 	loads := localitySnapshot(reports, attrs)
-	out, msg, err := d.cfg.price(loads, d.cfg.LocalityParams, version)
+	out, msg, err := price(loads, d.cfg.LocalityParams, version)
 	solve := time.Since(start)
 	if err != nil {
 		d.mu.Lock()

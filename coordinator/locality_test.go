@@ -97,6 +97,52 @@ func TestLocalityPeriodScales(t *testing.T) {
 	}
 }
 
+// TestPricePeriodsOnOnePricer: the locality loop's Pricer, kept across
+// periods, prices each period as a new one does (PriceLocality), and the
+// message carries the period's version.
+func TestPricePeriodsOnOnePricer(t *testing.T) {
+	p := locality.DefaultParams()
+	pr, err := locality.NewPricer(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	hot := func(queued int) []locality.NodeLoad {
+		return []locality.NodeLoad{
+			{Name: "nm-0", Rack: "r1", Slots: 4, Running: 4, Queued: queued, TaskMillis: 1000},
+			{Name: "nm-1", Rack: "r1", Slots: 4, Running: 1, TaskMillis: 900},
+			{Name: "nm-2", Rack: "r2", Slots: 4, TaskMillis: 100},
+		}
+	}
+	for k, tc := range []struct {
+		name  string
+		loads []locality.NodeLoad
+	}{
+		{"hot node", hot(30)},
+		{"hotter", hot(90)},
+		{"drained", hot(0)},
+		{"rack-mate gone", hot(30)[0:1:1]},
+		{"back", hot(12)},
+	} {
+		version := uint64(k + 1)
+		got, msg, err := pricePeriod(pr, tc.loads, version)
+		if err != nil {
+			t.Fatalf("%s: %v", tc.name, err)
+		}
+		want, _, err := PriceLocality(tc.loads, p, version)
+		if err != nil {
+			t.Fatalf("%s: %v", tc.name, err)
+		}
+		if got.Cost != want.Cost || got.Prices.Cluster != want.Prices.Cluster ||
+			!maps.Equal(got.Prices.Node, want.Prices.Node) || !maps.Equal(got.Prices.Rack, want.Prices.Rack) {
+			t.Fatalf("%s: kept pricer %+v, new one %+v", tc.name, got, want)
+		}
+		dec, err := pricegossip.Decode(msg)
+		if err != nil || dec.Version != version || !maps.Equal(dec.Node, got.Prices.Node) {
+			t.Fatalf("%s: decoded %+v (%v)", tc.name, dec, err)
+		}
+	}
+}
+
 func TestStartRefusesBadLocalityParams(t *testing.T) {
 	_, err := Start(Config{Locality: true, LocalityParams: locality.Params{MaxWaves: 0, RackPerGB: 5}})
 	if err == nil {

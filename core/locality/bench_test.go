@@ -80,23 +80,30 @@ func cpuSeconds() float64 {
 }
 
 // BenchmarkPricePeriods times 20 consecutive periods at 1,000 and 10,000
-// node monitors, with 10% and all of them changing between periods: the
-// Pricer's warm re-solve against a cold Compute of the same snapshots,
-// in the same run. One op is 20 periods; the metrics are the median and
-// the slowest period in milliseconds of wall time, and the median in
-// milliseconds of the process's CPU time. The Pricer's first period (a
-// cold solve of its new network) comes before the 20 and is not timed.
+// node monitors, with 10% and all of them changing between periods, three
+// ways in the same run: "warm", one Pricer for all periods (what the
+// coordinator runs); "fresh", a new Pricer each period (the same method
+// without the kept racks); "cold", Compute (core/flow's min-cost flow on a
+// new network, the reference the Pricer is tested against). One op is 20
+// periods; the metrics are the median and the slowest period in
+// milliseconds of wall time, and the median in milliseconds of the
+// process's CPU time; for the warm Pricer also the racks it brought up to
+// date and the node monitors whose slopes it replaced per period, and the
+// most Bellman-Ford rounds a period's prices took. The warm Pricer's first
+// period comes before the 20 and is not timed.
 //
 //	go test -run XXX -bench PricePeriods -benchtime 3x ./core/locality/
 func BenchmarkPricePeriods(b *testing.B) {
 	for _, n := range []int{1000, 10000} {
 		for _, churn := range []float64{0.1, 1} {
 			snaps := periods(n, 21, churn, rand.New(rand.NewPCG(7, uint64(n))))
-			for _, mode := range []string{"warm", "cold"} {
+			for _, mode := range []string{"warm", "fresh", "cold"} {
 				b.Run(fmt.Sprintf("nodes=%d/churn=%g/%s", n, churn, mode), func(b *testing.B) {
 					var times, cpu []float64
+					var rebuilt, changed, rounds int
 					for b.Loop() {
 						times, cpu = times[:0], cpu[:0]
+						rebuilt, changed, rounds = 0, 0, 0
 						pr, err := NewPricer(DefaultParams())
 						if err != nil {
 							b.Fatal(err)
@@ -106,9 +113,15 @@ func BenchmarkPricePeriods(b *testing.B) {
 						}
 						for _, s := range snaps[1:] {
 							t0, c0 := time.Now(), cpuSeconds()
-							if mode == "warm" {
+							switch mode {
+							case "warm":
 								_, err = pr.Price(s)
-							} else {
+							case "fresh":
+								var fresh *Pricer
+								if fresh, err = NewPricer(DefaultParams()); err == nil {
+									_, err = fresh.Price(s)
+								}
+							default:
 								_, err = Compute(s, DefaultParams())
 							}
 							if err != nil {
@@ -116,6 +129,11 @@ func BenchmarkPricePeriods(b *testing.B) {
 							}
 							times = append(times, float64(time.Since(t0).Microseconds())/1000)
 							cpu = append(cpu, 1000*(cpuSeconds()-c0))
+							if mode == "warm" {
+								rebuilt += pr.Stats().Rebuilt
+								changed += pr.Stats().Changed
+								rounds = max(rounds, pr.Stats().Rounds)
+							}
 						}
 					}
 					slices.Sort(times)
@@ -123,6 +141,11 @@ func BenchmarkPricePeriods(b *testing.B) {
 					b.ReportMetric((times[9]+times[10])/2, "p50-ms")
 					b.ReportMetric(times[len(times)-1], "max-ms")
 					b.ReportMetric((cpu[9]+cpu[10])/2, "cpu-p50-ms")
+					if mode == "warm" {
+						b.ReportMetric(float64(rebuilt)/float64(len(times)), "racks-updated/period")
+						b.ReportMetric(float64(changed)/float64(len(times)), "nodes-replaced/period")
+						b.ReportMetric(float64(rounds), "max-rounds")
+					}
 				})
 			}
 		}

@@ -339,15 +339,17 @@ type wave struct {
 // wave (Running+p)/Slots. Waves are listed until they hold one task more
 // than the cluster's queued work (so the marginal cost of one more task is
 // exact), a wave costs more than the limit, or MaxWaves are in.
-func (sn *snapshot) waves(i int) []wave {
+func (sn *snapshot) waves(i int) []wave { return sn.appendWaves(nil, i) }
+
+// appendWaves appends load i's waves (see waves) to out.
+func (sn *snapshot) appendWaves(out []wave, i int) []wave {
 	l := sn.loads[i]
 	if l.Slots <= 0 {
-		return nil
+		return out
 	}
 	s, r, waveCost := int64(l.Slots), int64(l.Running), sn.waveCost[i]
 	k := r / s
 	var held int64
-	var out []wave
 	for n := 0; ; n++ {
 		capK := (k+1)*s - max(k*s, r)
 		last := n == sn.params.MaxWaves-1 || held+capK > sn.queued || capCost(k, waveCost) > sn.limit
