@@ -55,7 +55,7 @@ const touchAhead = 8
 // slots.Core's fields, the FIFO's header and the first of its inline
 // ring's reservations, where a short queue's head usually is. A monitor is
 // about 1.5 KB, most of it the rest of the inline ring; loading all of it
-// for every touch cost more than the misses it saved (docs/SIMULATION.md:
+// for every touch cost more than the misses it saved (docs/experiments/simulation.md:
 // 7 lines simulated the Figure-3 point 8-15% faster than all 24).
 const touchLines = 7
 

@@ -440,7 +440,7 @@ func BenchmarkLatePoint(b *testing.B) {
 	b.ReportMetric(float64(tasks)/b.Elapsed().Seconds(), "tasks/s")
 }
 
-// BenchmarkFigure3Late times the Figure-3 point of docs/SIMULATION.md for
+// BenchmarkFigure3Late times the Figure-3 point of docs/experiments/simulation.md for
 // late binding (10,000 nodes x 1 slot, 500-task jobs, exp(100 ms), RTT 1 ms,
 // d = 2, 90% load, 2,000 measured jobs after a 200-job warm-up): the point
 // `sparrow sim --policy late --load 0.9` runs. One iteration takes seconds;

@@ -12,7 +12,7 @@ import (
 )
 
 // Preferences gives every task placement preferences shaped like issue
-// 9's locality workload (bench/locality, docs/LOCALITY.md), for a fleet
+// 9's locality workload (bench/locality, docs/experiments/locality.md), for a fleet
 // the driver does not run: a catalogue of Blocks input blocks, each with
 // Replicas replicas on Nodes; each task reads one block drawn by a
 // Zipf(Zipf) popularity (block 0 the hottest) and prefers its replicas'

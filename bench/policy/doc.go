@@ -9,6 +9,6 @@
 // the charts they describe (drawn as SVG or PNG by internal/plot).
 //
 // Nothing here starts goroutines, reads the clock or does network I/O;
-// the fleet-driving shell is bench/policy/live, and docs/POLICIES.md records
+// the fleet-driving shell is bench/policy/live, and docs/experiments/policies.md records
 // the measured results next to the paper's.
 package policy

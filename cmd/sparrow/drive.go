@@ -47,7 +47,7 @@ non-zero saying so: a saturated fleet is not sent more work the more it
 fails.
 
 With --prefer-nodes, tasks prefer nodes as in the locality workload
-(docs/LOCALITY.md, sparrow bench locality): a catalogue of --blocks input
+(docs/experiments/locality.md, sparrow bench locality): a catalogue of --blocks input
 blocks, each with --replicas replicas on the listed node monitors (named
 as the schedulers know them: gossip member names or hosts), which are
 split into --prefer-racks contiguous racks (list them rack by rack, as

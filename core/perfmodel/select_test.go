@@ -16,7 +16,7 @@ var selectRef = Machine{Name: "T5400", Cores: 8, GHz: 2.66, DiskRead: 140 * MB, 
 // selectModel is the report's Figure 7 Select model written as phase
 // groups. Figure 7 gives, per group, the run time, CPU seconds and the
 // number of phases; it does not give the concurrency histograms or the
-// bytes per phase, so those are reconstructed (see docs/PLANNER.md):
+// bytes per phase, so those are reconstructed (see docs/experiments/planner.md):
 //   - bytes: 1 GB in and 1 GB out in 256 MB batches (§3.1, Figure 6's caption),
 //     so 256 MB per read and per write phase;
 //   - concurrency: the smallest histogram over 1 and 2 runnable threads whose
@@ -78,7 +78,7 @@ type fig8Row struct {
 // the row rounded up to the next 5% where our reconstruction of Figure 7
 // meets it (half size; slow cpu, fast disk), and otherwise the error we get
 // rounded up to the next 5%, with the reason; no row exceeds §3.5's
-// "up to 30%" for real programs. docs/PLANNER.md has the table.
+// "up to 30%" for real programs. docs/experiments/planner.md has the table.
 func figure8() []fig8Row {
 	return []fig8Row{
 		// Figure 7's groups sum to 18.7 s, yet the report predicts 20.6 and measured 21.1:

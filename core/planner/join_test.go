@@ -46,14 +46,14 @@ func joinStats(costs []float64) (lo, med, hi float64) {
 // Frank: all 19,683 assignments, greedy, the assignment-only branch and
 // bound proving the assignment optimum, and Solve proving the optimum over
 // assignments and orders, which can only be lower. Run with -v to see the
-// numbers docs/PLANNER.md quotes.
+// numbers docs/experiments/planner.md quotes.
 func TestJoinReproduction(t *testing.T) {
 	for _, place := range []struct {
 		data [2]string
 		keys string
 	}{{[2]string{"F2", "F3"}, "F1"}, {[2]string{"F1", "F2"}, "F3"}, {[2]string{"F1", "F3"}, "F2"}} {
 		if testing.Short() && place.keys != "F1" {
-			continue // the other input placements only widen the table in docs/PLANNER.md
+			continue // the other input placements only widen the table in docs/experiments/planner.md
 		}
 		p := JoinOnFrank(place.data, place.keys)
 		ex, err := Exhaustive(p)

@@ -11,7 +11,7 @@
 # of 4 tasks of 200 ms whose tasks each prefer the 3 replica nodes of an
 # input block (100 blocks placed as HDFS does, Zipf 1.1 popularity, 64 MiB
 # inputs) and opt into relaxation with a 300 ms delayThreshold, as in
-# docs/LOCALITY.md's live experiment. Once the prices are seen widening
+# docs/experiments/locality.md's live experiment. Once the prices are seen widening
 # tasks (and after at least LOC_WARM_S, default 5 s, of load), one fault
 # strikes coord-a, the pricing coordinator:
 #   coordinator-kill       coord-a alone: docker kill it, docker start it

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Re-run the policy experiments recorded in docs/POLICIES.md.
+# Re-run the policy experiments recorded in docs/experiments/policies.md.
 #
 # Builds sparrow, then runs each `sparrow bench` policy scenario with its
 # default (documented) settings, one after another, each waiting (bounded)

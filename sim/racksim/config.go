@@ -100,7 +100,7 @@ type Config struct {
 	// repartitioned data, WordCount's counts). 1 is §5.1 read literally
 	// (Sort "redistributes all of its input data"); the paper's own
 	// Tables 2 and 4 imply far less data crossed the core switch than
-	// that reading gives (docs/QUINCY-SIM.md), which smaller values
+	// that reading gives (docs/experiments/quincy-sim.md), which smaller values
 	// explore.
 	GatherScale float64
 	// K is the number of instances admitted at once (§2.4).
