@@ -1,9 +1,40 @@
 package overload
 
 import (
+	"context"
+	"encoding/json"
 	"fmt"
+	"io"
 	"path/filepath"
+
+	"github.com/sparrowfleet/sparrow/internal/report"
 )
+
+// Points are the result as `sparrow bench overload` prints it: the
+// tables, or as JSON the points without their per-second samples.
+type Points []Point
+
+// WriteTable prints the tables of WriteTable.
+func (ps Points) WriteTable(w io.Writer) error { return WriteTable(w, ps) }
+
+// MarshalJSON encodes the points without their samples.
+func (ps Points) MarshalJSON() ([]byte, error) { return json.Marshal(StripSamples(ps)) }
+
+// RunAndReport runs the benchmark, saves what it measured into cfg.Dir
+// (also when a later multiple fails), and prints the tables, or with
+// asJSON one JSON line, on out.
+func RunAndReport(ctx context.Context, cfg Config, asJSON bool, out io.Writer) error {
+	points, runErr := Run(ctx, cfg)
+	if len(points) > 0 {
+		if err := WriteResults(cfg.Dir, cfg, points); err != nil {
+			return err
+		}
+	}
+	if runErr != nil {
+		return runErr
+	}
+	return report.Print(out, Points(points), report.If(asJSON, report.JSONLine))
+}
 
 // StripSamples returns the points without their per-second samples,
 // which stay in each point's point.json.

@@ -80,3 +80,28 @@ func TestConfigErrors(t *testing.T) {
 		t.Errorf("ParseMode(grpc) = %v, want an error naming it", err)
 	}
 }
+
+func TestParseModesAndRates(t *testing.T) {
+	for _, c := range []struct {
+		modes, rates string
+		want         string // error, or "" for none
+	}{
+		{modes: "bare, rpc", rates: "0, 100,1000"},
+		{modes: "bare,grpc", rates: "0", want: `unknown ping-pong mode "grpc"`},
+		{modes: "rpc", rates: "x", want: `--rates: "x" is not a rate (calls/s, 0 for flat out)`},
+		{modes: "rpc", rates: "-1", want: `--rates: "-1" is not a rate`},
+		{modes: "rpc", rates: "1,", want: `--rates: "" is not a rate`},
+	} {
+		ms, err := ParseModes(c.modes)
+		if err == nil {
+			var rs []float64
+			rs, err = ParseRates(c.rates)
+			if err == nil && (len(ms) == 0 || len(rs) == 0) {
+				t.Errorf("%q %q: %v %v", c.modes, c.rates, ms, rs)
+			}
+		}
+		if (c.want == "") != (err == nil) || (err != nil && !strings.Contains(err.Error(), c.want)) {
+			t.Errorf("%q %q: error %v, want %q", c.modes, c.rates, err, c.want)
+		}
+	}
+}

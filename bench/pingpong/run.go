@@ -5,13 +5,17 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"os/exec"
+	"path/filepath"
+	"strconv"
 	"strings"
 	"syscall"
 	"time"
 
 	"github.com/sparrowfleet/sparrow/bench/procs"
+	"github.com/sparrowfleet/sparrow/internal/report"
 	"github.com/sparrowfleet/sparrow/internal/stats"
 )
 
@@ -37,8 +41,43 @@ type Config struct {
 	Duration time.Duration
 	// Listen is the server's address ("127.0.0.1:0").
 	Listen string
+	// Dir, if set, receives the points as pingpong.json.
+	Dir string
 	// Say, when set, reports progress.
 	Say func(string)
+}
+
+// Points are a run's result, as `sparrow bench pingpong` prints it.
+type Points []Point
+
+// WriteTable prints the table of WriteTable.
+func (ps Points) WriteTable(w io.Writer) error { return WriteTable(w, ps) }
+
+// ParseModes parses a comma-separated list of modes.
+func ParseModes(list string) ([]Mode, error) {
+	var out []Mode
+	for _, s := range strings.Split(list, ",") {
+		m, err := ParseMode(strings.TrimSpace(s))
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, m)
+	}
+	return out, nil
+}
+
+// ParseRates parses --rates: comma-separated calls per second, 0 for
+// flat out.
+func ParseRates(list string) ([]float64, error) {
+	var out []float64
+	for _, f := range strings.Split(list, ",") {
+		v, err := strconv.ParseFloat(strings.TrimSpace(f), 64)
+		if err != nil || v < 0 {
+			return nil, fmt.Errorf("--rates: %q is not a rate (calls/s, 0 for flat out)", f)
+		}
+		out = append(out, v)
+	}
+	return out, nil
 }
 
 // Point is one mode at one rate.
@@ -81,18 +120,21 @@ func (c *Config) say(format string, args ...any) {
 }
 
 // Run measures every mode at every rate, with a fresh server process per
-// mode.
-func Run(ctx context.Context, cfg Config) ([]Point, error) {
+// mode, and saves the points into cfg.Dir if it is set.
+func Run(ctx context.Context, cfg Config) (Points, error) {
 	if err := cfg.validate(); err != nil {
 		return nil, err
 	}
-	var out []Point
+	var out Points
 	for _, m := range cfg.Modes {
 		pts, err := runMode(ctx, cfg, m)
 		if err != nil {
 			return out, err
 		}
 		out = append(out, pts...)
+	}
+	if cfg.Dir != "" {
+		return out, report.WriteJSONFile(filepath.Join(cfg.Dir, "pingpong.json"), out)
 	}
 	return out, nil
 }

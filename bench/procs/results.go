@@ -1,11 +1,40 @@
 package procs
 
 import (
+	"context"
 	"encoding/json"
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 )
+
+// Results are the points of a sweep, as `sparrow bench procs` prints
+// them.
+type Results []Result
+
+// WriteTable prints the table of WriteTable.
+func (rs Results) WriteTable(w io.Writer) error { return WriteTable(w, rs) }
+
+// RunRates measures cfg at each rate in turn, a fresh fleet each with its
+// members' logs in dir/rate-R, and saves the results into dir
+// (WriteResults). progress gets each point's notes, prefixed with the
+// point.
+func RunRates(ctx context.Context, cfg Config, rates []float64, dir string, progress io.Writer) (Results, error) {
+	var results Results
+	for i, r := range rates {
+		pc := cfg
+		pc.Rate = r
+		pc.Dir = filepath.Join(dir, fmt.Sprintf("rate-%g", r))
+		pc.Say = func(s string) { fmt.Fprintf(progress, "bench procs [%d/%d, %g jobs/s]: %s\n", i+1, len(rates), r, s) }
+		res, err := Run(ctx, pc)
+		if err != nil {
+			return nil, fmt.Errorf("rate %g jobs/s (logs in %s): %w", r, pc.Dir, err)
+		}
+		results = append(results, res)
+	}
+	return results, WriteResults(dir, results)
+}
 
 // WriteResults saves the results as JSON and the CPU-per-task plot.
 func WriteResults(dir string, results []Result) error {

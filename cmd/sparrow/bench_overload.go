@@ -1,16 +1,13 @@
 package main
 
 import (
-	"encoding/json"
 	"fmt"
-	"os"
-	"os/signal"
-	"syscall"
 	"time"
 
 	"github.com/spf13/cobra"
 
 	"github.com/sparrowfleet/sparrow/bench/overload"
+	"github.com/sparrowfleet/sparrow/internal/listflag"
 )
 
 func init() { benchCmd.AddCommand(newBenchOverloadCmd()) }
@@ -19,7 +16,6 @@ func newBenchOverloadCmd() *cobra.Command {
 	var (
 		cfg       overload.Config
 		multiples string
-		out       string
 		asJSON    bool
 	)
 	cmd := &cobra.Command{
@@ -56,35 +52,18 @@ Examples:
   sparrow bench overload
   sparrow bench overload --multiples 2,1000 --duration 20s --settle 5s`,
 		Args: noArgs,
-		RunE: func(cmd *cobra.Command, _ []string) error {
-			ms, err := parseFloats(multiples, "--multiples")
-			if err != nil {
+		RunE: func(cmd *cobra.Command, _ []string) (err error) {
+			if cfg.Multiples, err = listflag.Positive("--multiples", multiples); err != nil {
 				return err
 			}
-			cfg.Multiples = ms
-			if cfg.Binary == "" {
-				if cfg.Binary, err = os.Executable(); err != nil {
-					return fmt.Errorf("find this binary (set --binary): %w", err)
-				}
+			if err := thisBinary(&cfg.Binary); err != nil {
+				return err
 			}
-			cfg.Dir = out
 			stderr := cmd.ErrOrStderr()
 			cfg.Say = func(s string) { fmt.Fprintf(stderr, "bench overload %s\n", s) }
-			ctx, cancel := signal.NotifyContext(cmd.Context(), os.Interrupt, syscall.SIGTERM)
+			ctx, cancel := benchContext(cmd, false)
 			defer cancel()
-			points, runErr := overload.Run(ctx, cfg)
-			if len(points) > 0 {
-				if err := overload.WriteResults(out, cfg, points); err != nil {
-					return err
-				}
-			}
-			if runErr != nil {
-				return runErr
-			}
-			if asJSON {
-				return json.NewEncoder(cmd.OutOrStdout()).Encode(overload.StripSamples(points))
-			}
-			return overload.WriteTable(cmd.OutOrStdout(), points)
+			return overload.RunAndReport(ctx, cfg, asJSON, cmd.OutOrStdout())
 		},
 	}
 	fs := cmd.Flags()
@@ -109,7 +88,7 @@ Examples:
 	fs.BoolVar(&cfg.HeapProfiles, "heap-profiles", false, "serve Go's profiler on the daemons and save a heap profile of the first scheduler and node monitor at --settle and at --duration into each point's directory (go tool pprof -sample_index=inuse_space FILE)")
 	fs.DurationVar(&cfg.SampleEvery, "sample-every", time.Second, "interval between samples of /proc and the members' endpoints")
 	fs.DurationVar(&cfg.ReadyTimeout, "ready-timeout", time.Minute, "give up if a fleet has not formed after this long")
-	fs.StringVar(&out, "out", "bin/bench-overload", "directory for members' logs, samples, results.json and the plots")
+	fs.StringVar(&cfg.Dir, "out", "bin/bench-overload", "directory for members' logs, samples, results.json and the plots")
 	fs.BoolVar(&asJSON, "json", false, "print the results (without the per-second samples) as JSON instead of tables")
 	return cmd
 }

@@ -1,31 +1,22 @@
 package main
 
 import (
-	"encoding/json"
 	"fmt"
-	"os"
-	"os/signal"
-	"path/filepath"
-	"strconv"
-	"strings"
-	"syscall"
 	"time"
 
 	"github.com/spf13/cobra"
 
 	"github.com/sparrowfleet/sparrow/bench/pingpong"
+	"github.com/sparrowfleet/sparrow/internal/report"
 )
 
 func init() { benchCmd.AddCommand(newBenchPingPongCmd()) }
 
 func newBenchPingPongCmd() *cobra.Command {
 	var (
-		cfg    pingpong.Config
-		modes  string
-		rates  string
-		serve  string
-		out    string
-		asJSON bool
+		cfg                 pingpong.Config
+		modes, rates, serve string
+		asJSON              bool
 	)
 	cmd := &cobra.Command{
 		Use:   "pingpong",
@@ -48,8 +39,8 @@ Examples:
   sparrow bench pingpong
   sparrow bench pingpong --modes bare --rates 0,1000 --duration 10s --json`,
 		Args: noArgs,
-		RunE: func(cmd *cobra.Command, _ []string) error {
-			ctx, cancel := signal.NotifyContext(cmd.Context(), os.Interrupt, syscall.SIGTERM)
+		RunE: func(cmd *cobra.Command, _ []string) (err error) {
+			ctx, cancel := benchContext(cmd, false)
 			defer cancel()
 			if serve != "" {
 				m, err := pingpong.ParseMode(serve)
@@ -60,25 +51,14 @@ Examples:
 					fmt.Fprintf(cmd.OutOrStdout(), "%s%s\n", pingpong.ReadyPrefix, a)
 				})
 			}
-			for _, s := range strings.Split(modes, ",") {
-				m, err := pingpong.ParseMode(strings.TrimSpace(s))
-				if err != nil {
-					return err
-				}
-				cfg.Modes = append(cfg.Modes, m)
+			if cfg.Modes, err = pingpong.ParseModes(modes); err != nil {
+				return err
 			}
-			for _, f := range strings.Split(rates, ",") {
-				v, err := strconv.ParseFloat(strings.TrimSpace(f), 64)
-				if err != nil || v < 0 {
-					return fmt.Errorf("--rates: %q is not a rate (calls/s, 0 for flat out)", f)
-				}
-				cfg.Rates = append(cfg.Rates, v)
+			if cfg.Rates, err = pingpong.ParseRates(rates); err != nil {
+				return err
 			}
-			var err error
-			if cfg.Binary == "" {
-				if cfg.Binary, err = os.Executable(); err != nil {
-					return fmt.Errorf("find this binary (set --binary): %w", err)
-				}
+			if err := thisBinary(&cfg.Binary); err != nil {
+				return err
 			}
 			stderr := cmd.ErrOrStderr()
 			cfg.Say = func(s string) { fmt.Fprintf(stderr, "bench pingpong: %s\n", s) }
@@ -86,15 +66,7 @@ Examples:
 			if err != nil {
 				return err
 			}
-			if out != "" {
-				if err := writeJSONFile(filepath.Join(out, "pingpong.json"), pts); err != nil {
-					return err
-				}
-			}
-			if asJSON {
-				return json.NewEncoder(cmd.OutOrStdout()).Encode(pts)
-			}
-			return pingpong.WriteTable(cmd.OutOrStdout(), pts)
+			return report.Print(cmd.OutOrStdout(), pts, report.If(asJSON, report.JSONLine))
 		},
 	}
 	fs := cmd.Flags()
@@ -103,7 +75,7 @@ Examples:
 	fs.StringVar(&rates, "rates", "0,100,1000,5000", "comma-separated offered calls per second; 0 is flat out")
 	fs.DurationVar(&cfg.Duration, "duration", 5*time.Second, "how long each point runs (the server's CPU time is read in 10 ms ticks)")
 	fs.StringVar(&cfg.Listen, "listen", "127.0.0.1:0", "the server's address")
-	fs.StringVar(&out, "out", "", "if set, also write pingpong.json into this directory")
+	fs.StringVar(&cfg.Dir, "out", "", "if set, also write pingpong.json into this directory")
 	fs.BoolVar(&asJSON, "json", false, "print the results as JSON instead of a table")
 	fs.StringVar(&serve, "serve", "", "internal: be the server of MODE (started by this command itself)")
 	_ = fs.MarkHidden("serve")

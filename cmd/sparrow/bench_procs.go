@@ -1,17 +1,13 @@
 package main
 
 import (
-	"encoding/json"
-	"fmt"
-	"os"
-	"os/signal"
-	"path/filepath"
-	"syscall"
 	"time"
 
 	"github.com/spf13/cobra"
 
 	"github.com/sparrowfleet/sparrow/bench/procs"
+	"github.com/sparrowfleet/sparrow/internal/listflag"
+	"github.com/sparrowfleet/sparrow/internal/report"
 )
 
 func init() { benchCmd.AddCommand(newBenchProcsCmd()) }
@@ -46,37 +42,20 @@ Examples:
   sparrow bench procs --nodes 10 --slots 8 --jobs 3000 --tasks 4 --rates 50,200`,
 		Args: noArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			rs, err := parseFloats(rates, "--rates")
+			rs, err := listflag.Positive("--rates", rates)
 			if err != nil {
 				return err
 			}
-			if cfg.Binary == "" {
-				if cfg.Binary, err = os.Executable(); err != nil {
-					return fmt.Errorf("find this binary (set --binary): %w", err)
-				}
-			}
-			ctx, cancel := signal.NotifyContext(cmd.Context(), os.Interrupt, syscall.SIGTERM)
-			defer cancel()
-			stderr := cmd.ErrOrStderr()
-			var results []procs.Result
-			for i, r := range rs {
-				pc := cfg
-				pc.Rate = r
-				pc.Dir = filepath.Join(out, fmt.Sprintf("rate-%g", r))
-				pc.Say = func(s string) { fmt.Fprintf(stderr, "bench procs [%d/%d, %g jobs/s]: %s\n", i+1, len(rs), r, s) }
-				res, err := procs.Run(ctx, pc)
-				if err != nil {
-					return fmt.Errorf("rate %g jobs/s (logs in %s): %w", r, pc.Dir, err)
-				}
-				results = append(results, res)
-			}
-			if err := procs.WriteResults(out, results); err != nil {
+			if err := thisBinary(&cfg.Binary); err != nil {
 				return err
 			}
-			if asJSON {
-				return json.NewEncoder(cmd.OutOrStdout()).Encode(results)
+			ctx, cancel := benchContext(cmd, false)
+			defer cancel()
+			results, err := procs.RunRates(ctx, cfg, rs, out, cmd.ErrOrStderr())
+			if err != nil {
+				return err
 			}
-			return procs.WriteTable(cmd.OutOrStdout(), results)
+			return report.Print(cmd.OutOrStdout(), results, report.If(asJSON, report.JSONLine))
 		},
 	}
 	fs := cmd.Flags()

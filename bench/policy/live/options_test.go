@@ -1,0 +1,69 @@
+package live
+
+import (
+	"strings"
+	"testing"
+	"time"
+)
+
+func TestOptionsValidate(t *testing.T) {
+	common := Common{Fleet: FleetConfig{Schedulers: 1, NodeMonitors: 4, Slots: 2}, TasksPerJob: 4, TaskDuration: 50 * time.Millisecond}
+	fair := FairnessOptions{Interval: time.Second, Bin: time.Second, User0Load: 1, User1Loads: []float64{0, 0.5}}
+	prio := PriorityOptions{HPLoad: 0.25, LPLoads: []float64{0, 1}, Duration: 15 * time.Second, Drain: time.Second, Warmup: time.Second}
+	cons := ConstraintsOptions{AttrFraction: 0.2, ConstrainedLoad: 0.5, FreeLoad: 0.5, Duration: 30 * time.Second, Warmup: time.Second}
+	for _, c := range []struct {
+		name string
+		err  error
+		want string
+	}{
+		{"common ok", common.Validate(), ""},
+		{"fairness ok", fair.Validate(), ""},
+		{"priority ok", prio.Validate(), ""},
+		{"constraints ok", cons.Validate(), ""},
+		{"no node monitors", func() error { c := common; c.Fleet.NodeMonitors = 0; return c.Validate() }(), "--nodes"},
+		{"no schedulers", func() error { c := common; c.Fleet.Schedulers = 0; return c.Validate() }(), "--schedulers"},
+		{"no slots", func() error { c := common; c.Fleet.Slots = 0; return c.Validate() }(), "--slots"},
+		{"no tasks", func() error { c := common; c.TasksPerJob = 0; return c.Validate() }(), "--tasks"},
+		{"instant tasks", func() error { c := common; c.TaskDuration = 0; return c.Validate() }(), "--task-duration"},
+		{"negative user1 load", func() error { o := fair; o.User1Loads = []float64{0, -1}; return o.Validate() }(), "--user1-loads"},
+		{"negative user0 load", func() error { o := fair; o.User0Load = -1; return o.Validate() }(), "--user0-load"},
+		{"no interval", func() error { o := fair; o.Interval = 0; return o.Validate() }(), "--interval"},
+		{"no bin", func() error { o := fair; o.Bin = 0; return o.Validate() }(), "--bin"},
+		{"no HP load", func() error { o := prio; o.HPLoad = 0; return o.Validate() }(), "--hp-load"},
+		{"negative LP load", func() error { o := prio; o.LPLoads = []float64{-1}; return o.Validate() }(), "--lp-loads"},
+		{"warmup past the window", func() error { o := prio; o.Warmup = 20 * time.Second; return o.Validate() }(), "--warmup"},
+		{"negative drain", func() error { o := prio; o.Drain = -time.Second; return o.Validate() }(), "--drain"},
+		{"attribute on too many nodes", func() error { o := cons; o.AttrFraction = 1.5; return o.Validate() }(), "--attr-fraction"},
+		{"negative free load", func() error { o := cons; o.FreeLoad = -1; return o.Validate() }(), "--constrained-load/--free-load"},
+		{"constraints warmup", func() error { o := cons; o.Warmup = time.Minute; return o.Validate() }(), "--warmup"},
+	} {
+		if c.want == "" {
+			if c.err != nil {
+				t.Errorf("%s: %v", c.name, c.err)
+			}
+		} else if c.err == nil || !strings.Contains(c.err.Error(), c.want) {
+			t.Errorf("%s: error %v, want one mentioning %q", c.name, c.err, c.want)
+		}
+	}
+}
+
+func TestParseAttr(t *testing.T) {
+	for _, c := range []struct {
+		in, key, val string
+		ok           bool
+	}{
+		{"gpu=yes", "gpu", "yes", true},
+		{"rack=r=1", "rack", "r=1", true},
+		{"gpu", "", "", false},
+		{"=yes", "", "", false},
+		{"gpu=", "", "", false},
+	} {
+		k, v, err := ParseAttr(c.in)
+		if (err == nil) != c.ok || k != c.key || v != c.val {
+			t.Errorf("ParseAttr(%q) = %q, %q, %v", c.in, k, v, err)
+		}
+		if err != nil && !strings.Contains(err.Error(), "key=value") {
+			t.Errorf("ParseAttr(%q): error %v does not say what it wants", c.in, err)
+		}
+	}
+}
