@@ -8,9 +8,12 @@ import (
 	"os"
 	"strings"
 
+	"github.com/spf13/pflag"
+
 	"github.com/sparrowfleet/sparrow/core/flow"
 	"github.com/sparrowfleet/sparrow/core/flow/gen"
 	"github.com/sparrowfleet/sparrow/core/quincy"
+	"github.com/sparrowfleet/sparrow/internal/report"
 )
 
 // GenOptions are the Quincy-shaped graph generator's settings that
@@ -24,6 +27,15 @@ type GenOptions struct {
 	Unfair bool
 	// Seed seeds data placement, wait and run times.
 	Seed uint64
+}
+
+// AddFlags declares the generator flags of `sparrow flow gen` and `flow
+// bench` on fs, with their defaults.
+func (o *GenOptions) AddFlags(fs *pflag.FlagSet) {
+	fs.IntVar(&o.Racks, "racks", 0, "racks (0: one per 30 computers)")
+	fs.Int64Var(&o.Xi, "xi", 2, "cost of one MB across the core switch, in rack-switch MBs (Quincy's ξ; 20 for QFPX)")
+	fs.BoolVar(&o.Unfair, "unfair", false, "policy Q's bounds (E_j=1, F_j=N_j) instead of QFP's fair shares")
+	fs.Uint64Var(&o.Seed, "seed", 1, "random seed for data placement, wait and run times")
 }
 
 // Params are gen.Default's for a cluster of that size, adjusted by o.
@@ -57,6 +69,49 @@ func (o GenOptions) WriteSynthetic(w io.Writer, size, policy string) error {
 	return quincy.WriteSyntheticDIMACS(w, cfg, p, quincy.DefaultParams(), rand.New(rand.NewPCG(o.Seed, 0)))
 }
 
+// Gen is `sparrow flow gen`: a generated Quincy-shaped graph of
+// Computers, Jobs and Tasks or, with Quincy set, core/quincy's graph of
+// that synthetic cluster under Policy.
+type Gen struct {
+	GenOptions
+	Computers, Jobs, Tasks int
+	Quincy, Policy         string
+}
+
+// AddFlags declares `sparrow flow gen`'s flags on fs, with their
+// defaults.
+func (o *Gen) AddFlags(fs *pflag.FlagSet) {
+	fs.StringVar(&o.Quincy, "quincy", "", "write core/quincy's own graph of a synthetic cluster instead (the graph the simulator solves): "+strings.Join(quincy.SyntheticSizeNames(), ", ")+"; --computers, --jobs, --tasks, --racks, --xi and --unfair then do not apply")
+	fs.StringVar(&o.Policy, "policy", "QFP", "with --quincy: the policy whose capacities the graph carries (Q, QP, QF, QFP, QFPX)")
+	fs.IntVar(&o.Computers, "computers", 243, "computers (M)")
+	fs.IntVar(&o.Jobs, "jobs", 10, "jobs (J)")
+	fs.IntVar(&o.Tasks, "tasks", 2200, "worker tasks in all (N)")
+	o.GenOptions.AddFlags(fs)
+}
+
+// Write writes the graph to w as a DIMACS problem.
+func (o *Gen) Write(w io.Writer) error {
+	if o.Quincy != "" {
+		return o.WriteSynthetic(w, o.Quincy, o.Policy)
+	}
+	return flow.WriteDIMACS(w, o.GenOptions.Quincy(o.Computers, o.Jobs, o.Tasks).Net)
+}
+
+// Solve solves the DIMACS problem in the named file ("-": stdin) and
+// writes the DIMACS solution to out; an infeasible or unbounded problem
+// is an error naming the file.
+func Solve(name string, stdin io.Reader, out io.Writer) error {
+	g, err := ReadFile(name, stdin)
+	if err != nil {
+		return err
+	}
+	s, err := flow.Solve(g)
+	if err != nil {
+		return fmt.Errorf("%s: %w", name, err)
+	}
+	return flow.WriteSolution(out, g, s)
+}
+
 // ReadFile reads the DIMACS problem in the named file, or in stdin for
 // "-".
 func ReadFile(name string, stdin io.Reader) (*flow.Network, error) {
@@ -88,6 +143,28 @@ type Options struct {
 	// fraction of tasks changed before each warm re-solve.
 	Reps  int
 	Churn float64
+	// JSON prints the rows as indented JSON instead of the table.
+	JSON bool
+}
+
+// AddFlags declares `sparrow flow bench`'s flags on fs, with their
+// defaults.
+func (o *Options) AddFlags(fs *pflag.FlagSet) {
+	fs.StringVar(&o.Lemon, "lemon", "", "path to the LEMON driver binary (empty: time ours only)")
+	fs.StringVar(&o.Sizes, "sizes", "243x10x2200,2500x100x22000", "generated Quincy graphs, COMPUTERSxJOBSxTASKS, comma-separated (ignored when FILEs are given)")
+	fs.IntVar(&o.Reps, "reps", 3, "repetitions; medians are reported")
+	fs.Float64Var(&o.Churn, "churn", 0.01, "fraction of tasks changed (half finish, half arrive) before each warm re-solve")
+	fs.BoolVar(&o.JSON, "json", false, "print JSON instead of a table")
+	o.Gen.AddFlags(fs)
+}
+
+// Print times the files or sizes (Run) and prints the rows on out.
+func (o Options) Print(files []string, stdin io.Reader, out, progress io.Writer) error {
+	rows, err := o.Run(files, stdin, progress)
+	if err != nil {
+		return err
+	}
+	return report.Print(out, rows, report.If(o.JSON, report.IndentedJSON))
 }
 
 // Rows are a run's result.

@@ -7,6 +7,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/spf13/pflag"
+
 	"github.com/sparrowfleet/sparrow/core/flow"
 )
 
@@ -77,5 +79,42 @@ func TestOptionsErrors(t *testing.T) {
 		if c.err == nil || !strings.Contains(c.err.Error(), c.want) {
 			t.Errorf("%s: error %v, want %q", c.name, c.err, c.want)
 		}
+	}
+}
+
+// TestGenSolveAndPrint runs `sparrow flow gen`, `solve` and `bench` as
+// their flags give them: a generated graph, solved from stdin, and timed
+// with its rows printed as JSON.
+func TestGenSolveAndPrint(t *testing.T) {
+	for _, args := range [][]string{
+		{"--computers", "20", "--jobs", "2", "--tasks", "30", "--racks", "2", "--xi", "5", "--unfair"},
+		{"--quincy", "243", "--policy", "QP"},
+	} {
+		var g Gen
+		fs := pflag.NewFlagSet("gen", pflag.ContinueOnError)
+		g.AddFlags(fs)
+		if err := fs.Parse(args); err != nil {
+			t.Fatal(err)
+		}
+		var problem, solution bytes.Buffer
+		if err := g.Write(&problem); err != nil {
+			t.Fatalf("%v: %v", args, err)
+		}
+		if err := Solve("-", bytes.NewReader(problem.Bytes()), &solution); err != nil || !strings.HasPrefix(solution.String(), "s ") {
+			t.Fatalf("%v: solution %q, %v", args, solution.String(), err)
+		}
+	}
+	if err := Solve("-", strings.NewReader("p min 2 0\nn 1 1\nn 2 -1\n"), &bytes.Buffer{}); err == nil || !strings.HasPrefix(err.Error(), "-: ") {
+		t.Errorf("infeasible problem: error %v, want one naming the file", err)
+	}
+	var o Options
+	fs := pflag.NewFlagSet("bench", pflag.ContinueOnError)
+	o.AddFlags(fs)
+	if err := fs.Parse([]string{"--sizes", "20x2x30", "--reps", "1", "--json"}); err != nil {
+		t.Fatal(err)
+	}
+	var out bytes.Buffer
+	if err := o.Print(nil, nil, &out, &bytes.Buffer{}); err != nil || !strings.Contains(out.String(), `"instance": "quincy 20x2x30"`) {
+		t.Errorf("bench JSON %q, %v", out.String(), err)
 	}
 }

@@ -6,6 +6,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/spf13/pflag"
+
 	"github.com/sparrowfleet/sparrow/internal/fairgossip"
 	"github.com/sparrowfleet/sparrow/internal/report"
 )
@@ -60,5 +62,33 @@ func TestMeasureAllReport(t *testing.T) {
 	}
 	if !strings.HasPrefix(lines[0], "churn 10% of users per period") || !strings.Contains(progress.String(), "100 nodes, 4 types, 20 users: 2 periods") {
 		t.Errorf("table:\n%s\nprogress:\n%s", out.String(), progress.String())
+	}
+}
+
+// TestOptionsRejects: the lists and the settings are checked, with the
+// flag named, before anything is measured.
+func TestOptionsRejects(t *testing.T) {
+	for _, c := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"--sizes", "x"}, `--sizes: "x" is not nodes:types:users`},
+		{[]string{"--gossip", "1"}, `--gossip: "1" is not a member count >= 2`},
+		{[]string{"--periods", "0"}, "--periods must be at least 1"},
+		{[]string{"--churn", "2"}, "--churn must be in [0, 1]"},
+	} {
+		var o Options
+		fs := pflag.NewFlagSet("coordinator", pflag.ContinueOnError)
+		o.AddFlags(fs)
+		if err := fs.Parse(c.args); err != nil {
+			t.Fatal(err)
+		}
+		var out, progress bytes.Buffer
+		if err := o.Run(&out, &progress); err == nil || err.Error() != c.want {
+			t.Errorf("%v: error %v, want %q", c.args, err, c.want)
+		}
+		if out.Len() > 0 || progress.Len() > 0 {
+			t.Errorf("%v: wrote %q and %q before failing", c.args, out.String(), progress.String())
+		}
 	}
 }

@@ -8,6 +8,8 @@ import (
 	"strings"
 	"time"
 
+	"github.com/spf13/pflag"
+
 	"github.com/sparrowfleet/sparrow/bench/policy/live"
 )
 
@@ -102,4 +104,37 @@ func (o *Options) RunAll(ctx context.Context, out, progress io.Writer) error {
 	}
 	rep.Command = o.Command
 	return rep.Write(o.OutDir, o.JSON, out, progress)
+}
+
+// AddFlags declares `sparrow bench locality`'s flags on fs, with their
+// defaults.
+func (o *Options) AddFlags(fs *pflag.FlagSet) {
+	w := &o.Workload
+	fs.IntVar(&w.Topology.Nodes, "nodes", 40, "node monitors")
+	fs.IntVar(&w.Topology.Racks, "racks", 4, "racks the node monitors are split into (node attribute \"rack\")")
+	fs.IntVar(&w.Slots, "slots", 1, "slots per node monitor")
+	fs.IntVar(&o.Schedulers, "schedulers", 1, "schedulers; jobs go to their frontends in turn")
+	fs.IntVar(&w.Blocks, "blocks", 400, "input blocks in the catalogue, each with 3 replicas")
+	fs.Float64Var(&o.BlockMiB, "block-mib", 64, "size of every block, MiB")
+	fs.Float64Var(&w.ZipfS, "zipf", 1.1, "Zipf exponent s of block popularity: P(k-th block) ∝ k^-s")
+	fs.IntVar(&w.TasksPerJob, "tasks", 10, "tasks per job, each reading one block")
+	fs.Float64Var(&w.Load, "load", 0.7, "offered load as a fraction of all slots, counting each task at --cpu")
+	fs.DurationVar(&w.CPU, "cpu", 200*time.Millisecond, "each task's CPU time (its whole run time when node-local)")
+	fs.DurationVar(&w.Duration, "duration", 60*time.Second, "how long jobs arrive, per mode")
+	fs.Float64Var(&o.RackMiBps, "rack-mibps", 64/0.100, "bandwidth of a read within a rack, MiB/s (scaled down: 64 MiB in 100 ms)")
+	fs.Float64Var(&o.CoreMiBps, "core-mibps", 64/0.600, "bandwidth of a read across the core switch, MiB/s (scaled down: 64 MiB in 600 ms)")
+	fs.DurationVar(&o.DelayThreshold, "delay-threshold", 0, "the relaxing modes' delayThreshold (0: 3 x --cpu)")
+	fs.Float64Var(&o.RackCost, "rack-cost", 1, "ψ: cost of moving a GB across a rack switch, in Quincy's units (ω = 0.5 per second of waiting), for the prices and the reference; 0.745 matches the default read model")
+	fs.Float64Var(&o.CoreCost, "core-cost", 2, "ξ: cost of moving a GB across the core switch, in Quincy's units, for the prices and the reference; 4.47 matches the default read model")
+	fs.DurationVar(&o.Period, "period", time.Second, "coordinator period and node monitors' report interval (guided mode)")
+	fs.DurationVar(&o.Drain, "drain", 30*time.Second, "longest wait for unfinished jobs after the last arrival")
+	fs.StringVar(&o.Modes, "modes", "strict,delay,guided", "comma-separated modes to run: strict, delay, guided")
+	fs.Uint64Var(&w.Seed, "seed", 1, "seed of the trace (replicas, arrivals, blocks); the same for every mode")
+	fs.Uint64Var(&o.Seed, "sched-seed", 1, "seed of the schedulers' sampling")
+	fs.StringVar(&o.GossipProfile, "gossip-profile", "lan", "members' gossip timing: lan, local or wan")
+	fs.StringVar(&o.OutDir, "out-dir", ".", "directory for locality.json and the locality-fractions and locality-response plots")
+	fs.BoolVar(&o.JSON, "json", false, "print the JSON report on stdout instead of the table")
+	fs.BoolVar(&o.Reference, "reference", true, "also schedule the trace offline with centralized Quincy (policy Q) as the reference")
+	fs.Float64Var(&o.MaxLoad, "max-load", 0, "before each mode, wait until the host's 1-minute load (/proc/loadavg) is below this (0: don't wait)")
+	fs.DurationVar(&o.MaxLoadWait, "max-load-wait", 5*time.Minute, "longest wait for --max-load; the run then goes ahead and says so")
 }

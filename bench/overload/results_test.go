@@ -3,8 +3,11 @@ package overload
 import (
 	"bytes"
 	"encoding/json"
+	"slices"
 	"strings"
 	"testing"
+
+	"github.com/spf13/pflag"
 
 	"github.com/sparrowfleet/sparrow/internal/report"
 )
@@ -33,5 +36,35 @@ func TestPointsPrint(t *testing.T) {
 	}
 	if len(pts[0].Samples) != 2 {
 		t.Error("printing stripped the caller's samples")
+	}
+}
+
+func TestOptionsFlags(t *testing.T) {
+	for _, c := range []struct {
+		args []string
+		want []float64
+		err  string
+	}{
+		{args: nil, want: []float64{0.5, 1, 2, 10, 1000}},
+		{args: []string{"--multiples", "2, 1000"}, want: []float64{2, 1000}},
+		{args: []string{"--multiples", "0"}, err: `--multiples: "0" is not a positive number`},
+		{args: []string{"--multiples", ","}, err: "--multiples: no values"},
+	} {
+		var o Options
+		fs := pflag.NewFlagSet("overload", pflag.ContinueOnError)
+		o.AddFlags(fs)
+		if err := fs.Parse(c.args); err != nil {
+			t.Fatal(err)
+		}
+		err := o.Validate()
+		if c.err != "" {
+			if err == nil || err.Error() != c.err {
+				t.Errorf("%v: error %v, want %q", c.args, err, c.err)
+			}
+			continue
+		}
+		if err != nil || !slices.Equal(o.Multiples, c.want) || o.Dir != "bin/bench-overload" || o.Capacity() != 32 {
+			t.Errorf("%v: multiples %v, dir %q, capacity %v, %v", c.args, o.Multiples, o.Dir, o.Capacity(), err)
+		}
 	}
 }

@@ -3,9 +3,12 @@ package pingpong
 import (
 	"context"
 	"os"
+	"slices"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/spf13/pflag"
 )
 
 // Both stacks answer getTask across loopback, and a short paced point
@@ -103,5 +106,21 @@ func TestParseModesAndRates(t *testing.T) {
 		if (c.want == "") != (err == nil) || (err != nil && !strings.Contains(err.Error(), c.want)) {
 			t.Errorf("%q %q: error %v, want %q", c.modes, c.rates, err, c.want)
 		}
+	}
+}
+
+func TestOptionsFlags(t *testing.T) {
+	var o Options
+	fs := pflag.NewFlagSet("pingpong", pflag.ContinueOnError)
+	o.AddFlags(fs)
+	if err := fs.Parse([]string{"--rates", "0,500"}); err != nil {
+		t.Fatal(err)
+	}
+	if err := o.Validate(); err != nil || !slices.Equal(o.Modes, []Mode{Bare, RPC}) || !slices.Equal(o.Rates, []float64{0, 500}) ||
+		o.Duration != 5*time.Second || o.Listen != "127.0.0.1:0" {
+		t.Errorf("options %+v, %v", o.Config, err)
+	}
+	if f := fs.Lookup(strings.TrimPrefix(ServeArgs[len(ServeArgs)-1], "--")); f == nil || !f.Hidden {
+		t.Errorf("the server's flag %v is not a hidden flag", ServeArgs)
 	}
 }

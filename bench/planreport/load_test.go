@@ -1,10 +1,14 @@
 package planreport
 
 import (
+	"bytes"
+	"context"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/spf13/pflag"
 )
 
 func TestLoad(t *testing.T) {
@@ -38,6 +42,29 @@ func TestLoad(t *testing.T) {
 		}
 		if err != nil || len(p.Graph.Tasks) == 0 || len(p.Machines) == 0 {
 			t.Errorf("%s: %d tasks on %d machines, %v", c.name, len(p.Graph.Tasks), len(p.Machines), err)
+		}
+	}
+}
+
+// TestCommandRun runs `sparrow plan` as its flags give it: the dump is the
+// problem, and the plan is reported as JSON within the budget.
+func TestCommandRun(t *testing.T) {
+	for _, c := range []struct {
+		args []string
+		key  string
+	}{
+		{[]string{"--example", "join", "--dump"}, `"machines"`},
+		{[]string{"--example", "join", "--max-nodes", "20000", "--time-limit", "0"}, `"makespan_s"`},
+	} {
+		var cmd Command
+		fs := pflag.NewFlagSet("plan", pflag.ContinueOnError)
+		cmd.AddFlags(fs)
+		if err := fs.Parse(c.args); err != nil {
+			t.Fatal(err)
+		}
+		var out, progress bytes.Buffer
+		if err := cmd.Run(context.Background(), &out, &progress); err != nil || !strings.Contains(out.String(), c.key) {
+			t.Errorf("%v: %v\n%s", c.args, err, out.String())
 		}
 	}
 }

@@ -44,8 +44,8 @@ func fleetLog(w io.Writer) (zerolog.Logger, error) {
 	return zerolog.New(w).Level(base.GetLevel()).With().Timestamp().Logger(), err
 }
 
-// lines prints each progress line on w.
-func lines(w io.Writer) func(string) { return func(s string) { fmt.Fprintln(w, s) } }
+// printLines prints each progress line on w.
+func printLines(w io.Writer) func(string) { return func(s string) { fmt.Fprintln(w, s) } }
 
 // thisBinary sets *path, when empty, to this executable: the binary the
 // multi-process benchmarks start their members from.

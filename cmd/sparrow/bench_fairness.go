@@ -3,7 +3,6 @@ package main
 import (
 	"os"
 	"strings"
-	"time"
 
 	"github.com/spf13/cobra"
 
@@ -55,28 +54,11 @@ and one plot per setup, fairness-mesos-<setup>.svg and .png, into
 			if o.Log, err = fleetLog(o.Logs); err != nil {
 				return err
 			}
-			o.Say = lines(cmd.ErrOrStderr())
+			o.Say = printLines(cmd.ErrOrStderr())
 			o.Command = "sparrow " + strings.Join(os.Args[1:], " ")
 			return o.RunAll(ctx, cmd.OutOrStdout(), cmd.ErrOrStderr())
 		},
 	}
-	fs := cmd.Flags()
-	fs.IntVar(&o.NodesPerType, "nodes-per-type", 4, "node monitors of each of the 4 machine types (the paper: 5 x 8 cores)")
-	fs.IntVar(&o.Slots, "slots", 4, "slots per node monitor")
-	fs.DurationVar(&o.TaskDuration, "task-duration", 200*time.Millisecond, "how long each sleep task runs")
-	fs.IntVar(&o.TasksPerJob, "tasks", 8, "tasks per job")
-	fs.Float64Var(&o.Backlog, "backlog", 4, "unfinished tasks each live user keeps, as a multiple of the slots it may use")
-	fs.Float64Var(&o.Scale, "scale", 0.2, "run seconds per paper second (0.2: the paper's 360 s take 72 s per setup)")
-	fs.StringVar(&o.Setups, "setups", "fair,choosy,cmmf-weights", "comma-separated setups to run: fair, choosy, cmmf-weights")
-	fs.DurationVar(&o.Period, "period", time.Second, "coordinator period (and node monitors' report interval)")
-	fs.DurationVar(&o.Bin, "bin", 500*time.Millisecond, "share measurement bin")
-	fs.DurationVar(&o.Settle, "settle", 2*time.Second, "bins this soon after an arrival or departure are left out of the converged deviation")
-	fs.Float64Var(&o.Tolerance, "tolerance", 0.05, "ramp-up threshold: |share - CMMF share| as a fraction of the cluster")
-	fs.Uint64Var(&o.Seed, "seed", 1, "seed for the schedulers' placement")
-	fs.DurationVar(&o.SteerAfter, "steer-after", time.Second, "the scheduler's --steer-after in the choosy and cmmf-weights setups (negative: off)")
-	fs.StringVar(&o.GossipProfile, "gossip-profile", "lan", "members' gossip timing: lan, local or wan")
-	fs.StringVar(&o.OutDir, "out-dir", ".", "directory for fairness-mesos.json and the fairness-mesos-<setup>.svg/.png plots")
-	fs.Float64Var(&o.MaxLoad, "max-load", 0, "before each setup, wait until the host's 1-minute load (/proc/loadavg) is below this (0: don't wait)")
-	fs.DurationVar(&o.MaxLoadWait, "max-load-wait", 5*time.Minute, "longest wait for --max-load; the run then goes ahead and says so")
+	o.AddFlags(cmd.Flags())
 	return cmd
 }

@@ -2,16 +2,11 @@ package main
 
 import (
 	"context"
-	"fmt"
 	"os"
-	"time"
 
 	"github.com/spf13/cobra"
-	"github.com/spf13/pflag"
 
-	"github.com/sparrowfleet/sparrow/bench/policy"
 	"github.com/sparrowfleet/sparrow/bench/policy/live"
-	"github.com/sparrowfleet/sparrow/internal/plot"
 	"github.com/sparrowfleet/sparrow/internal/report"
 )
 
@@ -22,39 +17,12 @@ func init() {
 	benchCmd.AddCommand(newBenchFairnessCmd(), newBenchPriorityCmd(), newBenchConstraintsCmd())
 }
 
-// policyFlags are the flags every policy scenario shares.
-type policyFlags struct {
-	live.Common
-	asJSON bool
-	plot   string
-}
-
-func (p *policyFlags) register(fs *pflag.FlagSet, nodes int) {
-	fs.IntVar(&p.Fleet.Schedulers, "schedulers", 2, "schedulers in the fleet (jobs go to them round robin)")
-	fs.IntVar(&p.Fleet.NodeMonitors, "nodes", nodes, "node monitors in the fleet")
-	fs.IntVar(&p.Fleet.Slots, "slots", 4, "slots per node monitor")
-	fs.IntVar(&p.TasksPerJob, "tasks", 10, "tasks per job")
-	fs.DurationVar(&p.TaskDuration, "task-duration", 100*time.Millisecond, "how long each sleep task runs")
-	fs.Float64Var(&p.Fleet.ProbeRatio, "probe-ratio", 2, "probe ratio d")
-	fs.BoolVar(&p.Fleet.SingleHost, "single-host", false, "put every member on 127.0.0.1 instead of its own 127.0.x.y address")
-	fs.Uint64Var(&p.Seed, "seed", 1, "seed for arrivals and placement")
-	fs.BoolVar(&p.asJSON, "json", false, "also print the results as one JSON object on the last line")
-	fs.StringVar(&p.plot, "plot", "", "write a plot to this file (.svg or .png)")
-	fs.Float64Var(&p.MaxLoad, "max-load", 0, "before starting each fleet, wait until the host's 1-minute load (/proc/loadavg) is below this (0: don't wait)")
-	fs.DurationVar(&p.MaxLoadWait, "max-load-wait", 10*time.Minute, "longest wait for --max-load; the run then goes ahead and says so")
-}
-
-// run validates the shared flags, then the scenario's (validate), starts
-// the fleet's logging and progress lines on stderr, runs the scenario and
-// prints its report.
-func (p *policyFlags) run(cmd *cobra.Command, validate func() error, scenario func(context.Context, live.Common) (report.Charted, error)) error {
-	if err := p.Validate(); err != nil {
+// runPolicy validates the shared flags (c), then the scenario's
+// (validate), starts the fleet's logging and progress lines on stderr,
+// runs the scenario and prints its report.
+func runPolicy(cmd *cobra.Command, c *live.Command, validate func() error, scenario func(context.Context) (report.Charted, error)) error {
+	if err := c.Validate(); err != nil {
 		return err
-	}
-	if p.plot != "" {
-		if err := plot.CheckPath(p.plot); err != nil {
-			return fmt.Errorf("--%w", err) // "--plot FILE: want ..."
-		}
 	}
 	if err := validate(); err != nil {
 		return err
@@ -65,22 +33,17 @@ func (p *policyFlags) run(cmd *cobra.Command, validate func() error, scenario fu
 	if err != nil {
 		return err
 	}
-	stderr := cmd.ErrOrStderr()
-	p.Fleet.Log, p.Fleet.Watch = live.NewLog(os.Stderr, base.GetLevel())
-	p.Fleet.Seed = p.Seed
-	p.Progress = func(pr live.Progress) { fmt.Fprintln(stderr, " ", pr) }
-	p.Say = lines(stderr)
-	r, err := scenario(ctx, p.Common)
+	c.Start(base.GetLevel(), os.Stderr, cmd.ErrOrStderr())
+	r, err := scenario(ctx)
 	if err != nil {
 		return err
 	}
-	return report.Write(cmd.OutOrStdout(), stderr, r, report.If(p.asJSON, report.TableThenJSON), p.plot)
+	return c.Print(cmd.OutOrStdout(), cmd.ErrOrStderr(), r)
 }
 
 func newBenchFairnessCmd() *cobra.Command {
-	var pf policyFlags
+	var c live.Command
 	var o live.FairnessOptions
-	var weights string
 	cmd := &cobra.Command{
 		Use:   "fairness",
 		Short: "Weighted fair sharing between two users as demand changes (paper Figure 11)",
@@ -96,31 +59,19 @@ users' weights on every node monitor.`,
   sparrow bench fairness --weights 1:3 --plot docs/img/fairness-1-3.svg`,
 		Args: noArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			return pf.run(cmd, func() (err error) {
-				if o.Weights, err = policy.ParseWeights(weights); err != nil {
-					return fmt.Errorf("--weights: %w", err)
-				}
-				return o.Validate()
-			}, func(ctx context.Context, c live.Common) (report.Charted, error) {
-				fmt.Fprintf(cmd.ErrOrStderr(), "fairness: %d node monitors x %d slots, weights %s, user1 loads %v per %v\n",
-					c.Fleet.NodeMonitors, c.Fleet.Slots, weights, o.User1Loads, o.Interval)
-				o.Common = c
+			return runPolicy(cmd, &c, o.Validate, func(ctx context.Context) (report.Charted, error) {
+				o.Common = c.Common
 				return live.Fairness(ctx, o)
 			})
 		},
 	}
-	pf.register(cmd.Flags(), 10)
-	fs := cmd.Flags()
-	fs.DurationVar(&o.Interval, "interval", 10*time.Second, "length of each step of user1's demand")
-	fs.DurationVar(&o.Bin, "bin", time.Second, "share measurement bin")
-	fs.StringVar(&weights, "weights", "1:1", "fair-share weights user0:user1")
-	fs.Float64Var(&o.User0Load, "user0-load", 1, "user0's offered load, as a fraction of the fleet's slots")
-	fs.Float64SliceVar(&o.User1Loads, "user1-loads", []float64{0, 0.25, 0.5, 0.25, 0}, "user1's offered load in each interval")
+	c.AddFlags(cmd.Flags(), 10)
+	o.AddFlags(cmd.Flags())
 	return cmd
 }
 
 func newBenchPriorityCmd() *cobra.Command {
-	var pf policyFlags
+	var c live.Command
 	var o live.PriorityOptions
 	cmd := &cobra.Command{
 		Use:   "priority",
@@ -137,26 +88,20 @@ finishing at the window's close. The paper's numbers are printed beside.`,
 		Example: `  sparrow bench priority --plot docs/img/priority.svg`,
 		Args:    noArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			return pf.run(cmd, o.Validate, func(ctx context.Context, c live.Common) (report.Charted, error) {
-				o.Common = c
+			return runPolicy(cmd, &c, o.Validate, func(ctx context.Context) (report.Charted, error) {
+				o.Common = c.Common
 				return live.Priority(ctx, o)
 			})
 		},
 	}
-	pf.register(cmd.Flags(), 10)
-	fs := cmd.Flags()
-	fs.Float64Var(&o.HPLoad, "hp-load", 0.25, "high-priority user's offered load, as a fraction of the fleet's slots")
-	fs.Float64SliceVar(&o.LPLoads, "lp-loads", []float64{0, 0.25, 0.5, 0.75, 1.75}, "low-priority loads, one fleet run each")
-	fs.DurationVar(&o.Duration, "duration", 15*time.Second, "how long jobs arrive in each run")
-	fs.DurationVar(&o.Drain, "drain", 5*time.Second, "longest wait for unfinished jobs after arrivals stop; what is left is reported as still queued")
-	fs.DurationVar(&o.Warmup, "warmup", time.Second, "jobs submitted this early in each run are not measured")
+	c.AddFlags(cmd.Flags(), 10)
+	o.AddFlags(cmd.Flags())
 	return cmd
 }
 
 func newBenchConstraintsCmd() *cobra.Command {
-	var pf policyFlags
+	var c live.Command
 	var o live.ConstraintsOptions
-	var attr string
 	cmd := &cobra.Command{
 		Use:   "constraints",
 		Short: "Jobs constrained to 20% of the nodes beside unconstrained jobs (paper §4.1)",
@@ -168,26 +113,13 @@ times, where their tasks ran and how busy each kind of node was.`,
 		Example: `  sparrow bench constraints --plot docs/img/constraints.svg`,
 		Args:    noArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			return pf.run(cmd, func() (err error) {
-				if o.AttrKey, o.AttrValue, err = live.ParseAttr(attr); err != nil {
-					return err
-				}
-				return o.Validate()
-			}, func(ctx context.Context, c live.Common) (report.Charted, error) {
-				o.Common = c
+			return runPolicy(cmd, &c, o.Validate, func(ctx context.Context) (report.Charted, error) {
+				o.Common = c.Common
 				return live.Constraints(ctx, o)
 			})
 		},
 	}
-	pf.register(cmd.Flags(), 20)
-	fs := cmd.Flags()
-	fs.StringVar(&attr, "attr", "gpu=yes", "node attribute the constrained jobs require (key=value)")
-	fs.Float64Var(&o.AttrFraction, "attr-fraction", 0.2, "fraction of node monitors that have the attribute (at least one)")
-	fs.Float64Var(&o.ConstrainedLoad, "constrained-load", 0.5, "constrained jobs' offered load, as a fraction of the attribute nodes' slots")
-	fs.Float64Var(&o.FreeLoad, "free-load", 0.5, "unconstrained jobs' offered load, as a fraction of all slots")
-	fs.StringVar(&o.Queue, "queue", "fifo", "node monitors' queue discipline")
-	fs.DurationVar(&o.Duration, "duration", 30*time.Second, "how long jobs arrive")
-	fs.DurationVar(&o.Drain, "drain", 10*time.Second, "longest wait for unfinished jobs after arrivals stop")
-	fs.DurationVar(&o.Warmup, "warmup", time.Second, "jobs submitted this early are not measured")
+	c.AddFlags(cmd.Flags(), 20)
+	o.AddFlags(cmd.Flags())
 	return cmd
 }

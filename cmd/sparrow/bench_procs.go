@@ -1,24 +1,15 @@
 package main
 
 import (
-	"time"
-
 	"github.com/spf13/cobra"
 
 	"github.com/sparrowfleet/sparrow/bench/procs"
-	"github.com/sparrowfleet/sparrow/internal/listflag"
-	"github.com/sparrowfleet/sparrow/internal/report"
 )
 
 func init() { benchCmd.AddCommand(newBenchProcsCmd()) }
 
 func newBenchProcsCmd() *cobra.Command {
-	var (
-		cfg    procs.Config
-		rates  string
-		out    string
-		asJSON bool
-	)
+	var o procs.Options
 	cmd := &cobra.Command{
 		Use:   "procs",
 		Short: "CPU time per task of each role, with every member a separate OS process on loopback",
@@ -42,41 +33,17 @@ Examples:
   sparrow bench procs --nodes 10 --slots 8 --jobs 3000 --tasks 4 --rates 50,200`,
 		Args: noArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			rs, err := listflag.Positive("--rates", rates)
-			if err != nil {
+			if err := o.Validate(); err != nil {
 				return err
 			}
-			if err := thisBinary(&cfg.Binary); err != nil {
+			if err := thisBinary(&o.Binary); err != nil {
 				return err
 			}
 			ctx, cancel := benchContext(cmd, false)
 			defer cancel()
-			results, err := procs.RunRates(ctx, cfg, rs, out, cmd.ErrOrStderr())
-			if err != nil {
-				return err
-			}
-			return report.Print(cmd.OutOrStdout(), results, report.If(asJSON, report.JSONLine))
+			return o.Run(ctx, cmd.OutOrStdout(), cmd.ErrOrStderr())
 		},
 	}
-	fs := cmd.Flags()
-	fs.StringVar(&cfg.Binary, "binary", "", "sparrow binary each member runs (default: this one)")
-	fs.IntVar(&cfg.Schedulers, "schedulers", 1, "scheduler processes, each with its own driver that submits an equal share of the jobs and of the rate to it (the other schedulers are its failover list); latency percentiles are over all drivers' samples")
-	fs.IntVar(&cfg.NodeMonitors, "nodes", 10, "node monitor processes, each with an executor process beside it")
-	fs.IntVar(&cfg.Slots, "slots", 8, "slots per node monitor")
-	fs.IntVar(&cfg.Jobs, "jobs", 3000, "jobs to drive at each rate")
-	fs.IntVar(&cfg.Tasks, "tasks", 4, "tasks per job")
-	fs.StringVar(&rates, "rates", "200", "comma-separated job arrival rates (jobs/s), one fresh fleet each")
-	fs.DurationVar(&cfg.TaskDuration, "task-duration", 0, "how long each task sleeps (0: no-op tasks)")
-	fs.StringVar(&cfg.GossipProfile, "gossip-profile", "lan", "every member's gossip timing: lan, local or wan")
-	fs.StringVar(&cfg.Net, "net", "127.60", "first two octets of the members' loopback addresses (role r's member i is NET.r.(i+1))")
-	fs.DurationVar(&cfg.Idle, "idle", 5*time.Second, "how long to measure the formed fleet with no work, for each role's idle CPU rate")
-	fs.DurationVar(&cfg.Deadline, "deadline", 5*time.Minute, "give up on a drive that has not completed after this long")
-	fs.DurationVar(&cfg.FrontendTimeout, "frontend-timeout", time.Second, "the driver's scheduler failure-detection timeout (sparrow drive --timeout): above the fleet's 100 ms default so that a scheduler stalled by a busy machine is not failed over, which would add resubmissions to every role's cost")
-	fs.DurationVar(&cfg.ReadyTimeout, "ready-timeout", time.Minute, "give up if the fleet has not formed after this long")
-	fs.StringArrayVar(&cfg.SchedulerArgs, "scheduler-arg", nil, "extra flag for every scheduler (repeatable), e.g. --scheduler-arg=--offers")
-	fs.BoolVar(&cfg.Pin, "pin", false, "run every scheduler on CPU 0 and the rest of the fleet (node monitors, executors, the driver) on CPU 1, to measure what one core of scheduler sustains (Linux, 2 CPUs or more)")
-	fs.DurationVar(&cfg.Profile, "profile", 0, "if set, save a CPU profile this long of the first scheduler and node monitor, from the drive's start, into --out (go tool pprof FILE)")
-	fs.StringVar(&out, "out", "bin/bench-procs", "directory for members' logs, results.json and the plot")
-	fs.BoolVar(&asJSON, "json", false, "print the results as JSON instead of a table")
+	o.AddFlags(cmd.Flags())
 	return cmd
 }

@@ -1,12 +1,8 @@
 package main
 
 import (
-	"runtime"
-
 	"github.com/spf13/cobra"
 
-	"github.com/sparrowfleet/sparrow/core/shortjobs"
-	"github.com/sparrowfleet/sparrow/internal/jobtrace"
 	"github.com/sparrowfleet/sparrow/sim/replay"
 	"github.com/sparrowfleet/sparrow/sim/sweep"
 )
@@ -50,35 +46,9 @@ of the measured jobs. See docs/SIMULATION.md.`,
 			return spec.RunAndWrite(out, cmd.OutOrStdout(), cmd.ErrOrStderr())
 		},
 	}
-	fl := cmd.Flags()
-	fl.StringVar(&jt.File, "job-trace", "", "replay this job trace (Hawk/Eagle format: submit_s n_tasks mean_task_s d_1..d_n per line), streamed; --policy then takes sparrow, aware, ideal or all (see docs/experiments/traces.md)")
-	fl.Float64Var(&jt.TimeScale, "time-scale", 1, "with --job-trace: divide every task duration and arrival gap by this factor")
-	fl.Float64Var(&jt.Cutoff, "cutoff", jobtrace.CutoffYahoo, "with --job-trace: jobs whose mean task duration is at least this many seconds are long (Hawk/Eagle: 90.5811 for Yahoo, 1129.532 for Google)")
-	fl.Float64Var(&jt.ShortShare, "short-share", 0.05, "with --job-trace, policy aware: fraction of nodes reserved for short jobs, chosen by a hash of the node name (Eagle used 0.02 for Yahoo, 0.17 for Google)")
-	fl.IntVar(&jt.StarveLimit, "starve-limit", shortjobs.DefaultStarveLimit, "with --job-trace, policy aware: most times a queued reservation may be passed over by younger ones")
-	fl.Float64Var(&jt.GossipDelay, "gossip-delay", 1000, "with --job-trace, policy aware: ms for a node's long-work advert to reach the schedulers")
-	fl.StringVar(&spec.Policies, "policy", "all", "placement policies: random, pertask, batch, late, omniscient, a comma list, or all")
-	fl.IntVar(&spec.Nodes, "nodes", 10000, "number of node monitors")
-	fl.IntVar(&spec.Slots, "slots", 1, "task slots (cores) per node monitor")
-	fl.IntVar(&spec.Tasks, "tasks", 500, "tasks per job (m)")
-	fl.StringVar(&spec.Loads, "load", "0.1,0.3,0.5,0.6,0.7,0.8,0.9,0.95", "offered load(s) in (0,1), one value or a comma list")
-	fl.IntVar(&spec.Jobs, "jobs", 2000, "jobs measured per point, after the warm-up")
-	fl.StringVar(&spec.Warmup, "warmup", "10%", `jobs simulated before measuring: N jobs, or P% of --jobs; append ",policy=N" (or P%) to override per policy, e.g. "10%,random=30000"`)
-	fl.StringVar(&spec.Dist, "dist", "exp", "task duration distribution: exp, const, pareto, or trace")
-	fl.Float64Var(&spec.ParetoAlpha, "pareto-alpha", 2, "Pareto shape alpha (> 1) for --dist pareto; durations are scaled to --mean")
-	fl.StringVar(&spec.Trace, "trace", "", "file of task durations, one number of ms per line ('#' comments allowed), sampled with replacement; implies --dist trace")
-	fl.Float64Var(&spec.Mean, "mean", 100, "mean task duration in ms (exp, const, pareto)")
-	fl.Float64Var(&spec.RTT, "rtt", 1, "network round trip time in ms; each message takes rtt/2")
-	fl.StringVar(&spec.ProbeRatios, "probe-ratio", "2", "probe ratio d >= 1, one value or a comma list")
-	fl.BoolVar(&spec.Cancel, "cancel", false, "late: cancel a job's queued reservations once all its tasks are launched")
-	fl.Uint64Var(&spec.Seed, "seed", 1, "random seed; a run is a function of its flags and seed")
-	fl.BoolVar(&out.JSON, "json", false, "print a JSON array, one object per point, instead of the table")
-	fl.StringVar(&out.Plot, "plot", "", "also write a plot of mean response time vs load per policy, with the optimal line, to this file (.svg or .png)")
-	fl.IntVar(&spec.Parallel, "parallel", runtime.GOMAXPROCS(0), "points simulated at once, on this many goroutines")
-	fl.BoolVar(&out.ZeroWait, "zero-wait", false, "print the Table 2 comparison: closed-form vs simulated probability that a job has zero wait")
-	fl.Float64Var(&spec.LongFrac, "long-frac", 0, "fraction of jobs that are long (heterogeneity, paper §7.8); results add short-job-only columns")
-	fl.Float64Var(&spec.LongMean, "long-mean", 10000, "mean task duration of long jobs in ms (with --long-frac)")
-	fl.StringVar(&out.CPUProfile, "cpuprofile", "", "write a CPU profile (pprof format) of the whole run to this file")
+	jt.AddFlags(cmd.Flags())
+	spec.AddFlags(cmd.Flags())
+	out.AddFlags(cmd.Flags())
 	cmd.AddCommand(newSimFairnessCmd()) // sim_fairness.go: Choosy §7.1–7.2
 	cmd.AddCommand(newSimQuincyCmd())   // sim_quincy.go: Quincy §6
 	return cmd

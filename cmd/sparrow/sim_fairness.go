@@ -3,13 +3,11 @@ package main
 import (
 	"github.com/spf13/cobra"
 
-	"github.com/sparrowfleet/sparrow/sim/constrained"
 	"github.com/sparrowfleet/sparrow/sim/fairstudy"
 )
 
 func newSimFairnessCmd() *cobra.Command {
-	d := constrained.DefaultConfig()
-	o := fairstudy.Options{Base: d}
+	var o fairstudy.Options
 	cmd := &cobra.Command{
 		Use:   "fairness",
 		Short: "Simulate Choosy against the offline CMMF scheduler (Choosy paper §7.1–7.2)",
@@ -38,22 +36,6 @@ stderr, the table (or JSON with --json) to stdout. See docs/experiments/fairness
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error { return o.Run(cmd.OutOrStdout(), cmd.ErrOrStderr()) },
 	}
-	fl := cmd.Flags()
-	fl.StringVar(&o.Policy, "policy", "all", "policies: fair, choosy, choosy-exact, a comma list, or all (offline, the reference, always runs)")
-	fl.IntVar(&o.Base.Nodes, "nodes", d.Nodes, "number of nodes")
-	fl.IntVar(&o.Base.Slots, "slots", d.Slots, "task slots per node")
-	fl.IntVar(&o.Base.Jobs, "jobs", d.Jobs, "jobs (users) submitted, as a Poisson process over --duration")
-	fl.Float64Var(&o.Base.Duration, "duration", d.Duration, "arrival window in simulated seconds (the run goes on until every job ends)")
-	fl.Float64Var(&o.Base.TaskMean, "task-mean", d.TaskMean, "mean task duration in seconds")
-	fl.Float64Var(&o.Base.ParetoAlpha, "pareto-alpha", d.ParetoAlpha, "Pareto shape (> 1) of task durations")
-	fl.Float64Var(&o.RTTms, "rtt", d.RTT*1000, "network round trip in ms for the Sparrow policies; each message takes rtt/2")
-	fl.Float64Var(&o.Base.ProbeRatio, "probe-ratio", d.ProbeRatio, "Sparrow's probe ratio d >= 1")
-	fl.Float64Var(&o.Base.Period, "period", d.Period, "coordinator period in simulated seconds (choosy)")
-	fl.Float64Var(&o.Base.Sample, "sample", d.Sample, "interval between allocation samples, in simulated seconds")
-	fl.Uint64Var(&o.Base.Seed, "seed", d.Seed, "first random seed; a run is a function of its flags and seed")
-	fl.IntVar(&o.Seeds, "seeds", 1, "independent runs, seeds --seed .. --seed+seeds-1; the summary averages them")
-	fl.BoolVar(&o.JSON, "json", false, "print JSON (per-seed results and the summary) instead of tables")
-	fl.StringVar(&o.PlotRMSE, "plot-rmse", "", "write a plot of each policy's RMSE against offline over time (first seed, 60 s means) to this .svg or .png file")
-	fl.StringVar(&o.PlotResponse, "plot-response", "", "write CDFs of job response times per policy (first seed) to this .svg or .png file")
+	o.AddFlags(cmd.Flags())
 	return cmd
 }

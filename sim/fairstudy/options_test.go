@@ -3,8 +3,11 @@ package fairstudy
 import (
 	"bytes"
 	"encoding/json"
+	"reflect"
 	"strings"
 	"testing"
+
+	"github.com/spf13/pflag"
 
 	"github.com/sparrowfleet/sparrow/sim/constrained"
 )
@@ -23,7 +26,8 @@ func TestOptionsRejects(t *testing.T) {
 		{"--plot-rmse x.txt", func(o *Options) { o.PlotRMSE = "x.txt" }, ".svg or .png"},
 		{"--plot-response x.gif", func(o *Options) { o.PlotResponse = "x.gif" }, ".svg or .png"},
 	} {
-		o := Options{Base: constrained.DefaultConfig(), RTTms: 1, Policy: "all", Seeds: 1}
+		var o Options
+		o.AddFlags(pflag.NewFlagSet("fairness", pflag.ContinueOnError))
 		c.edit(&o)
 		var out, progress bytes.Buffer
 		if err := o.Run(&out, &progress); err == nil || !strings.Contains(err.Error(), c.want) {
@@ -35,8 +39,17 @@ func TestOptionsRejects(t *testing.T) {
 // TestOptionsJSONConfig: the JSON records the settings in the flags'
 // units, the round trip in ms.
 func TestOptionsJSONConfig(t *testing.T) {
-	o := Options{Base: constrained.DefaultConfig(), RTTms: 2, Policy: "fair", Seeds: 1, JSON: true}
-	o.Base.Nodes, o.Base.Jobs, o.Base.Duration = 40, 10, 60
+	var o Options
+	fs := pflag.NewFlagSet("fairness", pflag.ContinueOnError)
+	o.AddFlags(fs)
+	if err := fs.Parse([]string{"--rtt", "2", "--policy", "fair", "--json", "--nodes", "40", "--jobs", "10", "--duration", "60"}); err != nil {
+		t.Fatal(err)
+	}
+	want := constrained.DefaultConfig()
+	want.Nodes, want.Jobs, want.Duration = 40, 10, 60
+	if !reflect.DeepEqual(o.Base, want) {
+		t.Fatalf("base %+v, want %+v", o.Base, want)
+	}
 	var out, progress bytes.Buffer
 	if err := o.Run(&out, &progress); err != nil {
 		t.Fatal(err)

@@ -6,6 +6,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/spf13/pflag"
 )
 
 // TestOptionsRejects: a bad experiment list or output directory fails
@@ -16,15 +18,20 @@ func TestOptionsRejects(t *testing.T) {
 		t.Fatal(err)
 	}
 	for _, c := range []struct {
-		o    Options
+		args []string
 		want string
 	}{
-		{Options{Experiment: "bogus"}, "--experiment"},
-		{Options{Experiment: "table2", OutDir: filepath.Join(file, "x")}, "--out-dir"},
+		{[]string{"--experiment", "bogus"}, "--experiment"},
+		{[]string{"--experiment", "table2", "--out-dir", filepath.Join(file, "x")}, "--out-dir"},
 	} {
-		c.o.Base = DefaultConfig()
-		if err := c.o.Run(&bytes.Buffer{}); err == nil || !strings.Contains(err.Error(), c.want) {
-			t.Errorf("%+v: error %v, want one mentioning %q", c.o, err, c.want)
+		var o Options
+		fs := pflag.NewFlagSet("quincy", pflag.ContinueOnError)
+		o.AddFlags(fs)
+		if err := fs.Parse(c.args); err != nil {
+			t.Fatal(err)
+		}
+		if err := o.Run(&bytes.Buffer{}); err == nil || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("%v: error %v, want one mentioning %q", c.args, err, c.want)
 		}
 	}
 }

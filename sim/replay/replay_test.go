@@ -9,19 +9,20 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/sparrowfleet/sparrow/core/shortjobs"
-	"github.com/sparrowfleet/sparrow/internal/jobtrace"
-	"github.com/sparrowfleet/sparrow/sim/sweep"
+	"github.com/spf13/pflag"
 )
 
 const googSlice = "../../internal/jobtrace/testdata/goog_slice.tr"
 
-// options are a replay of file with sparrow sim's flag defaults, edited
-// by edit; the flags named in given count as set by the user.
+// options are a replay of file with sparrow sim's flag defaults (on two
+// goroutines), edited by edit; the flags named in given count as set by
+// the user.
 func options(file string, edit func(*Options), given ...string) *Options {
-	o := &Options{File: file, TimeScale: 1, Cutoff: jobtrace.CutoffYahoo, ShortShare: 0.05, StarveLimit: shortjobs.DefaultStarveLimit,
-		GossipDelay: 1000, Spec: sweep.Spec{Policies: "all", Nodes: 10000, Slots: 1, Loads: "0.1,0.3,0.5,0.6,0.7,0.8,0.9,0.95",
-			RTT: 1, ProbeRatios: "2", Seed: 1, Parallel: 2}}
+	o := &Options{}
+	fs := pflag.NewFlagSet("sim", pflag.ContinueOnError)
+	o.AddFlags(fs)
+	o.Spec.AddFlags(fs)
+	o.File, o.Spec.Parallel = file, 2
 	edit(o)
 	o.Spec.Given = func(flag string) bool { return slices.Contains(given, flag) }
 	return o

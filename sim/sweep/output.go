@@ -6,6 +6,8 @@ import (
 	"os"
 	"runtime/debug"
 	"runtime/pprof"
+
+	"github.com/spf13/pflag"
 )
 
 // Output is how `sparrow sim` runs a sweep and prints it.
@@ -61,4 +63,13 @@ func (f *Spec) RunAndWrite(o Output, out, progress io.Writer) error {
 		return WriteZeroWait(out, pts, multiD)
 	}
 	return WriteTable(out, pts, multiD, f.LongFrac > 0)
+}
+
+// AddFlags declares the flags of `sparrow sim` that say how it prints on fs,
+// with their defaults.
+func (o *Output) AddFlags(fs *pflag.FlagSet) {
+	fs.BoolVar(&o.JSON, "json", false, "print a JSON array, one object per point, instead of the table")
+	fs.StringVar(&o.Plot, "plot", "", "also write a plot of mean response time vs load per policy, with the optimal line, to this file (.svg or .png)")
+	fs.BoolVar(&o.ZeroWait, "zero-wait", false, "print the Table 2 comparison: closed-form vs simulated probability that a job has zero wait")
+	fs.StringVar(&o.CPUProfile, "cpuprofile", "", "write a CPU profile (pprof format) of the whole run to this file")
 }

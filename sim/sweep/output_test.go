@@ -6,12 +6,17 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/spf13/pflag"
 )
 
-// simDefaults is a sweep with sparrow sim's flag defaults.
+// simDefaults is a sweep with sparrow sim's flag defaults, on two
+// goroutines.
 func simDefaults() Spec {
-	return Spec{Policies: "all", Nodes: 10000, Slots: 1, Tasks: 500, Loads: "0.1,0.3,0.5,0.6,0.7,0.8,0.9,0.95", Jobs: 2000,
-		Warmup: "10%", Dist: "exp", ParetoAlpha: 2, Mean: 100, RTT: 1, ProbeRatios: "2", Seed: 1, Parallel: 2, LongMean: 10000}
+	var s Spec
+	s.AddFlags(pflag.NewFlagSet("sim", pflag.ContinueOnError))
+	s.Parallel = 2
+	return s
 }
 
 // TestRunAndWriteTables prints the zero-wait comparison and the table.

@@ -4,6 +4,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/spf13/pflag"
 )
 
 func TestOptionsValidate(t *testing.T) {
@@ -36,6 +38,12 @@ func TestOptionsValidate(t *testing.T) {
 		{"attribute on too many nodes", func() error { o := cons; o.AttrFraction = 1.5; return o.Validate() }(), "--attr-fraction"},
 		{"negative free load", func() error { o := cons; o.FreeLoad = -1; return o.Validate() }(), "--constrained-load/--free-load"},
 		{"constraints warmup", func() error { o := cons; o.Warmup = time.Minute; return o.Validate() }(), "--warmup"},
+		{"one weight", func() error { o := fair; o.WeightSpec = "1"; return o.Validate() }(), "w0:w1"},
+		{"zero weight", func() error { o := fair; o.WeightSpec = "1:0"; return o.Validate() }(), "> 0"},
+		{"attribute without value", func() error { o := cons; o.Attr = "gpu"; return o.Validate() }(), "key=value"},
+		{"plot format", func() error { c := Command{Common: common, Plot: "x.pdf"}; return c.Validate() }(), "--plot x.pdf: want a .svg or .png"},
+		{"command's common", func() error { c := Command{Common: common}; c.TaskDuration = 0; return c.Validate() }(), "--task-duration"},
+		{"command ok", func() error { c := Command{Common: common, Plot: "x.png"}; return c.Validate() }(), ""},
 	} {
 		if c.want == "" {
 			if c.err != nil {
@@ -65,5 +73,33 @@ func TestParseAttr(t *testing.T) {
 		if err != nil && !strings.Contains(err.Error(), "key=value") {
 			t.Errorf("ParseAttr(%q): error %v does not say what it wants", c.in, err)
 		}
+	}
+}
+
+// TestAddFlags: the flags' defaults are the experiments' and the text
+// forms are parsed by Validate.
+func TestAddFlags(t *testing.T) {
+	var c Command
+	var f FairnessOptions
+	var k ConstraintsOptions
+	fs := pflag.NewFlagSet("bench", pflag.ContinueOnError)
+	c.AddFlags(fs, 20)
+	f.AddFlags(fs)
+	ks := pflag.NewFlagSet("constraints", pflag.ContinueOnError)
+	k.AddFlags(ks)
+	if err := fs.Parse([]string{"--weights", "1:3", "--slots", "2"}); err != nil {
+		t.Fatal(err)
+	}
+	if err := ks.Parse(nil); err != nil {
+		t.Fatal(err)
+	}
+	if err := c.Validate(); err != nil || c.Fleet.NodeMonitors != 20 || c.Fleet.Slots != 2 || c.TaskDuration != 100*time.Millisecond {
+		t.Errorf("common %+v: %v", c.Common, err)
+	}
+	if err := f.Validate(); err != nil || f.Weights != [2]float64{1, 3} || len(f.User1Loads) != 5 {
+		t.Errorf("fairness %+v: %v", f, err)
+	}
+	if err := k.Validate(); err != nil || k.AttrKey != "gpu" || k.AttrValue != "yes" || k.Queue != "fifo" {
+		t.Errorf("constraints %+v: %v", k, err)
 	}
 }
