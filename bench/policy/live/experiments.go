@@ -54,8 +54,8 @@ type FairnessOptions struct {
 	Common
 	Interval time.Duration
 	Bin      time.Duration
-	// Weights are user0's and user1's; WeightSpec, if set, gives them as
-	// "w0:w1" (Validate parses it).
+	// Weights are user0's and user1's; WeightSpec gives them as "w0:w1"
+	// (Validate parses it, unless only Weights is set).
 	Weights    [2]float64
 	WeightSpec string
 	User0Load  float64
@@ -159,8 +159,8 @@ type ConstraintsOptions struct {
 	Common
 	Queue string
 	// AttrFraction of the node monitors (at least one) advertise
-	// AttrKey=AttrValue; Attr, if set, gives them as "key=value"
-	// (Validate parses it).
+	// AttrKey=AttrValue; Attr gives them as "key=value" (Validate parses
+	// it, unless only AttrKey and AttrValue are set).
 	AttrFraction       float64
 	AttrKey, AttrValue string
 	Attr               string

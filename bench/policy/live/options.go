@@ -38,10 +38,10 @@ func (c Common) Validate() error {
 	return nil
 }
 
-// Validate parses WeightSpec, if set, into Weights and checks the
-// Figure 11 settings other than Common.
+// Validate parses WeightSpec into Weights, unless only Weights is set,
+// and checks the Figure 11 settings other than Common.
 func (o *FairnessOptions) Validate() error {
-	if o.WeightSpec != "" {
+	if o.WeightSpec != "" || o.Weights == ([2]float64{}) {
 		w, err := policy.ParseWeights(o.WeightSpec)
 		if err != nil {
 			return fmt.Errorf("--weights: %w", err)
@@ -71,10 +71,10 @@ func (o PriorityOptions) Validate() error {
 	return checkWindow(o.Duration, o.Drain, o.Warmup)
 }
 
-// Validate parses Attr, if set, into AttrKey and AttrValue and checks the
-// constraints settings other than Common.
+// Validate parses Attr into AttrKey and AttrValue, unless only they are
+// set, and checks the constraints settings other than Common.
 func (o *ConstraintsOptions) Validate() error {
-	if o.Attr != "" {
+	if o.Attr != "" || (o.AttrKey == "" && o.AttrValue == "") {
 		var err error
 		if o.AttrKey, o.AttrValue, err = ParseAttr(o.Attr); err != nil {
 			return err

@@ -10,18 +10,18 @@ import (
 
 func TestOptionsValidate(t *testing.T) {
 	common := Common{Fleet: FleetConfig{Schedulers: 1, NodeMonitors: 4, Slots: 2}, TasksPerJob: 4, TaskDuration: 50 * time.Millisecond}
-	fair := FairnessOptions{Interval: time.Second, Bin: time.Second, User0Load: 1, User1Loads: []float64{0, 0.5}}
+	fair := FairnessOptions{Interval: time.Second, Bin: time.Second, User0Load: 1, User1Loads: []float64{0, 0.5}, WeightSpec: "1:1"}
 	prio := PriorityOptions{HPLoad: 0.25, LPLoads: []float64{0, 1}, Duration: 15 * time.Second, Drain: time.Second, Warmup: time.Second}
-	cons := ConstraintsOptions{AttrFraction: 0.2, ConstrainedLoad: 0.5, FreeLoad: 0.5, Duration: 30 * time.Second, Warmup: time.Second}
+	cons := ConstraintsOptions{AttrKey: "gpu", AttrValue: "yes", AttrFraction: 0.2, ConstrainedLoad: 0.5, FreeLoad: 0.5, Duration: 30 * time.Second, Warmup: time.Second}
 	for _, c := range []struct {
 		name string
 		err  error
 		want string
 	}{
 		{"common ok", common.Validate(), ""},
-		{"fairness ok", fair.Validate(), ""},
+		{"fairness ok", func() error { o := fair; return o.Validate() }(), ""},
 		{"priority ok", prio.Validate(), ""},
-		{"constraints ok", cons.Validate(), ""},
+		{"constraints ok", func() error { o := cons; return o.Validate() }(), ""},
 		{"no node monitors", func() error { c := common; c.Fleet.NodeMonitors = 0; return c.Validate() }(), "--nodes"},
 		{"no schedulers", func() error { c := common; c.Fleet.Schedulers = 0; return c.Validate() }(), "--schedulers"},
 		{"no slots", func() error { c := common; c.Fleet.Slots = 0; return c.Validate() }(), "--slots"},
@@ -41,6 +41,9 @@ func TestOptionsValidate(t *testing.T) {
 		{"one weight", func() error { o := fair; o.WeightSpec = "1"; return o.Validate() }(), "w0:w1"},
 		{"zero weight", func() error { o := fair; o.WeightSpec = "1:0"; return o.Validate() }(), "> 0"},
 		{"attribute without value", func() error { o := cons; o.Attr = "gpu"; return o.Validate() }(), "key=value"},
+		{"empty weights", func() error { o := fair; o.WeightSpec = ""; return o.Validate() }(), "w0:w1"},
+		{"empty attribute", func() error { o := cons; o.AttrKey, o.AttrValue = "", ""; return o.Validate() }(), "key=value"},
+		{"weights given as numbers", func() error { o := fair; o.WeightSpec, o.Weights = "", [2]float64{1, 3}; return o.Validate() }(), ""},
 		{"plot format", func() error { c := Command{Common: common, Plot: "x.pdf"}; return c.Validate() }(), "--plot x.pdf: want a .svg or .png"},
 		{"command's common", func() error { c := Command{Common: common}; c.TaskDuration = 0; return c.Validate() }(), "--task-duration"},
 		{"command ok", func() error { c := Command{Common: common, Plot: "x.png"}; return c.Validate() }(), ""},
