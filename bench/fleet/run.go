@@ -13,6 +13,7 @@ import (
 
 	"github.com/rs/zerolog"
 
+	"github.com/sparrowfleet/sparrow/internal/listflag"
 	"github.com/sparrowfleet/sparrow/internal/workload"
 )
 
@@ -165,23 +166,26 @@ func WriteResult(w io.Writer, r Result, asJSON bool) error {
 // SweepPoint is one point of a sweep: a load, or a job rate (Rate > 0).
 type SweepPoint struct{ Load, Rate float64 }
 
-// SweepPoints lists the sweep's points: each job rate of rates at c's
-// load, or if there are none each load of loads.
-func SweepPoints(loads, rates []float64, c RunConfig) ([]SweepPoint, error) {
+// SweepPoints lists the sweep's points from the --loads and --rates flag
+// values: each job rate of rates at c's load, or if rates is empty each
+// load of loads.
+func SweepPoints(loads, rates string, c RunConfig) ([]SweepPoint, error) {
 	var out []SweepPoint
-	if len(rates) > 0 {
-		for _, r := range rates {
+	if rates != "" {
+		rs, err := listflag.Positive("--rates", rates)
+		for _, r := range rs {
 			out = append(out, SweepPoint{Load: c.Load, Rate: r})
 		}
-		return out, nil
+		return out, err
 	}
 	if c.TaskDuration == 0 {
 		return nil, fmt.Errorf("no-op tasks (--task-duration 0) have no load; sweep --rates instead")
 	}
-	for _, l := range loads {
+	ls, err := listflag.Positive("--loads", loads)
+	for _, l := range ls {
 		out = append(out, SweepPoint{Load: l})
 	}
-	return out, nil
+	return out, err
 }
 
 // sweepRow is one point of the sweep, as printed with --json.

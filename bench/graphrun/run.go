@@ -26,7 +26,8 @@ type Config struct {
 	Runs int
 	// PlanTime bounds the planner (0: one second).
 	PlanTime time.Duration
-	// Progress, if set, receives a line per finished run.
+	// Progress, if set, receives a line saying what runs, then a line
+	// per finished run.
 	Progress func(string)
 	Log      zerolog.Logger
 }
@@ -68,6 +69,10 @@ func (c *Config) defaults() {
 // Measure starts the fleet, plans the job over the profiles it gossips,
 // and runs the plan and the greedy schedule cfg.Runs times each.
 func Measure(ctx context.Context, cfg Config) (Result, error) {
+	if cfg.Progress != nil {
+		cfg.Progress(fmt.Sprintf("live: %d node monitors with the problem's profiles, %d runs per schedule, scale %g s per model s",
+			len(cfg.Problem.Machines), cfg.Runs, cfg.Scale))
+	}
 	cfg.defaults()
 	res := Result{Scale: cfg.Scale}
 	if err := cfg.Problem.Validate(); err != nil {

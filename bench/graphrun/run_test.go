@@ -2,7 +2,9 @@ package graphrun
 
 import (
 	"context"
+	"fmt"
 	"slices"
+	"sync"
 	"testing"
 	"time"
 
@@ -20,10 +22,21 @@ func TestMeasureCarriesBothSchedulesOut(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
 	p := planner.JoinOnFrank([2]string{"F2", "F3"}, "F1")
-	res, err := Measure(ctx, Config{Problem: p, Scale: 0.001, Runs: 1, PlanTime: 2 * time.Second})
+	var mu sync.Mutex
+	var progress []string
+	res, err := Measure(ctx, Config{Problem: p, Scale: 0.001, Runs: 1, PlanTime: 2 * time.Second, Progress: func(s string) {
+		mu.Lock()
+		defer mu.Unlock()
+		progress = append(progress, s)
+	}})
 	if err != nil {
 		t.Fatal(err)
 	}
+	mu.Lock()
+	if want := fmt.Sprintf("live: %d node monitors with the problem's profiles, 1 runs per schedule, scale 0.001 s per model s", len(p.Machines)); len(progress) == 0 || progress[0] != want {
+		t.Errorf("progress %q, want it to start with %q", progress, want)
+	}
+	mu.Unlock()
 	greedy, err := planner.Greedy(p)
 	if err != nil {
 		t.Fatal(err)

@@ -3,9 +3,12 @@ package pingpong
 import (
 	"context"
 	"os"
+	"slices"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/spf13/pflag"
 )
 
 // Both stacks answer getTask across loopback, and a short paced point
@@ -78,5 +81,46 @@ func TestConfigErrors(t *testing.T) {
 	}
 	if _, err := ParseMode("grpc"); err == nil || !strings.Contains(err.Error(), "grpc") {
 		t.Errorf("ParseMode(grpc) = %v, want an error naming it", err)
+	}
+}
+
+func TestParseModesAndRates(t *testing.T) {
+	for _, c := range []struct {
+		modes, rates string
+		want         string // error, or "" for none
+	}{
+		{modes: "bare, rpc", rates: "0, 100,1000"},
+		{modes: "bare,grpc", rates: "0", want: `unknown ping-pong mode "grpc"`},
+		{modes: "rpc", rates: "x", want: `--rates: "x" is not a rate (calls/s, 0 for flat out)`},
+		{modes: "rpc", rates: "-1", want: `--rates: "-1" is not a rate`},
+		{modes: "rpc", rates: "1,", want: `--rates: "" is not a rate`},
+	} {
+		ms, err := ParseModes(c.modes)
+		if err == nil {
+			var rs []float64
+			rs, err = ParseRates(c.rates)
+			if err == nil && (len(ms) == 0 || len(rs) == 0) {
+				t.Errorf("%q %q: %v %v", c.modes, c.rates, ms, rs)
+			}
+		}
+		if (c.want == "") != (err == nil) || (err != nil && !strings.Contains(err.Error(), c.want)) {
+			t.Errorf("%q %q: error %v, want %q", c.modes, c.rates, err, c.want)
+		}
+	}
+}
+
+func TestOptionsFlags(t *testing.T) {
+	var o Options
+	fs := pflag.NewFlagSet("pingpong", pflag.ContinueOnError)
+	o.AddFlags(fs)
+	if err := fs.Parse([]string{"--rates", "0,500"}); err != nil {
+		t.Fatal(err)
+	}
+	if err := o.Validate(); err != nil || !slices.Equal(o.Modes, []Mode{Bare, RPC}) || !slices.Equal(o.Rates, []float64{0, 500}) ||
+		o.Duration != 5*time.Second || o.Listen != "127.0.0.1:0" {
+		t.Errorf("options %+v, %v", o.Config, err)
+	}
+	if f := fs.Lookup(strings.TrimPrefix(ServeArgs[len(ServeArgs)-1], "--")); f == nil || !f.Hidden {
+		t.Errorf("the server's flag %v is not a hidden flag", ServeArgs)
 	}
 }

@@ -5,13 +5,19 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"os/exec"
+	"path/filepath"
+	"strconv"
 	"strings"
 	"syscall"
 	"time"
 
+	"github.com/spf13/pflag"
+
 	"github.com/sparrowfleet/sparrow/bench/procs"
+	"github.com/sparrowfleet/sparrow/internal/report"
 	"github.com/sparrowfleet/sparrow/internal/stats"
 )
 
@@ -37,8 +43,72 @@ type Config struct {
 	Duration time.Duration
 	// Listen is the server's address ("127.0.0.1:0").
 	Listen string
+	// Dir, if set, receives the points as pingpong.json.
+	Dir string
 	// Say, when set, reports progress.
 	Say func(string)
+}
+
+// Points are a run's result, as `sparrow bench pingpong` prints it.
+type Points []Point
+
+// WriteTable prints the table of WriteTable.
+func (ps Points) WriteTable(w io.Writer) error { return WriteTable(w, ps) }
+
+// Options are `sparrow bench pingpong`: Config, with its modes and rates
+// as the comma-separated lists the command takes (Validate parses them),
+// and the output. Serve, if set, makes the process the server of that
+// mode instead (the command starts itself so).
+type Options struct {
+	Config
+	ModeList, RateList, Serve string
+	// JSON prints the points as JSON instead of the table.
+	JSON bool
+}
+
+// Validate parses ModeList and RateList into Config.
+func (o *Options) Validate() (err error) {
+	if o.Modes, err = ParseModes(o.ModeList); err != nil {
+		return err
+	}
+	o.Rates, err = ParseRates(o.RateList)
+	return err
+}
+
+// Run measures every point and prints the points on out.
+func (o *Options) Run(ctx context.Context, out io.Writer) error {
+	pts, err := Run(ctx, o.Config)
+	if err != nil {
+		return err
+	}
+	return report.Print(out, pts, report.If(o.JSON, report.JSONLine))
+}
+
+// ParseModes parses a comma-separated list of modes.
+func ParseModes(list string) ([]Mode, error) {
+	var out []Mode
+	for _, s := range strings.Split(list, ",") {
+		m, err := ParseMode(strings.TrimSpace(s))
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, m)
+	}
+	return out, nil
+}
+
+// ParseRates parses --rates: comma-separated calls per second, 0 for
+// flat out.
+func ParseRates(list string) ([]float64, error) {
+	var out []float64
+	for _, f := range strings.Split(list, ",") {
+		v, err := strconv.ParseFloat(strings.TrimSpace(f), 64)
+		if err != nil || v < 0 {
+			return nil, fmt.Errorf("--rates: %q is not a rate (calls/s, 0 for flat out)", f)
+		}
+		out = append(out, v)
+	}
+	return out, nil
 }
 
 // Point is one mode at one rate.
@@ -81,18 +151,21 @@ func (c *Config) say(format string, args ...any) {
 }
 
 // Run measures every mode at every rate, with a fresh server process per
-// mode.
-func Run(ctx context.Context, cfg Config) ([]Point, error) {
+// mode, and saves the points into cfg.Dir if it is set.
+func Run(ctx context.Context, cfg Config) (Points, error) {
 	if err := cfg.validate(); err != nil {
 		return nil, err
 	}
-	var out []Point
+	var out Points
 	for _, m := range cfg.Modes {
 		pts, err := runMode(ctx, cfg, m)
 		if err != nil {
 			return out, err
 		}
 		out = append(out, pts...)
+	}
+	if cfg.Dir != "" {
+		return out, report.WriteJSONFile(filepath.Join(cfg.Dir, "pingpong.json"), out)
 	}
 	return out, nil
 }
@@ -251,4 +324,18 @@ func stopServer(cmd *exec.Cmd) {
 		_ = cmd.Process.Kill()
 		<-done
 	}
+}
+
+// AddFlags declares `sparrow bench pingpong`'s flags on fs, with their
+// defaults.
+func (o *Options) AddFlags(fs *pflag.FlagSet) {
+	fs.StringVar(&o.Binary, "binary", "", "sparrow binary started as the server (default: this one)")
+	fs.StringVar(&o.ModeList, "modes", "bare,rpc", `comma-separated stacks: "bare" (thrift library alone), "rpc" (internal/rpc)`)
+	fs.StringVar(&o.RateList, "rates", "0,100,1000,5000", "comma-separated offered calls per second; 0 is flat out")
+	fs.DurationVar(&o.Duration, "duration", 5*time.Second, "how long each point runs (the server's CPU time is read in 10 ms ticks)")
+	fs.StringVar(&o.Listen, "listen", "127.0.0.1:0", "the server's address")
+	fs.StringVar(&o.Dir, "out", "", "if set, also write pingpong.json into this directory")
+	fs.BoolVar(&o.JSON, "json", false, "print the results as JSON instead of a table")
+	fs.StringVar(&o.Serve, "serve", "", "internal: be the server of MODE (started by this command itself)")
+	_ = fs.MarkHidden("serve")
 }

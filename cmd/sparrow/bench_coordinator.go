@@ -1,33 +1,19 @@
 package main
 
 import (
-	"encoding/json"
-	"fmt"
 	"os"
-	"strconv"
-	"strings"
 
 	"github.com/spf13/cobra"
 
 	"github.com/sparrowfleet/sparrow/bench/guidance"
-	"github.com/sparrowfleet/sparrow/internal/fairgossip"
 )
 
 // bench coordinator: the coordinator's cost per period at fleet sizes no
 // test machine runs (bench/guidance).
 func init() { benchCmd.AddCommand(newBenchCoordinatorCmd()) }
 
-// benchCoordFlags are the flags that are not guidance.Config's.
-type benchCoordFlags struct {
-	sizes, gossip string
-	asJSON        bool
-}
-
 func newBenchCoordinatorCmd() *cobra.Command {
-	var (
-		f   benchCoordFlags
-		cfg guidance.Config
-	)
+	var o guidance.Options
 	cmd := &cobra.Command{
 		Use:   "coordinator",
 		Short: "Measure the fairness coordinator's CPU and guidance gossip at 100 to 10,000 node monitors",
@@ -49,63 +35,8 @@ off) and counts the bytes they send.`,
 		Example: `  sparrow bench coordinator
   sparrow bench coordinator --sizes 100:4:20 --gossip 100 --json`,
 		Args: cobra.NoArgs,
-		RunE: func(cmd *cobra.Command, _ []string) error {
-			sizes, err := guidance.ParseSizes(f.sizes)
-			if err != nil {
-				return err
-			}
-			gossipAt := map[int]bool{}
-			if f.gossip != "" {
-				for _, s := range strings.Split(f.gossip, ",") {
-					n, err := strconv.Atoi(strings.TrimSpace(s))
-					if err != nil || n < 2 {
-						return fmt.Errorf("--gossip: %q is not a member count >= 2", s)
-					}
-					gossipAt[n] = true
-				}
-			}
-			if err := cfg.Validate(); err != nil {
-				return err
-			}
-			var results []guidance.Result
-			for _, sz := range sizes {
-				fmt.Fprintf(os.Stderr, "coordinator bench: %d nodes, %d types, %d users: %d periods\n", sz.Nodes, sz.Types, sz.Users, cfg.Periods)
-				r, err := guidance.Measure(sz, cfg)
-				if err != nil {
-					return err
-				}
-				if gossipAt[sz.Nodes] {
-					fmt.Fprintf(os.Stderr, "coordinator bench: %d in-process memberlist members, %d periods of 1 s\n", sz.Nodes, cfg.GossipPeriods)
-					g, err := guidance.MeasureGossip(sz, cfg, os.Stderr)
-					if err != nil {
-						return err
-					}
-					r.Gossip = &g
-				}
-				results = append(results, r)
-			}
-			guidance.Print(cmd.OutOrStdout(), results, cfg)
-			if f.asJSON {
-				b, err := json.Marshal(results)
-				if err != nil {
-					return err
-				}
-				fmt.Fprintln(cmd.OutOrStdout(), string(b))
-			}
-			return nil
-		},
+		RunE: func(cmd *cobra.Command, _ []string) error { return o.Run(cmd.OutOrStdout(), os.Stderr) },
 	}
-	fs := cmd.Flags()
-	fs.StringVar(&f.sizes, "sizes", "100:4:20,1000:20:200,10000:100:5000", "fleet sizes as nodes:types:users, comma separated")
-	fs.IntVar(&cfg.Periods, "periods", 12, "periods measured per size (after the warm-up periods)")
-	fs.IntVar(&cfg.Slots, "slots", 8, "slots per node")
-	fs.Float64Var(&cfg.Churn, "churn", 0.1, "fraction of users whose work changes each period")
-	fs.IntVar(&cfg.RetransmitMult, "retransmit-mult", 4, "memberlist RetransmitMult (4 in the lan and local profiles)")
-	fs.IntVar(&cfg.SnapshotEvery, "snapshot-every", fairgossip.DefaultSnapshotEvery, "periods between snapshots")
-	fs.IntVar(&cfg.TableEvery, "table-every", fairgossip.DefaultTableEvery, "periods between resends of the name table")
-	fs.StringVar(&f.gossip, "gossip", "", "also measure with real in-process memberlist members at these sizes' node counts (comma separated, e.g. 100)")
-	fs.IntVar(&cfg.GossipPeriods, "gossip-periods", 20, "periods (1 s each) of the real gossip measurement")
-	fs.Uint64Var(&cfg.Seed, "seed", 1, "seed of the synthetic reports")
-	fs.BoolVar(&f.asJSON, "json", false, "also print the results as one JSON array on the last line")
+	o.AddFlags(cmd.Flags())
 	return cmd
 }

@@ -1,18 +1,12 @@
 package main
 
 import (
-	"context"
-	"fmt"
-	"io"
 	"os"
 	"strings"
-	"time"
 
-	"github.com/rs/zerolog"
 	"github.com/spf13/cobra"
 
 	"github.com/sparrowfleet/sparrow/bench/fairness"
-	"github.com/sparrowfleet/sparrow/bench/policy/live"
 )
 
 // The Choosy paper's §7.3 Mesos scenario on a live fleet. (The name
@@ -20,13 +14,7 @@ import (
 func init() { benchCmd.AddCommand(newBenchChoosyCmd()) }
 
 func newBenchChoosyCmd() *cobra.Command {
-	var (
-		cfg         fairness.Config
-		setups      string
-		outDir      string
-		maxLoad     float64
-		maxLoadWait time.Duration
-	)
+	var o fairness.Options
 	cmd := &cobra.Command{
 		Use:   "choosy",
 		Short: "The Choosy paper's §7.3 Mesos scenario: four constrained frameworks' shares against CMMF, three setups",
@@ -56,78 +44,21 @@ and one plot per setup, fairness-mesos-<setup>.svg and .png, into
   sparrow bench choosy --setups fair,choosy --scale 0.1 --nodes-per-type 2`,
 		Args: noArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			var list []fairness.Setup
-			for _, name := range strings.Split(setups, ",") {
-				s, err := fairness.SetupByName(strings.TrimSpace(name))
-				if err != nil {
-					return fmt.Errorf("--setups: %w", err)
-				}
-				list = append(list, s)
-			}
-			if err := cfg.Validate(); err != nil {
+			if err := o.Validate(); err != nil {
 				return err
 			}
-			if err := os.MkdirAll(outDir, 0o755); err != nil {
-				return fmt.Errorf("--out-dir: %w", err)
-			}
-			ctx, cancel := policyContext(cmd)
+			ctx, cancel := benchContext(cmd, true)
 			defer cancel()
-			base, err := newLogger() // validates --log-level
-			if err != nil {
+			var err error
+			o.Logs = fairness.NewLogCounter(os.Stderr)
+			if o.Log, err = fleetLog(o.Logs); err != nil {
 				return err
 			}
-			stderr := cmd.ErrOrStderr()
-			cfg.Logs = fairness.NewLogCounter(os.Stderr)
-			cfg.Log = zerolog.New(cfg.Logs).Level(base.GetLevel()).With().Timestamp().Logger()
-			cfg.Say = func(s string) { fmt.Fprintln(stderr, s) }
-			fmt.Fprintf(stderr, "choosy §7.3: 4 types x %d node monitors x %d slots, %v tasks, scale %g (%.0f s per setup), setups %s\n",
-				cfg.NodesPerType, cfg.Slots, cfg.TaskDuration, cfg.Scale, 360*cfg.Scale, setups)
-			var rep fairness.Report
-			for k, s := range list {
-				waitForQuietHost(ctx, stderr, maxLoad, maxLoadWait)
-				r, err := fairness.Run(ctx, cfg, []fairness.Setup{s})
-				if err != nil {
-					return err
-				}
-				if k == 0 {
-					rep = r
-				} else {
-					rep.Setups = append(rep.Setups, r.Setups...)
-				}
-			}
-			rep.Command = "sparrow " + strings.Join(os.Args[1:], " ")
-			return rep.Write(outDir, cmd.OutOrStdout(), stderr)
+			o.Say = printLines(cmd.ErrOrStderr())
+			o.Command = "sparrow " + strings.Join(os.Args[1:], " ")
+			return o.RunAll(ctx, cmd.OutOrStdout(), cmd.ErrOrStderr())
 		},
 	}
-	fs := cmd.Flags()
-	fs.IntVar(&cfg.NodesPerType, "nodes-per-type", 4, "node monitors of each of the 4 machine types (the paper: 5 x 8 cores)")
-	fs.IntVar(&cfg.Slots, "slots", 4, "slots per node monitor")
-	fs.DurationVar(&cfg.TaskDuration, "task-duration", 200*time.Millisecond, "how long each sleep task runs")
-	fs.IntVar(&cfg.TasksPerJob, "tasks", 8, "tasks per job")
-	fs.Float64Var(&cfg.Backlog, "backlog", 4, "unfinished tasks each live user keeps, as a multiple of the slots it may use")
-	fs.Float64Var(&cfg.Scale, "scale", 0.2, "run seconds per paper second (0.2: the paper's 360 s take 72 s per setup)")
-	fs.StringVar(&setups, "setups", "fair,choosy,cmmf-weights", "comma-separated setups to run: fair, choosy, cmmf-weights")
-	fs.DurationVar(&cfg.Period, "period", time.Second, "coordinator period (and node monitors' report interval)")
-	fs.DurationVar(&cfg.Bin, "bin", 500*time.Millisecond, "share measurement bin")
-	fs.DurationVar(&cfg.Settle, "settle", 2*time.Second, "bins this soon after an arrival or departure are left out of the converged deviation")
-	fs.Float64Var(&cfg.Tolerance, "tolerance", 0.05, "ramp-up threshold: |share - CMMF share| as a fraction of the cluster")
-	fs.Uint64Var(&cfg.Seed, "seed", 1, "seed for the schedulers' placement")
-	fs.DurationVar(&cfg.SteerAfter, "steer-after", time.Second, "the scheduler's --steer-after in the choosy and cmmf-weights setups (negative: off)")
-	fs.StringVar(&cfg.GossipProfile, "gossip-profile", "lan", "members' gossip timing: lan, local or wan")
-	fs.StringVar(&outDir, "out-dir", ".", "directory for fairness-mesos.json and the fairness-mesos-<setup>.svg/.png plots")
-	fs.Float64Var(&maxLoad, "max-load", 0, "before each setup, wait until the host's 1-minute load (/proc/loadavg) is below this (0: don't wait)")
-	fs.DurationVar(&maxLoadWait, "max-load-wait", 5*time.Minute, "longest wait for --max-load; the run then goes ahead and says so")
+	o.AddFlags(cmd.Flags())
 	return cmd
-}
-
-// waitForQuietHost waits, up to maxWait, for the host's load average to
-// fall below maxLoad before a live setup runs, saying so on stderr; past
-// maxWait it runs anyway.
-func waitForQuietHost(ctx context.Context, stderr io.Writer, maxLoad float64, maxWait time.Duration) {
-	waited, gaveUp := live.WaitForLoad(ctx, maxLoad, maxWait, 10*time.Second, func(l float64, d time.Duration) {
-		fmt.Fprintf(stderr, "waiting for load %.1f < %.1f (%v)\n", l, maxLoad, d.Round(time.Second))
-	})
-	if gaveUp {
-		fmt.Fprintf(stderr, "load still above %.1f after %v; running anyway\n", maxLoad, waited.Round(time.Second))
-	}
 }

@@ -1,9 +1,6 @@
 package main
 
 import (
-	"fmt"
-	"strconv"
-	"strings"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -39,17 +36,7 @@ Examples:
 			if !cmd.Flags().Changed("log-level") {
 				logLevel = "warn"
 			}
-			var ls, rs []float64
-			var err error
-			if rates != "" {
-				rs, err = parseFloats(rates, "--rates")
-			} else if ff.TaskDuration != 0 {
-				ls, err = parseFloats(loads, "--loads")
-			}
-			if err != nil {
-				return err
-			}
-			points, err := fleet.SweepPoints(ls, rs, ff.RunConfig)
+			points, err := fleet.SweepPoints(loads, rates, ff.RunConfig)
 			if err != nil {
 				return err
 			}
@@ -67,23 +54,4 @@ Examples:
 	cmd.Flags().StringVar(&rates, "rates", "", "comma-separated job arrival rates (jobs/s) to sweep instead of loads; needed for no-op tasks")
 	cmd.Flags().DurationVar(&settle, "settle", time.Second, "pause between points so the previous one's stragglers drain")
 	return cmd
-}
-
-// parseFloats parses a comma-separated list of positive numbers.
-func parseFloats(list, flag string) ([]float64, error) {
-	var out []float64
-	for _, f := range strings.Split(list, ",") {
-		if f = strings.TrimSpace(f); f == "" {
-			continue
-		}
-		v, err := strconv.ParseFloat(f, 64)
-		if err != nil || !(v > 0) {
-			return nil, fmt.Errorf("%s: %q is not a positive number", flag, f)
-		}
-		out = append(out, v)
-	}
-	if len(out) == 0 {
-		return nil, fmt.Errorf("%s: no values", flag)
-	}
-	return out, nil
 }

@@ -1,12 +1,7 @@
 package main
 
 import (
-	"encoding/json"
 	"fmt"
-	"os"
-	"os/signal"
-	"syscall"
-	"time"
 
 	"github.com/spf13/cobra"
 
@@ -16,12 +11,7 @@ import (
 func init() { benchCmd.AddCommand(newBenchOverloadCmd()) }
 
 func newBenchOverloadCmd() *cobra.Command {
-	var (
-		cfg       overload.Config
-		multiples string
-		out       string
-		asJSON    bool
-	)
+	var o overload.Options
 	cmd := &cobra.Command{
 		Use:   "overload",
 		Short: "Goodput, refusals and memory of a fleet of separate processes offered up to 1,000 times its capacity",
@@ -57,59 +47,19 @@ Examples:
   sparrow bench overload --multiples 2,1000 --duration 20s --settle 5s`,
 		Args: noArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			ms, err := parseFloats(multiples, "--multiples")
-			if err != nil {
+			if err := o.Validate(); err != nil {
 				return err
 			}
-			cfg.Multiples = ms
-			if cfg.Binary == "" {
-				if cfg.Binary, err = os.Executable(); err != nil {
-					return fmt.Errorf("find this binary (set --binary): %w", err)
-				}
+			if err := thisBinary(&o.Binary); err != nil {
+				return err
 			}
-			cfg.Dir = out
 			stderr := cmd.ErrOrStderr()
-			cfg.Say = func(s string) { fmt.Fprintf(stderr, "bench overload %s\n", s) }
-			ctx, cancel := signal.NotifyContext(cmd.Context(), os.Interrupt, syscall.SIGTERM)
+			o.Say = func(s string) { fmt.Fprintf(stderr, "bench overload %s\n", s) }
+			ctx, cancel := benchContext(cmd, false)
 			defer cancel()
-			points, runErr := overload.Run(ctx, cfg)
-			if len(points) > 0 {
-				if err := overload.WriteResults(out, cfg, points); err != nil {
-					return err
-				}
-			}
-			if runErr != nil {
-				return runErr
-			}
-			if asJSON {
-				return json.NewEncoder(cmd.OutOrStdout()).Encode(overload.StripSamples(points))
-			}
-			return overload.WriteTable(cmd.OutOrStdout(), points)
+			return o.Run(ctx, cmd.OutOrStdout())
 		},
 	}
-	fs := cmd.Flags()
-	fs.StringVar(&cfg.Binary, "binary", "", "sparrow binary each member and the driver run (default: this one)")
-	fs.IntVar(&cfg.Schedulers, "schedulers", 1, "scheduler processes")
-	fs.IntVar(&cfg.NodeMonitors, "nodes", 4, "node monitor processes, each with an executor process beside it")
-	fs.IntVar(&cfg.Slots, "slots", 2, "slots per node monitor")
-	fs.IntVar(&cfg.Tasks, "tasks", 10, "tasks per job")
-	fs.DurationVar(&cfg.TaskDuration, "task-duration", 250*time.Millisecond, "how long each task sleeps; capacity is nodes x slots / this (the default, 32 tasks/s, keeps the driver light at 1000x: it allocates every job of a point up front, 192,000 at 1000x)")
-	fs.StringVar(&multiples, "multiples", "0.5,1,2,10,1000", "comma-separated offered loads, as multiples of capacity, one fresh fleet each")
-	fs.DurationVar(&cfg.Duration, "duration", time.Minute, "how long each multiple is offered")
-	fs.DurationVar(&cfg.Settle, "settle", 10*time.Second, "start of the measured window, from the drive's start (goodput, RSS growth and CPU are measured from here to --duration)")
-	fs.DurationVar(&cfg.Drain, "drain", 5*time.Second, "how long past --duration the driver may wait for accepted jobs to finish (their response times count)")
-	fs.IntVar(&cfg.MaxQueued, "max-queued", 100, "every node monitor's --max-queued: reservations queued before it refuses more, so how soon an overload saturates the fleet")
-	fs.StringArrayVar(&cfg.SchedulerArgs, "scheduler-arg", nil, "extra flag for every scheduler (repeatable), e.g. --scheduler-arg=--max-hold=5s")
-	fs.StringArrayVar(&cfg.NodeMonitorArgs, "nodemonitor-arg", nil, "extra flag for every node monitor (repeatable)")
-	fs.StringArrayVar(&cfg.DriverArgs, "driver-arg", nil, "extra flag for sparrow drive (repeatable), e.g. --driver-arg=--retry-budget=0.5")
-	fs.DurationVar(&cfg.FrontendTimeout, "frontend-timeout", time.Second, "the driver's --timeout: its scheduler failure detection and how long a submit waits for a free connection to the scheduler before failing as busy (above the 100 ms default so that a scheduler slowed by a busy machine is not failed over)")
-	fs.StringVar(&cfg.GossipProfile, "gossip-profile", "lan", "every member's gossip timing: lan, local or wan")
-	fs.StringVar(&cfg.Net, "net", "127.62", "first two octets of the members' loopback addresses (role r's member i is NET.r.(i+1))")
-	fs.StringVar(&cfg.LogLevel, "member-log-level", "info", "the daemons' --log-level; info or debug is needed to see memberlist declare a member dead")
-	fs.BoolVar(&cfg.HeapProfiles, "heap-profiles", false, "serve Go's profiler on the daemons and save a heap profile of the first scheduler and node monitor at --settle and at --duration into each point's directory (go tool pprof -sample_index=inuse_space FILE)")
-	fs.DurationVar(&cfg.SampleEvery, "sample-every", time.Second, "interval between samples of /proc and the members' endpoints")
-	fs.DurationVar(&cfg.ReadyTimeout, "ready-timeout", time.Minute, "give up if a fleet has not formed after this long")
-	fs.StringVar(&out, "out", "bin/bench-overload", "directory for members' logs, samples, results.json and the plots")
-	fs.BoolVar(&asJSON, "json", false, "print the results (without the per-second samples) as JSON instead of tables")
+	o.AddFlags(cmd.Flags())
 	return cmd
 }

@@ -1,14 +1,6 @@
 package main
 
 import (
-	"encoding/json"
-	"fmt"
-	"os"
-	"os/signal"
-	"path/filepath"
-	"syscall"
-	"time"
-
 	"github.com/spf13/cobra"
 
 	"github.com/sparrowfleet/sparrow/bench/procs"
@@ -17,12 +9,7 @@ import (
 func init() { benchCmd.AddCommand(newBenchProcsCmd()) }
 
 func newBenchProcsCmd() *cobra.Command {
-	var (
-		cfg    procs.Config
-		rates  string
-		out    string
-		asJSON bool
-	)
+	var o procs.Options
 	cmd := &cobra.Command{
 		Use:   "procs",
 		Short: "CPU time per task of each role, with every member a separate OS process on loopback",
@@ -46,58 +33,17 @@ Examples:
   sparrow bench procs --nodes 10 --slots 8 --jobs 3000 --tasks 4 --rates 50,200`,
 		Args: noArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			rs, err := parseFloats(rates, "--rates")
-			if err != nil {
+			if err := o.Validate(); err != nil {
 				return err
 			}
-			if cfg.Binary == "" {
-				if cfg.Binary, err = os.Executable(); err != nil {
-					return fmt.Errorf("find this binary (set --binary): %w", err)
-				}
+			if err := thisBinary(&o.Binary); err != nil {
+				return err
 			}
-			ctx, cancel := signal.NotifyContext(cmd.Context(), os.Interrupt, syscall.SIGTERM)
+			ctx, cancel := benchContext(cmd, false)
 			defer cancel()
-			stderr := cmd.ErrOrStderr()
-			var results []procs.Result
-			for i, r := range rs {
-				pc := cfg
-				pc.Rate = r
-				pc.Dir = filepath.Join(out, fmt.Sprintf("rate-%g", r))
-				pc.Say = func(s string) { fmt.Fprintf(stderr, "bench procs [%d/%d, %g jobs/s]: %s\n", i+1, len(rs), r, s) }
-				res, err := procs.Run(ctx, pc)
-				if err != nil {
-					return fmt.Errorf("rate %g jobs/s (logs in %s): %w", r, pc.Dir, err)
-				}
-				results = append(results, res)
-			}
-			if err := procs.WriteResults(out, results); err != nil {
-				return err
-			}
-			if asJSON {
-				return json.NewEncoder(cmd.OutOrStdout()).Encode(results)
-			}
-			return procs.WriteTable(cmd.OutOrStdout(), results)
+			return o.Run(ctx, cmd.OutOrStdout(), cmd.ErrOrStderr())
 		},
 	}
-	fs := cmd.Flags()
-	fs.StringVar(&cfg.Binary, "binary", "", "sparrow binary each member runs (default: this one)")
-	fs.IntVar(&cfg.Schedulers, "schedulers", 1, "scheduler processes, each with its own driver that submits an equal share of the jobs and of the rate to it (the other schedulers are its failover list); latency percentiles are over all drivers' samples")
-	fs.IntVar(&cfg.NodeMonitors, "nodes", 10, "node monitor processes, each with an executor process beside it")
-	fs.IntVar(&cfg.Slots, "slots", 8, "slots per node monitor")
-	fs.IntVar(&cfg.Jobs, "jobs", 3000, "jobs to drive at each rate")
-	fs.IntVar(&cfg.Tasks, "tasks", 4, "tasks per job")
-	fs.StringVar(&rates, "rates", "200", "comma-separated job arrival rates (jobs/s), one fresh fleet each")
-	fs.DurationVar(&cfg.TaskDuration, "task-duration", 0, "how long each task sleeps (0: no-op tasks)")
-	fs.StringVar(&cfg.GossipProfile, "gossip-profile", "lan", "every member's gossip timing: lan, local or wan")
-	fs.StringVar(&cfg.Net, "net", "127.60", "first two octets of the members' loopback addresses (role r's member i is NET.r.(i+1))")
-	fs.DurationVar(&cfg.Idle, "idle", 5*time.Second, "how long to measure the formed fleet with no work, for each role's idle CPU rate")
-	fs.DurationVar(&cfg.Deadline, "deadline", 5*time.Minute, "give up on a drive that has not completed after this long")
-	fs.DurationVar(&cfg.FrontendTimeout, "frontend-timeout", time.Second, "the driver's scheduler failure-detection timeout (sparrow drive --timeout): above the fleet's 100 ms default so that a scheduler stalled by a busy machine is not failed over, which would add resubmissions to every role's cost")
-	fs.DurationVar(&cfg.ReadyTimeout, "ready-timeout", time.Minute, "give up if the fleet has not formed after this long")
-	fs.StringArrayVar(&cfg.SchedulerArgs, "scheduler-arg", nil, "extra flag for every scheduler (repeatable), e.g. --scheduler-arg=--offers")
-	fs.BoolVar(&cfg.Pin, "pin", false, "run every scheduler on CPU 0 and the rest of the fleet (node monitors, executors, the driver) on CPU 1, to measure what one core of scheduler sustains (Linux, 2 CPUs or more)")
-	fs.DurationVar(&cfg.Profile, "profile", 0, "if set, save a CPU profile this long of the first scheduler and node monitor, from the drive's start, into --out (go tool pprof FILE)")
-	fs.StringVar(&out, "out", "bin/bench-procs", "directory for members' logs, results.json and the plot")
-	fs.BoolVar(&asJSON, "json", false, "print the results as JSON instead of a table")
+	o.AddFlags(cmd.Flags())
 	return cmd
 }

@@ -1,9 +1,6 @@
 package main
 
 import (
-	"encoding/json"
-	"fmt"
-	"os"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -11,23 +8,8 @@ import (
 	"github.com/sparrowfleet/sparrow/sim/racksim"
 )
 
-type simQuincyFlags struct {
-	experiment string
-	seed       uint64
-	seeds      int
-	json       bool
-	outDir     string
-	parallel   int
-	gfh        bool
-	solveGap   float64
-	solveTimer float64
-	fitRounds  int
-	gather     float64
-}
-
 func newSimQuincyCmd() *cobra.Command {
-	f := &simQuincyFlags{}
-	d := racksim.DefaultConfig()
+	var o racksim.Options
 	cmd := &cobra.Command{
 		Use:   "quincy",
 		Short: "Reproduce Quincy's Tables 2 and 4 and Figure 6 in simulation (Quincy §5–§6)",
@@ -50,54 +32,11 @@ goes to stderr. See docs/QUINCY-SIM.md.`,
   sparrow sim quincy --experiment all --seeds 3 --out-dir docs/img
   sparrow sim quincy --experiment fig6 --json > fig6.json`,
 		Args: cobra.NoArgs,
-		RunE: func(cmd *cobra.Command, _ []string) error { return runSimQuincy(cmd, f) },
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			o.Base.Clock, o.Clock, o.Progress = time.Now, time.Now, cmd.ErrOrStderr()
+			return o.Run(cmd.OutOrStdout())
+		},
 	}
-	fl := cmd.Flags()
-	fl.StringVar(&f.experiment, "experiment", "all", "table2, fig6, table4, a comma list, or all")
-	fl.Uint64Var(&f.seed, "seed", 1, "first seed (data and root placement, tie-breaking); a run is a function of its flags and seed")
-	fl.IntVar(&f.seeds, "seeds", 1, "runs per policy, seeds --seed .. --seed+seeds-1 (the paper averages 3)")
-	fl.BoolVar(&f.json, "json", false, "print JSON (summaries and per-run results) instead of tables")
-	fl.StringVar(&f.outDir, "out-dir", "", "write PNG plots (quincy-fig5.png, quincy-fig9.png, quincy-dt.png) to this directory")
-	fl.IntVar(&f.parallel, "parallel", 2, "runs simulated at once, on this many goroutines (each run is single-threaded)")
-	fl.BoolVar(&f.gfh, "gfh", false, "also run GFH (GF with hysteresis, §3.5) in fig6")
-	fl.Float64Var(&f.solveGap, "solve-gap", d.SolveGap, "flow policies: least simulated seconds between solves (event-driven solves are coalesced)")
-	fl.IntVar(&f.fitRounds, "fit-rounds", 2, "rounds of fitting the instances' CPU times by simulating QP at K=1 (unconstrained, first seed) against Table 3; 0 keeps the closed-form estimate")
-	fl.Float64Var(&f.gather, "gather-scale", d.GatherScale, "scale of the data all-to-all phases shuffle (1: Sort moves all its input, as §5.1 says; see docs/QUINCY-SIM.md)")
-	fl.Float64Var(&f.solveTimer, "solve-timer", d.SolveTimer, "flow policies: re-solve this many simulated seconds after the last solve while workers wait")
+	o.AddFlags(cmd.Flags())
 	return cmd
-}
-
-func runSimQuincy(cmd *cobra.Command, f *simQuincyFlags) error {
-	exps, err := racksim.ParseExperiments(f.experiment)
-	if err != nil {
-		return fmt.Errorf("--experiment: %w", err)
-	}
-	if f.outDir != "" {
-		// Fail before hours of runs, not after.
-		if err := os.MkdirAll(f.outDir, 0o755); err != nil {
-			return fmt.Errorf("--out-dir: %w", err)
-		}
-	}
-	base := racksim.DefaultConfig()
-	base.SolveGap, base.SolveTimer, base.GatherScale = f.solveGap, f.solveTimer, f.gather
-	base.Clock = time.Now
-	st, err := racksim.RunStudy(racksim.StudyConfig{
-		Experiments: exps, Seed: f.seed, Seeds: f.seeds, Parallel: f.parallel, GFH: f.gfh,
-		FitRounds: f.fitRounds, Base: base, Progress: cmd.ErrOrStderr(), Clock: time.Now,
-	})
-	if err != nil {
-		return err
-	}
-	if f.outDir != "" {
-		if err := st.Plot(f.outDir); err != nil {
-			return err
-		}
-	}
-	if f.json {
-		enc := json.NewEncoder(cmd.OutOrStdout())
-		enc.SetIndent("", "  ")
-		return enc.Encode(st)
-	}
-	st.Print(cmd.OutOrStdout())
-	return nil
 }

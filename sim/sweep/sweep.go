@@ -7,11 +7,14 @@ import (
 	"image/color"
 	"io"
 	"math"
+	"runtime"
 	"slices"
 	"strconv"
 	"strings"
 	"text/tabwriter"
 	"time"
+
+	"github.com/spf13/pflag"
 
 	"github.com/sparrowfleet/sparrow/internal/parallel"
 	"github.com/sparrowfleet/sparrow/internal/plot"
@@ -405,4 +408,27 @@ func cmpFloat(a, b float64) int {
 		return 1
 	}
 	return 0
+}
+
+// AddFlags declares the flags of `sparrow sim` that set the sweep on fs, with
+// their defaults.
+func (f *Spec) AddFlags(fs *pflag.FlagSet) {
+	fs.StringVar(&f.Policies, "policy", "all", "placement policies: random, pertask, batch, late, omniscient, a comma list, or all")
+	fs.IntVar(&f.Nodes, "nodes", 10000, "number of node monitors")
+	fs.IntVar(&f.Slots, "slots", 1, "task slots (cores) per node monitor")
+	fs.IntVar(&f.Tasks, "tasks", 500, "tasks per job (m)")
+	fs.StringVar(&f.Loads, "load", "0.1,0.3,0.5,0.6,0.7,0.8,0.9,0.95", "offered load(s) in (0,1), one value or a comma list")
+	fs.IntVar(&f.Jobs, "jobs", 2000, "jobs measured per point, after the warm-up")
+	fs.StringVar(&f.Warmup, "warmup", "10%", `jobs simulated before measuring: N jobs, or P% of --jobs; append ",policy=N" (or P%) to override per policy, e.g. "10%,random=30000"`)
+	fs.StringVar(&f.Dist, "dist", "exp", "task duration distribution: exp, const, pareto, or trace")
+	fs.Float64Var(&f.ParetoAlpha, "pareto-alpha", 2, "Pareto shape alpha (> 1) for --dist pareto; durations are scaled to --mean")
+	fs.StringVar(&f.Trace, "trace", "", "file of task durations, one number of ms per line ('#' comments allowed), sampled with replacement; implies --dist trace")
+	fs.Float64Var(&f.Mean, "mean", 100, "mean task duration in ms (exp, const, pareto)")
+	fs.Float64Var(&f.RTT, "rtt", 1, "network round trip time in ms; each message takes rtt/2")
+	fs.StringVar(&f.ProbeRatios, "probe-ratio", "2", "probe ratio d >= 1, one value or a comma list")
+	fs.BoolVar(&f.Cancel, "cancel", false, "late: cancel a job's queued reservations once all its tasks are launched")
+	fs.Uint64Var(&f.Seed, "seed", 1, "random seed; a run is a function of its flags and seed")
+	fs.IntVar(&f.Parallel, "parallel", runtime.GOMAXPROCS(0), "points simulated at once, on this many goroutines")
+	fs.Float64Var(&f.LongFrac, "long-frac", 0, "fraction of jobs that are long (heterogeneity, paper §7.8); results add short-job-only columns")
+	fs.Float64Var(&f.LongMean, "long-mean", 10000, "mean task duration of long jobs in ms (with --long-frac)")
 }

@@ -54,8 +54,10 @@ type FairnessOptions struct {
 	Common
 	Interval time.Duration
 	Bin      time.Duration
-	// Weights are user0's and user1's.
+	// Weights are user0's and user1's; WeightSpec gives them as "w0:w1"
+	// (Validate parses it, unless only Weights is set).
 	Weights    [2]float64
+	WeightSpec string
 	User0Load  float64
 	User1Loads []float64
 }
@@ -63,6 +65,12 @@ type FairnessOptions struct {
 // Fairness runs two users on fair queues: user0 offers User0Load
 // throughout, user1 steps through User1Loads, one per Interval.
 func Fairness(ctx context.Context, o FairnessOptions) (policy.FairnessReport, error) {
+	spec := o.WeightSpec
+	if spec == "" {
+		spec = fmt.Sprintf("%g:%g", o.Weights[0], o.Weights[1])
+	}
+	o.say("fairness: %d node monitors x %d slots, weights %s, user1 loads %v per %v",
+		o.Fleet.NodeMonitors, o.Fleet.Slots, spec, o.User1Loads, o.Interval)
 	users := []string{"user0", "user1"}
 	end := time.Duration(len(o.User1Loads)) * o.Interval
 	schedules := []policy.Schedule{
@@ -151,9 +159,11 @@ type ConstraintsOptions struct {
 	Common
 	Queue string
 	// AttrFraction of the node monitors (at least one) advertise
-	// AttrKey=AttrValue.
+	// AttrKey=AttrValue; Attr gives them as "key=value" (Validate parses
+	// it, unless only AttrKey and AttrValue are set).
 	AttrFraction       float64
 	AttrKey, AttrValue string
+	Attr               string
 	ConstrainedLoad    float64
 	FreeLoad           float64
 	Duration           time.Duration

@@ -1,11 +1,20 @@
 package live
 
 import (
+	"bytes"
 	"context"
+	"encoding/json"
+	"image/png"
+	"os"
+	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 
 	"github.com/rs/zerolog"
+
+	"github.com/sparrowfleet/sparrow/bench/policy"
+	"github.com/sparrowfleet/sparrow/internal/report"
 )
 
 // The smoke tests run each experiment on a tiny fleet for a few seconds
@@ -26,11 +35,14 @@ func tinyCommon(t *testing.T, nodes int) Common {
 
 func TestFairnessSmoke(t *testing.T) {
 	o := FairnessOptions{Common: tinyCommon(t, 4), Interval: 2 * time.Second, Bin: 500 * time.Millisecond,
-		Weights: [2]float64{1, 1}, User0Load: 1, User1Loads: []float64{0, 0.5}}
+		Weights: [2]float64{1, 3}, User0Load: 1, User1Loads: []float64{0, 0.5}}
+	var progress []string
+	o.Progress = func(p Progress) { progress = append(progress, p.String()) }
 	r, err := Fairness(context.Background(), o)
 	if err != nil {
 		t.Fatal(err)
 	}
+	checkFairnessOutputs(t, r, strings.Join(progress, "\n"))
 	if len(r.Intervals) != 2 || len(r.Shares) != 8 {
 		t.Fatalf("%d intervals and %d bins, want 2 and 8", len(r.Intervals), len(r.Shares))
 	}
@@ -101,5 +113,44 @@ func TestConstraintsSmoke(t *testing.T) {
 	}
 	if r.Groups[0].Completed == 0 || r.Groups[1].Completed == 0 {
 		t.Errorf("a group completed nothing: %+v", r.Groups)
+	}
+}
+
+// checkFairnessOutputs prints r as `sparrow bench fairness --json --plot`
+// does and checks the table, the JSON last line, the PNG plot and the
+// progress lines.
+func checkFairnessOutputs(t *testing.T, r policy.FairnessReport, progress string) {
+	t.Helper()
+	plot := filepath.Join(t.TempDir(), "f.png")
+	var out bytes.Buffer
+	if err := report.Write(&out, &bytes.Buffer{}, r, report.TableThenJSON, plot); err != nil {
+		t.Fatal(err)
+	}
+	lines := strings.Split(strings.TrimSpace(out.String()), "\n")
+	var j struct {
+		Experiment string `json:"experiment"`
+		Params     struct {
+			Weights []float64 `json:"weights"`
+		} `json:"params"`
+		Intervals []struct {
+			Measured []float64 `json:"measured_mean"`
+		} `json:"intervals"`
+	}
+	if err := json.Unmarshal([]byte(lines[len(lines)-1]), &j); err != nil {
+		t.Fatalf("last line is not JSON: %v\n%s", err, out.String())
+	}
+	if j.Experiment != "fairness" || len(j.Params.Weights) != 2 || j.Params.Weights[1] != 3 || len(j.Intervals) != 2 {
+		t.Fatalf("JSON: %+v", j)
+	}
+	if !strings.Contains(out.String(), "mean absolute deviation") || !strings.Contains(progress, "user1:") {
+		t.Errorf("table or progress missing:\nstdout:\n%s\nprogress:\n%s", out.String(), progress)
+	}
+	f, err := os.Open(plot)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	if _, err := png.Decode(f); err != nil {
+		t.Fatalf("plot is not a PNG: %v", err)
 	}
 }

@@ -1,19 +1,44 @@
-package main
+package replay
 
 import (
+	"bytes"
 	"encoding/json"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
+
+	"github.com/spf13/pflag"
 )
 
 const googSlice = "../../internal/jobtrace/testdata/goog_slice.tr"
 
+// options are a replay of file with sparrow sim's flag defaults (on two
+// goroutines), edited by edit; the flags named in given count as set by
+// the user.
+func options(file string, edit func(*Options), given ...string) *Options {
+	o := &Options{}
+	fs := pflag.NewFlagSet("sim", pflag.ContinueOnError)
+	o.AddFlags(fs)
+	o.Spec.AddFlags(fs)
+	o.File, o.Spec.Parallel = file, 2
+	edit(o)
+	o.Spec.Given = func(flag string) bool { return slices.Contains(given, flag) }
+	return o
+}
+
+func run(o *Options) (stdout, stderr string, err error) {
+	var out, progress bytes.Buffer
+	err = o.Run(&out, &progress)
+	return out.String(), progress.String(), err
+}
+
 func TestSimJobTraceJSON(t *testing.T) {
 	svg := filepath.Join(t.TempDir(), "cdf.svg")
-	out, errOut, err := execSimCmd(t, "--job-trace", googSlice, "--nodes", "400", "--cutoff", "1129.532",
-		"--short-share", "0.17", "--load", "0.9", "--json", "--plot", svg)
+	out, errOut, err := run(options(googSlice, func(o *Options) {
+		o.Spec.Nodes, o.Cutoff, o.ShortShare, o.Spec.Loads, o.JSON, o.Plot = 400, 1129.532, 0.17, "0.9", true, svg
+	}, "load"))
 	if err != nil {
 		t.Fatalf("%v\n%s", err, errOut)
 	}
@@ -54,7 +79,7 @@ func TestSimJobTraceJSON(t *testing.T) {
 }
 
 func TestSimJobTraceTableAndErrors(t *testing.T) {
-	out, errOut, err := execSimCmd(t, "--job-trace", googSlice, "--nodes", "300", "--policy", "sparrow,ideal", "--time-scale", "10")
+	out, errOut, err := run(options(googSlice, func(o *Options) { o.Spec.Nodes, o.Spec.Policies, o.TimeScale = 300, "sparrow,ideal", 10 }))
 	if err != nil {
 		t.Fatalf("%v\n%s", err, errOut)
 	}
@@ -68,16 +93,17 @@ func TestSimJobTraceTableAndErrors(t *testing.T) {
 		t.Fatal(err)
 	}
 	for _, tc := range []struct {
-		args []string
+		args string
+		o    *Options
 		want string
 	}{
-		{[]string{"--job-trace", bad}, "bad.tr:2: field d_2"},
-		{[]string{"--job-trace", googSlice, "--tasks", "5"}, "--tasks does not apply"},
-		{[]string{"--job-trace", googSlice, "--policy", "late"}, "unknown trace policy"},
-		{[]string{"--job-trace", googSlice, "--time-scale", "0"}, "--time-scale"},
-		{[]string{"--job-trace", filepath.Join(t.TempDir(), "none.tr")}, "no such file"},
+		{"--job-trace bad.tr", options(bad, func(*Options) {}), "bad.tr:2: field d_2"},
+		{"--tasks 5", options(googSlice, func(*Options) {}, "tasks"), "--tasks does not apply"},
+		{"--policy late", options(googSlice, func(o *Options) { o.Spec.Policies = "late" }), "unknown trace policy"},
+		{"--time-scale 0", options(googSlice, func(o *Options) { o.TimeScale = 0 }), "--time-scale"},
+		{"--job-trace none.tr", options(filepath.Join(t.TempDir(), "none.tr"), func(*Options) {}), "no such file"},
 	} {
-		_, _, err := execSimCmd(t, tc.args...)
+		_, _, err := run(tc.o)
 		if err == nil || !strings.Contains(err.Error(), tc.want) {
 			t.Errorf("%v: error %v, want %q", tc.args, err, tc.want)
 		}

@@ -1,13 +1,17 @@
-package main
+package weightfile
 
 import (
+	"bytes"
+	"errors"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/rs/zerolog"
 )
 
-func TestLoadWeights(t *testing.T) {
+func TestLoad(t *testing.T) {
 	dir := t.TempDir()
 	file := filepath.Join(dir, "weights")
 	os.WriteFile(file, []byte("# shares\nalice=3\n\nbob = 1.5\n"), 0o600)
@@ -33,7 +37,7 @@ func TestLoadWeights(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			got, err := loadWeights(tt.file, tt.flags)
+			got, err := Load(tt.file, tt.flags)
 			if tt.wantErr != "" {
 				if err == nil || !strings.Contains(err.Error(), tt.wantErr) {
 					t.Fatalf("err = %v, want one containing %q", err, tt.wantErr)
@@ -52,5 +56,41 @@ func TestLoadWeights(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+func TestReloader(t *testing.T) {
+	file := filepath.Join(t.TempDir(), "weights")
+	var got []map[string]float64
+	set := func(w map[string]float64) error {
+		if w["bob"] == 5 {
+			return errors.New("refused")
+		}
+		got = append(got, w)
+		return nil
+	}
+	var logs bytes.Buffer
+	reload := Reloader(zerolog.New(&logs), file, []string{"carol=2"}, set)
+	for _, c := range []struct {
+		content string
+		calls   int
+		log     string
+	}{
+		{"alice=3\n", 1, "weights reloaded"},
+		{"alice=0\n", 1, "line 1"},
+		{"bob=5\n", 1, "refused"},
+		{"bob=4\n", 2, "weights reloaded"},
+	} {
+		if err := os.WriteFile(file, []byte(c.content), 0o600); err != nil {
+			t.Fatal(err)
+		}
+		logs.Reset()
+		reload()
+		if len(got) != c.calls || !strings.Contains(logs.String(), c.log) {
+			t.Errorf("%q: %d weight sets, log %q; want %d and %q", c.content, len(got), logs.String(), c.calls, c.log)
+		}
+	}
+	if last := got[len(got)-1]; last["bob"] != 4 || last["carol"] != 2 || len(last) != 2 {
+		t.Errorf("last weights %v", last)
 	}
 }
