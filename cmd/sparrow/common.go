@@ -1,11 +1,8 @@
 package main
 
 import (
-	"encoding/json"
-	"fmt"
 	stdlog "log"
 	"os"
-	"path/filepath"
 
 	"github.com/rs/zerolog"
 	"github.com/spf13/cobra"
@@ -38,18 +35,3 @@ func onSIGHUP(fn func()) (stop func()) { return daemon.OnSIGHUP(fn) }
 
 // noArgs rejects positional arguments with a clear message.
 var noArgs = cobra.NoArgs
-
-// writeJSONFile writes v, indented, to path, creating its directory.
-func writeJSONFile(path string, v any) error {
-	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
-		return fmt.Errorf("results dir: %w", err)
-	}
-	b, err := json.MarshalIndent(v, "", "  ")
-	if err != nil {
-		return err
-	}
-	if err := os.WriteFile(path, append(b, '\n'), 0o644); err != nil {
-		return fmt.Errorf("write %s: %w", path, err)
-	}
-	return nil
-}
