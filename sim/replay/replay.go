@@ -153,7 +153,8 @@ func (o *Options) points(progress io.Writer) (pts []*point, loads []float64, own
 		return nil, nil, 0, fmt.Errorf("--job-trace %s: no jobs", o.File)
 	}
 	s := o.Spec
-	own = tot.Load(s.Nodes*s.Slots) * o.TimeScale
+	// Dividing durations and gaps alike leaves the load as it is.
+	own = tot.Load(s.Nodes * s.Slots)
 	loads = []float64{own}
 	if o.given("load") {
 		if loads, err = sweep.ParseFloats("load", s.Loads); err != nil {

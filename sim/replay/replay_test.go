@@ -109,3 +109,31 @@ func TestSimJobTraceTableAndErrors(t *testing.T) {
 		}
 	}
 }
+
+// The time scale divides durations and arrival gaps alike, so the trace's
+// own load, reported and used to reach --load, is the same at any scale.
+func TestTimeScaleKeepsTheLoad(t *testing.T) {
+	loads := map[float64]float64{}
+	for _, scale := range []float64{1, 10} {
+		out, errOut, err := run(options(googSlice, func(o *Options) {
+			o.Spec.Nodes, o.Spec.Policies, o.TimeScale, o.JSON = 300, "ideal", scale, true
+		}))
+		if err != nil {
+			t.Fatalf("scale %v: %v\n%s", scale, err, errOut)
+		}
+		var row struct {
+			Load      float64 `json:"load"`
+			TraceLoad float64 `json:"trace_load"`
+		}
+		if err := json.Unmarshal([]byte(strings.TrimSpace(out)), &row); err != nil {
+			t.Fatalf("scale %v: %v: %s", scale, err, out)
+		}
+		if row.Load != row.TraceLoad {
+			t.Errorf("scale %v: load %v, want the trace's own %v (no --load)", scale, row.Load, row.TraceLoad)
+		}
+		loads[scale] = row.TraceLoad
+	}
+	if loads[1] <= 0 || loads[1] != loads[10] {
+		t.Fatalf("trace load %v at scale 1, %v at scale 10: want the same, > 0", loads[1], loads[10])
+	}
+}
