@@ -113,6 +113,11 @@ type Frontend struct {
 	// it ends, so concurrent callers that saw the same failure wait for it
 	// rather than each failing over.
 	failing chan struct{}
+	// draining holds the schedulers the frontend moved off while they
+	// drained. The jobs they accepted are still theirs to finish; the
+	// heartbeat pings each while it has jobs in flight and, once it stops
+	// answering, reports those jobs as a failover would (watchDraining).
+	draining map[string]bool
 
 	retry *retrier // nil: no resubmission
 }
@@ -177,6 +182,7 @@ func NewFrontend(ctx context.Context, cfg FrontendConfig) (*Frontend, error) {
 		stop:     make(chan struct{}),
 		prefix:   hex.EncodeToString(b[:]),
 		inFlight: make(map[string]*jobState),
+		draining: make(map[string]bool),
 		retry:    retry,
 	}
 	go srv.Serve(sparrowrpc.NewFrontendServiceProcessor((*frontendHandler)(f)))
@@ -391,18 +397,32 @@ func (f *Frontend) moveOff(ctx context.Context, from string, cause error, failed
 	}()
 	if !failed {
 		f.log.Info().Err(cause).Str("scheduler", from).Msg("scheduler draining; moving to the next")
-		_, err := f.connect(ctx, start)
+		idx, err := f.connect(ctx, start)
+		if err == nil && f.cfg.Schedulers[idx] != from {
+			f.mu.Lock()
+			f.draining[from] = true
+			f.mu.Unlock()
+		}
 		return err
 	}
 	f.log.Warn().Err(cause).Str("scheduler", from).Msg("scheduler failed; failing over")
-	f.pool.Forget(from)
-	f.submits.Forget(from)
 	idx, err := f.connect(ctx, start)
 	if err != nil {
 		return err
 	}
-	ev := Failover{From: from, To: f.cfg.Schedulers[idx], Err: cause, DetectedAt: detected, Reconnected: time.Now()}
+	f.reportGone(from, f.cfg.Schedulers[idx], cause, detected)
+	return nil
+}
+
+// reportGone tells OnFailover that scheduler from is gone, with the jobs
+// still in flight through it, which stop being tracked; to is the
+// scheduler the frontend uses now.
+func (f *Frontend) reportGone(from, to string, cause error, detected time.Time) {
+	f.pool.Forget(from)
+	f.submits.Forget(from)
+	ev := Failover{From: from, To: to, Err: cause, DetectedAt: detected, Reconnected: time.Now()}
 	f.mu.Lock()
+	delete(f.draining, from)
 	for id, st := range f.inFlight {
 		if st.scheduler == from {
 			ev.InFlight = append(ev.InFlight, st.job)
@@ -413,7 +433,36 @@ func (f *Frontend) moveOff(ctx context.Context, from string, cause error, failed
 	if f.cfg.OnFailover != nil {
 		f.cfg.OnFailover(ev)
 	}
-	return nil
+}
+
+// watchDraining pings each scheduler the frontend moved off while it
+// drained. One with no job in flight any more is forgotten; one that no
+// longer answers has left before finishing its jobs (its drain timed out),
+// and they are reported as a failover reports a failed scheduler's.
+func (f *Frontend) watchDraining(ping func(sched string) error) {
+	f.mu.Lock()
+	var watch []string
+	for sched := range f.draining {
+		busy := false
+		for _, st := range f.inFlight {
+			if st.scheduler == sched {
+				busy = true
+				break
+			}
+		}
+		if busy {
+			watch = append(watch, sched)
+		} else {
+			delete(f.draining, sched)
+		}
+	}
+	f.mu.Unlock()
+	for _, sched := range watch {
+		if err := ping(sched); err != nil && !errors.Is(err, rpc.ErrBusy) {
+			f.log.Warn().Err(err).Str("scheduler", sched).Msg("a draining scheduler left with jobs in flight")
+			f.reportGone(sched, f.Scheduler(), err, time.Now())
+		}
+	}
 }
 
 func (f *Frontend) heartbeat() {
@@ -421,6 +470,11 @@ func (f *Frontend) heartbeat() {
 	t := time.NewTicker(f.cfg.Heartbeat)
 	defer t.Stop()
 	ping := &sparrowrpc.TSchedulingRequest{App: f.cfg.App, Tasks: []*sparrowrpc.TTaskSpec{}}
+	call := func(sched string) error {
+		return f.pool.Call(context.Background(), sched, func(ctx context.Context, c *sparrowrpc.SchedulerServiceClient) error {
+			return c.SubmitJob(ctx, ping)
+		})
+	}
 	for {
 		select {
 		case <-f.stop:
@@ -428,14 +482,12 @@ func (f *Frontend) heartbeat() {
 		case <-t.C:
 		}
 		sched := f.Scheduler()
-		err := f.pool.Call(context.Background(), sched, func(ctx context.Context, c *sparrowrpc.SchedulerServiceClient) error {
-			return c.SubmitJob(ctx, ping)
-		})
-		if err != nil && !errors.Is(err, rpc.ErrBusy) {
+		if err := call(sched); err != nil && !errors.Is(err, rpc.ErrBusy) {
 			if ferr := f.failover(context.Background(), sched, err); ferr != nil {
 				f.log.Error().Err(ferr).Msg("no scheduler available; will keep trying")
 			}
 		}
+		f.watchDraining(call)
 	}
 }
 

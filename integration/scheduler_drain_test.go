@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"testing"
 	"time"
 
@@ -121,5 +122,72 @@ func TestFrontendMovesOffADrainingScheduler(t *testing.T) {
 	led.checkOnce(t, 2*tasks)
 	if len(failovers) != 0 {
 		t.Fatalf("failovers %+v, want none: a draining scheduler is not a failed one", failovers)
+	}
+}
+
+// TestDrainedSchedulerLeavingWithJobsIsReported: a frontend moved off a
+// draining scheduler whose drain times out with a job still running; once
+// the scheduler stops answering, the frontend's heartbeat reports that job
+// through OnFailover, as it would a failed scheduler's, rather than keeping
+// it in flight forever.
+func TestDrainedSchedulerLeavingWithJobsIsReported(t *testing.T) {
+	gate, _ := taskGate(t)
+	f := startFleet(t, fleet.Config{
+		Schedulers: 2, NodeMonitors: 2, Slots: 2, Apps: []string{"app"}, Run: gatedRun(gate),
+	})
+	failovers := make(chan client.Failover, 4)
+	fe, err := client.NewFrontend(context.Background(), client.FrontendConfig{
+		App: "app", Schedulers: f.SchedulerAddrs(),
+		Listen: "127.0.3.80:0", AdvertiseHost: "127.0.3.80",
+		OnMessage: func(client.Message) {}, Log: testLogger(t), Timeout: 5 * time.Second,
+		Heartbeat:  20 * time.Millisecond,
+		OnFailover: func(ev client.Failover) { failovers <- ev },
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { fe.Close() })
+	ctx := context.Background()
+	if _, err := fe.Submit(ctx, newJob("stuck", 1)); err != nil {
+		t.Fatal(err)
+	}
+	first := fe.Scheduler()
+	idx := -1
+	for i, addr := range f.SchedulerAddrs() {
+		if addr == first {
+			idx = i
+		}
+	}
+	if idx < 0 {
+		t.Fatalf("the frontend's scheduler %s is none of the fleet's %v", first, f.SchedulerAddrs())
+	}
+	s := f.Schedulers[idx]
+	done := make(chan scheduler.DrainResult, 1)
+	go func() { done <- s.Drain(200 * time.Millisecond) }()
+	waitFor(t, "the drain to begin", 5*time.Second, s.Draining)
+	if _, err := fe.Submit(ctx, newJob("moved", 1)); err != nil {
+		t.Fatalf("submit during the drain: %v, want it accepted by the other scheduler", err)
+	}
+	select {
+	case ev := <-failovers:
+		t.Fatalf("failover %+v while the draining scheduler still answers", ev)
+	case res := <-done:
+		if res.Running == 0 && res.Unlaunched == 0 {
+			t.Fatalf("drain result %+v: the gated task finished, want the drain to time out", res)
+		}
+	}
+	if err := f.StopScheduler(idx); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case ev := <-failovers:
+		if ev.From != first || len(ev.InFlight) != 1 || ev.InFlight[0].RequestID != "stuck" {
+			t.Fatalf("failover %+v, want one from %s reporting job stuck alone", ev, first)
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("the drained scheduler's unfinished job was never reported")
+	}
+	if ids := fe.InFlight(); !slices.Equal(ids, []string{"moved"}) {
+		t.Fatalf("in flight %v, want the moved job only", ids)
 	}
 }
