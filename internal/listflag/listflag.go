@@ -5,12 +5,14 @@ package listflag
 
 import (
 	"fmt"
+	"math"
 	"strconv"
 	"strings"
 )
 
-// Positive parses list, the value of flag, as comma-separated numbers
-// above zero. Empty items are skipped; at least one number is needed.
+// Positive parses list, the value of flag, as comma-separated finite
+// numbers above zero. Empty items are skipped; at least one number is
+// needed.
 func Positive(flag, list string) ([]float64, error) {
 	var out []float64
 	for _, f := range strings.Split(list, ",") {
@@ -18,7 +20,7 @@ func Positive(flag, list string) ([]float64, error) {
 			continue
 		}
 		v, err := strconv.ParseFloat(f, 64)
-		if err != nil || !(v > 0) {
+		if err != nil || !(v > 0) || math.IsInf(v, 1) {
 			return nil, fmt.Errorf("%s: %q is not a positive number", flag, f)
 		}
 		out = append(out, v)

@@ -3,12 +3,16 @@ package weightfile
 import (
 	"bytes"
 	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 
 	"github.com/rs/zerolog"
+
+	"github.com/sparrowfleet/sparrow/core/queue"
 )
 
 func TestLoad(t *testing.T) {
@@ -93,4 +97,51 @@ func TestReloader(t *testing.T) {
 	if last := got[len(got)-1]; last["bob"] != 4 || last["carol"] != 2 || len(last) != 2 {
 		t.Errorf("last weights %v", last)
 	}
+}
+
+// FuzzLoad: any weights file is either refused with an error naming the
+// file and line, or loaded into weights the queues accept, for users with
+// names; written back as "user=weight" lines, they load the same.
+func FuzzLoad(f *testing.F) {
+	for _, s := range []string{"# shares\nalice=3\n\nbob = 1.5\n", "alice=3\nbob=0\n", "=1\n", "a=b\n", "a=1e400\n", "a=NaN\n", " x = 2 \n#y=1\n"} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, data string) {
+		file := filepath.Join(t.TempDir(), "weights")
+		if err := os.WriteFile(file, []byte(data), 0o600); err != nil {
+			t.Fatal(err)
+		}
+		got, err := Load(file, nil)
+		if err != nil {
+			if !strings.Contains(err.Error(), file) {
+				t.Fatalf("error %q does not name the file", err)
+			}
+			return
+		}
+		var again strings.Builder
+		for user, w := range got {
+			if user == "" || strings.ContainsAny(user, "=\n") {
+				t.Fatalf("user %q loaded from %q", user, data)
+			}
+			if err := queue.CheckWeight(w); err != nil {
+				t.Fatalf("weight %v of %q loaded: %v", w, user, err)
+			}
+			if strings.HasPrefix(user, "#") {
+				continue // would be a comment written back
+			}
+			fmt.Fprintf(&again, "%s=%s\n", user, strconv.FormatFloat(w, 'g', -1, 64))
+		}
+		if err := os.WriteFile(file, []byte(again.String()), 0o600); err != nil {
+			t.Fatal(err)
+		}
+		back, err := Load(file, nil)
+		if err != nil {
+			t.Fatalf("weights written back do not load: %v\n%s", err, again.String())
+		}
+		for user, w := range got {
+			if !strings.HasPrefix(user, "#") && back[user] != w {
+				t.Fatalf("user %q: weight %v written back, %v loaded", user, w, back[user])
+			}
+		}
+	})
 }
