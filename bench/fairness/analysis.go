@@ -1,7 +1,9 @@
 package fairness
 
 import (
+	"cmp"
 	"math"
+	"slices"
 	"time"
 
 	"github.com/sparrowfleet/sparrow/bench/policy"
@@ -201,6 +203,61 @@ func OfBusy(shares [][]float64) [][]float64 {
 			for i, x := range row {
 				out[k][i] = x / sum
 			}
+		}
+	}
+	return out
+}
+
+// GroupLongestIdle returns, for each group of nodes (as GroupBusy), the
+// longest stretch of [from, window) during which one node of the group
+// kept a slot free: fewer than slots of its tasks running, from the end of
+// one task to the start of the next there, or a node that ran nothing.
+// With every user of a group backlogged on it, a stretch much longer than
+// the time a node monitor takes to start its next task is a slot idling
+// while queued work could run on it.
+func GroupLongestIdle(spans []policy.Span, groups, perGroup, slots int, from, window time.Duration) []time.Duration {
+	out := make([]time.Duration, groups)
+	if perGroup <= 0 || slots <= 0 || window <= from {
+		return out
+	}
+	type edge struct {
+		at    time.Duration
+		delta int
+	}
+	edges := make([][]edge, groups*perGroup)
+	for _, s := range spans {
+		if s.Node < 0 || s.Node >= len(edges) {
+			continue
+		}
+		start, end := max(s.Start, from), min(s.End, window)
+		if end <= start {
+			continue
+		}
+		edges[s.Node] = append(edges[s.Node], edge{start, 1}, edge{end, -1})
+	}
+	for node, es := range edges {
+		// Starts before ends at the same instant: a task that starts as
+		// another ends leaves no slot free.
+		slices.SortFunc(es, func(a, b edge) int {
+			if c := cmp.Compare(a.at, b.at); c != 0 {
+				return c
+			}
+			return cmp.Compare(b.delta, a.delta)
+		})
+		g := node / perGroup
+		running, freeSince := 0, from
+		for _, e := range es {
+			was := running
+			running += e.delta
+			switch {
+			case was < slots && running >= slots:
+				out[g] = max(out[g], e.at-freeSince)
+			case was >= slots && running < slots:
+				freeSince = e.at
+			}
+		}
+		if running < slots {
+			out[g] = max(out[g], window-freeSince)
 		}
 	}
 	return out

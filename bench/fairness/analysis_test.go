@@ -323,3 +323,57 @@ func TestOfBusy(t *testing.T) {
 		}
 	}
 }
+
+func TestGroupLongestIdle(t *testing.T) {
+	ms := time.Millisecond
+	// Two groups of 2 nodes x 2 slots; measured over [100 ms, 1000 ms).
+	full := func(node int) []policy.Span {
+		return []policy.Span{{User: "a", Node: node, Start: 0, End: time.Second}, {User: "a", Node: node, Start: 0, End: time.Second}}
+	}
+	tests := []struct {
+		name  string
+		spans []policy.Span
+		want  []time.Duration
+	}{
+		{name: "nothing ran: the whole window", want: []time.Duration{900 * ms, 900 * ms}},
+		{
+			name:  "every slot busy throughout",
+			spans: slices.Concat(full(0), full(1), full(2), full(3)),
+			want:  []time.Duration{0, 0},
+		},
+		{
+			// Node 1's second slot: a task ends at 400 ms, the next
+			// starts at 430 ms; node 3's at 700 ms and 800 ms. A task
+			// starting as another ends leaves nothing free (node 2).
+			name: "gaps between tasks on one slot",
+			spans: slices.Concat(full(0), full(2)[:1], full(3)[:1],
+				[]policy.Span{
+					{User: "a", Node: 1, Start: 0, End: time.Second},
+					{User: "a", Node: 1, Start: 0, End: 400 * ms}, {User: "b", Node: 1, Start: 430 * ms, End: time.Second},
+					{User: "a", Node: 2, Start: 0, End: 500 * ms}, {User: "a", Node: 2, Start: 500 * ms, End: time.Second},
+					{User: "a", Node: 3, Start: 0, End: 700 * ms}, {User: "a", Node: 3, Start: 800 * ms, End: time.Second},
+				}),
+			want: []time.Duration{30 * ms, 100 * ms},
+		},
+		{
+			// Free before the window's start counts from its start;
+			// free at its end counts to its end; spans of unknown nodes
+			// are ignored.
+			name: "clipped to the window",
+			spans: slices.Concat(full(0), full(2), full(3),
+				[]policy.Span{
+					{User: "a", Node: 1, Start: 0, End: time.Second},
+					{User: "a", Node: 1, Start: 150 * ms, End: 950 * ms},
+					{User: "a", Node: 7, Start: 0, End: time.Second},
+				}),
+			want: []time.Duration{50 * ms, 0},
+		},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			if got := GroupLongestIdle(tt.spans, 2, 2, 2, 100*ms, time.Second); !slices.Equal(got, tt.want) {
+				t.Fatalf("longest idle %v, want %v", got, tt.want)
+			}
+		})
+	}
+}

@@ -89,6 +89,10 @@ type SetupReport struct {
 	// TypeBusy each machine type's (scenario order).
 	Utilization float64   `json:"utilization"`
 	TypeBusy    []float64 `json:"type_busy"`
+	// TypeLongestIdleS is, for each machine type, the longest time one of
+	// its nodes kept a slot free after the first settle time
+	// (GroupLongestIdle).
+	TypeLongestIdleS []float64 `json:"type_longest_idle_s"`
 	// Deviation is the mean absolute deviation from the CMMF shares over
 	// every converged (live user, bin); Users has each user's.
 	Deviation *float64 `json:"deviation"`
@@ -208,6 +212,9 @@ func Analyze(cfg Config, setup Setup, m Measurement, users []User, phases []Phas
 	if types := len(m.TypeNames); types > 0 && m.TotalSlots > 0 {
 		perType := m.TotalSlots / types / cfg.Slots
 		sr.TypeBusy = GroupBusy(m.Spans, types, perType, cfg.Slots, m.Window)
+		for _, d := range GroupLongestIdle(m.Spans, types, perType, cfg.Slots, cfg.Settle, m.Window) {
+			sr.TypeLongestIdleS = append(sr.TypeLongestIdleS, d.Seconds())
+		}
 	}
 	for _, rp := range RampUps(shares, names, cfg.Bin, phases, cfg.Tolerance) {
 		rr := RampReport{AtS: rp.At.Seconds(), PaperAtS: rp.At.Seconds() / cfg.Scale, User: rp.User, From: rp.From, To: rp.To}
@@ -264,6 +271,17 @@ func (r Report) WriteTable(w io.Writer) error {
 		for _, s := range r.Setups {
 			if t < len(s.TypeBusy) {
 				fmt.Fprintf(tw, "\t%.2f", s.TypeBusy[t])
+			} else {
+				fmt.Fprint(tw, "\t-")
+			}
+		}
+		fmt.Fprintln(tw)
+	}
+	for t, ty := range r.Scenario.Types {
+		fmt.Fprintf(tw, "longest free slot %s (ms, from %gs)", ty.Name, r.Settings.SettleS)
+		for _, s := range r.Setups {
+			if t < len(s.TypeLongestIdleS) {
+				fmt.Fprintf(tw, "\t%.0f", 1000*s.TypeLongestIdleS[t])
 			} else {
 				fmt.Fprint(tw, "\t-")
 			}

@@ -1,6 +1,9 @@
 package queue
 
-import "container/heap"
+import (
+	"container/heap"
+	"math"
+)
 
 // Fair performs weighted fair queuing across per-user FIFO queues, the
 // mechanism Sparrow uses to enforce weighted fair shares (§4.2): two users
@@ -31,8 +34,16 @@ import "container/heap"
 // first, which makes the service order fully deterministic.
 //
 // Weights are read when a user is charged for a pop, so SetWeight takes
-// effect from the next Pop. Fair implements Discipline and Weights; create it
-// with NewFair. It is not safe for concurrent use.
+// effect from the next Pop. A weight change also rescales the user's lead
+// over the virtual time by old/new weight: service a user received ahead
+// of the others counts as the same number of its own pops at either
+// weight. Without that, pops charged at a tiny weight (say a coordinator's
+// floor weight, 1/w = 1000 per pop) would keep a user that stays
+// backlogged behind everyone long after its weight is raised, and a user
+// whose weight falls would keep a lead it earned cheaply.
+//
+// Fair implements Discipline and Weights; create it with NewFair. It is
+// not safe for concurrent use.
 type Fair struct {
 	weights *weightTable
 	idx     *index
@@ -90,10 +101,44 @@ func newFair(wt *weightTable, idx *index) *Fair {
 	return &Fair{weights: wt, idx: idx, idle: flowHeap{idle: true}}
 }
 
-// SetWeight sets user's weight, effective from the next Pop. w must be
-// finite and > 0; otherwise an error wrapping ErrInvalidWeight is returned
-// and the weight is unchanged.
-func (f *Fair) SetWeight(user string, w float64) error { return f.weights.set(user, w) }
+// SetWeight sets user's weight, effective from the next Pop, and rescales
+// its lead over the virtual time (see the type comment). w must be finite
+// and > 0; otherwise an error wrapping ErrInvalidWeight is returned and
+// nothing changes.
+func (f *Fair) SetWeight(user string, w float64) error {
+	old := f.weights.get(user)
+	if err := f.weights.set(user, w); err != nil {
+		return err
+	}
+	f.reweigh(user, old, w)
+	return nil
+}
+
+// reweigh rescales user's lead over the virtual time, its tag minus vtime,
+// by old/w after its weight changed from old to w: the lead stays worth
+// the same number of the user's pops. A user with no lead (a new or
+// caught-up one) is unchanged.
+func (f *Fair) reweigh(user string, old, w float64) {
+	fl := f.flows[user]
+	if fl == nil || old == w {
+		return
+	}
+	lead := fl.tag - f.vtime
+	if lead <= 0 {
+		return
+	}
+	// Capped so that the tag stays finite for the most extreme weights
+	// CheckWeight accepts; renormalize and serve keep it so.
+	fl.tag = f.vtime + min(lead*(old/w), maxLead)
+	if fl.q.empty() {
+		heap.Fix(&f.idle, fl.pos)
+	} else {
+		heap.Fix(&f.active, fl.pos)
+	}
+}
+
+// maxLead bounds a rescaled lead (reweigh).
+const maxLead = math.MaxFloat64 / 4
 
 // Weight returns user's configured weight, or the default weight.
 func (f *Fair) Weight(user string) float64 { return f.weights.get(user) }

@@ -93,8 +93,10 @@ func TestFairWeightChangeExactOrder(t *testing.T) {
 		t.Fatal(err)
 	}
 	got = append(got, drain(t, f)...)
-	// b is charged 1/4 from its very next pop on.
-	want := strings.Fields("a1 b1 a2 b2 a3 b3 b4 b5 b6 a4 b7 b8 a5")
+	// b is charged 1/4 from its very next pop on, and its lead of one pop
+	// (b2, charged 1) becomes one pop at weight 4 (1/4): b3-b5 go before
+	// a3, which ties with b6 and arrived first.
+	want := strings.Fields("a1 b1 a2 b2 b3 b4 b5 a3 b6 b7 b8 a4 a5")
 	if !slices.Equal(got, want) {
 		t.Fatalf("order\n got %v\nwant %v", got, want)
 	}

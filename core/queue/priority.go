@@ -49,9 +49,20 @@ func NewPriority(defaultWeight float64, weights map[string]float64) (*Priority, 
 }
 
 // SetWeight sets user's weight at every priority, effective from the next
-// Pop. w must be finite and > 0; otherwise an error wrapping
-// ErrInvalidWeight is returned and the weight is unchanged.
-func (p *Priority) SetWeight(user string, w float64) error { return p.weights.set(user, w) }
+// Pop, and rescales its lead at each priority as Fair.SetWeight does. w
+// must be finite and > 0; otherwise an error wrapping ErrInvalidWeight is
+// returned and nothing changes.
+func (p *Priority) SetWeight(user string, w float64) error {
+	old := p.weights.get(user)
+	if err := p.weights.set(user, w); err != nil {
+		return err
+	}
+	// Each level keeps its own virtual time.
+	for _, l := range p.levels {
+		l.fair.reweigh(user, old, w)
+	}
+	return nil
+}
 
 // Weight returns user's configured weight, or the default weight.
 func (p *Priority) Weight(user string) float64 { return p.weights.get(user) }
