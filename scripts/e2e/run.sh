@@ -50,6 +50,9 @@
 # Needs docker, docker-compose (v1), python3 and the image $E2E_IMAGE
 # (`make docker`). Talks to nothing but its own containers.
 set -euo pipefail
+# A relative E2E_OUT is taken from the caller's directory: the driver's
+# trace is mounted into its container by absolute path.
+case ${E2E_OUT:-} in '' | /*) ;; *) E2E_OUT=$PWD/$E2E_OUT ;; esac
 cd "$(dirname "$0")/../.."
 ROOT=$PWD
 
