@@ -78,8 +78,9 @@ screenshots: ## the README's dashboard screenshots: a loopback fleet photographe
 docker: build ## build the static binary, then the FROM-scratch image $(IMAGE)
 	docker build -t $(IMAGE) .
 
-e2e: docker ## fault-injection tests against a containerised fleet, then the compose quick start (needs docker and docker-compose)
+e2e: docker ## fault-injection tests against a containerised fleet (and two of them with the short-jobs policy and a coordinator), then the compose quick start (needs docker and docker-compose)
 	E2E_IMAGE=$(IMAGE) scripts/e2e/run.sh
+	E2E_IMAGE=$(IMAGE) E2E_SHORT_JOBS=1 E2E_COORDINATOR=1 E2E_SCENARIOS="nm-kill scheduler-kill" E2E_OUT=bin/e2e-shortjobs scripts/e2e/run.sh
 	SPARROW_IMAGE=$(IMAGE) scripts/e2e/quickstart.sh
 	FAIR_IMAGE=$(IMAGE) scripts/e2e/fairness.sh
 	LOC_IMAGE=$(IMAGE) scripts/e2e/locality.sh

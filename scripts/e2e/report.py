@@ -10,6 +10,12 @@ fault.env (target, fault_at, ... as written by run.sh), every container's
 `docker logs -t` output (<service>.log) and each executor's launch lines
 (exN.launches). Timestamps are RFC 3339 with nanoseconds; containers share
 the host's clock, so host and container times compare directly.
+
+With the short-jobs policy (short_jobs=1 in fault.env), DIR also holds the
+trace the driver replayed (trace.tr), and the result adds the policy's
+figures, from the launch logs and the trace: launches by job class, long
+tasks launched on the short-only node monitors (short_only in fault.env)
+and short tasks launched on a node monitor while a long task ran there.
 """
 import collections
 import json
@@ -56,6 +62,49 @@ def log_lines(path):
         except ValueError:
             obj = None
         yield ts(t), obj, rest
+
+
+def trace_jobs(path, cutoff):
+    """(is_long, [task durations, s]) per job of a trace file, in order."""
+    jobs = []
+    for line in open(path):
+        f = line.split()
+        if len(f) >= 4:
+            jobs.append((float(f[2]) >= cutoff, [float(x) for x in f[3:]]))
+    return jobs
+
+
+def policy_figures(d, name, env, launches):
+    """The short-jobs policy's figures from launches: (request, task, node,
+    at) of every launch across the executors."""
+    jobs = trace_jobs(os.path.join(d, "trace.tr"), float(env.get("short_cutoff_s", "1")))
+    short_only = set(env.get("short_only", "").split())
+    prefix = name + "-j"
+    out = {"short_launches": 0, "long_launches": 0, "long_on_short_only": 0,
+           "short_beside_long": 0, "short_only_nodes": sorted(short_only)}
+    long_runs = collections.defaultdict(list)  # node -> [(start, end)]
+    shorts = []
+    for req, task, node, at in launches:
+        if not req.startswith(prefix) or at is None:
+            continue
+        try:
+            n, k = int(req[len(prefix):].split(".")[0]), int(task)
+            is_long, durs = jobs[n]
+            dur = durs[k]
+        except (ValueError, IndexError):
+            continue
+        if is_long:
+            out["long_launches"] += 1
+            long_runs[node].append((at, at + dur))
+            if node in short_only:
+                out["long_on_short_only"] += 1
+        else:
+            out["short_launches"] += 1
+            shorts.append((node, at))
+    for node, at in shorts:
+        if any(s <= at < e for s, e in long_runs[node]):
+            out["short_beside_long"] += 1
+    return out
 
 
 def check(d):
@@ -109,6 +158,7 @@ def check(d):
     launches = collections.Counter()
     per_node = collections.Counter()
     after_recovery = collections.Counter()
+    every = []
     for i in range(1, 7):
         p = os.path.join(d, f"ex{i}.launches")
         if not os.path.exists(p):
@@ -121,6 +171,7 @@ def check(d):
             launches[(l["request"], l["task"])] += 1
             per_node[l["node"]] += 1
             t = ts(l.get("at"))
+            every.append((l["request"], l["task"], l["node"], t))
             if recover_at and t and t > recover_at:
                 after_recovery[l["node"]] += 1
     dups = [k for k, n in launches.items() if n > 1]
@@ -130,8 +181,19 @@ def check(d):
     ok(not dups, f"no (request, task) launched twice across executors ({sum(launches.values())} launches"
        + (f"; duplicates: {dups[:5]}" if dups else "") + ")")
     run_launches = sum(n for (r, _), n in launches.items() if r.startswith(name + "-"))
+    res["run_launches"] = run_launches
     ok(run_launches >= (drv.get("tasks_completed") or 0),
        f"every completed task was launched ({run_launches} launches of this run's requests)")
+    # Nothing lost: every original job completed (the driver resubmits
+    # what was reported lost, failed or in flight, and waits for the rest).
+    res["jobs_lost"] = (drv.get("jobs_submitted") or 0) - (drv.get("jobs_completed") or 0) if drv else None
+    res["short_jobs"] = env.get("short_jobs") == "1"
+    res["coordinator"] = env.get("coordinator") == "1"
+    if res["short_jobs"] and os.path.exists(os.path.join(d, "trace.tr")):
+        res["policy"] = policy_figures(d, name, env, every)
+        for cls in ("short", "long"):
+            c = drv.get(cls) or {}
+            res[f"{cls}_response_s"] = {k: c.get(k) for k in ("n", "p50", "p99")} if c else None
 
     # Fleet logs: gossip failure detection, node loss handling.
     first_marked = None
@@ -263,7 +325,8 @@ def check(d):
         "gossip_detect_ms", "first_lost_ms", "first_failed_ms", "recovery_ms", "node_lost_logs", "gettask_failed", "gettask_timeouts",
         "executor_lost_logs", "reservation_timeouts",
         "frontend_messages_not_sent", "finished_reports_lost", "late_messages_dropped", "launches_after_recovery",
-        "fault_ref", "fault_cmd_ms", "died_after_cmd_ms", "late_ok", "incomplete_tasks")}
+        "fault_ref", "fault_cmd_ms", "died_after_cmd_ms", "late_ok", "incomplete_tasks", "jobs_lost", "policy",
+        "short_response_s", "long_response_s")}
     print(f"  {name}: " + json.dumps(interesting))
     return 1 if res["failed"] else 0
 
@@ -304,8 +367,10 @@ def table(out, names):
             resub += " (" + ", ".join(f"{k} {v}" for k, v in sorted(by.items())) + ")"
         replaced = ", ".join(f"{x['scheduler']}: {x['running_lost']} running, {x['requests_replaced']} requests"
                              for x in r.get("node_lost_logs") or [])
-        replaced += ", ".join(f"nm2: executor lost, {x['running_failed']} running failed, "
+        lost_exec = ", ".join(f"nm2: executor lost, {x['running_failed']} running failed, "
                               f"{x['reservations_dropped']} reservations dropped" for x in r.get("executor_lost_logs") or [])
+        if lost_exec:
+            replaced += ("; " if replaced else "") + lost_exec
         if r.get("gettask_failed"):
             replaced += (f"{'; ' if replaced else ''}{r['gettask_failed']} getTask calls failed "
                          f"({r.get('gettask_timeouts', 0)} after a 1 s timeout)")
@@ -327,6 +392,39 @@ def table(out, names):
             "| job response p50 / p99 | completed, exactly-once | result | time | host load (1-min avg) |\n"
             "|---|---|---|---|---|---|---|---|---|---|---|---|---|")
     print(head)
+    print("\n".join(rows))
+    policy_table(out, names)
+
+
+def policy_table(out, names):
+    """The short-jobs policy's figures, for the scenarios run with it."""
+    rows = []
+    for n in names:
+        p = os.path.join(out, n, "result.json")
+        if not os.path.exists(p):
+            continue
+        r = json.load(open(p))
+        pol = r.get("policy")
+        if not pol:
+            continue
+        sr, lr = r.get("short_response_s") or {}, r.get("long_response_s") or {}
+
+        def sec(v):
+            return "–" if v is None else f"{v:.2f}"
+        rows.append(
+            f"| {n} | {'yes' if r.get('coordinator') else 'no'} | {r.get('jobs_submitted')} | {r.get('run_launches')} "
+            f"| {r.get('duplicate_launches')} | {r.get('jobs_lost')} "
+            f"| {pol['short_launches']} / {pol['long_launches']} | {pol['long_on_short_only']} "
+            f"| {pol['short_beside_long']} | {sec(sr.get('p50'))} / {sec(sr.get('p99'))} s "
+            f"| {sec(lr.get('p50'))} / {sec(lr.get('p99'))} s |")
+    if not rows:
+        return
+    print()
+    print("Short-jobs policy (launches of this run's trace jobs, from the executors' logs):")
+    print()
+    print("| scenario | coordinator | jobs | launches (this run) | duplicates (all launches) | jobs lost | short / long launches "
+          "| long on the short-only node | short beside long work | short jobs p50 / p99 | long jobs p50 / p99 |\n"
+          "|---|---|---|---|---|---|---|---|---|---|---|")
     print("\n".join(rows))
 
 

@@ -27,6 +27,22 @@
 #                   longer than the local gossip profile's 15 s
 #                   GossipToTheDeadTime), reconnect, and require nm5 to run
 #                   tasks again within 30 s
+#   coordinator-kill  docker kill the fairness coordinator (E2E_COORDINATOR=1
+#                   only): its guidance goes stale on every node monitor
+# Modes, each off by default and combinable:
+#   E2E_SHORT_JOBS=1  every scheduler and node monitor runs the long-task-
+#                   aware policy (--short-jobs, cutoff 1 s, short-only share
+#                   0.25: nm3 of the six node monitors), and the driver
+#                   replays a mixed trace (scripts/e2e/shortjobs_trace.py:
+#                   short jobs of 2-4 tasks x 0.1-0.3 s, every 12th job 4
+#                   tasks x 1.5-2.5 s) with each job's duration estimate,
+#                   so long-work adverts, steering, sticky fetches and the
+#                   SRPT queue all take part; report.py adds the policy's
+#                   figures (launches by class, long tasks on the
+#                   short-only node, short tasks beside long work)
+#   E2E_COORDINATOR=1  a fairness coordinator joins the fleet
+#                   (scripts/e2e/coordinator.compose.yml) and publishes
+#                   from every node monitor before the driver starts
 # Results: a markdown table on stdout and in $E2E_OUT/results.md (default
 # bin/e2e), with every container's logs per scenario under $E2E_OUT/<name>/.
 # The fleet is always taken down (docker-compose down -v) on exit.
@@ -34,6 +50,9 @@
 # Needs docker, docker-compose (v1), python3 and the image $E2E_IMAGE
 # (`make docker`). Talks to nothing but its own containers.
 set -euo pipefail
+# A relative E2E_OUT is taken from the caller's directory: the driver's
+# trace is mounted into its container by absolute path.
+case ${E2E_OUT:-} in '' | /*) ;; *) E2E_OUT=$PWD/$E2E_OUT ;; esac
 cd "$(dirname "$0")/../.."
 ROOT=$PWD
 
@@ -44,6 +63,17 @@ export E2E_APP=${E2E_APP:-e2e}
 export E2E_SLOTS=${E2E_SLOTS:-2}
 OUT=${E2E_OUT:-$ROOT/bin/e2e}
 SCENARIOS=${E2E_SCENARIOS:-baseline scheduler-kill nm-kill executor-kill nm-pause nm-partition scheduler-pause scheduler-partition nm-long-partition}
+SHORT_JOBS=${E2E_SHORT_JOBS:-0}
+COORDINATOR=${E2E_COORDINATOR:-0}
+[ "$SHORT_JOBS" = 1 ] || SHORT_JOBS=0
+[ "$COORDINATOR" = 1 ] || COORDINATOR=0
+export E2E_SHORT_JOBS=$SHORT_JOBS
+if ((SHORT_JOBS)); then
+	# The trace's cutoff, in seconds, and the policy's on every member.
+	SHORT_CUTOFF_S=1
+	export E2E_SHORT_CUTOFF=${SHORT_CUTOFF_S}s E2E_SHORT_SHARE=0.25
+	SHORT_ONLY=nm3 # the node monitor whose name hashes below 0.25 (shortjobs.ShortOnly)
+fi
 JOBS=${E2E_JOBS:-180}
 TASKS=${E2E_TASKS:-6}
 TASK_DURATION=${E2E_TASK_DURATION:-200ms}
@@ -56,6 +86,8 @@ PY=python3
 [ -x /usr/bin/python3 ] && PY=/usr/bin/python3
 
 COMPOSE=(docker-compose -p "$PROJECT" -f deploy/docker-compose.e2e.yml)
+if ((COORDINATOR)); then COMPOSE+=(-f scripts/e2e/coordinator.compose.yml); fi
+COORD_STATUS=http://$E2E_NET.31:9090/status
 NETWORK=${PROJECT}_sparrow
 SCHED_IPS=("$E2E_NET.11" "$E2E_NET.12" "$E2E_NET.13")
 
@@ -71,10 +103,12 @@ now() { date -u +%Y-%m-%dT%H:%M:%S.%NZ; }
 # a second where docker-compose run takes three).
 DRIVER_ARGS=(--app="$E2E_APP" --advertise-host=auto
 	--schedulers="$E2E_NET.11:20503,$E2E_NET.12:20503,$E2E_NET.13:20503")
+# DRIVER_MOUNTS: docker run options of the next driver (the trace's mount).
+DRIVER_MOUNTS=()
 driver() {
 	local name=$1
 	shift
-	docker run --rm --name "$name" --label "$PROJECT.driver=1" --network "$NETWORK" \
+	docker run --rm --name "$name" --label "$PROJECT.driver=1" --network "$NETWORK" "${DRIVER_MOUNTS[@]}" \
 		"$E2E_IMAGE" drive "${DRIVER_ARGS[@]}" "$@" </dev/null
 }
 
@@ -85,7 +119,18 @@ fleet_up() {
 		return 1
 	}
 	load_cids
-	wait_for 60 "every executor to register" executors_registered
+	wait_for 60 "every executor to register" executors_registered || return 1
+	if ((COORDINATOR)); then
+		wait_for 60 "the coordinator to publish from all $NODES node monitors" coordinator_ready
+	fi
+}
+
+# coordinator_ready: the coordinator is active and its last period had a
+# report from every node monitor.
+coordinator_ready() {
+	"$PY" -c 'import json, sys, urllib.request
+c = json.load(urllib.request.urlopen(sys.argv[1], timeout=1)).get("coordinator") or {}
+sys.exit(0 if c.get("active") and c.get("reports") == int(sys.argv[2]) else 1)' "$COORD_STATUS" "$NODES" 2>/dev/null
 }
 
 executors_registered() {
@@ -138,12 +183,21 @@ driver_completed() { # at least $1 jobs completed
 start_driver() {
 	DRIVER_NAME=${PROJECT}_driver_${SCENARIO}
 	docker rm -f "$DRIVER_NAME" >/dev/null 2>&1 || true
-	log "driver: $JOBS jobs x $TASKS tasks x $TASK_DURATION at load $LOAD of $SLOTS slots"
-	driver "$DRIVER_NAME" \
-		--run-id="$SCENARIO" --jobs="$JOBS" --tasks="$TASKS" --task-duration="$TASK_DURATION" \
-		--load="$LOAD" --slots="$SLOTS" --deadline="${DEADLINE_S}s" --json \
+	local work=(--jobs="$JOBS" --tasks="$TASKS" --task-duration="$TASK_DURATION" --load="$LOAD")
+	if ((SHORT_JOBS)); then
+		"$PY" scripts/e2e/shortjobs_trace.py "$JOBS" "$SLOTS" "$LOAD" >"$DIR/trace.tr"
+		chmod 644 "$DIR/trace.tr" # the image runs as nobody
+		DRIVER_MOUNTS=(-v "$DIR/trace.tr:/trace.tr:ro")
+		work=(--job-trace=/trace.tr --send-estimates --cutoff="$SHORT_CUTOFF_S")
+		log "driver: $JOBS jobs of the mixed trace ($DIR/trace.tr) at load $LOAD of $SLOTS slots, with estimates"
+	else
+		log "driver: $JOBS jobs x $TASKS tasks x $TASK_DURATION at load $LOAD of $SLOTS slots"
+	fi
+	driver "$DRIVER_NAME" --run-id="$SCENARIO" "${work[@]}" \
+		--slots="$SLOTS" --deadline="${DEADLINE_S}s" --json \
 		>"$DIR/driver.json" 2>"$DIR/driver.err" &
 	DRIVER_PID=$!
+	DRIVER_MOUNTS=()
 }
 
 # mark: the driver records the jobs and tasks in flight right now.
@@ -307,6 +361,15 @@ inject_nm_long_partition() {
 	log "reconnected nm5"
 }
 
+inject_coordinator_kill() {
+	fault target coord
+	fault fault_at "$(now)"
+	docker kill "$(cid coord)" >/dev/null
+	fault fault_done_at "$(now)"
+	fault died_at "$(docker inspect -f '{{.State.FinishedAt}}' "$(cid coord)")"
+	log "killed coord, the fairness coordinator"
+}
+
 # rejoin_check: after the run, short probe runs until nm5 launches a task
 # again (it rejoined the gossip cluster), for up to 30 s.
 rejoin_check() {
@@ -328,7 +391,7 @@ rejoin_check() {
 
 collect_logs() {
 	local svc c
-	for svc in scheduler1 scheduler2 scheduler3 $(for i in $(seq 1 $NODES); do echo nm$i ex$i; done); do
+	for svc in scheduler1 scheduler2 scheduler3 coord $(for i in $(seq 1 $NODES); do echo nm$i ex$i; done); do
 		c=$(cid "$svc")
 		[ -n "$c" ] || continue
 		docker logs -t "$c" >"$DIR/$svc.log" 2>&1 || true
@@ -349,6 +412,12 @@ run_scenario() {
 	# The host's load matters: the frontend's 100 ms timeout and gossip's
 	# probes misfire on a starved CPU.
 	echo "loadavg_start=$(cut -d' ' -f1 /proc/loadavg 2>/dev/null || echo '?')" >>"$DIR/fault.env"
+	fault short_jobs "$SHORT_JOBS"
+	fault coordinator "$COORDINATOR"
+	if ((SHORT_JOBS)); then
+		fault short_cutoff_s "$SHORT_CUTOFF_S"
+		fault short_only "$SHORT_ONLY"
+	fi
 	if ! fleet_up || ! warm_up "$DIR"; then
 		collect_logs
 		fleet_down
@@ -376,15 +445,28 @@ docker image inspect "$E2E_IMAGE" >/dev/null 2>&1 || {
 	echo "e2e: image $E2E_IMAGE not found; run make docker" >&2
 	exit 1
 }
+case " $SCENARIOS " in
+*" coordinator-kill "*)
+	((COORDINATOR)) || {
+		echo "e2e: coordinator-kill needs E2E_COORDINATOR=1" >&2
+		exit 2
+	}
+	;;
+esac
 mkdir -p "$OUT"
 start=$SECONDS
+log "short-jobs policy $([ "$SHORT_JOBS" = 1 ] && echo on || echo off), coordinator $([ "$COORDINATOR" = 1 ] && echo on || echo off)"
 DIR=$OUT
 fleet_down # leftovers of an interrupted run
 failed=()
 for s in $SCENARIOS; do
 	run_scenario "$s" || failed+=("$s")
 done
-"$PY" scripts/e2e/report.py table "$OUT" $SCENARIOS >"$OUT/results.md"
+{
+	echo "short-jobs policy: $([ "$SHORT_JOBS" = 1 ] && echo on || echo off); coordinator: $([ "$COORDINATOR" = 1 ] && echo on || echo off)"
+	echo
+	"$PY" scripts/e2e/report.py table "$OUT" $SCENARIOS
+} >"$OUT/results.md"
 echo "total_s=$((SECONDS - start))" >>"$OUT/results.md"
 cat "$OUT/results.md"
 log "total $((SECONDS - start))s; results in $OUT/results.md"
