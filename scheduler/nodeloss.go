@@ -163,6 +163,11 @@ func (s *Scheduler) nodeLostOf(addr string, only map[runningTask]struct{}) {
 			Msg("node monitor lost")
 	}
 	s.replaceAll(affected, addr)
+	s.reportLost(addr, lost)
+}
+
+// reportLost delivers STATUS_TASK_LOST for the tasks lost with addr.
+func (s *Scheduler) reportLost(addr string, lost map[runningTask]int64) {
 	if len(lost) == 0 {
 		return
 	}

@@ -155,7 +155,7 @@ func (s *Scheduler) offerAnsweredLocked(r *request, addr string, offer int, laun
 	case s.offers.caps.Lacks(addr, methodOfferOutcome):
 		// Sent, and perhaps launched, and the node monitor cannot be
 		// asked: counted launched there.
-		s.offerTakenLocked(r, addr, offer)
+		s.offerTakenOnLocked(r, addr, offer)
 	default:
 		// Sent, and perhaps launched: the task stays set aside while the
 		// node monitor is asked (resolveOffer).
@@ -174,6 +174,25 @@ func (s *Scheduler) offerTakenLocked(r *request, addr string, i int) {
 		go s.cancel(r.ID, p.Node.Addr)
 	}
 	s.heldGetTaskLocked(r)
+}
+
+// offerTakenOnLocked counts offered task i of r launched on addr when the
+// node monitor could not say: if addr is no longer a live member, its loss
+// may already have been handled (an offer's call can fail after the
+// node's loss was), and nothing else would report the task; so it is
+// reported lost at once, as the node's running tasks were.
+func (s *Scheduler) offerTakenOnLocked(r *request, addr string, i int) {
+	s.offerTakenLocked(r, addr, i)
+	if _, live := s.view.Node(addr); live {
+		return
+	}
+	t := runningTask{app: r.app, request: r.ID, task: r.specs[i].TaskId}
+	lost := s.running.nodeLost(addr, map[runningTask]struct{}{t: {}})
+	if len(lost) > 0 {
+		s.log.Warn().Str("node", addr).Str("request", r.ID).Str("task", t.task).
+			Msg("offer in doubt on a node monitor no longer live; reported lost")
+	}
+	s.reportLost(addr, lost)
 }
 
 // offerDeclinedLocked returns offered task i to r's tasks to hand out; if r was
@@ -247,7 +266,8 @@ func (s *Scheduler) awaitOffersLocked(r *request) {
 // the node monitor is lost meanwhile, the task is counted launched there
 // and reported lost with its running tasks; if it cannot be asked
 // (UNKNOWN_METHOD, or no answer within maxDoubt), the task is counted
-// launchedLocked there.
+// launched there, and reported lost at once if the node monitor is no
+// longer a live member (offerTakenOnLocked).
 
 // offerDoubt is one offer in doubt.
 type offerDoubt struct {
@@ -320,12 +340,12 @@ func (s *Scheduler) resolveOffer(r *request, addr string, offer int, wait time.D
 	case rpc.IsUnknownMethod(err):
 		s.offers.caps.MarkLacking(addr, methodOfferOutcome)
 		s.settleDoubtLocked(addr, d)
-		s.offerTakenLocked(r, addr, offer)
+		s.offerTakenOnLocked(r, addr, offer)
 	case !time.Now().Before(deadline):
 		s.log.Warn().Err(err).Str("node", addr).Str("request", r.ID).Str("task", r.specs[offer].TaskId).
 			Msg("offer still in doubt; counted launched on that node monitor")
 		s.settleDoubtLocked(addr, d)
-		s.offerTakenLocked(r, addr, offer)
+		s.offerTakenOnLocked(r, addr, offer)
 	default:
 		next := min(2*wait, time.Second)
 		time.AfterFunc(wait, func() { s.resolveOffer(r, addr, offer, next, deadline) })

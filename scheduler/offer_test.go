@@ -577,3 +577,34 @@ func TestHeldCallWaitsForAnOfferInDoubt(t *testing.T) {
 		})
 	}
 }
+
+// TestOfferInDoubtAfterTheNodeWasLost: the node monitor is declared lost
+// while the offer's call is still out; the call then fails, so the offer
+// is in doubt on a node whose loss was already handled. When the question
+// about it goes unanswered, the task is counted launched there and
+// reported lost at once, since no later loss of that node will report it.
+func TestOfferInDoubtAfterTheNodeWasLost(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		c := newCluster(t, 1, Config{RPC: rpc.Config{CallTimeout: 200 * time.Millisecond}})
+		gateAll(t, c)
+		fe := c.startFrontendRecorder(t)
+		nm := c.nms[0]
+		nm.questionFails.Store(true)
+		if err := c.s.SubmitJob(context.Background(), job("job", 1, freeTasks(1)...)); err != nil {
+			t.Fatal(err)
+		}
+		synctest.Wait() // the offer's call is out, held at the node monitor
+		if st := c.s.Stats(); st.OffersInDoubt != 0 || st.OffersTaken != 0 {
+			t.Fatalf("stats %+v: want the offer's call still out", st)
+		}
+		c.view.mu.Lock()
+		delete(c.view.byApp, app)
+		c.view.mu.Unlock()
+		c.s.NodeLost(nm.addr)
+		c.hub.waitFor(t, maxDoubt+10*time.Second, "the offer in doubt to be settled", func() bool { return c.s.Stats().OffersTaken == 1 })
+		if st := c.s.Stats(); st.OffersInDoubt != 1 || st.TasksLost != 1 || st.RunningTracked != 0 {
+			t.Fatalf("stats %+v: want the task counted launched there and reported lost", st)
+		}
+		c.hub.waitUntil(t, "the loss to reach the frontend", func() bool { return fe.count() == 1 })
+	})
+}
