@@ -8,6 +8,7 @@ import (
 	"math/rand/v2"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/sparrowfleet/sparrow/core/placement"
 	"github.com/sparrowfleet/sparrow/core/queue"
@@ -94,9 +95,16 @@ type TraceConfig struct {
 	// Policy settings of TraceAware (Cutoff in trace seconds, compared
 	// with a job's mean task duration before TimeScale).
 	Aware shortjobs.Config
-	// GossipDelay is how long, in ms, a node's long-work advert takes to
-	// reach the schedulers (TraceAware).
+	// GossipDelay is how long, in ms, a node's long-work advert, or the
+	// scheduler's backlog advert, takes to reach the others (TraceAware).
 	GossipDelay float64
+	// Pull turns pulls on (TraceAware): PullAfter, in ms, is how long a
+	// short job must wait with tasks unlaunched before the scheduler
+	// counts it in its backlog and freed slots pull its tasks
+	// (shortjobs.Backlog); a pull that got nothing is retried after as
+	// long.
+	Pull      bool
+	PullAfter float64
 	// Seed seeds placement.
 	Seed uint64
 }
@@ -119,6 +127,8 @@ func (c *TraceConfig) Validate() error {
 		return fmt.Errorf("arrival gap scale must be a finite number > 0, got %v", c.GapScale)
 	case math.IsNaN(c.GossipDelay) || math.IsInf(c.GossipDelay, 0) || c.GossipDelay < 0:
 		return fmt.Errorf("gossip delay must be a finite number >= 0 ms, got %v", c.GossipDelay)
+	case c.Pull && (math.IsNaN(c.PullAfter) || math.IsInf(c.PullAfter, 0) || c.PullAfter < 0):
+		return fmt.Errorf("pull delay must be a finite number >= 0 ms, got %v", c.PullAfter)
 	}
 	if err := placement.CheckProbeRatio(c.ProbeRatio); err != nil {
 		return err
@@ -141,7 +151,13 @@ type TraceResult struct {
 	Fetches       int64   `json:"fetches"`
 	EmptyFetches  int64   `json:"empty_fetches"`
 	StickyFetches int64   `json:"sticky_fetches"`
-	Cancelled     int64   `json:"cancelled"`
+	// PullFetches counts fetches for pull reservations, PulledTasks those
+	// that got a task, BacklogAdverts the scheduler's backlog adverts
+	// (TraceAware with pulls).
+	PullFetches    int64 `json:"pull_fetches,omitempty"`
+	PulledTasks    int64 `json:"pulled_tasks,omitempty"`
+	BacklogAdverts int64 `json:"backlog_adverts,omitempty"`
+	Cancelled      int64 `json:"cancelled"`
 	// SteeredShort counts short jobs placed among nodes without long work
 	// only; ShortJobs all short jobs (TraceAware).
 	SteeredShort int64 `json:"steered_short,omitempty"`
@@ -156,13 +172,16 @@ type TraceResult struct {
 
 // Trace event kinds.
 const (
-	tArrival  uint8 = iota // the next job reaches its scheduler
-	tEnqueue               // a job's reservations reach their nodes
-	tGetTask               // a node's getTask reaches the scheduler
-	tReply                 // an empty answer reaches the node
-	tTaskDone              // a task ends
-	tCancel                // a job's cancellations reach their nodes
-	tAdvert                // a node's long-work advert reaches the schedulers
+	tArrival    uint8 = iota // the next job reaches its scheduler
+	tEnqueue                 // a job's reservations reach their nodes
+	tGetTask                 // a node's getTask reaches the scheduler
+	tReply                   // an empty answer reaches the node
+	tTaskDone                // a task ends
+	tCancel                  // a job's cancellations reach their nodes
+	tAdvert                  // a node's long-work advert reaches the schedulers
+	tBacklog                 // a short job has waited PullAfter: the scheduler checks it
+	tPullAdvert              // the scheduler's backlog advert reaches the nodes
+	tPullRetry               // a node's pull that got nothing may be queued again
 )
 
 // Reservation tags: the job sequence number in the high 32 bits; in the
@@ -171,6 +190,7 @@ const (
 const (
 	longBit     = 1 << 31
 	stickyProbe = longBit - 1
+	pullProbe   = longBit - 2
 )
 
 // traceMon is one node monitor of a trace replay: the product's
@@ -179,6 +199,7 @@ type traceMon struct {
 	core slots.Core
 	fifo queue.FIFO
 	pol  *shortjobs.Monitor // TraceAware only
+	pull *shortjobs.Puller  // TraceAware with pulls only
 }
 
 // traceJob is one live job; slots of traceSim.jobs are recycled.
@@ -196,6 +217,7 @@ type traceJob struct {
 	lastEnd float64
 	req     *placement.Request
 	reqID   string
+	backlog bool // in the scheduler's backlog (pulls)
 	picks   []placement.Pick
 	cancel  []int32
 	pending bool // cancellations in flight
@@ -221,6 +243,10 @@ type traceSim struct {
 	view      []bool // long-work adverts as the schedulers last heard them
 	cand      []int32
 	candNodes []placement.Node
+	// pulls (aware with Pull)
+	backlog       *shortjobs.Backlog
+	backlogAdvert bool // the backlog advert last sent
+	due           []string
 
 	jobs     []traceJob
 	free     []int32
@@ -275,9 +301,13 @@ func newTraceSim(cfg TraceConfig, next func() (jobtrace.Job, error), rec *jobtra
 	s.nodes = make([]placement.Node, n)
 	s.mon = make([]traceMon, n)
 	aware := cfg.Policy == TraceAware
+	pulls := aware && cfg.Pull
 	if aware {
 		s.shortOnly = make([]bool, n)
 		s.view = make([]bool, n)
+	}
+	if pulls {
+		s.backlog = shortjobs.NewBacklog()
 	}
 	for i := range s.nodes {
 		a := NodeAddr(i)
@@ -287,6 +317,9 @@ func newTraceSim(cfg TraceConfig, next func() (jobtrace.Job, error), rec *jobtra
 		if aware {
 			m.pol = shortjobs.NewMonitor(cfg.Aware)
 			q = m.pol.Queue()
+			if pulls {
+				m.pull = shortjobs.NewPuller(simApp, msDuration(cfg.PullAfter))
+			}
 			s.shortOnly[i] = shortjobs.ShortOnly(a, cfg.Aware.ShortShare)
 		}
 		if err := m.core.Init(cfg.Slots, q); err != nil {
@@ -325,6 +358,12 @@ func (s *traceSim) run() (TraceResult, error) {
 			s.cancel(e.slot)
 		case tAdvert:
 			s.view[e.node] = e.task != 0
+		case tBacklog:
+			s.backlogCheck(e.slot, e.jseq)
+		case tPullAdvert:
+			s.pullAdvert(e.task != 0)
+		case tPullRetry:
+			s.pullRetry(e.node)
 		}
 		if s.hooks.afterEvent != nil {
 			s.hooks.afterEvent(s)
@@ -461,6 +500,10 @@ func (s *traceSim) arrival() {
 	}
 	s.seqSlot[j.seq] = slot
 	s.h.pushFixed(event{t: s.now + s.half, key: uint64(tEnqueue), node: -1, slot: slot, task: -1, jseq: j.seq})
+	j.backlog = false
+	if s.backlog != nil && !j.long {
+		s.h.push(event{t: s.now + s.cfg.PullAfter, key: uint64(tBacklog), node: -1, slot: slot, task: -1, jseq: j.seq})
+	}
 }
 
 // tag is the reservation tag of probe k of job j (see longBit).
@@ -529,6 +572,13 @@ func (s *traceSim) drain(n int32) {
 		if !ok {
 			return
 		}
+		if sched, ok := shortjobs.PullScheduler(r.RequestID); ok {
+			s.mon[n].pull.Fetching(sched)
+			s.res.Fetches++
+			s.res.PullFetches++
+			s.h.pushFixed(event{t: s.now + s.half, key: uint64(tGetTask), node: n, slot: -1, task: pullProbe, jseq: -1})
+			continue
+		}
 		seq := int(r.Tag >> 32)
 		slot, jseq := int32(-1), int32(seq)
 		if seq < len(s.seqSlot) {
@@ -549,6 +599,10 @@ func (s *traceSim) drain(n int32) {
 // getTask is the scheduler answering node n's fetch for probe low of job
 // jseq, through placement.Request.
 func (s *traceSim) getTask(n, slot int32, low uint32, jseq int32) {
+	if low == pullProbe {
+		s.answerPull(n)
+		return
+	}
 	task := -1
 	if slot >= 0 {
 		j := &s.jobs[slot]
@@ -593,6 +647,11 @@ func (s *traceSim) launch(n, slot, task int32) {
 		// The answer tells the node the job's remaining work.
 		m.pol.Launched(j.reqID, int(j.rem[task]), j.est)
 	}
+	if j.backlog {
+		s.backlog.Set(j.reqID, remaining(j))
+		j.backlog = s.backlog.Has(j.reqID)
+		s.publishBacklog()
+	}
 	end := at + j.dur[task]
 	j.lastEnd = max(j.lastEnd, end)
 	s.rec.Task(j.mean, j.arrival/1000, at/1000, j.dur[task]/1000)
@@ -606,6 +665,11 @@ func (s *traceSim) launch(n, slot, task int32) {
 func (s *traceSim) reply(n int32, low uint32) {
 	m := &s.mon[n]
 	m.core.Released()
+	if low == pullProbe {
+		s.pullAnswered(n, false)
+		s.drain(n)
+		return
+	}
 	if m.pol != nil {
 		s.advert(n, m.pol.NoTask(class(low)))
 	}
@@ -622,7 +686,11 @@ func (s *traceSim) taskDone(n, slot, task int32) {
 	}
 	if m.pol != nil {
 		sticky := queue.Reservation{RequestID: j.reqID, App: simApp, Scheduler: simScheduler, Tag: tag(j, stickyProbe)}
-		s.advert(n, m.pol.Ended(class(uint32(sticky.Tag)), int(j.rem[task]), sticky))
+		c, rem := class(uint32(sticky.Tag)), int(j.rem[task])
+		if m.pull != nil {
+			rem = m.pull.Sticky(c, rem)
+		}
+		s.advert(n, m.pol.Ended(c, rem, sticky))
 	}
 	j.left--
 	if j.left == 0 {
@@ -637,6 +705,11 @@ func (s *traceSim) taskDone(n, slot, task int32) {
 
 func (s *traceSim) freeJob(slot int32) {
 	j := &s.jobs[slot]
+	if j.backlog {
+		s.backlog.Remove(j.reqID)
+		j.backlog = false
+		s.publishBacklog()
+	}
 	s.seqSlot[j.seq] = -1
 	j.live = false
 	s.free = append(s.free, slot)
@@ -672,5 +745,115 @@ func (s *traceSim) cancel(slot int32) {
 	j.pending = false
 	if j.done {
 		s.freeJob(slot)
+	}
+}
+
+// msDuration converts simulated ms to a Duration, for shortjobs.Puller.
+func msDuration(ms float64) time.Duration { return time.Duration(ms * float64(time.Millisecond)) }
+
+// backlogCheck runs PullAfter after job jseq arrived: if it still has
+// unlaunched tasks, the scheduler adds it to its backlog.
+func (s *traceSim) backlogCheck(slot, jseq int32) {
+	j := &s.jobs[slot]
+	if !j.live || j.seq != jseq || j.req.Unlaunched() == 0 {
+		return
+	}
+	s.backlog.Set(j.reqID, remaining(j))
+	j.backlog = s.backlog.Has(j.reqID)
+	s.publishBacklog()
+}
+
+// publishBacklog gossips the scheduler's backlog advert if it changed.
+func (s *traceSim) publishBacklog() {
+	has := s.backlog.Len() > 0
+	if has == s.backlogAdvert {
+		return
+	}
+	s.backlogAdvert = has
+	s.res.BacklogAdverts++
+	v := int32(0)
+	if has {
+		v = 1
+	}
+	s.h.push(event{t: s.now + s.cfg.GossipDelay, key: uint64(tPullAdvert), node: -1, slot: -1, task: v, jseq: -1})
+}
+
+// pullAdvert is the scheduler's backlog advert reaching every node.
+func (s *traceSim) pullAdvert(has bool) {
+	for n := range s.mon {
+		s.pullAct(int32(n), s.mon[n].pull.Heard(simScheduler, has))
+	}
+}
+
+// pullAct applies a Puller's action to node n's queue.
+func (s *traceSim) pullAct(n int32, a shortjobs.PullAction) {
+	m := &s.mon[n]
+	switch a {
+	case shortjobs.PullQueue:
+		r := m.pull.Reservation(simScheduler)
+		if err := m.core.Enqueue(r, 1); err != nil {
+			s.err = fmt.Errorf("sim: node %d: %w", n, err)
+			return
+		}
+		m.pol.Queue().SetWork(r.RequestID, shortjobs.PullWork)
+		s.drain(n)
+	case shortjobs.PullCancel:
+		m.core.Cancel(shortjobs.PullRequestID(simScheduler))
+	}
+}
+
+// answerPull is the scheduler answering node n's pull with a task of its
+// backlogged job with the least remaining work, through that job's
+// placement.Request as for a sticky fetch.
+func (s *traceSim) answerPull(n int32) {
+	for {
+		id, _, ok := s.backlog.Least()
+		if !ok {
+			break
+		}
+		seq, err := strconv.Atoi(id)
+		if err != nil || seq >= len(s.seqSlot) || s.seqSlot[seq] < 0 {
+			s.backlog.Remove(id)
+			continue
+		}
+		slot := s.seqSlot[seq]
+		j := &s.jobs[slot]
+		j.req.AddProbes([]placement.Probe{{Node: s.nodes[n], Count: 1}})
+		task, ok := j.req.Assign(s.nodes[n].Addr)
+		if !ok {
+			s.backlog.Remove(id)
+			j.backlog = false
+			continue
+		}
+		if j.req.Launched() && !j.pending {
+			s.sendCancel(slot)
+		}
+		s.res.PulledTasks++
+		s.launch(n, slot, int32(task))
+		s.pullAnswered(n, true)
+		return
+	}
+	s.publishBacklog()
+	s.res.EmptyFetches++
+	s.h.pushFixed(event{t: s.now + s.half, key: uint64(tReply), node: n, slot: -1, task: pullProbe, jseq: -1})
+}
+
+// pullAnswered records the answer to node n's pull.
+func (s *traceSim) pullAnswered(n int32, got bool) {
+	m := &s.mon[n]
+	s.pullAct(n, m.pull.Answered(simScheduler, got, msDuration(s.now)))
+	if !got {
+		if at, ok := m.pull.NextRetry(); ok {
+			s.h.push(event{t: float64(at) / float64(time.Millisecond), key: uint64(tPullRetry), node: n, slot: -1, task: -1, jseq: -1})
+		}
+	}
+}
+
+// pullRetry queues node n's pulls whose retry delay has passed.
+func (s *traceSim) pullRetry(n int32) {
+	m := &s.mon[n]
+	s.due = m.pull.Due(s.due[:0], msDuration(s.now))
+	for range s.due {
+		s.pullAct(n, shortjobs.PullQueue)
 	}
 }

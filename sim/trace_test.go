@@ -58,16 +58,23 @@ func testTraceConfig(p TracePolicy, nodes, slots int, seed uint64) TraceConfig {
 // exactly once, every job was measured and every node is idle with no
 // long work advertised.
 func TestTraceProperties(t *testing.T) {
-	for _, p := range []TracePolicy{TraceSparrow, TraceAware} {
+	type variant struct {
+		p    TracePolicy
+		pull bool
+	}
+	for _, v := range []variant{{TraceSparrow, false}, {TraceAware, false}, {TraceAware, true}} {
+		p := v.p
 		for _, c := range []struct{ nodes, slots int }{{6, 1}, {10, 2}, {30, 1}} {
 			for seed := range uint64(4) {
-				t.Run(fmt.Sprintf("%s/%dx%d/seed%d", p, c.nodes, c.slots, seed), func(t *testing.T) {
+				t.Run(fmt.Sprintf("%s/pull=%v/%dx%d/seed%d", p, v.pull, c.nodes, c.slots, seed), func(t *testing.T) {
 					jobs := synthJobs(seed, 150)
 					tasks := 0
 					for _, j := range jobs {
 						tasks += len(j.Durations)
 					}
-					s, err := newTraceSim(testTraceConfig(p, c.nodes, c.slots, seed), sliceSource(jobs), jobtrace.NewRecorder(50))
+					cfg := testTraceConfig(p, c.nodes, c.slots, seed)
+					cfg.Pull, cfg.PullAfter = v.pull, 20
+					s, err := newTraceSim(cfg, sliceSource(jobs), jobtrace.NewRecorder(50))
 					if err != nil {
 						t.Fatal(err)
 					}
@@ -111,6 +118,12 @@ func TestTraceProperties(t *testing.T) {
 					}
 					if p == TraceAware && (res.StickyFetches == 0 || res.AdvertChanges == 0) {
 						t.Fatalf("aware run without sticky fetches (%d) or adverts (%d)", res.StickyFetches, res.AdvertChanges)
+					}
+					if v.pull && (res.PulledTasks == 0 || res.BacklogAdverts == 0) {
+						t.Fatalf("run with pulls pulled %d tasks after %d backlog adverts", res.PulledTasks, res.BacklogAdverts)
+					}
+					if !v.pull && res.PullFetches != 0 {
+						t.Fatalf("run without pulls made %d pull fetches", res.PullFetches)
 					}
 				})
 			}
@@ -180,6 +193,8 @@ func TestTraceConfigValidate(t *testing.T) {
 		func(c *TraceConfig) { c.GapScale = math.Inf(1) },
 		func(c *TraceConfig) { c.ProbeRatio = 0.5 },
 		func(c *TraceConfig) { c.GossipDelay = -1 },
+		func(c *TraceConfig) { c.Pull, c.PullAfter = true, -1 },
+		func(c *TraceConfig) { c.Pull, c.PullAfter = true, math.NaN() },
 		func(c *TraceConfig) { c.Aware.Cutoff = 0 },
 		func(c *TraceConfig) { c.Policy = numTracePolicies },
 	}
