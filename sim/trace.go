@@ -245,7 +245,7 @@ type traceSim struct {
 	candNodes []placement.Node
 	// pulls (aware with Pull)
 	backlog       *shortjobs.Backlog
-	backlogAdvert bool // the backlog advert last sent
+	backlogAdvert float64 // the backlog advert last sent (shortjobs.AdvertWork)
 	due           []string
 
 	jobs     []traceJob
@@ -361,7 +361,7 @@ func (s *traceSim) run() (TraceResult, error) {
 		case tBacklog:
 			s.backlogCheck(e.slot, e.jseq)
 		case tPullAdvert:
-			s.pullAdvert(e.task != 0)
+			s.pullAdvert(advertWork(e.task))
 		case tPullRetry:
 			s.pullRetry(e.node)
 		}
@@ -688,7 +688,7 @@ func (s *traceSim) taskDone(n, slot, task int32) {
 		sticky := queue.Reservation{RequestID: j.reqID, App: simApp, Scheduler: simScheduler, Tag: tag(j, stickyProbe)}
 		c, rem := class(uint32(sticky.Tag)), int(j.rem[task])
 		if m.pull != nil {
-			rem = m.pull.Sticky(c, rem)
+			rem = m.pull.Sticky(c, rem, float64(rem)*j.est)
 		}
 		s.advert(n, m.pol.Ended(c, rem, sticky))
 	}
@@ -764,24 +764,40 @@ func (s *traceSim) backlogCheck(slot, jseq int32) {
 }
 
 // publishBacklog gossips the scheduler's backlog advert if it changed.
+// The event carries the advert as 1 + its base-2 logarithm (0: none).
 func (s *traceSim) publishBacklog() {
-	has := s.backlog.Len() > 0
-	if has == s.backlogAdvert {
+	_, least, ok := s.backlog.Least()
+	w := shortjobs.AdvertWork(least, ok)
+	if w == s.backlogAdvert {
 		return
 	}
-	s.backlogAdvert = has
+	s.backlogAdvert = w
 	s.res.BacklogAdverts++
 	v := int32(0)
-	if has {
-		v = 1
+	if w > 0 {
+		v = 1 + int32(math.Log2(w))
 	}
 	s.h.push(event{t: s.now + s.cfg.GossipDelay, key: uint64(tPullAdvert), node: -1, slot: -1, task: v, jseq: -1})
 }
 
+// advertWork decodes publishBacklog's event value.
+func advertWork(v int32) float64 {
+	if v <= 0 {
+		return 0
+	}
+	return math.Exp2(float64(v - 1))
+}
+
 // pullAdvert is the scheduler's backlog advert reaching every node.
-func (s *traceSim) pullAdvert(has bool) {
+func (s *traceSim) pullAdvert(w float64) {
+	id := shortjobs.PullRequestID(simScheduler)
 	for n := range s.mon {
-		s.pullAct(int32(n), s.mon[n].pull.Heard(simScheduler, has))
+		m := &s.mon[n]
+		if a := m.pull.Heard(simScheduler, w); a != shortjobs.PullNone {
+			s.pullAct(int32(n), a)
+		} else if m.pull.Queued(simScheduler) {
+			m.pol.Queue().SetWork(id, w)
+		}
 	}
 }
 
@@ -795,7 +811,7 @@ func (s *traceSim) pullAct(n int32, a shortjobs.PullAction) {
 			s.err = fmt.Errorf("sim: node %d: %w", n, err)
 			return
 		}
-		m.pol.Queue().SetWork(r.RequestID, shortjobs.PullWork)
+		m.pol.Queue().SetWork(r.RequestID, m.pull.Work(simScheduler))
 		s.drain(n)
 	case shortjobs.PullCancel:
 		m.core.Cancel(shortjobs.PullRequestID(simScheduler))

@@ -2,6 +2,7 @@ package shortjobs
 
 import (
 	"container/heap"
+	"math"
 	"slices"
 	"strings"
 	"time"
@@ -17,16 +18,19 @@ import (
 // reservations.
 //
 // A scheduler keeps the short jobs that still have unlaunched tasks after
-// a wait (Backlog) and advertises one bit through gossip: it has such a
-// backlog. A node monitor that hears the bit queues one standing pull
-// reservation for that scheduler (Puller) in its SRPT queue, with no
-// remaining work, so that the next slot it frees asks that scheduler for
-// a task (after sticky reservations and within the pass-over bound). The
-// scheduler answers with a task of its backlogged job with the least
-// remaining work, through the same placement.Request as every other
-// answer (AddProbes, then Assign), so a task is still handed out at most
-// once. A pull that got a task is queued again while the bit is set; one
-// that got none waits for the next advert.
+// a wait (Backlog) and advertises, through gossip, the least remaining
+// work among them, rounded up to a power of two (AdvertWork) so that the
+// advert changes seldom; none when the backlog is empty. A node monitor
+// that hears it queues one standing pull reservation for that scheduler
+// (Puller) in its SRPT queue with that remaining work, so that the next
+// slot it frees asks that scheduler for a task unless the node holds a
+// reservation of a job with less work left, as a central queue ordering
+// all jobs by remaining work would. The scheduler answers with a task of
+// its backlogged job with the least remaining work, through the same
+// placement.Request as every other answer (AddProbes, then Assign), so a
+// task is still handed out at most once. A pull that got a task is queued
+// again while the backlog is advertised; one that got none is retried
+// after a delay or at the next advert.
 
 // pullPrefix starts every pull reservation's request id. It holds a NUL
 // byte, which no request id a scheduler accepts can contain.
@@ -92,6 +96,19 @@ func (b *Backlog) Has(id string) bool {
 // Len returns the number of jobs in the backlog.
 func (b *Backlog) Len() int { return len(b.jobs) }
 
+// AdvertWork is the advert for a backlog whose least remaining work is
+// least: least rounded up to a power of two (at least 1), or 0 for an
+// empty backlog (ok false).
+func AdvertWork(least float64, ok bool) float64 {
+	if !ok || !(least > 0) {
+		return 0
+	}
+	if least <= 1 {
+		return 1
+	}
+	return math.Exp2(math.Ceil(math.Log2(least)))
+}
+
 // Least returns the job with the least remaining work, the earliest
 // recorded among equals.
 func (b *Backlog) Least() (id string, work float64, ok bool) {
@@ -144,7 +161,7 @@ const (
 	// PullNone: nothing.
 	PullNone PullAction = iota
 	// PullQueue: queue one reservation Puller.Reservation(sched) and give
-	// it PullWork (SRPT.SetWork; Monitor.Queued ignores work of 0).
+	// it Puller.Work(sched) (SRPT.SetWork).
 	PullQueue
 	// PullCancel: remove the queued pull reservation (slots.Core.Cancel
 	// with PullRequestID(sched)).
@@ -162,7 +179,7 @@ type Puller struct {
 }
 
 type pullState struct {
-	backlog  bool // the scheduler's last advert
+	work     float64 // the scheduler's last advert; 0: no backlog
 	queued   bool
 	fetching bool
 	retryAt  time.Duration // after an empty answer: queue again from then (0: not waiting)
@@ -191,10 +208,14 @@ func (p *Puller) get(sched string) *pullState {
 	return s
 }
 
-// Heard records scheduler sched's advert: whether it has a short backlog.
-func (p *Puller) Heard(sched string, backlog bool) PullAction {
+// Heard records scheduler sched's advert: the least remaining work of its
+// short backlog (AdvertWork; 0 or less: none). When the answer is
+// PullNone and sched's pull is queued, the caller updates its work
+// (SRPT.SetWork with Work).
+func (p *Puller) Heard(sched string, least float64) PullAction {
 	s := p.get(sched)
-	s.backlog = backlog
+	s.work = max(least, 0)
+	backlog := s.work > 0
 	s.retryAt = 0
 	switch {
 	case backlog && !s.queued && !s.fetching:
@@ -224,10 +245,10 @@ func (p *Puller) Answered(sched string, got bool, now time.Duration) PullAction 
 	s := p.get(sched)
 	s.fetching = false
 	switch {
-	case got && s.backlog:
+	case got && s.work > 0:
 		s.queued = true
 		return PullQueue
-	case !got && s.backlog:
+	case !got && s.work > 0:
 		s.retryAt = max(now+p.retry, 1)
 	}
 	p.tidy(sched, s)
@@ -254,7 +275,7 @@ func (p *Puller) Due(dst []string, now time.Duration) []string {
 	for sched, s := range p.state {
 		if s.retryAt > 0 && s.retryAt <= now {
 			s.retryAt = 0
-			if s.backlog && !s.queued && !s.fetching {
+			if s.work > 0 && !s.queued && !s.fetching {
 				s.queued = true
 				dst = append(dst, sched)
 			}
@@ -279,26 +300,30 @@ func (p *Puller) Gone(sched string) PullAction {
 }
 
 // Sticky returns the remaining task count to give Monitor.Ended for a
-// task of class c that ended with remaining tasks of its job unlaunched:
-// none for a long job while some scheduler advertises a short backlog, so
-// that the freed slot serves a pull before the long job's next task, as a
-// central queue serving short jobs first would; remaining otherwise.
-func (p *Puller) Sticky(c Class, remaining int) int {
-	if c == Long && p.Backlogged() {
-		return 0
+// task of class c that ended with remaining tasks of its job unlaunched,
+// whose estimated remaining work is work: none for a long job when some
+// scheduler advertises a short backlog with less work left, so that the
+// freed slot serves that pull before the long job's next task, as a
+// central queue ordering jobs by remaining work would; remaining
+// otherwise.
+func (p *Puller) Sticky(c Class, remaining int, work float64) int {
+	if c == Long {
+		for _, s := range p.state {
+			if s.work > 0 && !(work <= s.work) {
+				return 0
+			}
+		}
 	}
 	return remaining
 }
 
-// Backlogged reports whether some scheduler's last advert said it has a
-// short backlog.
-func (p *Puller) Backlogged() bool {
-	for _, s := range p.state {
-		if s.backlog {
-			return true
-		}
+// Work returns the remaining work sched's pull reservation is queued
+// with: its last advert.
+func (p *Puller) Work(sched string) float64 {
+	if s := p.state[sched]; s != nil {
+		return s.work
 	}
-	return false
+	return 0
 }
 
 // Queued reports whether sched's pull reservation is queued.
@@ -309,12 +334,7 @@ func (p *Puller) Queued(sched string) bool {
 
 // tidy forgets a scheduler with nothing to remember.
 func (p *Puller) tidy(sched string, s *pullState) {
-	if !s.backlog && !s.queued && !s.fetching && s.retryAt == 0 {
+	if s.work == 0 && !s.queued && !s.fetching && s.retryAt == 0 {
 		delete(p.state, sched)
 	}
 }
-
-// PullWork is the remaining work a pull reservation is queued with
-// (SRPT.SetWork): none, so that it is served before every estimated
-// reservation but sticky ones.
-const PullWork = 0.0

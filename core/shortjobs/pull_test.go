@@ -142,9 +142,9 @@ func TestPuller(t *testing.T) {
 				var got PullAction
 				switch st.op {
 				case "heard+":
-					got = p.Heard(s, true)
+					got = p.Heard(s, 8)
 				case "heard-":
-					got = p.Heard(s, false)
+					got = p.Heard(s, 0)
 				case "fetch":
 					p.Fetching(s)
 				case "got":
@@ -181,7 +181,7 @@ func TestPullerNextRetry(t *testing.T) {
 		t.Fatal("NextRetry on an empty Puller")
 	}
 	for i, s := range []string{"b", "a"} {
-		p.Heard(s, true)
+		p.Heard(s, 8)
 		p.Fetching(s)
 		p.Answered(s, false, time.Duration(10+i))
 	}
@@ -193,5 +193,46 @@ func TestPullerNextRetry(t *testing.T) {
 	}
 	if _, ok := p.NextRetry(); ok {
 		t.Fatal("NextRetry after every retry was due")
+	}
+}
+
+func TestAdvertWork(t *testing.T) {
+	for _, c := range []struct {
+		least float64
+		ok    bool
+		want  float64
+	}{
+		{0, false, 0}, {5, false, 0}, {0, true, 0}, {-3, true, 0},
+		{0.25, true, 1}, {1, true, 1}, {1.5, true, 2}, {2, true, 2}, {1000, true, 1024}, {1024, true, 1024},
+	} {
+		if got := AdvertWork(c.least, c.ok); got != c.want {
+			t.Errorf("AdvertWork(%v, %v) = %v, want %v", c.least, c.ok, got, c.want)
+		}
+	}
+}
+
+func TestPullerStickyAndWork(t *testing.T) {
+	p := NewPuller("app", 5)
+	if got := p.Sticky(Long, 3, 100); got != 3 {
+		t.Fatalf("no backlog: Sticky = %d, want 3", got)
+	}
+	p.Heard("a", 64)
+	if p.Work("a") != 64 || p.Work("b") != 0 {
+		t.Fatalf("Work = %v, %v", p.Work("a"), p.Work("b"))
+	}
+	for _, c := range []struct {
+		class     Class
+		remaining int
+		work      float64
+		want      int
+	}{
+		{Long, 3, 100, 0},  // a short backlog with less work left comes first
+		{Long, 3, 64, 3},   // not less: the long job keeps its slot
+		{Long, 1, 10, 1},   // a long job about to finish keeps its slot
+		{Short, 3, 500, 3}, // short jobs always stay sticky
+	} {
+		if got := p.Sticky(c.class, c.remaining, c.work); got != c.want {
+			t.Errorf("Sticky(%v, %d, %v) = %d, want %d", c.class, c.remaining, c.work, got, c.want)
+		}
 	}
 }
