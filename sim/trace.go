@@ -37,10 +37,17 @@ const (
 	// each job's response time is its longest task plus the late-binding
 	// network delay (1.5 RTT).
 	TraceIdeal
+	// TraceCentral is a reference no sampling scheduler can beat at its
+	// own game: one central queue over every slot of the cluster, which
+	// gives each freed slot a task of the waiting job with the least
+	// estimated remaining work (its unlaunched tasks times its mean task
+	// duration), with no network delay but the late-binding delay (1.5
+	// RTT) before a job's first dispatch.
+	TraceCentral
 	numTracePolicies
 )
 
-var tracePolicyNames = [...]string{"sparrow", "aware", "ideal"}
+var tracePolicyNames = [...]string{"sparrow", "aware", "ideal", "central"}
 
 func (p TracePolicy) String() string {
 	if p < 0 || p >= numTracePolicies {
@@ -53,7 +60,7 @@ func (p TracePolicy) String() string {
 // or "all".
 func ParseTracePolicies(s string) ([]TracePolicy, error) {
 	if strings.TrimSpace(s) == "all" {
-		return []TracePolicy{TraceIdeal, TraceSparrow, TraceAware}, nil
+		return []TracePolicy{TraceIdeal, TraceCentral, TraceSparrow, TraceAware}, nil
 	}
 	var out []TracePolicy
 	for _, f := range strings.Split(s, ",") {
@@ -294,7 +301,7 @@ func newTraceSim(cfg TraceConfig, next func() (jobtrace.Job, error), rec *jobtra
 		place: newPlaceRNG(cfg.Seed),
 		res:   TraceResult{Policy: cfg.Policy.String(), Nodes: cfg.Nodes, Slots: cfg.Slots},
 	}
-	if cfg.Policy == TraceIdeal {
+	if cfg.Policy == TraceIdeal || cfg.Policy == TraceCentral {
 		return s, nil
 	}
 	n := cfg.Nodes
@@ -332,6 +339,9 @@ func newTraceSim(cfg TraceConfig, next func() (jobtrace.Job, error), rec *jobtra
 }
 
 func (s *traceSim) run() (TraceResult, error) {
+	if s.cfg.Policy == TraceCentral {
+		return s.runCentral()
+	}
 	if err := s.readNext(); err != nil {
 		return TraceResult{}, err
 	}

@@ -212,3 +212,47 @@ func TestTraceConfigValidate(t *testing.T) {
 		t.Errorf("all: %v %v", ps, err)
 	}
 }
+
+// TestTraceCentral checks the central reference against the ideal and
+// against a one-slot cluster worked out by hand.
+func TestTraceCentral(t *testing.T) {
+	run := func(p TracePolicy, nodes int, jobs []jobtrace.Job) *jobtrace.Recorder {
+		t.Helper()
+		rec := jobtrace.NewRecorder(50)
+		cfg := testTraceConfig(p, nodes, 1, 1)
+		cfg.RTT = 2
+		if _, err := RunTrace(cfg, sliceSource(jobs), rec); err != nil {
+			t.Fatal(err)
+		}
+		return rec
+	}
+	t.Run("a cluster too large to queue is the ideal", func(t *testing.T) {
+		jobs := synthJobs(3, 80)
+		central, ideal := run(TraceCentral, 5000, jobs), run(TraceIdeal, 1, jobs)
+		for _, c := range []jobtrace.Class{jobtrace.Short, jobtrace.Long} {
+			a, b := central.Responses(c), ideal.Responses(c)
+			if len(a) != len(b) || len(a) == 0 {
+				t.Fatalf("%v: %d jobs, want %d", c, len(a), len(b))
+			}
+			for i := range a {
+				if math.Abs(a[i]-b[i]) > 1e-9 {
+					t.Fatalf("%v job %d: response %v, ideal %v", c, i, a[i], b[i])
+				}
+			}
+		}
+	})
+	t.Run("one slot serves the least remaining work first", func(t *testing.T) {
+		// At 0: A (two tasks of 10 s); at 1: B (one task of 3 s). The slot
+		// runs A's first task 0.003–10.003 (A had 20 s left, alone), then B
+		// (3 s left, less than A's 10), then A's second task.
+		jobs := []jobtrace.Job{
+			{Line: 1, Submit: 0, Durations: []float64{10, 10}},
+			{Line: 2, Submit: 1, Durations: []float64{3}},
+		}
+		got := run(TraceCentral, 1, jobs).Responses(jobtrace.Short)
+		want := []float64{10.003 + 3 - 1, 10.003 + 3 + 10}
+		if len(got) != 2 || math.Abs(got[0]-want[0]) > 1e-9 || math.Abs(got[1]-want[1]) > 1e-9 {
+			t.Fatalf("responses %v, want %v", got, want)
+		}
+	})
+}
