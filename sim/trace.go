@@ -8,6 +8,7 @@ import (
 	"math/rand/v2"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/sparrowfleet/sparrow/core/placement"
 	"github.com/sparrowfleet/sparrow/core/queue"
@@ -36,10 +37,17 @@ const (
 	// each job's response time is its longest task plus the late-binding
 	// network delay (1.5 RTT).
 	TraceIdeal
+	// TraceCentral is a reference no sampling scheduler can beat at its
+	// own game: one central queue over every slot of the cluster, which
+	// gives each freed slot a task of the waiting job with the least
+	// estimated remaining work (its unlaunched tasks times its mean task
+	// duration), with no network delay but the late-binding delay (1.5
+	// RTT) before a job's first dispatch.
+	TraceCentral
 	numTracePolicies
 )
 
-var tracePolicyNames = [...]string{"sparrow", "aware", "ideal"}
+var tracePolicyNames = [...]string{"sparrow", "aware", "ideal", "central"}
 
 func (p TracePolicy) String() string {
 	if p < 0 || p >= numTracePolicies {
@@ -52,7 +60,7 @@ func (p TracePolicy) String() string {
 // or "all".
 func ParseTracePolicies(s string) ([]TracePolicy, error) {
 	if strings.TrimSpace(s) == "all" {
-		return []TracePolicy{TraceIdeal, TraceSparrow, TraceAware}, nil
+		return []TracePolicy{TraceIdeal, TraceCentral, TraceSparrow, TraceAware}, nil
 	}
 	var out []TracePolicy
 	for _, f := range strings.Split(s, ",") {
@@ -94,9 +102,16 @@ type TraceConfig struct {
 	// Policy settings of TraceAware (Cutoff in trace seconds, compared
 	// with a job's mean task duration before TimeScale).
 	Aware shortjobs.Config
-	// GossipDelay is how long, in ms, a node's long-work advert takes to
-	// reach the schedulers (TraceAware).
+	// GossipDelay is how long, in ms, a node's long-work advert, or the
+	// scheduler's backlog advert, takes to reach the others (TraceAware).
 	GossipDelay float64
+	// Pull turns pulls on (TraceAware): PullAfter, in ms, is how long a
+	// short job must wait with tasks unlaunched before the scheduler
+	// counts it in its backlog and freed slots pull its tasks
+	// (shortjobs.Backlog); a pull that got nothing is retried after as
+	// long.
+	Pull      bool
+	PullAfter float64
 	// Seed seeds placement.
 	Seed uint64
 }
@@ -119,6 +134,8 @@ func (c *TraceConfig) Validate() error {
 		return fmt.Errorf("arrival gap scale must be a finite number > 0, got %v", c.GapScale)
 	case math.IsNaN(c.GossipDelay) || math.IsInf(c.GossipDelay, 0) || c.GossipDelay < 0:
 		return fmt.Errorf("gossip delay must be a finite number >= 0 ms, got %v", c.GossipDelay)
+	case c.Pull && (math.IsNaN(c.PullAfter) || math.IsInf(c.PullAfter, 0) || c.PullAfter < 0):
+		return fmt.Errorf("pull delay must be a finite number >= 0 ms, got %v", c.PullAfter)
 	}
 	if err := placement.CheckProbeRatio(c.ProbeRatio); err != nil {
 		return err
@@ -141,7 +158,13 @@ type TraceResult struct {
 	Fetches       int64   `json:"fetches"`
 	EmptyFetches  int64   `json:"empty_fetches"`
 	StickyFetches int64   `json:"sticky_fetches"`
-	Cancelled     int64   `json:"cancelled"`
+	// PullFetches counts fetches for pull reservations, PulledTasks those
+	// that got a task, BacklogAdverts the scheduler's backlog adverts
+	// (TraceAware with pulls).
+	PullFetches    int64 `json:"pull_fetches,omitempty"`
+	PulledTasks    int64 `json:"pulled_tasks,omitempty"`
+	BacklogAdverts int64 `json:"backlog_adverts,omitempty"`
+	Cancelled      int64 `json:"cancelled"`
 	// SteeredShort counts short jobs placed among nodes without long work
 	// only; ShortJobs all short jobs (TraceAware).
 	SteeredShort int64 `json:"steered_short,omitempty"`
@@ -156,13 +179,16 @@ type TraceResult struct {
 
 // Trace event kinds.
 const (
-	tArrival  uint8 = iota // the next job reaches its scheduler
-	tEnqueue               // a job's reservations reach their nodes
-	tGetTask               // a node's getTask reaches the scheduler
-	tReply                 // an empty answer reaches the node
-	tTaskDone              // a task ends
-	tCancel                // a job's cancellations reach their nodes
-	tAdvert                // a node's long-work advert reaches the schedulers
+	tArrival    uint8 = iota // the next job reaches its scheduler
+	tEnqueue                 // a job's reservations reach their nodes
+	tGetTask                 // a node's getTask reaches the scheduler
+	tReply                   // an empty answer reaches the node
+	tTaskDone                // a task ends
+	tCancel                  // a job's cancellations reach their nodes
+	tAdvert                  // a node's long-work advert reaches the schedulers
+	tBacklog                 // a short job has waited PullAfter: the scheduler checks it
+	tPullAdvert              // the scheduler's backlog advert reaches the nodes
+	tPullRetry               // a node's pull that got nothing may be queued again
 )
 
 // Reservation tags: the job sequence number in the high 32 bits; in the
@@ -171,6 +197,7 @@ const (
 const (
 	longBit     = 1 << 31
 	stickyProbe = longBit - 1
+	pullProbe   = longBit - 2
 )
 
 // traceMon is one node monitor of a trace replay: the product's
@@ -179,6 +206,7 @@ type traceMon struct {
 	core slots.Core
 	fifo queue.FIFO
 	pol  *shortjobs.Monitor // TraceAware only
+	pull *shortjobs.Puller  // TraceAware with pulls only
 }
 
 // traceJob is one live job; slots of traceSim.jobs are recycled.
@@ -196,6 +224,7 @@ type traceJob struct {
 	lastEnd float64
 	req     *placement.Request
 	reqID   string
+	backlog bool // in the scheduler's backlog (pulls)
 	picks   []placement.Pick
 	cancel  []int32
 	pending bool // cancellations in flight
@@ -221,6 +250,10 @@ type traceSim struct {
 	view      []bool // long-work adverts as the schedulers last heard them
 	cand      []int32
 	candNodes []placement.Node
+	// pulls (aware with Pull)
+	backlog       *shortjobs.Backlog
+	backlogAdvert float64 // the backlog advert last sent (shortjobs.AdvertWork)
+	due           []string
 
 	jobs     []traceJob
 	free     []int32
@@ -268,16 +301,20 @@ func newTraceSim(cfg TraceConfig, next func() (jobtrace.Job, error), rec *jobtra
 		place: newPlaceRNG(cfg.Seed),
 		res:   TraceResult{Policy: cfg.Policy.String(), Nodes: cfg.Nodes, Slots: cfg.Slots},
 	}
-	if cfg.Policy == TraceIdeal {
+	if cfg.Policy == TraceIdeal || cfg.Policy == TraceCentral {
 		return s, nil
 	}
 	n := cfg.Nodes
 	s.nodes = make([]placement.Node, n)
 	s.mon = make([]traceMon, n)
 	aware := cfg.Policy == TraceAware
+	pulls := aware && cfg.Pull
 	if aware {
 		s.shortOnly = make([]bool, n)
 		s.view = make([]bool, n)
+	}
+	if pulls {
+		s.backlog = shortjobs.NewBacklog()
 	}
 	for i := range s.nodes {
 		a := NodeAddr(i)
@@ -287,6 +324,9 @@ func newTraceSim(cfg TraceConfig, next func() (jobtrace.Job, error), rec *jobtra
 		if aware {
 			m.pol = shortjobs.NewMonitor(cfg.Aware)
 			q = m.pol.Queue()
+			if pulls {
+				m.pull = shortjobs.NewPuller(simApp, msDuration(cfg.PullAfter))
+			}
 			s.shortOnly[i] = shortjobs.ShortOnly(a, cfg.Aware.ShortShare)
 		}
 		if err := m.core.Init(cfg.Slots, q); err != nil {
@@ -299,6 +339,9 @@ func newTraceSim(cfg TraceConfig, next func() (jobtrace.Job, error), rec *jobtra
 }
 
 func (s *traceSim) run() (TraceResult, error) {
+	if s.cfg.Policy == TraceCentral {
+		return s.runCentral()
+	}
 	if err := s.readNext(); err != nil {
 		return TraceResult{}, err
 	}
@@ -325,6 +368,12 @@ func (s *traceSim) run() (TraceResult, error) {
 			s.cancel(e.slot)
 		case tAdvert:
 			s.view[e.node] = e.task != 0
+		case tBacklog:
+			s.backlogCheck(e.slot, e.jseq)
+		case tPullAdvert:
+			s.pullAdvert(advertWork(e.task))
+		case tPullRetry:
+			s.pullRetry(e.node)
 		}
 		if s.hooks.afterEvent != nil {
 			s.hooks.afterEvent(s)
@@ -461,6 +510,10 @@ func (s *traceSim) arrival() {
 	}
 	s.seqSlot[j.seq] = slot
 	s.h.pushFixed(event{t: s.now + s.half, key: uint64(tEnqueue), node: -1, slot: slot, task: -1, jseq: j.seq})
+	j.backlog = false
+	if s.backlog != nil && !j.long {
+		s.h.push(event{t: s.now + s.cfg.PullAfter, key: uint64(tBacklog), node: -1, slot: slot, task: -1, jseq: j.seq})
+	}
 }
 
 // tag is the reservation tag of probe k of job j (see longBit).
@@ -529,6 +582,13 @@ func (s *traceSim) drain(n int32) {
 		if !ok {
 			return
 		}
+		if sched, ok := shortjobs.PullScheduler(r.RequestID); ok {
+			s.mon[n].pull.Fetching(sched)
+			s.res.Fetches++
+			s.res.PullFetches++
+			s.h.pushFixed(event{t: s.now + s.half, key: uint64(tGetTask), node: n, slot: -1, task: pullProbe, jseq: -1})
+			continue
+		}
 		seq := int(r.Tag >> 32)
 		slot, jseq := int32(-1), int32(seq)
 		if seq < len(s.seqSlot) {
@@ -549,6 +609,10 @@ func (s *traceSim) drain(n int32) {
 // getTask is the scheduler answering node n's fetch for probe low of job
 // jseq, through placement.Request.
 func (s *traceSim) getTask(n, slot int32, low uint32, jseq int32) {
+	if low == pullProbe {
+		s.answerPull(n)
+		return
+	}
 	task := -1
 	if slot >= 0 {
 		j := &s.jobs[slot]
@@ -593,6 +657,11 @@ func (s *traceSim) launch(n, slot, task int32) {
 		// The answer tells the node the job's remaining work.
 		m.pol.Launched(j.reqID, int(j.rem[task]), j.est)
 	}
+	if j.backlog {
+		s.backlog.Set(j.reqID, remaining(j))
+		j.backlog = s.backlog.Has(j.reqID)
+		s.publishBacklog()
+	}
 	end := at + j.dur[task]
 	j.lastEnd = max(j.lastEnd, end)
 	s.rec.Task(j.mean, j.arrival/1000, at/1000, j.dur[task]/1000)
@@ -606,6 +675,11 @@ func (s *traceSim) launch(n, slot, task int32) {
 func (s *traceSim) reply(n int32, low uint32) {
 	m := &s.mon[n]
 	m.core.Released()
+	if low == pullProbe {
+		s.pullAnswered(n, false)
+		s.drain(n)
+		return
+	}
 	if m.pol != nil {
 		s.advert(n, m.pol.NoTask(class(low)))
 	}
@@ -622,7 +696,11 @@ func (s *traceSim) taskDone(n, slot, task int32) {
 	}
 	if m.pol != nil {
 		sticky := queue.Reservation{RequestID: j.reqID, App: simApp, Scheduler: simScheduler, Tag: tag(j, stickyProbe)}
-		s.advert(n, m.pol.Ended(class(uint32(sticky.Tag)), int(j.rem[task]), sticky))
+		c, rem := class(uint32(sticky.Tag)), int(j.rem[task])
+		if m.pull != nil {
+			rem = m.pull.Sticky(c, rem, float64(rem)*j.est)
+		}
+		s.advert(n, m.pol.Ended(c, rem, sticky))
 	}
 	j.left--
 	if j.left == 0 {
@@ -637,6 +715,11 @@ func (s *traceSim) taskDone(n, slot, task int32) {
 
 func (s *traceSim) freeJob(slot int32) {
 	j := &s.jobs[slot]
+	if j.backlog {
+		s.backlog.Remove(j.reqID)
+		j.backlog = false
+		s.publishBacklog()
+	}
 	s.seqSlot[j.seq] = -1
 	j.live = false
 	s.free = append(s.free, slot)
@@ -672,5 +755,131 @@ func (s *traceSim) cancel(slot int32) {
 	j.pending = false
 	if j.done {
 		s.freeJob(slot)
+	}
+}
+
+// msDuration converts simulated ms to a Duration, for shortjobs.Puller.
+func msDuration(ms float64) time.Duration { return time.Duration(ms * float64(time.Millisecond)) }
+
+// backlogCheck runs PullAfter after job jseq arrived: if it still has
+// unlaunched tasks, the scheduler adds it to its backlog.
+func (s *traceSim) backlogCheck(slot, jseq int32) {
+	j := &s.jobs[slot]
+	if !j.live || j.seq != jseq || j.req.Unlaunched() == 0 {
+		return
+	}
+	s.backlog.Set(j.reqID, remaining(j))
+	j.backlog = s.backlog.Has(j.reqID)
+	s.publishBacklog()
+}
+
+// publishBacklog gossips the scheduler's backlog advert if it changed.
+// The event carries the advert as 1 + its base-2 logarithm (0: none).
+func (s *traceSim) publishBacklog() {
+	_, least, ok := s.backlog.Least()
+	w := shortjobs.AdvertWork(least, ok)
+	if w == s.backlogAdvert {
+		return
+	}
+	s.backlogAdvert = w
+	s.res.BacklogAdverts++
+	v := int32(0)
+	if w > 0 {
+		v = 1 + int32(math.Log2(w))
+	}
+	s.h.push(event{t: s.now + s.cfg.GossipDelay, key: uint64(tPullAdvert), node: -1, slot: -1, task: v, jseq: -1})
+}
+
+// advertWork decodes publishBacklog's event value.
+func advertWork(v int32) float64 {
+	if v <= 0 {
+		return 0
+	}
+	return math.Exp2(float64(v - 1))
+}
+
+// pullAdvert is the scheduler's backlog advert reaching every node.
+func (s *traceSim) pullAdvert(w float64) {
+	id := shortjobs.PullRequestID(simScheduler)
+	for n := range s.mon {
+		m := &s.mon[n]
+		if a := m.pull.Heard(simScheduler, w); a != shortjobs.PullNone {
+			s.pullAct(int32(n), a)
+		} else if m.pull.Queued(simScheduler) {
+			m.pol.Queue().SetWork(id, w)
+		}
+	}
+}
+
+// pullAct applies a Puller's action to node n's queue.
+func (s *traceSim) pullAct(n int32, a shortjobs.PullAction) {
+	m := &s.mon[n]
+	switch a {
+	case shortjobs.PullQueue:
+		r := m.pull.Reservation(simScheduler)
+		if err := m.core.Enqueue(r, 1); err != nil {
+			s.err = fmt.Errorf("sim: node %d: %w", n, err)
+			return
+		}
+		m.pol.Queue().SetWork(r.RequestID, m.pull.Work(simScheduler))
+		s.drain(n)
+	case shortjobs.PullCancel:
+		m.core.Cancel(shortjobs.PullRequestID(simScheduler))
+	}
+}
+
+// answerPull is the scheduler answering node n's pull with a task of its
+// backlogged job with the least remaining work, through that job's
+// placement.Request as for a sticky fetch.
+func (s *traceSim) answerPull(n int32) {
+	for {
+		id, _, ok := s.backlog.Least()
+		if !ok {
+			break
+		}
+		seq, err := strconv.Atoi(id)
+		if err != nil || seq >= len(s.seqSlot) || s.seqSlot[seq] < 0 {
+			s.backlog.Remove(id)
+			continue
+		}
+		slot := s.seqSlot[seq]
+		j := &s.jobs[slot]
+		j.req.AddProbes([]placement.Probe{{Node: s.nodes[n], Count: 1}})
+		task, ok := j.req.Assign(s.nodes[n].Addr)
+		if !ok {
+			s.backlog.Remove(id)
+			j.backlog = false
+			continue
+		}
+		if j.req.Launched() && !j.pending {
+			s.sendCancel(slot)
+		}
+		s.res.PulledTasks++
+		s.launch(n, slot, int32(task))
+		s.pullAnswered(n, true)
+		return
+	}
+	s.publishBacklog()
+	s.res.EmptyFetches++
+	s.h.pushFixed(event{t: s.now + s.half, key: uint64(tReply), node: n, slot: -1, task: pullProbe, jseq: -1})
+}
+
+// pullAnswered records the answer to node n's pull.
+func (s *traceSim) pullAnswered(n int32, got bool) {
+	m := &s.mon[n]
+	s.pullAct(n, m.pull.Answered(simScheduler, got, msDuration(s.now)))
+	if !got {
+		if at, ok := m.pull.NextRetry(); ok {
+			s.h.push(event{t: float64(at) / float64(time.Millisecond), key: uint64(tPullRetry), node: n, slot: -1, task: -1, jseq: -1})
+		}
+	}
+}
+
+// pullRetry queues node n's pulls whose retry delay has passed.
+func (s *traceSim) pullRetry(n int32) {
+	m := &s.mon[n]
+	s.due = m.pull.Due(s.due[:0], msDuration(s.now))
+	for range s.due {
+		s.pullAct(n, shortjobs.PullQueue)
 	}
 }

@@ -58,16 +58,23 @@ func testTraceConfig(p TracePolicy, nodes, slots int, seed uint64) TraceConfig {
 // exactly once, every job was measured and every node is idle with no
 // long work advertised.
 func TestTraceProperties(t *testing.T) {
-	for _, p := range []TracePolicy{TraceSparrow, TraceAware} {
+	type variant struct {
+		p    TracePolicy
+		pull bool
+	}
+	for _, v := range []variant{{TraceSparrow, false}, {TraceAware, false}, {TraceAware, true}} {
+		p := v.p
 		for _, c := range []struct{ nodes, slots int }{{6, 1}, {10, 2}, {30, 1}} {
 			for seed := range uint64(4) {
-				t.Run(fmt.Sprintf("%s/%dx%d/seed%d", p, c.nodes, c.slots, seed), func(t *testing.T) {
+				t.Run(fmt.Sprintf("%s/pull=%v/%dx%d/seed%d", p, v.pull, c.nodes, c.slots, seed), func(t *testing.T) {
 					jobs := synthJobs(seed, 150)
 					tasks := 0
 					for _, j := range jobs {
 						tasks += len(j.Durations)
 					}
-					s, err := newTraceSim(testTraceConfig(p, c.nodes, c.slots, seed), sliceSource(jobs), jobtrace.NewRecorder(50))
+					cfg := testTraceConfig(p, c.nodes, c.slots, seed)
+					cfg.Pull, cfg.PullAfter = v.pull, 20
+					s, err := newTraceSim(cfg, sliceSource(jobs), jobtrace.NewRecorder(50))
 					if err != nil {
 						t.Fatal(err)
 					}
@@ -111,6 +118,12 @@ func TestTraceProperties(t *testing.T) {
 					}
 					if p == TraceAware && (res.StickyFetches == 0 || res.AdvertChanges == 0) {
 						t.Fatalf("aware run without sticky fetches (%d) or adverts (%d)", res.StickyFetches, res.AdvertChanges)
+					}
+					if v.pull && (res.PulledTasks == 0 || res.BacklogAdverts == 0) {
+						t.Fatalf("run with pulls pulled %d tasks after %d backlog adverts", res.PulledTasks, res.BacklogAdverts)
+					}
+					if !v.pull && res.PullFetches != 0 {
+						t.Fatalf("run without pulls made %d pull fetches", res.PullFetches)
 					}
 				})
 			}
@@ -180,6 +193,8 @@ func TestTraceConfigValidate(t *testing.T) {
 		func(c *TraceConfig) { c.GapScale = math.Inf(1) },
 		func(c *TraceConfig) { c.ProbeRatio = 0.5 },
 		func(c *TraceConfig) { c.GossipDelay = -1 },
+		func(c *TraceConfig) { c.Pull, c.PullAfter = true, -1 },
+		func(c *TraceConfig) { c.Pull, c.PullAfter = true, math.NaN() },
 		func(c *TraceConfig) { c.Aware.Cutoff = 0 },
 		func(c *TraceConfig) { c.Policy = numTracePolicies },
 	}
@@ -196,4 +211,48 @@ func TestTraceConfigValidate(t *testing.T) {
 	if ps, err := ParseTracePolicies("all"); err != nil || len(ps) != 3 {
 		t.Errorf("all: %v %v", ps, err)
 	}
+}
+
+// TestTraceCentral checks the central reference against the ideal and
+// against a one-slot cluster worked out by hand.
+func TestTraceCentral(t *testing.T) {
+	run := func(p TracePolicy, nodes int, jobs []jobtrace.Job) *jobtrace.Recorder {
+		t.Helper()
+		rec := jobtrace.NewRecorder(50)
+		cfg := testTraceConfig(p, nodes, 1, 1)
+		cfg.RTT = 2
+		if _, err := RunTrace(cfg, sliceSource(jobs), rec); err != nil {
+			t.Fatal(err)
+		}
+		return rec
+	}
+	t.Run("a cluster too large to queue is the ideal", func(t *testing.T) {
+		jobs := synthJobs(3, 80)
+		central, ideal := run(TraceCentral, 5000, jobs), run(TraceIdeal, 1, jobs)
+		for _, c := range []jobtrace.Class{jobtrace.Short, jobtrace.Long} {
+			a, b := central.Responses(c), ideal.Responses(c)
+			if len(a) != len(b) || len(a) == 0 {
+				t.Fatalf("%v: %d jobs, want %d", c, len(a), len(b))
+			}
+			for i := range a {
+				if math.Abs(a[i]-b[i]) > 1e-9 {
+					t.Fatalf("%v job %d: response %v, ideal %v", c, i, a[i], b[i])
+				}
+			}
+		}
+	})
+	t.Run("one slot serves the least remaining work first", func(t *testing.T) {
+		// At 0: A (two tasks of 10 s); at 1: B (one task of 3 s). The slot
+		// runs A's first task 0.003–10.003 (A had 20 s left, alone), then B
+		// (3 s left, less than A's 10), then A's second task.
+		jobs := []jobtrace.Job{
+			{Line: 1, Submit: 0, Durations: []float64{10, 10}},
+			{Line: 2, Submit: 1, Durations: []float64{3}},
+		}
+		got := run(TraceCentral, 1, jobs).Responses(jobtrace.Short)
+		want := []float64{10.003 + 3 - 1, 10.003 + 3 + 10}
+		if len(got) != 2 || math.Abs(got[0]-want[0]) > 1e-9 || math.Abs(got[1]-want[1]) > 1e-9 {
+			t.Fatalf("responses %v, want %v", got, want)
+		}
+	})
 }

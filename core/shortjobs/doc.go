@@ -26,6 +26,12 @@
 //     reservations (a freed slot asks the same job for another task
 //     first) ahead of the rest, and a bound on how many times any queued
 //     reservation may be passed over by a younger one.
+//   - Pulls ([Backlog], [Puller]): a scheduler advertises the least
+//     remaining work of its short jobs whose tasks have waited; node
+//     monitors then queue one standing pull reservation for it with that
+//     work, so that slots freed anywhere take the waiting short task with
+//     the least remaining work, as a central queue would. The simulator runs them
+//     (sparrow sim --pull); the daemons do not yet.
 //   - [Monitor]: the node monitor's side in one place (the SRPT queue, the
 //     long-work count, the sticky rule), with one method per event of a
 //     reservation's life: Queued, Fetching, NoTask, Launched, Ended.

@@ -36,7 +36,11 @@ type Options struct {
 	Cutoff, ShortShare float64
 	StarveLimit        int
 	GossipDelay        float64
-	Spec               sweep.Spec
+	// Pull turns on pulls (policy aware): after PullAfter ms with tasks
+	// unlaunched, a short job's tasks are pulled by slots freed anywhere.
+	Pull      bool
+	PullAfter float64
+	Spec      sweep.Spec
 	// JSON prints a JSON object per point instead of the tables; Plot, if
 	// set, receives the short jobs' CDFs, and Plot with "-long" before
 	// its extension the long jobs'.
@@ -170,7 +174,7 @@ func (o *Options) points(progress io.Writer) (pts []*point, loads []float64, own
 		for _, p := range policies {
 			cfg := sim.TraceConfig{
 				Policy: p, Nodes: s.Nodes, Slots: s.Slots, RTT: s.RTT, ProbeRatio: ratios[0],
-				TimeScale: o.TimeScale, GapScale: own / l, GossipDelay: o.GossipDelay, Seed: s.Seed,
+				TimeScale: o.TimeScale, GapScale: own / l, GossipDelay: o.GossipDelay, Pull: o.Pull, PullAfter: o.PullAfter, Seed: s.Seed,
 				Aware: shortjobs.Config{Cutoff: o.Cutoff, ShortShare: o.ShortShare, StarveLimit: o.StarveLimit},
 			}
 			if err := cfg.Validate(); err != nil {
@@ -293,10 +297,12 @@ func (o *Options) writePlots(pts []*point, multiLoad bool) error {
 // AddFlags declares the job-trace flags of `sparrow sim` on fs, with their
 // defaults.
 func (o *Options) AddFlags(fs *pflag.FlagSet) {
-	fs.StringVar(&o.File, "job-trace", "", "replay this job trace (Hawk/Eagle format: submit_s n_tasks mean_task_s d_1..d_n per line), streamed; --policy then takes sparrow, aware, ideal or all (see docs/experiments/traces.md)")
+	fs.StringVar(&o.File, "job-trace", "", "replay this job trace (Hawk/Eagle format: submit_s n_tasks mean_task_s d_1..d_n per line), streamed; --policy then takes sparrow, aware, ideal, central or all (see docs/experiments/traces.md)")
 	fs.Float64Var(&o.TimeScale, "time-scale", 1, "with --job-trace: divide every task duration and arrival gap by this factor")
 	fs.Float64Var(&o.Cutoff, "cutoff", jobtrace.CutoffYahoo, "with --job-trace: jobs whose mean task duration is at least this many seconds are long (Hawk/Eagle: 90.5811 for Yahoo, 1129.532 for Google)")
 	fs.Float64Var(&o.ShortShare, "short-share", 0.05, "with --job-trace, policy aware: fraction of nodes reserved for short jobs, chosen by a hash of the node name (Eagle used 0.02 for Yahoo, 0.17 for Google)")
 	fs.IntVar(&o.StarveLimit, "starve-limit", shortjobs.DefaultStarveLimit, "with --job-trace, policy aware: most times a queued reservation may be passed over by younger ones")
-	fs.Float64Var(&o.GossipDelay, "gossip-delay", 1000, "with --job-trace, policy aware: ms for a node's long-work advert to reach the schedulers")
+	fs.Float64Var(&o.GossipDelay, "gossip-delay", 1000, "with --job-trace, policy aware: ms for a node's long-work advert, or a scheduler's backlog advert, to reach the others")
+	fs.BoolVar(&o.Pull, "pull", false, "with --job-trace, policy aware: slots freed anywhere pull waiting short tasks from their scheduler's backlog (simulator only: the daemons do not pull yet; see docs/experiments/traces.md)")
+	fs.Float64Var(&o.PullAfter, "pull-after", 1000, "with --job-trace and --pull: ms a short job waits with tasks unlaunched before its scheduler advertises a backlog; also the retry delay of a pull that got no task")
 }

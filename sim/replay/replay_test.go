@@ -43,7 +43,7 @@ func TestSimJobTraceJSON(t *testing.T) {
 		t.Fatalf("%v\n%s", err, errOut)
 	}
 	lines := strings.Split(strings.TrimSpace(out), "\n")
-	if len(lines) != 3 {
+	if len(lines) != 4 {
 		t.Fatalf("%d JSON lines, want one per policy:\n%s", len(lines), out)
 	}
 	seen := map[string]bool{}
@@ -68,7 +68,7 @@ func TestSimJobTraceJSON(t *testing.T) {
 			t.Errorf("loads: %v %v", row["load"], row["trace_load"])
 		}
 	}
-	if !seen["ideal"] || !seen["sparrow"] || !seen["aware"] {
+	if !seen["ideal"] || !seen["central"] || !seen["sparrow"] || !seen["aware"] {
 		t.Errorf("policies %v", seen)
 	}
 	for _, p := range []string{svg, filepath.Join(filepath.Dir(svg), "cdf-long.svg")} {
