@@ -208,7 +208,7 @@ func TestTraceConfigValidate(t *testing.T) {
 	if _, err := ParseTracePolicies("sparrow,bogus"); err == nil {
 		t.Error("bogus policy accepted")
 	}
-	if ps, err := ParseTracePolicies("all"); err != nil || len(ps) != 3 {
+	if ps, err := ParseTracePolicies("all"); err != nil || len(ps) != 4 {
 		t.Errorf("all: %v %v", ps, err)
 	}
 }
