@@ -296,7 +296,7 @@ func (o *Options) AddFlags(fs *pflag.FlagSet) {
 	fs.StringVar(&o.File, "job-trace", "", "replay this job trace (Hawk/Eagle format: submit_s n_tasks mean_task_s d_1..d_n per line), streamed; --policy then takes sparrow, aware, ideal or all (see docs/experiments/traces.md)")
 	fs.Float64Var(&o.TimeScale, "time-scale", 1, "with --job-trace: divide every task duration and arrival gap by this factor")
 	fs.Float64Var(&o.Cutoff, "cutoff", jobtrace.CutoffYahoo, "with --job-trace: jobs whose mean task duration is at least this many seconds are long (Hawk/Eagle: 90.5811 for Yahoo, 1129.532 for Google)")
-	fs.Float64Var(&o.ShortShare, "short-share", 0.05, "with --job-trace, policy aware: fraction of nodes reserved for short jobs, chosen by a hash of the node name (Eagle used 0.02 for Yahoo, 0.17 for Google)")
-	fs.IntVar(&o.StarveLimit, "starve-limit", shortjobs.DefaultStarveLimit, "with --job-trace, policy aware: most times a queued reservation may be passed over by younger ones")
+	fs.Float64Var(&o.ShortShare, "short-share", 0.05, "with --job-trace, policy aware: fraction of nodes reserved for short jobs, rounded up to whole nodes (at least one when above 0), those of the smallest hash of their names (Eagle used 0.02 for Yahoo, 0.17 for Google)")
+	fs.IntVar(&o.StarveLimit, "starve-limit", shortjobs.DefaultStarveLimit, "with --job-trace, policy aware: most times a queued reservation may be passed over by younger ones, per slot (a node's bound is this times --slots)")
 	fs.Float64Var(&o.GossipDelay, "gossip-delay", 1000, "with --job-trace, policy aware: ms for a node's long-work advert to reach the schedulers")
 }
