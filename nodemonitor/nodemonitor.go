@@ -109,7 +109,7 @@ func newNodeMonitor(cfg Config, dir SchedulerDirectory, scheds Schedulers, execs
 		if err := cfg.ShortJobs.Validate(); err != nil {
 			return nil, fmt.Errorf("node monitor: %w", err)
 		}
-		short = newShortWork(*cfg.ShortJobs)
+		short = newShortWork(*cfg.ShortJobs, cfg.Slots)
 	}
 	table, err := newSlotTable(cfg.Slots, cfg.Queue, cfg.MaxQueued, time.Now(), short)
 	if err != nil {

@@ -63,9 +63,10 @@ type shortRun struct {
 	at        time.Time
 }
 
-func newShortWork(cfg shortjobs.Config) *shortWork {
+// newShortWork returns the policy's state for a node of nslots slots.
+func newShortWork(cfg shortjobs.Config, nslots int) *shortWork {
 	return &shortWork{
-		cfg: cfg, mon: shortjobs.NewMonitor(cfg), hist: shortjobs.NewHistory(0),
+		cfg: cfg, mon: shortjobs.NewMonitor(cfg, nslots), hist: shortjobs.NewHistory(0),
 		reqs: make(map[string]*shortReq), runs: make(map[slots.TaskKey]shortRun),
 	}
 }

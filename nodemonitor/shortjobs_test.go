@@ -10,6 +10,7 @@ import (
 	"github.com/apache/thrift/lib/go/thrift"
 
 	"github.com/sparrowfleet/sparrow/core/shortjobs"
+	sparrowrpc "github.com/sparrowfleet/sparrow/thrift/gen-go/sparrowrpc"
 )
 
 // awareHarness is a harness whose node monitor runs the long-task-aware
@@ -61,6 +62,32 @@ func (a *awareHarness) job(t *testing.T, request string, c int, est float64, n i
 	synctest.Wait()
 }
 
+// offer queues n short reservations of request, est seconds a task, with
+// its task offered (launched at once on a free slot), whose launch spec
+// says the job has remaining tasks left; tasks are scripted for its
+// getTask calls.
+func (a *awareHarness) offer(t *testing.T, request string, est float64, n int, offered string, remaining int, tasks ...string) {
+	t.Helper()
+	a.sched.mu.Lock()
+	a.sched.estimate[request] = est
+	a.sched.mu.Unlock()
+	a.sched.script(request, tasks...)
+	req := a.req("app", request, n)
+	req.JobClass = thrift.Int32Ptr(0)
+	req.TaskSeconds = thrift.Float64Ptr(est)
+	req.RemainingWork = thrift.Float64Ptr(est * float64(1+len(tasks)))
+	spec := &sparrowrpc.TTaskLaunchSpec{TaskId: offered, Message: []byte{}}
+	if remaining >= 0 {
+		spec.RemainingTasks = thrift.Int32Ptr(int32(remaining))
+		spec.TaskSeconds = thrift.Float64Ptr(est)
+	}
+	rep, err := a.nm.EnqueueTaskReservationsWithOffer(t.Context(), req, spec)
+	if err != nil || !rep.GetLaunched() {
+		t.Fatalf("offer %s: %+v %v", request, rep, err)
+	}
+	synctest.Wait()
+}
+
 // The policy's node-monitor side: which task a freed slot runs next, and
 // what the node gossips about its long work.
 func TestShortJobsNodeMonitor(t *testing.T) {
@@ -107,6 +134,19 @@ func TestShortJobsNodeMonitor(t *testing.T) {
 			a.finish("J", "t2") // J had no task left: K
 			a.finish("K", "t1")
 		}, []string{"J/t1", "J/t2", "K/t1"}, nil},
+		{"a slot freed by an offered task asks its job for another first", func(t *testing.T, a *awareHarness) {
+			a.offer(t, "J", 5, 1, "t1", 1, "t2")
+			a.job(t, "K", 0, 1, 1, "t1")
+			a.finish("J", "t1") // sticky: J/t2 before K
+			a.finish("J", "t2")
+			a.finish("K", "t1")
+		}, []string{"J/t1", "J/t2", "K/t1"}, nil},
+		{"an offered task without the job's remaining tasks asks nothing", func(t *testing.T, a *awareHarness) {
+			a.offer(t, "J", 5, 1, "t1", -1)
+			a.job(t, "K", 0, 1, 1, "t1")
+			a.finish("J", "t1")
+			a.finish("K", "t1")
+		}, []string{"J/t1", "K/t1"}, nil},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -114,6 +114,9 @@ func (s *Scheduler) planOffersLocked(r *request, probes []placement.Probe) []int
 		}
 		s.offers.made++
 	}
+	if offers != nil {
+		r.short.offerLeft = r.Unlaunched() - r.Offered()
+	}
 	return offers
 }
 
@@ -130,7 +133,9 @@ const guidedOfferPause = 30 * time.Second
 // its queues.
 func (s *Scheduler) offerCall(r *request, msg *sparrowrpc.TEnqueueTaskReservationsRequest, addr string, offer int) (accepted, launched, guided bool, boot string, err error) {
 	spec := r.specs[offer]
-	rep, err := s.peers.nodes.EnqueueTaskReservationsWithOffer(context.Background(), addr, msg, &sparrowrpc.TTaskLaunchSpec{TaskId: spec.TaskId, Message: spec.Message})
+	launch := &sparrowrpc.TTaskLaunchSpec{TaskId: spec.TaskId, Message: spec.Message}
+	s.short.offer(launch, r.short)
+	rep, err := s.peers.nodes.EnqueueTaskReservationsWithOffer(context.Background(), addr, msg, launch)
 	if err == nil {
 		accepted, launched, guided, boot = rep.GetAccepted(), rep.GetLaunched(), rep.GetGuided(), rep.GetBoot()
 	}
@@ -170,6 +175,7 @@ func (s *Scheduler) offerTakenLocked(r *request, addr string, i int) {
 	s.offerDoneLocked(r)
 	s.offers.taken++
 	s.launchedLocked(r, i, addr, 0)
+	s.short.handedOut(runningTask{app: r.app, request: r.ID, task: r.specs[i].TaskId}, s.now())
 	for _, p := range s.forgetLaunchedLocked(r) {
 		go s.cancel(r.ID, p.Node.Addr)
 	}

@@ -391,7 +391,7 @@ func (s *Scheduler) SubmitJob(ctx context.Context, req *sparrowrpc.TSchedulingRe
 	steerAt := s.now()
 	candidates = s.steer.candidates(s.place.rng, job.User.User, candidates, steerAt)
 	sj := s.short.classify(req.GetTaskSeconds(), job.App, len(job.Tasks))
-	candidates = s.short.steer(candidates, sj.class, len(job.Tasks), s.view)
+	candidates = s.short.steer(job.App, candidates, sj.class, len(job.Tasks), s.view)
 	probes, err := s.place.plan(candidates, job.Tasks, job.ProbeRatio)
 	if err != nil {
 		s.mu.Unlock()
@@ -546,7 +546,7 @@ func (s *Scheduler) reprobeAndUnlock(r *request, tasks []placement.Task) {
 	}
 	// Constraints are re-checked; when none match, Plan reports no candidates.
 	candidates, _ = placement.Filter(candidates, r.cons)
-	candidates = s.short.steer(candidates, r.short.class, len(tasks), s.view)
+	candidates = s.short.steer(r.app, candidates, r.short.class, len(tasks), s.view)
 	r.reprobe++
 	s.stats.Reprobes++
 	var probes []placement.Probe

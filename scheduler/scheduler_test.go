@@ -110,8 +110,9 @@ type fakeNM struct {
 	boot          atomic.Value // string
 	questionFails atomic.Bool
 	questions     int
-	took          map[string][]string // request -> offered task ids taken
-	offered       int                 // offers received
+	took          map[string][]string           // request -> offered task ids taken
+	offerSpecs    []*sparrowrpc.TTaskLaunchSpec // every offered task received
+	offered       int                           // offers received
 }
 
 func (n *fakeNM) EnqueueTaskReservationsWithOffer(ctx context.Context, req *sparrowrpc.TEnqueueTaskReservationsRequest, offer *sparrowrpc.TTaskLaunchSpec) (*sparrowrpc.TEnqueueOfferReply, error) {
@@ -128,6 +129,7 @@ func (n *fakeNM) EnqueueTaskReservationsWithOffer(ctx context.Context, req *spar
 	n.mu.Lock()
 	defer n.mu.Unlock()
 	n.offered++
+	n.offerSpecs = append(n.offerSpecs, offer)
 	boot := n.bootNonce()
 	if n.guided.Load() {
 		guided := true

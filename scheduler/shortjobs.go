@@ -23,11 +23,14 @@ type LongWorkView interface {
 
 // shortJob is what the long-task-aware policy decided about a request at
 // submission: its class and estimated task duration (0: unknown), and
-// the remaining work sent with its reservations.
+// the remaining work sent with its reservations; and offerLeft, the tasks
+// neither launched nor offered once its offers were planned, sent with
+// each offered task (set before the offers are sent, read-only after).
 type shortJob struct {
-	class shortjobs.Class
-	est   float64
-	work  float64
+	class     shortjobs.Class
+	est       float64
+	work      float64
+	offerLeft int
 }
 
 // shortPolicy is the scheduler's side of the long-task-aware policy
@@ -45,10 +48,25 @@ type shortPolicy struct {
 	cfg     shortjobs.Config
 	hist    *shortjobs.History
 	started map[runningTask]time.Time // tasks handed out, for the history
+	// parts is each app's short-only share, over the node monitors
+	// hosting it, as last computed.
+	parts map[string]appPartition
 	// scratch for steer
 	shortOnly, busy []bool
 	cand            []int32
+	hashes          []uint64
 }
+
+// appPartition is an app's short-only share over the node list the view
+// gave for it; the view returns the same list until membership changes.
+type appPartition struct {
+	first *placement.Node
+	n     int
+	part  shortjobs.Partition
+}
+
+// maxPartitions bounds the apps whose short-only share is kept.
+const maxPartitions = 1024
 
 func newShortPolicy(cfg *shortjobs.Config) (*shortPolicy, error) {
 	if cfg == nil {
@@ -57,7 +75,10 @@ func newShortPolicy(cfg *shortjobs.Config) (*shortPolicy, error) {
 	if err := cfg.Validate(); err != nil {
 		return nil, err
 	}
-	return &shortPolicy{cfg: *cfg, hist: shortjobs.NewHistory(0), started: make(map[runningTask]time.Time)}, nil
+	return &shortPolicy{
+		cfg: *cfg, hist: shortjobs.NewHistory(0), started: make(map[runningTask]time.Time),
+		parts: make(map[string]appPartition),
+	}, nil
 }
 
 // classify returns the policy's view of a job of app with tasks tasks
@@ -74,18 +95,21 @@ func (p *shortPolicy) classify(own float64, app string, tasks int) shortJob {
 	return j
 }
 
-// steer returns the candidates among nodes for a job of class c with
-// tasks tasks (shortjobs.Steer): long jobs avoid the short-only share,
-// short jobs go to nodes advertising no long work when there is one per
-// task. It returns nodes itself when nothing is steered.
-func (p *shortPolicy) steer(nodes []placement.Node, c shortjobs.Class, tasks int, view NodeView) []placement.Node {
+// steer returns the candidates among nodes for a job of app of class c
+// with tasks tasks (shortjobs.Steer): long jobs avoid the short-only
+// share, short jobs go to nodes advertising no long work when there is one
+// per task. It returns nodes itself when nothing is steered. The
+// short-only share is picked among all the node monitors hosting app
+// (view.Candidates), whatever subset of them nodes is.
+func (p *shortPolicy) steer(app string, nodes []placement.Node, c shortjobs.Class, tasks int, view NodeView) []placement.Node {
 	if p == nil || len(nodes) == 0 {
 		return nodes
 	}
+	part := p.partition(app, view.Candidates(app))
 	lw, _ := view.(LongWorkView)
 	p.shortOnly, p.busy = p.shortOnly[:0], p.busy[:0]
 	for _, n := range nodes {
-		p.shortOnly = append(p.shortOnly, shortjobs.ShortOnly(n.Name, p.cfg.ShortShare))
+		p.shortOnly = append(p.shortOnly, part.ShortOnly(shortjobs.NodeHash(n.Name)))
 		p.busy = append(p.busy, lw != nil && lw.LongWork(n.Addr))
 	}
 	var steered bool
@@ -98,6 +122,27 @@ func (p *shortPolicy) steer(nodes []placement.Node, c shortjobs.Class, tasks int
 		out[i] = nodes[k]
 	}
 	return out
+}
+
+// partition returns app's short-only share over all, the node monitors
+// hosting it, computing it again only when the list changed.
+func (p *shortPolicy) partition(app string, all []placement.Node) shortjobs.Partition {
+	if p.cfg.ShortShare <= 0 || len(all) == 0 {
+		return shortjobs.Partition{}
+	}
+	if ap, ok := p.parts[app]; ok && ap.first == &all[0] && ap.n == len(all) {
+		return ap.part
+	}
+	p.hashes = p.hashes[:0]
+	for _, n := range all {
+		p.hashes = append(p.hashes, shortjobs.NodeHash(n.Name))
+	}
+	part := shortjobs.NewPartition(p.hashes, p.cfg.ShortShare)
+	if len(p.parts) >= maxPartitions {
+		clear(p.parts)
+	}
+	p.parts[app] = appPartition{first: &all[0], n: len(all), part: part}
+	return part
 }
 
 // reservation adds j to an enqueue request.
@@ -120,9 +165,36 @@ func (p *shortPolicy) answer(spec *sparrowrpc.TTaskLaunchSpec, j shortJob, unlau
 	if p == nil {
 		return
 	}
-	spec.RemainingTasks = thrift.Int32Ptr(int32(unlaunched))
+	p.launchFields(spec, j, unlaunched)
+	p.handedOut(t, now)
+}
+
+// offer adds to an offered task of a request with j the tasks the job
+// had neither launched nor offered when its offers were planned: the
+// node monitor that launches it asks the job for another task when it
+// ends, as it does for a task a getTask answer brought. It only reads j,
+// so it may be called without the owner's lock.
+func (p *shortPolicy) offer(spec *sparrowrpc.TTaskLaunchSpec, j shortJob) {
+	if p == nil {
+		return
+	}
+	p.launchFields(spec, j, j.offerLeft)
+}
+
+// launchFields sets the policy's fields of a task handed to a node
+// monitor: the job's unlaunched tasks and estimated task duration.
+func (p *shortPolicy) launchFields(spec *sparrowrpc.TTaskLaunchSpec, j shortJob, unlaunched int) {
+	spec.RemainingTasks = thrift.Int32Ptr(int32(max(unlaunched, 0)))
 	if j.est > 0 {
 		spec.TaskSeconds = thrift.Float64Ptr(j.est)
+	}
+}
+
+// handedOut records that t was handed out (a getTask answer, or an offer
+// taken) at now, for the history.
+func (p *shortPolicy) handedOut(t runningTask, now time.Time) {
+	if p == nil {
+		return
 	}
 	if len(p.started) < maxTracked {
 		p.started[t] = now

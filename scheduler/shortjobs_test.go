@@ -3,6 +3,7 @@ package scheduler
 import (
 	"context"
 	"fmt"
+	"slices"
 	"sync"
 	"testing"
 	"testing/synctest"
@@ -32,12 +33,20 @@ func (v *busyView) LongWork(addr string) bool {
 // (indexes) advertise long work.
 func awareCluster(t *testing.T, n int, cfg *shortjobs.Config, busy ...int) *cluster {
 	t.Helper()
+	return awareClusterWith(t, n, Config{NoOffers: true, ShortJobs: cfg}, busy...)
+}
+
+// awareClusterWith is awareCluster with the scheduler's config sc (its
+// address and seed set here).
+func awareClusterWith(t *testing.T, n int, sc Config, busy ...int) *cluster {
+	t.Helper()
 	c := newCluster(t, n, Config{NoOffers: true})
 	v := &busyView{fakeView: c.view, busy: map[string]bool{}}
 	for _, i := range busy {
 		v.busy[c.nms[i].addr] = true
 	}
-	s, err := newWith(Config{Address: schedAddr, Seed: 1, NoOffers: true, ShortJobs: cfg}, v, c.net, c.net)
+	sc.Address, sc.Seed = schedAddr, 1
+	s, err := newWith(sc, v, c.net, c.net)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -75,13 +84,18 @@ func (c *cluster) reservedOn(req string) (nodes map[int]int, msgs []*sparrowrpc.
 func TestShortJobsPlacement(t *testing.T) {
 	cfg := &shortjobs.Config{Cutoff: 10, ShortShare: 0.3, StarveLimit: 4}
 	var shortOnly []int
-	for i := range 10 {
-		if shortjobs.ShortOnly(fmt.Sprintf("nm%d", i), cfg.ShortShare) {
+	hashes := make([]uint64, 10)
+	for i := range hashes {
+		hashes[i] = shortjobs.NodeHash(fmt.Sprintf("nm%d", i))
+	}
+	part := shortjobs.NewPartition(slices.Clone(hashes), cfg.ShortShare)
+	for i, h := range hashes {
+		if part.ShortOnly(h) {
 			shortOnly = append(shortOnly, i)
 		}
 	}
-	if len(shortOnly) == 0 || len(shortOnly) == 10 {
-		t.Fatalf("short-only nodes %v: the test needs some and not all", shortOnly)
+	if len(shortOnly) != 3 {
+		t.Fatalf("short-only nodes %v, want 3 of 10 at share 0.3", shortOnly)
 	}
 	tests := []struct {
 		name  string
@@ -190,6 +204,61 @@ func TestShortJobsStickyFetch(t *testing.T) {
 				}
 				if len(got) != 3 {
 					t.Fatalf("tasks handed out %v, want all 3", got)
+				}
+			})
+		})
+	}
+}
+
+// An offered task carries, under the policy, the tasks its job had
+// neither launched nor offered, so that the node monitor that launched it
+// asks the job for another when it ends; that sticky getTask and the
+// others hand out every task once.
+func TestShortJobsOfferCarriesRemainingTasks(t *testing.T) {
+	for _, on := range []bool{true, false} {
+		t.Run(fmt.Sprintf("policy=%v", on), func(t *testing.T) {
+			synctest.Test(t, func(t *testing.T) {
+				var cfg *shortjobs.Config
+				if on {
+					cfg = &shortjobs.Config{Cutoff: 10, StarveLimit: 4}
+				}
+				c := awareClusterWith(t, 2, Config{ShortJobs: cfg})
+				for _, nm := range c.nms {
+					nm.takeOffers.Store(true)
+				}
+				const tasks = 5
+				if err := c.s.SubmitJob(context.Background(), withSeconds(job("j", 1, freeTasks(tasks)...), 1)); err != nil {
+					t.Fatal(err)
+				}
+				c.hub.waitUntil(t, "the offers answered", func() bool { return c.s.Stats().OffersTaken == 2 })
+				var got []string
+				for _, nm := range c.nms {
+					nm.mu.Lock()
+					specs := slices.Clone(nm.offerSpecs)
+					got = append(got, nm.took["j"]...)
+					nm.mu.Unlock()
+					if len(specs) != 1 {
+						t.Fatalf("%s got %d offers, want 1", nm.name, len(specs))
+					}
+					sp := specs[0]
+					if on && (sp.GetRemainingTasks() != tasks-2 || sp.GetTaskSeconds() != 1) {
+						t.Fatalf("offer to %s: remaining %d, %v s per task; want %d, 1", nm.name, sp.GetRemainingTasks(), sp.GetTaskSeconds(), tasks-2)
+					}
+					if !on && (sp.RemainingTasks != nil || sp.TaskSeconds != nil) {
+						t.Fatalf("offer to %s carries the policy's fields with the policy off: %+v", nm.name, sp)
+					}
+				}
+				// Each node monitor's offered task ends and it asks again,
+				// then its queued reservations ask until the job is out.
+				for range tasks {
+					for _, nm := range c.nms {
+						for _, sp := range c.getTask(t, "j", nm) {
+							got = append(got, sp.TaskId)
+						}
+					}
+				}
+				if !distinct(got) || len(got) != tasks {
+					t.Fatalf("tasks handed out %v, want all %d once each", got, tasks)
 				}
 			})
 		})

@@ -322,18 +322,29 @@ func newTraceSim(cfg TraceConfig, next func() (jobtrace.Job, error), rec *jobtra
 		m := &s.mon[i]
 		var q queue.Discipline = &m.fifo
 		if aware {
-			m.pol = shortjobs.NewMonitor(cfg.Aware)
+			m.pol = shortjobs.NewMonitor(cfg.Aware, cfg.Slots)
 			q = m.pol.Queue()
 			if pulls {
 				m.pull = shortjobs.NewPuller(simApp, msDuration(cfg.PullAfter))
 			}
-			s.shortOnly[i] = shortjobs.ShortOnly(a, cfg.Aware.ShortShare)
 		}
 		if err := m.core.Init(cfg.Slots, q); err != nil {
 			return nil, err
 		}
 		m.core.SetMaxQueued(math.MaxInt32)
 		m.core.AddApp(simApp)
+	}
+	if aware {
+		// The short-only share, as the schedulers pick it from the
+		// nodes' names.
+		hashes := make([]uint64, n)
+		for i, nd := range s.nodes {
+			hashes[i] = shortjobs.NodeHash(nd.Name)
+		}
+		part := shortjobs.NewPartition(hashes, cfg.Aware.ShortShare)
+		for i, nd := range s.nodes {
+			s.shortOnly[i] = part.ShortOnly(shortjobs.NodeHash(nd.Name))
+		}
 	}
 	return s, nil
 }

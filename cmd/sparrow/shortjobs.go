@@ -29,9 +29,9 @@ func (f *shortJobFlags) register(fs *pflag.FlagSet, scheduler bool) {
 	}[scheduler])
 	fs.DurationVar(&f.cutoff, "short-cutoff", defaultShortCutoff, "with --short-jobs, the mean task duration from which a job is long; every scheduler and node monitor of a fleet should use the same")
 	if scheduler {
-		fs.Float64Var(&f.share, "short-share", 0.05, "with --short-jobs, the fraction of node monitors, chosen by a hash of their names, that run short jobs only; in [0, 1)")
+		fs.Float64Var(&f.share, "short-share", 0.05, "with --short-jobs, the fraction of node monitors that run short jobs only, rounded up to whole node monitors (at least one when above 0) among those hosting the job's app, those of the smallest hash of their names; in [0, 1)")
 	} else {
-		fs.IntVar(&f.starve, "starve-limit", shortjobs.DefaultStarveLimit, "with --short-jobs, the most times a queued reservation may be passed over by younger ones")
+		fs.IntVar(&f.starve, "starve-limit", shortjobs.DefaultStarveLimit, "with --short-jobs, the most times a queued reservation may be passed over by younger ones, per slot (the queue's bound is this times --slots)")
 	}
 }
 

@@ -21,8 +21,8 @@ func (c Class) String() string {
 	return "short"
 }
 
-// DefaultStarveLimit is the default bound on how many times a queued
-// reservation may be passed over by younger ones.
+// DefaultStarveLimit is the default bound, per slot of the node, on how
+// many times a queued reservation may be passed over by younger ones.
 const DefaultStarveLimit = 32
 
 // Config is the policy's settings, identical on every scheduler and node
@@ -35,7 +35,11 @@ type Config struct {
 	// [0, 1).
 	ShortShare float64
 	// StarveLimit bounds how many times a queued reservation may be
-	// passed over by a younger one (SRPT); at least 1.
+	// passed over by a younger one, per slot of its node (SRPT over a
+	// node of s slots takes StarveLimit·s): a node of s slots serves s
+	// reservations in the time a one-slot node serves one, so a bound
+	// per slot holds a reservation back for as long, in units of its
+	// node's task durations, whatever the node's size. At least 1.
 	StarveLimit int
 }
 

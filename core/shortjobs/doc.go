@@ -10,8 +10,9 @@
 //     client may state it) or, absent, [History]'s per-application mean
 //     of observed task durations; a job with neither is long, so that an
 //     unknown job can never block the short-only nodes.
-//   - [ShortOnly]: a share of the nodes runs short jobs only, chosen by a
-//     hash of the node's name so that every scheduler agrees without
+//   - [Partition]: a share of the nodes runs short jobs only (at least
+//     one when the share is above zero), those of the smallest hash of
+//     their names (NodeHash), so that every scheduler agrees without
 //     talking to the others.
 //   - [LongWork]: a node monitor counts the slots fetching or running
 //     long tasks and advertises one byte (zero: none) through gossip;
@@ -25,19 +26,20 @@
 //     priority, then by their job's estimated remaining work, with sticky
 //     reservations (a freed slot asks the same job for another task
 //     first) ahead of the rest, and a bound on how many times any queued
-//     reservation may be passed over by a younger one.
+//     reservation may be passed over by a younger one, per slot of the
+//     node.
 //   - Pulls ([Backlog], [Puller]): a scheduler advertises the least
 //     remaining work of its short jobs whose tasks have waited; node
 //     monitors then queue one standing pull reservation for it with that
 //     work, so that slots freed anywhere take the waiting short task with
-//     the least remaining work, as a central queue would. The simulator runs them
-//     (sparrow sim --pull); the daemons do not yet.
+//     the least remaining work, as a central queue would. The simulator
+//     runs them (sparrow sim --pull); the daemons do not yet.
 //   - [Monitor]: the node monitor's side in one place (the SRPT queue, the
 //     long-work count, the sticky rule), with one method per event of a
 //     reservation's life: Queued, Fetching, NoTask, Launched, Ended.
 //
 // A scheduler classifies a job (Estimate, Config.Classify), steers its
-// probes (Steer over ShortOnly and the gossiped adverts, AdvertBusy), and
+// probes (Steer over the Partition and the gossiped adverts, AdvertBusy), and
 // places them among the candidates with core/placement as usual; it sends
 // the job's class and estimated remaining work with the reservations, and
 // the remaining tasks with each answer. A node monitor fetching for a

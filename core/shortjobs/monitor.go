@@ -1,6 +1,10 @@
 package shortjobs
 
-import "github.com/sparrowfleet/sparrow/core/queue"
+import (
+	"math"
+
+	"github.com/sparrowfleet/sparrow/core/queue"
+)
 
 // Monitor is the policy's node-monitor side: the SRPT queue, the long-work
 // count and the sticky rule, so that the node monitor daemon and the
@@ -14,9 +18,23 @@ type Monitor struct {
 	long LongWork
 }
 
-// NewMonitor returns a Monitor whose queue passes a reservation over at
-// most c.StarveLimit times.
-func NewMonitor(c Config) *Monitor { return &Monitor{q: NewSRPT(c.StarveLimit)} }
+// NewMonitor returns a Monitor for a node of slots slots, whose queue
+// passes a reservation over at most c.StarveLimit times per slot
+// (StarveLimitFor).
+func NewMonitor(c Config, slots int) *Monitor {
+	return &Monitor{q: NewSRPT(StarveLimitFor(c.StarveLimit, slots))}
+}
+
+// StarveLimitFor returns the pass-over bound of the queue of a node of
+// slots slots under a bound of perSlot per slot: their product, at least
+// 1, saturated at the largest int.
+func StarveLimitFor(perSlot, slots int) int {
+	perSlot, slots = max(perSlot, 1), max(slots, 1)
+	if perSlot > math.MaxInt/slots {
+		return math.MaxInt
+	}
+	return perSlot * slots
+}
 
 // Queue returns the reservation queue, for slots.Core.
 func (m *Monitor) Queue() *SRPT { return m.q }

@@ -1,6 +1,7 @@
 package shortjobs
 
 import (
+	"fmt"
 	"testing"
 
 	"github.com/sparrowfleet/sparrow/core/queue"
@@ -9,7 +10,7 @@ import (
 // TestMonitorLifecycle walks a node monitor through a short and a long
 // job's reservations and checks the queue order and the advert changes.
 func TestMonitorLifecycle(t *testing.T) {
-	m := NewMonitor(Config{Cutoff: 10, StarveLimit: 8})
+	m := NewMonitor(Config{Cutoff: 10, StarveLimit: 8}, 1)
 	q := m.Queue()
 	res := func(id string) queue.Reservation { return queue.Reservation{RequestID: id} }
 	steps := []struct {
@@ -64,5 +65,41 @@ func TestMonitorLifecycle(t *testing.T) {
 	}
 	if q.Len() != 0 || m.Advert() != 0 {
 		t.Fatalf("queue %d, advert %d at the end", q.Len(), m.Advert())
+	}
+}
+
+// A node's queue bounds pass-overs per slot: an old reservation with much
+// work waits behind younger short ones for StarveLimit·slots pops.
+func TestMonitorStarveLimitPerSlot(t *testing.T) {
+	tests := []struct {
+		perSlot, slots int
+		wantAt         int // the Pop, from 1, that serves the old reservation
+	}{
+		{2, 1, 3}, {2, 4, 9}, {3, 5, 16}, {1, 1, 2},
+	}
+	for _, tc := range tests {
+		t.Run(fmt.Sprintf("%dx%d", tc.perSlot, tc.slots), func(t *testing.T) {
+			m := NewMonitor(Config{Cutoff: 10, StarveLimit: tc.perSlot}, tc.slots)
+			q := m.Queue()
+			q.Push(queue.Reservation{RequestID: "old"})
+			m.Queued("old", 1e6)
+			for i := range 2 * tc.wantAt {
+				id := fmt.Sprint("s", i)
+				q.Push(queue.Reservation{RequestID: id})
+				m.Queued(id, 1)
+			}
+			for pop := 1; ; pop++ {
+				r, ok := q.Pop()
+				if !ok {
+					t.Fatal("old reservation never served")
+				}
+				if r.RequestID == "old" {
+					if pop != tc.wantAt {
+						t.Fatalf("served at pop %d, want %d", pop, tc.wantAt)
+					}
+					return
+				}
+			}
+		})
 	}
 }

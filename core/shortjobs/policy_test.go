@@ -2,6 +2,7 @@ package shortjobs
 
 import (
 	"fmt"
+	"maps"
 	"math"
 	"slices"
 	"testing"
@@ -61,20 +62,103 @@ func TestClassifyAndEstimate(t *testing.T) {
 	}
 }
 
-func TestShortOnlyShare(t *testing.T) {
-	for _, share := range []float64{0, 0.02, 0.17, 0.5} {
-		n := 0
-		for i := range 20000 {
-			if ShortOnly(fmt.Sprint("n", i), share) {
-				n++
-			}
-		}
-		if got := float64(n) / 20000; math.Abs(got-share) > 0.01 {
-			t.Errorf("share %v: %v of nodes short-only", share, got)
+func TestShortOnlyCount(t *testing.T) {
+	tests := []struct {
+		n     int
+		share float64
+		want  int
+	}{
+		{10, 0, 0}, {0, 0.05, 0}, {10, 0.05, 1}, {1, 0.05, 1}, {20, 0.05, 1}, {21, 0.05, 2},
+		{100, 0.07, 7}, {4000, 0.02, 80}, {3, 0.5, 2}, {10, 0.999, 10}, {10, math.NaN(), 0},
+	}
+	for _, tc := range tests {
+		if got := ShortOnlyCount(tc.n, tc.share); got != tc.want {
+			t.Errorf("ShortOnlyCount(%d, %v) = %d, want %d", tc.n, tc.share, got, tc.want)
 		}
 	}
-	if ShortOnly("x", 0.3) != ShortOnly("x", 0.3) {
-		t.Error("not deterministic")
+}
+
+// names returns n node names with prefix.
+func names(prefix string, n int) []string {
+	out := make([]string, n)
+	for i := range out {
+		out[i] = fmt.Sprint(prefix, i)
+	}
+	return out
+}
+
+// shortOnlyOf returns which of nodes the partition over nodes makes
+// short-only.
+func shortOnlyOf(nodes []string, share float64) map[string]bool {
+	hashes := make([]uint64, len(nodes))
+	for i, n := range nodes {
+		hashes[i] = NodeHash(n)
+	}
+	p := NewPartition(hashes, share)
+	out := make(map[string]bool)
+	for _, n := range nodes {
+		if p.ShortOnly(NodeHash(n)) {
+			out[n] = true
+		}
+	}
+	if len(out) != p.Count() {
+		panic(fmt.Sprintf("%d short-only, Count %d", len(out), p.Count()))
+	}
+	return out
+}
+
+// The partition makes exactly ShortOnlyCount nodes short-only, whatever
+// the names, agrees whatever order the nodes are listed in, and moves at
+// most one other node when one joins.
+func TestPartition(t *testing.T) {
+	tests := []struct {
+		prefix string
+		n      int
+		share  float64
+	}{
+		{"n", 10, 0.05}, {"nm-", 10, 0.05}, {"nm-", 12, 0.05}, {"node", 4000, 0.02},
+		{"n", 200, 0.17}, {"h", 7, 0.5}, {"n", 10, 0},
+	}
+	for _, tc := range tests {
+		t.Run(fmt.Sprint(tc.prefix, tc.n, "/", tc.share), func(t *testing.T) {
+			nodes := names(tc.prefix, tc.n)
+			so := shortOnlyOf(nodes, tc.share)
+			if want := ShortOnlyCount(tc.n, tc.share); len(so) != want {
+				t.Fatalf("%d short-only, want %d", len(so), want)
+			}
+			rev := slices.Clone(nodes)
+			slices.Reverse(rev)
+			if got := shortOnlyOf(rev, tc.share); !maps.Equal(got, so) {
+				t.Fatalf("listed in reverse: %v, want %v", got, so)
+			}
+			joined := shortOnlyOf(append(slices.Clone(nodes), "joiner"), tc.share)
+			moved := 0
+			for _, n := range nodes {
+				if joined[n] != so[n] {
+					moved++
+				}
+			}
+			if moved > 1 {
+				t.Fatalf("a node joining moved %d others", moved)
+			}
+		})
+	}
+	if NodeHash("x") != NodeHash("x") || NodeHash("n1") == NodeHash("n2") {
+		t.Error("NodeHash")
+	}
+	if (Partition{}).ShortOnly(0) {
+		t.Error("the zero Partition has a short-only node")
+	}
+}
+
+func TestStarveLimitFor(t *testing.T) {
+	tests := []struct{ perSlot, slots, want int }{
+		{32, 1, 32}, {32, 300, 9600}, {1, 1, 1}, {0, 5, 5}, {4, 0, 4}, {math.MaxInt / 2, 3, math.MaxInt},
+	}
+	for _, tc := range tests {
+		if got := StarveLimitFor(tc.perSlot, tc.slots); got != tc.want {
+			t.Errorf("StarveLimitFor(%d, %d) = %d, want %d", tc.perSlot, tc.slots, got, tc.want)
+		}
 	}
 }
 

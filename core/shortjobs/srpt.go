@@ -12,10 +12,10 @@ import (
 //
 // Pop serves, in this order of precedence:
 //
-//  1. the oldest queued reservation, if it has been passed over (a
-//     younger reservation was served while it was queued) StarveLimit
-//     times: no reservation is ever passed over more than StarveLimit
-//     times;
+//  1. the oldest queued reservation, once the limit (NewSRPT) counts the
+//     reservations served since it was queued: no reservation is ever
+//     passed over (a younger one served while it waits) more than the
+//     limit times;
 //  2. a sticky reservation (PushSticky): a slot just freed by a task of a
 //     job asks that job for another task first, oldest sticky first;
 //  3. the reservation with the smallest (priority, job's estimated
@@ -59,7 +59,9 @@ var (
 )
 
 // NewSRPT returns an empty SRPT queue whose reservations are passed over
-// at most starveLimit times (values below 1 take DefaultStarveLimit).
+// at most starveLimit times (values below 1 take DefaultStarveLimit). A
+// node monitor's queue takes its Config.StarveLimit times its slots
+// (NewMonitor).
 func NewSRPT(starveLimit int) *SRPT {
 	if starveLimit < 1 {
 		starveLimit = DefaultStarveLimit

@@ -2,7 +2,7 @@
 # Replays a slice of a job trace on a loopback fleet of separate processes
 # (one scheduler, NODES node monitors each with an executor), with plain
 # Sparrow or the long-task-aware policy, and prints sparrow drive's JSON
-# summary. Usage:
+# summary; the members' /metrics are saved in OUTDIR. Usage:
 #   scripts/bench/trace-live.sh sparrow|aware OUTDIR
 # Environment: BIN (sparrow binary), TRACE, JOBS, SCALE (--time-scale),
 # NODES, SLOTS (per node monitor), CUTOFF (trace seconds), NET (first two
@@ -13,8 +13,8 @@ out=${2:?output directory}
 BIN=${BIN:-sparrow}
 TRACE=${TRACE:-../shared/traces/YH1_sub.tr}
 JOBS=${JOBS:-200}
-SCALE=${SCALE:-150}
-NODES=${NODES:-12}
+SCALE=${SCALE:-100}
+NODES=${NODES:-10}
 SLOTS=${SLOTS:-300}
 CUTOFF=${CUTOFF:-90.5811}
 NET=${NET:-127.61}
@@ -31,7 +31,7 @@ if [ "$policy" = aware ]; then
 	drive_args=(--send-estimates)
 fi
 s=$NET.1.1
-"$BIN" scheduler --listen $s:20503 --gettask-listen $s:20507 --gossip $s:7946 --name sched \
+"$BIN" scheduler --listen $s:20503 --gettask-listen $s:20507 --gossip $s:7946 --name sched --http-listen $s:8080 \
 	"${policy_args[@]}" >"$out/scheduler.log" 2>&1 &
 pids+=($!)
 for i in $(seq 1 "$NODES"); do
@@ -55,4 +55,9 @@ sleep 5 # gossip spreads the node monitors' app lists to the scheduler
 "$BIN" drive --schedulers $s:20503 --listen $NET.3.1:50201 --app sleep --job-trace "$TRACE" --jobs "$JOBS" --time-scale "$SCALE" \
 	--cutoff "$CUTOFF" --slots $((NODES * SLOTS)) --deadline 10m --timeout 2s --json "${drive_args[@]}" \
 	>"$out/drive.out" 2>"$out/drive.log"
+# The scheduler's and node monitors' counters, for the record.
+curl -sf "http://$s:8080/metrics" >"$out/scheduler.metrics" || true
+for i in $(seq 1 "$NODES"); do
+	curl -sf "http://$NET.2.$i:8080/metrics" >"$out/nm-$i.metrics" || true
+done
 tail -n 1 "$out/drive.out"
