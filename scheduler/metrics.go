@@ -32,6 +32,7 @@ func Collector(stats func() Stats) prometheus.Collector {
 		c("sparrow_scheduler_cancellations_total", "cancelTaskReservations calls sent.", func(s st) float64 { return float64(s.Cancellations) }),
 		c("sparrow_scheduler_reprobes_total", "Rounds of reservations placed again.", func(s st) float64 { return float64(s.Reprobes) }),
 		c("sparrow_scheduler_steered_total", "Reservations added, with --steer-after, on node monitors serving a request's user while its others sat where the user is not served.", func(s st) float64 { return float64(s.Steered) }),
+		c("sparrow_scheduler_sticky_fetches_total", "getTask calls, under the long-task-aware policy (--short-jobs), from a node monitor holding no reservation of the request: a freed slot asking its job for another task.", func(s st) float64 { return float64(s.StickyFetches) }),
 		c("sparrow_scheduler_sweeps_saturated_total", "Requests past their reservation timeout given no extra reservations because a node monitor had recently refused reservations as full.", func(s st) float64 { return float64(s.SweepsSaturated) }),
 		c("sparrow_scheduler_tasks_lost_total", "Running tasks reported lost with their node monitor.", func(s st) float64 { return float64(s.TasksLost) }),
 		g("sparrow_scheduler_active_requests", "Requests with unlaunched tasks.", func(s st) float64 { return float64(s.ActiveRequests) }),
