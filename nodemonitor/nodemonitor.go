@@ -150,6 +150,7 @@ func newNodeMonitor(cfg Config, dir SchedulerDirectory, scheds Schedulers, execs
 // Close waits for pending finished reports and releases the node
 // monitor's connections.
 func (n *NodeMonitor) Close() {
+	n.slots.stopPulls()
 	n.report.wait()
 	for _, c := range n.closers {
 		c()

@@ -208,6 +208,18 @@ func (t *slotTable) pullDrainLocked() {
 	}
 }
 
+// stopPulls stops the retry timer and queues no pull from now on.
+func (t *slotTable) stopPulls() {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if t.pull != nil {
+		t.pull.off = true
+		if t.pull.timer != nil {
+			t.pull.timer.Stop()
+		}
+	}
+}
+
 // PullHeard records scheduler service's short-backlog advert
 // (membership.Meta.Backlog) and, with pulls on (Config.PullRetry), queues
 // or cancels this node's pull reservation for it. The daemon calls it
