@@ -40,6 +40,9 @@ type DaemonConfig struct {
 	// ShortJobs runs the long-task-aware policy (Config.ShortJobs) and
 	// gossips the node's long-work advert (membership.Meta.LongWork).
 	ShortJobs *shortjobs.Config
+	// PullRetry runs pulls (Config.PullRetry) for the schedulers whose
+	// gossip advertises a short backlog (membership.Meta.Backlog).
+	PullRetry time.Duration
 	Attrs     map[string]string
 	// GetTaskTimeout bounds getTask calls (default 1s); ExecutorCheck is
 	// how often executors are checked for liveness (default 1s; negative
@@ -109,7 +112,7 @@ func StartDaemon(cfg DaemonConfig) (*Daemon, error) {
 	d.Cluster = cluster
 	nm, err := New(Config{
 		Slots: cfg.Slots, Queue: cfg.Queue, Internal: d.meta.Internal, GetTaskTimeout: cfg.GetTaskTimeout, FetchRetryFor: cfg.FetchRetryFor, MaxQueued: cfg.MaxQueued,
-		OnAppsChanged: d.advertiseApps, ShortJobs: cfg.ShortJobs, OnLongWork: d.advertiseLongWork, RPC: cfg.RPC, Log: cfg.Log,
+		OnAppsChanged: d.advertiseApps, ShortJobs: cfg.ShortJobs, PullRetry: cfg.PullRetry, OnLongWork: d.advertiseLongWork, RPC: cfg.RPC, Log: cfg.Log,
 	}, &membershipDirectory{cluster: cluster})
 	if err != nil {
 		svc.Close()
@@ -124,8 +127,10 @@ func StartDaemon(cfg DaemonConfig) (*Daemon, error) {
 		}
 		if ev.Kind == membership.Left {
 			nm.SchedulerGone(ev.Member.Meta.Service)
+			nm.PullGone(ev.Member.Meta.Service)
 		} else {
 			nm.SchedulerBack(ev.Member.Meta.Service)
+			nm.PullHeard(ev.Member.Meta.Service, ev.Member.Meta.Backlog)
 		}
 	})
 	if cfg.ExecutorCheck == 0 {

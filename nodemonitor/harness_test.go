@@ -14,6 +14,7 @@ import (
 	"github.com/apache/thrift/lib/go/thrift"
 	"github.com/rs/zerolog"
 
+	"github.com/sparrowfleet/sparrow/core/shortjobs"
 	"github.com/sparrowfleet/sparrow/internal/rpc"
 	"github.com/sparrowfleet/sparrow/thrift/gen-go/sparrowrpc"
 )
@@ -54,6 +55,9 @@ type fakeScheds struct {
 	// estimate, if it has request, makes answers carry the policy's
 	// fields: the tasks left after the one handed out, and this estimate.
 	estimate map[string]float64
+	// pullFrom is the request whose scripted tasks answer pulls (a
+	// request id shortjobs.PullRequestID makes), named with it and "app".
+	pullFrom string
 
 	finished []string // "request/task" from tasksFinished
 	done     []string // tasks reported by taskDone
@@ -84,13 +88,21 @@ func (f *fakeScheds) wait() {
 // handOut is the next task of request, if any. Called with f.mu held.
 func (f *fakeScheds) handOut(request string) []*sparrowrpc.TTaskLaunchSpec {
 	f.asked[request]++
-	left := f.tasks[request]
+	name := request
+	_, pull := shortjobs.PullScheduler(request)
+	if pull {
+		name = f.pullFrom
+	}
+	left := f.tasks[name]
 	if len(left) == 0 {
 		return []*sparrowrpc.TTaskLaunchSpec{}
 	}
-	f.tasks[request] = left[1:]
+	f.tasks[name] = left[1:]
 	spec := &sparrowrpc.TTaskLaunchSpec{TaskId: left[0], Message: []byte("m")}
-	if est, ok := f.estimate[request]; ok {
+	if pull {
+		spec.RequestId, spec.AppId = thrift.StringPtr(name), thrift.StringPtr("app")
+	}
+	if est, ok := f.estimate[name]; ok {
 		spec.RemainingTasks = thrift.Int32Ptr(int32(len(left) - 1))
 		spec.TaskSeconds = thrift.Float64Ptr(est)
 	}

@@ -51,8 +51,15 @@ type Config struct {
 	// work advert whenever it changes between none and some, so that the
 	// daemon can gossip it. It must not call back into the NodeMonitor.
 	OnLongWork func(advert byte)
-	RPC        rpc.Config
-	Log        zerolog.Logger
+	// PullRetry, when > 0 with ShortJobs, runs pulls (pull.go): while a
+	// scheduler advertises a short backlog (PullHeard), one pull
+	// reservation for it waits in the queue with the advert as its
+	// remaining work, and the slot that serves it asks the scheduler for
+	// a task of any backlogged job; a pull that got none is queued again
+	// after PullRetry or at the scheduler's next advert. 0: no pulls.
+	PullRetry time.Duration
+	RPC       rpc.Config
+	Log       zerolog.Logger
 }
 
 // DefaultGetTaskTimeout is Config.GetTaskTimeout's default.
@@ -115,6 +122,10 @@ func newNodeMonitor(cfg Config, dir SchedulerDirectory, scheds Schedulers, execs
 	if err != nil {
 		return nil, fmt.Errorf("node monitor: %w", err)
 	}
+	if short != nil && cfg.PullRetry > 0 {
+		table.pull = newPulls(cfg.PullRetry, time.Now())
+		short.pull = table.pull.p
+	}
 	if cfg.FetchRetryFor <= 0 {
 		cfg.FetchRetryFor = DefaultFetchRetryFor
 	}
@@ -128,6 +139,9 @@ func newNodeMonitor(cfg Config, dir SchedulerDirectory, scheds Schedulers, execs
 		report:  newReporter(scheds, dir, caps, log),
 		closers: []func(){scheds.Close, execs.Close},
 	}
+	if table.pull != nil {
+		table.pull.wake = n.pullWake
+	}
 	n.fetch = &fetcher{scheds: scheds, caps: caps, gone: &n.gone, retryFor: cfg.FetchRetryFor, log: log}
 	n.fetch.ids.Store(int64(binary.LittleEndian.Uint64(nonce[:]) >> 1))
 	return n, nil
@@ -136,6 +150,7 @@ func newNodeMonitor(cfg Config, dir SchedulerDirectory, scheds Schedulers, execs
 // Close waits for pending finished reports and releases the node
 // monitor's connections.
 func (n *NodeMonitor) Close() {
+	n.slots.stopPulls()
 	n.report.wait()
 	for _, c := range n.closers {
 		c()
@@ -385,6 +400,10 @@ func (n *NodeMonitor) drive() {
 // run runs one reservation that reached a free slot: getTask, then
 // launchTask. The slot is held throughout and freed on every failure path.
 func (n *NodeMonitor) run(r queue.Reservation) {
+	if sched, ok := shortjobs.PullScheduler(r.RequestID); ok {
+		n.runPull(r, sched)
+		return
+	}
 	gt := n.report.getTaskAddr(r.Scheduler)
 	specs, err := n.fetch.ask(r, gt)
 	if err != nil || len(specs) == 0 {
@@ -415,6 +434,12 @@ func (n *NodeMonitor) launch(r queue.Reservation, spec *sparrowrpc.TTaskLaunchSp
 		n.drive()
 		return
 	}
+	n.launchStarted(r, key, spec)
+}
+
+// launchStarted runs spec, started as key in the slot held for r, on r's
+// app's executor.
+func (n *NodeMonitor) launchStarted(r queue.Reservation, key slots.TaskKey, spec *sparrowrpc.TTaskLaunchSpec) {
 	backend, ok := n.execs.lookup(r.App)
 	if !ok {
 		// The executor was lost between fetch and launch.

@@ -42,8 +42,12 @@ func hintOf(req *sparrowrpc.TEnqueueTaskReservationsRequest) jobHint {
 // with slotTable.mu held, around the matching slots.Core call. The
 // methods returning bool report that the long-work advert changed.
 type shortWork struct {
-	cfg  shortjobs.Config
-	mon  *shortjobs.Monitor
+	cfg shortjobs.Config
+	mon *shortjobs.Monitor
+	// pull is the pull reservations' Puller, nil without pulls: a long
+	// task's end serves an advertised shorter backlog before its job's
+	// next task (shortjobs.Puller.Sticky).
+	pull *shortjobs.Puller
 	hist *shortjobs.History
 	reqs map[string]*shortReq
 	runs map[slots.TaskKey]shortRun
@@ -59,6 +63,7 @@ type shortReq struct {
 type shortRun struct {
 	class     shortjobs.Class
 	remaining int
+	est       float64
 	r         queue.Reservation
 	at        time.Time
 }
@@ -162,12 +167,19 @@ func (w *shortWork) noTask(id string) bool {
 // keeps the class its fetch was counted under, so that its end undoes
 // exactly what the fetch did to the long-work count.
 func (w *shortWork) launched(key slots.TaskKey, r queue.Reservation, remaining int, est float64, now time.Time) {
-	c := w.classOf(r.RequestID)
-	if q := w.reqs[r.RequestID]; q != nil {
+	w.launchedAs(key, r.RequestID, r, remaining, est, now)
+}
+
+// launchedAs is launched for a task of r fetched by a reservation of
+// request fetched (a pull's, for a pulled task): the task keeps that
+// fetch's class.
+func (w *shortWork) launchedAs(key slots.TaskKey, fetched string, r queue.Reservation, remaining int, est float64, now time.Time) {
+	c := w.classOf(fetched)
+	if q := w.reqs[fetched]; q != nil {
 		q.fetching = max(0, q.fetching-1)
-		w.forget(r.RequestID)
+		w.forget(fetched)
 	}
-	w.runs[key] = shortRun{class: c, remaining: remaining, r: r, at: now}
+	w.runs[key] = shortRun{class: c, remaining: remaining, est: est, r: r, at: now}
 	w.mon.Launched(r.RequestID, remaining, est)
 }
 
@@ -185,6 +197,9 @@ func (w *shortWork) ended(key slots.TaskKey, now time.Time, sticky bool) bool {
 	remaining := run.remaining
 	if !sticky {
 		remaining = 0
+	}
+	if w.pull != nil && remaining > 0 {
+		remaining = w.pull.Sticky(run.class, remaining, float64(remaining)*run.est)
 	}
 	if remaining > 0 {
 		w.req(run.r.RequestID, run.r.App, run.class).queued++

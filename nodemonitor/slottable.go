@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/sparrowfleet/sparrow/core/queue"
+	"github.com/sparrowfleet/sparrow/core/shortjobs"
 	"github.com/sparrowfleet/sparrow/core/slots"
 )
 
@@ -39,6 +40,8 @@ type slotTable struct {
 	// takeAdvert last read it.
 	short    *shortWork
 	advDirty bool
+	// pull is the pull reservations' state (pull.go), nil without pulls.
+	pull *pulls
 }
 
 func newSlotTable(n int, q queue.Discipline, maxQueued int, now time.Time, short *shortWork) (*slotTable, error) {
@@ -100,6 +103,7 @@ func (t *slotTable) removeApp(app string, now time.Time) (failed []slots.Running
 	defer t.mu.Unlock()
 	dropped = t.core.RemoveApp(app)
 	failed = t.core.FailApp(app)
+	t.pullAppRemovedLocked(app, now)
 	if t.short != nil {
 		t.short.appRemoved(app)
 		for _, f := range failed {
@@ -193,8 +197,15 @@ func (t *slotTable) ready(offer *queue.Reservation, gone *schedulerSet) (ready [
 		if t.short != nil {
 			t.noteAdvert(t.short.fetching(r.RequestID))
 		}
+		sched, pull := shortjobs.PullScheduler(r.RequestID)
+		if pull {
+			t.pullFetchingLocked(sched)
+		}
 		if gone.has(r.Scheduler) {
 			t.releasedLocked(r.RequestID)
+			if pull && t.pull != nil {
+				t.pull.p.Gone(sched)
+			}
 			continue
 		}
 		if offer != nil && !ok && r.RequestID == offer.RequestID && r.Scheduler == offer.Scheduler {
@@ -317,6 +328,7 @@ func (t *slotTable) drain() (dropped int) {
 		return 0
 	}
 	t.draining = true
+	t.pullDrainLocked()
 	for _, app := range t.core.Apps() {
 		dropped += t.core.RemoveApp(app)
 		if t.short != nil {

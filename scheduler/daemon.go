@@ -47,6 +47,7 @@ type Daemon struct {
 	stop    chan struct{}
 	done    chan struct{}
 	names   nodeNames // node monitors' member names to addresses (admission.go)
+	meta    membership.Meta
 }
 
 // StartDaemon binds the scheduler's ports, joins the gossip cluster and
@@ -88,7 +89,8 @@ func StartDaemon(cfg DaemonConfig) (*Daemon, error) {
 		return nil, err
 	}
 	d := &Daemon{Scheduler: s, Cluster: cluster, svc: svc, gt: gt, log: s.log,
-		stop: make(chan struct{}), done: make(chan struct{})}
+		stop: make(chan struct{}), done: make(chan struct{}),
+		meta: schedulerMeta(svcAddr, gtAddr, cfg.Scheduler.MaxQueueWait > 0)}
 	// A node monitor that dies or leaves takes its reservations and,
 	// unless it was a false death, its running tasks with it (nodeloss.go).
 	cluster.Watch(func(ev membership.Event) {
@@ -131,6 +133,14 @@ func (d *Daemon) sweep() {
 	relax.Stop()
 	defer relax.Stop()
 	var last time.Time
+	// With pulls, the backlog is swept and its changed advert gossiped
+	// every DefaultPullTick, so the metadata changes at most that often.
+	var pullC <-chan time.Time
+	if d.pull != nil {
+		pt := time.NewTicker(DefaultPullTick)
+		defer pt.Stop()
+		pullC = pt.C
+	}
 	for {
 		if at, ok := d.NextRelax(); ok {
 			wait := max(time.Until(at), time.Until(last.Add(relaxMinGap)), 0)
@@ -143,6 +153,10 @@ func (d *Daemon) sweep() {
 			return
 		case now := <-t.C:
 			d.Sweep(now)
+		case now := <-pullC:
+			if w, changed := d.PullSweep(now); changed {
+				d.advertiseBacklog(w)
+			}
 		case <-d.RelaxWake():
 		case now := <-relax.C:
 			last = now
@@ -187,6 +201,15 @@ func (d *Daemon) Close() error {
 
 // RPCStats sums the connection counters of the scheduler's two services.
 func (d *Daemon) RPCStats() rpc.Stats { return d.svc.Stats().Add(d.gt.Stats()) }
+
+// advertiseBacklog gossips the scheduler's backlog advert, so that node
+// monitors queue pulls for it while it is not zero.
+func (d *Daemon) advertiseBacklog(w float64) {
+	d.meta.Backlog = w
+	if err := d.Cluster.SetMeta(d.meta); err != nil {
+		d.log.Error().Err(err).Float64("backlog", w).Msg("could not advertise the short backlog")
+	}
+}
 
 // schedulerMeta is a scheduler's gossip metadata; loadReports asks node
 // monitors for their load reports (admission by expected wait).

@@ -110,6 +110,13 @@ type Config struct {
 	// that), and reservations and getTask answers carry the policy's
 	// fields. Nil keeps plain Sparrow.
 	ShortJobs *shortjobs.Config
+	// PullAfter, when > 0 with ShortJobs, answers pulls (pull.go): a
+	// short job that still has unlaunched tasks this long after
+	// submission joins the backlog, whose least remaining work the daemon
+	// gossips, and a node monitor's pull (a getTask whose request id is
+	// shortjobs.PullRequestID) gets a task of the backlogged job with the
+	// least remaining work among the apps it hosts. 0 answers no pull.
+	PullAfter time.Duration
 	// RPC bounds the scheduler's outgoing calls.
 	RPC rpc.Config
 	Log zerolog.Logger
@@ -138,6 +145,7 @@ type Scheduler struct {
 	front   frontendBook // frontend links (frontendbook.go)
 	steer   steerBook    // steering by who serves each user (steer.go)
 	short   *shortPolicy // the long-task-aware policy, nil when off (shortjobs.go)
+	pull    *pullBook    // the short backlog answering pulls, nil when off (pull.go)
 	stats   Stats        // the counts of the decisions made here
 }
 
@@ -221,9 +229,12 @@ type Stats struct {
 	// StickyFetches counts getTask calls, under the long-task-aware
 	// policy, from a node monitor holding no reservation of the request
 	// (a freed slot asking its job for another task).
-	StickyFetches  uint64
-	ActiveRequests int
-	RunningTracked int
+	StickyFetches uint64
+	// PullsAnswered counts pulls answered (Config.PullAfter), and
+	// PulledTasks those that got a task.
+	PullsAnswered, PulledTasks uint64
+	ActiveRequests             int
+	RunningTracked             int
 	// Locality counts preference relaxation and launch locality.
 	Locality LocalityStats
 	// Hold counts submitJob calls held on a saturated fleet.
@@ -311,6 +322,7 @@ func newWith(cfg Config, view NodeView, nodes NodeMonitors, fronts Frontends) (*
 			adm:  admissionBook{maxWait: cfg.MaxQueueWait, stale: cfg.LoadStale, share: 1 / cfg.ProbeRatio},
 		},
 		short: short,
+		pull:  newPullBook(cfg.PullAfter, short),
 	}
 	s.front = newFrontendBook(cfg.FrontendMaxInflight, cfg.FrontendDeadAfter, func(d time.Duration) time.Duration {
 		if d <= 0 {
@@ -333,6 +345,9 @@ func (s *Scheduler) Stats() Stats {
 	defer s.mu.Unlock()
 	st := s.stats
 	st.ActiveRequests = s.book.len()
+	if s.pull != nil {
+		st.PullsAnswered, st.PulledTasks = s.pull.answered, s.pull.pulled
+	}
 	s.running.statsInto(&st)
 	s.offers.statsInto(&st)
 	st.Locality = s.relax.snapshot(s.now())
@@ -608,6 +623,9 @@ func (s *Scheduler) GetTask(ctx context.Context, requestID string, nm *sparrowrp
 // getTask answers node monitor addr's getTask, or its fetchTask fetch
 // (0: a getTask), which it records in the fetch memory with the task handed out.
 func (s *Scheduler) getTask(requestID, addr string, fetch int64) []*sparrowrpc.TTaskLaunchSpec {
+	if _, pull := shortjobs.PullScheduler(requestID); pull {
+		return s.answerPull(addr, fetch)
+	}
 	s.mu.Lock()
 	r, ok := s.book.get(requestID)
 	if ok && awaitingLocked(r) > 0 {
@@ -672,6 +690,7 @@ func (s *Scheduler) launchedLocked(r *request, idx int, addr string, fetch int64
 	s.relax.countLaunch(r, idx, addr)
 	s.stats.TasksLaunched++
 	s.stats.LaunchDelaySeconds += s.now().Sub(r.submitted).Seconds()
+	s.pullLaunchedLocked(r)
 }
 
 // forgetLaunchedLocked drops r once every task has launched, and returns the

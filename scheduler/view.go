@@ -31,9 +31,13 @@ type MembershipView struct {
 	byAddr  map[string]placement.Node
 	byApp   map[string][]placement.Node
 	busy    map[string]bool // node monitors advertising long work
+	hosts   map[string]membership.Meta
 }
 
-var _ LongWorkView = (*MembershipView)(nil)
+var (
+	_ LongWorkView = (*MembershipView)(nil)
+	_ AppHostView  = (*MembershipView)(nil)
+)
 
 // NewMembershipView returns a view of c's live node monitors.
 func NewMembershipView(c *membership.Cluster) *MembershipView {
@@ -49,6 +53,7 @@ func (v *MembershipView) refresh() {
 	v.byAddr = make(map[string]placement.Node)
 	v.byApp = make(map[string][]placement.Node)
 	v.busy = make(map[string]bool)
+	v.hosts = make(map[string]membership.Meta)
 	v.members = v.cluster.Members(membership.RoleNodeMonitor)
 	for _, m := range v.members {
 		host, _, err := net.SplitHostPort(m.Meta.Internal)
@@ -57,6 +62,7 @@ func (v *MembershipView) refresh() {
 		}
 		n := placement.Node{Addr: m.Meta.Internal, Host: host, Name: m.Name, Attrs: m.Meta.Attrs}
 		v.byAddr[n.Addr] = n
+		v.hosts[n.Addr] = m.Meta
 		if m.Meta.LongWork > 0 {
 			v.busy[n.Addr] = true
 		}
@@ -97,4 +103,14 @@ func (v *MembershipView) LongWork(addr string) bool {
 	defer v.mu.Unlock()
 	v.refresh()
 	return v.busy[addr]
+}
+
+// HostsApp implements AppHostView: whether the live node monitor at addr
+// advertises an executor for app.
+func (v *MembershipView) HostsApp(addr, app string) bool {
+	v.mu.Lock()
+	defer v.mu.Unlock()
+	v.refresh()
+	m, ok := v.hosts[addr]
+	return ok && m.HostsApp(app)
 }

@@ -132,6 +132,13 @@ struct TTaskLaunchSpec {
   // and when this task ends with tasks left, asks for another first.
   3: optional i32 remainingTasks,
   4: optional double taskSeconds,
+  // Extension, in answers to a pull (a getTask whose request id names no
+  // job but asks the scheduler for a task of any job it chooses): the
+  // request id, app and user of the job whose task this is. The node
+  // monitor launches and reports the task under them.
+  5: optional string requestId,
+  6: optional string appId,
+  7: optional TUserGroupInfo user,
 }
 
 // Extension: the answer to enqueueTaskReservationsWithOffer.

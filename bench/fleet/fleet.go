@@ -62,6 +62,10 @@ type Config struct {
 	// node monitor (scheduler.Config.ShortJobs, nodemonitor's
 	// DaemonConfig.ShortJobs); nil: off.
 	ShortJobs *shortjobs.Config
+	// ShortPull, with ShortJobs, runs pulls: the schedulers'
+	// scheduler.Config.PullAfter and the node monitors' retry delay
+	// (nodemonitor's DaemonConfig.PullRetry); 0: off.
+	ShortPull time.Duration
 	// SingleHost puts every member on 127.0.0.1 instead of its own
 	// 127.0.x.y address.
 	SingleHost bool
@@ -175,7 +179,7 @@ func Start(ctx context.Context, cfg Config) (_ *Fleet, err error) {
 			Scheduler: scheduler.Config{
 				ProbeRatio: cfg.ProbeRatio, ConstrainedProbeRatio: cfg.ConstrainedProbeRatio,
 				NoCancel: cfg.NoCancel, NoOffers: cfg.NoOffers, Seed: seedFor(cfg.Seed, i), SteerAfter: cfg.SteerAfter,
-				ShortJobs: cfg.ShortJobs,
+				ShortJobs: cfg.ShortJobs, PullAfter: cfg.ShortPull,
 			},
 			RPC: cfg.RPC, Log: cfg.Log,
 		})
@@ -201,7 +205,7 @@ func Start(ctx context.Context, cfg Config) (_ *Fleet, err error) {
 		d, err := nodemonitor.StartDaemon(nodemonitor.DaemonConfig{
 			Listen: h + ":0", InternalListen: h + ":0", Gossip: h + ":0", Join: seeds[:1],
 			GossipProfile: cfg.GossipProfile, Name: fmt.Sprintf("nodemonitor-%d", i),
-			Slots: cfg.Slots, Queue: q, ShortJobs: cfg.ShortJobs, Attrs: attrs, Coordination: cfg.Coordination, RPC: cfg.RPC, Log: cfg.Log,
+			Slots: cfg.Slots, Queue: q, ShortJobs: cfg.ShortJobs, PullRetry: cfg.ShortPull, Attrs: attrs, Coordination: cfg.Coordination, RPC: cfg.RPC, Log: cfg.Log,
 		})
 		if err != nil {
 			return nil, fmt.Errorf("start node monitor %d: %w", i, err)

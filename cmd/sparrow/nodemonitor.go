@@ -69,6 +69,9 @@ tasks.`,
 			if cfg.ShortJobs, err = short.config(); err != nil {
 				return err
 			}
+			if cfg.PullRetry, err = short.pullDelay(); err != nil {
+				return err
+			}
 			kind := queueKind
 			if short.on {
 				kind = "fifo" // unused: the policy's SRPT queue replaces it

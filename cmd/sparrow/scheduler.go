@@ -55,6 +55,9 @@ is live in its view; otherwise 503 with the reason.`,
 			if cfg.Scheduler.ShortJobs, err = short.config(); err != nil {
 				return err
 			}
+			if cfg.Scheduler.PullAfter, err = short.pullDelay(); err != nil {
+				return err
+			}
 			cfg.Gossip, cfg.Join, cfg.GossipProfile = gossip.Bind, gossip.Seeds(), gossip.Profile
 			cfg.AdvertiseHost, cfg.Name, cfg.RPC, cfg.Log = gossip.Advertise, gossip.Name, rpcf.Config, log
 			if cfg.Keyring, err = sec.Apply(log, &cfg.RPC); err != nil {

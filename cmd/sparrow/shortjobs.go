@@ -20,6 +20,9 @@ type shortJobFlags struct {
 	cutoff time.Duration
 	share  float64
 	starve int
+	// pull and pullAfter are --short-pull and --short-pull-after.
+	pull      bool
+	pullAfter time.Duration
 }
 
 func (f *shortJobFlags) register(fs *pflag.FlagSet, scheduler bool) {
@@ -28,6 +31,14 @@ func (f *shortJobFlags) register(fs *pflag.FlagSet, scheduler bool) {
 		false: "order queued reservations by their job's remaining work (SRPT), serve a freed slot from the same job first, and gossip whether this node runs long work",
 	}[scheduler])
 	fs.DurationVar(&f.cutoff, "short-cutoff", defaultShortCutoff, "with --short-jobs, the mean task duration from which a job is long; every scheduler and node monitor of a fleet should use the same")
+	fs.BoolVar(&f.pull, "short-pull", false, "with --short-jobs, run pulls, off by default: "+map[bool]string{
+		true:  "keep the short jobs that still have unlaunched tasks --short-pull-after after submission in a backlog, gossip its least remaining work, and answer a node monitor's pull with a task of the backlogged job with the least remaining work among the apps it hosts",
+		false: "while a scheduler gossips a short backlog, keep one pull reservation for it in the queue with that remaining work, so that a freed slot asks it for a waiting short task; every scheduler and node monitor of a fleet should set it alike",
+	}[scheduler])
+	fs.DurationVar(&f.pullAfter, "short-pull-after", time.Second, map[bool]string{
+		true:  "with --short-pull, how long a short job waits with tasks unlaunched before it joins the backlog",
+		false: "with --short-pull, how long a pull that got no task waits before it is queued again (unless the scheduler's advert changes first)",
+	}[scheduler])
 	if scheduler {
 		fs.Float64Var(&f.share, "short-share", 0.05, "with --short-jobs, the fraction of node monitors that run short jobs only, rounded up to whole node monitors (at least one when above 0) among those hosting the job's app, those of the smallest hash of their names; in [0, 1)")
 	} else {
@@ -49,4 +60,18 @@ func (f *shortJobFlags) config() (*shortjobs.Config, error) {
 		return nil, fmt.Errorf("--short-jobs: %w (flags --short-cutoff, --short-share, --starve-limit)", err)
 	}
 	return c, nil
+}
+
+// pullDelay returns --short-pull-after when pulls run, 0 when they do
+// not, or an error naming the bad flag.
+func (f *shortJobFlags) pullDelay() (time.Duration, error) {
+	switch {
+	case !f.pull:
+		return 0, nil
+	case !f.on:
+		return 0, fmt.Errorf("--short-pull needs --short-jobs")
+	case f.pullAfter <= 0:
+		return 0, fmt.Errorf("--short-pull-after must be positive, got %v", f.pullAfter)
+	}
+	return f.pullAfter, nil
 }

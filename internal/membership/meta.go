@@ -60,6 +60,11 @@ type Meta struct {
 	// absent from a node monitor without the policy, says none; it adds
 	// at most 9 bytes to the metadata.
 	LongWork uint8 `json:"l,omitempty"`
+	// Backlog is a scheduler's short-backlog advert when it answers pulls
+	// (shortjobs.AdvertWork): the least estimated remaining work, in
+	// seconds and rounded up to a power of two, of its short jobs still
+	// waiting with unlaunched tasks. Zero, or absent, says none.
+	Backlog float64 `json:"w,omitempty"`
 }
 
 // AttrLoadReports, set to "1" in a scheduler's Attrs, asks node monitors

@@ -6,7 +6,8 @@
 #   scripts/bench/trace-live.sh sparrow|aware OUTDIR
 # Environment: BIN (sparrow binary), TRACE, JOBS, SCALE (--time-scale),
 # NODES, SLOTS (per node monitor), CUTOFF (trace seconds), NET (first two
-# octets of the members' loopback addresses).
+# octets of the members' loopback addresses), PULL (with aware: run pulls,
+# --short-pull-after PULL, e.g. 1s; unset: no pulls).
 set -euo pipefail
 policy=${1:?policy: sparrow or aware}
 out=${2:?output directory}
@@ -28,6 +29,9 @@ drive_args=()
 if [ "$policy" = aware ]; then
 	cut=$(awk -v c="$CUTOFF" -v k="$SCALE" 'BEGIN { printf "%.6fs", c / k }')
 	policy_args=(--short-jobs --short-cutoff "$cut")
+	if [ -n "${PULL:-}" ]; then
+		policy_args+=(--short-pull --short-pull-after "$PULL")
+	fi
 	drive_args=(--send-estimates)
 fi
 s=$NET.1.1

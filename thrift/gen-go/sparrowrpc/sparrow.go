@@ -2347,11 +2347,17 @@ func (p *TCancelTaskReservationsRequest) String() string {
 //  - Message
 //  - RemainingTasks
 //  - TaskSeconds
+//  - RequestId
+//  - AppId
+//  - User
 type TTaskLaunchSpec struct {
   TaskId string `thrift:"taskId,1" db:"taskId" json:"taskId"`
   Message []byte `thrift:"message,2" db:"message" json:"message"`
   RemainingTasks *int32 `thrift:"remainingTasks,3" db:"remainingTasks" json:"remainingTasks,omitempty"`
   TaskSeconds *float64 `thrift:"taskSeconds,4" db:"taskSeconds" json:"taskSeconds,omitempty"`
+  RequestId *string `thrift:"requestId,5" db:"requestId" json:"requestId,omitempty"`
+  AppId *string `thrift:"appId,6" db:"appId" json:"appId,omitempty"`
+  User *TUserGroupInfo `thrift:"user,7" db:"user" json:"user,omitempty"`
 }
 
 func NewTTaskLaunchSpec() *TTaskLaunchSpec {
@@ -2380,12 +2386,45 @@ func (p *TTaskLaunchSpec) GetTaskSeconds() float64 {
   }
 return *p.TaskSeconds
 }
+var TTaskLaunchSpec_RequestId_DEFAULT string
+func (p *TTaskLaunchSpec) GetRequestId() string {
+  if !p.IsSetRequestId() {
+    return TTaskLaunchSpec_RequestId_DEFAULT
+  }
+return *p.RequestId
+}
+var TTaskLaunchSpec_AppId_DEFAULT string
+func (p *TTaskLaunchSpec) GetAppId() string {
+  if !p.IsSetAppId() {
+    return TTaskLaunchSpec_AppId_DEFAULT
+  }
+return *p.AppId
+}
+var TTaskLaunchSpec_User_DEFAULT *TUserGroupInfo
+func (p *TTaskLaunchSpec) GetUser() *TUserGroupInfo {
+  if !p.IsSetUser() {
+    return TTaskLaunchSpec_User_DEFAULT
+  }
+return p.User
+}
 func (p *TTaskLaunchSpec) IsSetRemainingTasks() bool {
   return p.RemainingTasks != nil
 }
 
 func (p *TTaskLaunchSpec) IsSetTaskSeconds() bool {
   return p.TaskSeconds != nil
+}
+
+func (p *TTaskLaunchSpec) IsSetRequestId() bool {
+  return p.RequestId != nil
+}
+
+func (p *TTaskLaunchSpec) IsSetAppId() bool {
+  return p.AppId != nil
+}
+
+func (p *TTaskLaunchSpec) IsSetUser() bool {
+  return p.User != nil
 }
 
 func (p *TTaskLaunchSpec) Read(ctx context.Context, iprot thrift.TProtocol) error {
@@ -2434,6 +2473,36 @@ func (p *TTaskLaunchSpec) Read(ctx context.Context, iprot thrift.TProtocol) erro
     case 4:
       if fieldTypeId == thrift.DOUBLE {
         if err := p.ReadField4(ctx, iprot); err != nil {
+          return err
+        }
+      } else {
+        if err := iprot.Skip(ctx, fieldTypeId); err != nil {
+          return err
+        }
+      }
+    case 5:
+      if fieldTypeId == thrift.STRING {
+        if err := p.ReadField5(ctx, iprot); err != nil {
+          return err
+        }
+      } else {
+        if err := iprot.Skip(ctx, fieldTypeId); err != nil {
+          return err
+        }
+      }
+    case 6:
+      if fieldTypeId == thrift.STRING {
+        if err := p.ReadField6(ctx, iprot); err != nil {
+          return err
+        }
+      } else {
+        if err := iprot.Skip(ctx, fieldTypeId); err != nil {
+          return err
+        }
+      }
+    case 7:
+      if fieldTypeId == thrift.STRUCT {
+        if err := p.ReadField7(ctx, iprot); err != nil {
           return err
         }
       } else {
@@ -2492,6 +2561,32 @@ func (p *TTaskLaunchSpec)  ReadField4(ctx context.Context, iprot thrift.TProtoco
   return nil
 }
 
+func (p *TTaskLaunchSpec)  ReadField5(ctx context.Context, iprot thrift.TProtocol) error {
+  if v, err := iprot.ReadString(ctx); err != nil {
+  return thrift.PrependError("error reading field 5: ", err)
+} else {
+  p.RequestId = &v
+}
+  return nil
+}
+
+func (p *TTaskLaunchSpec)  ReadField6(ctx context.Context, iprot thrift.TProtocol) error {
+  if v, err := iprot.ReadString(ctx); err != nil {
+  return thrift.PrependError("error reading field 6: ", err)
+} else {
+  p.AppId = &v
+}
+  return nil
+}
+
+func (p *TTaskLaunchSpec)  ReadField7(ctx context.Context, iprot thrift.TProtocol) error {
+  p.User = &TUserGroupInfo{}
+  if err := p.User.Read(ctx, iprot); err != nil {
+    return thrift.PrependError(fmt.Sprintf("%T error reading struct: ", p.User), err)
+  }
+  return nil
+}
+
 func (p *TTaskLaunchSpec) Write(ctx context.Context, oprot thrift.TProtocol) error {
   if err := oprot.WriteStructBegin(ctx, "TTaskLaunchSpec"); err != nil {
     return thrift.PrependError(fmt.Sprintf("%T write struct begin error: ", p), err) }
@@ -2500,6 +2595,9 @@ func (p *TTaskLaunchSpec) Write(ctx context.Context, oprot thrift.TProtocol) err
     if err := p.writeField2(ctx, oprot); err != nil { return err }
     if err := p.writeField3(ctx, oprot); err != nil { return err }
     if err := p.writeField4(ctx, oprot); err != nil { return err }
+    if err := p.writeField5(ctx, oprot); err != nil { return err }
+    if err := p.writeField6(ctx, oprot); err != nil { return err }
+    if err := p.writeField7(ctx, oprot); err != nil { return err }
   }
   if err := oprot.WriteFieldStop(ctx); err != nil {
     return thrift.PrependError("write field stop error: ", err) }
@@ -2552,6 +2650,43 @@ func (p *TTaskLaunchSpec) writeField4(ctx context.Context, oprot thrift.TProtoco
   return err
 }
 
+func (p *TTaskLaunchSpec) writeField5(ctx context.Context, oprot thrift.TProtocol) (err error) {
+  if p.IsSetRequestId() {
+    if err := oprot.WriteFieldBegin(ctx, "requestId", thrift.STRING, 5); err != nil {
+      return thrift.PrependError(fmt.Sprintf("%T write field begin error 5:requestId: ", p), err) }
+    if err := oprot.WriteString(ctx, string(*p.RequestId)); err != nil {
+    return thrift.PrependError(fmt.Sprintf("%T.requestId (5) field write error: ", p), err) }
+    if err := oprot.WriteFieldEnd(ctx); err != nil {
+      return thrift.PrependError(fmt.Sprintf("%T write field end error 5:requestId: ", p), err) }
+  }
+  return err
+}
+
+func (p *TTaskLaunchSpec) writeField6(ctx context.Context, oprot thrift.TProtocol) (err error) {
+  if p.IsSetAppId() {
+    if err := oprot.WriteFieldBegin(ctx, "appId", thrift.STRING, 6); err != nil {
+      return thrift.PrependError(fmt.Sprintf("%T write field begin error 6:appId: ", p), err) }
+    if err := oprot.WriteString(ctx, string(*p.AppId)); err != nil {
+    return thrift.PrependError(fmt.Sprintf("%T.appId (6) field write error: ", p), err) }
+    if err := oprot.WriteFieldEnd(ctx); err != nil {
+      return thrift.PrependError(fmt.Sprintf("%T write field end error 6:appId: ", p), err) }
+  }
+  return err
+}
+
+func (p *TTaskLaunchSpec) writeField7(ctx context.Context, oprot thrift.TProtocol) (err error) {
+  if p.IsSetUser() {
+    if err := oprot.WriteFieldBegin(ctx, "user", thrift.STRUCT, 7); err != nil {
+      return thrift.PrependError(fmt.Sprintf("%T write field begin error 7:user: ", p), err) }
+    if err := p.User.Write(ctx, oprot); err != nil {
+      return thrift.PrependError(fmt.Sprintf("%T error writing struct: ", p.User), err)
+    }
+    if err := oprot.WriteFieldEnd(ctx); err != nil {
+      return thrift.PrependError(fmt.Sprintf("%T write field end error 7:user: ", p), err) }
+  }
+  return err
+}
+
 func (p *TTaskLaunchSpec) Equals(other *TTaskLaunchSpec) bool {
   if p == other {
     return true
@@ -2572,6 +2707,19 @@ func (p *TTaskLaunchSpec) Equals(other *TTaskLaunchSpec) bool {
     }
     if (*p.TaskSeconds) != (*other.TaskSeconds) { return false }
   }
+  if p.RequestId != other.RequestId {
+    if p.RequestId == nil || other.RequestId == nil {
+      return false
+    }
+    if (*p.RequestId) != (*other.RequestId) { return false }
+  }
+  if p.AppId != other.AppId {
+    if p.AppId == nil || other.AppId == nil {
+      return false
+    }
+    if (*p.AppId) != (*other.AppId) { return false }
+  }
+  if !p.User.Equals(other.User) { return false }
   return true
 }
 

@@ -948,15 +948,21 @@ class TTaskLaunchSpec(object):
      - message
      - remainingTasks
      - taskSeconds
+     - requestId
+     - appId
+     - user
 
     """
 
 
-    def __init__(self, taskId=None, message=None, remainingTasks=None, taskSeconds=None,):
+    def __init__(self, taskId=None, message=None, remainingTasks=None, taskSeconds=None, requestId=None, appId=None, user=None,):
         self.taskId = taskId
         self.message = message
         self.remainingTasks = remainingTasks
         self.taskSeconds = taskSeconds
+        self.requestId = requestId
+        self.appId = appId
+        self.user = user
 
     def read(self, iprot):
         if iprot._fast_decode is not None and isinstance(iprot.trans, TTransport.CReadableTransport) and self.thrift_spec is not None:
@@ -987,6 +993,22 @@ class TTaskLaunchSpec(object):
                     self.taskSeconds = iprot.readDouble()
                 else:
                     iprot.skip(ftype)
+            elif fid == 5:
+                if ftype == TType.STRING:
+                    self.requestId = iprot.readString().decode('utf-8', errors='replace') if sys.version_info[0] == 2 else iprot.readString()
+                else:
+                    iprot.skip(ftype)
+            elif fid == 6:
+                if ftype == TType.STRING:
+                    self.appId = iprot.readString().decode('utf-8', errors='replace') if sys.version_info[0] == 2 else iprot.readString()
+                else:
+                    iprot.skip(ftype)
+            elif fid == 7:
+                if ftype == TType.STRUCT:
+                    self.user = TUserGroupInfo()
+                    self.user.read(iprot)
+                else:
+                    iprot.skip(ftype)
             else:
                 iprot.skip(ftype)
             iprot.readFieldEnd()
@@ -1012,6 +1034,18 @@ class TTaskLaunchSpec(object):
         if self.taskSeconds is not None:
             oprot.writeFieldBegin('taskSeconds', TType.DOUBLE, 4)
             oprot.writeDouble(self.taskSeconds)
+            oprot.writeFieldEnd()
+        if self.requestId is not None:
+            oprot.writeFieldBegin('requestId', TType.STRING, 5)
+            oprot.writeString(self.requestId.encode('utf-8') if sys.version_info[0] == 2 else self.requestId)
+            oprot.writeFieldEnd()
+        if self.appId is not None:
+            oprot.writeFieldBegin('appId', TType.STRING, 6)
+            oprot.writeString(self.appId.encode('utf-8') if sys.version_info[0] == 2 else self.appId)
+            oprot.writeFieldEnd()
+        if self.user is not None:
+            oprot.writeFieldBegin('user', TType.STRUCT, 7)
+            self.user.write(oprot)
             oprot.writeFieldEnd()
         oprot.writeFieldStop()
         oprot.writeStructEnd()
@@ -1345,6 +1379,9 @@ TTaskLaunchSpec.thrift_spec = (
     (2, TType.STRING, 'message', 'BINARY', None, ),  # 2
     (3, TType.I32, 'remainingTasks', None, None, ),  # 3
     (4, TType.DOUBLE, 'taskSeconds', None, None, ),  # 4
+    (5, TType.STRING, 'requestId', 'UTF8', None, ),  # 5
+    (6, TType.STRING, 'appId', 'UTF8', None, ),  # 6
+    (7, TType.STRUCT, 'user', [TUserGroupInfo, None], None, ),  # 7
 )
 all_structs.append(TEnqueueOfferReply)
 TEnqueueOfferReply.thrift_spec = (
