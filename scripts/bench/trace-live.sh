@@ -7,7 +7,8 @@
 # Environment: BIN (sparrow binary), TRACE, JOBS, SCALE (--time-scale),
 # NODES, SLOTS (per node monitor), CUTOFF (trace seconds), NET (first two
 # octets of the members' loopback addresses), PULL (with aware: run pulls,
-# --short-pull-after PULL, e.g. 1s; unset: no pulls).
+# --short-pull-after PULL, e.g. 1s; unset: no pulls), SCHED_ARGS (more
+# scheduler flags, split on spaces, e.g. "--offers=false").
 set -euo pipefail
 policy=${1:?policy: sparrow or aware}
 out=${2:?output directory}
@@ -35,8 +36,9 @@ if [ "$policy" = aware ]; then
 	drive_args=(--send-estimates)
 fi
 s=$NET.1.1
+read -r -a sched_args <<<"${SCHED_ARGS:-}"
 "$BIN" scheduler --listen $s:20503 --gettask-listen $s:20507 --gossip $s:7946 --name sched --http-listen $s:8080 \
-	"${policy_args[@]}" >"$out/scheduler.log" 2>&1 &
+	"${policy_args[@]}" "${sched_args[@]}" >"$out/scheduler.log" 2>&1 &
 pids+=($!)
 for i in $(seq 1 "$NODES"); do
 	h=$NET.2.$i
