@@ -31,8 +31,10 @@
 #                   only): its guidance goes stale on every node monitor
 # Modes, each off by default and combinable:
 #   E2E_SHORT_JOBS=1  every scheduler and node monitor runs the long-task-
-#                   aware policy (--short-jobs, cutoff 1 s, short-only share
-#                   0.25: nm3 of the six node monitors), and the driver
+#                   aware policy with pulls (--short-jobs --short-pull
+#                   --short-pull-after 200ms,
+#                   cutoff 1 s, short-only share 0.25: nm1 and nm3 of the
+#                   six node monitors), and the driver
 #                   replays a mixed trace (scripts/e2e/shortjobs_trace.py:
 #                   short jobs of 2-4 tasks x 0.1-0.3 s, every 12th job 4
 #                   tasks x 1.5-2.5 s) with each job's duration estimate,
@@ -71,8 +73,8 @@ export E2E_SHORT_JOBS=$SHORT_JOBS
 if ((SHORT_JOBS)); then
 	# The trace's cutoff, in seconds, and the policy's on every member.
 	SHORT_CUTOFF_S=1
-	export E2E_SHORT_CUTOFF=${SHORT_CUTOFF_S}s E2E_SHORT_SHARE=0.25
-	SHORT_ONLY=nm3 # the node monitor whose name hashes below 0.25 (shortjobs.ShortOnly)
+	export E2E_SHORT_CUTOFF=${SHORT_CUTOFF_S}s E2E_SHORT_SHARE=0.25 E2E_SHORT_PULL=true E2E_SHORT_PULL_AFTER=200ms
+	SHORT_ONLY="nm1 nm3" # the 2 (0.25 of 6, rounded up) of smallest name hash (shortjobs.Partition)
 fi
 JOBS=${E2E_JOBS:-180}
 TASKS=${E2E_TASKS:-6}
