@@ -216,6 +216,13 @@ func (e *fakeExecs) LaunchTask(addr string, msg []byte, id *sparrowrpc.TFullTask
 	return nil
 }
 
+// launchOrder returns the launches so far in launch order.
+func (e *fakeExecs) launchOrder() []string {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	return slices.Clone(e.launched)
+}
+
 func (e *fakeExecs) Alive(addr string, _ time.Duration) error {
 	e.mu.Lock()
 	defer e.mu.Unlock()

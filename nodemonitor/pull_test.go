@@ -114,9 +114,7 @@ func TestPullNodeMonitor(t *testing.T) {
 			synctest.Test(t, func(t *testing.T) {
 				a := newPullHarness(t, 1)
 				tt.run(t, a)
-				a.execs.mu.Lock()
-				launched := slices.Clone(a.execs.launched)
-				a.execs.mu.Unlock()
+				launched := a.execs.launchOrder()
 				if !slices.Equal(launched, tt.launches) {
 					t.Fatalf("launched %v, want %v", launched, tt.launches)
 				}

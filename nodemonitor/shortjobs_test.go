@@ -153,9 +153,7 @@ func TestShortJobsNodeMonitor(t *testing.T) {
 			synctest.Test(t, func(t *testing.T) {
 				a := newAwareHarness(t, 1)
 				tt.run(t, a)
-				a.execs.mu.Lock()
-				launched := slices.Clone(a.execs.launched)
-				a.execs.mu.Unlock()
+				launched := a.execs.launchOrder()
 				if !slices.Equal(launched, tt.launches) {
 					t.Fatalf("launched %v, want %v", launched, tt.launches)
 				}
@@ -192,9 +190,7 @@ func TestShortJobsNoTaskTwice(t *testing.T) {
 			}
 			// Finish whatever runs until nothing does.
 			for range 100 {
-				a.execs.mu.Lock()
-				running := slices.Clone(a.execs.launched)
-				a.execs.mu.Unlock()
+				running := a.execs.launchOrder()
 				for _, x := range running {
 					a.finish(x[:1], x[2:])
 				}
