@@ -303,6 +303,6 @@ func (o *Options) AddFlags(fs *pflag.FlagSet) {
 	fs.Float64Var(&o.ShortShare, "short-share", 0.05, "with --job-trace, policy aware: fraction of nodes reserved for short jobs, rounded up to whole nodes (at least one when above 0), those of the smallest hash of their names (Eagle used 0.02 for Yahoo, 0.17 for Google)")
 	fs.IntVar(&o.StarveLimit, "starve-limit", shortjobs.DefaultStarveLimit, "with --job-trace, policy aware: most times a queued reservation may be passed over by younger ones, per slot (a node's bound is this times --slots)")
 	fs.Float64Var(&o.GossipDelay, "gossip-delay", 1000, "with --job-trace, policy aware: ms for a node's long-work advert, or a scheduler's backlog advert, to reach the others")
-	fs.BoolVar(&o.Pull, "pull", false, "with --job-trace, policy aware: slots freed anywhere pull waiting short tasks from their scheduler's backlog (simulator only: the daemons do not pull yet; see docs/experiments/traces.md)")
+	fs.BoolVar(&o.Pull, "pull", false, "with --job-trace, policy aware: slots freed anywhere pull waiting short tasks from their scheduler's backlog (the daemons: --short-pull; see docs/experiments/traces.md)")
 	fs.Float64Var(&o.PullAfter, "pull-after", 1000, "with --job-trace and --pull: ms a short job waits with tasks unlaunched before its scheduler advertises a backlog; also the retry delay of a pull that got no task")
 }
