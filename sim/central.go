@@ -79,7 +79,7 @@ func (s *traceSim) runCentral() (TraceResult, error) {
 			free++
 			j := jobs[e.job]
 			if j.left--; j.left == 0 {
-				s.rec.Job(j.mean, j.arrival/1000, j.lastEnd/1000)
+				s.rec.Job(int(e.job), j.mean, j.arrival/1000, j.lastEnd/1000)
 				delete(jobs, e.job)
 			}
 		}

@@ -452,7 +452,7 @@ func (s *traceSim) arrival() {
 			s.rec.Task(mean, s.now/1000, at/1000, ms/1000)
 			end = max(end, at+ms)
 		}
-		s.rec.Job(mean, s.now/1000, end/1000)
+		s.rec.Job(int(s.res.Jobs-1), mean, s.now/1000, end/1000)
 		return
 	}
 	slot := s.newJob()
@@ -716,7 +716,7 @@ func (s *traceSim) taskDone(n, slot, task int32) {
 	j.left--
 	if j.left == 0 {
 		j.done = true
-		s.rec.Job(j.mean, j.arrival/1000, j.lastEnd/1000)
+		s.rec.Job(int(j.seq), j.mean, j.arrival/1000, j.lastEnd/1000)
 		if !j.pending {
 			s.freeJob(slot)
 		}

@@ -142,8 +142,8 @@ func TestTraceIdeal(t *testing.T) {
 		t.Fatal(err)
 	}
 	want := jobtrace.NewRecorder(50)
-	for _, j := range jobs {
-		want.Job(j.Mean(), 0, j.Longest()+0.003)
+	for i, j := range jobs {
+		want.Job(i, j.Mean(), 0, j.Longest()+0.003)
 	}
 	for _, c := range []jobtrace.Class{jobtrace.Short, jobtrace.Long} {
 		a, b := rec.Responses(c), want.Responses(c)

@@ -184,6 +184,9 @@ type Summary struct {
 	// Config.Slots; they are zero without them.
 	Trace *TraceInfo `json:"trace,omitempty"`
 	*jobtrace.Result
+	// Jobs is every completed job's outcome, with Trace.KeepJobs (the
+	// CSV of --jobs-out, not the JSON summary).
+	Jobs []jobtrace.JobOutcome `json:"-"`
 
 	// The resubmission policy in force and what it did.
 	// RetriesDelayed counts resubmissions sent after a backoff delay > 0;
@@ -417,6 +420,9 @@ func Run(ctx context.Context, cfg Config) (Summary, error) {
 	if cfg.Trace != nil {
 		r.jobs = traceJobs(cfg.Trace)
 		r.rec = jobtrace.NewRecorder(cfg.Trace.Cutoff)
+		if cfg.Trace.KeepJobs {
+			r.rec.KeepJobs()
+		}
 		r.sum.TasksPerJob, r.sum.TaskDurationMs = 0, 0
 		r.sum.Trace = &TraceInfo{
 			File: cfg.Trace.Name, TimeScale: cfg.Trace.Scale, Jobs: len(cfg.Trace.Jobs), Tasks: cfg.Trace.Tasks,
@@ -713,6 +719,7 @@ func (r *runner) run(parent context.Context) Summary {
 	if r.rec != nil {
 		res := r.rec.Result(r.cfg.Slots)
 		s.Result = &res
+		s.Jobs = slices.Clone(r.rec.Jobs())
 	}
 	s.OK = r.done == len(r.jobs)
 	switch {
@@ -1062,7 +1069,7 @@ func (r *runner) onMessage(m client.Message) {
 				ms := stats.Millis(now.Sub(j.submitted))
 				r.responses = append(r.responses, ms)
 				if r.rec != nil {
-					r.rec.Job(j.meanS, j.arrival.Seconds(), now.Sub(r.start).Seconds())
+					r.rec.Job(j.n, j.meanS, j.arrival.Seconds(), now.Sub(r.start).Seconds())
 				}
 				if j.affected {
 					r.affResp = append(r.affResp, ms)

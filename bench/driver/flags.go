@@ -120,12 +120,14 @@ type TraceFlags struct {
 	File          string
 	Scale, Cutoff float64
 	Estimates     bool
+	// JobsOut names the CSV file of every job's outcome (WriteJobsOut).
+	JobsOut string
 }
 
 // traceOnlyFlags mean something only with --job-trace; workloadFlags
 // shape the generated workload a trace replaces.
 var (
-	traceOnlyFlags = []string{"time-scale", "cutoff", "send-estimates"}
+	traceOnlyFlags = []string{"time-scale", "cutoff", "send-estimates", "jobs-out"}
 	workloadFlags  = []string{"tasks", "task-duration", "rate", "load", "poisson", "prefer-nodes"}
 )
 
@@ -134,6 +136,7 @@ func (t *TraceFlags) Register(fs *pflag.FlagSet) {
 	fs.StringVar(&t.File, "job-trace", "", "replay this job trace instead of generated jobs (one job a line: submit_s n_tasks mean_task_s d_1 … d_n): each job at its arrival, each task sleeping its duration, both divided by --time-scale; with --jobs set, only the first jobs. The whole file is checked before anything is submitted")
 	fs.Float64Var(&t.Scale, "time-scale", 1, "with --job-trace: divide every task duration and arrival gap by this factor")
 	fs.Float64Var(&t.Cutoff, "cutoff", jobtrace.CutoffYahoo, "with --job-trace: jobs whose mean task duration, in trace seconds before --time-scale, is at least this are long (Hawk/Eagle: 90.5811 for Yahoo, 1129.532 for Google)")
+	fs.StringVar(&t.JobsOut, "jobs-out", "", "with --job-trace: write every completed job's outcome to this CSV file (run,job,class,mean_task_s,arrival_s,response_s; job is its ordinal in the trace, from 0, as in sparrow sim --jobs-out), to compare runs job by job")
 	fs.BoolVar(&t.Estimates, "send-estimates", false, "with --job-trace: send each job's mean task duration, divided by --time-scale, as its estimate (taskSeconds), for schedulers run with --short-jobs (give them --short-cutoff of --cutoff divided by --time-scale)")
 }
 
@@ -169,5 +172,26 @@ func (t TraceFlags) Load(jobs int, changed func(string) bool) (*Trace, error) {
 		return nil, fmt.Errorf("--job-trace: %w", err)
 	}
 	tr.Estimates = t.Estimates
+	tr.KeepJobs = t.JobsOut != ""
 	return tr, nil
+}
+
+// WriteJobsOut writes sum's per-job outcomes to the --jobs-out file, as
+// run "live"; without --jobs-out it does nothing.
+func (t TraceFlags) WriteJobsOut(sum Summary) error {
+	if t.JobsOut == "" {
+		return nil
+	}
+	f, err := os.Create(t.JobsOut)
+	if err != nil {
+		return fmt.Errorf("--jobs-out: %w", err)
+	}
+	if err := jobtrace.WriteJobs(f, "live", sum.Jobs, true); err != nil {
+		f.Close()
+		return fmt.Errorf("--jobs-out %s: %w", t.JobsOut, err)
+	}
+	if err := f.Close(); err != nil {
+		return fmt.Errorf("--jobs-out: %w", err)
+	}
+	return nil
 }

@@ -12,6 +12,7 @@ import (
 
 	"github.com/sparrowfleet/sparrow/client"
 	"github.com/sparrowfleet/sparrow/core/placement"
+	"github.com/sparrowfleet/sparrow/internal/jobtrace"
 )
 
 func TestParseConstraint(t *testing.T) {
@@ -147,6 +148,7 @@ func TestDriveTraceFlags(t *testing.T) {
 		jobs    int     // trace jobs loaded (-1: no trace)
 		errWant string  // substring of the error
 		scale   float64 // of the loaded trace
+		keep    bool    // the trace keeps every job's outcome
 	}{
 		{name: "no trace", args: nil, jobs: -1},
 		{name: "a trace", args: []string{"--job-trace", good, "--time-scale", "10"}, jobs: 2, scale: 10},
@@ -155,6 +157,8 @@ func TestDriveTraceFlags(t *testing.T) {
 		{name: "missing file", args: []string{"--job-trace", filepath.Join(dir, "none.tr")}, errWant: "none.tr"},
 		{name: "a workload flag with a trace", args: []string{"--job-trace", good, "--rate", "5"}, errWant: "--rate does not apply"},
 		{name: "a trace flag without a trace", args: []string{"--cutoff", "5"}, errWant: "--cutoff needs --job-trace"},
+		{name: "per-job output without a trace", args: []string{"--jobs-out", filepath.Join(dir, "jobs.csv")}, errWant: "--jobs-out needs --job-trace"},
+		{name: "per-job output", args: []string{"--job-trace", good, "--jobs-out", filepath.Join(dir, "jobs.csv")}, jobs: 2, scale: 1, keep: true},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			var f TraceFlags
@@ -181,10 +185,37 @@ func TestDriveTraceFlags(t *testing.T) {
 				}
 				return
 			}
-			if tr == nil || len(tr.Jobs) != tc.jobs || tr.Scale != tc.scale || tr.Cutoff != 90.5811 {
-				t.Fatalf("trace %+v, want %d jobs at scale %v with the Yahoo cutoff", tr, tc.jobs, tc.scale)
+			if tr == nil || len(tr.Jobs) != tc.jobs || tr.Scale != tc.scale || tr.Cutoff != 90.5811 || tr.KeepJobs != tc.keep {
+				t.Fatalf("trace %+v, want %d jobs at scale %v with the Yahoo cutoff, keeping outcomes %v", tr, tc.jobs, tc.scale, tc.keep)
 			}
 		})
+	}
+}
+
+// --jobs-out writes the summary's job outcomes as CSV; without it
+// nothing is written.
+func TestWriteJobsOut(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "jobs.csv")
+	sum := Summary{Jobs: []jobtrace.JobOutcome{
+		{Job: 0, Class: jobtrace.Short, MeanTask: 2, Arrival: 0, Response: 0.5},
+		{Job: 1, Class: jobtrace.Long, MeanTask: 200, Arrival: 0.25, Response: 7},
+	}}
+	if err := (TraceFlags{}).WriteJobsOut(sum); err != nil {
+		t.Fatalf("without --jobs-out: %v", err)
+	}
+	if err := (TraceFlags{JobsOut: path}).WriteJobsOut(sum); err != nil {
+		t.Fatal(err)
+	}
+	got, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := "run,job,class,mean_task_s,arrival_s,response_s\nlive,0,short,2,0,0.5\nlive,1,long,200,0.25,7\n"
+	if string(got) != want {
+		t.Errorf("--jobs-out wrote\n%s\nwant\n%s", got, want)
+	}
+	if err := (TraceFlags{JobsOut: filepath.Join(path, "x.csv")}).WriteJobsOut(sum); err == nil || !strings.Contains(err.Error(), "--jobs-out") {
+		t.Errorf("unwritable --jobs-out: error %v, want one naming the flag", err)
 	}
 }
 

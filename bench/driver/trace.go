@@ -26,7 +26,9 @@ type Trace struct {
 	// estimate (client.Job.TaskDuration), for schedulers run with the
 	// long-task-aware policy.
 	Estimates bool
-	Jobs      []TraceJob
+	// KeepJobs keeps every job's outcome in Summary.Jobs.
+	KeepJobs bool
+	Jobs     []TraceJob
 	// Tasks is the tasks of all Jobs; WorkS their scaled task-seconds.
 	Tasks int
 	WorkS float64

@@ -120,6 +120,7 @@ func TestRunTrace(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	tr.KeepJobs = true
 	cfg := baseConfig(f, "127.0.4.9")
 	cfg.Trace, cfg.Slots = tr, 4
 	cfg.Jobs, cfg.Tasks, cfg.TaskDuration = 0, 0, 0 // the trace says
@@ -152,6 +153,26 @@ func TestRunTrace(t *testing.T) {
 	}
 	if s.Trace.Jobs != 5 || s.Trace.Tasks != 9 || s.Trace.TimeScale != 100 || s.Trace.Load <= 0 {
 		t.Errorf("trace info %+v", s.Trace)
+	}
+	// Every job's outcome, in the trace's order, agreeing with the
+	// summary by class.
+	wantClass := []jobtrace.Class{jobtrace.Short, jobtrace.Long, jobtrace.Short, jobtrace.Long, jobtrace.Short}
+	longest := []float64{0.02, 0.2, 0.02, 0.3, 0.01}
+	if len(s.Jobs) != len(wantClass) {
+		t.Fatalf("%d job outcomes, want %d: %+v", len(s.Jobs), len(wantClass), s.Jobs)
+	}
+	var sum [2]float64
+	for i, j := range s.Jobs {
+		if j.Job != i || j.Class != wantClass[i] || j.Response < longest[i] || j.Arrival != float64(i)*0.005 {
+			t.Errorf("job outcome %d: %+v; want job %d, %v, arrival %v s, response at least %v s", i, j, i, wantClass[i], float64(i)*0.005, longest[i])
+		}
+		sum[j.Class] += j.Response
+	}
+	if d := sum[jobtrace.Short]/3 - r.Short.Mean; d > 1e-9 || d < -1e-9 {
+		t.Errorf("short jobs' outcomes average %v, summary %v", sum[jobtrace.Short]/3, r.Short.Mean)
+	}
+	if d := sum[jobtrace.Long]/2 - r.Long.Mean; d > 1e-9 || d < -1e-9 {
+		t.Errorf("long jobs' outcomes average %v, summary %v", sum[jobtrace.Long]/2, r.Long.Mean)
 	}
 	b, err := json.Marshal(s)
 	if err != nil {

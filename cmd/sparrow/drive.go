@@ -111,6 +111,9 @@ job completed.`,
 			if err := driver.WriteSummary(cmd.OutOrStdout(), sum, asJSON); err != nil {
 				return err
 			}
+			if err := trace.WriteJobsOut(sum); err != nil {
+				return err
+			}
 			if !sum.OK {
 				return fmt.Errorf("drive: %s", sum.Error)
 			}

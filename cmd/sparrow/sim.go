@@ -43,6 +43,9 @@ of the measured jobs. See docs/SIMULATION.md.`,
 				jt.Spec, jt.JSON, jt.Plot = spec, out.JSON, out.Plot
 				return jt.Run(cmd.OutOrStdout(), cmd.ErrOrStderr())
 			}
+			if err := replay.CheckUnused(cmd.Flags().Changed); err != nil {
+				return err
+			}
 			return spec.RunAndWrite(out, cmd.OutOrStdout(), cmd.ErrOrStderr())
 		},
 	}

@@ -90,9 +90,12 @@ type Result struct {
 }
 
 // Recorder collects a replay's outcomes. It keeps one number per job and
-// one per task. It is not safe for concurrent use.
+// one per task, and each job's outcome when KeepJobs was called. It is not
+// safe for concurrent use.
 type Recorder struct {
 	cutoff   float64
+	keepJobs bool
+	jobs     []JobOutcome
 	resp     [2][]float64
 	delay    [2][]float64
 	busy     float64
@@ -120,12 +123,26 @@ func (r *Recorder) Task(meanTask, arrival, start, dur float64) {
 	r.span(arrival, start+dur)
 }
 
-// Job records a job of mean task duration meanTask that arrived at arrival
-// and whose last task ended at end (seconds).
-func (r *Recorder) Job(meanTask, arrival, end float64) {
+// Job records job number job of the trace (its ordinal, from 0), of mean
+// task duration meanTask, that arrived at arrival and whose last task
+// ended at end (seconds).
+func (r *Recorder) Job(job int, meanTask, arrival, end float64) {
 	c := r.Class(meanTask)
 	r.resp[c] = append(r.resp[c], end-arrival)
 	r.span(arrival, end)
+	if r.keepJobs {
+		r.jobs = append(r.jobs, JobOutcome{Job: job, Class: c, MeanTask: meanTask, Arrival: arrival, Response: end - arrival})
+	}
+}
+
+// KeepJobs makes the Recorder keep every job's outcome, for Jobs.
+func (r *Recorder) KeepJobs() { r.keepJobs = true }
+
+// Jobs returns the outcomes recorded since KeepJobs, in the trace's
+// order. The slice belongs to the Recorder.
+func (r *Recorder) Jobs() []JobOutcome {
+	slices.SortFunc(r.jobs, func(a, b JobOutcome) int { return a.Job - b.Job })
+	return r.jobs
 }
 
 func (r *Recorder) span(from, to float64) {

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"math"
+	"slices"
 	"strings"
 	"testing"
 )
@@ -32,10 +33,10 @@ func TestRecorderResult(t *testing.T) {
 	for i := 1; i <= 10; i++ {
 		a := float64(10 * i)
 		r.Task(5, a, a+0.5, float64(i)-0.5)
-		r.Job(5, a, a+float64(i))
+		r.Job(i-1, 5, a, a+float64(i))
 	}
 	r.Task(200, 0, 0, 500)
-	r.Job(200, 0, 500)
+	r.Job(10, 200, 0, 500)
 	res := r.Result(2)
 	want := Summary{N: 10, Mean: 5.5, P50: 5, P90: 9, P99: 10}
 	if res.Short != want {
@@ -108,7 +109,7 @@ func TestCDF(t *testing.T) {
 func TestCDFChartDraws(t *testing.T) {
 	r := NewRecorder(10)
 	for i := 1; i <= 50; i++ {
-		r.Job(1, 0, float64(i))
+		r.Job(i-1, 1, 0, float64(i))
 	}
 	ch := CDFChart("t", "s", Short, []CDFRun{{"a", r}})
 	var buf bytes.Buffer
@@ -117,5 +118,46 @@ func TestCDFChartDraws(t *testing.T) {
 	}
 	if !bytes.Contains(buf.Bytes(), []byte("<svg")) {
 		t.Fatal("no svg")
+	}
+}
+
+// Per-job outcomes are kept only when asked for, come back in the
+// trace's order whatever order the jobs ended in, and write as CSV.
+func TestRecorderJobs(t *testing.T) {
+	r := NewRecorder(10)
+	r.Job(0, 1, 0, 1)
+	if r.Jobs() != nil {
+		t.Fatalf("outcomes kept without KeepJobs: %+v", r.Jobs())
+	}
+	r = NewRecorder(10)
+	r.KeepJobs()
+	r.Job(2, 20, 0.5, 4)
+	r.Job(0, 1, 0, 0.25)
+	r.Job(1, 3, 0.25, 2)
+	want := []JobOutcome{
+		{Job: 0, Class: Short, MeanTask: 1, Arrival: 0, Response: 0.25},
+		{Job: 1, Class: Short, MeanTask: 3, Arrival: 0.25, Response: 1.75},
+		{Job: 2, Class: Long, MeanTask: 20, Arrival: 0.5, Response: 3.5},
+	}
+	if got := r.Jobs(); !slices.Equal(got, want) {
+		t.Fatalf("outcomes %+v, want %+v", got, want)
+	}
+	for _, tc := range []struct {
+		name   string
+		header bool
+		want   string
+	}{
+		{"with the header", true, "run,job,class,mean_task_s,arrival_s,response_s\nsim,0,short,1,0,0.25\nsim,1,short,3,0.25,1.75\nsim,2,long,20,0.5,3.5\n"},
+		{"rows only", false, "sim,0,short,1,0,0.25\nsim,1,short,3,0.25,1.75\nsim,2,long,20,0.5,3.5\n"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			var b strings.Builder
+			if err := WriteJobs(&b, "sim", r.Jobs(), tc.header); err != nil {
+				t.Fatal(err)
+			}
+			if b.String() != tc.want {
+				t.Errorf("CSV\n%s\nwant\n%s", b.String(), tc.want)
+			}
+		})
 	}
 }

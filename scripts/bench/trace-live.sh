@@ -2,7 +2,8 @@
 # Replays a slice of a job trace on a loopback fleet of separate processes
 # (one scheduler, NODES node monitors each with an executor), with plain
 # Sparrow or the long-task-aware policy, and prints sparrow drive's JSON
-# summary; the members' /metrics are saved in OUTDIR. Usage:
+# summary; each job's outcome (sparrow drive --jobs-out) and the members'
+# /metrics are saved in OUTDIR. Usage:
 #   scripts/bench/trace-live.sh sparrow|aware OUTDIR
 # Environment: BIN (sparrow binary), TRACE, JOBS, SCALE (--time-scale),
 # NODES, SLOTS (per node monitor), CUTOFF (trace seconds), NET (first two
@@ -59,7 +60,7 @@ for i in $(seq 1 "$NODES"); do
 done
 sleep 5 # gossip spreads the node monitors' app lists to the scheduler
 "$BIN" drive --schedulers $s:20503 --listen $NET.3.1:50201 --app sleep --job-trace "$TRACE" --jobs "$JOBS" --time-scale "$SCALE" \
-	--cutoff "$CUTOFF" --slots $((NODES * SLOTS)) --deadline 10m --timeout 2s --json "${drive_args[@]}" \
+	--cutoff "$CUTOFF" --slots $((NODES * SLOTS)) --deadline 10m --timeout 2s --json --jobs-out "$out/jobs.csv" "${drive_args[@]}" \
 	>"$out/drive.out" 2>"$out/drive.log"
 # The scheduler's and node monitors' counters, for the record.
 curl -sf "http://$s:8080/metrics" >"$out/scheduler.metrics" || true

@@ -46,6 +46,9 @@ type Options struct {
 	// its extension the long jobs'.
 	JSON bool
 	Plot string
+	// JobsOut, if set, receives every run's per-job outcomes as CSV
+	// (jobtrace.WriteJobs), each run named as in the plots.
+	JobsOut string
 }
 
 // point is one replay to run, and its outcome.
@@ -88,6 +91,22 @@ func open(path string) (*os.File, *jobtrace.Reader, error) {
 // jobs.
 var notForTraces = []string{"tasks", "jobs", "warmup", "dist", "pareto-alpha", "trace", "mean", "zero-wait", "long-frac", "long-mean", "cancel"}
 
+// traceOnly are the flags of AddFlags that mean something only with
+// --job-trace.
+var traceOnly = []string{"time-scale", "cutoff", "short-share", "starve-limit", "gossip-delay", "pull", "pull-after", "jobs-out"}
+
+// CheckUnused refuses the flags of AddFlags given (by changed) without
+// --job-trace: a simulation that silently dropped them would not be the
+// one asked for.
+func CheckUnused(changed func(string) bool) error {
+	for _, name := range traceOnly {
+		if changed(name) {
+			return fmt.Errorf("--%s needs --job-trace", name)
+		}
+	}
+	return nil
+}
+
 func (o *Options) given(flag string) bool { return o.Spec.Given != nil && o.Spec.Given(flag) }
 
 // Run replays the trace at every point, with a line per point on
@@ -104,6 +123,11 @@ func (o *Options) Run(out, progress io.Writer) error {
 	fmt.Fprintf(progress, "%d runs in %.1fs\n", len(pts), time.Since(start).Seconds())
 	if o.Plot != "" {
 		if err := o.writePlots(pts, len(loads) > 1); err != nil {
+			return err
+		}
+	}
+	if o.JobsOut != "" {
+		if err := o.writeJobs(pts, len(loads) > 1); err != nil {
 			return err
 		}
 	}
@@ -180,7 +204,11 @@ func (o *Options) points(progress io.Writer) (pts []*point, loads []float64, own
 			if err := cfg.Validate(); err != nil {
 				return nil, nil, 0, fmt.Errorf("%s: %w", p, err)
 			}
-			pts = append(pts, &point{cfg: cfg, load: l, traceLoad: own, rec: jobtrace.NewRecorder(o.Cutoff)})
+			rec := jobtrace.NewRecorder(o.Cutoff)
+			if o.JobsOut != "" {
+				rec.KeepJobs()
+			}
+			pts = append(pts, &point{cfg: cfg, load: l, traceLoad: own, rec: rec})
 		}
 	}
 	return pts, loads, own, nil
@@ -262,6 +290,24 @@ func runPoint(path string, p *point) error {
 	return err
 }
 
+// writeJobs writes every point's per-job outcomes to JobsOut.
+func (o *Options) writeJobs(pts []*point, multiLoad bool) error {
+	f, err := os.Create(o.JobsOut)
+	if err != nil {
+		return fmt.Errorf("--jobs-out: %w", err)
+	}
+	for i, p := range pts {
+		if err := jobtrace.WriteJobs(f, p.name(multiLoad), p.rec.Jobs(), i == 0); err != nil {
+			f.Close()
+			return fmt.Errorf("--jobs-out %s: %w", o.JobsOut, err)
+		}
+	}
+	if err := f.Close(); err != nil {
+		return fmt.Errorf("--jobs-out: %w", err)
+	}
+	return nil
+}
+
 // checkPlotPath checks --plot's name and that of its long-job sibling.
 func checkPlotPath(path string) error {
 	ext := strings.ToLower(filepath.Ext(path))
@@ -304,5 +350,6 @@ func (o *Options) AddFlags(fs *pflag.FlagSet) {
 	fs.IntVar(&o.StarveLimit, "starve-limit", shortjobs.DefaultStarveLimit, "with --job-trace, policy aware: most times a queued reservation may be passed over by younger ones, per slot (a node's bound is this times --slots)")
 	fs.Float64Var(&o.GossipDelay, "gossip-delay", 1000, "with --job-trace, policy aware: ms for a node's long-work advert, or a scheduler's backlog advert, to reach the others")
 	fs.BoolVar(&o.Pull, "pull", false, "with --job-trace, policy aware: slots freed anywhere pull waiting short tasks from their scheduler's backlog (the daemons: --short-pull; see docs/experiments/traces.md)")
+	fs.StringVar(&o.JobsOut, "jobs-out", "", "with --job-trace: write every run's per-job outcomes to this CSV file (run,job,class,mean_task_s,arrival_s,response_s; run is the policy, with @load when several loads are given; job is the job's ordinal in the trace, from 0, as in sparrow drive --jobs-out)")
 	fs.Float64Var(&o.PullAfter, "pull-after", 1000, "with --job-trace and --pull: ms a short job waits with tasks unlaunched before its scheduler advertises a backlog; also the retry delay of a pull that got no task")
 }

@@ -2,10 +2,14 @@ package replay
 
 import (
 	"bytes"
+	"encoding/csv"
 	"encoding/json"
+	"maps"
+	"math"
 	"os"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -135,5 +139,100 @@ func TestTimeScaleKeepsTheLoad(t *testing.T) {
 	}
 	if loads[1] <= 0 || loads[1] != loads[10] {
 		t.Fatalf("trace load %v at scale 1, %v at scale 10: want the same, > 0", loads[1], loads[10])
+	}
+}
+
+// --jobs-out writes one row per job and run, in the trace's order, whose
+// responses average to the summary's means.
+func TestSimJobsOut(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "jobs.csv")
+	out, errOut, err := run(options(googSlice, func(o *Options) {
+		o.Spec.Nodes, o.Cutoff, o.Spec.Policies, o.JSON, o.JobsOut = 300, 1129.532, "sparrow,aware", true, path
+	}))
+	if err != nil {
+		t.Fatalf("%v\n%s", err, errOut)
+	}
+	f, err := os.Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	rows, err := csv.NewReader(f).ReadAll()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(rows) < 2 || !slices.Equal(rows[0], []string{"run", "job", "class", "mean_task_s", "arrival_s", "response_s"}) {
+		t.Fatalf("CSV header %v", rows[:min(len(rows), 1)])
+	}
+	type acc struct {
+		n    [2]int
+		sum  [2]float64
+		next int
+	}
+	runs := map[string]*acc{}
+	for _, r := range rows[1:] {
+		a := runs[r[0]]
+		if a == nil {
+			a = &acc{}
+			runs[r[0]] = a
+		}
+		job, err1 := strconv.Atoi(r[1])
+		resp, err2 := strconv.ParseFloat(r[5], 64)
+		if err1 != nil || err2 != nil || job != a.next || (r[2] != "short" && r[2] != "long") {
+			t.Fatalf("row %v: want job %d of run %s, a class and a response", r, a.next, r[0])
+		}
+		a.next++
+		c := 0
+		if r[2] == "long" {
+			c = 1
+		}
+		a.n[c]++
+		a.sum[c] += resp
+	}
+	for _, l := range strings.Split(strings.TrimSpace(out), "\n") {
+		var row struct {
+			Policy      string
+			Short, Long struct {
+				N    int
+				Mean float64
+			}
+		}
+		if err := json.Unmarshal([]byte(l), &row); err != nil {
+			t.Fatal(err)
+		}
+		a := runs[row.Policy]
+		if a == nil {
+			t.Fatalf("no rows for run %q in %v", row.Policy, slices.Collect(maps.Keys(runs)))
+		}
+		for c, s := range []struct {
+			N    int
+			Mean float64
+		}{row.Short, row.Long} {
+			if a.n[c] != s.N || math.Abs(a.sum[c]/float64(max(a.n[c], 1))-s.Mean) > 1e-6 {
+				t.Errorf("%s class %d: %d rows averaging %v, summary %d averaging %v", row.Policy, c, a.n[c], a.sum[c]/float64(max(a.n[c], 1)), s.N, s.Mean)
+			}
+		}
+	}
+	if len(runs) != 2 {
+		t.Errorf("runs %v, want sparrow and aware", slices.Collect(maps.Keys(runs)))
+	}
+}
+
+// The replay's flags other than --job-trace are refused without it, and
+// the list that says so names every one of them.
+func TestCheckUnused(t *testing.T) {
+	fs := pflag.NewFlagSet("sim", pflag.ContinueOnError)
+	(&Options{}).AddFlags(fs)
+	fs.VisitAll(func(f *pflag.Flag) {
+		if f.Name == "job-trace" {
+			return
+		}
+		err := CheckUnused(func(name string) bool { return name == f.Name })
+		if err == nil || !strings.Contains(err.Error(), "--"+f.Name+" needs --job-trace") {
+			t.Errorf("--%s without --job-trace: error %v", f.Name, err)
+		}
+	})
+	if err := CheckUnused(func(string) bool { return false }); err != nil {
+		t.Errorf("no flag given: %v", err)
 	}
 }
