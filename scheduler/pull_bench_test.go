@@ -51,6 +51,7 @@ func addPullBenchRequest(s *Scheduler, id string, i, tasks int, c shortjobs.Clas
 	}
 	s.mu.Lock()
 	s.book.add(r)
+	s.pullSubmittedLocked(r)
 	s.mu.Unlock()
 	return r
 }
