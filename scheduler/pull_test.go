@@ -3,11 +3,15 @@ package scheduler
 import (
 	"context"
 	"fmt"
+	"maps"
+	"math/rand/v2"
+	"slices"
 	"sync"
 	"testing"
 	"testing/synctest"
 	"time"
 
+	"github.com/sparrowfleet/sparrow/core/placement"
 	"github.com/sparrowfleet/sparrow/core/shortjobs"
 	"github.com/sparrowfleet/sparrow/internal/rpc"
 	"github.com/sparrowfleet/sparrow/thrift/gen-go/sparrowrpc"
@@ -230,5 +234,555 @@ func TestPullRacesReservationForLastTask(t *testing.T) {
 				}
 			})
 		})
+	}
+}
+
+// pullJob is a job a pull test submits, with tasks of sec seconds.
+type pullJob struct {
+	id    string
+	sec   float64
+	rack  string // if set, the job constraint rack = rack
+	tasks []*sparrowrpc.TTaskSpec
+}
+
+func (j pullJob) request() *sparrowrpc.TSchedulingRequest {
+	r := withSeconds(job(j.id, 0, j.tasks...), j.sec)
+	if j.rack != "" {
+		r.Constraints = []*sparrowrpc.TConstraint{{Key: placement.RackAttr, Op: placement.OpEq, Values: []string{j.rack}}}
+	}
+	return r
+}
+
+func freeTask(id string) *sparrowrpc.TTaskSpec { return &sparrowrpc.TTaskSpec{TaskId: id} }
+
+func onRacks(id string, racks ...string) *sparrowrpc.TTaskSpec {
+	return &sparrowrpc.TTaskSpec{TaskId: id, Preference: &sparrowrpc.TPlacementPreference{Racks: racks}}
+}
+
+// Jobs with constraints or placement preferences join the backlog, and a
+// pull gets only a task its node may run, as a reservation there would:
+// on a node satisfying the job's constraints, a task whose preferences
+// allow the node or one without preferences. A pull that finds none for
+// its node gets nothing and leaves the jobs backlogged for other nodes;
+// a node passes over the least-work job it may not run for the next.
+// Nodes nm0 and nm2 are in rack r0, nm1 and nm3 in r1.
+func TestPullConstrained(t *testing.T) {
+	type step struct {
+		wait time.Duration // fake time to let pass, then Relax, first
+		node int           // the pulling node
+		want string        // "job/task" handed out, or "" for nothing
+	}
+	tests := []struct {
+		name  string
+		jobs  []pullJob
+		steps []step
+		final float64 // the advert once the steps are done
+	}{
+		{"a job constraint admits only the nodes that satisfy it",
+			[]pullJob{{id: "j", sec: 1, rack: "r0", tasks: freeTasks(2)}},
+			[]step{{node: 1}, {node: 3}, {node: 0, want: "j/t0"}, {node: 2, want: "j/t1"}}, 0},
+		{"a task preferring a node goes only to it",
+			[]pullJob{{id: "j", sec: 1, tasks: []*sparrowrpc.TTaskSpec{onNodes("a", "nm2")}}},
+			[]step{{node: 0}, {node: 1}, {node: 3}, {node: 2, want: "j/a"}}, 0},
+		{"a task preferring a rack goes only to its nodes",
+			[]pullJob{{id: "j", sec: 1, tasks: []*sparrowrpc.TTaskSpec{onRacks("a", "r1")}}},
+			[]step{{node: 0}, {node: 2}, {node: 3, want: "j/a"}}, 0},
+		{"a mixed job gives its free task anywhere and its preferred task only where preferred",
+			[]pullJob{{id: "j", sec: 1, tasks: []*sparrowrpc.TTaskSpec{onNodes("a", "nm2"), freeTask("b")}}},
+			[]step{{node: 1, want: "j/b"}, {node: 1}, {node: 0}, {node: 2, want: "j/a"}}, 0},
+		{"a preferred node takes the preferred task first",
+			[]pullJob{{id: "j", sec: 1, tasks: []*sparrowrpc.TTaskSpec{freeTask("b"), onNodes("a", "nm2")}}},
+			[]step{{node: 2, want: "j/a"}, {node: 2, want: "j/b"}}, 0},
+		{"a node passes over the least-work job it may not run, which stays backlogged",
+			[]pullJob{
+				{id: "small", sec: 1, tasks: []*sparrowrpc.TTaskSpec{onNodes("a", "nm2")}},
+				{id: "big", sec: 1, tasks: freeTasks(3)},
+			},
+			[]step{{node: 1, want: "big/t0"}, {node: 3, want: "big/t1"}, {node: 2, want: "small/a"}, {node: 2, want: "big/t2"}}, 0},
+		{"a constrained job with less work goes first where it may run",
+			[]pullJob{
+				{id: "small", sec: 1, rack: "r1", tasks: freeTasks(1)},
+				{id: "big", sec: 1, tasks: freeTasks(2)},
+			},
+			[]step{{node: 3, want: "small/t0"}, {node: 3, want: "big/t0"}}, 1},
+		{"a relaxable preference holds as a strict one until it widens",
+			[]pullJob{{id: "j", sec: 1, tasks: []*sparrowrpc.TTaskSpec{relaxing("a", time.Minute, "nm2")}}},
+			[]step{{node: 0}, {node: 1}, {node: 2, want: "j/a"}}, 0},
+		{"a relaxable preference widened to the cluster admits any node, as its reservations do",
+			[]pullJob{{id: "j", sec: 1, tasks: []*sparrowrpc.TTaskSpec{relaxing("a", time.Second, "nm2"), relaxing("b", time.Minute, "nm2")}}},
+			[]step{{node: 0}, {wait: 2 * time.Second, node: 0, want: "j/a"}, {node: 0}, {node: 2, want: "j/b"}}, 0},
+		{"a long job never answers a pull, whatever it allows",
+			[]pullJob{{id: "long", sec: 100, tasks: freeTasks(2)}, {id: "j", sec: 1, tasks: []*sparrowrpc.TTaskSpec{onNodes("a", "nm2")}}},
+			[]step{{node: 0}, {node: 2, want: "j/a"}, {node: 2}}, 0},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			synctest.Test(t, func(t *testing.T) {
+				c := pullCluster(t, 4, 3)
+				for _, j := range tt.jobs {
+					if err := c.s.SubmitJob(context.Background(), j.request()); err != nil {
+						t.Fatalf("submit %s: %v", j.id, err)
+					}
+				}
+				time.Sleep(time.Second)
+				advert, _ := c.s.PullSweep(time.Now())
+				if advert == 0 {
+					t.Fatal("nothing backlogged")
+				}
+				pulled := 0
+				for i, st := range tt.steps {
+					if st.wait > 0 {
+						time.Sleep(st.wait)
+						c.s.Relax(time.Now())
+					}
+					got := c.pull(t, c.nms[st.node])
+					desc := ""
+					if len(got) == 1 {
+						desc = got[0].GetRequestId() + "/" + got[0].TaskId
+						pulled++
+					}
+					if desc != st.want {
+						t.Fatalf("step %d: nm%d pulled %q, want %q", i, st.node, desc, st.want)
+					}
+					w, _ := c.s.PullSweep(time.Now())
+					if desc == "" && w != advert {
+						t.Fatalf("step %d: advert %v after an empty pull, was %v: the backlog changed", i, w, advert)
+					}
+					advert = w
+				}
+				if advert != tt.final {
+					t.Fatalf("advert %v after the steps, want %v", advert, tt.final)
+				}
+				if st := c.s.Stats(); st.PullsAnswered != uint64(len(tt.steps)) || st.PulledTasks != uint64(pulled) {
+					t.Fatalf("stats %+v: want %d pulls answered, %d with a task", st, len(tt.steps), pulled)
+				}
+			})
+		})
+	}
+}
+
+// A pull from a node that holds a reservation of the job it is answered
+// with leaves that reservation standing: the node's getTask for the job
+// still gets a task, without a sticky fetch.
+func TestPullLeavesTheNodesReservation(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		c := pullCluster(t, 4)
+		if err := c.s.SubmitJob(context.Background(), withSeconds(job("j", 1, freeTasks(2)...), 1)); err != nil {
+			t.Fatal(err)
+		}
+		c.waitAccepted(t, "j", 2)
+		holder := c.holders("j")[0]
+		time.Sleep(time.Second)
+		c.s.PullSweep(time.Now())
+		if got := c.pull(t, holder); len(got) != 1 || got[0].TaskId != "t0" {
+			t.Fatalf("pull got %v, want t0", got)
+		}
+		if got := c.getTask(t, "j", holder); len(got) != 1 || got[0].TaskId != "t1" {
+			t.Fatalf("getTask after the pull got %v, want t1", got)
+		}
+		if st := c.s.Stats(); st.StickyFetches != 0 || st.TasksLaunched != 2 {
+			t.Fatalf("stats %+v: want both tasks launched, none by a sticky fetch", st)
+		}
+	})
+}
+
+// A pull and a reservation's getTask racing for a job's last constrained
+// task hand it out once, whichever order they run in; a pull from a node
+// the task does not allow gets nothing either way.
+func TestPullRacesReservationForLastConstrainedTask(t *testing.T) {
+	for round := range 8 {
+		t.Run(fmt.Sprint(round), func(t *testing.T) {
+			synctest.Test(t, func(t *testing.T) {
+				c := pullCluster(t, 4)
+				j := withSeconds(job("j", 2, onNodes("a", "nm0", "nm1", "nm2")), 1)
+				if err := c.s.SubmitJob(context.Background(), j); err != nil {
+					t.Fatal(err)
+				}
+				c.waitAccepted(t, "j", 2)
+				holder := c.holders("j")[0]
+				var puller *fakeNM
+				for _, nm := range c.nms[:3] {
+					if nm.acceptedFor("j") == 0 {
+						puller = nm
+					}
+				}
+				if puller == nil {
+					t.Fatal("every preferred node holds a reservation")
+				}
+				time.Sleep(time.Second)
+				if w, _ := c.s.PullSweep(time.Now()); w != 1 {
+					t.Fatalf("advert %v, want 1", w)
+				}
+				if got := c.pull(t, c.nms[3]); len(got) != 0 {
+					t.Fatalf("nm3, which the task does not allow, pulled %v", got)
+				}
+				var wg sync.WaitGroup
+				var byRes, byPull []*sparrowrpc.TTaskLaunchSpec
+				first, second := func() { byRes = c.getTask(t, "j", holder) }, func() { byPull = c.pull(t, puller) }
+				if round%2 == 1 {
+					first, second = second, first
+				}
+				wg.Go(first)
+				wg.Go(second)
+				wg.Wait()
+				if len(byRes)+len(byPull) != 1 {
+					t.Fatalf("reservation got %v, pull got %v: want the one task handed out once", byRes, byPull)
+				}
+				if st := c.s.Stats(); st.TasksLaunched != 1 || st.ActiveRequests != 0 {
+					t.Fatalf("stats %+v", st)
+				}
+				if w, changed := c.s.PullSweep(time.Now()); w != 0 || !changed {
+					t.Fatalf("advert %v changed %v after the last task, want 0 changed", w, changed)
+				}
+			})
+		})
+	}
+}
+
+// TestPullMatchesAScan drives a scheduler answering pulls with random
+// submissions (short and long, of two apps, with job constraints, node
+// and rack preferences, strict and relaxable), getTask calls, pulls,
+// sweeps and waits, and checks it against an oracle that keeps the jobs
+// in a plain list and scans it:
+//   - after each sweep, the backlog holds exactly the short jobs with
+//     unlaunched tasks submitted PullAfter or more before the sweep, each
+//     with its remaining work, and the advert is the least of them
+//     (rounded);
+//   - each pull gets the task Assign gives a reservation on its node of
+//     the backlogged job with the least remaining work that has a task
+//     the node may run (the node hosts the job's app and satisfies its
+//     constraint, and a task's preferences allow it), or nothing if no
+//     backlogged job has one;
+//   - no task is handed out twice, and none to a node it does not allow.
+//
+// Nodes 3 and 4 host otherApp too; node i is nm<i>, in rack r<i%2>.
+func TestPullMatchesAScan(t *testing.T) {
+	type task struct {
+		id       string
+		nodes    []string
+		racks    []string
+		launched bool
+	}
+	type oJob struct {
+		id, app string
+		est     float64
+		short   bool
+		rack    string
+		at      time.Time
+		tasks   []*task
+	}
+	const nodes = 6
+	hosts := func(app string, i int) bool { return app == "spark" || i == 3 || i == 4 }
+	rackOf := func(i int) string { return fmt.Sprintf("r%d", i%2) }
+	allows := func(tk *task, i int) bool {
+		if len(tk.nodes) == 0 && len(tk.racks) == 0 {
+			return true
+		}
+		return slices.Contains(tk.nodes, fmt.Sprintf("nm%d", i)) || slices.Contains(tk.racks, rackOf(i))
+	}
+	unlaunched := func(j *oJob) int {
+		n := 0
+		for _, tk := range j.tasks {
+			if !tk.launched {
+				n++
+			}
+		}
+		return n
+	}
+	// next is the task Assign gives a reservation on node i: the first
+	// unlaunched task with preferences allowing i, else the first
+	// unlaunched task without any.
+	next := func(j *oJob, i int) *task {
+		if !hosts(j.app, i) || (j.rack != "" && rackOf(i) != j.rack) {
+			return nil
+		}
+		for _, tk := range j.tasks {
+			if !tk.launched && (len(tk.nodes) > 0 || len(tk.racks) > 0) && allows(tk, i) {
+				return tk
+			}
+		}
+		for _, tk := range j.tasks {
+			if !tk.launched && len(tk.nodes) == 0 && len(tk.racks) == 0 {
+				return tk
+			}
+		}
+		return nil
+	}
+	for seed := range uint64(16) {
+		t.Run(fmt.Sprint(seed), func(t *testing.T) {
+			synctest.Test(t, func(t *testing.T) {
+				rng := rand.New(rand.NewPCG(seed, 3))
+				c := pullCluster(t, nodes, 3, 4)
+				ctx := context.Background()
+				var jobs []*oJob
+				byID := map[string]*oJob{}
+				var swept time.Time // the last sweep
+				inBacklog := func(j *oJob) bool {
+					return j.short && !swept.IsZero() && !swept.Before(j.at.Add(time.Second)) && unlaunched(j) > 0
+				}
+				handed := func(j *oJob, spec *sparrowrpc.TTaskLaunchSpec, i int, how string) {
+					for _, tk := range j.tasks {
+						if tk.id == spec.TaskId {
+							if tk.launched {
+								t.Fatalf("%s: task %s/%s handed out twice", how, j.id, tk.id)
+							}
+							if !allows(tk, i) || !hosts(j.app, i) || (j.rack != "" && rackOf(i) != j.rack) {
+								t.Fatalf("%s: task %s/%s handed to nm%d, which it does not allow", how, j.id, tk.id, i)
+							}
+							tk.launched = true
+							return
+						}
+					}
+					t.Fatalf("%s: unknown task %s of %s", how, spec.TaskId, j.id)
+				}
+				for op := range 150 {
+					switch k := rng.IntN(20); {
+					case k < 6: // submit
+						n := len(jobs)
+						j := &oJob{id: fmt.Sprintf("j%d", n), app: "spark", short: rng.IntN(10) < 7, at: time.Now()}
+						if rng.IntN(10) < 3 {
+							j.app = otherApp
+						}
+						j.est = 1 + float64(n)/1000
+						if !j.short {
+							j.est += 100
+						}
+						var eligible []int
+						if rng.IntN(4) == 0 {
+							j.rack = rackOf(rng.IntN(2))
+						}
+						for i := range nodes {
+							if hosts(j.app, i) && (j.rack == "" || rackOf(i) == j.rack) {
+								eligible = append(eligible, i)
+							}
+						}
+						req := withSeconds(job(j.id, 0), j.est)
+						req.App = j.app
+						if j.rack != "" {
+							req.Constraints = []*sparrowrpc.TConstraint{{Key: placement.RackAttr, Op: placement.OpEq, Values: []string{j.rack}}}
+						}
+						for ti := range 1 + rng.IntN(4) {
+							tk := &task{id: fmt.Sprintf("t%d", ti)}
+							spec := &sparrowrpc.TTaskSpec{TaskId: tk.id}
+							switch rng.IntN(6) {
+							case 0:
+								tk.nodes = []string{fmt.Sprintf("nm%d", eligible[rng.IntN(len(eligible))])}
+							case 1:
+								tk.nodes = []string{fmt.Sprintf("nm%d", eligible[rng.IntN(len(eligible))]), fmt.Sprintf("nm%d", eligible[rng.IntN(len(eligible))])}
+							case 2:
+								tk.racks = []string{rackOf(eligible[rng.IntN(len(eligible))])}
+							}
+							if len(tk.nodes)+len(tk.racks) > 0 {
+								spec.Preference = &sparrowrpc.TPlacementPreference{Nodes: tk.nodes, Racks: tk.racks}
+								if rng.IntN(2) == 0 {
+									spec.Preference.DelayThreshold = int32(time.Hour / time.Millisecond) // relaxable, never due here
+								}
+							}
+							req.Tasks = append(req.Tasks, spec)
+							j.tasks = append(j.tasks, tk)
+						}
+						if err := c.s.SubmitJob(ctx, req); err != nil {
+							t.Fatalf("op %d: submit %s: %v", op, j.id, err)
+						}
+						jobs = append(jobs, j)
+						byID[j.id] = j
+					case k < 9: // wait
+						time.Sleep(time.Duration(50+rng.IntN(700)) * time.Millisecond)
+					case k < 12: // a getTask from a node that may hold a reservation of the job
+						var live []*oJob
+						for _, j := range jobs {
+							if unlaunched(j) > 0 {
+								live = append(live, j)
+							}
+						}
+						if len(live) == 0 {
+							continue
+						}
+						j := live[rng.IntN(len(live))]
+						i := rng.IntN(nodes)
+						if !hosts(j.app, i) || (j.rack != "" && rackOf(i) != j.rack) {
+							continue // no reservation of j goes there
+						}
+						want := next(j, i)
+						got := c.getTask(t, j.id, c.nms[i])
+						if len(got) == 1 {
+							if want == nil || got[0].TaskId != want.id {
+								t.Fatalf("op %d: getTask(%s) from nm%d got %s, want %v", op, j.id, i, got[0].TaskId, want)
+							}
+							handed(j, got[0], i, "getTask")
+						}
+					case k < 16: // a pull
+						i := rng.IntN(nodes)
+						var best *oJob
+						var bestTask *task
+						for _, j := range jobs {
+							if !inBacklog(j) {
+								continue
+							}
+							if tk := next(j, i); tk != nil && (best == nil || float64(unlaunched(j))*j.est < float64(unlaunched(best))*best.est) {
+								best, bestTask = j, tk
+							}
+						}
+						got := c.pull(t, c.nms[i])
+						if best == nil {
+							if len(got) != 0 {
+								t.Fatalf("op %d: nm%d pulled %s/%s, want nothing", op, i, got[0].GetRequestId(), got[0].TaskId)
+							}
+							continue
+						}
+						if len(got) != 1 || got[0].GetRequestId() != best.id || got[0].TaskId != bestTask.id {
+							desc := "nothing"
+							if len(got) == 1 {
+								desc = got[0].GetRequestId() + "/" + got[0].TaskId
+							}
+							t.Fatalf("op %d: nm%d pulled %s, want %s/%s", op, i, desc, best.id, bestTask.id)
+						}
+						handed(best, got[0], i, "pull")
+					default: // a sweep
+						swept = time.Now()
+						w, _ := c.s.PullSweep(swept)
+						want := map[string]float64{}
+						least, ok := 0.0, false
+						for _, j := range jobs {
+							if inBacklog(j) {
+								work := float64(unlaunched(j)) * j.est
+								want[j.id] = work
+								if !ok || work < least {
+									least, ok = work, true
+								}
+							}
+						}
+						if aw := shortjobs.AdvertWork(least, ok); w != aw {
+							t.Fatalf("op %d: advert %v, want %v", op, w, aw)
+						}
+						got := map[string]float64{}
+						c.s.mu.Lock()
+						for id, r := range c.s.pull.in {
+							if c.s.book.live(r) && r.Unlaunched() > 0 {
+								got[id] = pullWork(r)
+								if bl := c.s.pull.apps[r.app]; bl == nil || !bl.Has(id) {
+									t.Errorf("op %d: %s is backlogged but not in its app's backlog", op, id)
+								}
+							}
+						}
+						c.s.mu.Unlock()
+						if !maps.Equal(got, want) {
+							t.Fatalf("op %d: backlog %v, want %v", op, got, want)
+						}
+					}
+				}
+			})
+		})
+	}
+}
+
+// A backlogged job that ended with tasks unlaunched (given up) is dropped
+// lazily; if a job of another app reuses its id meanwhile, a pull from a
+// node of the first app still gets nothing of it.
+func TestPullIDReusedByAnotherApp(t *testing.T) {
+	nodeA := placement.Node{Addr: "127.0.0.1:30001", Host: "127.0.0.1", Name: "a0"}
+	nodeB := placement.Node{Addr: "127.0.0.1:30002", Host: "127.0.0.1", Name: "b0"}
+	view := &fakeView{byApp: map[string][]placement.Node{"a": {nodeA}, "b": {nodeB}}}
+	net := newMemNet(rpc.Config{})
+	s, err := newWith(Config{Address: schedAddr, Seed: 1, ReservationTimeout: -1, ShortJobs: pullCfg, PullAfter: time.Second}, view, net, net)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	t0 := time.Now()
+	install := func(app string, at time.Time) *request {
+		r := &request{
+			Request: placement.NewRequest("x", []placement.Task{{ID: "t0"}}), app: app, ratio: 1,
+			specs: freeTasks(1), user: &sparrowrpc.TUserGroupInfo{}, submitted: at,
+			short: shortJob{class: shortjobs.Short, est: 1, work: 1},
+		}
+		s.mu.Lock()
+		s.book.add(r)
+		s.pullSubmittedLocked(r)
+		s.mu.Unlock()
+		return r
+	}
+	first := install("a", t0)
+	if w, _ := s.PullSweep(t0.Add(time.Second)); w != 1 {
+		t.Fatalf("advert %v, want 1", w)
+	}
+	s.mu.Lock()
+	s.book.remove(first) // given up, tasks unlaunched
+	s.mu.Unlock()
+	install("b", t0.Add(time.Second))
+	if w, _ := s.PullSweep(t0.Add(2 * time.Second)); w != 1 {
+		t.Fatalf("advert %v, want 1", w)
+	}
+	if got := s.answerPull(nodeA.Addr, 0); len(got) != 0 {
+		t.Fatalf("a node of app a pulled %s of app %s", got[0].TaskId, got[0].GetAppId())
+	}
+	got := s.answerPull(nodeB.Addr, 0)
+	if len(got) != 1 || got[0].GetAppId() != "b" || got[0].GetRequestId() != "x" {
+		t.Fatalf("a node of app b pulled %v, want x's task", got)
+	}
+	if w, _ := s.PullSweep(t0.Add(3 * time.Second)); w != 0 {
+		t.Fatalf("advert %v after the last task, want 0", w)
+	}
+}
+
+// Jobs that end with tasks unlaunched (given up) while backlogged, behind
+// others, are dropped once the book has doubled since its last tidy, so
+// that they are not kept for the scheduler's life.
+func TestPullSweepTidiesEndedJobs(t *testing.T) {
+	view := &fakeView{byApp: map[string][]placement.Node{}}
+	net := newMemNet(rpc.Config{})
+	s, err := newWith(Config{Address: schedAddr, Seed: 1, ReservationTimeout: -1, ShortJobs: pullCfg, PullAfter: time.Second}, view, net, net)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	t0 := time.Now()
+	n := 0
+	install := func(k int, at time.Time) []*request {
+		var out []*request
+		for range k {
+			// Work grows with n: the jobs ended below are never at the
+			// front of the backlog, where a sweep would drop them anyway.
+			r := &request{
+				Request: placement.NewRequest(fmt.Sprint("r", n), []placement.Task{{ID: "t0"}}), app: app, ratio: 1, submitted: at,
+				short: shortJob{class: shortjobs.Short, est: 1 + float64(n)/1e4},
+			}
+			n++
+			s.mu.Lock()
+			s.book.add(r)
+			s.pullSubmittedLocked(r)
+			s.mu.Unlock()
+			out = append(out, r)
+		}
+		return out
+	}
+	held := func() int {
+		s.mu.Lock()
+		defer s.mu.Unlock()
+		return len(s.pull.in)
+	}
+	first := install(minPullTidy, t0)
+	s.PullSweep(t0.Add(time.Second))
+	if got := held(); got != minPullTidy {
+		t.Fatalf("%d jobs held, want %d", got, minPullTidy)
+	}
+	s.mu.Lock()
+	for _, r := range first[1:] {
+		s.book.remove(r) // ended, tasks unlaunched
+	}
+	s.mu.Unlock()
+	// Until the book doubles, the ended jobs behind the front stay.
+	install(minPullTidy-1, t0.Add(time.Second))
+	s.PullSweep(t0.Add(2 * time.Second))
+	if got := held(); got != 2*minPullTidy-1 {
+		t.Fatalf("%d jobs held, want %d", got, 2*minPullTidy-1)
+	}
+	install(1, t0.Add(time.Second))
+	w, _ := s.PullSweep(t0.Add(2 * time.Second))
+	if got := held(); got != minPullTidy+1 {
+		t.Fatalf("%d jobs held after the tidy, want the %d live ones", got, minPullTidy+1)
+	}
+	if w != 1 {
+		t.Fatalf("advert %v, want 1 (r0's work)", w)
 	}
 }

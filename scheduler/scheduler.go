@@ -115,7 +115,8 @@ type Config struct {
 	// submission joins the backlog, whose least remaining work the daemon
 	// gossips, and a node monitor's pull (a getTask whose request id is
 	// shortjobs.PullRequestID) gets a task of the backlogged job with the
-	// least remaining work among the apps it hosts. 0 answers no pull.
+	// least remaining work among those with a task the node may run, as a
+	// reservation there would. 0 answers no pull.
 	PullAfter time.Duration
 	// RPC bounds the scheduler's outgoing calls.
 	RPC rpc.Config
@@ -435,6 +436,7 @@ func (s *Scheduler) SubmitJob(ctx context.Context, req *sparrowrpc.TSchedulingRe
 	s.gate.adm.admitted(probes)
 	counted := countHeldLocked(r, probes)
 	s.book.add(r)
+	s.pullSubmittedLocked(r)
 	offers := s.planOffersLocked(r, probes)
 	var relaxed []placement.Probe
 	if r.loc != nil {

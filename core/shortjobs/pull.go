@@ -2,6 +2,7 @@ package shortjobs
 
 import (
 	"container/heap"
+	"iter"
 	"math"
 	"slices"
 	"strings"
@@ -26,7 +27,8 @@ import (
 // slot it frees asks that scheduler for a task unless the node holds a
 // reservation of a job with less work left, as a central queue ordering
 // all jobs by remaining work would. The scheduler answers with a task of
-// its backlogged job with the least remaining work, through the same
+// its backlogged job with the least remaining work among those with a
+// task the asking node may run (Ascend), through the same
 // placement.Request as every other answer (AddProbes, then Assign), so a
 // task is still handed out at most once. A pull that got a task is queued
 // again while the backlog is advertised; one that got none is retried
@@ -119,6 +121,55 @@ func (b *Backlog) Least() (id string, work float64, ok bool) {
 		heap.Pop(&b.h)
 	}
 	return "", 0, false
+}
+
+// Ascend yields the jobs in the order Least would return them were each
+// removed in turn: least remaining work first, the earliest recorded
+// among equals. It costs O(k log k) for the first k jobs yielded (plus
+// the stale entries among them), so a caller that stops early pays for
+// what it looked at, not for the backlog. The backlog must not change
+// while Ascend yields.
+func (b *Backlog) Ascend() iter.Seq2[string, float64] {
+	return func(yield func(string, float64) bool) {
+		if len(b.h) == 0 {
+			return
+		}
+		// A heap's entries come out in order when one walks down from
+		// the root keeping the frontier (the entries whose parent was
+		// taken) in a heap of its own: its least is the next in order.
+		// The root goes first, before the frontier is built, so that a
+		// caller taking only the least pays what Least does.
+		f := frontier{h: b.h}
+		for i := 0; ; i = heap.Pop(&f).(int) {
+			if e := b.h[i]; b.jobs[e.id] == e && !yield(e.id, e.work) {
+				return
+			}
+			for _, c := range [2]int{2*i + 1, 2*i + 2} {
+				if c < len(b.h) {
+					heap.Push(&f, c)
+				}
+			}
+			if len(f.ix) == 0 {
+				return
+			}
+		}
+	}
+}
+
+// frontier is a heap of indexes into a backlogHeap, in that heap's order.
+type frontier struct {
+	h  backlogHeap
+	ix []int
+}
+
+func (f *frontier) Len() int           { return len(f.ix) }
+func (f *frontier) Less(i, j int) bool { return f.h.Less(f.ix[i], f.ix[j]) }
+func (f *frontier) Swap(i, j int)      { f.ix[i], f.ix[j] = f.ix[j], f.ix[i] }
+func (f *frontier) Push(x any)         { f.ix = append(f.ix, x.(int)) }
+func (f *frontier) Pop() any {
+	i := f.ix[len(f.ix)-1]
+	f.ix = f.ix[:len(f.ix)-1]
+	return i
 }
 
 // compact drops the stale entries that updates left in the heap.

@@ -69,6 +69,70 @@ func TestBacklogLeastMatchesAScan(t *testing.T) {
 	}
 }
 
+// TestBacklogAscendMatchesASort drives a Backlog with random updates and
+// checks after each that Ascend yields every job once, in the order of a
+// sort of the jobs' current work (earliest set first among equals), and
+// that it stops when told.
+func TestBacklogAscendMatchesASort(t *testing.T) {
+	type job struct {
+		id    string
+		work  float64
+		order int
+	}
+	for seed := uint64(1); seed <= 50; seed++ {
+		rng := rand.New(rand.NewPCG(seed, 11))
+		b := NewBacklog()
+		model := map[string]job{}
+		for step := range 300 {
+			id := fmt.Sprint("j", rng.IntN(30))
+			if rng.IntN(4) == 0 {
+				b.Remove(id)
+				delete(model, id)
+			} else {
+				w := float64(rng.IntN(8))
+				b.Set(id, w)
+				switch {
+				case w <= 0:
+					delete(model, id)
+				case model[id].work != w:
+					model[id] = job{id, w, step}
+				}
+			}
+			var want []job
+			for _, j := range model {
+				want = append(want, j)
+			}
+			slices.SortFunc(want, func(a, b job) int {
+				if a.work != b.work {
+					if a.work < b.work {
+						return -1
+					}
+					return 1
+				}
+				return a.order - b.order
+			})
+			var got []job
+			for id, w := range b.Ascend() {
+				got = append(got, job{id, w, model[id].order})
+			}
+			if !slices.Equal(got, want) {
+				t.Fatalf("seed %d step %d: Ascend = %v, want %v", seed, step, got, want)
+			}
+			stop := rng.IntN(len(want) + 1)
+			n := 0
+			for range b.Ascend() {
+				n++
+				if n == stop {
+					break
+				}
+			}
+			if stop > 0 && n != stop {
+				t.Fatalf("seed %d step %d: Ascend went on to %d after being stopped at %d", seed, step, n, stop)
+			}
+		}
+	}
+}
+
 func TestPuller(t *testing.T) {
 	const s = "sched"
 	type step struct {
