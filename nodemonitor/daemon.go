@@ -41,7 +41,8 @@ type DaemonConfig struct {
 	// gossips the node's long-work advert (membership.Meta.LongWork).
 	ShortJobs *shortjobs.Config
 	// PullRetry runs pulls (Config.PullRetry) for the schedulers whose
-	// gossip advertises a short backlog (membership.Meta.Backlog).
+	// gossip advertises a short backlog (membership.Meta.Backlog) of an
+	// app this node hosts (Meta.BacklogApps).
 	PullRetry time.Duration
 	Attrs     map[string]string
 	// GetTaskTimeout bounds getTask calls (default 1s); ExecutorCheck is
@@ -130,7 +131,7 @@ func StartDaemon(cfg DaemonConfig) (*Daemon, error) {
 			nm.PullGone(ev.Member.Meta.Service)
 		} else {
 			nm.SchedulerBack(ev.Member.Meta.Service)
-			nm.PullHeard(ev.Member.Meta.Service, ev.Member.Meta.Backlog)
+			nm.PullHeard(ev.Member.Meta.Service, ev.Member.Meta.Backlog, ev.Member.Meta.BacklogApps)
 		}
 	})
 	if cfg.ExecutorCheck == 0 {

@@ -19,5 +19,13 @@ func Collector(state func() State) prometheus.Collector {
 		g("sparrow_nodemonitor_reservations_queued", "Reservations queued.", func(s st) float64 { return float64(s.Queued) }),
 		c("sparrow_nodemonitor_launches_total", "Tasks launched on executors.", func(s st) float64 { return float64(s.Launches) }),
 		g("sparrow_nodemonitor_apps", "Apps with a registered executor.", func(s st) float64 { return float64(len(s.Apps)) }),
+		metrics.CounterVec("sparrow_nodemonitor_pulls_total",
+			"Pulls made (--short-pull): getTask calls from this node's pull reservations, made only to schedulers advertising a short backlog of an app hosted here (or of any app), by result: task (a task was launched), empty (none: no task answered, or the call failed).",
+			[]string{"result"}, func(s st) []metrics.Labelled {
+				return []metrics.Labelled{
+					{Labels: []string{"task"}, Value: float64(s.PullTasks)},
+					{Labels: []string{"empty"}, Value: float64(s.PullsEmpty)},
+				}
+			}),
 	)
 }

@@ -10,7 +10,7 @@ import (
 func TestCollector(t *testing.T) {
 	reg := prometheus.NewPedanticRegistry()
 	reg.MustRegister(Collector(func() State {
-		return State{Slots: 4, Free: 1, Fetching: 1, Running: 2, Queued: 5, Launches: 11, Apps: []string{"a", "b"}}
+		return State{Slots: 4, Free: 1, Fetching: 1, Running: 2, Queued: 5, Launches: 11, Apps: []string{"a", "b"}, PullTasks: 3, PullsEmpty: 7}
 	}))
 	mfs, err := reg.Gather()
 	if err != nil {
@@ -19,7 +19,11 @@ func TestCollector(t *testing.T) {
 	got := map[string]float64{}
 	for _, mf := range mfs {
 		for _, m := range mf.GetMetric() {
-			got[mf.GetName()] = m.GetGauge().GetValue() + m.GetCounter().GetValue()
+			name := mf.GetName()
+			for _, l := range m.GetLabel() {
+				name += "{" + l.GetValue() + "}"
+			}
+			got[name] = m.GetGauge().GetValue() + m.GetCounter().GetValue()
 		}
 	}
 	for _, tc := range []struct {
@@ -33,6 +37,8 @@ func TestCollector(t *testing.T) {
 		{"sparrow_nodemonitor_reservations_queued", 5},
 		{"sparrow_nodemonitor_launches_total", 11},
 		{"sparrow_nodemonitor_apps", 2},
+		{"sparrow_nodemonitor_pulls_total{task}", 3},
+		{"sparrow_nodemonitor_pulls_total{empty}", 7},
 	} {
 		if v, ok := got[tc.name]; !ok || v != tc.want {
 			t.Errorf("%s = %v (exported: %v), want %v", tc.name, v, ok, tc.want)

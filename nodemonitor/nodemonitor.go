@@ -52,11 +52,12 @@ type Config struct {
 	// daemon can gossip it. It must not call back into the NodeMonitor.
 	OnLongWork func(advert byte)
 	// PullRetry, when > 0 with ShortJobs, runs pulls (pull.go): while a
-	// scheduler advertises a short backlog (PullHeard), one pull
-	// reservation for it waits in the queue with the advert as its
-	// remaining work, and the slot that serves it asks the scheduler for
-	// a task of any backlogged job; a pull that got none is queued again
-	// after PullRetry or at the scheduler's next advert. 0: no pulls.
+	// scheduler advertises a short backlog of an app this node hosts
+	// (PullHeard), one pull reservation for it waits in the queue with
+	// the advert as its remaining work, and the slot that serves it asks
+	// the scheduler for a task of any backlogged job of the apps here; a
+	// pull that got none is queued again after PullRetry or at the
+	// scheduler's next advert. 0: no pulls.
 	PullRetry time.Duration
 	RPC       rpc.Config
 	Log       zerolog.Logger
@@ -166,6 +167,9 @@ type State struct {
 	Apps                                   []string
 	// Draining is set from the start of a drain (Drain).
 	Draining bool
+	// PullTasks and PullsEmpty count the pulls (Config.PullRetry) whose
+	// answer launched a task here and those that launched none.
+	PullTasks, PullsEmpty uint64
 }
 
 // State returns a snapshot of the node monitor's slots and queue.
@@ -194,12 +198,15 @@ func (n *NodeMonitor) RegisterBackend(ctx context.Context, app, listenSocket str
 		return false, fmt.Errorf("registerBackend for app %q: %w", app, err)
 	}
 	n.execs.register(app, listenSocket)
-	n.slots.addApp(app)
+	pulled := n.slots.addApp(app, n.now())
 	// It may be a restarted executor at the same address: drop pooled
 	// connections to the old process.
 	n.executors.Forget(listenSocket)
 	n.log.Info().Str("app", app).Str("backend", listenSocket).Msg("executor registered")
 	n.appsChanged()
+	if pulled {
+		n.drive()
+	}
 	return true, nil
 }
 

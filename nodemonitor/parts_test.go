@@ -36,7 +36,7 @@ func TestSlotTable(t *testing.T) {
 		}}, State{Slots: 2, Free: 2}},
 		{"queued, then two taken to fetch", []step{
 			func(t *testing.T, st *slotTable, g *schedulerSet) {
-				st.addApp("app")
+				st.addApp("app", t0)
 				if err := st.enqueue(res("r", "s"), 3, jobHint{}); err != nil {
 					t.Fatal(err)
 				}
@@ -46,7 +46,7 @@ func TestSlotTable(t *testing.T) {
 			}}, State{Slots: 2, Fetching: 2, Queued: 1, Apps: []string{"app"}}},
 		{"gone scheduler's reservations released", []step{
 			func(t *testing.T, st *slotTable, g *schedulerSet) {
-				st.addApp("app")
+				st.addApp("app", t0)
 				g.add("dead")
 				st.enqueue(res("a", "dead"), 2, jobHint{})
 				st.enqueue(res("b", "s"), 1, jobHint{})
@@ -56,7 +56,7 @@ func TestSlotTable(t *testing.T) {
 			}}, State{Slots: 2, Free: 1, Fetching: 1, Apps: []string{"app"}}},
 		{"offer takes its request's reservation", []step{
 			func(t *testing.T, st *slotTable, g *schedulerSet) {
-				st.addApp("app")
+				st.addApp("app", t0)
 				st.enqueue(res("a", "s"), 1, jobHint{})
 				st.enqueue(res("b", "s"), 1, jobHint{})
 				offer := res("b", "s")
@@ -70,7 +70,7 @@ func TestSlotTable(t *testing.T) {
 			}}, State{Slots: 2, Fetching: 1, Running: 1, Launches: 1, Apps: []string{"app"}}},
 		{"a task never starts twice, nor finishes twice", []step{
 			func(t *testing.T, st *slotTable, g *schedulerSet) {
-				st.addApp("app")
+				st.addApp("app", t0)
 				st.enqueue(res("r", "s"), 2, jobHint{})
 				ready, _, _ := st.ready(nil, g)
 				key := slots.TaskKey{RequestID: "r", TaskID: "t"}
@@ -83,7 +83,7 @@ func TestSlotTable(t *testing.T) {
 			}}, State{Slots: 2, Free: 2, Launches: 1, Apps: []string{"app"}}},
 		{"full queue refused", []step{
 			func(t *testing.T, st *slotTable, _ *schedulerSet) {
-				st.addApp("app")
+				st.addApp("app", t0)
 				st.core.SetMaxQueued(2)
 				if st.enqueue(res("r", "s"), 2, jobHint{}) != nil || st.enqueue(res("x", "s"), 1, jobHint{}) == nil {
 					t.Fatal("want the first two queued and the third refused")
@@ -91,7 +91,7 @@ func TestSlotTable(t *testing.T) {
 			}}, State{Slots: 2, Free: 2, Queued: 2, Apps: []string{"app"}}},
 		{"drain drops the queue, refuses work and apps, and is idle when slots are", []step{
 			func(t *testing.T, st *slotTable, g *schedulerSet) {
-				st.addApp("app")
+				st.addApp("app", t0)
 				st.enqueue(res("r", "s"), 3, jobHint{})
 				ready, _, _ := st.ready(nil, g)
 				if n := st.drain(); n != 1 {
@@ -100,7 +100,7 @@ func TestSlotTable(t *testing.T) {
 				if err := st.enqueue(res("r2", "s"), 1, jobHint{}); !errors.Is(err, errDraining) {
 					t.Fatalf("enqueue while draining: %v", err)
 				}
-				if st.addApp("other"); len(st.apps()) != 0 {
+				if st.addApp("other", t0); len(st.apps()) != 0 {
 					t.Fatalf("apps while draining: %v", st.apps())
 				}
 				st.start(slots.TaskKey{RequestID: "r", TaskID: "t"}, ready[0], t0, 0, 0)

@@ -1,6 +1,8 @@
 package nodemonitor
 
 import (
+	"maps"
+	"slices"
 	"time"
 
 	"github.com/sparrowfleet/sparrow/core/queue"
@@ -10,10 +12,17 @@ import (
 )
 
 // pulls is the node monitor's side of pulls (shortjobs.Puller): one
-// standing pull reservation per scheduler advertising a short backlog,
-// queued in the SRPT queue with the scheduler's advert as its remaining
-// work; a slot that serves it asks that scheduler for a task of any of
-// its backlogged jobs (Config.PullRetry).
+// standing pull reservation per scheduler advertising a short backlog of
+// an app this node hosts, queued in the SRPT queue with the scheduler's
+// advert as its remaining work; a slot that serves it asks that
+// scheduler for a task of any of its backlogged jobs (Config.PullRetry).
+//
+// The Puller hears, for each scheduler, its advert's work when the
+// advert names an app with an executor here (or names none: any app),
+// and none otherwise, so that a node hosting none of a scheduler's
+// backlogged apps does not ask it for nothing. heard keeps each advert,
+// so that an executor registering or leaving changes what the Puller
+// hears without waiting for the next advert.
 //
 // Lock contract: it has no lock; slotTable owns it and every method runs
 // with slotTable.mu held. wake runs on the retry timer's goroutine and
@@ -21,10 +30,14 @@ import (
 type pulls struct {
 	p      *shortjobs.Puller
 	origin time.Time
+	// heard is each scheduler's last advert with a backlog.
+	heard map[string]pullAdvert
 	// apps names, for each scheduler whose pull reservation is queued,
-	// the app it was queued under: any app with an executor here, since
-	// the scheduler answers with a task of any app this node hosts.
+	// the app it was queued under (pullAppLocked).
 	apps map[string]string
+	// task and empty count the pulls whose answer launched a task here
+	// and those that launched none (no task, or the call failed).
+	task, empty uint64
 	// off is set by the drain: no pull is queued from then on.
 	off     bool
 	timer   *time.Timer
@@ -32,8 +45,18 @@ type pulls struct {
 	wake    func()
 }
 
+// pullAdvert is a scheduler's backlog advert (membership.Meta.Backlog,
+// BacklogApps): its work, and the apps it names, sorted; none: any app.
+type pullAdvert struct {
+	work float64
+	apps []string
+}
+
 func newPulls(retry time.Duration, now time.Time) *pulls {
-	return &pulls{p: shortjobs.NewPuller("", retry), origin: now, apps: make(map[string]string)}
+	return &pulls{
+		p: shortjobs.NewPuller("", retry), origin: now,
+		heard: make(map[string]pullAdvert), apps: make(map[string]string),
+	}
 }
 
 // at is now as the Puller's time.
@@ -52,12 +75,7 @@ func (t *slotTable) pullActLocked(sched string, a shortjobs.PullAction, now time
 			return
 		}
 		r := pl.p.Reservation(sched)
-		if apps := t.core.Apps(); len(apps) > 0 {
-			r.App = apps[0]
-			for _, a := range apps[1:] {
-				r.App = min(r.App, a)
-			}
-		}
+		r.App = t.pullAppLocked(sched)
 		if r.App == "" || t.core.Enqueue(r, 1) != nil {
 			pl.p.Fetching(sched)
 			pl.p.Answered(sched, false, pl.at(now))
@@ -87,15 +105,45 @@ func (t *slotTable) armPullLocked(now time.Time) {
 	pl.timer = time.AfterFunc(max(at-pl.at(now), 0), pl.wake)
 }
 
-// pullHeard records scheduler sched's backlog advert w; it reports
-// whether a pull was queued.
-func (t *slotTable) pullHeard(sched string, w float64, now time.Time) bool {
-	t.mu.Lock()
-	defer t.mu.Unlock()
-	if t.pull == nil || t.pull.off {
-		return false
+// pullAppLocked returns the app sched's pull reservation is queued
+// under: the least of the apps both hosted here and named by sched's
+// advert (any app hosted here when it names none), or "" when there is
+// none, and the advert is, for this node, one of no backlog. The
+// scheduler answers a pull with a task of any app this node hosts, so
+// the choice only says which app's removal takes the reservation.
+func (t *slotTable) pullAppLocked(sched string) string {
+	app := ""
+	adv := t.pull.heard[sched]
+	if len(adv.apps) == 0 {
+		for _, a := range t.core.Apps() {
+			if app == "" || a < app {
+				app = a
+			}
+		}
+		return app
 	}
-	a := t.pull.p.Heard(sched, w)
+	for _, a := range adv.apps {
+		if t.core.HasApp(a) && (app == "" || a < app) {
+			app = a
+		}
+	}
+	return app
+}
+
+// pullWorkLocked is what the Puller is to hear of sched's last advert:
+// its work if it names an app hosted here (pullAppLocked), 0 otherwise.
+func (t *slotTable) pullWorkLocked(sched string) float64 {
+	if t.pullAppLocked(sched) == "" {
+		return 0
+	}
+	return t.pull.heard[sched].work
+}
+
+// pullHeardLocked passes the Puller sched's advert as this node sees it
+// (pullWorkLocked) and applies its action; it reports whether a pull was
+// queued.
+func (t *slotTable) pullHeardLocked(sched string, now time.Time) bool {
+	a := t.pull.p.Heard(sched, t.pullWorkLocked(sched))
 	if a == shortjobs.PullNone && t.pull.p.Queued(sched) {
 		t.short.mon.Queue().SetWork(shortjobs.PullRequestID(sched), t.pull.p.Work(sched))
 	}
@@ -103,11 +151,46 @@ func (t *slotTable) pullHeard(sched string, w float64, now time.Time) bool {
 	return a == shortjobs.PullQueue
 }
 
+// pullHeard records scheduler sched's backlog advert w for apps (none:
+// any app); it reports whether a pull was queued.
+func (t *slotTable) pullHeard(sched string, w float64, apps []string, now time.Time) bool {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if t.pull == nil || t.pull.off {
+		return false
+	}
+	if w > 0 {
+		t.pull.heard[sched] = pullAdvert{work: w, apps: slices.Sorted(slices.Values(apps))}
+	} else {
+		delete(t.pull.heard, sched)
+	}
+	return t.pullHeardLocked(sched, now)
+}
+
+// pullAppsChangedLocked follows an executor registering or leaving: each
+// advert heard whose meaning for this node changed (it now names an app
+// hosted here, or no longer does) is passed to the Puller again, so
+// that a pull is queued or cancelled at once. It reports whether a pull
+// was queued.
+func (t *slotTable) pullAppsChangedLocked(now time.Time) bool {
+	if t.pull == nil || t.pull.off {
+		return false
+	}
+	queued := false
+	for _, sched := range slices.Sorted(maps.Keys(t.pull.heard)) {
+		if t.pullWorkLocked(sched) != t.pull.p.Work(sched) {
+			queued = t.pullHeardLocked(sched, now) || queued
+		}
+	}
+	return queued
+}
+
 // pullGone forgets scheduler sched, which left.
 func (t *slotTable) pullGone(sched string, now time.Time) {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	if t.pull != nil {
+		delete(t.pull.heard, sched)
 		t.pullActLocked(sched, t.pull.p.Gone(sched), now)
 	}
 }
@@ -146,6 +229,7 @@ func (t *slotTable) pullEmpty(r queue.Reservation, sched string, now time.Time) 
 	t.releasedLocked(r.RequestID)
 	t.checkIdleLocked()
 	if t.pull != nil {
+		t.pull.empty++
 		t.pullActLocked(sched, t.pull.p.Answered(sched, false, t.pull.at(now)), now)
 		t.armPullLocked(now)
 	}
@@ -167,6 +251,11 @@ func (t *slotTable) startPulled(key slots.TaskKey, pull, r queue.Reservation, sc
 		t.checkIdleLocked()
 	}
 	if t.pull != nil {
+		if ok {
+			t.pull.task++
+		} else {
+			t.pull.empty++
+		}
 		t.pullActLocked(sched, t.pull.p.Answered(sched, ok, t.pull.at(now)), now)
 		if !ok {
 			t.armPullLocked(now)
@@ -177,7 +266,8 @@ func (t *slotTable) startPulled(key slots.TaskKey, pull, r queue.Reservation, sc
 
 // pullAppRemovedLocked follows slots.Core.RemoveApp of app: the pull
 // reservations queued under it are gone, and are queued again under
-// another app after the retry delay.
+// another app after the retry delay if their advert still names one
+// hosted here; the others are forgotten (pullAppsChangedLocked).
 func (t *slotTable) pullAppRemovedLocked(app string, now time.Time) {
 	if t.pull == nil {
 		return
@@ -189,6 +279,7 @@ func (t *slotTable) pullAppRemovedLocked(app string, now time.Time) {
 			t.pull.p.Answered(sched, false, t.pull.at(now))
 		}
 	}
+	t.pullAppsChangedLocked(now)
 	t.armPullLocked(now)
 }
 
@@ -203,6 +294,7 @@ func (t *slotTable) pullDrainLocked() {
 		t.pull.p.Gone(sched)
 	}
 	clear(t.pull.apps)
+	clear(t.pull.heard)
 	if t.pull.timer != nil {
 		t.pull.timer.Stop()
 	}
@@ -221,11 +313,15 @@ func (t *slotTable) stopPulls() {
 }
 
 // PullHeard records scheduler service's short-backlog advert
-// (membership.Meta.Backlog) and, with pulls on (Config.PullRetry), queues
-// or cancels this node's pull reservation for it. The daemon calls it
-// when gossip brings the scheduler's metadata.
-func (n *NodeMonitor) PullHeard(service string, backlog float64) {
-	if n.slots.pullHeard(service, backlog, n.now()) {
+// (membership.Meta.Backlog) for apps (Meta.BacklogApps; none: any app)
+// and, with pulls on (Config.PullRetry), queues or cancels this node's
+// pull reservation for it: a backlog is pulled from only while its
+// advert names an app with an executor here, or names none. The advert
+// is kept, so that an executor registering or leaving later starts or
+// stops the pull. The daemon calls it when gossip brings the scheduler's
+// metadata.
+func (n *NodeMonitor) PullHeard(service string, backlog float64, apps []string) {
+	if n.slots.pullHeard(service, backlog, apps, n.now()) {
 		n.drive()
 	}
 }

@@ -1,6 +1,7 @@
 package nodemonitor
 
 import (
+	"errors"
 	"slices"
 	"testing"
 	"testing/synctest"
@@ -30,9 +31,13 @@ func newPullHarness(t *testing.T, slots int) *awareHarness {
 	return a
 }
 
-// heard passes the scheduler's backlog advert w and waits.
-func (a *awareHarness) heard(w float64) {
-	a.nm.PullHeard(schedSvc, w)
+// heard passes the scheduler's backlog advert w, naming no app (any
+// app), and waits.
+func (a *awareHarness) heard(w float64) { a.heardFor(w) }
+
+// heardFor passes the scheduler's backlog advert w for apps and waits.
+func (a *awareHarness) heardFor(w float64, apps ...string) {
+	a.nm.PullHeard(schedSvc, w, apps)
 	synctest.Wait()
 }
 
@@ -121,8 +126,12 @@ func TestPullNodeMonitor(t *testing.T) {
 				if n := a.pulls(); n != tt.pulls {
 					t.Fatalf("%d pulls, want %d", n, tt.pulls)
 				}
-				if st := a.nm.State(); st.Queued != tt.queued || st.Running != 0 || st.Fetching != 0 {
+				st := a.nm.State()
+				if st.Queued != tt.queued || st.Running != 0 || st.Fetching != 0 {
 					t.Fatalf("state %+v, want %d queued and nothing running", st, tt.queued)
+				}
+				if st.PullTasks+st.PullsEmpty != uint64(tt.pulls) || st.PullTasks > uint64(len(tt.launches)) {
+					t.Fatalf("pull counts %d with a task, %d empty; want %d in all", st.PullTasks, st.PullsEmpty, tt.pulls)
 				}
 				a.sched.mu.Lock()
 				finished := slices.Clone(a.sched.finished)
@@ -153,4 +162,151 @@ func TestPullIsShort(t *testing.T) {
 		a.heard(0)
 		a.finish("P", "t1")
 	})
+}
+
+// Addresses of a second executor, for the app "other".
+const otherBackend = "127.0.0.1:10"
+
+// A scheduler's advert names the apps of its backlog: a node monitor
+// hosting none of them neither queues a pull for it nor asks it, one
+// hosting one of them pulls, and an executor registering or leaving
+// re-reads the adverts heard, so that a node gaining a backlogged app
+// pulls at once and one losing its last cancels its pull.
+func TestPullAdvertApps(t *testing.T) {
+	tests := []struct {
+		name     string
+		run      func(t *testing.T, a *awareHarness)
+		launches []string
+		pulls    int // pulls asked
+	}{
+		{"a node hosting none of the apps asks nothing", func(t *testing.T, a *awareHarness) {
+			a.sched.script("P", "t1")
+			a.heardFor(4, "other", "zeta")
+			if q := a.nm.State().Queued; q != 0 {
+				t.Fatalf("%d queued, want no pull", q)
+			}
+			time.Sleep(10 * pullRetry)
+			synctest.Wait()
+			a.heardFor(2, "other") // a new advert, still not for this node
+			time.Sleep(10 * pullRetry)
+			synctest.Wait()
+		}, nil, 0},
+		{"a node hosting one of the apps pulls", func(t *testing.T, a *awareHarness) {
+			a.sched.script("P", "t1")
+			a.heardFor(4, "app", "other")
+			a.finish("P", "t1")
+			a.heardFor(0)
+		}, []string{"P/t1"}, 2},
+		{"an executor of a backlogged app registering starts pulls", func(t *testing.T, a *awareHarness) {
+			a.sched.script("P", "t1")
+			a.heardFor(4, "other")
+			time.Sleep(10 * pullRetry)
+			synctest.Wait()
+			if n := a.pulls(); n != 0 {
+				t.Fatalf("%d pulls before the executor registered, want 0", n)
+			}
+			if ok, err := a.nm.RegisterBackend(t.Context(), "other", otherBackend); !ok || err != nil {
+				t.Fatalf("register: %v %v", ok, err)
+			}
+			synctest.Wait()
+			a.finish("P", "t1")
+			a.heardFor(0)
+		}, []string{"P/t1"}, 2},
+		{"an executor of another app registering changes nothing", func(t *testing.T, a *awareHarness) {
+			a.heardFor(4, "zeta")
+			if ok, err := a.nm.RegisterBackend(t.Context(), "other", otherBackend); !ok || err != nil {
+				t.Fatalf("register: %v %v", ok, err)
+			}
+			time.Sleep(10 * pullRetry)
+			synctest.Wait()
+		}, nil, 0},
+		{"an advert no longer naming the node's apps cancels its queued pull", func(t *testing.T, a *awareHarness) {
+			a.sched.script("P", "t1")
+			a.job(t, "L", 1, 100, 1, "t1") // the slot runs L: the pull waits
+			a.heardFor(4, "app")
+			if q := a.nm.State().Queued; q != 1 {
+				t.Fatalf("%d queued, want the pull", q)
+			}
+			a.heardFor(4, "other")
+			if q := a.nm.State().Queued; q != 0 {
+				t.Fatalf("%d queued, want the pull cancelled", q)
+			}
+			a.finish("L", "t1")
+			time.Sleep(10 * pullRetry)
+			synctest.Wait()
+		}, []string{"L/t1"}, 0},
+		{"the executor of the only backlogged app leaving cancels the pull", func(t *testing.T, a *awareHarness) {
+			a.sched.script("P", "t1")
+			if ok, err := a.nm.RegisterBackend(t.Context(), "other", otherBackend); !ok || err != nil {
+				t.Fatalf("register: %v %v", ok, err)
+			}
+			a.job(t, "L", 1, 100, 1, "t1")
+			a.heardFor(4, "other")
+			if q := a.nm.State().Queued; q != 1 {
+				t.Fatalf("%d queued, want the pull", q)
+			}
+			a.nm.executorLost("other", otherBackend, errors.New("gone"))
+			synctest.Wait()
+			a.finish("L", "t1")
+			time.Sleep(10 * pullRetry)
+			synctest.Wait()
+		}, []string{"L/t1"}, 0},
+		{"the executor its pull was queued under leaving, another named stays: pulled after the delay", func(t *testing.T, a *awareHarness) {
+			a.sched.script("P", "t1")
+			for app, addr := range map[string]string{"other": otherBackend, "zeta": "127.0.0.1:11"} {
+				if ok, err := a.nm.RegisterBackend(t.Context(), app, addr); !ok || err != nil {
+					t.Fatalf("register: %v %v", ok, err)
+				}
+			}
+			a.job(t, "L", 1, 100, 1, "t1")
+			a.heardFor(4, "other", "zeta") // queued under "other"
+			a.nm.executorLost("other", otherBackend, errors.New("gone"))
+			synctest.Wait()
+			a.finish("L", "t1") // L's slot frees before the retry: nothing to serve
+			if n := a.pulls(); n != 0 {
+				t.Fatalf("%d pulls before the retry delay, want 0", n)
+			}
+			time.Sleep(pullRetry)
+			synctest.Wait()
+			a.finish("P", "t1")
+			a.heardFor(0)
+		}, []string{"L/t1", "P/t1"}, 2},
+		{"a node with no executor pulls once one registers", func(t *testing.T, a *awareHarness) {
+			a.sched.script("P", "t1")
+			a.nm.executorLost("app", backend, errors.New("gone"))
+			a.heardFor(4) // any app, but none here
+			time.Sleep(10 * pullRetry)
+			synctest.Wait()
+			if n := a.pulls(); n != 0 {
+				t.Fatalf("%d pulls with no executor, want 0", n)
+			}
+			if ok, err := a.nm.RegisterBackend(t.Context(), "app", backend); !ok || err != nil {
+				t.Fatalf("register: %v %v", ok, err)
+			}
+			synctest.Wait()
+			a.finish("P", "t1")
+			a.heardFor(0)
+		}, []string{"P/t1"}, 2},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			synctest.Test(t, func(t *testing.T) {
+				a := newPullHarness(t, 1)
+				tt.run(t, a)
+				if launched := a.execs.launchOrder(); !slices.Equal(launched, tt.launches) {
+					t.Fatalf("launched %v, want %v", launched, tt.launches)
+				}
+				if n := a.pulls(); n != tt.pulls {
+					t.Fatalf("%d pulls, want %d", n, tt.pulls)
+				}
+				st := a.nm.State()
+				if st.Queued != 0 || st.Running != 0 || st.Fetching != 0 {
+					t.Fatalf("state %+v, want nothing queued or running", st)
+				}
+				if st.PullTasks+st.PullsEmpty != uint64(tt.pulls) {
+					t.Fatalf("pull counts %d with a task, %d empty; want %d in all", st.PullTasks, st.PullsEmpty, tt.pulls)
+				}
+			})
+		})
+	}
 }

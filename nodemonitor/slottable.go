@@ -66,10 +66,14 @@ func (t *slotTable) state() State {
 	apps := t.core.Apps()
 	slices.Sort(apps)
 	c := t.core
-	return State{
+	st := State{
 		Slots: c.Slots(), Free: c.Free(), Fetching: c.Fetching(), Running: c.Running(),
 		Queued: c.Queued(), Launches: t.launches, Apps: apps, Draining: t.draining,
 	}
+	if t.pull != nil {
+		st.PullTasks, st.PullsEmpty = t.pull.task, t.pull.empty
+	}
+	return st
 }
 
 // usage returns each user's queued reservations and running tasks.
@@ -79,14 +83,17 @@ func (t *slotTable) usage() map[string]slots.Usage {
 	return t.core.Usage()
 }
 
-// addApp records an executor for app; while draining it records
-// nothing, so that the node offers no app.
-func (t *slotTable) addApp(app string) {
+// addApp records an executor for app at now; while draining it records
+// nothing, so that the node offers no app. It reports whether a pull was
+// queued: a scheduler's backlog of app is pulled from at once.
+func (t *slotTable) addApp(app string, now time.Time) bool {
 	t.mu.Lock()
 	defer t.mu.Unlock()
-	if !t.draining {
-		t.core.AddApp(app)
+	if t.draining {
+		return false
 	}
+	t.core.AddApp(app)
+	return t.pullAppsChangedLocked(now)
 }
 
 // apps returns the sorted app list.
@@ -204,6 +211,7 @@ func (t *slotTable) ready(offer *queue.Reservation, gone *schedulerSet) (ready [
 		if gone.has(r.Scheduler) {
 			t.releasedLocked(r.RequestID)
 			if pull && t.pull != nil {
+				delete(t.pull.heard, sched)
 				t.pull.p.Gone(sched)
 			}
 			continue

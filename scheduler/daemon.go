@@ -1,6 +1,7 @@
 package scheduler
 
 import (
+	"slices"
 	"time"
 
 	"github.com/hashicorp/memberlist"
@@ -133,8 +134,9 @@ func (d *Daemon) sweep() {
 	relax.Stop()
 	defer relax.Stop()
 	var last time.Time
-	// With pulls, the backlog is swept and its changed advert gossiped
-	// every DefaultPullTick, so the metadata changes at most that often.
+	// With pulls, the backlog is swept and its changed advert (work or
+	// apps) gossiped every DefaultPullTick, so the metadata changes at
+	// most that often.
 	var pullC <-chan time.Time
 	if d.pull != nil {
 		pt := time.NewTicker(DefaultPullTick)
@@ -154,8 +156,8 @@ func (d *Daemon) sweep() {
 		case now := <-t.C:
 			d.Sweep(now)
 		case now := <-pullC:
-			if w, changed := d.PullSweep(now); changed {
-				d.advertiseBacklog(w)
+			if adv, changed := d.PullSweep(now); changed {
+				d.advertiseBacklog(adv)
 			}
 		case <-d.RelaxWake():
 		case now := <-relax.C:
@@ -203,11 +205,19 @@ func (d *Daemon) Close() error {
 func (d *Daemon) RPCStats() rpc.Stats { return d.svc.Stats().Add(d.gt.Stats()) }
 
 // advertiseBacklog gossips the scheduler's backlog advert, so that node
-// monitors queue pulls for it while it is not zero.
-func (d *Daemon) advertiseBacklog(w float64) {
-	d.meta.Backlog = w
+// monitors hosting one of its apps queue pulls for it while its work is
+// not zero (membership.Meta.WithBacklog: past MaxBacklogApps apps, the
+// advert is for any app). An advert that reads as the last one gossiped,
+// such as a change among more apps than that, is not gossiped again.
+// Only the sweep goroutine calls it.
+func (d *Daemon) advertiseBacklog(adv PullAdvert) {
+	m := d.meta.WithBacklog(adv.Work, adv.Apps)
+	if m.Backlog == d.meta.Backlog && slices.Equal(m.BacklogApps, d.meta.BacklogApps) {
+		return
+	}
+	d.meta = m
 	if err := d.Cluster.SetMeta(d.meta); err != nil {
-		d.log.Error().Err(err).Float64("backlog", w).Msg("could not advertise the short backlog")
+		d.log.Error().Err(err).Float64("backlog", adv.Work).Strs("apps", m.BacklogApps).Msg("could not advertise the short backlog")
 	}
 }
 

@@ -1,6 +1,8 @@
 package scheduler
 
 import (
+	"maps"
+	"slices"
 	"time"
 
 	"github.com/sparrowfleet/sparrow/core/placement"
@@ -24,10 +26,22 @@ type AppHostView interface {
 	HostsApp(addr, app string) bool
 }
 
+// PullAdvert is a scheduler's short-backlog advert, which the daemon
+// gossips (membership.Meta.Backlog, BacklogApps) so that node monitors
+// hosting a backlogged app pull from it.
+type PullAdvert struct {
+	// Work is the least remaining work among the backlogged jobs
+	// (shortjobs.AdvertWork); 0: the backlog is empty.
+	Work float64
+	// Apps are the apps with a backlogged job, sorted; none when Work is
+	// 0. It is shared with the scheduler: callers must not change it.
+	Apps []string
+}
+
 // pullBook is the scheduler's side of pulls (shortjobs.Backlog): its
 // short jobs that still have unlaunched tasks Config.PullAfter after
-// submission, one backlog per app, and the advert of the least remaining
-// work among them that the daemon gossips.
+// submission, one backlog per app, and the advert (the least remaining
+// work among them, and their apps) that the daemon gossips.
 //
 // A short job is queued when it is submitted (submitted) and joins the
 // backlog when PullSweep finds it due; it leaves when its last task is
@@ -55,7 +69,11 @@ type pullBook struct {
 	// least minPullTidy, so that tidying costs O(1) per job backlogged,
 	// amortised, and in holds no more than that.
 	tidyAt int
-	advert float64 // the advert last taken by PullSweep
+	advert PullAdvert // the advert last taken by PullSweep
+	// appsChanged is set when an app's backlog is created or emptied
+	// since PullSweep last listed the apps, so that a sweep lists and
+	// sorts them only when they may have changed.
+	appsChanged bool
 	// answered counts pulls answered; pulled those that got a task.
 	answered, pulled uint64
 }
@@ -129,6 +147,7 @@ func (b *pullBook) set(r *request) {
 	if bl == nil {
 		bl = shortjobs.NewBacklog()
 		b.apps[r.app] = bl
+		b.appsChanged = true
 	}
 	bl.Set(r.ID, pullWork(r))
 	b.in[r.ID] = r
@@ -144,6 +163,7 @@ func (b *pullBook) remove(r *request) {
 		bl.Remove(r.ID)
 		if bl.Len() == 0 {
 			delete(b.apps, r.app)
+			b.appsChanged = true
 		}
 	}
 }
@@ -158,6 +178,7 @@ func (b *pullBook) drop(app string, bl *shortjobs.Backlog, id string) {
 	bl.Remove(id)
 	if bl.Len() == 0 {
 		delete(b.apps, app)
+		b.appsChanged = true
 	}
 }
 
@@ -190,17 +211,18 @@ func (s *Scheduler) pullEntryLocked(app, id string) (*request, bool) {
 
 // PullSweep adds to the backlog the short jobs submitted at least
 // Config.PullAfter before now that still have unlaunched tasks, drops
-// ended ones it comes across, and returns the backlog advert
-// (shortjobs.AdvertWork) and whether it changed since the last call. The
+// ended ones it comes across, and returns the backlog advert and whether
+// it changed since the last call: its work, or its set of apps. The
 // daemon calls it every DefaultPullTick and gossips a changed advert;
-// without pulls it returns 0, false. It costs O(jobs that became due or
-// are dropped, plus apps with a backlog), amortised.
-func (s *Scheduler) PullSweep(now time.Time) (advert float64, changed bool) {
+// without pulls it returns no advert, false. It costs O(jobs that became
+// due or are dropped, plus apps with a backlog), amortised, and sorting
+// the apps when an app's backlog appeared or emptied.
+func (s *Scheduler) PullSweep(now time.Time) (advert PullAdvert, changed bool) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	b := s.pull
 	if b == nil {
-		return 0, false
+		return PullAdvert{}, false
 	}
 	for r, ok := b.popDue(now); ok; r, ok = b.popDue(now) {
 		if s.book.live(r) && pullable(r) {
@@ -232,12 +254,18 @@ func (s *Scheduler) PullSweep(now time.Time) (advert float64, changed bool) {
 			break
 		}
 	}
+	// Every app left in b.apps has a live job: the sweep above dropped
+	// the stale entries in front of each, and emptied backlogs with them.
 	w := shortjobs.AdvertWork(least, ok)
-	if w == b.advert {
-		return w, false
+	changed = w != b.advert.Work
+	if b.appsChanged {
+		b.appsChanged = false
+		if apps := slices.Sorted(maps.Keys(b.apps)); !slices.Equal(apps, b.advert.Apps) {
+			b.advert.Apps, changed = apps, true
+		}
 	}
-	b.advert = w
-	return w, true
+	b.advert.Work = w
+	return b.advert, changed
 }
 
 // hostsApp reports whether node monitor addr hosts app, by the view.

@@ -79,7 +79,7 @@ func BenchmarkPullSweep(b *testing.B) {
 					addPullBenchRequest(s, fmt.Sprintf("r%d", i), i, 1+i%4, c, t0.Add(-2*benchPullAfter))
 				}
 				now := t0
-				if w, _ := s.PullSweep(now); w == 0 {
+				if adv, _ := s.PullSweep(now); adv.Work == 0 {
 					b.Fatal("no backlog after the first sweep")
 				}
 				var fresh []*request

@@ -32,6 +32,12 @@ func pullCluster(t *testing.T, n int, also ...int) *cluster {
 	return c
 }
 
+// sweepWork is PullSweep's advert work and whether the advert changed.
+func sweepWork(s *Scheduler, now time.Time) (float64, bool) {
+	adv, changed := s.PullSweep(now)
+	return adv.Work, changed
+}
+
 // pull sends nm's pull to the scheduler.
 func (c *cluster) pull(t *testing.T, nm *fakeNM) []*sparrowrpc.TTaskLaunchSpec {
 	t.Helper()
@@ -88,9 +94,82 @@ func TestPullBacklogAdvert(t *testing.T) {
 					if len(got) != st.handOut {
 						t.Fatalf("step %d: handed out %v, want %d tasks", i, got, st.handOut)
 					}
-					w, changed := c.s.PullSweep(time.Now())
+					w, changed := sweepWork(c.s, time.Now())
 					if w != st.advert || changed != st.changed {
 						t.Fatalf("step %d: advert %v changed %v, want %v %v", i, w, changed, st.advert, st.changed)
+					}
+				}
+			})
+		})
+	}
+}
+
+// The advert names the apps with a backlogged job: an app joins when a
+// job of it joins the backlog and leaves when its last backlogged job
+// has every task handed out; the advert is said changed when its apps
+// change, even if its work does not.
+func TestPullAdvertApps(t *testing.T) {
+	type submit struct {
+		id, app string
+		tasks   int // of 1 s each
+	}
+	type step struct {
+		submit  []submit
+		wait    time.Duration
+		handOut string // a job each of whose reservations then gets a task
+		work    float64
+		apps    []string
+		changed bool
+	}
+	tests := []struct {
+		name  string
+		steps []step
+	}{
+		{"a second app joins and drains first", []step{
+			{submit: []submit{{"a", app, 1}}, wait: time.Second, work: 1, apps: []string{app}, changed: true},
+			{submit: []submit{{"b", otherApp, 2}}, work: 1, apps: []string{app}},
+			{wait: time.Second, work: 1, apps: []string{otherApp, app}, changed: true},
+			{work: 1, apps: []string{otherApp, app}},
+			{handOut: "b", work: 1, apps: []string{app}, changed: true},
+			{handOut: "a", work: 0, changed: true},
+			{wait: time.Second, work: 0},
+		}},
+		{"the app with the least work drains, the other stays", []step{
+			{submit: []submit{{"a", app, 1}, {"b", otherApp, 4}}, wait: time.Second, work: 1, apps: []string{otherApp, app}, changed: true},
+			{handOut: "a", work: 4, apps: []string{otherApp}, changed: true},
+			{handOut: "b", work: 0, changed: true},
+		}},
+		{"jobs of one app come and go: the apps stay", []step{
+			{submit: []submit{{"a", app, 2}}, wait: time.Second, work: 2, apps: []string{app}, changed: true},
+			{submit: []submit{{"b", app, 1}}, wait: time.Second, work: 1, apps: []string{app}, changed: true},
+			{handOut: "b", work: 2, apps: []string{app}, changed: true},
+			{submit: []submit{{"c", app, 2}}, wait: time.Second, work: 2, apps: []string{app}},
+		}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			synctest.Test(t, func(t *testing.T) {
+				c := pullCluster(t, 4, 3)
+				for i, st := range tt.steps {
+					for _, j := range st.submit {
+						r := withSeconds(job(j.id, 1, freeTasks(j.tasks)...), 1)
+						r.App = j.app
+						if err := c.s.SubmitJob(context.Background(), r); err != nil {
+							t.Fatal(err)
+						}
+						c.waitAccepted(t, j.id, j.tasks)
+					}
+					time.Sleep(st.wait)
+					if st.handOut != "" {
+						holders := c.holders(st.handOut)
+						if got := c.getTaskOnEach(t, st.handOut, holders); len(got) != len(holders) {
+							t.Fatalf("step %d: handed out %v for %d reservations", i, got, len(holders))
+						}
+					}
+					adv, changed := c.s.PullSweep(time.Now())
+					if adv.Work != st.work || !slices.Equal(adv.Apps, st.apps) || changed != st.changed {
+						t.Fatalf("step %d: advert %v for %v, changed %v; want %v for %v, changed %v",
+							i, adv.Work, adv.Apps, changed, st.work, st.apps, st.changed)
 					}
 				}
 			})
@@ -108,7 +187,7 @@ func TestPullOff(t *testing.T) {
 		}
 		c.waitAccepted(t, "j", 4)
 		time.Sleep(5 * time.Second)
-		if w, changed := c.s.PullSweep(time.Now()); w != 0 || changed {
+		if w, changed := sweepWork(c.s, time.Now()); w != 0 || changed {
 			t.Fatalf("advert %v changed %v without pulls", w, changed)
 		}
 		if got := c.pull(t, c.nms[0]); len(got) != 0 {
@@ -150,7 +229,7 @@ func TestPullAnswer(t *testing.T) {
 				c.waitAccepted(t, "big", 4)
 				c.waitAccepted(t, "small", 2)
 				time.Sleep(time.Second)
-				if w, _ := c.s.PullSweep(time.Now()); w != 2 {
+				if w, _ := sweepWork(c.s, time.Now()); w != 2 {
 					t.Fatalf("advert %v, want 2 (small's work)", w)
 				}
 				nm := startNM(t, c.hub, c.net, "stranger")
@@ -211,7 +290,7 @@ func TestPullRacesReservationForLastTask(t *testing.T) {
 					}
 				}
 				time.Sleep(time.Second)
-				if w, _ := c.s.PullSweep(time.Now()); w != 1 {
+				if w, _ := sweepWork(c.s, time.Now()); w != 1 {
 					t.Fatalf("advert %v, want 1", w)
 				}
 				var wg sync.WaitGroup
@@ -229,7 +308,7 @@ func TestPullRacesReservationForLastTask(t *testing.T) {
 				if st := c.s.Stats(); st.TasksLaunched != 1 || st.ActiveRequests != 0 {
 					t.Fatalf("stats %+v", st)
 				}
-				if w, changed := c.s.PullSweep(time.Now()); w != 0 || !changed {
+				if w, changed := sweepWork(c.s, time.Now()); w != 0 || !changed {
 					t.Fatalf("advert %v changed %v after the last task, want 0 changed", w, changed)
 				}
 			})
@@ -325,7 +404,7 @@ func TestPullConstrained(t *testing.T) {
 					}
 				}
 				time.Sleep(time.Second)
-				advert, _ := c.s.PullSweep(time.Now())
+				advert, _ := sweepWork(c.s, time.Now())
 				if advert == 0 {
 					t.Fatal("nothing backlogged")
 				}
@@ -344,7 +423,7 @@ func TestPullConstrained(t *testing.T) {
 					if desc != st.want {
 						t.Fatalf("step %d: nm%d pulled %q, want %q", i, st.node, desc, st.want)
 					}
-					w, _ := c.s.PullSweep(time.Now())
+					w, _ := sweepWork(c.s, time.Now())
 					if desc == "" && w != advert {
 						t.Fatalf("step %d: advert %v after an empty pull, was %v: the backlog changed", i, w, advert)
 					}
@@ -373,7 +452,7 @@ func TestPullLeavesTheNodesReservation(t *testing.T) {
 		c.waitAccepted(t, "j", 2)
 		holder := c.holders("j")[0]
 		time.Sleep(time.Second)
-		c.s.PullSweep(time.Now())
+		sweepWork(c.s, time.Now())
 		if got := c.pull(t, holder); len(got) != 1 || got[0].TaskId != "t0" {
 			t.Fatalf("pull got %v, want t0", got)
 		}
@@ -410,7 +489,7 @@ func TestPullRacesReservationForLastConstrainedTask(t *testing.T) {
 					t.Fatal("every preferred node holds a reservation")
 				}
 				time.Sleep(time.Second)
-				if w, _ := c.s.PullSweep(time.Now()); w != 1 {
+				if w, _ := sweepWork(c.s, time.Now()); w != 1 {
 					t.Fatalf("advert %v, want 1", w)
 				}
 				if got := c.pull(t, c.nms[3]); len(got) != 0 {
@@ -431,7 +510,7 @@ func TestPullRacesReservationForLastConstrainedTask(t *testing.T) {
 				if st := c.s.Stats(); st.TasksLaunched != 1 || st.ActiveRequests != 0 {
 					t.Fatalf("stats %+v", st)
 				}
-				if w, changed := c.s.PullSweep(time.Now()); w != 0 || !changed {
+				if w, changed := sweepWork(c.s, time.Now()); w != 0 || !changed {
 					t.Fatalf("advert %v changed %v after the last task, want 0 changed", w, changed)
 				}
 			})
@@ -447,7 +526,8 @@ func TestPullRacesReservationForLastConstrainedTask(t *testing.T) {
 //   - after each sweep, the backlog holds exactly the short jobs with
 //     unlaunched tasks submitted PullAfter or more before the sweep, each
 //     with its remaining work, and the advert is the least of them
-//     (rounded);
+//     (rounded) with the apps of those jobs, said changed exactly when
+//     either differs from the last sweep's;
 //   - each pull gets the task Assign gives a reservation on its node of
 //     the backlogged job with the least remaining work that has a task
 //     the node may run (the node hosts the job's app and satisfies its
@@ -517,6 +597,7 @@ func TestPullMatchesAScan(t *testing.T) {
 				var jobs []*oJob
 				byID := map[string]*oJob{}
 				var swept time.Time // the last sweep
+				var last PullAdvert // the advert it returned
 				inBacklog := func(j *oJob) bool {
 					return j.short && !swept.IsZero() && !swept.Before(j.at.Add(time.Second)) && unlaunched(j) > 0
 				}
@@ -640,8 +721,9 @@ func TestPullMatchesAScan(t *testing.T) {
 						handed(best, got[0], i, "pull")
 					default: // a sweep
 						swept = time.Now()
-						w, _ := c.s.PullSweep(swept)
+						adv, changed := c.s.PullSweep(swept)
 						want := map[string]float64{}
+						var wantApps []string
 						least, ok := 0.0, false
 						for _, j := range jobs {
 							if inBacklog(j) {
@@ -650,11 +732,19 @@ func TestPullMatchesAScan(t *testing.T) {
 								if !ok || work < least {
 									least, ok = work, true
 								}
+								if !slices.Contains(wantApps, j.app) {
+									wantApps = append(wantApps, j.app)
+								}
 							}
 						}
-						if aw := shortjobs.AdvertWork(least, ok); w != aw {
-							t.Fatalf("op %d: advert %v, want %v", op, w, aw)
+						slices.Sort(wantApps)
+						if aw := shortjobs.AdvertWork(least, ok); adv.Work != aw || !slices.Equal(adv.Apps, wantApps) {
+							t.Fatalf("op %d: advert %v for apps %v, want %v for %v", op, adv.Work, adv.Apps, aw, wantApps)
 						}
+						if wantChanged := adv.Work != last.Work || !slices.Equal(adv.Apps, last.Apps); changed != wantChanged {
+							t.Fatalf("op %d: advert %+v after %+v: changed %v, want %v", op, adv, last, changed, wantChanged)
+						}
+						last = adv
 						got := map[string]float64{}
 						c.s.mu.Lock()
 						for id, r := range c.s.pull.in {
@@ -703,14 +793,14 @@ func TestPullIDReusedByAnotherApp(t *testing.T) {
 		return r
 	}
 	first := install("a", t0)
-	if w, _ := s.PullSweep(t0.Add(time.Second)); w != 1 {
+	if w, _ := sweepWork(s, t0.Add(time.Second)); w != 1 {
 		t.Fatalf("advert %v, want 1", w)
 	}
 	s.mu.Lock()
 	s.book.remove(first) // given up, tasks unlaunched
 	s.mu.Unlock()
 	install("b", t0.Add(time.Second))
-	if w, _ := s.PullSweep(t0.Add(2 * time.Second)); w != 1 {
+	if w, _ := sweepWork(s, t0.Add(2*time.Second)); w != 1 {
 		t.Fatalf("advert %v, want 1", w)
 	}
 	if got := s.answerPull(nodeA.Addr, 0); len(got) != 0 {
@@ -720,7 +810,7 @@ func TestPullIDReusedByAnotherApp(t *testing.T) {
 	if len(got) != 1 || got[0].GetAppId() != "b" || got[0].GetRequestId() != "x" {
 		t.Fatalf("a node of app b pulled %v, want x's task", got)
 	}
-	if w, _ := s.PullSweep(t0.Add(3 * time.Second)); w != 0 {
+	if w, _ := sweepWork(s, t0.Add(3*time.Second)); w != 0 {
 		t.Fatalf("advert %v after the last task, want 0", w)
 	}
 }
@@ -762,7 +852,7 @@ func TestPullSweepTidiesEndedJobs(t *testing.T) {
 		return len(s.pull.in)
 	}
 	first := install(minPullTidy, t0)
-	s.PullSweep(t0.Add(time.Second))
+	sweepWork(s, t0.Add(time.Second))
 	if got := held(); got != minPullTidy {
 		t.Fatalf("%d jobs held, want %d", got, minPullTidy)
 	}
@@ -773,12 +863,12 @@ func TestPullSweepTidiesEndedJobs(t *testing.T) {
 	s.mu.Unlock()
 	// Until the book doubles, the ended jobs behind the front stay.
 	install(minPullTidy-1, t0.Add(time.Second))
-	s.PullSweep(t0.Add(2 * time.Second))
+	sweepWork(s, t0.Add(2*time.Second))
 	if got := held(); got != 2*minPullTidy-1 {
 		t.Fatalf("%d jobs held, want %d", got, 2*minPullTidy-1)
 	}
 	install(1, t0.Add(time.Second))
-	w, _ := s.PullSweep(t0.Add(2 * time.Second))
+	w, _ := sweepWork(s, t0.Add(2*time.Second))
 	if got := held(); got != minPullTidy+1 {
 		t.Fatalf("%d jobs held after the tidy, want the %d live ones", got, minPullTidy+1)
 	}

@@ -32,8 +32,8 @@ func (f *shortJobFlags) register(fs *pflag.FlagSet, scheduler bool) {
 	}[scheduler])
 	fs.DurationVar(&f.cutoff, "short-cutoff", defaultShortCutoff, "with --short-jobs, the mean task duration from which a job is long; every scheduler and node monitor of a fleet should use the same")
 	fs.BoolVar(&f.pull, "short-pull", false, "with --short-jobs, run pulls, off by default: "+map[bool]string{
-		true:  "keep the short jobs that still have unlaunched tasks --short-pull-after after submission in a backlog, gossip its least remaining work, and answer a node monitor's pull with a task of the backlogged job with the least remaining work among the apps it hosts",
-		false: "while a scheduler gossips a short backlog, keep one pull reservation for it in the queue with that remaining work, so that a freed slot asks it for a waiting short task; every scheduler and node monitor of a fleet should set it alike",
+		true:  "keep the short jobs that still have unlaunched tasks --short-pull-after after submission in a backlog, gossip its least remaining work and its apps (at most 8, else any app), and answer a node monitor's pull with a task of the backlogged job with the least remaining work among the apps it hosts",
+		false: "while a scheduler gossips a short backlog of an app with an executor here (or of any app), keep one pull reservation for it in the queue with that remaining work, so that a freed slot asks it for a waiting short task; every scheduler and node monitor of a fleet should set it alike",
 	}[scheduler])
 	fs.DurationVar(&f.pullAfter, "short-pull-after", time.Second, map[bool]string{
 		true:  "with --short-pull, how long a short job waits with tasks unlaunched before it joins the backlog",

@@ -3,6 +3,7 @@ package membership
 import (
 	"encoding/json"
 	"fmt"
+	"slices"
 
 	"github.com/hashicorp/memberlist"
 )
@@ -65,6 +66,33 @@ type Meta struct {
 	// seconds and rounded up to a power of two, of its short jobs still
 	// waiting with unlaunched tasks. Zero, or absent, says none.
 	Backlog float64 `json:"w,omitempty"`
+	// BacklogApps names, sorted, the apps of the jobs in a scheduler's
+	// short backlog, so that a node monitor hosting none of them does
+	// not pull from it for nothing. It is set only with Backlog > 0
+	// (WithBacklog), holds at most MaxBacklogApps names, and Encode
+	// leaves it out when the metadata would not fit otherwise. Absent
+	// (or empty) with Backlog > 0 says any app: the node monitor pulls
+	// whatever apps it hosts, as from a scheduler that does not send
+	// it. It is additive: members built before it ignore it, as
+	// DecodeMeta (encoding/json) ignores fields it does not know, and
+	// pull from the scheduler whatever its backlog's apps.
+	BacklogApps []string `json:"wa,omitempty"`
+}
+
+// MaxBacklogApps bounds Meta.BacklogApps: a backlog of more apps is
+// advertised as one of any app.
+const MaxBacklogApps = 8
+
+// WithBacklog returns m advertising short-backlog advert w for the
+// backlogged apps (Meta.Backlog, Meta.BacklogApps): apps, sorted, when w
+// is above zero and there are at most MaxBacklogApps of them; none, which
+// says any app, otherwise. It does not keep apps.
+func (m Meta) WithBacklog(w float64, apps []string) Meta {
+	m.Backlog, m.BacklogApps = w, nil
+	if w > 0 && len(apps) > 0 && len(apps) <= MaxBacklogApps {
+		m.BacklogApps = slices.Sorted(slices.Values(apps))
+	}
+	return m
 }
 
 // AttrLoadReports, set to "1" in a scheduler's Attrs, asks node monitors
@@ -73,11 +101,18 @@ type Meta struct {
 const AttrLoadReports = "load"
 
 // Encode returns m's wire form, or an error naming the size if it does not
-// fit in memberlist's metadata limit.
+// fit in memberlist's metadata limit. A Meta.BacklogApps that would not
+// fit is left out, which says any app.
 func (m Meta) Encode() ([]byte, error) {
 	b, err := json.Marshal(m)
 	if err != nil {
 		return nil, fmt.Errorf("encode member metadata: %w", err)
+	}
+	if len(b) > memberlist.MetaMaxSize && len(m.BacklogApps) > 0 {
+		m.BacklogApps = nil
+		if b, err = json.Marshal(m); err != nil {
+			return nil, fmt.Errorf("encode member metadata: %w", err)
+		}
 	}
 	if len(b) > memberlist.MetaMaxSize {
 		return nil, fmt.Errorf("member metadata is %d bytes, over memberlist's %d-byte limit (too many apps or attributes)",
