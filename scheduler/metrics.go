@@ -26,7 +26,7 @@ func Collector(stats func() Stats) prometheus.Collector {
 		c("sparrow_scheduler_offers_in_doubt_total", "Offers whose calls failed after they were sent, so that the node monitor was asked whether it took them.", func(s st) float64 { return float64(s.OffersInDoubt) }),
 		c("sparrow_scheduler_offer_doubts_declined_total", "Offers in doubt that the node monitor said it declined or never saw: handed out again.", func(s st) float64 { return float64(s.DoubtsDeclined) }),
 		c("sparrow_scheduler_fetches_asked_again_total", "fetchTask calls from node monitors asking again about a fetch already answered, whose answer they did not get.", func(s st) float64 { return float64(s.FetchesAskedAgain) }),
-		c("sparrow_scheduler_pulls_total", "Pulls answered (--short-pull): getTask calls from a node monitor's pull reservation, asking for a task of any backlogged short job.", func(s st) float64 { return float64(s.PullsAnswered) }),
+		c("sparrow_scheduler_pulls_total", "Pulls answered (--short-pull): getTask calls from a node monitor's pull reservation, asking for a task of a backlogged short job that the node monitor may run.", func(s st) float64 { return float64(s.PullsAnswered) }),
 		c("sparrow_scheduler_pulled_tasks_total", "Pulls answered with a task.", func(s st) float64 { return float64(s.PulledTasks) }),
 		c("sparrow_scheduler_backups_sent_total", "Backup reservations, kept back while a job's every task was offered, sent because an offer was declined.", func(s st) float64 { return float64(s.BackupsSent) }),
 		c("sparrow_scheduler_reservations_total", "Reservations sent to node monitors.", func(s st) float64 { return float64(s.Reservations) }),
