@@ -351,3 +351,52 @@ func TestShortPolicy(t *testing.T) {
 		})
 	}
 }
+
+// Under the policy, the reservation timeout's extra reservations for a
+// long job go where its first ones may: never to the short-only share.
+// A long job already holding reservations on every node open to it gets
+// no more, rather than spilling onto the short-only nodes.
+func TestShortJobsSweepKeepsLongJobsOffShortOnlyNodes(t *testing.T) {
+	cfg := &shortjobs.Config{Cutoff: 10, ShortShare: 0.3, StarveLimit: 4}
+	part := shortjobs.NewPartition(func() []uint64 {
+		h := make([]uint64, 10)
+		for i := range h {
+			h[i] = shortjobs.NodeHash(fmt.Sprintf("nm%d", i))
+		}
+		return h
+	}(), cfg.ShortShare)
+	for _, tt := range []struct {
+		name      string
+		tasks     int
+		reprobes  uint64 // rounds the sweep places
+		wantAfter int    // reservations held after the sweep
+	}{
+		{"room on the general nodes: extras go there", 1, 1, 4},
+		{"every general node holds one: no extras", 4, 0, 8},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			synctest.Test(t, func(t *testing.T) {
+				c := awareClusterWith(t, 10, Config{NoOffers: true, ShortJobs: cfg, ReservationTimeout: time.Second})
+				if err := c.s.SubmitJob(context.Background(), withSeconds(job("l", 2, freeTasks(tt.tasks)...), 100)); err != nil {
+					t.Fatal(err)
+				}
+				c.waitAccepted(t, "l", 2*tt.tasks)
+				c.s.Sweep(time.Now().Add(time.Hour))
+				c.waitAccepted(t, "l", tt.wantAfter)
+				synctest.Wait()
+				if got := c.s.Stats().Reprobes; got != tt.reprobes {
+					t.Errorf("%d rounds of extra reservations, want %d", got, tt.reprobes)
+				}
+				nodes, _ := c.reservedOn("l")
+				for i := range nodes {
+					if part.ShortOnly(shortjobs.NodeHash(fmt.Sprintf("nm%d", i))) {
+						t.Errorf("long job's reservations on nodes %v, one of them short-only (nm%d)", nodes, i)
+					}
+				}
+				if got := c.accepted("l"); got != tt.wantAfter {
+					t.Errorf("%d reservations after the sweep, want %d", got, tt.wantAfter)
+				}
+			})
+		})
+	}
+}

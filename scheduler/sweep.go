@@ -1,6 +1,7 @@
 package scheduler
 
 import (
+	"slices"
 	"time"
 
 	"github.com/sparrowfleet/sparrow/core/placement"
@@ -61,17 +62,23 @@ func (s *Scheduler) sweepOne(r *request) {
 }
 
 // unheldCandidatesLocked returns the node monitors that may take more of
-// r's reservations: its app's candidates that meet its constraints, hold
-// none of its reservations, and have not failed it.
+// r's reservations: its app's candidates that meet its constraints, have
+// not failed it, are among those the long-task-aware policy places it on
+// (shortPolicy.steer: never the short-only share for a long job, unless
+// every candidate is short-only), and hold none of its reservations. The
+// policy picks among all the candidates before the holders are dropped,
+// so that a long job whose reservations already sit on every node open to
+// it gets no more, rather than spilling onto the short-only share.
 func (s *Scheduler) unheldCandidatesLocked(r *request) []placement.Node {
 	var candidates []placement.Node
 	for _, n := range s.view.Candidates(r.app) {
-		if !r.failed[n.Addr] && !r.Holds(n.Addr) {
+		if !r.failed[n.Addr] {
 			candidates = append(candidates, n)
 		}
 	}
 	candidates, _ = placement.Filter(candidates, r.cons)
-	return candidates
+	candidates = s.short.steer(r.app, candidates, r.short.class, r.Unlaunched(), s.view)
+	return slices.DeleteFunc(candidates, func(n placement.Node) bool { return r.Holds(n.Addr) })
 }
 
 // steerStranded gives each request due for steering (steerBook.due) one
