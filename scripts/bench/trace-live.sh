@@ -8,8 +8,10 @@
 # Environment: BIN (sparrow binary), TRACE, JOBS, SCALE (--time-scale),
 # NODES, SLOTS (per node monitor), CUTOFF (trace seconds), NET (first two
 # octets of the members' loopback addresses), PULL (with aware: run pulls,
-# --short-pull-after PULL, e.g. 1s; unset: no pulls), SCHED_ARGS (more
-# scheduler flags, split on spaces, e.g. "--offers=false").
+# --short-pull-after PULL, e.g. 1s; unset: no pulls), SHARE (with aware:
+# the scheduler's --short-share, e.g. 0.65; unset: its default), DEADLINE
+# (sparrow drive's --deadline, default 10m), SCHED_ARGS (more scheduler
+# flags, split on spaces, e.g. "--offers=false").
 set -euo pipefail
 policy=${1:?policy: sparrow or aware}
 out=${2:?output directory}
@@ -21,12 +23,14 @@ NODES=${NODES:-10}
 SLOTS=${SLOTS:-300}
 CUTOFF=${CUTOFF:-90.5811}
 NET=${NET:-127.61}
+DEADLINE=${DEADLINE:-10m}
 mkdir -p "$out"
 pids=()
 cleanup() { for p in "${pids[@]}"; do kill "$p" 2>/dev/null || true; done; wait 2>/dev/null || true; }
 trap cleanup EXIT
 
 policy_args=()
+share_args=()
 drive_args=()
 if [ "$policy" = aware ]; then
 	cut=$(awk -v c="$CUTOFF" -v k="$SCALE" 'BEGIN { printf "%.6fs", c / k }')
@@ -35,11 +39,16 @@ if [ "$policy" = aware ]; then
 		policy_args+=(--short-pull --short-pull-after "$PULL")
 	fi
 	drive_args=(--send-estimates)
+	# The short-only share is the schedulers' to apply: node monitors
+	# have no such flag.
+	if [ -n "${SHARE:-}" ]; then
+		share_args=(--short-share "$SHARE")
+	fi
 fi
 s=$NET.1.1
 read -r -a sched_args <<<"${SCHED_ARGS:-}"
 "$BIN" scheduler --listen $s:20503 --gettask-listen $s:20507 --gossip $s:7946 --name sched --http-listen $s:8080 \
-	"${policy_args[@]}" "${sched_args[@]}" >"$out/scheduler.log" 2>&1 &
+	"${policy_args[@]}" "${share_args[@]}" "${sched_args[@]}" >"$out/scheduler.log" 2>&1 &
 pids+=($!)
 for i in $(seq 1 "$NODES"); do
 	h=$NET.2.$i
@@ -60,7 +69,7 @@ for i in $(seq 1 "$NODES"); do
 done
 sleep 5 # gossip spreads the node monitors' app lists to the scheduler
 "$BIN" drive --schedulers $s:20503 --listen $NET.3.1:50201 --app sleep --job-trace "$TRACE" --jobs "$JOBS" --time-scale "$SCALE" \
-	--cutoff "$CUTOFF" --slots $((NODES * SLOTS)) --deadline 10m --timeout 2s --json --jobs-out "$out/jobs.csv" "${drive_args[@]}" \
+	--cutoff "$CUTOFF" --slots $((NODES * SLOTS)) --deadline "$DEADLINE" --timeout 2s --json --jobs-out "$out/jobs.csv" "${drive_args[@]}" \
 	>"$out/drive.out" 2>"$out/drive.log"
 # The scheduler's and node monitors' counters, for the record.
 curl -sf "http://$s:8080/metrics" >"$out/scheduler.metrics" || true
