@@ -3,6 +3,7 @@ package integration
 import (
 	"context"
 	"fmt"
+	"maps"
 	"slices"
 	"sync"
 	"testing"
@@ -13,6 +14,109 @@ import (
 	"github.com/sparrowfleet/sparrow/core/shortjobs"
 	"github.com/sparrowfleet/sparrow/internal/membership"
 )
+
+// pullRig holds each long task on a loopback fleet's node monitors until
+// released, and records where long and short tasks launched; it gives
+// the fleet its Run and OnLaunch. Its methods are safe for concurrent use.
+type pullRig struct {
+	led     *ledger
+	mu      sync.Mutex
+	release map[string]chan struct{} // by long task id
+	longOn  map[int]string           // node -> long task id
+	shortOn map[int]int              // node -> short tasks launched there
+}
+
+// newPullRig returns a rig for a long job of longTasks tasks, "0" up.
+func newPullRig(longTasks int) *pullRig {
+	p := &pullRig{led: newLedger(), release: map[string]chan struct{}{}, longOn: map[int]string{}, shortOn: map[int]int{}}
+	for i := range longTasks {
+		p.release[fmt.Sprint(i)] = make(chan struct{})
+	}
+	return p
+}
+
+// run is the executors' task: a long task runs until released.
+func (p *pullRig) run(ctx context.Context, lt client.LaunchedTask) ([]byte, error) {
+	if lt.Ref.RequestID == "long" {
+		p.mu.Lock()
+		c := p.release[lt.Ref.TaskID]
+		p.mu.Unlock()
+		select {
+		case <-c:
+		case <-ctx.Done():
+			return nil, ctx.Err()
+		}
+	}
+	return []byte("done"), nil
+}
+
+func (p *pullRig) onLaunch(node int, lt client.LaunchedTask) {
+	p.led.launched(node, lt)
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if lt.Ref.RequestID == "long" {
+		p.longOn[node] = lt.Ref.TaskID
+	} else {
+		p.shortOn[node]++
+	}
+}
+
+// releaseAtEnd releases every long task when the test ends, before the
+// fleet (started earlier) stops.
+func (p *pullRig) releaseAtEnd(t *testing.T) {
+	t.Cleanup(func() { p.releaseAllBut(-1) })
+}
+
+// submitLong submits the long job through fe and waits until each of its
+// tasks runs on a node monitor of its own.
+func (p *pullRig) submitLong(t *testing.T, fe *client.Frontend) {
+	t.Helper()
+	long := client.Job{RequestID: "long", TaskDuration: 30 * time.Second, ProbeRatio: 1}
+	for i := range len(p.release) {
+		long.Tasks = append(long.Tasks, client.Task{ID: fmt.Sprint(i), Message: []byte("long")})
+	}
+	if _, err := fe.Submit(context.Background(), long); err != nil {
+		t.Fatal(err)
+	}
+	waitFor(t, "a long task on each node monitor it may run on", 20*time.Second, func() bool {
+		p.mu.Lock()
+		defer p.mu.Unlock()
+		return len(p.longOn) == len(p.release)
+	})
+}
+
+// releaseOn ends the long task on node monitor node.
+func (p *pullRig) releaseOn(node int) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	closeOnce(p.release[p.longOn[node]])
+}
+
+// releaseAllBut ends every long task but the one on node monitor node.
+func (p *pullRig) releaseAllBut(node int) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	for id, c := range p.release {
+		if on, ok := p.longOn[node]; !ok || id != on {
+			closeOnce(c)
+		}
+	}
+}
+
+// shortLaunches returns how many short tasks launched on each node monitor.
+func (p *pullRig) shortLaunches() map[int]int {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return maps.Clone(p.shortOn)
+}
+
+func closeOnce(c chan struct{}) {
+	select {
+	case <-c:
+	default:
+		close(c)
+	}
+}
 
 // TestShortJobsPull runs pulls on a loopback fleet: long tasks fill every
 // node monitor, a short job's reservations wait behind them, and the one
@@ -25,63 +129,18 @@ func TestShortJobsPull(t *testing.T) {
 		nodes     = 4
 		shortSize = 2
 	)
-	led := newLedger()
-	release := make(map[string]chan struct{}) // by long task id
-	for i := range nodes {
-		release[fmt.Sprint(i)] = make(chan struct{})
-	}
-	var mu sync.Mutex
-	longOn := map[int]string{} // node -> long task id
-	shortOn := map[int]int{}   // node -> short tasks launched there
+	p := newPullRig(nodes)
+	led := p.led
 	f := startFleet(t, fleet.Config{
 		Schedulers: 1, NodeMonitors: nodes, Slots: 1, Apps: []string{"app"}, NoOffers: true, ProbeRatio: 1,
 		ShortJobs: &shortjobs.Config{Cutoff: 1, StarveLimit: shortjobs.DefaultStarveLimit},
 		ShortPull: 200 * time.Millisecond,
-		Run: func(ctx context.Context, lt client.LaunchedTask) ([]byte, error) {
-			if lt.Ref.RequestID == "long" {
-				select {
-				case <-release[lt.Ref.TaskID]:
-				case <-ctx.Done():
-					return nil, ctx.Err()
-				}
-			}
-			return []byte("done"), nil
-		},
-		OnLaunch: func(node int, lt client.LaunchedTask) {
-			led.launched(node, lt)
-			mu.Lock()
-			defer mu.Unlock()
-			if lt.Ref.RequestID == "long" {
-				longOn[node] = lt.Ref.TaskID
-			} else {
-				shortOn[node]++
-			}
-		},
+		Run:       p.run, OnLaunch: p.onLaunch,
 	})
-	t.Cleanup(func() {
-		for _, c := range release {
-			select {
-			case <-c:
-			default:
-				close(c)
-			}
-		}
-	})
+	p.releaseAtEnd(t)
 	fe := ledgerFrontend(t, f, led, "127.0.4.2")
 	ctx := context.Background()
-
-	long := client.Job{RequestID: "long", TaskDuration: 30 * time.Second, ProbeRatio: 1}
-	for i := range nodes {
-		long.Tasks = append(long.Tasks, client.Task{ID: fmt.Sprint(i), Message: []byte("long")})
-	}
-	if _, err := fe.Submit(ctx, long); err != nil {
-		t.Fatal(err)
-	}
-	waitFor(t, "a long task on every node monitor", 20*time.Second, func() bool {
-		mu.Lock()
-		defer mu.Unlock()
-		return len(longOn) == nodes
-	})
+	p.submitLong(t, fe)
 
 	short := client.Job{RequestID: "short", TaskDuration: 10 * time.Millisecond, ProbeRatio: 1}
 	for k := range shortSize {
@@ -114,9 +173,7 @@ func TestShortJobsPull(t *testing.T) {
 	if free < 0 {
 		t.Fatalf("every node monitor holds a short reservation besides its pull; want one holding only the pull")
 	}
-	mu.Lock()
-	close(release[longOn[free]])
-	mu.Unlock()
+	p.releaseOn(free)
 
 	// Only node monitor free has a slot: the short tasks run there while
 	// the other long tasks still run.
@@ -124,22 +181,14 @@ func TestShortJobsPull(t *testing.T) {
 		_, m := led.counts()
 		return m == 1+shortSize
 	})
-	mu.Lock()
-	if shortOn[free] != shortSize {
-		t.Errorf("short tasks launched by node %v, want all %d on node monitor %d", shortOn, shortSize, free)
+	if on := p.shortLaunches(); on[free] != shortSize {
+		t.Errorf("short tasks launched by node %v, want all %d on node monitor %d", on, shortSize, free)
 	}
-	mu.Unlock()
 	if st := f.Schedulers[0].Stats(); st.PulledTasks == 0 {
 		t.Errorf("scheduler stats %+v: no task was pulled", st)
 	}
 
-	mu.Lock()
-	for id, c := range release {
-		if id != longOn[free] {
-			close(c)
-		}
-	}
-	mu.Unlock()
+	p.releaseAllBut(free)
 	total := nodes + shortSize
 	waitFor(t, "every task's message", 20*time.Second, func() bool {
 		_, m := led.counts()
@@ -167,14 +216,8 @@ func TestShortJobsPullApps(t *testing.T) {
 		appNodes   = 3 // nodes 0..2 host "app", the frontend's
 		otherNodes = 2 // the rest host "other" only
 	)
-	led := newLedger()
-	release := make(map[string]chan struct{}) // by long task id
-	for i := range appNodes {
-		release[fmt.Sprint(i)] = make(chan struct{})
-	}
-	var mu sync.Mutex
-	longOn := map[int]string{} // node -> long task id
-	shortOn := map[int]int{}   // node -> short tasks launched there
+	p := newPullRig(appNodes)
+	led := p.led
 	f := startFleet(t, fleet.Config{
 		Schedulers: 1, NodeMonitors: appNodes + otherNodes, Slots: 1, Apps: []string{"app", "other"},
 		NodeApps: func(i int) []string {
@@ -186,51 +229,12 @@ func TestShortJobsPullApps(t *testing.T) {
 		NoOffers: true, ProbeRatio: 1,
 		ShortJobs: &shortjobs.Config{Cutoff: 1, StarveLimit: shortjobs.DefaultStarveLimit},
 		ShortPull: 200 * time.Millisecond,
-		Run: func(ctx context.Context, lt client.LaunchedTask) ([]byte, error) {
-			if lt.Ref.RequestID == "long" {
-				select {
-				case <-release[lt.Ref.TaskID]:
-				case <-ctx.Done():
-					return nil, ctx.Err()
-				}
-			}
-			return []byte("done"), nil
-		},
-		OnLaunch: func(node int, lt client.LaunchedTask) {
-			led.launched(node, lt)
-			mu.Lock()
-			defer mu.Unlock()
-			if lt.Ref.RequestID == "long" {
-				longOn[node] = lt.Ref.TaskID
-			} else {
-				shortOn[node]++
-			}
-		},
+		Run:       p.run, OnLaunch: p.onLaunch,
 	})
-	t.Cleanup(func() {
-		for _, c := range release {
-			select {
-			case <-c:
-			default:
-				close(c)
-			}
-		}
-	})
+	p.releaseAtEnd(t)
 	fe := ledgerFrontend(t, f, led, "127.0.4.3")
 	ctx := context.Background()
-
-	long := client.Job{RequestID: "long", TaskDuration: 30 * time.Second, ProbeRatio: 1}
-	for i := range appNodes {
-		long.Tasks = append(long.Tasks, client.Task{ID: fmt.Sprint(i), Message: []byte("long")})
-	}
-	if _, err := fe.Submit(ctx, long); err != nil {
-		t.Fatal(err)
-	}
-	waitFor(t, "a long task on every node monitor of app", 20*time.Second, func() bool {
-		mu.Lock()
-		defer mu.Unlock()
-		return len(longOn) == appNodes
-	})
+	p.submitLong(t, fe)
 	short := client.Job{RequestID: "short", TaskDuration: 10 * time.Millisecond, ProbeRatio: 1,
 		Tasks: []client.Task{{ID: "0", Message: []byte("short")}}}
 	if _, err := fe.Submit(ctx, short); err != nil {
@@ -264,23 +268,15 @@ func TestShortJobsPullApps(t *testing.T) {
 	if free < 0 {
 		t.Fatal("no node monitor of app holds the pull alone")
 	}
-	mu.Lock()
-	close(release[longOn[free]])
-	mu.Unlock()
+	p.releaseOn(free)
 	waitFor(t, "the short task's message", 20*time.Second, func() bool {
 		_, m := led.counts()
 		return m == 2
 	})
-	mu.Lock()
-	if shortOn[free] != 1 {
-		t.Errorf("short task launched on node monitors %v, want on %d, by its pull", shortOn, free)
+	if on := p.shortLaunches(); on[free] != 1 {
+		t.Errorf("short task launched on node monitors %v, want on %d, by its pull", on, free)
 	}
-	for id, c := range release {
-		if id != longOn[free] {
-			close(c)
-		}
-	}
-	mu.Unlock()
+	p.releaseAllBut(free)
 	waitFor(t, "every task's message", 20*time.Second, func() bool {
 		_, m := led.counts()
 		return m == appNodes+1
