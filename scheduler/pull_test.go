@@ -293,24 +293,7 @@ func TestPullRacesReservationForLastTask(t *testing.T) {
 				if w, _ := sweepWork(c.s, time.Now()); w != 1 {
 					t.Fatalf("advert %v, want 1", w)
 				}
-				var wg sync.WaitGroup
-				var byRes, byPull []*sparrowrpc.TTaskLaunchSpec
-				first, second := func() { byRes = c.getTask(t, "j", holder) }, func() { byPull = c.pull(t, puller) }
-				if round%2 == 1 {
-					first, second = second, first
-				}
-				wg.Go(first)
-				wg.Go(second)
-				wg.Wait()
-				if len(byRes)+len(byPull) != 1 {
-					t.Fatalf("reservation got %v, pull got %v: want the one task handed out once", byRes, byPull)
-				}
-				if st := c.s.Stats(); st.TasksLaunched != 1 || st.ActiveRequests != 0 {
-					t.Fatalf("stats %+v", st)
-				}
-				if w, changed := sweepWork(c.s, time.Now()); w != 0 || !changed {
-					t.Fatalf("advert %v changed %v after the last task, want 0 changed", w, changed)
-				}
+				raceForLastTask(t, c, holder, puller, round%2 == 1)
 			})
 		})
 	}
@@ -495,24 +478,7 @@ func TestPullRacesReservationForLastConstrainedTask(t *testing.T) {
 				if got := c.pull(t, c.nms[3]); len(got) != 0 {
 					t.Fatalf("nm3, which the task does not allow, pulled %v", got)
 				}
-				var wg sync.WaitGroup
-				var byRes, byPull []*sparrowrpc.TTaskLaunchSpec
-				first, second := func() { byRes = c.getTask(t, "j", holder) }, func() { byPull = c.pull(t, puller) }
-				if round%2 == 1 {
-					first, second = second, first
-				}
-				wg.Go(first)
-				wg.Go(second)
-				wg.Wait()
-				if len(byRes)+len(byPull) != 1 {
-					t.Fatalf("reservation got %v, pull got %v: want the one task handed out once", byRes, byPull)
-				}
-				if st := c.s.Stats(); st.TasksLaunched != 1 || st.ActiveRequests != 0 {
-					t.Fatalf("stats %+v", st)
-				}
-				if w, changed := sweepWork(c.s, time.Now()); w != 0 || !changed {
-					t.Fatalf("advert %v changed %v after the last task, want 0 changed", w, changed)
-				}
+				raceForLastTask(t, c, holder, puller, round%2 == 1)
 			})
 		})
 	}
@@ -874,5 +840,31 @@ func TestPullSweepTidiesEndedJobs(t *testing.T) {
 	}
 	if w != 1 {
 		t.Fatalf("advert %v, want 1 (r0's work)", w)
+	}
+}
+
+// raceForLastTask runs job "j"'s getTask from holder, which holds its
+// reservation, and a pull from puller at once (the pull started first
+// when pullFirst), and checks that its one task is handed out once and
+// that the backlog advert then clears.
+func raceForLastTask(t *testing.T, c *cluster, holder, puller *fakeNM, pullFirst bool) {
+	t.Helper()
+	var wg sync.WaitGroup
+	var byRes, byPull []*sparrowrpc.TTaskLaunchSpec
+	first, second := func() { byRes = c.getTask(t, "j", holder) }, func() { byPull = c.pull(t, puller) }
+	if pullFirst {
+		first, second = second, first
+	}
+	wg.Go(first)
+	wg.Go(second)
+	wg.Wait()
+	if len(byRes)+len(byPull) != 1 {
+		t.Fatalf("reservation got %v, pull got %v: want the one task handed out once", byRes, byPull)
+	}
+	if st := c.s.Stats(); st.TasksLaunched != 1 || st.ActiveRequests != 0 {
+		t.Fatalf("stats %+v", st)
+	}
+	if w, changed := sweepWork(c.s, time.Now()); w != 0 || !changed {
+		t.Fatalf("advert %v changed %v after the last task, want 0 changed", w, changed)
 	}
 }
