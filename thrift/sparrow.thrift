@@ -99,6 +99,13 @@ struct TSchedulingRequest {
   // class the job short or long by it. Absent or not > 0: the scheduler
   // estimates it from the app's past tasks. Other schedulers ignore it.
   8: optional double taskSeconds,
+  // Extension: the FrontendService address that receives this job's task
+  // messages. A scheduler that sees it reports there, whether or not the
+  // frontend registered with it, so a job reaches its frontend through
+  // any balancer (a Kubernetes Service, an L4 proxy, DNS round robin)
+  // that sends the submit to another scheduler than the registration.
+  // Absent: the address the app registered with registerFrontend.
+  9: optional string frontendAddress,
 }
 
 struct TEnqueueTaskReservationsRequest {
@@ -178,7 +185,21 @@ const i32 OFFER_TAKEN = 2
 
 exception IncompleteRequestException {
   1: string message,
+  // Extension: why the job was refused, one of the REFUSAL_* codes, so
+  // that clients need not parse the message. Absent (older schedulers):
+  // clients classify by the message.
+  2: optional i32 code,
+  // Extension: for REFUSAL_SATURATED and REFUSAL_DRAINING, the delay the
+  // scheduler suggests before submitting again, in milliseconds.
+  3: optional i64 retryAfterMs,
 }
+
+// Refusal codes carried by IncompleteRequestException.code.
+const i32 REFUSAL_INVALID = 1
+const i32 REFUSAL_SATURATED = 2
+const i32 REFUSAL_DRAINING = 3
+const i32 REFUSAL_UNKNOWN_APP = 4
+const i32 REFUSAL_UNPLACEABLE = 5
 
 // ---- Services (original). Default ports in comments.
 

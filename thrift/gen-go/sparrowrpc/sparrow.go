@@ -1356,6 +1356,7 @@ func (p *TConstraint) String() string {
 //  - Constraints
 //  - RequestId
 //  - TaskSeconds
+//  - FrontendAddress
 type TSchedulingRequest struct {
   App string `thrift:"app,1" db:"app" json:"app"`
   Tasks []*TTaskSpec `thrift:"tasks,2" db:"tasks" json:"tasks"`
@@ -1365,6 +1366,7 @@ type TSchedulingRequest struct {
   Constraints []*TConstraint `thrift:"constraints,6" db:"constraints" json:"constraints,omitempty"`
   RequestId *string `thrift:"requestId,7" db:"requestId" json:"requestId,omitempty"`
   TaskSeconds *float64 `thrift:"taskSeconds,8" db:"taskSeconds" json:"taskSeconds,omitempty"`
+  FrontendAddress *string `thrift:"frontendAddress,9" db:"frontendAddress" json:"frontendAddress,omitempty"`
 }
 
 func NewTSchedulingRequest() *TSchedulingRequest {
@@ -1419,6 +1421,13 @@ func (p *TSchedulingRequest) GetTaskSeconds() float64 {
   }
 return *p.TaskSeconds
 }
+var TSchedulingRequest_FrontendAddress_DEFAULT string
+func (p *TSchedulingRequest) GetFrontendAddress() string {
+  if !p.IsSetFrontendAddress() {
+    return TSchedulingRequest_FrontendAddress_DEFAULT
+  }
+return *p.FrontendAddress
+}
 func (p *TSchedulingRequest) IsSetUser() bool {
   return p.User != nil
 }
@@ -1441,6 +1450,10 @@ func (p *TSchedulingRequest) IsSetRequestId() bool {
 
 func (p *TSchedulingRequest) IsSetTaskSeconds() bool {
   return p.TaskSeconds != nil
+}
+
+func (p *TSchedulingRequest) IsSetFrontendAddress() bool {
+  return p.FrontendAddress != nil
 }
 
 func (p *TSchedulingRequest) Read(ctx context.Context, iprot thrift.TProtocol) error {
@@ -1529,6 +1542,16 @@ func (p *TSchedulingRequest) Read(ctx context.Context, iprot thrift.TProtocol) e
     case 8:
       if fieldTypeId == thrift.DOUBLE {
         if err := p.ReadField8(ctx, iprot); err != nil {
+          return err
+        }
+      } else {
+        if err := iprot.Skip(ctx, fieldTypeId); err != nil {
+          return err
+        }
+      }
+    case 9:
+      if fieldTypeId == thrift.STRING {
+        if err := p.ReadField9(ctx, iprot); err != nil {
           return err
         }
       } else {
@@ -1644,6 +1667,15 @@ func (p *TSchedulingRequest)  ReadField8(ctx context.Context, iprot thrift.TProt
   return nil
 }
 
+func (p *TSchedulingRequest)  ReadField9(ctx context.Context, iprot thrift.TProtocol) error {
+  if v, err := iprot.ReadString(ctx); err != nil {
+  return thrift.PrependError("error reading field 9: ", err)
+} else {
+  p.FrontendAddress = &v
+}
+  return nil
+}
+
 func (p *TSchedulingRequest) Write(ctx context.Context, oprot thrift.TProtocol) error {
   if err := oprot.WriteStructBegin(ctx, "TSchedulingRequest"); err != nil {
     return thrift.PrependError(fmt.Sprintf("%T write struct begin error: ", p), err) }
@@ -1656,6 +1688,7 @@ func (p *TSchedulingRequest) Write(ctx context.Context, oprot thrift.TProtocol) 
     if err := p.writeField6(ctx, oprot); err != nil { return err }
     if err := p.writeField7(ctx, oprot); err != nil { return err }
     if err := p.writeField8(ctx, oprot); err != nil { return err }
+    if err := p.writeField9(ctx, oprot); err != nil { return err }
   }
   if err := oprot.WriteFieldStop(ctx); err != nil {
     return thrift.PrependError("write field stop error: ", err) }
@@ -1773,6 +1806,18 @@ func (p *TSchedulingRequest) writeField8(ctx context.Context, oprot thrift.TProt
   return err
 }
 
+func (p *TSchedulingRequest) writeField9(ctx context.Context, oprot thrift.TProtocol) (err error) {
+  if p.IsSetFrontendAddress() {
+    if err := oprot.WriteFieldBegin(ctx, "frontendAddress", thrift.STRING, 9); err != nil {
+      return thrift.PrependError(fmt.Sprintf("%T write field begin error 9:frontendAddress: ", p), err) }
+    if err := oprot.WriteString(ctx, string(*p.FrontendAddress)); err != nil {
+    return thrift.PrependError(fmt.Sprintf("%T.frontendAddress (9) field write error: ", p), err) }
+    if err := oprot.WriteFieldEnd(ctx); err != nil {
+      return thrift.PrependError(fmt.Sprintf("%T write field end error 9:frontendAddress: ", p), err) }
+  }
+  return err
+}
+
 func (p *TSchedulingRequest) Equals(other *TSchedulingRequest) bool {
   if p == other {
     return true
@@ -1814,6 +1859,12 @@ func (p *TSchedulingRequest) Equals(other *TSchedulingRequest) bool {
       return false
     }
     if (*p.TaskSeconds) != (*other.TaskSeconds) { return false }
+  }
+  if p.FrontendAddress != other.FrontendAddress {
+    if p.FrontendAddress == nil || other.FrontendAddress == nil {
+      return false
+    }
+    if (*p.FrontendAddress) != (*other.FrontendAddress) { return false }
   }
   return true
 }
@@ -3110,8 +3161,12 @@ func (p *TOfferOutcome) String() string {
 
 // Attributes:
 //  - Message
+//  - Code
+//  - RetryAfterMs
 type IncompleteRequestException struct {
   Message string `thrift:"message,1" db:"message" json:"message"`
+  Code *int32 `thrift:"code,2" db:"code" json:"code,omitempty"`
+  RetryAfterMs *int64 `thrift:"retryAfterMs,3" db:"retryAfterMs" json:"retryAfterMs,omitempty"`
 }
 
 func NewIncompleteRequestException() *IncompleteRequestException {
@@ -3122,6 +3177,28 @@ func NewIncompleteRequestException() *IncompleteRequestException {
 func (p *IncompleteRequestException) GetMessage() string {
   return p.Message
 }
+var IncompleteRequestException_Code_DEFAULT int32
+func (p *IncompleteRequestException) GetCode() int32 {
+  if !p.IsSetCode() {
+    return IncompleteRequestException_Code_DEFAULT
+  }
+return *p.Code
+}
+var IncompleteRequestException_RetryAfterMs_DEFAULT int64
+func (p *IncompleteRequestException) GetRetryAfterMs() int64 {
+  if !p.IsSetRetryAfterMs() {
+    return IncompleteRequestException_RetryAfterMs_DEFAULT
+  }
+return *p.RetryAfterMs
+}
+func (p *IncompleteRequestException) IsSetCode() bool {
+  return p.Code != nil
+}
+
+func (p *IncompleteRequestException) IsSetRetryAfterMs() bool {
+  return p.RetryAfterMs != nil
+}
+
 func (p *IncompleteRequestException) Read(ctx context.Context, iprot thrift.TProtocol) error {
   if _, err := iprot.ReadStructBegin(ctx); err != nil {
     return thrift.PrependError(fmt.Sprintf("%T read error: ", p), err)
@@ -3138,6 +3215,26 @@ func (p *IncompleteRequestException) Read(ctx context.Context, iprot thrift.TPro
     case 1:
       if fieldTypeId == thrift.STRING {
         if err := p.ReadField1(ctx, iprot); err != nil {
+          return err
+        }
+      } else {
+        if err := iprot.Skip(ctx, fieldTypeId); err != nil {
+          return err
+        }
+      }
+    case 2:
+      if fieldTypeId == thrift.I32 {
+        if err := p.ReadField2(ctx, iprot); err != nil {
+          return err
+        }
+      } else {
+        if err := iprot.Skip(ctx, fieldTypeId); err != nil {
+          return err
+        }
+      }
+    case 3:
+      if fieldTypeId == thrift.I64 {
+        if err := p.ReadField3(ctx, iprot); err != nil {
           return err
         }
       } else {
@@ -3169,11 +3266,31 @@ func (p *IncompleteRequestException)  ReadField1(ctx context.Context, iprot thri
   return nil
 }
 
+func (p *IncompleteRequestException)  ReadField2(ctx context.Context, iprot thrift.TProtocol) error {
+  if v, err := iprot.ReadI32(ctx); err != nil {
+  return thrift.PrependError("error reading field 2: ", err)
+} else {
+  p.Code = &v
+}
+  return nil
+}
+
+func (p *IncompleteRequestException)  ReadField3(ctx context.Context, iprot thrift.TProtocol) error {
+  if v, err := iprot.ReadI64(ctx); err != nil {
+  return thrift.PrependError("error reading field 3: ", err)
+} else {
+  p.RetryAfterMs = &v
+}
+  return nil
+}
+
 func (p *IncompleteRequestException) Write(ctx context.Context, oprot thrift.TProtocol) error {
   if err := oprot.WriteStructBegin(ctx, "IncompleteRequestException"); err != nil {
     return thrift.PrependError(fmt.Sprintf("%T write struct begin error: ", p), err) }
   if p != nil {
     if err := p.writeField1(ctx, oprot); err != nil { return err }
+    if err := p.writeField2(ctx, oprot); err != nil { return err }
+    if err := p.writeField3(ctx, oprot); err != nil { return err }
   }
   if err := oprot.WriteFieldStop(ctx); err != nil {
     return thrift.PrependError("write field stop error: ", err) }
@@ -3192,6 +3309,30 @@ func (p *IncompleteRequestException) writeField1(ctx context.Context, oprot thri
   return err
 }
 
+func (p *IncompleteRequestException) writeField2(ctx context.Context, oprot thrift.TProtocol) (err error) {
+  if p.IsSetCode() {
+    if err := oprot.WriteFieldBegin(ctx, "code", thrift.I32, 2); err != nil {
+      return thrift.PrependError(fmt.Sprintf("%T write field begin error 2:code: ", p), err) }
+    if err := oprot.WriteI32(ctx, int32(*p.Code)); err != nil {
+    return thrift.PrependError(fmt.Sprintf("%T.code (2) field write error: ", p), err) }
+    if err := oprot.WriteFieldEnd(ctx); err != nil {
+      return thrift.PrependError(fmt.Sprintf("%T write field end error 2:code: ", p), err) }
+  }
+  return err
+}
+
+func (p *IncompleteRequestException) writeField3(ctx context.Context, oprot thrift.TProtocol) (err error) {
+  if p.IsSetRetryAfterMs() {
+    if err := oprot.WriteFieldBegin(ctx, "retryAfterMs", thrift.I64, 3); err != nil {
+      return thrift.PrependError(fmt.Sprintf("%T write field begin error 3:retryAfterMs: ", p), err) }
+    if err := oprot.WriteI64(ctx, int64(*p.RetryAfterMs)); err != nil {
+    return thrift.PrependError(fmt.Sprintf("%T.retryAfterMs (3) field write error: ", p), err) }
+    if err := oprot.WriteFieldEnd(ctx); err != nil {
+      return thrift.PrependError(fmt.Sprintf("%T write field end error 3:retryAfterMs: ", p), err) }
+  }
+  return err
+}
+
 func (p *IncompleteRequestException) Equals(other *IncompleteRequestException) bool {
   if p == other {
     return true
@@ -3199,6 +3340,18 @@ func (p *IncompleteRequestException) Equals(other *IncompleteRequestException) b
     return false
   }
   if p.Message != other.Message { return false }
+  if p.Code != other.Code {
+    if p.Code == nil || other.Code == nil {
+      return false
+    }
+    if (*p.Code) != (*other.Code) { return false }
+  }
+  if p.RetryAfterMs != other.RetryAfterMs {
+    if p.RetryAfterMs == nil || other.RetryAfterMs == nil {
+      return false
+    }
+    if (*p.RetryAfterMs) != (*other.RetryAfterMs) { return false }
+  }
   return true
 }
 

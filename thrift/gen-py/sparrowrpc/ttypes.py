@@ -606,11 +606,12 @@ class TSchedulingRequest(object):
      - constraints
      - requestId
      - taskSeconds
+     - frontendAddress
 
     """
 
 
-    def __init__(self, app=None, tasks=None, user=None, description=None, probeRatio=None, constraints=None, requestId=None, taskSeconds=None,):
+    def __init__(self, app=None, tasks=None, user=None, description=None, probeRatio=None, constraints=None, requestId=None, taskSeconds=None, frontendAddress=None,):
         self.app = app
         self.tasks = tasks
         self.user = user
@@ -619,6 +620,7 @@ class TSchedulingRequest(object):
         self.constraints = constraints
         self.requestId = requestId
         self.taskSeconds = taskSeconds
+        self.frontendAddress = frontendAddress
 
     def read(self, iprot):
         if iprot._fast_decode is not None and isinstance(iprot.trans, TTransport.CReadableTransport) and self.thrift_spec is not None:
@@ -682,6 +684,11 @@ class TSchedulingRequest(object):
                     self.taskSeconds = iprot.readDouble()
                 else:
                     iprot.skip(ftype)
+            elif fid == 9:
+                if ftype == TType.STRING:
+                    self.frontendAddress = iprot.readString().decode('utf-8', errors='replace') if sys.version_info[0] == 2 else iprot.readString()
+                else:
+                    iprot.skip(ftype)
             else:
                 iprot.skip(ftype)
             iprot.readFieldEnd()
@@ -729,6 +736,10 @@ class TSchedulingRequest(object):
         if self.taskSeconds is not None:
             oprot.writeFieldBegin('taskSeconds', TType.DOUBLE, 8)
             oprot.writeDouble(self.taskSeconds)
+            oprot.writeFieldEnd()
+        if self.frontendAddress is not None:
+            oprot.writeFieldBegin('frontendAddress', TType.STRING, 9)
+            oprot.writeString(self.frontendAddress.encode('utf-8') if sys.version_info[0] == 2 else self.frontendAddress)
             oprot.writeFieldEnd()
         oprot.writeFieldStop()
         oprot.writeStructEnd()
@@ -1227,12 +1238,16 @@ class IncompleteRequestException(TException):
     """
     Attributes:
      - message
+     - code
+     - retryAfterMs
 
     """
 
 
-    def __init__(self, message=None,):
+    def __init__(self, message=None, code=None, retryAfterMs=None,):
         super(IncompleteRequestException, self).__setattr__('message', message)
+        super(IncompleteRequestException, self).__setattr__('code', code)
+        super(IncompleteRequestException, self).__setattr__('retryAfterMs', retryAfterMs)
 
     def __setattr__(self, *args):
         raise TypeError("can't modify immutable instance")
@@ -1241,7 +1256,7 @@ class IncompleteRequestException(TException):
         raise TypeError("can't modify immutable instance")
 
     def __hash__(self):
-        return hash(self.__class__) ^ hash((self.message, ))
+        return hash(self.__class__) ^ hash((self.message, self.code, self.retryAfterMs, ))
 
     @classmethod
     def read(cls, iprot):
@@ -1249,6 +1264,8 @@ class IncompleteRequestException(TException):
             return iprot._fast_decode(None, iprot, [cls, cls.thrift_spec])
         iprot.readStructBegin()
         message = None
+        code = None
+        retryAfterMs = None
         while True:
             (fname, ftype, fid) = iprot.readFieldBegin()
             if ftype == TType.STOP:
@@ -1258,12 +1275,24 @@ class IncompleteRequestException(TException):
                     message = iprot.readString().decode('utf-8', errors='replace') if sys.version_info[0] == 2 else iprot.readString()
                 else:
                     iprot.skip(ftype)
+            elif fid == 2:
+                if ftype == TType.I32:
+                    code = iprot.readI32()
+                else:
+                    iprot.skip(ftype)
+            elif fid == 3:
+                if ftype == TType.I64:
+                    retryAfterMs = iprot.readI64()
+                else:
+                    iprot.skip(ftype)
             else:
                 iprot.skip(ftype)
             iprot.readFieldEnd()
         iprot.readStructEnd()
         return cls(
             message=message,
+            code=code,
+            retryAfterMs=retryAfterMs,
         )
 
     def write(self, oprot):
@@ -1274,6 +1303,14 @@ class IncompleteRequestException(TException):
         if self.message is not None:
             oprot.writeFieldBegin('message', TType.STRING, 1)
             oprot.writeString(self.message.encode('utf-8') if sys.version_info[0] == 2 else self.message)
+            oprot.writeFieldEnd()
+        if self.code is not None:
+            oprot.writeFieldBegin('code', TType.I32, 2)
+            oprot.writeI32(self.code)
+            oprot.writeFieldEnd()
+        if self.retryAfterMs is not None:
+            oprot.writeFieldBegin('retryAfterMs', TType.I64, 3)
+            oprot.writeI64(self.retryAfterMs)
             oprot.writeFieldEnd()
         oprot.writeFieldStop()
         oprot.writeStructEnd()
@@ -1354,6 +1391,7 @@ TSchedulingRequest.thrift_spec = (
     (6, TType.LIST, 'constraints', (TType.STRUCT, [TConstraint, None], False), None, ),  # 6
     (7, TType.STRING, 'requestId', 'UTF8', None, ),  # 7
     (8, TType.DOUBLE, 'taskSeconds', None, None, ),  # 8
+    (9, TType.STRING, 'frontendAddress', 'UTF8', None, ),  # 9
 )
 all_structs.append(TEnqueueTaskReservationsRequest)
 TEnqueueTaskReservationsRequest.thrift_spec = (
@@ -1401,6 +1439,8 @@ all_structs.append(IncompleteRequestException)
 IncompleteRequestException.thrift_spec = (
     None,  # 0
     (1, TType.STRING, 'message', 'UTF8', None, ),  # 1
+    (2, TType.I32, 'code', None, None, ),  # 2
+    (3, TType.I64, 'retryAfterMs', None, None, ),  # 3
 )
 fix_spec(all_structs)
 del all_structs
