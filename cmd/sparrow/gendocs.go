@@ -1,9 +1,11 @@
 package main
 
 import (
+	"github.com/rs/zerolog"
 	"github.com/spf13/cobra"
 
 	"github.com/sparrowfleet/sparrow/coordinator"
+	"github.com/sparrowfleet/sparrow/internal/httpapi"
 	"github.com/sparrowfleet/sparrow/internal/metrics"
 	"github.com/sparrowfleet/sparrow/internal/refdocs"
 	"github.com/sparrowfleet/sparrow/internal/rpc"
@@ -49,5 +51,15 @@ func docCollectors() []refdocs.Collector {
 		{ServedBy: "nodemonitor", Collector: nodemonitor.Collector(func() nodemonitor.State { return nodemonitor.State{} })},
 		{ServedBy: "coordinator", Collector: coordinator.Collector(func() coordinator.Stats { return coordinator.Stats{} })},
 		{ServedBy: "scheduler, nodemonitor", Collector: metrics.RPCCollector(func() rpc.Stats { return rpc.Stats{} })},
+		{ServedBy: "scheduler, nodemonitor, coordinator", Collector: adminGuardForDocs()},
 	}
+}
+
+// adminGuardForDocs is the guard every daemon's operator endpoint serves
+// sparrow_http_refused_total from, guarding /drain as the node monitor's
+// does, so that its counters exist; without a token file it cannot fail.
+func adminGuardForDocs() *httpapi.AdminGuard {
+	g, _ := httpapi.NewAdminGuard("", zerolog.Nop())
+	g.Protect("/drain", nil)
+	return g
 }
