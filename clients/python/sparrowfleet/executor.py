@@ -84,6 +84,10 @@ class Executor:
     registers again once the node monitor is back after being unreachable.
     drain is how long close_gracefully and serve_until_signal let running
     tasks finish.
+
+    registrations counts the node monitor's accepted registrations, and
+    node_monitor_reachable is what the last watch saw: both for
+    monitoring.
     """
 
     def __init__(self, app, run, *, node_monitor=DEFAULT_NODE_MONITOR, listen="127.0.0.1:0",
@@ -131,6 +135,12 @@ class Executor:
 
     def __exit__(self, *exc):
         self.close()
+
+    @property
+    def draining(self):
+        """Whether the executor has stopped taking tasks (drain or close)."""
+        with self._lock:
+            return not self._accepting
 
     @property
     def running(self):
@@ -220,9 +230,15 @@ class Executor:
             if not self._accepting:
                 raise ShuttingDown("launchTask: executor of app %r is shutting down" % self.app)
             self._running[key] = task
-        if self._on_launch is not None:
-            self._on_launch(task)
-        self._pool.submit(self._run_task, key, task)
+        try:
+            if self._on_launch is not None:
+                self._on_launch(task)
+            self._pool.submit(self._run_task, key, task)
+        except BaseException:
+            with self._lock:
+                self._running.pop(key, None)
+                self._idle.notify_all()
+            raise
 
     def _run_task(self, key, task):
         try:

@@ -9,6 +9,7 @@ and moves off a draining scheduler without reporting the jobs it still
 finishes.
 """
 
+import dataclasses
 import logging
 import os
 import threading
@@ -155,10 +156,12 @@ class Frontend:
         InvalidRequestError; no scheduler answering raises
         UnreachableError; a scheduler that failed after the job was sent
         raises InDoubtError (and the job is reported to on_failover with
-        the others). A draining scheduler's refusal moves the frontend to
+        the others). The caller's job is not changed: a job submitted
+        again without a request id gets a new one. A draining scheduler's refusal moves the frontend to
         the next scheduler, where the job is submitted again."""
         if not job.tasks:
             raise InvalidRequestError("job has no tasks", job.request_id)
+        job = dataclasses.replace(job)  # the request id made up here is this submission's
         with self._lock:
             if not job.request_id:
                 self._next_id += 1

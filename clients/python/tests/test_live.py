@@ -204,7 +204,7 @@ class LiveFleetTest(unittest.TestCase):
         drainer = threading.Thread(target=lambda: drained.append(ex.drain(30)))
         drainer.start()
         self.closers.append(drainer.join)
-        wait_until(lambda: not ex._accepting, 5, "the drain to start")
+        wait_until(lambda: ex.draining, 5, "the drain to start")
         self.assertEqual(drained, [], "drain returned while a task ran")
 
         refused = job_of(1, "refused")
