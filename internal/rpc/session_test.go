@@ -3,7 +3,9 @@ package rpc
 import (
 	"context"
 	"errors"
+	"net"
 	"slices"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -165,5 +167,17 @@ func TestPoolCallTimeout(t *testing.T) {
 	long := newFrontendPool(t, Config{CallTimeout: waitTimeout})
 	if err := long.CallWith(ctx, srv.Addr(), CallOptions{Timeout: slowFor / 3}, statusCall(slowStatus, nil)); err == nil {
 		t.Fatal("slow call past its own short timeout succeeded")
+	}
+}
+
+// TestRouteHost: the local address routing to a loopback peer is a
+// loopback address; a malformed one is refused by name.
+func TestRouteHost(t *testing.T) {
+	h, err := RouteHost(context.Background(), "127.0.0.1:9")
+	if err != nil || !net.ParseIP(h).IsLoopback() {
+		t.Fatalf("RouteHost(127.0.0.1:9) = %q, %v; want a loopback address", h, err)
+	}
+	if _, err := RouteHost(context.Background(), "no-port"); err == nil || !strings.Contains(err.Error(), "no-port") {
+		t.Fatalf("RouteHost of a malformed address: %v, want an error naming it", err)
 	}
 }
