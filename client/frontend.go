@@ -87,8 +87,10 @@ type FrontendConfig struct {
 	// --max-hold. Default DefaultSubmitTimeout.
 	SubmitTimeout time.Duration
 	// Heartbeat is how often the frontend sends an empty job, the
-	// protocol's liveness check, so that a failure is noticed while idle.
-	// Default 100 ms; negative disables it.
+	// protocol's liveness check, to the current scheduler, so that a
+	// failure is noticed while idle, and to each connection with jobs in
+	// flight that has not answered for as long (see Frontend). Default
+	// 100 ms; negative disables both.
 	Heartbeat time.Duration
 	// OnMessage receives every task message. Required. It is called on the
 	// RPC goroutine, so it should be quick.
