@@ -29,6 +29,10 @@ const (
 	DefaultSubmitTimeout = 60 * time.Second
 )
 
+// maxDrainingSwitches bounds how many other connections a submit behind a
+// single scheduler address tries after draining schedulers' refusals.
+const maxDrainingSwitches = 4
+
 // ErrInDoubt wraps a submit whose scheduler failed after the job was sent:
 // the job may or may not have been scheduled. It is also reported through
 // OnFailover, so the application can decide whether to resubmit it.
@@ -332,7 +336,10 @@ func (f *Frontend) Submit(ctx context.Context, job Job) (string, error) {
 //
 // Each scheduler is tried once, and after a failover one more attempt
 // is made, so that a single balanced address gets a second connection.
+// Behind a single address, a draining scheduler's refusal is tried again
+// on other connections, up to maxDrainingSwitches times.
 func (f *Frontend) submitOnce(ctx context.Context, job Job, req *sparrowrpc.TSchedulingRequest) error {
+	switches := 0
 	for attempt := 0; attempt <= len(f.cfg.Schedulers); attempt++ {
 		sched := f.Scheduler()
 		// Track before sending: messages can arrive before submitJob returns.
@@ -360,11 +367,22 @@ func (f *Frontend) submitOnce(ctx context.Context, job Job, req *sparrowrpc.TSch
 			f.untrack(st)
 			rerr := refusalError(sched, job.RequestID, f.cfg.App, refused.Message)
 			var sat *SaturatedError
-			if errors.As(rerr, &sat) && sat.SchedulerDraining && attempt+1 < len(f.cfg.Schedulers) {
+			if errors.As(rerr, &sat) && sat.SchedulerDraining {
 				// Nothing of the job was accepted; the jobs the draining
-				// scheduler did accept stay its to finish.
-				if merr := f.moveOff(ctx, sched, rerr, false); merr == nil {
+				// scheduler did accept stay its to finish, checked on
+				// their connection, which carries nothing else from now
+				// on: behind a load balancer, the next call goes on a
+				// connection to another scheduler.
+				f.conns.Park(sched, st.session)
+				switch {
+				case len(f.cfg.Schedulers) == 1 && switches < maxDrainingSwitches:
+					switches++
+					attempt-- // a switch of connection is not an attempt
 					continue
+				case attempt+1 < len(f.cfg.Schedulers):
+					if merr := f.moveOff(ctx, sched, rerr, false); merr == nil {
+						continue
+					}
 				}
 			}
 			return rerr

@@ -307,3 +307,45 @@ func TestFrontendBehindBalancerSchedulerKilled(t *testing.T) {
 		t.Error("no job reported: the stopped scheduler had none in flight, so the test proved nothing")
 	}
 }
+
+// TestFrontendBehindBalancerSchedulerDrains: one of the two schedulers
+// behind the balancer drains while jobs run; jobs submitted during the
+// drain are accepted by the other (the refusing connection is set aside),
+// nothing is reported through OnFailover, and every task of every job
+// runs and reports exactly once.
+func TestFrontendBehindBalancerSchedulerDrains(t *testing.T) {
+	const jobs, tasks = 20, 4
+	led := newLedger()
+	f := startFleet(t, fleet.Config{
+		Schedulers: 2, NodeMonitors: 4, Slots: 4, Apps: []string{"app"},
+		Run: echoTask(100 * time.Millisecond), OnLaunch: led.launched,
+	})
+	bal := startBalancer(t, "127.0.5.5", f.SchedulerAddrs())
+	fe := balancedFrontend(t, bal, "127.0.5.6", led, func(ev client.Failover) {
+		t.Errorf("failover %+v: a draining scheduler is not a failed one", ev)
+	})
+	if _, ids := submitAll(t, fe, "before", jobs, tasks); len(ids) != jobs {
+		t.Fatalf("%d of %d jobs accepted before the drain", len(ids), jobs)
+	}
+	s := f.Schedulers[0]
+	if s.Stats().JobsSubmitted == 0 {
+		t.Fatal("scheduler 0 took no job: the balancer did not spread the connections")
+	}
+	done := make(chan struct{})
+	go func() { s.Drain(30 * time.Second); close(done) }()
+	waitFor(t, "the drain to begin", 5*time.Second, s.Draining)
+	if _, ids := submitAll(t, fe, "during", jobs, tasks); len(ids) != jobs {
+		t.Fatalf("%d of %d jobs accepted during one scheduler's drain, want all by the other", len(ids), jobs)
+	}
+	select {
+	case <-done:
+	case <-time.After(30 * time.Second):
+		t.Fatal("the drain did not return")
+	}
+	total := 2 * jobs * tasks
+	waitFor(t, "every task message", 30*time.Second, func() bool {
+		_, m := led.counts()
+		return m == total
+	})
+	led.checkOnce(t, total)
+}

@@ -65,10 +65,11 @@ var ErrConnBusy = errors.New("the connection is carrying another call")
 
 // peer is one address's connections.
 type peer[C any] struct {
-	idle  []*pooled[C]
-	inUse map[ConnID]bool // connections carrying a call
-	open  int             // connections open or being dialed
-	free  chan struct{}   // closed when a connection is returned or closed
+	idle   []*pooled[C]
+	inUse  map[ConnID]bool // connections carrying a call
+	parked map[ConnID]bool // connections only calls naming them may use (Park)
+	open   int             // connections open or being dialed
+	free   chan struct{}   // closed when a connection is returned or closed
 }
 
 // signal wakes callers waiting for a connection. Called with the pool lock.
@@ -148,6 +149,21 @@ func NewPool[C any](cfg Config, newClient func(thrift.TClient) C) *Pool[C] {
 // that call with a *DialError (it was never sent). Call OnOpen before
 // the pool's first call.
 func (p *Pool[C]) OnOpen(open func(ctx context.Context, addr string, c C) error) { p.open = open }
+
+// Park keeps connection id to addr for the calls that name it
+// (CallOptions.Conn) and gives it no other call: for a connection whose
+// peer refuses new work but finishes what it took, as a draining
+// scheduler behind a load balancer does. A parked connection is closed
+// once found closed by its peer, or when a call on it fails; it counts
+// against MaxConnsPerPeer until then.
+func (p *Pool[C]) Park(addr string, id ConnID) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if pr := p.peers[addr]; pr != nil && id != 0 {
+		pr.parked[id] = true
+		pr.signal()
+	}
+}
 
 // ErrBusy means every connection to a peer stayed in use for the whole
 // connect timeout: the caller is overloading that peer, which is not the
@@ -253,6 +269,7 @@ func (p *Pool[C]) callOn(ctx context.Context, addr string, opts CallOptions, fn 
 		case pc != nil:
 			if !p.reusable(pc, time.Now()) {
 				pr.open--
+				delete(pr.parked, pc.id)
 				pr.signal()
 				p.mu.Unlock()
 				pc.trans.Close()
@@ -328,27 +345,38 @@ func (p *Pool[C]) get(ctx context.Context, addr string, fresh bool) (*pooled[C],
 		}
 		pr := p.peers[addr]
 		if pr == nil {
-			pr = &peer[C]{free: make(chan struct{}), inUse: make(map[ConnID]bool)}
+			pr = &peer[C]{free: make(chan struct{}), inUse: make(map[ConnID]bool), parked: make(map[ConnID]bool)}
 			p.peers[addr] = pr
 		}
-		for len(pr.idle) > 0 && !fresh {
-			pc := pr.idle[len(pr.idle)-1]
-			pr.idle = pr.idle[:len(pr.idle)-1]
-			if p.reusable(pc, now) {
+		for i := len(pr.idle) - 1; i >= 0; i-- {
+			pc := pr.idle[i]
+			parked := pr.parked[pc.id]
+			if parked && p.reusable(pc, now) || !parked && fresh {
+				continue
+			}
+			// A parked connection found closed by its peer is dropped here.
+			pr.idle = append(pr.idle[:i], pr.idle[i+1:]...)
+			if !parked && p.reusable(pc, now) {
 				pr.inUse[pc.id] = true
 				p.mu.Unlock()
 				pc.reused = true
 				return pc, nil
 			}
+			delete(pr.parked, pc.id)
 			pr.open--
 			pc.trans.Close()
 		}
-		if fresh && pr.open >= p.cfg.MaxConnsPerPeer && len(pr.idle) > 0 {
-			// Make room for the new connection.
-			pc := pr.idle[0]
-			pr.idle = pr.idle[1:]
-			pr.open--
-			pc.trans.Close()
+		if fresh && pr.open >= p.cfg.MaxConnsPerPeer {
+			// Make room for the new connection: close the oldest idle one
+			// not parked.
+			for i, pc := range pr.idle {
+				if !pr.parked[pc.id] {
+					pr.idle = append(pr.idle[:i], pr.idle[i+1:]...)
+					pr.open--
+					pc.trans.Close()
+					break
+				}
+			}
 		}
 		if pr.open < p.cfg.MaxConnsPerPeer {
 			pr.open++
@@ -446,6 +474,7 @@ func (p *Pool[C]) discard(addr string, pc *pooled[C]) {
 	if pr := p.peers[addr]; pr != nil {
 		pr.open--
 		delete(pr.inUse, pc.id)
+		delete(pr.parked, pc.id)
 		pr.signal()
 	}
 }
@@ -459,6 +488,9 @@ func (p *Pool[C]) Forget(addr string) {
 		idle = pr.idle
 		pr.idle = nil
 		pr.open -= len(idle)
+		for _, pc := range idle {
+			delete(pr.parked, pc.id)
+		}
 		if pr.open == 0 {
 			delete(p.peers, addr)
 		}

@@ -181,3 +181,33 @@ func TestRouteHost(t *testing.T) {
 		t.Fatalf("RouteHost of a malformed address: %v, want an error naming it", err)
 	}
 }
+
+// TestPoolPark: a parked connection carries only the calls that name it;
+// other calls go on another connection, and a parked connection whose
+// peer closed it is dropped.
+func TestPoolPark(t *testing.T) {
+	srv, _ := startSessionServer(t)
+	p := newFrontendPool(t, Config{})
+	ctx := context.Background()
+	var ids []ConnID
+	if err := p.CallWith(ctx, srv.Addr(), CallOptions{}, statusCall(1, &ids)); err != nil {
+		t.Fatal(err)
+	}
+	parked := ids[0]
+	p.Park(srv.Addr(), parked)
+	for range 2 {
+		if err := p.CallWith(ctx, srv.Addr(), CallOptions{}, statusCall(2, &ids)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if ids[1] == parked || ids[2] != ids[1] {
+		t.Fatalf("calls after parking %d ran on %v; want another connection, reused", parked, ids[1:])
+	}
+	if err := p.CallWith(ctx, srv.Addr(), CallOptions{Conn: parked}, statusCall(3, &ids)); err != nil || ids[3] != parked {
+		t.Fatalf("call naming the parked connection: %v on %d, want it run there", err, ids[3])
+	}
+	p.Forget(srv.Addr())
+	if err := p.CallWith(ctx, srv.Addr(), CallOptions{Conn: parked}, statusCall(4, nil)); !errors.Is(err, ErrConnGone) {
+		t.Fatalf("call naming a parked connection the pool forgot: %v, want ErrConnGone", err)
+	}
+}
