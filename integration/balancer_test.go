@@ -12,6 +12,8 @@ import (
 
 	"github.com/sparrowfleet/sparrow/bench/fleet"
 	"github.com/sparrowfleet/sparrow/client"
+	"github.com/sparrowfleet/sparrow/internal/rpc"
+	"github.com/sparrowfleet/sparrow/thrift/gen-go/sparrowrpc"
 )
 
 // rrBalancer is a round-robin TCP balancer, as kube-proxy, IPVS or any L4
@@ -348,4 +350,83 @@ func TestFrontendBehindBalancerSchedulerDrains(t *testing.T) {
 		return m == total
 	})
 	led.checkOnce(t, total)
+}
+
+// olderScheduler is a SchedulerService of a build that ignores a job's
+// frontend address: it knows a frontend only by its registration. It
+// counts the jobs it was given before any registration.
+type olderScheduler struct {
+	mu                       sync.Mutex
+	registered               bool
+	jobs, beforeRegistration int
+}
+
+func (s *olderScheduler) RegisterFrontend(context.Context, string, string) (bool, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.registered = true
+	return true, nil
+}
+
+func (s *olderScheduler) SubmitJob(_ context.Context, req *sparrowrpc.TSchedulingRequest) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if len(req.Tasks) > 0 {
+		s.jobs++
+		if !s.registered {
+			s.beforeRegistration++
+		}
+	}
+	return nil
+}
+
+func (s *olderScheduler) SendFrontendMessage(context.Context, string, *sparrowrpc.TFullTaskId, int32, []byte) error {
+	return nil
+}
+
+func (s *olderScheduler) TaskDone(context.Context, string, *sparrowrpc.TFullTaskId, int32, []byte, *sparrowrpc.THostPort) error {
+	return nil
+}
+
+// TestFrontendBehindBalancerRegistersOnEveryConnection: behind a balancer
+// in front of schedulers that ignore a job's frontend address (an older
+// release, during a rolling update), every scheduler given a job had the
+// frontend registered with it first: the frontend registers on each new
+// connection before submitting on it.
+func TestFrontendBehindBalancerRegistersOnEveryConnection(t *testing.T) {
+	if testing.Short() {
+		t.Skip("integration test; skipped with -short")
+	}
+	const backends, jobs = 8, 40
+	scheds := make([]*olderScheduler, backends)
+	var addrs []string
+	for i := range scheds {
+		scheds[i] = &olderScheduler{}
+		srv, err := rpc.Listen("127.0.5.7:0", rpc.Config{}, testLogger(t))
+		if err != nil {
+			t.Fatal(err)
+		}
+		go srv.Serve(sparrowrpc.NewSchedulerServiceProcessor(scheds[i]))
+		t.Cleanup(func() { srv.Close() })
+		addrs = append(addrs, srv.Addr())
+	}
+	bal := startBalancer(t, "127.0.5.8", addrs)
+	fe := balancedFrontend(t, bal, "127.0.5.9", newLedger(), nil)
+	if _, ids := submitAll(t, fe, "job", jobs, 1); len(ids) != jobs {
+		t.Fatalf("%d of %d jobs accepted", len(ids), jobs)
+	}
+	given := 0
+	for i, s := range scheds {
+		s.mu.Lock()
+		if s.jobs > 0 {
+			given++
+		}
+		if s.beforeRegistration > 0 {
+			t.Errorf("scheduler %d got %d of its %d jobs before the frontend registered with it", i, s.beforeRegistration, s.jobs)
+		}
+		s.mu.Unlock()
+	}
+	if given < 2 {
+		t.Fatalf("%d of %d schedulers got jobs: the balancer did not spread the connections", given, backends)
+	}
 }
