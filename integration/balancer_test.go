@@ -130,6 +130,21 @@ func (b *rrBalancer) Close() {
 	b.wg.Wait()
 }
 
+// balancedFleet starts two schedulers and four node monitors of four
+// slots running echoTask(taskTime), a balancer in front of the
+// schedulers on host .1 of prefix, and a frontend on host .2 given only
+// the balancer's address; its messages go to the returned ledger.
+func balancedFleet(t *testing.T, prefix string, taskTime time.Duration, onFailover func(client.Failover)) (*fleet.Fleet, *client.Frontend, *ledger) {
+	t.Helper()
+	led := newLedger()
+	f := startFleet(t, fleet.Config{
+		Schedulers: 2, NodeMonitors: 4, Slots: 4, Apps: []string{"app"},
+		Run: echoTask(taskTime), OnLaunch: led.launched,
+	})
+	bal := startBalancer(t, prefix+".1", f.SchedulerAddrs())
+	return f, balancedFrontend(t, bal, prefix+".2", led, onFailover), led
+}
+
 // balancedFrontend starts a frontend for "app" on host whose only
 // scheduler address is bal's.
 func balancedFrontend(t *testing.T, bal *rrBalancer, host string, led *ledger, onFailover func(client.Failover)) *client.Frontend {
@@ -186,13 +201,7 @@ func submitAll(t *testing.T, fe *client.Frontend, prefix string, n, tasks int) (
 // schedulers taking jobs.
 func TestFrontendBehindBalancer(t *testing.T) {
 	const jobs, tasks = 40, 10
-	led := newLedger()
-	f := startFleet(t, fleet.Config{
-		Schedulers: 2, NodeMonitors: 4, Slots: 4, Apps: []string{"app"},
-		Run: echoTask(5 * time.Millisecond), OnLaunch: led.launched,
-	})
-	bal := startBalancer(t, "127.0.5.1", f.SchedulerAddrs())
-	fe := balancedFrontend(t, bal, "127.0.5.2", led, func(ev client.Failover) {
+	f, fe, led := balancedFleet(t, "127.0.5", 5*time.Millisecond, func(ev client.Failover) {
 		t.Errorf("failover %+v with every scheduler up", ev)
 	})
 	if _, ids := submitAll(t, fe, "job", jobs, tasks); len(ids) != jobs {
@@ -226,16 +235,10 @@ func TestFrontendBehindBalancer(t *testing.T) {
 // scheduler, completes.
 func TestFrontendBehindBalancerSchedulerKilled(t *testing.T) {
 	const tasks = 10
-	led := newLedger()
-	f := startFleet(t, fleet.Config{
-		Schedulers: 2, NodeMonitors: 4, Slots: 4, Apps: []string{"app"},
-		Run: echoTask(200 * time.Millisecond), OnLaunch: led.launched,
-	})
-	bal := startBalancer(t, "127.0.5.3", f.SchedulerAddrs())
 	var mu sync.Mutex
 	reported := map[string]bool{}
 	failovers := 0
-	fe := balancedFrontend(t, bal, "127.0.5.4", led, func(ev client.Failover) {
+	f, fe, led := balancedFleet(t, "127.0.7", 200*time.Millisecond, func(ev client.Failover) {
 		mu.Lock()
 		defer mu.Unlock()
 		failovers++
@@ -317,13 +320,7 @@ func TestFrontendBehindBalancerSchedulerKilled(t *testing.T) {
 // runs and reports exactly once.
 func TestFrontendBehindBalancerSchedulerDrains(t *testing.T) {
 	const jobs, tasks = 20, 4
-	led := newLedger()
-	f := startFleet(t, fleet.Config{
-		Schedulers: 2, NodeMonitors: 4, Slots: 4, Apps: []string{"app"},
-		Run: echoTask(100 * time.Millisecond), OnLaunch: led.launched,
-	})
-	bal := startBalancer(t, "127.0.5.5", f.SchedulerAddrs())
-	fe := balancedFrontend(t, bal, "127.0.5.6", led, func(ev client.Failover) {
+	f, fe, led := balancedFleet(t, "127.0.9", 100*time.Millisecond, func(ev client.Failover) {
 		t.Errorf("failover %+v: a draining scheduler is not a failed one", ev)
 	})
 	if _, ids := submitAll(t, fe, "before", jobs, tasks); len(ids) != jobs {
@@ -402,7 +399,7 @@ func TestFrontendBehindBalancerRegistersOnEveryConnection(t *testing.T) {
 	var addrs []string
 	for i := range scheds {
 		scheds[i] = &olderScheduler{}
-		srv, err := rpc.Listen("127.0.5.7:0", rpc.Config{}, testLogger(t))
+		srv, err := rpc.Listen("127.0.8.1:0", rpc.Config{}, testLogger(t))
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -410,8 +407,8 @@ func TestFrontendBehindBalancerRegistersOnEveryConnection(t *testing.T) {
 		t.Cleanup(func() { srv.Close() })
 		addrs = append(addrs, srv.Addr())
 	}
-	bal := startBalancer(t, "127.0.5.8", addrs)
-	fe := balancedFrontend(t, bal, "127.0.5.9", newLedger(), nil)
+	bal := startBalancer(t, "127.0.8.2", addrs)
+	fe := balancedFrontend(t, bal, "127.0.8.3", newLedger(), nil)
 	if _, ids := submitAll(t, fe, "job", jobs, 1); len(ids) != jobs {
 		t.Fatalf("%d of %d jobs accepted", len(ids), jobs)
 	}
