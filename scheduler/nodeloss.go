@@ -96,7 +96,9 @@ func (s *Scheduler) TasksFinished(ctx context.Context, nm *sparrowrpc.THostPort,
 			continue
 		}
 		rt := runningTask{app: t.AppId, request: t.RequestId, task: t.TaskId}
-		s.running.finished(addr, rt)
+		if _, tracked := s.running.finished(addr, rt); tracked {
+			s.front.jobs.taskEnded(t.AppId, t.RequestId, s.now())
+		}
 		s.short.finished(rt, s.now())
 	}
 	return nil

@@ -399,6 +399,12 @@ func (s *Scheduler) SubmitJob(ctx context.Context, req *sparrowrpc.TSchedulingRe
 		s.mu.Unlock()
 		return drainRefusal()
 	}
+	if job.FrontendAddress != "" {
+		if err := s.front.jobs.room(); err != nil {
+			s.mu.Unlock()
+			return incomplete("app %q: %v; retry later", job.App, err)
+		}
+	}
 	id, err := s.book.newID(job.RequestID)
 	if err != nil {
 		s.mu.Unlock()
@@ -436,6 +442,7 @@ func (s *Scheduler) SubmitJob(ctx context.Context, req *sparrowrpc.TSchedulingRe
 	s.gate.adm.admitted(probes)
 	counted := countHeldLocked(r, probes)
 	s.book.add(r)
+	s.addJobFrontendLocked(job, id)
 	s.pullSubmittedLocked(r)
 	offers := s.planOffersLocked(r, probes)
 	var relaxed []placement.Probe
@@ -454,9 +461,35 @@ func (s *Scheduler) SubmitJob(ctx context.Context, req *sparrowrpc.TSchedulingRe
 	s.enqueueOffers(r, probes, offers, counted)
 	s.enqueue(r, relaxed)
 	if r.hold != nil {
-		return s.await(ctx, r)
+		err := s.await(ctx, r)
+		if err != nil && job.FrontendAddress != "" {
+			// Refused whole: none of its tasks will have a message.
+			s.mu.Lock()
+			s.front.jobs.withdraw(job.App, id)
+			s.mu.Unlock()
+		}
+		return err
 	}
 	return nil
+}
+
+// addJobFrontendLocked keeps the frontend address job, accepted as request
+// id, named, if any (frontendjobs.go). SubmitJob checked for room under
+// the same hold of mu.
+func (s *Scheduler) addJobFrontendLocked(job Job, id string) {
+	if job.FrontendAddress == "" {
+		return
+	}
+	revived, err := s.front.addJob(job.App, id, job.FrontendAddress, len(job.Tasks))
+	if err != nil {
+		s.log.Error().Err(err).Str("request", id).Msg("job's frontend address not kept; its messages go by its app's registration")
+		return
+	}
+	if revived {
+		// As for a registration: the connections kept to the address may
+		// be to a process that has gone.
+		s.peers.fronts.Forget(job.FrontendAddress)
+	}
 }
 
 // busyRetry is the least pause before an enqueue our own pool could not
