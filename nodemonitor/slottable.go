@@ -46,9 +46,9 @@ type slotTable struct {
 	launches uint64
 	// ended counts the tasks launched here that ended, by outcome: each
 	// leaves the running set once, so launches = running + the ended.
-	ended    [numOutcomes]uint64
-	clock    taskClock
-	guide    weightGuide
+	ended [numOutcomes]uint64
+	clock taskClock
+	guide weightGuide
 	// draining refuses reservations and apps from drain on; idle is
 	// closed once, while draining, no slot fetches or runs.
 	draining bool

@@ -204,8 +204,8 @@ type Stats struct {
 	// past the tracking bound (Untracked), are not in it.
 	ResponseSeconds metrics.Distribution
 	EmptyGetTasks   uint64
-	Reservations       uint64
-	EnqueueFailures    uint64
+	Reservations    uint64
+	EnqueueFailures uint64
 	// EnqueueBusy counts enqueues put off because every connection of
 	// the scheduler's own pool to the node was in use; they are sent
 	// again, not counted as failures.
