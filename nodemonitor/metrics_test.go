@@ -7,31 +7,15 @@ import (
 	"testing/synctest"
 	"time"
 
-	"github.com/prometheus/client_golang/prometheus"
-
+	"github.com/sparrowfleet/sparrow/internal/metrics/metricstest"
 	"github.com/sparrowfleet/sparrow/thrift/gen-go/sparrowrpc"
 )
 
 // TestCollector checks each series against the State field it reports.
 func TestCollector(t *testing.T) {
-	reg := prometheus.NewPedanticRegistry()
-	reg.MustRegister(Collector(func() State {
+	got := metricstest.Values(t, Collector(func() State {
 		return State{Slots: 4, Free: 1, Fetching: 1, Running: 2, Queued: 5, Launches: 11, Finished: 6, Failed: 2, Lost: 1, Apps: []string{"a", "b"}, PullTasks: 3, PullsEmpty: 7}
 	}))
-	mfs, err := reg.Gather()
-	if err != nil {
-		t.Fatal(err)
-	}
-	got := map[string]float64{}
-	for _, mf := range mfs {
-		for _, m := range mf.GetMetric() {
-			name := mf.GetName()
-			for _, l := range m.GetLabel() {
-				name += "{" + l.GetValue() + "}"
-			}
-			got[name] = m.GetGauge().GetValue() + m.GetCounter().GetValue()
-		}
-	}
 	for _, tc := range []struct {
 		name string
 		want float64

@@ -286,12 +286,7 @@ func TestIdleDashboardStopsPolling(t *testing.T) {
 		defer cancel()
 		d.Viewed(time.Now())
 		go d.Run(ctx)
-		polls := func() uint64 {
-			synctest.Wait()
-			d.mu.Lock()
-			defer d.mu.Unlock()
-			return d.polls
-		}
+		polls := func() uint64 { return settledPolls(d) }
 		time.Sleep(30 * time.Second)
 		idle := polls()
 		if idle < 10 || idle > 13 {
@@ -322,12 +317,7 @@ func TestFirstViewShowsTheFleet(t *testing.T) {
 		ctx, cancel := context.WithCancel(context.Background())
 		defer cancel()
 		go d.Run(ctx)
-		polls := func() uint64 {
-			synctest.Wait()
-			d.mu.Lock()
-			defer d.mu.Unlock()
-			return d.polls
-		}
+		polls := func() uint64 { return settledPolls(d) }
 		if n := polls(); n != 0 {
 			t.Fatalf("%d polls before any view", n)
 		}
@@ -356,4 +346,13 @@ func TestFirstViewShowsTheFleet(t *testing.T) {
 			t.Errorf("the view after a sleep shows the fleet as it was:\n%s", page)
 		}
 	})
+}
+
+// settledPolls waits for the bubble's goroutines to block and returns how
+// many polls d has taken.
+func settledPolls(d *Dashboard) uint64 {
+	synctest.Wait()
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	return d.polls
 }

@@ -4,8 +4,9 @@ import (
 	"testing"
 	"time"
 
-	"github.com/prometheus/client_golang/prometheus"
 	"github.com/rs/zerolog"
+
+	"github.com/sparrowfleet/sparrow/internal/metrics/metricstest"
 )
 
 // waitFor polls cond, a condition on live gossip, until it holds or 15 s
@@ -59,23 +60,8 @@ func TestMembershipStats(t *testing.T) {
 		return st.Suspicions >= 1 && st.ByRole[RoleNodeMonitor] == 1
 	})
 
-	// The collector reports the same through a pedantic registry.
-	reg := prometheus.NewPedanticRegistry()
-	reg.MustRegister(Collector(s.Stats))
-	mfs, err := reg.Gather()
-	if err != nil {
-		t.Fatal(err)
-	}
-	got := map[string]float64{}
-	for _, mf := range mfs {
-		for _, m := range mf.GetMetric() {
-			key := mf.GetName()
-			for _, l := range m.GetLabel() {
-				key += "{" + l.GetValue() + "}"
-			}
-			got[key] = m.GetGauge().GetValue() + m.GetCounter().GetValue()
-		}
-	}
+	// The collector reports the same.
+	got := metricstest.Values(t, Collector(s.Stats))
 	for _, tc := range []struct {
 		series          string
 		atLeast, atMost float64
