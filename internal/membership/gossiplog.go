@@ -20,7 +20,9 @@ import (
 // errors that need a person (a packet that does not decode, a key that
 // does not match, an address conflict) at error, logs at most
 // gossipLogBurst lines of a kind per gossipLogWindow with a count of the
-// lines it left out, and counts every line by kind and level for
+// lines it left out (but every suspicion, failure verdict and refutation:
+// each is news about one member, and tools count them in the logs), and
+// counts every line by kind and level for
 // sparrow_membership_log_events_total.
 
 // gossipLogKind is what a memberlist log line reports.
@@ -213,8 +215,12 @@ func (g *gossipLog) Write(p []byte) (int, error) {
 }
 
 // admit reports whether a line of kind is written now, and how many lines
-// of the kind were left out since the last one written.
+// of the kind were left out since the last one written. Suspicions,
+// verdicts and refutations are always written.
 func (g *gossipLog) admit(kind gossipLogKind) (bool, uint64) {
+	if kind == logSuspect || kind == logRefute {
+		return true, 0
+	}
 	now := g.now()
 	g.mu.Lock()
 	defer g.mu.Unlock()

@@ -87,8 +87,8 @@ func FuzzClassifyGossipLine(f *testing.F) {
 
 // TestGossipLogLeavesOutFloods writes more lines of one kind than a window
 // allows: the first gossipLogBurst are logged, the rest counted, and the
-// first line of the next window says how many were left out. Every line
-// is counted by kind and level.
+// first line of the next window says how many were left out; suspicions
+// are all logged. Every line is counted by kind and level.
 func TestGossipLogLeavesOutFloods(t *testing.T) {
 	var buf bytes.Buffer
 	now := time.Unix(0, 0)
@@ -98,6 +98,9 @@ func TestGossipLogLeavesOutFloods(t *testing.T) {
 		write("[ERR] memberlist: Failed fallback TCP ping: i/o timeout")
 	}
 	write("[ERR] memberlist: Decrypt packet failed: no key") // another kind: its own budget
+	for range gossipLogBurst + 1 {
+		write("[INFO] memberlist: Suspect nm-7 has failed, no acks received") // verdicts: never left out
+	}
 	write("[DEBUG] memberlist: Failed UDP ping: x")          // below the log level: counted only
 	now = now.Add(gossipLogWindow)
 	write("[ERR] memberlist: Failed fallback TCP ping: i/o timeout")
@@ -119,7 +122,11 @@ func TestGossipLogLeavesOutFloods(t *testing.T) {
 	for range gossipLogBurst {
 		want = append(want, line{"warn", "probe", 0})
 	}
-	want = append(want, line{"error", "malformed", 0}, line{"warn", "probe", 3})
+	want = append(want, line{"error", "malformed", 0})
+	for range gossipLogBurst + 1 {
+		want = append(want, line{"info", "suspect", 0})
+	}
+	want = append(want, line{"warn", "probe", 3})
 	if len(got) != len(want) {
 		t.Fatalf("logged %+v, want %+v", got, want)
 	}
@@ -130,7 +137,7 @@ func TestGossipLogLeavesOutFloods(t *testing.T) {
 	}
 	counts := map[string]uint64{}
 	g.logCounts().series(func(kind, level string, n uint64) { counts[kind+"/"+level] = n })
-	for key, n := range map[string]uint64{"probe/warn": gossipLogBurst + 4, "probe/debug": 1, "malformed/error": 1, "conflict/error": 0, "suspect/warn": 0} {
+	for key, n := range map[string]uint64{"probe/warn": gossipLogBurst + 4, "probe/debug": 1, "malformed/error": 1, "conflict/error": 0, "suspect/warn": 0, "suspect/info": gossipLogBurst + 1} {
 		if c, ok := counts[key]; !ok || c != n {
 			t.Errorf("%s counted %d (exported: %v), want %d", key, c, ok, n)
 		}

@@ -69,7 +69,7 @@ func Collector(stats func() Stats) prometheus.Collector {
 				return out
 			}),
 		metrics.GaugeVec("sparrow_membership_nodes",
-			"Nodes memberlist's failure detector holds, itself included, by state: alive, suspect (missed probes; declared dead unless it refutes within the suspicion timeout), dead (declared failed) and left (left gracefully); dead and left nodes are kept for a while (memberlist's GossipToTheDeadTime), then forgotten. As of this member's last push/pull exchange (about every 30 s on the lan profile; none before the first).",
+			"Nodes memberlist's failure detector holds, itself included, by state: alive, suspect (missed probes; declared dead unless it refutes within the suspicion timeout), dead (declared failed) and left (left gracefully); dead and left nodes are kept for a while (memberlist's GossipToTheDeadTime), then forgotten. As of this member's last push/pull exchange, which memberlist makes every push/pull interval (30 s on the lan profile, longer past 32 members) and whenever a peer syncs with it; none before the first.",
 			[]string{"state"}, func(s st) []metrics.Labelled {
 				if !s.NodesReported {
 					return nil
@@ -84,7 +84,7 @@ func Collector(stats func() Stats) prometheus.Collector {
 			"Members this member's failure detector newly suspected, on its own probes or a peer's word.",
 			func(s st) float64 { return float64(s.Suspicions) }),
 		metrics.CounterVec("sparrow_membership_log_events_total",
-			"memberlist's log lines, by kind (probe, suspect, refute, gossip, stream, overload: the failure detector's transient failures, logged at warn at most; malformed, conflict, internal: errors that need a person, logged at error; shutdown; other) and the level they were logged at. Every line is counted, those left out of the log by its rate limit too. Each kind has a series at its highest level from the start; others appear with their first line.",
+			"memberlist's log lines, by kind (probe, gossip, stream, overload: transient failures, logged at warn at most and at most 5 a minute each; suspect, refute: suspicions, failure verdicts and refutations, at info or warn; malformed, conflict, internal: errors that need a person, logged at error; shutdown; other) and the level they were logged at. Every line is counted, those left out of the log by its rate limit too. Each kind has a series at its highest level from the start; others appear with their first line.",
 			[]string{"kind", "level"}, func(s st) []metrics.Labelled {
 				var out []metrics.Labelled
 				s.Log.series(func(kind, level string, n uint64) {
