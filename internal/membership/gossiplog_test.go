@@ -101,7 +101,7 @@ func TestGossipLogLeavesOutFloods(t *testing.T) {
 	for range gossipLogBurst + 1 {
 		write("[INFO] memberlist: Suspect nm-7 has failed, no acks received") // verdicts: never left out
 	}
-	write("[DEBUG] memberlist: Failed UDP ping: x")          // below the log level: counted only
+	write("[DEBUG] memberlist: Failed UDP ping: x") // below the log level: counted only
 	now = now.Add(gossipLogWindow)
 	write("[ERR] memberlist: Failed fallback TCP ping: i/o timeout")
 
