@@ -8,15 +8,16 @@ import (
 
 // DelayBuckets are the upper bounds, in seconds, of the scheduling-delay
 // histogram (Stats.LaunchDelay): from a millisecond, where an idle fleet
-// hands tasks out, in steps of 2.5 and 2 (so that a quantile read from
-// them is within a factor of about 2.5), to half an hour, which only a
-// backlogged fleet's queues reach.
+// hands tasks out, to half an hour, which only a backlogged fleet's queues
+// reach. Up to 10 s each bound is 2 to 2.5 times the one before, so a
+// quantile read from them is within that factor of the true one; past it
+// the bounds are wider.
 var DelayBuckets = []float64{0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 300, 1800}
 
 // ResponseBuckets are the upper bounds, in seconds, of the task-response
 // histogram (Stats.ResponseSeconds): from 10 ms, the shortest tasks'
-// scheduling plus run time, to six hours, so that sub-second tasks and
-// long batch tasks are each resolved within a factor of about 2.5.
+// scheduling and run time, to six hours, for long batch tasks. Up to 10 s
+// each bound is 2 to 2.5 times the one before; past it, 2 to 5 times.
 var ResponseBuckets = []float64{0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 300, 900, 1800, 3600, 7200, 21600}
 
 // Collector exposes a scheduler's counters to Prometheus: its placements,
