@@ -8,6 +8,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/sparrowfleet/sparrow/internal/buildinfo"
+	"github.com/sparrowfleet/sparrow/internal/metrics/metricstest"
 	"github.com/sparrowfleet/sparrow/internal/rpc"
 )
 
@@ -18,22 +19,14 @@ type snap struct {
 	hist  Distribution
 }
 
-// gather registers c with a pedantic registry, which checks that every
-// collected metric was described and is consistent, and returns each
-// series' values by name: counters and gauges by label values joined with
-// ",", histograms as their count then their cumulative bucket counts.
+// gather gathers c through a pedantic registry (metricstest.Gather) and
+// returns each series' values by name: counters and gauges by label
+// values joined with ",", histograms as their count then their cumulative
+// bucket counts.
 func gather(t *testing.T, c prometheus.Collector) map[string][]float64 {
 	t.Helper()
-	reg := prometheus.NewPedanticRegistry()
-	if err := reg.Register(c); err != nil {
-		t.Fatal(err)
-	}
-	mfs, err := reg.Gather()
-	if err != nil {
-		t.Fatal(err)
-	}
 	out := map[string][]float64{}
-	for _, mf := range mfs {
+	for _, mf := range metricstest.Gather(t, c) {
 		for _, m := range mf.GetMetric() {
 			v := m.GetCounter().GetValue() + m.GetGauge().GetValue()
 			if h := m.GetHistogram(); h != nil {
@@ -140,12 +133,7 @@ func TestDistributionIsCumulative(t *testing.T) {
 }
 
 func TestBuildInfo(t *testing.T) {
-	reg := prometheus.NewPedanticRegistry()
-	reg.MustRegister(BuildInfo(buildinfo.Info{Version: "v1.2.3", Revision: "abc", Go: "go1.26.8"}, "scheduler"))
-	mfs, err := reg.Gather()
-	if err != nil {
-		t.Fatal(err)
-	}
+	mfs := metricstest.Gather(t, BuildInfo(buildinfo.Info{Version: "v1.2.3", Revision: "abc", Go: "go1.26.8"}, "scheduler"))
 	if len(mfs) != 1 || mfs[0].GetName() != "sparrow_build_info" || len(mfs[0].GetMetric()) != 1 {
 		t.Fatalf("gathered %v, want one sparrow_build_info sample", mfs)
 	}
