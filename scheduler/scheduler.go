@@ -15,6 +15,7 @@ import (
 
 	"github.com/sparrowfleet/sparrow/core/placement"
 	"github.com/sparrowfleet/sparrow/core/shortjobs"
+	"github.com/sparrowfleet/sparrow/internal/metrics"
 	"github.com/sparrowfleet/sparrow/internal/rpc"
 	"github.com/sparrowfleet/sparrow/thrift/gen-go/sparrowrpc"
 )
@@ -195,9 +196,16 @@ type Stats struct {
 	// TasksLaunched, each task's scheduling delay: from its job's
 	// submission to this scheduler to the task's hand-out.
 	LaunchDelaySeconds float64
-	EmptyGetTasks      uint64
-	Reservations       uint64
-	EnqueueFailures    uint64
+	// LaunchDelay is the same delays' distribution over DelayBuckets.
+	LaunchDelay metrics.Distribution
+	// ResponseSeconds is the distribution, over ResponseBuckets, of the
+	// tracked tasks' response: from their job's submission here to their
+	// node monitor's finished report. Tasks reported lost, and launches
+	// past the tracking bound (Untracked), are not in it.
+	ResponseSeconds metrics.Distribution
+	EmptyGetTasks   uint64
+	Reservations    uint64
+	EnqueueFailures uint64
 	// EnqueueBusy counts enqueues put off because every connection of
 	// the scheduler's own pool to the node was in use; they are sent
 	// again, not counted as failures.
@@ -345,6 +353,7 @@ func (s *Scheduler) Stats() Stats {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	st := s.stats
+	st.LaunchDelay, st.ResponseSeconds = s.stats.LaunchDelay.Clone(), s.stats.ResponseSeconds.Clone()
 	st.ActiveRequests = s.book.len()
 	if s.pull != nil {
 		st.PullsAnswered, st.PulledTasks = s.pull.answered, s.pull.pulled
@@ -721,10 +730,12 @@ func (s *Scheduler) getTask(requestID, addr string, fetch int64) []*sparrowrpc.T
 // for none) or a taken offer: tracked as running there, and counted.
 func (s *Scheduler) launchedLocked(r *request, idx int, addr string, fetch int64) {
 	s.steer.served(r, addr, s.now())
-	s.running.track(addr, runningTask{app: r.app, request: r.ID, task: r.specs[idx].TaskId}, fetch)
+	s.running.track(addr, runningTask{app: r.app, request: r.ID, task: r.specs[idx].TaskId}, fetch, r.submitted)
 	s.relax.countLaunch(r, idx, addr)
 	s.stats.TasksLaunched++
-	s.stats.LaunchDelaySeconds += s.now().Sub(r.submitted).Seconds()
+	delay := s.now().Sub(r.submitted).Seconds()
+	s.stats.LaunchDelaySeconds += delay
+	s.stats.LaunchDelay.Observe(DelayBuckets, delay)
 	s.pullLaunchedLocked(r)
 }
 
