@@ -89,8 +89,8 @@ func TestNodeMonitorCrash(t *testing.T) {
 		}
 	}
 	// Any other lost task never launched anywhere: an offer the victim
-	// may have taken when the kill cut its call (README, "Protocol
-	// extensions": counted launched there, so never run twice, and lost
+	// may have taken when the kill cut its call (docs/protocol.md,
+	// Extensions: counted launched there, so never run twice, and lost
 	// with it). A task that ran elsewhere must not be reported lost.
 	unstarted := 0
 	for id := range lost {

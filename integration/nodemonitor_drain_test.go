@@ -5,7 +5,9 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"os"
 	"os/exec"
+	"path/filepath"
 	"strings"
 	"syscall"
 	"testing"
@@ -126,9 +128,10 @@ func TestNodeMonitorDrainTimeoutReportsLost(t *testing.T) {
 }
 
 // TestNodeMonitorDrainOverHTTP runs the built binary: POST /drain on a node
-// monitor's operator endpoint answers 202, fails its /readyz, and the node
-// monitor drains, leaves the gossip cluster (its scheduler then has no node
-// monitor to sample) and exits 0.
+// monitor's operator endpoint answers 202 to a loopback caller without a
+// token, even with --http-admin-token-file set, fails its /readyz, and the
+// node monitor drains, leaves the gossip cluster (its scheduler then has no
+// node monitor to sample) and exits 0.
 func TestNodeMonitorDrainOverHTTP(t *testing.T) {
 	if testing.Short() {
 		t.Skip("integration test: builds and runs the daemons")
@@ -139,11 +142,16 @@ func TestNodeMonitorDrainOverHTTP(t *testing.T) {
 		host = "127.0.0.1"
 	}
 	schedHTTP, nmHTTP := interopFreePort(t, host), interopFreePort(t, host)
+	tokenFile := filepath.Join(t.TempDir(), "admin.token")
+	if err := os.WriteFile(tokenFile, []byte("drain-token\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
 	sched := startProc(t, bin, procSpec{role: "scheduler", host: host, secondFlag: "--gettask-listen", extra: []string{
 		"--http-listen", schedHTTP, "--log-level", "warn", "--gossip-profile", "local",
 	}})
 	nm := startProc(t, bin, procSpec{role: "nodemonitor", host: host, secondFlag: "--internal-listen", extra: []string{
 		"--http-listen", nmHTTP, "--log-level", "info", "--gossip-profile", "local", "--join", sched.gossip, "--drain-timeout", "5s",
+		"--http-admin-token-file", tokenFile,
 	}})
 	ex := exec.Command(bin, "executor", "--app", "app", "--node-monitor", nm.service,
 		"--listen", interopFreePort(t, host), "--advertise-host", host, "--log-level", "warn")
@@ -180,6 +188,9 @@ func TestNodeMonitorDrainOverHTTP(t *testing.T) {
 	}
 	if nm.waitErr != nil {
 		t.Errorf("node monitor exited with %v after draining", nm.waitErr)
+	}
+	if out := nm.out.String(); !strings.Contains(out, "bearer token of --http-admin-token-file") {
+		t.Errorf("node monitor's log does not say who may call POST /drain:\n%s", out)
 	}
 	if out := nm.out.String(); !strings.Contains(out, "drained") {
 		t.Errorf("node monitor's log does not say it drained:\n%s", out)

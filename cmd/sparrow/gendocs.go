@@ -1,10 +1,12 @@
 package main
 
 import (
+	"github.com/rs/zerolog"
 	"github.com/spf13/cobra"
 
 	"github.com/sparrowfleet/sparrow/coordinator"
 	"github.com/sparrowfleet/sparrow/internal/buildinfo"
+	"github.com/sparrowfleet/sparrow/internal/httpapi"
 	"github.com/sparrowfleet/sparrow/internal/membership"
 	"github.com/sparrowfleet/sparrow/internal/metrics"
 	"github.com/sparrowfleet/sparrow/internal/refdocs"
@@ -54,5 +56,15 @@ func docCollectors() []refdocs.Collector {
 		{ServedBy: "scheduler, nodemonitor", Collector: metrics.RPCCollector(func() rpc.Stats { return rpc.Stats{} })},
 		{ServedBy: "scheduler, nodemonitor, coordinator", Collector: membership.Collector(func() membership.Stats { return membership.Stats{NodesReported: true} })},
 		{ServedBy: "scheduler, nodemonitor, coordinator", Collector: metrics.BuildInfo(buildinfo.Info{}, "")},
+		{ServedBy: "scheduler, nodemonitor, coordinator", Collector: adminGuardForDocs()},
 	}
+}
+
+// adminGuardForDocs is the guard every daemon's operator endpoint serves
+// sparrow_http_refused_total from, guarding /drain as the node monitor's
+// does, so that its counters exist; without a token file it cannot fail.
+func adminGuardForDocs() *httpapi.AdminGuard {
+	g, _ := httpapi.NewAdminGuard("", zerolog.Nop())
+	g.Protect("/drain", nil)
+	return g
 }

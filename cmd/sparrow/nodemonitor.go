@@ -42,7 +42,8 @@ its NodeMonitorService; schedulers queue reservations on its InternalService.
 When a slot frees it pulls a task from the reservation's scheduler (getTask)
 and launches it on the app's executor.
 
-On SIGTERM or SIGINT, or on POST /drain to --http-listen, it drains: it
+On SIGTERM or SIGINT, or on POST /drain to --http-listen (from loopback, or
+with the bearer token of --http-admin-token-file), it drains: it
 refuses new reservations and hands its queued ones back to their schedulers,
 which place them elsewhere at once; it lets running tasks finish for up to
 --drain-timeout; then it leaves the gossip cluster and exits, and schedulers

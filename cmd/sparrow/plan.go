@@ -28,7 +28,8 @@ budget, next to Dryad's greedy schedule, as JSON on stdout.
 Applications submit task graphs to a running fleet with the client library:
 client.LiveGraphNodes reads the node monitors' profiles (sparrow nodemonitor
 --profile) from gossip, Frontend.NewGraphRun plans over them and Wait submits
-each task to its planned node (README, docs/PLANNER.md).`,
+each task to its planned node (docs/client.md; docs/experiments/planner.md
+measures it).`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			ctx, cancel := benchContext(cmd, false)

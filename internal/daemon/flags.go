@@ -59,6 +59,9 @@ func (r *RPCFlags) Register(fs *pflag.FlagSet) {
 type HTTPFlags struct {
 	Addr  string
 	Pprof bool
+	// AdminTokenFile holds the bearer token that admits callers not on
+	// loopback to the state-changing endpoints; "" admits loopback only.
+	AdminTokenFile string
 }
 
 // Register adds the flags to fs, with --metrics-listen, the old name of
@@ -69,6 +72,7 @@ func (h *HTTPFlags) Register(fs *pflag.FlagSet) {
 	// pflag hides it from the flag list and names the new one when used.
 	fs.StringVar(&h.Addr, "metrics-listen", "", "old name of --http-listen")
 	fs.MarkDeprecated("metrics-listen", "use --http-listen (the same listener, with more endpoints)")
+	fs.StringVar(&h.AdminTokenFile, "http-admin-token-file", "", "file holding a token (white space trimmed) that lets callers not on loopback use the state-changing endpoints of --http-listen (POST /drain) with \"Authorization: Bearer <token>\"; without it only loopback callers may. Read-only endpoints stay open to all. The file is re-read on each such request (rotate it in place); missing or empty fails start-up (see docs/SECURITY.md)")
 	fs.BoolVar(&h.Pprof, "pprof", false, "also serve Go's profiler at /debug/pprof/ on --http-listen; it exposes stacks and memory contents, and profiling costs CPU while it runs")
 }
 

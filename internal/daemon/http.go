@@ -29,12 +29,19 @@ func ServeHTTP(h HTTPFlags, log zerolog.Logger, s httpapi.Surface) (*HTTPServer,
 		if h.Pprof {
 			log.Warn().Msg("--pprof does nothing without --http-listen")
 		}
+		if h.AdminTokenFile != "" {
+			log.Warn().Msg("--http-admin-token-file does nothing without --http-listen")
+		}
 		return &HTTPServer{}, nil
+	}
+	admin, err := httpapi.NewAdminGuard(h.AdminTokenFile, log)
+	if err != nil {
+		return nil, err
 	}
 	dash, stopPoller := dashboard.ForDaemon(s.Cluster)
 	srv, err := httpapi.Serve(httpapi.Config{
 		Addr: h.Addr, Collectors: append(MemberCollectors(s.Cluster), s.Collectors...), Ready: s.Ready, Status: s.Status, View: s.Cluster, Drain: s.Drain, Pprof: h.Pprof,
-		UI: dash.Handler("/ui/"),
+		UI: dash.Handler("/ui/"), Admin: admin,
 	})
 	if err != nil {
 		stopPoller()
@@ -50,6 +57,13 @@ func ServeHTTP(h HTTPFlags, log zerolog.Logger, s httpapi.Surface) (*HTTPServer,
 		ev = ev.Bool("pprof", true)
 	}
 	ev.Msg("serving /metrics, /livez, /readyz, /status and the dashboard at /ui/")
+	if s.Drain != nil {
+		callers := "loopback callers only (no --http-admin-token-file)"
+		if admin.AcceptsToken() {
+			callers = "loopback callers, and others with the bearer token of --http-admin-token-file"
+		}
+		log.Info().Str("callers", callers).Msg("serving POST /drain")
+	}
 	return &HTTPServer{srv, stopPoller}, nil
 }
 

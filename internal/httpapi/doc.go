@@ -2,7 +2,9 @@
 // listener --http-listen opens: Prometheus metrics at /metrics, liveness
 // and readiness probes at /livez and /readyz, a JSON snapshot at /status
 // (read by `sparrow status`), and, only when asked for, Go's profiler at
-// /debug/pprof/.
+// /debug/pprof/. The one endpoint that changes state, POST /drain, goes
+// through an AdminGuard: loopback callers, or callers with the bearer
+// token of --http-admin-token-file.
 //
 // It also holds the /status wire format and the readiness checks built
 // from a member's gossip view, so that the daemons' commands and

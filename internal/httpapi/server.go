@@ -14,6 +14,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/collectors"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
+	"github.com/rs/zerolog"
 
 	"github.com/sparrowfleet/sparrow/internal/buildinfo"
 	"github.com/sparrowfleet/sparrow/internal/membership"
@@ -37,6 +38,10 @@ type Config struct {
 	// Drain, if set, is started by POST /drain, once: /readyz fails from
 	// then on, and the call answers 202 at once while Drain runs.
 	Drain func()
+	// Admin decides who may call the endpoints that change the daemon's
+	// state (POST /drain); nil admits loopback callers only, and logs no
+	// refusal. Its sparrow_http_refused_total is served at /metrics.
+	Admin *AdminGuard
 	// View, if set, is the daemon's gossip view: /status reports how many
 	// daemons it holds (Status.ViewSize).
 	View GossipView
@@ -71,6 +76,14 @@ func Serve(cfg Config) (*Server, error) {
 	if err := reg.Register(collectors.NewProcessCollector(collectors.ProcessCollectorOpts{})); err != nil {
 		return nil, err
 	}
+	admin := cfg.Admin
+	if admin == nil {
+		// Without a token file the guard cannot fail.
+		admin, _ = NewAdminGuard("", zerolog.Nop())
+	}
+	if err := reg.Register(admin); err != nil {
+		return nil, fmt.Errorf("register metrics: %w", err)
+	}
 	for _, c := range cfg.Collectors {
 		if err := reg.Register(c); err != nil {
 			return nil, fmt.Errorf("register metrics: %w", err)
@@ -96,7 +109,7 @@ func Serve(cfg Config) (*Server, error) {
 		mux.Handle("GET /{$}", http.RedirectHandler("/ui/", http.StatusFound))
 	}
 	if cfg.Drain != nil {
-		mux.HandleFunc("POST /drain", s.startDrain)
+		mux.Handle("POST /drain", admin.Protect("/drain", s.startDrain))
 	}
 	if cfg.Pprof {
 		// Registered on this mux only: importing net/http/pprof also
