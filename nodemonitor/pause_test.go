@@ -106,3 +106,54 @@ func TestSetPaused(t *testing.T) {
 		})
 	}
 }
+
+// A paused node pulls nothing, whatever schedulers advertise and however
+// long it waits; resumed, it pulls at once for the backlog still
+// advertised.
+func TestSetPausedStopsPulls(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		a := newPullHarness(t, 1)
+		a.nm.SetPaused(true)
+		a.heard(4)
+		time.Sleep(10 * pullRetry)
+		synctest.Wait()
+		if n := a.pulls(); n != 0 {
+			t.Fatalf("%d pulls while paused, want none", n)
+		}
+		a.sched.script("P", "t1")
+		a.nm.SetPaused(false)
+		synctest.Wait()
+		if n := a.pulls(); n != 1 {
+			t.Fatalf("%d pulls after resuming, want 1", n)
+		}
+		if got := a.execs.launches(); !slices.Equal(got, []string{"P/t1"}) {
+			t.Errorf("launched %v, want the pulled P/t1", got)
+		}
+		a.finish("P", "t1")
+		a.heard(0)
+	})
+}
+
+// Pausing with a pull queued drops it with the other queued reservations.
+func TestSetPausedDropsQueuedPull(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		a := newPullHarness(t, 1)
+		a.sched.script("r", "x")
+		a.enqueue(t, "app", "r", 1) // the one slot runs r/x
+		a.heard(4)                  // a pull waits in the queue
+		if st := a.nm.State(); st.Queued != 1 {
+			t.Fatalf("state %+v, want the pull queued", st)
+		}
+		a.nm.SetPaused(true)
+		if st := a.nm.State(); st.Queued != 0 {
+			t.Fatalf("state %+v, want nothing queued while paused", st)
+		}
+		a.finish("r", "x")
+		time.Sleep(10 * pullRetry)
+		synctest.Wait()
+		if n := a.pulls(); n != 0 {
+			t.Errorf("%d pulls while paused, want none", n)
+		}
+		a.heard(0)
+	})
+}
