@@ -27,7 +27,8 @@ func Collector(state func() State) prometheus.Collector {
 					{Labels: []string{"lost"}, Value: float64(s.Lost)},
 				}
 			}),
-		g("sparrow_nodemonitor_apps", "Apps with a registered executor.", func(s st) float64 { return float64(len(s.Apps)) }),
+		g("sparrow_nodemonitor_apps", "Apps offered: those with a registered executor, none while draining or paused.", func(s st) float64 { return float64(len(s.Apps)) }),
+		g("sparrow_nodemonitor_paused", "1 while the node monitor takes no new reservations because its machine is out of service (--k8s-node: the Kubernetes Node is cordoned), else 0.", func(s st) float64 { return b2f(s.Paused) }),
 		metrics.CounterVec("sparrow_nodemonitor_pulls_total",
 			"Pulls made (--short-pull): getTask calls from this node's pull reservations, made only to schedulers advertising a short backlog of an app hosted here (or of any app), by result: task (a task was launched), empty (none: no task answered, or the call failed).",
 			[]string{"result"}, func(s st) []metrics.Labelled {
@@ -37,4 +38,11 @@ func Collector(state func() State) prometheus.Collector {
 				}
 			}),
 	)
+}
+
+func b2f(b bool) float64 {
+	if b {
+		return 1
+	}
+	return 0
 }

@@ -168,8 +168,9 @@ type State struct {
 	// Running add up to Launches.
 	Launches, Finished, Failed, Lost uint64
 	Apps                             []string
-	// Draining is set from the start of a drain (Drain).
-	Draining bool
+	// Draining is set from the start of a drain (Drain); Paused while
+	// the node takes no work (SetPaused). Apps is empty in either.
+	Draining, Paused bool
 	// PullTasks and PullsEmpty count the pulls (Config.PullRetry) whose
 	// answer launched a task here and those that launched none.
 	PullTasks, PullsEmpty uint64
@@ -215,7 +216,7 @@ func (n *NodeMonitor) RegisterBackend(ctx context.Context, app, listenSocket str
 
 // EnqueueTaskReservations implements InternalService. It returns false,
 // refusing the reservations, when no executor for the app is registered
-// here, the queue is full or the node drains; the scheduler then places
+// here, the queue is full or the node drains or is paused; the scheduler then places
 // them elsewhere.
 func (n *NodeMonitor) EnqueueTaskReservations(ctx context.Context, req *sparrowrpc.TEnqueueTaskReservationsRequest) (bool, error) {
 	r, err := reservationOf(req, "enqueueTaskReservations")

@@ -53,6 +53,8 @@ type slotTable struct {
 	// closed once, while draining, no slot fetches or runs.
 	draining bool
 	idle     chan struct{}
+	// paused refuses reservations and apps until resume (pause.go).
+	paused bool
 	// short is the long-task-aware policy's state (shortjobs.go), nil
 	// without the policy; advDirty says its advert changed since
 	// takeAdvert last read it.
@@ -86,7 +88,7 @@ func (t *slotTable) state() State {
 	c := t.core
 	st := State{
 		Slots: c.Slots(), Free: c.Free(), Fetching: c.Fetching(), Running: c.Running(),
-		Queued: c.Queued(), Launches: t.launches, Apps: apps, Draining: t.draining,
+		Queued: c.Queued(), Launches: t.launches, Apps: apps, Draining: t.draining, Paused: t.paused,
 		Finished: t.ended[taskFinished], Failed: t.ended[taskFailed], Lost: t.ended[taskLost],
 	}
 	if t.pull != nil {
@@ -102,13 +104,13 @@ func (t *slotTable) usage() map[string]slots.Usage {
 	return t.core.Usage()
 }
 
-// addApp records an executor for app at now; while draining it records
-// nothing, so that the node offers no app. It reports whether a pull was
+// addApp records an executor for app at now; while draining or paused it
+// records nothing, so that the node offers no app. It reports whether a pull was
 // queued: a scheduler's backlog of app is pulled from at once.
 func (t *slotTable) addApp(app string, now time.Time) bool {
 	t.mu.Lock()
 	defer t.mu.Unlock()
-	if t.draining {
+	if t.draining || t.paused {
 		return false
 	}
 	t.core.AddApp(app)
@@ -159,12 +161,15 @@ func (t *slotTable) appsLocked() []string {
 // enqueue queues count reservations like r, giving r's user its guided
 // weight first when guidance is in force, and h's word on the job to the
 // long-task-aware policy if it runs. It fails, queueing nothing, for an
-// app with no executor, a full queue, or a draining node.
+// app with no executor, a full queue, or a draining or paused node.
 func (t *slotTable) enqueue(r queue.Reservation, count int, h jobHint) error {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	if t.draining {
 		return errDraining
+	}
+	if t.paused {
+		return errPaused
 	}
 	t.guide.guide(t.core.Queue(), r.User)
 	if err := t.core.Enqueue(r, count); err != nil {

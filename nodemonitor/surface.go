@@ -10,6 +10,9 @@ import (
 // Surface is the node monitor's operator endpoint. It is ready once its
 // Thrift services serve, it has joined seeds, and at least one executor
 // has registered: until then schedulers refuse to sample it for any app.
+// A paused node (SetPaused) stays ready: it is healthy, and an
+// orchestrator must not count it unavailable (a DaemonSet's roll would
+// stall on a cordoned node).
 // The caller sets Drain if POST /drain should start a drain.
 func (d *Daemon) Surface(seeds []string) httpapi.Surface {
 	return httpapi.Surface{
@@ -19,7 +22,7 @@ func (d *Daemon) Surface(seeds []string) httpapi.Surface {
 			httpapi.Serving(d.Serving),
 			httpapi.Joined(d.Cluster, seeds),
 			func() string {
-				if len(d.State().Apps) == 0 {
+				if len(d.execs.snapshot()) == 0 {
 					return "no executor registered"
 				}
 				return ""

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"fmt"
 	"strings"
 	"time"
@@ -11,6 +12,7 @@ import (
 	"github.com/sparrowfleet/sparrow/core/slots"
 	"github.com/sparrowfleet/sparrow/internal/daemon"
 	"github.com/sparrowfleet/sparrow/internal/flagconfig"
+	"github.com/sparrowfleet/sparrow/internal/k8snode"
 	"github.com/sparrowfleet/sparrow/nodemonitor"
 )
 
@@ -33,6 +35,7 @@ func newNodeMonitorCmd() *cobra.Command {
 		profileNet  float64
 		drainFor    time.Duration
 		short       shortJobFlags
+		k8sNode     string
 	)
 	cmd := &cobra.Command{
 		Use:   "nodemonitor",
@@ -48,6 +51,14 @@ refuses new reservations and hands its queued ones back to their schedulers,
 which place them elsewhere at once; it lets running tasks finish for up to
 --drain-timeout; then it leaves the gossip cluster and exits, and schedulers
 report the tasks still running as lost. A second signal stops it at once.
+
+With --k8s-node it watches its Kubernetes Node through the API server
+(the pod's service account needs get and watch on nodes): while the Node
+is cordoned (spec.unschedulable, as kubectl cordon and kubectl drain set
+it) it pauses: it refuses new reservations, hands its queued ones back and
+stops advertising its apps, while running tasks finish and are reported;
+it keeps running and takes work again once the Node is uncordoned. API
+errors are logged and retried with backoff; the last known state stands.
 
 With --http-listen, /readyz answers 200 once the Thrift services serve, the
 node monitor has joined gossip (alone only if started without other seeds)
@@ -94,9 +105,20 @@ tasks.`,
 			if cfg.Keyring, err = sec.Apply(log, &cfg.RPC); err != nil {
 				return err
 			}
+			var nodeWatch k8snode.Config
+			if k8sNode != "" {
+				if nodeWatch, err = k8snode.InCluster(k8sNode, log); err != nil {
+					return fmt.Errorf("--k8s-node: %w", err)
+				}
+			}
 			d, err := nodemonitor.StartDaemon(cfg)
 			if err != nil {
 				return err
+			}
+			if k8sNode != "" {
+				ctx, stopWatch := context.WithCancel(context.Background())
+				defer stopWatch()
+				go k8snode.Watch(ctx, nodeWatch, d.SetPaused)
 			}
 			stopReload := reloadWeightsOnSIGHUP(log, weightsFile, weights, d.SetWeights)
 			defer stopReload()
@@ -136,6 +158,7 @@ tasks.`,
 	fs.DurationVar(&cfg.Coordination.ReportEvery, "report-every", nodemonitor.DefaultReportEvery, "how often per-user queued and running counts are reported to the fairness coordinator, when one is live (sparrow coordinator), and the node's load to schedulers run with --max-queue-wait")
 	fs.DurationVar(&cfg.Coordination.Stale, "guidance-stale", nodemonitor.DefaultGuidanceStale, "fall back to local weights when the coordinator's guidance is this old (it is gone or cut off)")
 	fs.BoolVar(&cfg.Coordination.Weights, "coordinator-weights", false, "with --queue fair or priority, take the coordinator's CMMF weights for this node's machine type (its --attr set); --queue choosy uses the coordinator's cluster-wide counts either way")
+	fs.StringVar(&k8sNode, "k8s-node", "", "name of the Kubernetes Node this runs on (the downward API's spec.nodeName): while it is cordoned, take no new reservations and hand queued ones back, resuming when it is uncordoned; needs the in-cluster API and a service account allowed get and watch on nodes (empty: do not watch)")
 	httpf.Register(fs)
 	gossip.Register(fs)
 	rpcf.Register(fs)

@@ -16,7 +16,10 @@ import (
 	"helm.sh/helm/v3/pkg/engine"
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
+	networkingv1 "k8s.io/api/networking/v1"
 	policyv1 "k8s.io/api/policy/v1"
+	rbacv1 "k8s.io/api/rbac/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/labels"
 	"sigs.k8s.io/yaml"
 )
@@ -34,11 +37,21 @@ var variants = []struct {
 	// check looks for what the variant is about, beyond the checks every
 	// rendering gets.
 	check func(t *testing.T, r *rendered)
+	// requires names a flag the variant adds that a daemon built from
+	// another branch may lack; without it the variant is still rendered
+	// and checked, the flag's existence excepted.
+	requires string
 }{
 	{"defaults", ``, func(t *testing.T, r *rendered) {
 		nm := r.workload(t, "nodemonitor")
 		if nm.kind != "DaemonSet" {
 			t.Errorf("node monitors run as a %s, want a DaemonSet", nm.kind)
+		}
+		if !hasArg(nm.pod.Spec.Containers[0], "--k8s-node=$(NODE_NAME)") {
+			t.Error("the node monitor DaemonSet does not watch its Node: kubectl drain would leave it taking work")
+		}
+		if len(r.serviceMonitors)+len(r.netpols) != 0 {
+			t.Error("a ServiceMonitor or NetworkPolicy rendered though both are off by default")
 		}
 		if len(nm.pod.Spec.Containers) != 2 || nm.pod.Spec.Containers[1].Args[0] != "executor" {
 			t.Errorf("node monitor pod runs %d containers, want the node monitor and the sleep executor", len(nm.pod.Spec.Containers))
@@ -49,7 +62,7 @@ var variants = []struct {
 		if s := r.workload(t, "scheduler"); s.replicas != 2 {
 			t.Errorf("%d schedulers, want 2", s.replicas)
 		}
-	}},
+	}, ""},
 	{"node monitors as a Deployment", `
 nodeMonitor:
   kind: Deployment
@@ -64,7 +77,7 @@ nodeMonitor:
 			a.PodAntiAffinity.RequiredDuringSchedulingIgnoredDuringExecution[0].TopologyKey != "kubernetes.io/hostname" {
 			t.Errorf("node monitor Deployment lacks one-per-node anti-affinity: %+v", a)
 		}
-	}},
+	}, ""},
 	{"coordinator with a standby", `
 coordinator:
   enabled: true
@@ -76,7 +89,7 @@ coordinator:
 		if r.pdbFor(t, c).Spec.MinAvailable.IntValue() != 1 {
 			t.Error("the coordinator's PodDisruptionBudget does not keep one available")
 		}
-	}},
+	}, ""},
 	{"gossip key and TLS from Secrets", `
 gossip:
   keySecret: fleet-gossip
@@ -100,16 +113,16 @@ nodeMonitor:
 					t.Errorf("%s: no %s", w.name, f)
 				}
 			}
-			if len(w.pod.Spec.Volumes) != 1 || w.pod.Spec.Volumes[0].Secret == nil || w.pod.Spec.Volumes[0].Secret.SecretName != "fleet-tls" {
+			if v := volume(w, "tls"); v == nil || v.Secret == nil || v.Secret.SecretName != "fleet-tls" {
 				t.Errorf("%s: TLS material not mounted from Secret fleet-tls: %+v", w.name, w.pod.Spec.Volumes)
 			}
 			for _, c := range w.pod.Spec.Containers {
-				if len(c.VolumeMounts) != 1 || c.VolumeMounts[0].MountPath != "/etc/sparrow/tls" {
+				if m := mountAt(c, "/etc/sparrow/tls"); m == nil || m.Name != "tls" {
 					t.Errorf("%s/%s: TLS material not mounted at /etc/sparrow/tls: %+v", w.name, c.Name, c.VolumeMounts)
 				}
 			}
 		}
-	}},
+	}, ""},
 	{"own executors, longer drain, no scrape annotations", `
 metrics:
   scrape: false
@@ -135,7 +148,7 @@ nodeMonitor:
 		if _, ok := nm.pod.Annotations["prometheus.io/scrape"]; ok {
 			t.Error("scrape annotations rendered with metrics.scrape false")
 		}
-	}},
+	}, ""},
 }
 
 // TestChartRenders renders every variant, decodes every object strictly
@@ -145,6 +158,12 @@ func TestChartRenders(t *testing.T) {
 	for _, v := range variants {
 		t.Run(v.name, func(t *testing.T) {
 			r := render(t, ch, v.values)
+			if v.requires != "" {
+				if _, ok := help(t, "scheduler").flags[v.requires]; !ok {
+					t.Logf("this build has no --%s: not checking that it exists", v.requires)
+					r.laterFlags = map[string]bool{v.requires: true}
+				}
+			}
 			r.checkAll(t)
 			v.check(t, r)
 		})
@@ -155,7 +174,7 @@ func TestChartRenders(t *testing.T) {
 func TestChartRefusesBadValues(t *testing.T) {
 	ch := loadChart(t)
 	for _, tc := range []struct{ values, want string }{
-		{"nodeMonitor:\n  kind: StatefulSet\n", "nodeMonitor.kind must be DaemonSet or Deployment"},
+		{"nodeMonitor:\n  kind: StatefulSet\n", "/nodeMonitor/kind"},
 		{"tls:\n  enabled: true\n", "tls.enabled needs tls.secretName or tls.volume"},
 		{"tls:\n  enabled: true\n  secretName: t\n", "the built-in sparrow executor (app sleep) has no TLS"},
 	} {
@@ -176,13 +195,24 @@ func loadChart(t *testing.T) *chart.Chart {
 }
 
 func renderErr(ch *chart.Chart, values string) (map[string]string, error) {
+	return renderIn(ch, values, nil)
+}
+
+// renderIn renders as against a cluster whose objects cluster provides
+// to lookup; nil: no cluster (helm template).
+func renderIn(ch *chart.Chart, values string, cluster engine.ClientProvider) (map[string]string, error) {
 	vals, err := chartutil.ReadValues([]byte(values))
 	if err != nil {
 		return nil, err
 	}
+	// ToRenderValues validates the values against values.schema.json, as
+	// helm install and helm template do.
 	rv, err := chartutil.ToRenderValues(ch, vals, chartutil.ReleaseOptions{Name: release, Namespace: namespace, IsInstall: true, Revision: 1}, chartutil.DefaultCapabilities)
 	if err != nil {
 		return nil, err
+	}
+	if cluster != nil {
+		return engine.RenderWithClientProvider(ch, rv, cluster)
 	}
 	return engine.Render(ch, rv)
 }
@@ -196,9 +226,39 @@ type workload struct {
 }
 
 type rendered struct {
-	workloads []*workload
-	services  []corev1.Service
-	pdbs      []policyv1.PodDisruptionBudget
+	workloads       []*workload
+	services        []corev1.Service
+	pdbs            []policyv1.PodDisruptionBudget
+	serviceAccounts []corev1.ServiceAccount
+	clusterRoles    []rbacv1.ClusterRole
+	bindings        []rbacv1.ClusterRoleBinding
+	netpols         []networkingv1.NetworkPolicy
+	serviceMonitors []serviceMonitor
+	// laterFlags are flags the chart may pass that the binary built here
+	// does not have yet (a variant's requires).
+	laterFlags map[string]bool
+}
+
+// serviceMonitor is the part of a Prometheus Operator ServiceMonitor
+// (monitoring.coreos.com/v1) the chart sets; decoding is strict, so a
+// field the chart renders must be named here, as the operator's CRD
+// spells it.
+type serviceMonitor struct {
+	APIVersion string            `json:"apiVersion"`
+	Kind       string            `json:"kind"`
+	Metadata   metav1.ObjectMeta `json:"metadata"`
+	Spec       struct {
+		Selector          metav1.LabelSelector `json:"selector"`
+		NamespaceSelector struct {
+			MatchNames []string `json:"matchNames"`
+		} `json:"namespaceSelector"`
+		PodTargetLabels []string `json:"podTargetLabels"`
+		Endpoints       []struct {
+			Port     string `json:"port"`
+			Path     string `json:"path"`
+			Interval string `json:"interval"`
+		} `json:"endpoints"`
+	} `json:"spec"`
 }
 
 var docSep = regexp.MustCompile(`(?m)^---\s*$`)
@@ -210,6 +270,12 @@ func render(t *testing.T, ch *chart.Chart, values string) *rendered {
 	if err != nil {
 		t.Fatalf("render: %v", err)
 	}
+	return decodeAll(t, files)
+}
+
+// decodeAll decodes every object of a rendering.
+func decodeAll(t *testing.T, files map[string]string) *rendered {
+	t.Helper()
 	names := make([]string, 0, len(files))
 	for n := range files {
 		names = append(names, n)
@@ -281,6 +347,36 @@ func (r *rendered) decode(doc []byte) error {
 			return err
 		}
 		r.pdbs = append(r.pdbs, p)
+	case "v1 ServiceAccount":
+		var a corev1.ServiceAccount
+		if err := strict(&a); err != nil {
+			return err
+		}
+		r.serviceAccounts = append(r.serviceAccounts, a)
+	case "rbac.authorization.k8s.io/v1 ClusterRole":
+		var c rbacv1.ClusterRole
+		if err := strict(&c); err != nil {
+			return err
+		}
+		r.clusterRoles = append(r.clusterRoles, c)
+	case "rbac.authorization.k8s.io/v1 ClusterRoleBinding":
+		var b rbacv1.ClusterRoleBinding
+		if err := strict(&b); err != nil {
+			return err
+		}
+		r.bindings = append(r.bindings, b)
+	case "networking.k8s.io/v1 NetworkPolicy":
+		var n networkingv1.NetworkPolicy
+		if err := strict(&n); err != nil {
+			return err
+		}
+		r.netpols = append(r.netpols, n)
+	case "monitoring.coreos.com/v1 ServiceMonitor":
+		var m serviceMonitor
+		if err := strict(&m); err != nil {
+			return err
+		}
+		r.serviceMonitors = append(r.serviceMonitors, m)
 	default:
 		return fmt.Errorf("the chart renders a %s %s, which this test does not know: add it to decode", head.APIVersion, head.Kind)
 	}
@@ -353,26 +449,28 @@ func (r *rendered) checkAll(t *testing.T) {
 		}
 		r.pdbFor(t, w)
 		for _, c := range w.pod.Spec.Containers {
-			if c.Image == "" || len(c.Args) == 0 {
-				t.Errorf("%s/%s: no image or args", w.name, c.Name)
+			if c.Image == "" || len(c.Args) == 0 && len(c.Command) == 0 {
+				t.Errorf("%s/%s: no image, or neither command nor args", w.name, c.Name)
 				continue
 			}
 			if !strings.HasPrefix(c.Image, "sparrowfleet:") {
 				continue // an application's own executor image
 			}
-			checkContainer(t, w, c, gossip)
+			checkContainer(t, w, c, gossip, r.laterFlags)
 		}
 	}
 	for _, s := range r.services {
 		r.checkService(t, s)
 	}
+	r.checkPods(t)
+	r.checkNodeWatch(t)
 }
 
 // checkGossipService checks the headless Service members join through and
 // returns its "name.namespace.svc:port".
 func (r *rendered) checkGossipService(t *testing.T) string {
 	for _, s := range r.services {
-		if s.Spec.ClusterIP != corev1.ClusterIPNone {
+		if s.Spec.ClusterIP != corev1.ClusterIPNone || len(s.Spec.Ports) == 0 || s.Spec.Ports[0].Name != "gossip-tcp" {
 			continue
 		}
 		if !s.Spec.PublishNotReadyAddresses {
@@ -394,7 +492,7 @@ var listenFlags = []string{"listen", "internal-listen", "gettask-listen", "http-
 
 // checkContainer checks one container running the sparrow image against
 // `sparrow <cmd> --help`.
-func checkContainer(t *testing.T, w *workload, c corev1.Container, gossip string) {
+func checkContainer(t *testing.T, w *workload, c corev1.Container, gossip string, laterFlags map[string]bool) {
 	where := w.name + "/" + c.Name
 	cmd := c.Args[0]
 	h := help(t, cmd)
@@ -410,7 +508,7 @@ func checkContainer(t *testing.T, w *workload, c corev1.Container, gossip string
 			continue
 		}
 		name, _, _ = strings.Cut(name, "=")
-		if _, ok := h.flags[name]; !ok {
+		if _, ok := h.flags[name]; !ok && !laterFlags[name] {
 			t.Errorf("%s: sparrow %s has no flag --%s", where, cmd, name)
 		}
 		for _, m := range regexp.MustCompile(`\$\(([A-Z_]+)\)`).FindAllStringSubmatch(a, -1) {

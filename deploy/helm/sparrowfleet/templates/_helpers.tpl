@@ -39,6 +39,11 @@ labels:
   {{- toYaml . | nindent 2 }}
   {{- end }}
 annotations:
+  {{- with .root.Values.gossip.keySecret }}
+  {{- /* A rotated key rolls the pods on the next helm upgrade (lookup reads
+  the Secret then; helm template, without a cluster, hashes nothing). */}}
+  checksum/gossip-key: {{ (lookup "v1" "Secret" $.root.Release.Namespace .).data | toJson | sha256sum }}
+  {{- end }}
   {{- if .root.Values.metrics.scrape }}
   prometheus.io/scrape: "true"
   prometheus.io/port: {{ .root.Values.http.port | quote }}
@@ -56,6 +61,9 @@ annotations:
 - --join={{ include "sparrowfleet.gossipService" . }}.{{ .Release.Namespace }}.svc:{{ .Values.gossip.port }}
 - --gossip-profile={{ .Values.gossip.profile }}
 - --http-listen=:{{ .Values.http.port }}
+{{- if .Values.http.adminTokenSecret }}
+- --http-admin-token-file=/etc/sparrow/admin/token
+{{- end }}
 {{- if .Values.tls.enabled }}
 - --tls-ca=/etc/sparrow/tls/ca.crt
 - --tls-cert=/etc/sparrow/tls/tls.crt
@@ -115,26 +123,70 @@ readinessProbe:
   failureThreshold: 1
 {{- end -}}
 
-{{- define "sparrowfleet.tlsMount" -}}
-{{- if .Values.tls.enabled }}
-volumeMounts:
-  - name: tls
-    mountPath: /etc/sparrow/tls
-    readOnly: true
+{{/* daemonMounts: the volume mounts of a daemon container, as list items. */}}
+{{- define "sparrowfleet.daemonMounts" -}}
+{{- include "sparrowfleet.tlsMount" . }}
+{{- if .Values.http.adminTokenSecret }}
+- name: admin-token
+  mountPath: /etc/sparrow/admin
+  readOnly: true
 {{- end }}
 {{- end -}}
 
-{{- define "sparrowfleet.tlsVolume" -}}
+{{- define "sparrowfleet.tlsMount" -}}
 {{- if .Values.tls.enabled }}
-volumes:
-  - name: tls
-    {{- if .Values.tls.volume }}
-    {{- toYaml .Values.tls.volume | nindent 4 }}
-    {{- else }}
-    secret:
-      secretName: {{ required "tls.enabled needs tls.secretName or tls.volume" .Values.tls.secretName }}
-    {{- end }}
+- name: tls
+  mountPath: /etc/sparrow/tls
+  readOnly: true
 {{- end }}
+{{- end -}}
+
+{{/* daemonVolumes: the volumes daemonMounts mounts, as list items. */}}
+{{- define "sparrowfleet.daemonVolumes" -}}
+{{- if .Values.tls.enabled }}
+- name: tls
+  {{- if .Values.tls.volume }}
+  {{- toYaml .Values.tls.volume | nindent 2 }}
+  {{- else }}
+  secret:
+    secretName: {{ required "tls.enabled needs tls.secretName or tls.volume" .Values.tls.secretName }}
+  {{- end }}
+{{- end }}
+{{- if .Values.http.adminTokenSecret }}
+- name: admin-token
+  secret:
+    secretName: {{ .Values.http.adminTokenSecret }}
+    items:
+      - key: {{ .Values.http.adminTokenSecretKey }}
+        path: token
+{{- end }}
+{{- end -}}
+
+{{/* apiAccess: a projected volume with the pod's service account token, the
+cluster CA and the namespace, where client libraries look for them. */}}
+{{- define "sparrowfleet.apiAccessVolume" -}}
+- name: kube-api-access
+  projected:
+    sources:
+      - serviceAccountToken:
+          path: token
+          expirationSeconds: 3607
+      - configMap:
+          name: kube-root-ca.crt
+          items:
+            - key: ca.crt
+              path: ca.crt
+      - downwardAPI:
+          items:
+            - path: namespace
+              fieldRef:
+                fieldPath: metadata.namespace
+{{- end -}}
+
+{{- define "sparrowfleet.apiAccessMount" -}}
+- name: kube-api-access
+  mountPath: /var/run/secrets/kubernetes.io/serviceaccount
+  readOnly: true
 {{- end -}}
 
 {{/* Pod-level settings shared by every component ("component" and "values" in dict). */}}
@@ -154,5 +206,26 @@ nodeSelector:
 {{- with .values.tolerations }}
 tolerations:
   {{- toYaml . | nindent 2 }}
+{{- end }}
+{{- end -}}
+
+{{/* nodeMonitorServiceAccount: the node monitor pod's service account, ""
+for none. A pod has one: the one executors name (all must agree), else one
+the chart creates when the node monitor watches its Node. */}}
+{{- define "sparrowfleet.nodeMonitorServiceAccount" -}}
+{{- $named := list }}
+{{- range .Values.nodeMonitor.executors }}
+{{- with .serviceAccountName }}
+{{- $named = append $named . }}
+{{- end }}
+{{- end }}
+{{- $named = uniq $named }}
+{{- if gt (len $named) 1 }}
+{{- fail (printf "nodeMonitor.executors name the service accounts %s: executors share their node monitor's pod, which has one service account, so every executor that names one must name the same" (join ", " $named)) }}
+{{- end }}
+{{- if $named }}
+{{- first $named }}
+{{- else if .Values.nodeMonitor.watchCordon }}
+{{- include "sparrowfleet.fullname" . }}-nodemonitor
 {{- end }}
 {{- end -}}
