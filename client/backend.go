@@ -92,7 +92,7 @@ func NewBackend(ctx context.Context, cfg BackendConfig) (*Backend, error) {
 	if cfg.AdvertiseHost == "" {
 		cfg.AdvertiseHost = "127.0.0.1"
 	}
-	srv, err := rpc.Listen(cfg.Listen, cfg.RPC, cfg.Log)
+	srv, err := rpc.Listen(cfg.Listen, cfg.RPC.internal(), cfg.Log)
 	if err != nil {
 		return nil, fmt.Errorf("backend: %w", err)
 	}
@@ -101,7 +101,7 @@ func NewBackend(ctx context.Context, cfg BackendConfig) (*Backend, error) {
 		cfg:  cfg,
 		addr: rpc.Advertised(srv.Addr(), cfg.AdvertiseHost),
 		srv:  srv,
-		nm:   rpc.NewPool(cfg.RPC, sparrowrpc.NewNodeMonitorServiceClient),
+		nm:   rpc.NewPool(cfg.RPC.internal(), sparrowrpc.NewNodeMonitorServiceClient),
 		log:  cfg.Log.With().Str("component", "backend").Str("app", cfg.App).Logger(),
 		ctx:  runCtx,
 		stop: stop,

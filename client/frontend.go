@@ -162,11 +162,11 @@ func NewFrontend(ctx context.Context, cfg FrontendConfig) (*Frontend, error) {
 			return nil, fmt.Errorf("frontend: %w", err)
 		}
 	}
-	callCfg := cfg.RPC
+	callCfg := cfg.RPC.internal()
 	callCfg.ConnectTimeout, callCfg.CallTimeout = cfg.Timeout, cfg.Timeout
 	submitCfg := callCfg
 	submitCfg.CallTimeout = max(cfg.SubmitTimeout, cfg.Timeout)
-	srv, err := rpc.Listen(cfg.Listen, cfg.RPC, cfg.Log)
+	srv, err := rpc.Listen(cfg.Listen, cfg.RPC.internal(), cfg.Log)
 	if err != nil {
 		return nil, fmt.Errorf("frontend: %w", err)
 	}
@@ -299,7 +299,7 @@ func (f *Frontend) submitOnce(ctx context.Context, job Job, req *sparrowrpc.TSch
 		var refused *sparrowrpc.IncompleteRequestException
 		if errors.As(err, &refused) {
 			f.Forget(job.RequestID)
-			rerr := refusalError(sched, job.RequestID, f.cfg.App, refused.Message)
+			rerr := refusalError(sched, job.RequestID, f.cfg.App, refused)
 			var sat *SaturatedError
 			if errors.As(rerr, &sat) && sat.SchedulerDraining && attempt+1 < len(f.cfg.Schedulers) {
 				// Nothing of the job was accepted; the jobs the draining

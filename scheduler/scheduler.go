@@ -15,6 +15,7 @@ import (
 
 	"github.com/sparrowfleet/sparrow/core/placement"
 	"github.com/sparrowfleet/sparrow/core/shortjobs"
+	"github.com/sparrowfleet/sparrow/internal/refusal"
 	"github.com/sparrowfleet/sparrow/internal/rpc"
 	"github.com/sparrowfleet/sparrow/thrift/gen-go/sparrowrpc"
 )
@@ -357,8 +358,10 @@ func (s *Scheduler) Stats() Stats {
 	return st
 }
 
-func incomplete(format string, args ...any) error {
-	return &sparrowrpc.IncompleteRequestException{Message: fmt.Sprintf(format, args...)}
+// refused is a refusal of kind, with a suggested retry delay (0: none)
+// and a message, from the table shared with the client (internal/refusal).
+func refused(kind refusal.Kind, retryAfter time.Duration, format string, args ...any) error {
+	return refusal.New(kind, retryAfter, format, args...)
 }
 
 // SubmitJob implements SchedulerService. It validates the request, places
@@ -374,17 +377,17 @@ func (s *Scheduler) SubmitJob(ctx context.Context, req *sparrowrpc.TSchedulingRe
 	job, err := ParseRequest(req, Ratios{Default: s.cfg.ProbeRatio, Constrained: s.cfg.ConstrainedProbeRatio})
 	if err != nil {
 		s.log.Info().Err(err).Msg("refused scheduling request")
-		return incomplete("%v", err)
+		return refused(refusal.Invalid, 0, "%v", err)
 	}
 	if len(job.Tasks) == 0 {
 		return nil
 	}
 	candidates := s.view.Candidates(job.App)
 	if len(candidates) == 0 {
-		return incomplete("no live node monitor hosts app %q", job.App)
+		return refused(refusal.UnknownApp, 0, "no live node monitor hosts app %q", job.App)
 	}
 	if candidates, err = placement.Filter(candidates, job.Constraints); err != nil {
-		return incomplete("app %q: %v", job.App, err)
+		return refused(refusal.Unplaceable, 0, "app %q: %v", job.App, err)
 	}
 
 	if s.gate.draining.Load() {
@@ -402,7 +405,7 @@ func (s *Scheduler) SubmitJob(ctx context.Context, req *sparrowrpc.TSchedulingRe
 	id, err := s.book.newID(job.RequestID)
 	if err != nil {
 		s.mu.Unlock()
-		return incomplete("%v", err)
+		return refused(refusal.Invalid, 0, "%v", err)
 	}
 	steerAt := s.now()
 	candidates = s.steer.candidates(s.place.rng, job.User.User, candidates, steerAt)
@@ -411,7 +414,7 @@ func (s *Scheduler) SubmitJob(ctx context.Context, req *sparrowrpc.TSchedulingRe
 	probes, err := s.place.plan(candidates, job.Tasks, job.ProbeRatio)
 	if err != nil {
 		s.mu.Unlock()
-		return incomplete("app %q: %v", job.App, err)
+		return refused(refusal.Unplaceable, 0, "app %q: %v", job.App, err)
 	}
 	r := &request{
 		Request: placement.NewRequest(id, job.Tasks),
