@@ -2,9 +2,11 @@ package client
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"sync"
 	"sync/atomic"
+	"time"
 
 	"github.com/rs/zerolog"
 
@@ -48,20 +50,39 @@ type BackendConfig struct {
 	// OnLaunch, if set, is called synchronously for each launch before Run
 	// starts; it must be quick.
 	OnLaunch func(LaunchedTask)
-	RPC      RPCConfig
-	Log      zerolog.Logger
+	// RegisterBackoff spaces registration attempts while the node
+	// monitor does not answer (it may start after the executor); the
+	// context given to NewBackend bounds them. Default
+	// DefaultRegisterBackoff.
+	RegisterBackoff Backoff
+	// Watch is how often the node monitor is checked, to register again
+	// after it restarts (a restarted node monitor has forgotten its
+	// executors). Default DefaultWatch; negative never checks.
+	Watch time.Duration
+	RPC   RPCConfig
+	Log   zerolog.Logger
 }
 
-// Backend is an executor: it serves launchTask for one app on one node.
-// Safe for concurrent use.
+// Backend is an executor: it serves launchTask for one app on one node,
+// stays registered with its node monitor across the node monitor's
+// restarts, and shuts down gracefully (Shutdown). Safe for concurrent
+// use.
 type Backend struct {
 	cfg  BackendConfig
 	addr string
 	srv  *rpc.Server
 	nm   *rpc.Pool[*sparrowrpc.NodeMonitorServiceClient]
 	log  zerolog.Logger
+	// ctx is the running tasks' context; stop cancels it.
 	ctx  context.Context
 	stop context.CancelFunc
+	// stopWatch ends the registration watch; watchDone is closed once it
+	// has.
+	stopWatch context.CancelFunc
+	watchDone chan struct{}
+	running   atomic.Int64
+	closeOnce sync.Once
+	closeErr  error
 	// finish batches Run's finished reports to the node monitor.
 	finish *batch.Batcher[struct{}, TaskRef]
 	// noTaskDone is set once the node monitor has answered taskDone with
@@ -75,7 +96,10 @@ type Backend struct {
 }
 
 // NewBackend starts the BackendService and registers it with the node
-// monitor.
+// monitor, trying again (cfg.RegisterBackoff) while the node monitor does
+// not answer, until ctx ends: give ctx a deadline to bound the wait.
+// Once registered it watches the node monitor (cfg.Watch) and registers
+// again after a restart, until Shutdown or Close.
 func NewBackend(ctx context.Context, cfg BackendConfig) (*Backend, error) {
 	if cfg.App == "" {
 		return nil, fmt.Errorf("backend: missing app")
@@ -92,19 +116,29 @@ func NewBackend(ctx context.Context, cfg BackendConfig) (*Backend, error) {
 	if cfg.AdvertiseHost == "" {
 		cfg.AdvertiseHost = "127.0.0.1"
 	}
-	srv, err := rpc.Listen(cfg.Listen, cfg.RPC, cfg.Log)
+	if cfg.RegisterBackoff.Base <= 0 {
+		cfg.RegisterBackoff = DefaultRegisterBackoff
+	}
+	if cfg.Watch == 0 {
+		cfg.Watch = DefaultWatch
+	}
+	srv, err := rpc.Listen(cfg.Listen, cfg.RPC.internal(), cfg.Log)
 	if err != nil {
 		return nil, fmt.Errorf("backend: %w", err)
 	}
 	runCtx, stop := context.WithCancel(context.Background())
+	watchCtx, stopWatch := context.WithCancel(context.Background())
 	b := &Backend{
 		cfg:  cfg,
 		addr: rpc.Advertised(srv.Addr(), cfg.AdvertiseHost),
 		srv:  srv,
-		nm:   rpc.NewPool(cfg.RPC, sparrowrpc.NewNodeMonitorServiceClient),
+		nm:   rpc.NewPool(cfg.RPC.internal(), sparrowrpc.NewNodeMonitorServiceClient),
 		log:  cfg.Log.With().Str("component", "backend").Str("app", cfg.App).Logger(),
 		ctx:  runCtx,
 		stop: stop,
+
+		stopWatch: stopWatch,
+		watchDone: make(chan struct{}),
 	}
 	b.finish = batch.New(func(_ struct{}, refs []TaskRef) {
 		// Sent again while every connection is busy, until Close: a
@@ -115,9 +149,27 @@ func NewBackend(ctx context.Context, cfg BackendConfig) (*Backend, error) {
 		}
 	})
 	go srv.Serve(sparrowrpc.NewBackendServiceProcessor((*backendHandler)(b)))
-	if err := b.Register(ctx); err != nil {
+	var last string
+	err = registerWithRetry(ctx, b.Register, cfg.RegisterBackoff, func(attempt int, err error) {
+		if err.Error() != last {
+			b.log.Info().Err(err).Int("attempt", attempt).Msg("node monitor not answering yet; retrying")
+			last = err.Error()
+		}
+	})
+	if err != nil {
+		close(b.watchDone)
 		b.Close()
 		return nil, err
+	}
+	b.log.Info().Str("backend", b.addr).Str("node_monitor", cfg.NodeMonitor).Msg("registered with the node monitor")
+	if cfg.Watch > 0 {
+		go func() {
+			defer close(b.watchDone)
+			watchRegistration(watchCtx, cfg.Watch, dialProbe(cfg.NodeMonitor), b.Register,
+				b.log.With().Str("node_monitor", cfg.NodeMonitor).Logger())
+		}()
+	} else {
+		close(b.watchDone)
 	}
 	return b, nil
 }
@@ -133,7 +185,7 @@ func (b *Backend) Register(ctx context.Context) error {
 			return fmt.Errorf("register backend for app %q with node monitor %s: %w", b.cfg.App, b.cfg.NodeMonitor, err)
 		}
 		if !ok {
-			return fmt.Errorf("node monitor %s refused backend for app %q", b.cfg.NodeMonitor, b.cfg.App)
+			return fmt.Errorf("node monitor %s: backend for app %q: %w", b.cfg.NodeMonitor, b.cfg.App, errRegistrationRefused)
 		}
 		return nil
 	})
@@ -158,21 +210,61 @@ func (b *Backend) SendFrontendMessage(ctx context.Context, ref TaskRef, status i
 	})
 }
 
-// Close stops serving, cancels running tasks' contexts and waits for them.
-func (b *Backend) Close() error {
+// Running is how many tasks Run is running.
+func (b *Backend) Running() int { return int(b.running.Load()) }
+
+// Shutdown stops the executor gracefully: it refuses new launches at
+// once, lets the tasks Run is running finish and report, then closes the
+// executor. If ctx ends first, the running tasks' contexts are cancelled
+// (each is then reported failed, unless Run returns a result anyway), and
+// Shutdown returns ctx's error once they have reported. Tasks an
+// OnLaunch-only executor reports itself are not waited for.
+func (b *Backend) Shutdown(ctx context.Context) error {
+	b.refuseLaunches()
+	done := make(chan struct{})
+	go func() {
+		b.wg.Wait()
+		close(done)
+	}()
+	var err error
+	select {
+	case <-done:
+	case <-ctx.Done():
+		err = context.Cause(ctx)
+		b.log.Warn().Int("running", b.Running()).Msg("shutdown deadline reached; cancelling running tasks")
+		b.stop()
+		<-done
+	}
+	return errors.Join(err, b.Close())
+}
+
+// refuseLaunches makes every launch from now on fail, and stops the
+// registration watch.
+func (b *Backend) refuseLaunches() {
 	b.mu.Lock()
 	b.closed = true
 	b.mu.Unlock()
-	b.stop()
-	err := b.srv.Close()
-	b.wg.Wait()
-	b.finish.Wait()
-	b.nm.Close()
-	return err
+	b.stopWatch()
+	<-b.watchDone
+}
+
+// Close stops serving, cancels running tasks' contexts and waits for them
+// to report. Shutdown is the graceful way to stop.
+func (b *Backend) Close() error {
+	b.closeOnce.Do(func() {
+		b.refuseLaunches()
+		b.stop()
+		b.closeErr = b.srv.Close()
+		b.wg.Wait()
+		b.finish.Wait()
+		b.nm.Close()
+	})
+	return b.closeErr
 }
 
 func (b *Backend) run(t LaunchedTask) {
 	defer b.wg.Done()
+	defer b.running.Add(-1)
 	body, err := b.cfg.Run(b.ctx, t)
 	status := StatusOK
 	if err != nil {
@@ -241,6 +333,7 @@ func (h *backendHandler) LaunchTask(ctx context.Context, message []byte, taskID 
 	}
 	if b.cfg.Run != nil {
 		b.wg.Add(1)
+		b.running.Add(1)
 		go b.run(t)
 	}
 	return nil

@@ -19,10 +19,13 @@ type fakeNodeMonitor struct {
 	finished map[string]int // tasksFinished reports
 	messages map[string]int // sendFrontendMessage calls
 	done     map[string]int // taskDone calls
+	status   map[string]int32
+	bodies   map[string]string
 }
 
 func newFakeNodeMonitor() *fakeNodeMonitor {
-	return &fakeNodeMonitor{finished: map[string]int{}, messages: map[string]int{}, done: map[string]int{}}
+	return &fakeNodeMonitor{finished: map[string]int{}, messages: map[string]int{}, done: map[string]int{},
+		status: map[string]int32{}, bodies: map[string]string{}}
 }
 
 func (f *fakeNodeMonitor) RegisterBackend(context.Context, string, string) (bool, error) {
@@ -45,10 +48,12 @@ func (f *fakeNodeMonitor) SendFrontendMessage(_ context.Context, _ string, id *s
 	return nil
 }
 
-func (f *fakeNodeMonitor) TaskDone(_ context.Context, _ string, id *sparrowrpc.TFullTaskId, _ int32, _ []byte) error {
+func (f *fakeNodeMonitor) TaskDone(_ context.Context, _ string, id *sparrowrpc.TFullTaskId, status int32, body []byte) error {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	f.done[id.TaskId]++
+	f.status[id.TaskId] = status
+	f.bodies[id.TaskId] = string(body)
 	return nil
 }
 

@@ -1,9 +1,9 @@
 package client
 
 import (
-	"strconv"
-	"strings"
 	"time"
+
+	"github.com/sparrowfleet/sparrow/internal/refusal"
 )
 
 // Backoff is a resubmission delay policy: exponential backoff with full
@@ -58,7 +58,7 @@ func (b Backoff) Delay(retry int, suggested time.Duration, u float64) time.Durat
 
 // maxSuggested bounds a parsed suggestion: a garbled or hostile message
 // must not park a job for hours.
-const maxSuggested = 5 * time.Minute
+const maxSuggested = refusal.MaxRetryAfter
 
 // ParseRetryAfter finds a suggested retry delay in a scheduler's refusal
 // message: the last "retry after <d>" (case-insensitive), where <d> is a Go
@@ -67,65 +67,8 @@ const maxSuggested = 5 * time.Minute
 // is none, or when <d> is negative, unparsable or longer than five
 // minutes.
 //
-// A scheduler puts one in the IncompleteRequestException that refuses a
-// job on a saturated fleet past its hold bounds; Submit returns it parsed
-// as SaturatedError.RetryAfter.
-func ParseRetryAfter(msg string) (time.Duration, bool) {
-	const key = "retry after "
-	i := lastIndexFoldASCII(msg, key)
-	if i < 0 {
-		return 0, false
-	}
-	rest := msg[i+len(key):]
-	end := strings.IndexFunc(rest, func(r rune) bool {
-		return r == ' ' || r == '\t' || r == '\n' || r == ',' || r == ';' || r == ')' || r == ']' || r == '"'
-	})
-	if end >= 0 {
-		rest = rest[:end]
-	}
-	rest = strings.TrimRight(rest, ".")
-	if rest == "" {
-		return 0, false
-	}
-	var d time.Duration
-	if f, err := strconv.ParseFloat(rest, 64); err == nil && !strings.ContainsAny(rest, "xXpPiInN_") {
-		if f < 0 || f > maxSuggested.Seconds() {
-			return 0, false
-		}
-		d = time.Duration(f * float64(time.Second))
-	} else {
-		pd, err := time.ParseDuration(rest)
-		if err != nil {
-			return 0, false
-		}
-		d = pd
-	}
-	if d < 0 || d > maxSuggested {
-		return 0, false
-	}
-	return d, true
-}
-
-// lastIndexFoldASCII is the byte index of the last occurrence of key
-// (lower-case ASCII) in s, ignoring ASCII case, or -1. Not strings.ToLower
-// then LastIndex: lowering some non-ASCII characters changes their length,
-// so an index into the lowered copy would not be one into s.
-func lastIndexFoldASCII(s, key string) int {
-	for i := len(s) - len(key); i >= 0; i-- {
-		match := true
-		for j := 0; j < len(key); j++ {
-			c := s[i+j]
-			if 'A' <= c && c <= 'Z' {
-				c += 'a' - 'A'
-			}
-			if c != key[j] {
-				match = false
-				break
-			}
-		}
-		if match {
-			return i
-		}
-	}
-	return -1
-}
+// A scheduler puts one in the message of the IncompleteRequestException
+// that refuses a job on a saturated fleet past its hold bounds, beside the
+// same delay in the exception's retryAfterMs field; Submit reads the field
+// and falls back to the message only for a scheduler that sends no field.
+func ParseRetryAfter(msg string) (time.Duration, bool) { return refusal.ParseRetryAfter(msg) }

@@ -110,7 +110,7 @@ func FuzzParseRetryAfter(f *testing.F) {
 	f.Fuzz(func(t *testing.T, s string) {
 		d, ok := ParseRetryAfter(s)
 		var sat *SaturatedError
-		if isSat := errors.As(refusalError("s", "r", "a", s), &sat); ok && (!isSat || sat.RetryAfter != d) {
+		if isSat := errors.As(refusalError("s", "r", "a", textRefusal(s)), &sat); ok && (!isSat || sat.RetryAfter != d) {
 			t.Fatalf("refusal %q: saturated %v (%+v), want a SaturatedError after %v", s, isSat, sat, d)
 		}
 		if !ok {

@@ -4,16 +4,20 @@ import (
 	"errors"
 	"strings"
 	"time"
+
+	"github.com/sparrowfleet/sparrow/internal/refusal"
+	"github.com/sparrowfleet/sparrow/thrift/gen-go/sparrowrpc"
 )
 
 // A scheduler refuses a job whole, with an IncompleteRequestException
-// carrying only a message, for one of three reasons: the fleet is
-// saturated past the scheduler's hold bounds ("fleet saturated: … retry
-// after <d>"), no live node monitor can run the job (none hosts its app,
-// or none satisfies its constraints or preferences: "no live node
-// monitor …"), or the request itself is malformed. Submit turns the
-// message into one of the typed errors below, which a caller tells apart
-// with errors.As. Nothing of a refused job was scheduled, so submitting
+// carrying a code, a message and, for a saturated fleet or a draining
+// scheduler, a suggested retry delay: the fleet is saturated past the
+// scheduler's hold bounds, the scheduler is shutting down, no live node
+// monitor hosts the job's app, none satisfies its constraints or
+// preferences, or the request itself is malformed. Submit turns the
+// refusal into one of the typed errors below, which a caller tells apart
+// with errors.As; a refusal without a code (an older scheduler, the
+// original Java one) is told by its message. Nothing of a refused job was scheduled, so submitting
 // it again, even under the same request id, cannot run a task twice.
 
 // Refusal is what every refused submission carries.
@@ -113,20 +117,21 @@ func (e *UnreachableError) Unwrap() []error {
 	return []error{ErrNoScheduler, e.Err}
 }
 
-// refusalError is the typed error for a scheduler's refusal of the job
-// requestID of app with message msg.
-// drainingRefusal is in every refusal of a scheduler that drains.
-const drainingRefusal = "this scheduler is shutting down"
-
-func refusalError(scheduler, requestID, app, msg string) error {
-	r := Refusal{RequestID: requestID, Scheduler: scheduler, Message: msg}
-	after, suggested := ParseRetryAfter(msg)
-	switch {
-	case strings.Contains(msg, "fleet saturated") || suggested:
-		return &SaturatedError{Refusal: r, RetryAfter: after, SchedulerDraining: strings.Contains(msg, drainingRefusal)}
-	case strings.HasPrefix(msg, "no live node monitor hosts app"):
+// refusalError is the typed error for a scheduler's refusal, e, of the
+// job requestID of app. The refusal's code decides its type, through the
+// table the schedulers build refusals from (internal/refusal); a refusal
+// without a code (an older scheduler, the original Java one) is told by
+// its message. An unknown code, from a newer scheduler, is taken as an
+// invalid request: not retried.
+func refusalError(scheduler, requestID, app string, e *sparrowrpc.IncompleteRequestException) error {
+	r := Refusal{RequestID: requestID, Scheduler: scheduler, Message: e.GetMessage()}
+	kind, after := refusal.Classify(e)
+	switch kind {
+	case refusal.Saturated, refusal.Draining:
+		return &SaturatedError{Refusal: r, RetryAfter: after, SchedulerDraining: kind == refusal.Draining}
+	case refusal.UnknownApp:
 		return &UnknownAppError{Refusal: r, App: app}
-	case strings.Contains(msg, "no live node monitor"):
+	case refusal.Unplaceable:
 		return &UnplaceableError{Refusal: r}
 	default:
 		return &InvalidRequestError{Refusal: r}

@@ -5,12 +5,21 @@ import (
 	"fmt"
 	"testing"
 	"time"
+
+	"github.com/sparrowfleet/sparrow/internal/refusal"
+	"github.com/sparrowfleet/sparrow/thrift/gen-go/sparrowrpc"
 )
 
-// Each refusal a scheduler sends (its messages, verbatim in form) maps to
-// one typed error, found by errors.As through wrapping, and keeps the
-// text a log reader saw before.
-func TestRefusalError(t *testing.T) {
+// textRefusal is a refusal with no code, as an older scheduler or the
+// original Java one sends.
+func textRefusal(msg string) *sparrowrpc.IncompleteRequestException {
+	return &sparrowrpc.IncompleteRequestException{Message: msg}
+}
+
+// Each refusal without a code (the messages schedulers send, verbatim in
+// form) maps by its text to one typed error, found by errors.As through
+// wrapping, and keeps the text a log reader saw before.
+func TestRefusalErrorByText(t *testing.T) {
 	type kind int
 	const (
 		saturated kind = iota
@@ -41,7 +50,7 @@ func TestRefusalError(t *testing.T) {
 		{"probe ratio 0.5 is below 1", invalid, 0, false},
 		{"", invalid, 0, false},
 	} {
-		err := fmt.Errorf("wrapped: %w", refusalError("10.0.0.1:20503", "r-1", "web", tc.msg))
+		err := fmt.Errorf("wrapped: %w", refusalError("10.0.0.1:20503", "r-1", "web", textRefusal(tc.msg)))
 		var (
 			sat *SaturatedError
 			ua  *UnknownAppError
@@ -73,6 +82,46 @@ func TestRefusalError(t *testing.T) {
 			t.Errorf("%q: retryable = %v, %v", tc.msg, again, after)
 		}
 	}
+}
+
+// A refusal with a code is typed by its code, whatever its message says,
+// and its delay is retryAfterMs, not a delay in the message.
+func TestRefusalErrorByCode(t *testing.T) {
+	for _, tc := range []struct {
+		name     string
+		kind     refusal.Kind
+		msg      string
+		after    time.Duration
+		check    func(error) bool
+		draining bool
+	}{
+		{"saturated", refusal.Saturated, "fleet saturated; retry after 9s", 250 * time.Millisecond, isA[*SaturatedError], false},
+		{"draining", refusal.Draining, "fleet saturated: shutting down", 100 * time.Millisecond, isA[*SaturatedError], true},
+		{"saturated without delay", refusal.Saturated, "full", 0, isA[*SaturatedError], false},
+		{"unknown app, whatever the text", refusal.UnknownApp, "fleet saturated; retry after 1s", 0, isA[*UnknownAppError], false},
+		{"unplaceable", refusal.Unplaceable, "no executor of the app", 0, isA[*UnplaceableError], false},
+		{"invalid", refusal.Invalid, "no live node monitor hosts app \"web\"", 0, isA[*InvalidRequestError], false},
+		{"unknown code", refusal.Kind(99), "fleet saturated", 0, isA[*InvalidRequestError], false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			err := fmt.Errorf("wrapped: %w", refusalError("s:1", "r-1", "web", refusal.New(tc.kind, tc.after, "%s", tc.msg)))
+			if !tc.check(err) {
+				t.Fatalf("%v: wrong type %T", err, errors.Unwrap(err))
+			}
+			var sat *SaturatedError
+			if errors.As(err, &sat) && (sat.RetryAfter != tc.after || sat.SchedulerDraining != tc.draining) {
+				t.Errorf("RetryAfter %v, SchedulerDraining %v; want %v, %v", sat.RetryAfter, sat.SchedulerDraining, tc.after, tc.draining)
+			}
+			if again, _ := retryable(err); again != tc.kind.Retryable() {
+				t.Errorf("retryable %v, want %v", again, tc.kind.Retryable())
+			}
+		})
+	}
+}
+
+func isA[T error](err error) bool {
+	var target T
+	return errors.As(err, &target)
 }
 
 func TestUnreachableError(t *testing.T) {

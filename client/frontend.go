@@ -200,10 +200,10 @@ func NewFrontend(ctx context.Context, cfg FrontendConfig) (*Frontend, error) {
 			return nil, fmt.Errorf("frontend: %w", err)
 		}
 	}
-	callCfg := cfg.RPC
+	callCfg := cfg.RPC.internal()
 	callCfg.ConnectTimeout, callCfg.CallTimeout = cfg.Timeout, cfg.Timeout
 	cfg.SubmitTimeout = max(cfg.SubmitTimeout, cfg.Timeout)
-	srv, err := rpc.Listen(cfg.Listen, cfg.RPC, cfg.Log)
+	srv, err := rpc.Listen(cfg.Listen, cfg.RPC.internal(), cfg.Log)
 	if err != nil {
 		return nil, fmt.Errorf("frontend: %w", err)
 	}
@@ -365,7 +365,7 @@ func (f *Frontend) submitOnce(ctx context.Context, job Job, req *sparrowrpc.TSch
 		var refused *sparrowrpc.IncompleteRequestException
 		if errors.As(err, &refused) {
 			f.untrack(st)
-			rerr := refusalError(sched, job.RequestID, f.cfg.App, refused.Message)
+			rerr := refusalError(sched, job.RequestID, f.cfg.App, refused)
 			var sat *SaturatedError
 			if errors.As(rerr, &sat) && sat.SchedulerDraining {
 				// Nothing of the job was accepted; the jobs the draining

@@ -30,7 +30,7 @@ func (f *fakeTime) Sleep(ctx context.Context, d time.Duration) error {
 }
 
 func saturatedAfter(d time.Duration) error {
-	return refusalError("s:1", "r", "app", fmt.Sprintf("fleet saturated: …; retry after %v", d))
+	return refusalError("s:1", "r", "app", textRefusal(fmt.Sprintf("fleet saturated: …; retry after %v", d)))
 }
 
 // The retry loop over scripted submit outcomes: which errors are retried,
@@ -38,7 +38,7 @@ func saturatedAfter(d time.Duration) error {
 // how it ends (attempts, budget, context).
 func TestRetrierDo(t *testing.T) {
 	unreachable := &UnreachableError{RequestID: "r"}
-	invalid := refusalError("s:1", "r", "app", "duplicate task id \"1\"")
+	invalid := refusalError("s:1", "r", "app", textRefusal("duplicate task id \"1\""))
 	inDoubt := fmt.Errorf("submit r: %w", ErrInDoubt)
 	for _, tc := range []struct {
 		name     string

@@ -15,6 +15,7 @@ import (
 
 	"github.com/sparrowfleet/sparrow/bench/fleet"
 	"github.com/sparrowfleet/sparrow/client"
+	"github.com/sparrowfleet/sparrow/internal/refusal"
 	"github.com/sparrowfleet/sparrow/internal/rpc"
 	"github.com/sparrowfleet/sparrow/thrift/gen-go/sparrowrpc"
 )
@@ -44,18 +45,23 @@ func TestBadInputRefusedAndDaemonsKeepServing(t *testing.T) {
 		})
 	}
 
+	// Each refusal carries its kind as a code (the client types it by
+	// the code, not the message).
 	cases := []struct {
 		name string
 		req  *sparrowrpc.TSchedulingRequest
 		want string // "" means accepted
+		kind refusal.Kind
 	}{
-		{"empty task list is a liveness check", &sparrowrpc.TSchedulingRequest{App: "app", Tasks: []*sparrowrpc.TTaskSpec{}}, ""},
-		{"missing app", &sparrowrpc.TSchedulingRequest{Tasks: []*sparrowrpc.TTaskSpec{task("a")}}, "missing app"},
-		{"no node monitor hosts the app", &sparrowrpc.TSchedulingRequest{App: "ghost", Tasks: []*sparrowrpc.TTaskSpec{task("a")}}, `no live node monitor hosts app "ghost"`},
-		{"duplicate task ids", &sparrowrpc.TSchedulingRequest{App: "app", Tasks: []*sparrowrpc.TTaskSpec{task("a"), task("b"), task("a")}}, `duplicate task id "a"`},
-		{"NaN probe ratio", &sparrowrpc.TSchedulingRequest{App: "app", Tasks: []*sparrowrpc.TTaskSpec{task("a")}, ProbeRatio: ratio(math.NaN())}, "not a finite number"},
-		{"probe ratio below 1", &sparrowrpc.TSchedulingRequest{App: "app", Tasks: []*sparrowrpc.TTaskSpec{task("a")}, ProbeRatio: ratio(0.5)}, "below 1"},
-		{"absurd probe ratio", &sparrowrpc.TSchedulingRequest{App: "app", Tasks: []*sparrowrpc.TTaskSpec{task("a")}, ProbeRatio: ratio(1e9)}, "above the maximum"},
+		{"empty task list is a liveness check", &sparrowrpc.TSchedulingRequest{App: "app", Tasks: []*sparrowrpc.TTaskSpec{}}, "", 0},
+		{"missing app", &sparrowrpc.TSchedulingRequest{Tasks: []*sparrowrpc.TTaskSpec{task("a")}}, "missing app", refusal.Invalid},
+		{"no node monitor hosts the app", &sparrowrpc.TSchedulingRequest{App: "ghost", Tasks: []*sparrowrpc.TTaskSpec{task("a")}}, `no live node monitor hosts app "ghost"`, refusal.UnknownApp},
+		{"no node monitor satisfies the constraint", &sparrowrpc.TSchedulingRequest{App: "app", Tasks: []*sparrowrpc.TTaskSpec{task("a")},
+			Constraints: []*sparrowrpc.TConstraint{{Key: "zone", Op: "=", Values: []string{"nowhere"}}}}, "no live node monitor satisfies", refusal.Unplaceable},
+		{"duplicate task ids", &sparrowrpc.TSchedulingRequest{App: "app", Tasks: []*sparrowrpc.TTaskSpec{task("a"), task("b"), task("a")}}, `duplicate task id "a"`, refusal.Invalid},
+		{"NaN probe ratio", &sparrowrpc.TSchedulingRequest{App: "app", Tasks: []*sparrowrpc.TTaskSpec{task("a")}, ProbeRatio: ratio(math.NaN())}, "not a finite number", refusal.Invalid},
+		{"probe ratio below 1", &sparrowrpc.TSchedulingRequest{App: "app", Tasks: []*sparrowrpc.TTaskSpec{task("a")}, ProbeRatio: ratio(0.5)}, "below 1", refusal.Invalid},
+		{"absurd probe ratio", &sparrowrpc.TSchedulingRequest{App: "app", Tasks: []*sparrowrpc.TTaskSpec{task("a")}, ProbeRatio: ratio(1e9)}, "above the maximum", refusal.Invalid},
 	}
 	for _, tc := range cases {
 		err := submit(tc.req)
@@ -72,6 +78,9 @@ func TestBadInputRefusedAndDaemonsKeepServing(t *testing.T) {
 		}
 		if !strings.Contains(ire.Message, tc.want) {
 			t.Errorf("%s: message %q does not name the fault (%q)", tc.name, ire.Message, tc.want)
+		}
+		if !ire.IsSetCode() || refusal.Kind(ire.GetCode()) != tc.kind || ire.IsSetRetryAfterMs() {
+			t.Errorf("%s: code %v (set %v), retryAfterMs set %v; want code %v and no delay", tc.name, refusal.Kind(ire.GetCode()), ire.IsSetCode(), ire.IsSetRetryAfterMs(), tc.kind)
 		}
 	}
 	if l, _ := led.counts(); l != 0 {

@@ -216,7 +216,7 @@ func TestSecurityMutualTLS(t *testing.T) {
 	ctx := context.Background()
 	be, err := client.NewBackend(ctx, client.BackendConfig{
 		App: "app", NodeMonitor: f.nm.ServiceAddr(), Listen: secExecHost + ":0", AdvertiseHost: secExecHost,
-		Run: echoTask(time.Millisecond), RPC: rpc.Config{TLS: f.pki.issue(t, "executor", false, secExecHost)},
+		Run: echoTask(time.Millisecond), RPC: client.RPCConfig{TLS: f.pki.issue(t, "executor", false, secExecHost)},
 		Log: testLogger(t),
 	})
 	if err != nil {
@@ -232,7 +232,7 @@ func TestSecurityMutualTLS(t *testing.T) {
 		App: "app", Schedulers: []string{sched},
 		Listen: secFrontendHost + ":0", AdvertiseHost: secFrontendHost,
 		OnMessage: led.message, Timeout: 5 * time.Second,
-		RPC: rpc.Config{TLS: f.pki.issue(t, "frontend", false, secFrontendHost)}, Log: testLogger(t),
+		RPC: client.RPCConfig{TLS: f.pki.issue(t, "frontend", false, secFrontendHost)}, Log: testLogger(t),
 	})
 	if err != nil {
 		t.Fatalf("frontend with TLS: %v", err)

@@ -11,6 +11,7 @@ import (
 	"github.com/sparrowfleet/sparrow/core/placement"
 	"github.com/sparrowfleet/sparrow/internal/fairgossip"
 	"github.com/sparrowfleet/sparrow/internal/membership"
+	"github.com/sparrowfleet/sparrow/internal/refusal"
 )
 
 // Admission by expected queue wait.
@@ -286,8 +287,9 @@ func (s *Scheduler) admitLocked(ctx context.Context, app string, cons []placemen
 	refuse := func(over string) error {
 		hb.stats.Refused++
 		hb.stats.AdmissionRefused++
-		return incomplete("fleet saturated: the expected queue wait of the job's %d tasks exceeds --max-queue-wait %v and %s; retry after %v",
-			m, s.cfg.MaxQueueWait, over, hb.retryAfter())
+		after := hb.retryAfter()
+		return refused(saturatedKind(over), after, "fleet saturated: the expected queue wait of the job's %d tasks exceeds --max-queue-wait %v and %s; retry after %v",
+			m, s.cfg.MaxQueueWait, over, after)
 	}
 	h := newHoldState(time.Now())
 	if over := hb.hold(h); over != "" {
@@ -324,9 +326,9 @@ func (s *Scheduler) admitLocked(ctx context.Context, app string, cons []placemen
 		now := time.Now()
 		fresh, err := placement.Filter(s.view.Candidates(app), cons)
 		if err == nil && len(fresh) == 0 {
-			err = incomplete("no live node monitor hosts app %q", app)
+			err = refused(refusal.UnknownApp, 0, "no live node monitor hosts app %q", app)
 		} else if err != nil {
-			err = incomplete("app %q: %v", app, err)
+			err = refused(refusal.Unplaceable, 0, "app %q: %v", app, err)
 		}
 		if err != nil {
 			hb.finish(h, now, false)
@@ -347,7 +349,7 @@ func (s *Scheduler) admitLocked(ctx context.Context, app string, cons []placemen
 		if s.gate.draining.Load() {
 			hb.finish(h, now, false)
 			a.next()
-			return nil, refuse("this scheduler is shutting down")
+			return nil, refuse(shuttingDown)
 		}
 	}
 }

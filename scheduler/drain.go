@@ -2,6 +2,8 @@ package scheduler
 
 import (
 	"time"
+
+	"github.com/sparrowfleet/sparrow/internal/refusal"
 )
 
 // DefaultDrainTimeout is how long a scheduler's drain waits, by default,
@@ -76,5 +78,19 @@ func (s *Scheduler) Draining() bool { return s.gate.draining.Load() }
 
 // drainRefusal is submitJob's answer while the scheduler drains.
 func drainRefusal() error {
-	return incomplete("fleet saturated: this scheduler is shutting down and accepts no new jobs; retry after %v", retryAfterMin)
+	return refused(refusal.Draining, retryAfterMin, "fleet saturated: %s and accepts no new jobs; retry after %v", shuttingDown, retryAfterMin)
+}
+
+// shuttingDown is the reason in a draining scheduler's refusals; peers
+// that read no refusal code find it in the message (refusal.DrainingText).
+const shuttingDown = refusal.DrainingText
+
+// saturatedKind is the kind of a saturated fleet's refusal whose reason
+// past the hold's bounds is over: Draining when the scheduler is shutting
+// down, else Saturated.
+func saturatedKind(over string) refusal.Kind {
+	if over == shuttingDown {
+		return refusal.Draining
+	}
+	return refusal.Saturated
 }

@@ -7,6 +7,7 @@ import (
 
 	"github.com/sparrowfleet/sparrow/core/placement"
 	"github.com/sparrowfleet/sparrow/internal/metrics"
+	"github.com/sparrowfleet/sparrow/internal/refusal"
 )
 
 // Holding submitJob calls on a saturated fleet.
@@ -284,7 +285,7 @@ func (s *Scheduler) stepHeldLocked(r *request, now time.Time) holdStep {
 		s.gate.hold.finish(r.hold, now, false)
 		cancel := r.Outstanding()
 		s.stats.Cancellations += uint64(len(cancel))
-		return holdStep{done: true, err: incomplete("app %q: %v", r.app, h.fail), cancel: cancel}
+		return holdStep{done: true, err: refused(refusal.Unplaceable, 0, "app %q: %v", r.app, h.fail), cancel: cancel}
 	}
 	if !s.book.live(r) || r.Launched() {
 		// Every task launched, or re-placement gave up after some had
@@ -312,11 +313,12 @@ func (s *Scheduler) stepHeldLocked(r *request, now time.Time) holdStep {
 		over = fmt.Sprintf("the call was held %v, the most allowed (--max-hold)", now.Sub(h.start).Round(time.Millisecond))
 	}
 	if over == "" && s.gate.draining.Load() {
-		over = "this scheduler is shutting down"
+		over = shuttingDown
 	}
 	if over != "" {
-		return s.endHeldLocked(r, now, true, incomplete("fleet saturated: node monitors refused request %q's reservations as full and %s; retry after %v",
-			r.ID, over, s.gate.hold.retryAfter()))
+		after := s.gate.hold.retryAfter()
+		return s.endHeldLocked(r, now, true, refused(saturatedKind(over), after, "fleet saturated: node monitors refused request %q's reservations as full and %s; retry after %v",
+			r.ID, over, after))
 	}
 	if now.Before(h.next) {
 		s.gate.hold.queueSignal(h)
@@ -347,7 +349,7 @@ func (s *Scheduler) stepHeldLocked(r *request, now time.Time) holdStep {
 	cands, _ = placement.Filter(cands, r.cons)
 	probes, err := s.place.plan(cands, uncovered, r.ratio)
 	if err != nil {
-		return s.endHeldLocked(r, now, false, incomplete("app %q: %v", r.app, err))
+		return s.endHeldLocked(r, now, false, refused(refusal.Unplaceable, 0, "app %q: %v", r.app, err))
 	}
 	r.AddProbes(probes)
 	h.pending += len(probes)

@@ -11,6 +11,7 @@ import (
 	"testing/synctest"
 	"time"
 
+	"github.com/sparrowfleet/sparrow/internal/refusal"
 	"github.com/sparrowfleet/sparrow/thrift/gen-go/sparrowrpc"
 )
 
@@ -80,6 +81,16 @@ func saturationRefusal(t *testing.T, err error, bound string) {
 	}
 	if !retryAfterRE.MatchString(ire.Message) {
 		t.Errorf("refusal %q suggests no retry delay", ire.Message)
+	}
+	wantKind := refusal.Saturated
+	if bound == refusal.DrainingText || bound == "shutting down" {
+		wantKind = refusal.Draining
+	}
+	kind, after := refusal.Classify(ire)
+	textKind, textAfter := refusal.ByText(ire.Message)
+	if !ire.IsSetCode() || kind != wantKind || after <= 0 || kind != textKind || after != textAfter {
+		t.Errorf("refusal %q: code %v after %v (set %v), text says %v after %v; want %v with the message's delay",
+			ire.Message, kind, after, ire.IsSetCode(), textKind, textAfter, wantKind)
 	}
 }
 

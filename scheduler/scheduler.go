@@ -16,6 +16,7 @@ import (
 	"github.com/sparrowfleet/sparrow/core/placement"
 	"github.com/sparrowfleet/sparrow/core/shortjobs"
 	"github.com/sparrowfleet/sparrow/internal/metrics"
+	"github.com/sparrowfleet/sparrow/internal/refusal"
 	"github.com/sparrowfleet/sparrow/internal/rpc"
 	"github.com/sparrowfleet/sparrow/thrift/gen-go/sparrowrpc"
 )
@@ -366,8 +367,10 @@ func (s *Scheduler) Stats() Stats {
 	return st
 }
 
-func incomplete(format string, args ...any) error {
-	return &sparrowrpc.IncompleteRequestException{Message: fmt.Sprintf(format, args...)}
+// refused is a refusal of kind, with a suggested retry delay (0: none)
+// and a message, from the table shared with the client (internal/refusal).
+func refused(kind refusal.Kind, retryAfter time.Duration, format string, args ...any) error {
+	return refusal.New(kind, retryAfter, format, args...)
 }
 
 // SubmitJob implements SchedulerService. It validates the request, places
@@ -383,17 +386,17 @@ func (s *Scheduler) SubmitJob(ctx context.Context, req *sparrowrpc.TSchedulingRe
 	job, err := ParseRequest(req, Ratios{Default: s.cfg.ProbeRatio, Constrained: s.cfg.ConstrainedProbeRatio})
 	if err != nil {
 		s.log.Info().Err(err).Msg("refused scheduling request")
-		return incomplete("%v", err)
+		return refused(refusal.Invalid, 0, "%v", err)
 	}
 	if len(job.Tasks) == 0 {
 		return nil
 	}
 	candidates := s.view.Candidates(job.App)
 	if len(candidates) == 0 {
-		return incomplete("no live node monitor hosts app %q", job.App)
+		return refused(refusal.UnknownApp, 0, "no live node monitor hosts app %q", job.App)
 	}
 	if candidates, err = placement.Filter(candidates, job.Constraints); err != nil {
-		return incomplete("app %q: %v", job.App, err)
+		return refused(refusal.Unplaceable, 0, "app %q: %v", job.App, err)
 	}
 
 	if s.gate.draining.Load() {
@@ -411,13 +414,13 @@ func (s *Scheduler) SubmitJob(ctx context.Context, req *sparrowrpc.TSchedulingRe
 	if job.FrontendAddress != "" {
 		if err := s.front.jobs.room(); err != nil {
 			s.mu.Unlock()
-			return incomplete("app %q: %v; retry later", job.App, err)
+			return refused(refusal.Saturated, time.Second, "app %q: %v; retry after 1s", job.App, err)
 		}
 	}
 	id, err := s.book.newID(job.RequestID)
 	if err != nil {
 		s.mu.Unlock()
-		return incomplete("%v", err)
+		return refused(refusal.Invalid, 0, "%v", err)
 	}
 	steerAt := s.now()
 	candidates = s.steer.candidates(s.place.rng, job.User.User, candidates, steerAt)
@@ -426,7 +429,7 @@ func (s *Scheduler) SubmitJob(ctx context.Context, req *sparrowrpc.TSchedulingRe
 	probes, err := s.place.plan(candidates, job.Tasks, job.ProbeRatio)
 	if err != nil {
 		s.mu.Unlock()
-		return incomplete("app %q: %v", job.App, err)
+		return refused(refusal.Unplaceable, 0, "app %q: %v", job.App, err)
 	}
 	r := &request{
 		Request: placement.NewRequest(id, job.Tasks),

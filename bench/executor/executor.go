@@ -3,14 +3,13 @@ package executor
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
-	"net"
 	"os"
 	"runtime/pprof"
 	"strings"
 	"sync"
-	"sync/atomic"
 	"time"
 
 	"github.com/rs/zerolog"
@@ -95,13 +94,10 @@ func Run(ctx context.Context, cfg Config, log zerolog.Logger, stdout io.Writer) 
 		defer stop()
 	}
 
-	var running atomic.Int64
 	ll := &launchLog{w: stdout, node: cfg.Node}
 	bcfg := client.BackendConfig{
 		App: cfg.App, NodeMonitor: cfg.NodeMonitor, Listen: cfg.Listen, AdvertiseHost: cfg.Advertise,
 		Run: func(ctx context.Context, t client.LaunchedTask) ([]byte, error) {
-			running.Add(1)
-			defer running.Add(-1)
 			at := time.Now()
 			body, err := fleet.SleepTask(ctx, t)
 			if err == nil && cfg.ReportLaunchTime {
@@ -115,51 +111,32 @@ func Run(ctx context.Context, cfg Config, log zerolog.Logger, stdout io.Writer) 
 		bcfg.OnLaunch = ll.record
 	}
 
+	bcfg.RegisterBackoff = client.DefaultRegisterBackoff
+	bcfg.Watch = cfg.Watch
+	if cfg.Watch <= 0 {
+		bcfg.Watch = -1
+	}
 	// The node monitor may not be up yet (containers start in any order):
-	// keep trying to register until it answers or the timeout passes.
+	// NewBackend keeps trying until it answers or the timeout passes.
 	regCtx, regCancel := context.WithTimeout(ctx, cfg.RegisterTimeout)
 	defer regCancel()
-	var be *client.Backend
-	var lastErr error
-	for attempt := 0; be == nil; attempt++ {
-		b, err := client.NewBackend(regCtx, bcfg)
-		if err == nil {
-			be = b
-			break
+	be, err := client.NewBackend(regCtx, bcfg)
+	if err != nil {
+		if ctx.Err() != nil {
+			return nil // signalled before registering
 		}
-		if lastErr == nil || err.Error() != lastErr.Error() {
-			log.Info().Err(err).Msg("node monitor not answering yet; retrying")
-		}
-		lastErr = err
-		select {
-		case <-regCtx.Done():
-			if ctx.Err() != nil {
-				return nil // signalled before registering
-			}
-			return fmt.Errorf("executor for app %q: no node monitor at %s accepted it within %v: %w",
-				cfg.App, cfg.NodeMonitor, cfg.RegisterTimeout, lastErr)
-		case <-time.After(backoff(attempt)):
-		}
+		return fmt.Errorf("executor for app %q: no node monitor at %s accepted it within %v: %w",
+			cfg.App, cfg.NodeMonitor, cfg.RegisterTimeout, err)
 	}
-	log.Info().Str("backend", be.Addr()).Str("node_monitor", cfg.NodeMonitor).Msg("executor registered with its node monitor")
-
-	watchDone := make(chan struct{})
-	go func() {
-		defer close(watchDone)
-		watchNodeMonitor(ctx, be, cfg, log)
-	}()
 
 	<-ctx.Done()
-	<-watchDone
-	log.Info().Int64("running", running.Load()).Dur("drain", cfg.Drain).Msg("signal received; draining running tasks")
-	deadline := time.Now().Add(cfg.Drain)
-	for running.Load() > 0 && time.Now().Before(deadline) {
-		time.Sleep(20 * time.Millisecond)
+	log.Info().Int("running", be.Running()).Dur("drain", cfg.Drain).Msg("signal received; draining running tasks")
+	drainCtx, drainCancel := context.WithTimeout(context.Background(), cfg.Drain)
+	defer drainCancel()
+	if err := be.Shutdown(drainCtx); err != nil && !errors.Is(err, context.DeadlineExceeded) {
+		return err
 	}
-	if n := running.Load(); n > 0 {
-		log.Warn().Int64("running", n).Msg("drain timed out; cancelling running tasks (reported failed)")
-	}
-	return be.Close()
+	return nil
 }
 
 // startCPUProfile profiles the process into path until the returned stop
@@ -177,52 +154,4 @@ func startCPUProfile(path string) (stop func(), err error) {
 		pprof.StopCPUProfile()
 		f.Close()
 	}, nil
-}
-
-// backoff is the wait before registration attempt n+1: 100 ms doubling to
-// 1 s.
-func backoff(n int) time.Duration {
-	d := 100 * time.Millisecond << min(n, 5)
-	return min(d, time.Second)
-}
-
-// watchNodeMonitor re-registers the executor when its node monitor comes
-// back after being unreachable (a restart forgets registrations). It only
-// dials the port; a live node monitor sees no traffic.
-func watchNodeMonitor(ctx context.Context, be *client.Backend, cfg Config, log zerolog.Logger) {
-	if cfg.Watch <= 0 {
-		<-ctx.Done()
-		return
-	}
-	t := time.NewTicker(cfg.Watch)
-	defer t.Stop()
-	down := false
-	for {
-		select {
-		case <-ctx.Done():
-			return
-		case <-t.C:
-		}
-		conn, err := net.DialTimeout("tcp", cfg.NodeMonitor, cfg.Watch)
-		if err != nil {
-			if !down {
-				log.Warn().Err(err).Str("node_monitor", cfg.NodeMonitor).Msg("node monitor unreachable")
-			}
-			down = true
-			continue
-		}
-		conn.Close()
-		if !down {
-			continue
-		}
-		rctx, cancel := context.WithTimeout(ctx, 5*time.Second)
-		err = be.Register(rctx)
-		cancel()
-		if err != nil {
-			log.Warn().Err(err).Msg("node monitor is back but re-registration failed; retrying")
-			continue
-		}
-		down = false
-		log.Info().Str("node_monitor", cfg.NodeMonitor).Msg("node monitor is back; re-registered")
-	}
 }
