@@ -5,8 +5,15 @@ THRIFT      ?= thrift
 IDL         := thrift/sparrow.thrift
 GO_PREFIX   := github.com/sparrowfleet/sparrow/thrift/gen-go/
 GOFILES      = $(shell git ls-files '*.go' | grep -v '^thrift/gen-')
+# Debian's interpreter, which has python3-thrift; a pyenv python3 on PATH
+# usually does not.
+PYTHON      ?= /usr/bin/python3
+# The Python package ships its own copy of the generated module, generated
+# by the same compiler from the same IDL: pip builds the package from
+# clients/python alone, so it cannot reach thrift/gen-py.
+PY_GEN      := clients/python/sparrowfleet/_gen
 
-.PHONY: help build test test-short run pgo thrift thrift-check lint fmt clean fuzz-short docs
+.PHONY: help build test test-short test-python run pgo thrift thrift-check lint fmt clean fuzz-short docs
 
 help: ## list targets
 	@grep -E '^[a-z0-9-]+:.*## ' $(MAKEFILE_LIST) | sed 's/:.*## /\t/'
@@ -14,10 +21,15 @@ help: ## list targets
 build: ## build the sparrow binary into bin/
 	CGO_ENABLED=0 $(GO) build -trimpath -o $(BIN) ./cmd/sparrow
 
-test: ## run every test with the race detector, then the dashboard's browser tests and the Helm chart's test (each its own module)
+test: ## run every test with the race detector, then the dashboard's browser tests and the Helm chart's test (each its own module), then the Python client's
 	$(GO) test -race -count=1 -timeout 20m ./...
 	cd integration/browser && $(GO) test -race -count=1 -timeout 5m ./...
 	cd deploy/helmtest && $(GO) test -count=1 -timeout 10m ./...
+	$(MAKE) test-python
+
+test-python: build ## the Python client package's tests (clients/python) against live loopback fleets of bin/sparrow, with Debian's python3-thrift
+	SPARROW_BIN=$(abspath $(BIN)) PYTHONPATH=$(abspath clients/python) PYTHONDONTWRITEBYTECODE=1 \
+	  $(PYTHON) -m unittest discover -s clients/python/tests -t clients/python -v
 
 test-short: ## run the unit tests only
 	$(GO) test -race -short -count=1 ./...
@@ -33,18 +45,19 @@ pgo: build ## refresh cmd/sparrow/default.pgo, the CPU profile Go's build optimi
 docs: ## regenerate the command and metrics reference (docs/reference) from the code
 	$(GO) run ./cmd/sparrow gen-docs --out docs/reference
 
-thrift: ## regenerate the Go and Python code from the IDL
-	rm -rf thrift/gen-go thrift/gen-py
-	mkdir -p thrift/gen-go thrift/gen-py
+thrift: ## regenerate the Go and Python code from the IDL (and the Python package's copy)
+	rm -rf thrift/gen-go thrift/gen-py $(PY_GEN)
+	mkdir -p thrift/gen-go thrift/gen-py $(PY_GEN)
 	$(THRIFT) --gen go:package_prefix=$(GO_PREFIX),skip_remote -out thrift/gen-go $(IDL)
 	$(THRIFT) --gen py -out thrift/gen-py $(IDL)
+	$(THRIFT) --gen py -out $(PY_GEN) $(IDL)
 
 thrift-check: ## fail if the checked-in generated code does not match the IDL
 	@tmp=$$(mktemp -d) && \
 	mkdir -p $$tmp/gen-go $$tmp/gen-py && \
 	$(THRIFT) --gen go:package_prefix=$(GO_PREFIX),skip_remote -out $$tmp/gen-go $(IDL) && \
 	$(THRIFT) --gen py -out $$tmp/gen-py $(IDL) && \
-	diff -r $$tmp/gen-go thrift/gen-go && diff -r $$tmp/gen-py thrift/gen-py && \
+	diff -r $$tmp/gen-go thrift/gen-go && diff -r -x __pycache__ $$tmp/gen-py thrift/gen-py && diff -r -x __pycache__ $$tmp/gen-py $(PY_GEN) && \
 	rm -rf $$tmp && echo "generated Thrift code matches $(IDL)"
 
 lint: ## gofmt and go vet

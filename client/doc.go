@@ -10,7 +10,11 @@
 // exponential Backoff and the parser of a refusal's "retry after <d>"
 // (backoff.go), a sliding-window RetryBudget (budget.go), and the
 // RetryPolicy that makes Submit resubmit with them (retry.go). Backoff and
-// RetryBudget are pure: the caller supplies the draw and the time.
+// RetryBudget are pure: the caller supplies the draw and the time. The
+// frontend's sessions, one per connection, with the jobs in flight on
+// each (sessions.go), are what lets it work and fail over behind a load
+// balancer; the host it advertises is picked by AutoAdvertiseHost
+// (advertise.go) unless given.
 //
 // It is the public client library: it must not import the experiment
 // harnesses, and it keeps the original Sparrow wire protocol unchanged

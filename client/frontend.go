@@ -29,6 +29,10 @@ const (
 	DefaultSubmitTimeout = 60 * time.Second
 )
 
+// maxDrainingSwitches bounds how many other connections a submit behind a
+// single scheduler address tries after draining schedulers' refusals.
+const maxDrainingSwitches = 4
+
 // ErrInDoubt wraps a submit whose scheduler failed after the job was sent:
 // the job may or may not have been scheduled. It is also reported through
 // OnFailover, so the application can decide whether to resubmit it.
@@ -38,27 +42,42 @@ var ErrInDoubt = errors.New("scheduler failed after the job was sent")
 // wraps it is an *UnreachableError.
 var ErrNoScheduler = errors.New("no scheduler answered")
 
-// Failover tells the application that the frontend moved to another
-// scheduler. InFlight lists the jobs submitted through the failed
-// scheduler whose tasks had not all reported back: the application decides
+// Failover tells the application that a scheduler it submitted jobs
+// through failed. From is that scheduler's configured address and To the
+// one the frontend submits to now: another one when the current
+// scheduler failed and the frontend moved on, the same one behind a load
+// balancer (a new connection reaches another scheduler), or the current
+// one when an earlier scheduler the frontend had moved off failed later.
+// InFlight lists the jobs submitted through the failed scheduler whose
+// tasks had not all reported back (see Frontend for how the frontend
+// tells, per connection, which those are): the application decides
 // whether to resubmit them (as new jobs), ignore them, or check them.
 type Failover struct {
 	From, To string
 	InFlight []Job
 	Err      error
-	// DetectedAt is when the failure was detected; Reconnected when a new
-	// scheduler accepted the registration.
+	// DetectedAt is when the failure was detected; Reconnected when a
+	// scheduler accepted the registration again, or when the jobs were
+	// reported if the frontend did not need to move.
 	DetectedAt, Reconnected time.Time
 }
 
 // FrontendConfig configures a Frontend.
 type FrontendConfig struct {
 	App string
-	// Schedulers are SchedulerService addresses, tried in order.
+	// Schedulers are SchedulerService addresses, tried in order. One
+	// may be a load balancer (a Kubernetes Service, IPVS, any L4
+	// balancer) in front of many schedulers: see Frontend.
 	Schedulers []string
-	// Listen is where the FrontendService listens; AdvertiseHost replaces
-	// a wildcard host in the address given to schedulers (default
-	// 127.0.0.1).
+	// Listen is where the FrontendService listens. AdvertiseHost replaces
+	// a wildcard host in the address given to schedulers, which call it
+	// back with task messages. "auto" (AdvertiseAuto), and the default
+	// when it is empty, is 127.0.0.1 when every scheduler address is on
+	// loopback, else the local address of the interface that routes to
+	// the first scheduler not on loopback (AutoAdvertiseHost); so a
+	// frontend of remote schedulers never advertises 127.0.0.1 unless
+	// told to. Set it when schedulers reach this machine by another
+	// address than the one it routes from (NAT, a pod's Service).
 	Listen        string
 	AdvertiseHost string
 	// Timeout bounds connecting to and calling a scheduler, except for
@@ -72,8 +91,10 @@ type FrontendConfig struct {
 	// --max-hold. Default DefaultSubmitTimeout.
 	SubmitTimeout time.Duration
 	// Heartbeat is how often the frontend sends an empty job, the
-	// protocol's liveness check, so that a failure is noticed while idle.
-	// Default 100 ms; negative disables it.
+	// protocol's liveness check, to the current scheduler, so that a
+	// failure is noticed while idle, and to each connection with jobs in
+	// flight that has not answered for as long (see Frontend). Default
+	// 100 ms; negative disables both.
 	Heartbeat time.Duration
 	// OnMessage receives every task message. Required. It is called on the
 	// RPC goroutine, so it should be quick.
@@ -91,33 +112,52 @@ type FrontendConfig struct {
 // Frontend submits jobs for one app. A job is in flight from Submit until
 // every one of its tasks has had at least one message, or Forget is called.
 // Safe for concurrent use.
+//
+// Every job names the frontend's address (TSchedulingRequest's
+// frontendAddress), so the scheduler that runs it reports its task
+// messages here even if the app never registered with that scheduler.
+// The frontend also registers on every new connection before its first
+// call, for schedulers that ignore that field (an older release, or
+// during a rolling update from one).
+//
+// Each connection to a scheduler address is a session (sessions.go): a
+// job is in flight on the session its submitJob was sent on, and each
+// session with jobs in flight is checked on its own connection. Behind a
+// load balancer, where every new connection may reach another scheduler,
+// that is what tells which jobs a failed scheduler took with it: a
+// session that fails its check, or whose connection closed, is reported
+// with its jobs through OnFailover; the other sessions' jobs stay in
+// flight. When the current scheduler address fails (its heartbeat, a
+// submit, or one of its sessions), the frontend registers with the next
+// address that answers (the same one, through a new connection, when only
+// one is configured), and reports in one Failover the jobs of that
+// address not on a session that answers a check then: those on sessions
+// gone, failing, or busy with another call, and those still being
+// submitted.
 type Frontend struct {
 	cfg  FrontendConfig
 	addr string
 	srv  *rpc.Server
-	pool *rpc.Pool[*sparrowrpc.SchedulerServiceClient]
-	// submits carries submitJob calls with jobs: same connect timeout
-	// as pool, a read timeout of SubmitTimeout, so that a held call is
-	// not a failure; heartbeats and registration stay on pool.
-	submits *rpc.Pool[*sparrowrpc.SchedulerServiceClient]
-	log     zerolog.Logger
-	stop    chan struct{}
-	done    sync.WaitGroup
-	prefix  string
+	// conns carries every call to schedulers; each connection is a
+	// session, registered when it opens. Calls are bounded by Timeout,
+	// the answer to a submitted job by SubmitTimeout, so that a held
+	// call is not a failure.
+	conns  *rpc.Pool[*sparrowrpc.SchedulerServiceClient]
+	log    zerolog.Logger
+	stop   chan struct{}
+	done   sync.WaitGroup
+	prefix string
+	ping   *sparrowrpc.TSchedulingRequest // the empty job
 
 	mu       sync.Mutex
 	current  int // index into cfg.Schedulers
 	nextID   uint64
 	inFlight map[string]*jobState
+	sessions sessionBook // the sessions with jobs in flight
 	// failing is non-nil while a failover is under way; it is closed when
 	// it ends, so concurrent callers that saw the same failure wait for it
 	// rather than each failing over.
 	failing chan struct{}
-	// draining holds the schedulers the frontend moved off while they
-	// drained. The jobs they accepted are still theirs to finish; the
-	// heartbeat pings each while it has jobs in flight and, once it stops
-	// answering, reports those jobs as a failover would (watchDraining).
-	draining map[string]bool
 
 	retry *retrier // nil: no resubmission
 }
@@ -125,6 +165,7 @@ type Frontend struct {
 type jobState struct {
 	job       Job
 	scheduler string
+	session   rpc.ConnID // the connection its submitJob was sent on; 0 before
 	pending   map[string]bool
 }
 
@@ -142,9 +183,6 @@ func NewFrontend(ctx context.Context, cfg FrontendConfig) (*Frontend, error) {
 	}
 	if cfg.Listen == "" {
 		cfg.Listen = DefaultFrontendListen
-	}
-	if cfg.AdvertiseHost == "" {
-		cfg.AdvertiseHost = "127.0.0.1"
 	}
 	if cfg.Timeout <= 0 {
 		cfg.Timeout = DefaultTimeout
@@ -164,27 +202,32 @@ func NewFrontend(ctx context.Context, cfg FrontendConfig) (*Frontend, error) {
 	}
 	callCfg := cfg.RPC
 	callCfg.ConnectTimeout, callCfg.CallTimeout = cfg.Timeout, cfg.Timeout
-	submitCfg := callCfg
-	submitCfg.CallTimeout = max(cfg.SubmitTimeout, cfg.Timeout)
+	cfg.SubmitTimeout = max(cfg.SubmitTimeout, cfg.Timeout)
 	srv, err := rpc.Listen(cfg.Listen, cfg.RPC, cfg.Log)
 	if err != nil {
+		return nil, fmt.Errorf("frontend: %w", err)
+	}
+	addr, err := advertisedAddr(ctx, srv.Addr(), cfg.AdvertiseHost, cfg.Schedulers)
+	if err != nil {
+		srv.Close()
 		return nil, fmt.Errorf("frontend: %w", err)
 	}
 	var b [6]byte
 	rand.Read(b[:])
 	f := &Frontend{
 		cfg:      cfg,
-		addr:     rpc.Advertised(srv.Addr(), cfg.AdvertiseHost),
+		addr:     addr,
 		srv:      srv,
-		pool:     rpc.NewPool(callCfg, sparrowrpc.NewSchedulerServiceClient),
-		submits:  rpc.NewPool(submitCfg, sparrowrpc.NewSchedulerServiceClient),
+		conns:    rpc.NewPool(callCfg, sparrowrpc.NewSchedulerServiceClient),
 		log:      cfg.Log.With().Str("component", "frontend").Str("app", cfg.App).Logger(),
 		stop:     make(chan struct{}),
 		prefix:   hex.EncodeToString(b[:]),
+		ping:     &sparrowrpc.TSchedulingRequest{App: cfg.App, Tasks: []*sparrowrpc.TTaskSpec{}},
 		inFlight: make(map[string]*jobState),
-		draining: make(map[string]bool),
+		sessions: newSessionBook(),
 		retry:    retry,
 	}
+	f.conns.OnOpen(f.register)
 	go srv.Serve(sparrowrpc.NewFrontendServiceProcessor((*frontendHandler)(f)))
 	if _, err := f.connect(ctx, 0); err != nil {
 		srv.Close()
@@ -207,6 +250,16 @@ func (f *Frontend) Scheduler() string {
 	return f.cfg.Schedulers[f.current]
 }
 
+// register registers the frontend on c, a connection to scheduler
+// address sched.
+func (f *Frontend) register(ctx context.Context, sched string, c *sparrowrpc.SchedulerServiceClient) error {
+	ok, err := c.RegisterFrontend(ctx, f.cfg.App, f.addr)
+	if err == nil && !ok {
+		err = fmt.Errorf("scheduler %s refused the registration", sched)
+	}
+	return err
+}
+
 // connect registers with the first scheduler, starting at index start and
 // wrapping around, that answers. It returns that scheduler's index.
 func (f *Frontend) connect(ctx context.Context, start int) (int, error) {
@@ -215,10 +268,10 @@ func (f *Frontend) connect(ctx context.Context, start int) (int, error) {
 	for k := 0; k < n; k++ {
 		i := (start + k) % n
 		addr := f.cfg.Schedulers[i]
-		err := f.pool.Call(ctx, addr, func(ctx context.Context, c *sparrowrpc.SchedulerServiceClient) error {
-			ok, err := c.RegisterFrontend(ctx, f.cfg.App, f.addr)
-			if err == nil && !ok {
-				err = fmt.Errorf("scheduler refused registration")
+		err := f.conns.CallWith(ctx, addr, rpc.CallOptions{}, func(ctx context.Context, id rpc.ConnID, c *sparrowrpc.SchedulerServiceClient) error {
+			err := f.register(ctx, addr, c)
+			if err == nil {
+				f.answered(id)
 			}
 			return err
 		})
@@ -264,6 +317,7 @@ func (f *Frontend) Submit(ctx context.Context, job Job) (string, error) {
 	}
 	f.mu.Unlock()
 	req := job.wire(f.cfg.App)
+	req.FrontendAddress = &f.addr
 	submit := func() error { return f.submitOnce(ctx, job, req) }
 	var err error
 	if f.retry != nil {
@@ -279,13 +333,25 @@ func (f *Frontend) Submit(ctx context.Context, job Job) (string, error) {
 
 // submitOnce sends req, job on the wire, failing over while schedulers
 // cannot be reached.
+//
+// Each scheduler is tried once, and after a failover one more attempt
+// is made, so that a single balanced address gets a second connection.
+// Behind a single address, a draining scheduler's refusal is tried again
+// on other connections, up to maxDrainingSwitches times.
 func (f *Frontend) submitOnce(ctx context.Context, job Job, req *sparrowrpc.TSchedulingRequest) error {
-	for attempt := 0; attempt < len(f.cfg.Schedulers); attempt++ {
+	switches := 0
+	for attempt := 0; attempt <= len(f.cfg.Schedulers); attempt++ {
 		sched := f.Scheduler()
 		// Track before sending: messages can arrive before submitJob returns.
-		f.track(job, sched)
-		err := f.submits.Call(ctx, sched, func(ctx context.Context, c *sparrowrpc.SchedulerServiceClient) error {
-			return c.SubmitJob(ctx, req)
+		st := f.track(job, sched)
+		opts := rpc.CallOptions{Timeout: f.cfg.SubmitTimeout}
+		err := f.conns.CallWith(ctx, sched, opts, func(ctx context.Context, id rpc.ConnID, c *sparrowrpc.SchedulerServiceClient) error {
+			f.sentOn(st, id)
+			err := c.SubmitJob(ctx, req)
+			if err == nil {
+				f.answered(id)
+			}
+			return err
 		})
 		if err == nil {
 			return nil
@@ -293,26 +359,37 @@ func (f *Frontend) submitOnce(ctx context.Context, job Job, req *sparrowrpc.TSch
 		if errors.Is(err, rpc.ErrBusy) {
 			// Every connection to the scheduler is busy with our own calls:
 			// we are overloading it, which is not a failure to fail over for.
-			f.Forget(job.RequestID)
+			f.untrack(st)
 			return fmt.Errorf("submit %s: %w", job.RequestID, err)
 		}
 		var refused *sparrowrpc.IncompleteRequestException
 		if errors.As(err, &refused) {
-			f.Forget(job.RequestID)
+			f.untrack(st)
 			rerr := refusalError(sched, job.RequestID, f.cfg.App, refused.Message)
 			var sat *SaturatedError
-			if errors.As(rerr, &sat) && sat.SchedulerDraining && attempt+1 < len(f.cfg.Schedulers) {
+			if errors.As(rerr, &sat) && sat.SchedulerDraining {
 				// Nothing of the job was accepted; the jobs the draining
-				// scheduler did accept stay its to finish.
-				if merr := f.moveOff(ctx, sched, rerr, false); merr == nil {
+				// scheduler did accept stay its to finish, checked on
+				// their connection, which carries nothing else from now
+				// on: behind a load balancer, the next call goes on a
+				// connection to another scheduler.
+				f.conns.Park(sched, st.session)
+				switch {
+				case len(f.cfg.Schedulers) == 1 && switches < maxDrainingSwitches:
+					switches++
+					attempt-- // a switch of connection is not an attempt
 					continue
+				case attempt+1 < len(f.cfg.Schedulers):
+					if merr := f.moveOff(ctx, sched, rerr, false); merr == nil {
+						continue
+					}
 				}
 			}
 			return rerr
 		}
 		var dial *rpc.DialError
 		if errors.As(err, &dial) {
-			f.Forget(job.RequestID)
+			f.untrack(st)
 			if ferr := f.failover(ctx, sched, err); ferr != nil {
 				var un *UnreachableError
 				if errors.As(ferr, &un) {
@@ -322,27 +399,76 @@ func (f *Frontend) submitOnce(ctx context.Context, job Job, req *sparrowrpc.TSch
 			}
 			continue
 		}
-		// Sent, then failed: the failover reports this job with the rest.
-		f.failover(ctx, sched, err)
+		// Sent, then failed: the failover reports this job with the rest,
+		// or, if it had ended before this job was tracked, alone.
+		detected := time.Now()
+		if f.failover(ctx, sched, err) == nil {
+			f.reportIfTracked(st, err, detected)
+		}
 		return fmt.Errorf("submit %s to %s: %w: %w", job.RequestID, sched, ErrInDoubt, err)
 	}
 	return &UnreachableError{RequestID: job.RequestID, Schedulers: f.cfg.Schedulers}
 }
 
-func (f *Frontend) track(job Job, sched string) {
+func (f *Frontend) track(job Job, sched string) *jobState {
 	st := &jobState{job: job, scheduler: sched, pending: make(map[string]bool, len(job.Tasks))}
 	for _, t := range job.Tasks {
 		st.pending[t.ID] = true
 	}
 	f.mu.Lock()
+	if old, ok := f.inFlight[job.RequestID]; ok {
+		f.dropLocked(job.RequestID, old)
+	}
 	f.inFlight[job.RequestID] = st
 	f.mu.Unlock()
+	return st
+}
+
+// sentOn records st's submitJob going out on session id, unless st is no
+// longer tracked (reported, or already done).
+func (f *Frontend) sentOn(st *jobState, id rpc.ConnID) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if f.inFlight[st.job.RequestID] != st {
+		return
+	}
+	if st.session != 0 {
+		f.sessions.detach(st.session)
+	}
+	st.session = id
+	f.sessions.attach(id, st.scheduler, time.Now())
+}
+
+// answered records a call session id answered.
+func (f *Frontend) answered(id rpc.ConnID) {
+	f.mu.Lock()
+	f.sessions.answered(id, time.Now())
+	f.mu.Unlock()
+}
+
+// untrack stops tracking st, if it still is.
+func (f *Frontend) untrack(st *jobState) {
+	f.mu.Lock()
+	if f.inFlight[st.job.RequestID] == st {
+		f.dropLocked(st.job.RequestID, st)
+	}
+	f.mu.Unlock()
+}
+
+// dropLocked stops tracking job id, st. Called with mu held.
+func (f *Frontend) dropLocked(id string, st *jobState) {
+	delete(f.inFlight, id)
+	if st.session != 0 {
+		f.sessions.detach(st.session)
+	}
 }
 
 // Forget stops tracking a job, e.g. once the application knows it is done.
 func (f *Frontend) Forget(requestID string) {
 	f.mu.Lock()
-	delete(f.inFlight, requestID)
+	if st, ok := f.inFlight[requestID]; ok {
+		f.dropLocked(requestID, st)
+	}
 	f.mu.Unlock()
 }
 
@@ -396,13 +522,10 @@ func (f *Frontend) moveOff(ctx context.Context, from string, cause error, failed
 		f.mu.Unlock()
 	}()
 	if !failed {
+		// The draining scheduler's jobs stay in flight on their sessions,
+		// checked as every session is until they are done.
 		f.log.Info().Err(cause).Str("scheduler", from).Msg("scheduler draining; moving to the next")
-		idx, err := f.connect(ctx, start)
-		if err == nil && f.cfg.Schedulers[idx] != from {
-			f.mu.Lock()
-			f.draining[from] = true
-			f.mu.Unlock()
-		}
+		_, err := f.connect(ctx, start)
 		return err
 	}
 	f.log.Warn().Err(cause).Str("scheduler", from).Msg("scheduler failed; failing over")
@@ -410,23 +533,27 @@ func (f *Frontend) moveOff(ctx context.Context, from string, cause error, failed
 	if err != nil {
 		return err
 	}
-	f.reportGone(from, f.cfg.Schedulers[idx], cause, detected)
+	f.reportFailed(from, f.cfg.Schedulers[idx], cause, detected)
 	return nil
 }
 
-// reportGone tells OnFailover that scheduler from is gone, with the jobs
-// still in flight through it, which stop being tracked; to is the
-// scheduler the frontend uses now.
-func (f *Frontend) reportGone(from, to string, cause error, detected time.Time) {
-	f.pool.Forget(from)
-	f.submits.Forget(from)
+// reportFailed tells OnFailover that scheduler address from failed, with
+// its jobs in flight that are not on a session answering a check now;
+// those stop being tracked. to is the scheduler the frontend uses now.
+func (f *Frontend) reportFailed(from, to string, cause error, detected time.Time) {
 	ev := Failover{From: from, To: to, Err: cause, DetectedAt: detected, Reconnected: time.Now()}
 	f.mu.Lock()
-	delete(f.draining, from)
+	refs := f.sessions.on(from)
+	f.mu.Unlock()
+	alive := make(map[rpc.ConnID]bool, len(refs))
+	for ref, err := range f.check(refs) {
+		alive[ref.id] = err == nil
+	}
+	f.mu.Lock()
 	for id, st := range f.inFlight {
-		if st.scheduler == from {
+		if st.scheduler == from && !alive[st.session] {
 			ev.InFlight = append(ev.InFlight, st.job)
-			delete(f.inFlight, id)
+			f.dropLocked(id, st)
 		}
 	}
 	f.mu.Unlock()
@@ -435,32 +562,102 @@ func (f *Frontend) reportGone(from, to string, cause error, detected time.Time) 
 	}
 }
 
-// watchDraining pings each scheduler the frontend moved off while it
-// drained. One with no job in flight any more is forgotten; one that no
-// longer answers has left before finishing its jobs (its drain timed out),
-// and they are reported as a failover reports a failed scheduler's.
-func (f *Frontend) watchDraining(ping func(sched string) error) {
+// reportIfTracked reports st alone, failed with cause, if it is still
+// tracked.
+func (f *Frontend) reportIfTracked(st *jobState, cause error, detected time.Time) {
 	f.mu.Lock()
-	var watch []string
-	for sched := range f.draining {
-		busy := false
-		for _, st := range f.inFlight {
-			if st.scheduler == sched {
-				busy = true
-				break
+	if f.inFlight[st.job.RequestID] != st {
+		f.mu.Unlock()
+		return
+	}
+	f.dropLocked(st.job.RequestID, st)
+	f.mu.Unlock()
+	if f.cfg.OnFailover != nil {
+		f.cfg.OnFailover(Failover{From: st.scheduler, To: f.Scheduler(), InFlight: []Job{st.job}, Err: cause,
+			DetectedAt: detected, Reconnected: time.Now()})
+	}
+}
+
+// check sends the empty job on each session of refs, on its own
+// connection, at once, and returns each one's outcome: nil if it
+// answered, rpc.ErrConnBusy (wrapped) if it carried another call for
+// Timeout, any other error if it failed or its connection is closed.
+func (f *Frontend) check(refs []sessionRef) map[sessionRef]error {
+	out := make(map[sessionRef]error, len(refs))
+	var mu sync.Mutex
+	var wg sync.WaitGroup
+	for _, ref := range refs {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			err := f.call(ref.addr, rpc.CallOptions{Conn: ref.id, Timeout: f.cfg.Timeout})
+			mu.Lock()
+			out[ref] = err
+			mu.Unlock()
+		}()
+	}
+	wg.Wait()
+	return out
+}
+
+// call sends the empty job, the protocol's liveness check, to sched with
+// opts.
+func (f *Frontend) call(sched string, opts rpc.CallOptions) error {
+	return f.conns.CallWith(context.Background(), sched, opts, func(ctx context.Context, id rpc.ConnID, c *sparrowrpc.SchedulerServiceClient) error {
+		err := c.SubmitJob(ctx, f.ping)
+		if err == nil {
+			f.answered(id)
+		}
+		return err
+	})
+}
+
+// checkSessions checks the sessions due a check (sessionBook.due). A
+// failed one of the current scheduler address fails it over (which
+// reports its jobs); the jobs of a failed one of another address (one
+// the frontend moved off) are reported at once. A session carrying
+// another call is checked later.
+func (f *Frontend) checkSessions() {
+	f.mu.Lock()
+	refs := f.sessions.due(time.Now(), f.cfg.Heartbeat)
+	f.mu.Unlock()
+	if len(refs) == 0 {
+		return
+	}
+	detected := time.Now()
+	failed := make(map[string]map[rpc.ConnID]bool)
+	causes := make(map[string]error)
+	for ref, err := range f.check(refs) {
+		if err == nil || errors.Is(err, rpc.ErrConnBusy) {
+			continue
+		}
+		if failed[ref.addr] == nil {
+			failed[ref.addr] = make(map[rpc.ConnID]bool)
+			causes[ref.addr] = err
+		}
+		failed[ref.addr][ref.id] = true
+	}
+	current := f.Scheduler()
+	for addr, ids := range failed {
+		if addr == current {
+			if err := f.failover(context.Background(), addr, causes[addr]); err != nil {
+				f.log.Error().Err(err).Msg("no scheduler available; will keep trying")
+			}
+			continue
+		}
+		f.log.Warn().Err(causes[addr]).Str("scheduler", addr).Int("sessions", len(ids)).
+			Msg("a scheduler the frontend moved off failed with jobs in flight")
+		ev := Failover{From: addr, To: current, Err: causes[addr], DetectedAt: detected, Reconnected: time.Now()}
+		f.mu.Lock()
+		for id, st := range f.inFlight {
+			if st.scheduler == addr && ids[st.session] {
+				ev.InFlight = append(ev.InFlight, st.job)
+				f.dropLocked(id, st)
 			}
 		}
-		if busy {
-			watch = append(watch, sched)
-		} else {
-			delete(f.draining, sched)
-		}
-	}
-	f.mu.Unlock()
-	for _, sched := range watch {
-		if err := ping(sched); err != nil && !errors.Is(err, rpc.ErrBusy) {
-			f.log.Warn().Err(err).Str("scheduler", sched).Msg("a draining scheduler left with jobs in flight")
-			f.reportGone(sched, f.Scheduler(), err, time.Now())
+		f.mu.Unlock()
+		if len(ev.InFlight) > 0 && f.cfg.OnFailover != nil {
+			f.cfg.OnFailover(ev)
 		}
 	}
 }
@@ -469,12 +666,6 @@ func (f *Frontend) heartbeat() {
 	defer f.done.Done()
 	t := time.NewTicker(f.cfg.Heartbeat)
 	defer t.Stop()
-	ping := &sparrowrpc.TSchedulingRequest{App: f.cfg.App, Tasks: []*sparrowrpc.TTaskSpec{}}
-	call := func(sched string) error {
-		return f.pool.Call(context.Background(), sched, func(ctx context.Context, c *sparrowrpc.SchedulerServiceClient) error {
-			return c.SubmitJob(ctx, ping)
-		})
-	}
 	for {
 		select {
 		case <-f.stop:
@@ -482,12 +673,12 @@ func (f *Frontend) heartbeat() {
 		case <-t.C:
 		}
 		sched := f.Scheduler()
-		if err := call(sched); err != nil && !errors.Is(err, rpc.ErrBusy) {
+		if err := f.call(sched, rpc.CallOptions{}); err != nil && !errors.Is(err, rpc.ErrBusy) {
 			if ferr := f.failover(context.Background(), sched, err); ferr != nil {
 				f.log.Error().Err(ferr).Msg("no scheduler available; will keep trying")
 			}
 		}
-		f.watchDraining(call)
+		f.checkSessions()
 	}
 }
 
@@ -495,8 +686,7 @@ func (f *Frontend) heartbeat() {
 func (f *Frontend) Close() error {
 	close(f.stop)
 	f.done.Wait()
-	f.pool.Close()
-	f.submits.Close()
+	f.conns.Close()
 	return f.srv.Close()
 }
 
@@ -510,7 +700,7 @@ func (h *frontendHandler) FrontendMessage(ctx context.Context, taskID *sparrowrp
 	if st, ok := f.inFlight[msg.Task.RequestID]; ok {
 		delete(st.pending, msg.Task.TaskID)
 		if len(st.pending) == 0 {
-			delete(f.inFlight, msg.Task.RequestID)
+			f.dropLocked(msg.Task.RequestID, st)
 		}
 	}
 	f.mu.Unlock()

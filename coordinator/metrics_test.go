@@ -4,28 +4,17 @@ import (
 	"testing"
 	"time"
 
-	"github.com/prometheus/client_golang/prometheus"
+	"github.com/sparrowfleet/sparrow/internal/metrics/metricstest"
 )
 
 // TestCollector checks that the coordinator's last period, gossip and
 // direct replies alike, is exported with its values.
 func TestCollector(t *testing.T) {
-	reg := prometheus.NewPedanticRegistry()
-	reg.MustRegister(Collector(func() Stats {
+	got := metricstest.Values(t, Collector(func() Stats {
 		return Stats{Active: true, Published: 7, Reports: 4, Replies: 4, ReplyBytes: 240,
 			ReplyFailed: 1, ReplyEncode: 3 * time.Millisecond, GossipLoad: 1500,
 			Locality: LocalityStats{Solve: 20 * time.Millisecond, Nodes: 40, Bytes: 300, Sent: 9, Failed: 2, Rack: 3, Core: 1}}
 	}))
-	mfs, err := reg.Gather()
-	if err != nil {
-		t.Fatal(err)
-	}
-	got := map[string]float64{}
-	for _, mf := range mfs {
-		for _, m := range mf.GetMetric() {
-			got[mf.GetName()] = m.GetGauge().GetValue() + m.GetCounter().GetValue()
-		}
-	}
 	for _, tc := range []struct {
 		name string
 		want float64

@@ -13,6 +13,7 @@ import (
 
 	"github.com/sparrowfleet/sparrow/bench/fleet"
 	"github.com/sparrowfleet/sparrow/client"
+	"github.com/sparrowfleet/sparrow/internal/daemon"
 	"github.com/sparrowfleet/sparrow/internal/httpapi"
 	"github.com/sparrowfleet/sparrow/internal/metrics"
 	"github.com/sparrowfleet/sparrow/internal/rpc"
@@ -33,9 +34,9 @@ func TestMetricsReflectAFleet(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer f.Close()
-	sm, err := httpapi.Serve(httpapi.Config{Addr: "127.0.0.1:0", Collectors: []prometheus.Collector{
+	sm, err := httpapi.Serve(httpapi.Config{Addr: "127.0.0.1:0", Collectors: append(daemon.MemberCollectors(f.Schedulers[0].Cluster),
 		scheduler.Collector(f.Schedulers[0].Stats), metrics.RPCCollector(func() rpc.Stats { return f.Schedulers[0].RPCStats() }),
-	}})
+	)})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -72,8 +73,10 @@ func TestMetricsReflectAFleet(t *testing.T) {
 		addr string
 		want []string
 	}{
-		{sm.Addr(), []string{"sparrow_scheduler_jobs_submitted_total 1", `sparrow_scheduler_tasks_widened_total{cause="delay",level="rack"} 0`, "sparrow_scheduler_tasks_launched_total 3", "sparrow_rpc_connections_open", "go_goroutines"}},
-		{nm.Addr(), []string{"sparrow_nodemonitor_slots 2", "sparrow_nodemonitor_launches_total 3"}},
+		{sm.Addr(), []string{"sparrow_scheduler_jobs_submitted_total 1", `sparrow_scheduler_tasks_widened_total{cause="delay",level="rack"} 0`, "sparrow_scheduler_tasks_launched_total 3", "sparrow_rpc_connections_open", "go_goroutines",
+			`sparrow_scheduler_scheduling_delay_seconds_bucket{le="1800"} 3`, "sparrow_scheduler_scheduling_delay_seconds_count 3",
+			`sparrow_build_info{goversion=`, `role="scheduler"`, `sparrow_membership_members{role="nodemonitor"} 1`}},
+		{nm.Addr(), []string{"sparrow_nodemonitor_slots 2", "sparrow_nodemonitor_launches_total 3", `sparrow_nodemonitor_tasks_ended_total{outcome="finished"} 3`}},
 	} {
 		resp, err := http.Get("http://" + tc.addr + "/metrics")
 		if err != nil {

@@ -5,6 +5,8 @@ import (
 	"maps"
 	"sync"
 	"time"
+
+	"github.com/sparrowfleet/sparrow/core/slots"
 )
 
 // Executor liveness defaults.
@@ -85,15 +87,17 @@ func (e *executorRegistry) checked(app, addr string, alive bool) (lost bool) {
 	return e.misses[app] >= executorMisses
 }
 
-// executorLost handles an app whose executor is gone (a launch failed, or
-// it stopped accepting connections): its running tasks are reported failed
-// and their slots freed, its queued reservations are dropped, and the node
-// stops advertising the app until an executor registers again.
-func (n *NodeMonitor) executorLost(app, backend string, cause error) {
+// executorLost handles an app whose executor is gone (the launch of
+// launching failed, or it stopped accepting connections; launching is nil
+// then): its running tasks are reported failed and their slots freed, its
+// queued reservations are dropped, and the node stops advertising the app
+// until an executor registers again. The tasks are counted lost, but for
+// launching, counted failed.
+func (n *NodeMonitor) executorLost(app, backend string, launching *slots.TaskKey, cause error) {
 	if !n.execs.remove(app, backend) {
 		return // already handled, or a new executor registered meanwhile
 	}
-	failed, dropped := n.slots.removeApp(app, n.now())
+	failed, dropped := n.slots.removeApp(app, n.now(), launching)
 	n.log.Warn().Err(cause).Str("app", app).Str("backend", backend).Int("running_failed", len(failed)).
 		Int("reservations_dropped", dropped).Msg("executor lost; no longer offering the app")
 	n.appsChanged()
@@ -111,7 +115,7 @@ func (n *NodeMonitor) checkExecutors(timeout time.Duration) {
 	for app, addr := range n.execs.snapshot() {
 		err := n.executors.Alive(addr, timeout)
 		if n.execs.checked(app, addr, err == nil) {
-			n.executorLost(app, addr, err)
+			n.executorLost(app, addr, nil, err)
 		}
 	}
 }

@@ -18,6 +18,15 @@ func Collector(state func() State) prometheus.Collector {
 		g("sparrow_nodemonitor_tasks_running", "Tasks running.", func(s st) float64 { return float64(s.Running) }),
 		g("sparrow_nodemonitor_reservations_queued", "Reservations queued.", func(s st) float64 { return float64(s.Queued) }),
 		c("sparrow_nodemonitor_launches_total", "Tasks launched on executors.", func(s st) float64 { return float64(s.Launches) }),
+		metrics.CounterVec("sparrow_nodemonitor_tasks_ended_total",
+			"Tasks launched here that ended, by outcome: finished (the executor reported it done, by taskDone without STATUS_TASK_FAILED or by tasksFinished), failed (the executor reported STATUS_TASK_FAILED by taskDone, or the task could not be launched: no executor, or launchTask failed), lost (running when its executor was declared lost). Each task is counted once; with sparrow_nodemonitor_tasks_running they add up to sparrow_nodemonitor_launches_total.",
+			[]string{"outcome"}, func(s st) []metrics.Labelled {
+				return []metrics.Labelled{
+					{Labels: []string{"finished"}, Value: float64(s.Finished)},
+					{Labels: []string{"failed"}, Value: float64(s.Failed)},
+					{Labels: []string{"lost"}, Value: float64(s.Lost)},
+				}
+			}),
 		g("sparrow_nodemonitor_apps", "Apps with a registered executor.", func(s st) float64 { return float64(len(s.Apps)) }),
 		metrics.CounterVec("sparrow_nodemonitor_pulls_total",
 			"Pulls made (--short-pull): getTask calls from this node's pull reservations, made only to schedulers advertising a short backlog of an app hosted here (or of any app), by result: task (a task was launched), empty (none: no task answered, or the call failed).",

@@ -163,8 +163,11 @@ func (n *NodeMonitor) now() time.Time { return time.Now() }
 // State is a snapshot of the slot machine, for tests and status output.
 type State struct {
 	Slots, Free, Fetching, Running, Queued int
-	Launches                               uint64
-	Apps                                   []string
+	// Launches counts the tasks launched here; Finished, Failed and Lost
+	// those of them that ended, by how (see outcome): the three and
+	// Running add up to Launches.
+	Launches, Finished, Failed, Lost uint64
+	Apps                             []string
 	// Draining is set from the start of a drain (Drain).
 	Draining bool
 	// PullTasks and PullsEmpty count the pulls (Config.PullRetry) whose
@@ -326,15 +329,16 @@ func (n *NodeMonitor) CancelTaskReservations(ctx context.Context, req *sparrowrp
 // tasks, freeing their slots. Unknown tasks are ignored, so a repeated
 // report cannot free a slot twice.
 func (n *NodeMonitor) TasksFinished(ctx context.Context, tasks []*sparrowrpc.TFullTaskId) error {
-	for _, t := range n.free(tasks) {
+	for _, t := range n.free(tasks, taskFinished) {
 		n.report.finishedID(t)
 	}
 	return nil
 }
 
-// free frees the slots of those of tasks running here, starts fetches
-// for the reservations they can take, and returns the tasks it freed.
-func (n *NodeMonitor) free(tasks []*sparrowrpc.TFullTaskId) []*sparrowrpc.TFullTaskId {
+// free frees the slots of those of tasks running here, counted ended as
+// how, starts fetches for the reservations they can take, and returns the
+// tasks it freed.
+func (n *NodeMonitor) free(tasks []*sparrowrpc.TFullTaskId, how outcome) []*sparrowrpc.TFullTaskId {
 	keys := make([]slots.TaskKey, 0, len(tasks))
 	ids := make([]*sparrowrpc.TFullTaskId, 0, len(tasks))
 	for _, t := range tasks {
@@ -344,7 +348,7 @@ func (n *NodeMonitor) free(tasks []*sparrowrpc.TFullTaskId) []*sparrowrpc.TFullT
 		}
 	}
 	var freed []*sparrowrpc.TFullTaskId
-	for i, ok := range n.slots.finish(keys, n.now()) {
+	for i, ok := range n.slots.finish(keys, n.now(), how) {
 		if ok {
 			freed = append(freed, ids[i])
 		}
@@ -383,7 +387,11 @@ func (n *NodeMonitor) TaskDone(ctx context.Context, app string, taskID *sparrowr
 	if taskID == nil || taskID.SchedulerAddress == nil {
 		return fmt.Errorf("taskDone: task id without a scheduler address")
 	}
-	freed := len(n.free([]*sparrowrpc.TFullTaskId{taskID})) > 0
+	how := taskFinished
+	if status == sparrowrpc.STATUS_TASK_FAILED {
+		how = taskFailed
+	}
+	freed := len(n.free([]*sparrowrpc.TFullTaskId{taskID}, how)) > 0
 	return n.report.done(app, taskID, status, message, freed)
 }
 
@@ -450,7 +458,7 @@ func (n *NodeMonitor) launchStarted(r queue.Reservation, key slots.TaskKey, spec
 	backend, ok := n.execs.lookup(r.App)
 	if !ok {
 		// The executor was lost between fetch and launch.
-		n.slots.finish([]slots.TaskKey{key}, n.now())
+		n.slots.finish([]slots.TaskKey{key}, n.now(), taskFailed)
 		n.report.finished(r.Scheduler, key, r.App)
 		n.report.failed(r, spec.TaskId, fmt.Sprintf("no executor registered for app %q", r.App))
 		n.drive()
@@ -460,7 +468,7 @@ func (n *NodeMonitor) launchStarted(r queue.Reservation, key slots.TaskKey, spec
 	user := &sparrowrpc.TUserGroupInfo{User: r.User, Group: r.Group, Priority: r.Priority}
 	if err := n.executors.LaunchTask(backend, spec.Message, id, user); err != nil {
 		// This task, and any other the executor was running, fail with it.
-		n.executorLost(r.App, backend, fmt.Errorf("launchTask of %s/%s: %w", r.RequestID, spec.TaskId, err))
+		n.executorLost(r.App, backend, &key, fmt.Errorf("launchTask of %s/%s: %w", r.RequestID, spec.TaskId, err))
 	}
 }
 

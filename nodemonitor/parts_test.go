@@ -77,10 +77,10 @@ func TestSlotTable(t *testing.T) {
 				if !st.start(key, ready[0], t0, 0, 0) || st.start(key, ready[1], t0, 0, 0) {
 					t.Fatal("want the first start only")
 				}
-				if got := st.finish([]slots.TaskKey{key, key}, t0); !slices.Equal(got, []bool{true, false}) {
+				if got := st.finish([]slots.TaskKey{key, key}, t0, taskFinished); !slices.Equal(got, []bool{true, false}) {
 					t.Fatalf("finish %v, want one freed", got)
 				}
-			}}, State{Slots: 2, Free: 2, Launches: 1, Apps: []string{"app"}}},
+			}}, State{Slots: 2, Free: 2, Launches: 1, Finished: 1, Apps: []string{"app"}}},
 		{"full queue refused", []step{
 			func(t *testing.T, st *slotTable, _ *schedulerSet) {
 				st.addApp("app", t0)
@@ -110,9 +110,9 @@ func TestSlotTable(t *testing.T) {
 					t.Fatal("idle with a task running")
 				default:
 				}
-				st.finish([]slots.TaskKey{{RequestID: "r", TaskID: "t"}}, t0)
+				st.finish([]slots.TaskKey{{RequestID: "r", TaskID: "t"}}, t0, taskFinished)
 				<-st.idleCh()
-			}}, State{Slots: 2, Free: 2, Launches: 1, Draining: true}},
+			}}, State{Slots: 2, Free: 2, Launches: 1, Finished: 1, Draining: true}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -245,7 +245,7 @@ func TestPullAdvertApps(t *testing.T) {
 			if q := a.nm.State().Queued; q != 1 {
 				t.Fatalf("%d queued, want the pull", q)
 			}
-			a.nm.executorLost("other", otherBackend, errors.New("gone"))
+			a.nm.executorLost("other", otherBackend, nil, errors.New("gone"))
 			synctest.Wait()
 			a.finish("L", "t1")
 			time.Sleep(10 * pullRetry)
@@ -260,7 +260,7 @@ func TestPullAdvertApps(t *testing.T) {
 			}
 			a.job(t, "L", 1, 100, 1, "t1")
 			a.heardFor(4, "other", "zeta") // queued under "other"
-			a.nm.executorLost("other", otherBackend, errors.New("gone"))
+			a.nm.executorLost("other", otherBackend, nil, errors.New("gone"))
 			synctest.Wait()
 			a.finish("L", "t1") // L's slot frees before the retry: nothing to serve
 			if n := a.pulls(); n != 0 {
@@ -273,7 +273,7 @@ func TestPullAdvertApps(t *testing.T) {
 		}, []string{"L/t1", "P/t1"}, 2},
 		{"a node with no executor pulls once one registers", func(t *testing.T, a *awareHarness) {
 			a.sched.script("P", "t1")
-			a.nm.executorLost("app", backend, errors.New("gone"))
+			a.nm.executorLost("app", backend, nil, errors.New("gone"))
 			a.heardFor(4) // any app, but none here
 			time.Sleep(10 * pullRetry)
 			synctest.Wait()

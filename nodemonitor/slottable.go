@@ -13,6 +13,21 @@ import (
 	"github.com/sparrowfleet/sparrow/core/slots"
 )
 
+// outcome is how a task launched here ended.
+type outcome int
+
+// The outcomes of a launched task.
+const (
+	// taskFinished: its executor reported it finished, and not as failed.
+	taskFinished outcome = iota
+	// taskFailed: its executor reported it failed (STATUS_TASK_FAILED),
+	// or it could not be launched (no executor, or launchTask failed).
+	taskFailed
+	// taskLost: it was running when its executor was declared lost.
+	taskLost
+	numOutcomes
+)
+
 // errDraining refuses reservations while the node monitor drains.
 var errDraining = errors.New("node monitor draining: reservations refused")
 
@@ -29,8 +44,11 @@ type slotTable struct {
 	mu       sync.Mutex
 	core     *slots.Core
 	launches uint64
-	clock    taskClock
-	guide    weightGuide
+	// ended counts the tasks launched here that ended, by outcome: each
+	// leaves the running set once, so launches = running + the ended.
+	ended [numOutcomes]uint64
+	clock taskClock
+	guide weightGuide
 	// draining refuses reservations and apps from drain on; idle is
 	// closed once, while draining, no slot fetches or runs.
 	draining bool
@@ -69,6 +87,7 @@ func (t *slotTable) state() State {
 	st := State{
 		Slots: c.Slots(), Free: c.Free(), Fetching: c.Fetching(), Running: c.Running(),
 		Queued: c.Queued(), Launches: t.launches, Apps: apps, Draining: t.draining,
+		Finished: t.ended[taskFinished], Failed: t.ended[taskFailed], Lost: t.ended[taskLost],
 	}
 	if t.pull != nil {
 		st.PullTasks, st.PullsEmpty = t.pull.task, t.pull.empty
@@ -105,11 +124,20 @@ func (t *slotTable) apps() []string {
 
 // removeApp forgets app, drops its queued reservations and fails its
 // running tasks, returning them and how many reservations it dropped.
-func (t *slotTable) removeApp(app string, now time.Time) (failed []slots.RunningTask, dropped int) {
+// They are counted lost, but for launching, the task whose launch found
+// the executor gone, if any, which is counted failed.
+func (t *slotTable) removeApp(app string, now time.Time, launching *slots.TaskKey) (failed []slots.RunningTask, dropped int) {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	dropped = t.core.RemoveApp(app)
 	failed = t.core.FailApp(app)
+	for _, f := range failed {
+		if launching != nil && f.Key == *launching {
+			t.ended[taskFailed]++
+		} else {
+			t.ended[taskLost]++
+		}
+	}
 	t.pullAppRemovedLocked(app, now)
 	if t.short != nil {
 		t.short.appRemoved(app)
@@ -262,10 +290,10 @@ func (t *slotTable) start(key slots.TaskKey, r queue.Reservation, now time.Time,
 	return true
 }
 
-// finish frees the slots of those of keys running here, at now, and
-// reports for each whether it ran here. A key not running frees nothing,
-// so a repeated report cannot free a slot twice.
-func (t *slotTable) finish(keys []slots.TaskKey, now time.Time) []bool {
+// finish frees the slots of those of keys running here, at now, counting
+// them ended as how, and reports for each whether it ran here. A key not
+// running frees nothing, so a repeated report cannot free a slot twice.
+func (t *slotTable) finish(keys []slots.TaskKey, now time.Time, how outcome) []bool {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	freed := make([]bool, len(keys))
@@ -274,6 +302,7 @@ func (t *slotTable) finish(keys []slots.TaskKey, now time.Time) []bool {
 		if t.core.Finished(k) {
 			freed[i] = true
 			n++
+			t.ended[how]++
 			if t.short != nil {
 				t.noteAdvert(t.short.ended(k, now, !t.draining))
 			}

@@ -61,17 +61,22 @@ func (s *Scheduler) SendFrontendMessage(ctx context.Context, app string, taskID 
 }
 
 // deliver is deliverCtx for the scheduler's own reports (failed and lost
-// tasks), which no caller waits on.
+// tasks), which no caller waits on. Each such report ends its task here
+// (frontendjobs.go).
 func (s *Scheduler) deliver(app string, taskID *sparrowrpc.TFullTaskId, status int32, message []byte) error {
-	return s.deliverCtx(context.Background(), app, taskID, status, message)
+	err := s.deliverCtx(context.Background(), app, taskID, status, message)
+	s.mu.Lock()
+	s.front.jobs.taskEnded(app, taskID.GetRequestId(), s.now())
+	s.mu.Unlock()
+	return err
 }
 
-// deliverCtx sends one message to app's frontend through its link. Drops
-// and failures are counted and summarised by the sweep, not logged here
-// (but at debug level), so that a frontend that went away cannot flood
-// the log.
+// deliverCtx sends one message to its job's frontend (frontendBook.lookup)
+// through its link. Drops and failures are counted and summarised by the
+// sweep, not logged here (but at debug level), so that a frontend that
+// went away cannot flood the log.
 func (s *Scheduler) deliverCtx(ctx context.Context, app string, taskID *sparrowrpc.TFullTaskId, status int32, message []byte) error {
-	addr, l, probe, err := s.acquire(ctx, app)
+	addr, l, probe, err := s.acquire(ctx, app, taskID.GetRequestId())
 	if err != nil {
 		s.log.Debug().Err(err).Str("app", app).Int32("status", status).Msg("frontend message dropped")
 		return err
@@ -100,11 +105,12 @@ func (s *Scheduler) deliverCtx(ctx context.Context, app string, taskID *sparrowr
 	return nil
 }
 
-// acquire finds app's frontend and takes an in-flight slot on its link,
-// waiting for one up to the call timeout. It returns why not if the
-// message is to be dropped: no frontend, the frontend is down (and is
-// deregistered if down for Config.FrontendDeadAfter), or no slot freed.
-func (s *Scheduler) acquire(ctx context.Context, app string) (string, *frontendLink, bool, error) {
+// acquire finds the frontend of app's job request and takes an in-flight
+// slot on its link, waiting for one up to the call timeout. It returns
+// why not if the message is to be dropped: no frontend, the frontend is
+// down (and is deregistered if down for Config.FrontendDeadAfter), or no
+// slot freed.
+func (s *Scheduler) acquire(ctx context.Context, app, request string) (string, *frontendLink, bool, error) {
 	var timer *time.Timer
 	defer func() {
 		if timer != nil {
@@ -114,7 +120,7 @@ func (s *Scheduler) acquire(ctx context.Context, app string) (string, *frontendL
 	for {
 		s.mu.Lock()
 		b := &s.front.links
-		addr, ok := s.front.lookup(app)
+		addr, ok := s.front.lookup(app, request)
 		if !ok {
 			b.noFrontend(app)
 			s.mu.Unlock()
@@ -167,32 +173,34 @@ func (s *Scheduler) acquire(ctx context.Context, app string) (string, *frontendL
 }
 
 // deregisterAndUnlock removes every app registered at addr, whose frontend has
-// been unreachable for Config.FrontendDeadAfter, forgets its link and
-// connections, and logs one line (if any app was registered there).
+// been unreachable for Config.FrontendDeadAfter, and every job naming it,
+// forgets its link and connections, and logs one line (if any app or job
+// was there).
 func (s *Scheduler) deregisterAndUnlock(addr string, now time.Time) {
-	apps := s.front.deregister(addr)
+	apps, jobs := s.front.deregister(addr)
 	b := &s.front.links
 	r := b.forget(addr, now)
-	if len(apps) > 0 {
+	if len(apps) > 0 || jobs > 0 {
 		b.stats.Deregistered++
 	}
 	s.mu.Unlock()
 	s.peers.fronts.Forget(addr)
-	if len(apps) == 0 {
+	if len(apps) == 0 && jobs == 0 {
 		// Its apps registered elsewhere since: nothing to tell.
 		s.log.Debug().Str("frontend", addr).Uint64("dropped", r.total()).Msg("unreachable frontend address forgotten")
 		return
 	}
 	logged := apps[:min(len(apps), maxLoggedApps)]
-	s.log.Warn().Str("frontend", addr).Strs("apps", logged).Int("app_count", len(apps)).
+	s.log.Warn().Str("frontend", addr).Strs("apps", logged).Int("app_count", len(apps)).Int("jobs", jobs).
 		Dur("unreachable_for", now.Sub(r.downSince)).Uint64("dropped", r.total()).
 		Uint64("failed", r.dropped[dropFailed]).Uint64("unreachable", r.dropped[dropUnreachable]).
 		Uint64("inflight", r.dropped[dropInflight]).
-		Msg("frontend unreachable too long: its apps are deregistered and their messages dropped until it registers again")
+		Msg("frontend unreachable too long: its apps are deregistered, and their messages dropped until it registers again; the jobs naming it are forgotten")
 }
 
-// sweepFrontends deregisters frontends down for Config.FrontendDeadAfter
-// and logs, at most once per frontendLogInterval per frontend, how many
+// sweepFrontends deregisters frontends down for Config.FrontendDeadAfter,
+// forgets the jobs that named their frontend and ended jobFrontendLinger
+// ago, and logs, at most once per frontendLogInterval per frontend, how many
 // messages were dropped since the last line and why. Sweep calls it.
 func (s *Scheduler) sweepFrontends(now time.Time) {
 	s.mu.Lock()
@@ -205,6 +213,7 @@ func (s *Scheduler) sweepFrontends(now time.Time) {
 			s.mu.Lock()
 		}
 	}
+	s.front.jobs.expire(now)
 	reports := b.reports(now)
 	n, app := b.noFrontendReport(now)
 	s.mu.Unlock()

@@ -219,7 +219,7 @@ func TestNodeLostToGoneFrontendIsBounded(t *testing.T) {
 		const tasks = 5000
 		c.s.mu.Lock()
 		for i := range tasks {
-			c.s.running.track("10.0.0.1:20502", runningTask{app: app, request: "r", task: fmt.Sprint("t", i)}, 0)
+			c.s.running.track("10.0.0.1:20502", runningTask{app: app, request: "r", task: fmt.Sprint("t", i)}, 0, time.Time{})
 		}
 		c.s.mu.Unlock()
 		c.s.NodeLost("10.0.0.1:20502")

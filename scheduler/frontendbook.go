@@ -7,14 +7,17 @@ import (
 
 // frontendBook is the frontend links part: the frontend each app
 // registered (one per app, the latest registration wins, at most
-// maxApps apps, maxFrontends by default) and the link to each frontend
-// address (linkBook, frontendlink.go).
+// maxApps apps, maxFrontends by default), the jobs that named their own
+// frontend (jobBook, frontendjobs.go), and the link to each frontend
+// address (linkBook, frontendlink.go). A job's own frontend comes before
+// its app's.
 //
 // It has no lock of its own: it is not safe for concurrent use, and its
 // owner serialises every call.
 type frontendBook struct {
 	apps    map[string]string // app -> FrontendService address
 	maxApps int
+	jobs    jobBook
 	links   linkBook
 }
 
@@ -25,7 +28,7 @@ func newFrontendBook(maxInflight int, deadAfter time.Duration, jitter func(time.
 	if deadAfter == 0 {
 		deadAfter = DefaultFrontendDeadAfter
 	}
-	return frontendBook{apps: make(map[string]string), maxApps: maxFrontends, links: newLinkBook(maxInflight, deadAfter, jitter)}
+	return frontendBook{apps: make(map[string]string), maxApps: maxFrontends, jobs: newJobBook(), links: newLinkBook(maxInflight, deadAfter, jitter)}
 }
 
 // register sends app's messages to addr from now on. A registration may
@@ -40,23 +43,47 @@ func (f *frontendBook) register(app, addr string) error {
 	return nil
 }
 
-// lookup returns app's frontend address.
-func (f *frontendBook) lookup(app string) (string, bool) {
+// addJob sends the messages of job (app, request), of tasks tasks, to
+// addr from now on. A job comes from a frontend live at addr a moment
+// ago, so a link to addr that is down starts afresh, as a registration
+// makes it; revived says so, for the caller to drop the connections
+// kept to the old one.
+func (f *frontendBook) addJob(app, request, addr string, tasks int) (revived bool, err error) {
+	if err := f.jobs.add(app, request, addr, tasks); err != nil {
+		return false, err
+	}
+	if f.links.isDown(addr) {
+		f.links.reset(addr)
+		return true, nil
+	}
+	return false, nil
+}
+
+// lookup returns the frontend address of job (app, request): the one the
+// job named, else its app's registered one.
+func (f *frontendBook) lookup(app, request string) (string, bool) {
+	if addr, ok := f.jobs.lookup(app, request); ok {
+		return addr, true
+	}
 	addr, ok := f.apps[app]
 	return addr, ok
 }
 
-// deregister removes every app registered at addr and returns them.
-func (f *frontendBook) deregister(addr string) []string {
-	var apps []string
+// deregister removes every app registered at addr, and every job naming
+// it, and returns those apps and how many jobs.
+func (f *frontendBook) deregister(addr string) (apps []string, jobs int) {
 	for app, a := range f.apps {
 		if a == addr {
 			delete(f.apps, app)
 			apps = append(apps, app)
 		}
 	}
-	return apps
+	return apps, f.jobs.forgetAddr(addr)
 }
 
 // snapshot returns the links' counts and gauges.
-func (f *frontendBook) snapshot() FrontendStats { return f.links.snapshot(len(f.apps)) }
+func (f *frontendBook) snapshot() FrontendStats {
+	st := f.links.snapshot(len(f.apps))
+	st.Jobs = f.jobs.len()
+	return st
+}

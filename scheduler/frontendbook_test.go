@@ -35,14 +35,14 @@ func TestFrontendBook(t *testing.T) {
 				}
 			}
 			if tt.deregister != "" {
-				gone := f.deregister(tt.deregister)
+				gone, _ := f.deregister(tt.deregister)
 				slices.Sort(gone)
 				if !slices.Equal(gone, tt.wantGone) {
 					t.Fatalf("deregistered %v, want %v", gone, tt.wantGone)
 				}
 			}
 			for app, addr := range tt.want {
-				if got, ok := f.lookup(app); !ok || got != addr {
+				if got, ok := f.lookup(app, "any request"); !ok || got != addr {
 					t.Fatalf("%s -> %q, %v; want %q", app, got, ok, addr)
 				}
 			}

@@ -21,9 +21,11 @@ import "time"
 //     in that time), whose latest delivery failed within the last
 //     frontendBackoffMax, is dead (a link quiet for longer is probed by
 //     its next message first; deadAt says why): every app registered at that address is
-//     deregistered and the link forgotten. Messages for those apps are
-//     then refused at once as having no frontend, as for an app that never
-//     registered, until a frontend registers again.
+//     deregistered, every job naming that address forgotten, and the link
+//     forgotten. Messages for those apps are then refused at once as
+//     having no frontend, as for an app that never registered, until a
+//     frontend registers again; those jobs' messages go by their app's
+//     registration.
 //   - Drops are logged at most once per frontendLogInterval per link, with
 //     their counts since the last line, by the sweep; never once per
 //     message.
@@ -115,6 +117,9 @@ type FrontendStats struct {
 	// Apps is the number of apps with a registered frontend (at most
 	// 65,536).
 	Apps int
+	// Jobs is the number of jobs kept with the frontend address they
+	// named (frontendjobs.go).
+	Jobs int
 	// Inflight is the number of messages being delivered now; Waiting
 	// the messages waiting for an in-flight slot; Links the links kept
 	// (frontends with messages in flight, down, or with drops not yet
@@ -305,6 +310,12 @@ func (b *linkBook) tidy(addr string, l *frontendLink, now time.Time) {
 	if l.gone || (!l.down && !l.hasPending() && now.Sub(l.lastLog) >= frontendLogInterval) {
 		delete(b.links, addr)
 	}
+}
+
+// isDown reports whether addr's link is down.
+func (b *linkBook) isDown(addr string) bool {
+	l := b.links[addr]
+	return l != nil && l.down
 }
 
 // reset makes addr's link up, as for a frontend that just registered

@@ -31,8 +31,10 @@ import (
 	"context"
 	"fmt"
 	"math"
+	"net"
 	"reflect"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -97,7 +99,30 @@ func seedRequests() []*sparrowrpc.TSchedulingRequest {
 		{App: "spark", User: user, Constraints: []*sparrowrpc.TConstraint{{Op: "exists"}}},
 		{App: "spark", User: user, Constraints: []*sparrowrpc.TConstraint{{Key: "k", Op: "="}}},
 		{App: "spark", User: user, Constraints: slices.Repeat([]*sparrowrpc.TConstraint{{Key: "k", Op: "exists"}}, maxConstraints+1)},
+		{App: "spark", User: user, Tasks: []*sparrowrpc.TTaskSpec{task("t", nil, nil)}, FrontendAddress: ptr("10.0.0.7:50201")},
+		{App: "spark", User: user, Tasks: []*sparrowrpc.TTaskSpec{task("t", nil, nil)}, FrontendAddress: ptr("0.0.0.0:50201")},
+		{App: "spark", User: user, FrontendAddress: ptr("frontend")},
+		{App: "spark", User: user, FrontendAddress: ptr("[::]:1")},
 	}
+}
+
+// FuzzParseFrontendAddress: a job's frontendAddress is accepted exactly
+// when it meets its documented rules (validFrontendAddress), never with a
+// panic, and a refusal names the problem.
+func FuzzParseFrontendAddress(f *testing.F) {
+	for _, seed := range []string{"10.0.0.7:50201", "fe.example:1", "[fd00::1]:50201", "0.0.0.0:1", "[::]:1", ":1",
+		"h:0", "h:65536", "h:+80", "h", "", "[::1", strings.Repeat("h", maxIDBytes) + ":1"} {
+		f.Add(seed)
+	}
+	f.Fuzz(func(t *testing.T, addr string) {
+		err := ParseFrontendAddress(addr)
+		if valid := validFrontendAddress(addr); valid != (err == nil) {
+			t.Fatalf("ParseFrontendAddress(%q) = %v; the rules say valid = %v", addr, err, valid)
+		}
+		if err != nil && !strings.Contains(err.Error(), "frontend") {
+			t.Fatalf("refusal %q does not say it is about the frontend address", err)
+		}
+	})
 }
 
 // seedRatios are Ratios for the corpora, valid and not.
@@ -318,7 +343,28 @@ func validRequest(req *sparrowrpc.TSchedulingRequest, ratios Ratios) (bool, stri
 	if r := wantRatio(req, ratios); math.IsNaN(r) || r < 1 || r > placement.MaxProbeRatio {
 		return false, fmt.Sprintf("gets the bad probe ratio %v", r)
 	}
+	if req.FrontendAddress != nil && !validFrontendAddress(*req.FrontendAddress) {
+		return false, "has a bad frontend address"
+	}
 	return true, ""
+}
+
+// validFrontendAddress is ParseFrontendAddress's contract, written out
+// independently: host:port within maxIDBytes, a port in 1..65535 as
+// strconv.Atoi reads it, and a host neither empty nor an unspecified IP.
+func validFrontendAddress(addr string) bool {
+	if len(addr) > maxIDBytes {
+		return false
+	}
+	host, port, err := net.SplitHostPort(addr)
+	if err != nil || host == "" {
+		return false
+	}
+	if p, err := strconv.Atoi(port); err != nil || p < 1 || p > 65535 {
+		return false
+	}
+	ip := net.ParseIP(host)
+	return ip == nil || !(ip.Equal(net.IPv4zero) || ip.Equal(net.IPv6zero))
 }
 
 // checkJob checks an accepted request's Job.
@@ -394,6 +440,9 @@ func checkJob(t *testing.T, req *sparrowrpc.TSchedulingRequest, ratios Ratios, j
 		if c.Key != rc.Key || c.Op != rc.Op || !slices.Equal(c.Values, rc.Values) {
 			fail("constraint %d is %v, not the request's", i, c)
 		}
+	}
+	if want := req.GetFrontendAddress(); job.FrontendAddress != want {
+		fail("frontend address %q, want %q", job.FrontendAddress, want)
 	}
 	if job.Constrained() != isConstrained(req) {
 		fail("Constrained() = %v", job.Constrained())

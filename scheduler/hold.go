@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/sparrowfleet/sparrow/core/placement"
+	"github.com/sparrowfleet/sparrow/internal/metrics"
 )
 
 // Holding submitJob calls on a saturated fleet.
@@ -109,29 +110,8 @@ type HoldStats struct {
 	// LoadReports counts node monitors' load reports taken for admission.
 	LoadReports uint64
 	// Seconds is how long held calls were held, from submission to
-	// answer: cumulative counts per HoldBuckets bound, their count and
-	// their sum.
-	Seconds HoldHistogram
-}
-
-// HoldHistogram is a cumulative histogram over HoldBuckets.
-type HoldHistogram struct {
-	Count   uint64
-	Sum     float64
-	Buckets []uint64 // Buckets[i] counts observations <= HoldBuckets[i]
-}
-
-func (h *HoldHistogram) observe(sec float64) {
-	if h.Buckets == nil {
-		h.Buckets = make([]uint64, len(HoldBuckets))
-	}
-	h.Count++
-	h.Sum += sec
-	for i, b := range HoldBuckets {
-		if sec <= b {
-			h.Buckets[i]++
-		}
-	}
+	// answer, over HoldBuckets.
+	Seconds metrics.Distribution
 }
 
 // holdingLocked reports whether r's submitJob call is still held.

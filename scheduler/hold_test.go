@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"regexp"
-	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -320,24 +319,6 @@ func TestHoldDisabledKeepsTheOldPath(t *testing.T) {
 			t.Fatalf("hold stats %+v with holding disabled", st.Hold)
 		}
 	})
-}
-
-func TestHoldHistogramIsCumulative(t *testing.T) {
-	var h HoldHistogram
-	for _, s := range []float64{0.005, 0.3, 4, 100} {
-		h.observe(s)
-	}
-	want := make([]uint64, len(HoldBuckets))
-	for i, b := range HoldBuckets {
-		for _, s := range []float64{0.005, 0.3, 4, 100} {
-			if s <= b {
-				want[i]++
-			}
-		}
-	}
-	if h.Count != 4 || h.Sum != 104.305 || !slices.Equal(h.Buckets, want) {
-		t.Fatalf("histogram %+v, want buckets %v", h, want)
-	}
 }
 
 // Held jobs are placed in the order they were held: as queue positions

@@ -211,7 +211,7 @@ func (b *holdBook) finish(h *holdState, now time.Time, placed bool) {
 	b.signalHead() // the next in line, if h was the head
 	b.held--
 	d := now.Sub(h.start)
-	b.stats.Seconds.observe(d.Seconds())
+	b.stats.Seconds.Observe(HoldBuckets, d.Seconds())
 	if placed {
 		if b.waited == 0 {
 			b.waited = d
@@ -243,6 +243,6 @@ func (b *holdBook) saturated(now time.Time, window time.Duration) bool {
 func (b *holdBook) snapshot() HoldStats {
 	st := b.stats
 	st.Held = b.held
-	st.Seconds.Buckets = append([]uint64(nil), b.stats.Seconds.Buckets...)
+	st.Seconds = b.stats.Seconds.Clone()
 	return st
 }

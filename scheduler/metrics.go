@@ -6,6 +6,20 @@ import (
 	"github.com/sparrowfleet/sparrow/internal/metrics"
 )
 
+// DelayBuckets are the upper bounds, in seconds, of the scheduling-delay
+// histogram (Stats.LaunchDelay): from a millisecond, where an idle fleet
+// hands tasks out, to half an hour, which only a backlogged fleet's queues
+// reach. Up to 10 s each bound is 2 to 2.5 times the one before, so a
+// quantile read from them is within that factor of the true one; past it
+// the bounds are wider.
+var DelayBuckets = []float64{0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 300, 1800}
+
+// ResponseBuckets are the upper bounds, in seconds, of the task-response
+// histogram (Stats.ResponseSeconds): from 10 ms, the shortest tasks'
+// scheduling and run time, to six hours, for long batch tasks. Up to 10 s
+// each bound is 2 to 2.5 times the one before; past it, 2 to 5 times.
+var ResponseBuckets = []float64{0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 300, 900, 1800, 3600, 7200, 21600}
+
 // Collector exposes a scheduler's counters to Prometheus: its placements,
 // offers and reservations, the holds and refusals of a saturated fleet
 // (hold.go, admission.go), its messages to frontends (frontendlink.go) and
@@ -19,7 +33,11 @@ func Collector(stats func() Stats) prometheus.Collector {
 		c("sparrow_scheduler_jobs_submitted_total", "Jobs accepted by submitJob.", func(s st) float64 { return float64(s.JobsSubmitted) }),
 		c("sparrow_scheduler_tasks_submitted_total", "Tasks in accepted jobs.", func(s st) float64 { return float64(s.TasksSubmitted) }),
 		c("sparrow_scheduler_tasks_launched_total", "Tasks handed to node monitors by getTask or taken as offers.", func(s st) float64 { return float64(s.TasksLaunched) }),
-		c("sparrow_scheduler_launch_delay_seconds_total", "Scheduling delay summed over the launched tasks, from each job's submission to the task's hand-out; divided by sparrow_scheduler_tasks_launched_total it is the mean delay.", func(s st) float64 { return s.LaunchDelaySeconds }),
+		c("sparrow_scheduler_launch_delay_seconds_total", "Scheduling delay summed over the launched tasks, from each job's submission to the task's hand-out; divided by sparrow_scheduler_tasks_launched_total it is the mean delay (sparrow_scheduler_scheduling_delay_seconds has its distribution).", func(s st) float64 { return s.LaunchDelaySeconds }),
+		metrics.Histogram("sparrow_scheduler_scheduling_delay_seconds", "Scheduling delay of the launched tasks, from each job's submission to this scheduler to the task's hand-out by getTask or a taken offer; histogram_quantile(0.99, ...) of its rate is the p99.", DelayBuckets,
+			func(s st) metrics.Distribution { return s.LaunchDelay }),
+		metrics.Histogram("sparrow_scheduler_task_response_seconds", "Response of the launched tasks as this scheduler sees it, from each job's submission to the node monitor's report that the task finished (tasks reported lost are not counted).", ResponseBuckets,
+			func(s st) metrics.Distribution { return s.ResponseSeconds }),
 		c("sparrow_scheduler_gettask_empty_total", "getTask calls answered with no task.", func(s st) float64 { return float64(s.EmptyGetTasks) }),
 		c("sparrow_scheduler_offers_total", "Tasks offered with reservations for an idle node monitor to launch at once.", func(s st) float64 { return float64(s.OffersMade) }),
 		c("sparrow_scheduler_offers_taken_total", "Offered tasks launched at once, or in doubt and then said taken (or counted launched where the node monitor could not be asked or had restarted).", func(s st) float64 { return float64(s.OffersTaken) }),
@@ -50,9 +68,7 @@ func Collector(stats func() Stats) prometheus.Collector {
 		c("sparrow_scheduler_admission_refusals_total", "Jobs refused as saturated because their expected queue wait stayed above --max-queue-wait (also counted in sparrow_scheduler_saturation_refusals_total).", func(s st) float64 { return float64(s.Hold.AdmissionRefused) }),
 		c("sparrow_scheduler_load_reports_total", "Node monitors' load reports taken for admission by expected queue wait (only with --max-queue-wait).", func(s st) float64 { return float64(s.Hold.LoadReports) }),
 		metrics.Histogram("sparrow_scheduler_hold_seconds", "How long held submitJob calls were held, from submission to answer.", HoldBuckets,
-			func(s st) (uint64, float64, []uint64) {
-				return s.Hold.Seconds.Count, s.Hold.Seconds.Sum, s.Hold.Seconds.Buckets
-			}),
+			func(s st) metrics.Distribution { return s.Hold.Seconds }),
 
 		// Messages to frontends.
 		c("sparrow_scheduler_frontend_messages_delivered_total", "Task messages a frontend accepted.", func(s st) float64 { return float64(s.Frontend.Delivered) }),

@@ -96,7 +96,10 @@ func (s *Scheduler) TasksFinished(ctx context.Context, nm *sparrowrpc.THostPort,
 			continue
 		}
 		rt := runningTask{app: t.AppId, request: t.RequestId, task: t.TaskId}
-		s.running.finished(addr, rt)
+		if _, submitted, ok := s.running.finished(addr, rt); ok {
+			s.stats.ResponseSeconds.Observe(ResponseBuckets, s.now().Sub(submitted).Seconds())
+			s.front.jobs.taskEnded(t.AppId, t.RequestId, s.now())
+		}
 		s.short.finished(rt, s.now())
 	}
 	return nil
@@ -167,7 +170,7 @@ func (s *Scheduler) nodeLostOf(addr string, only map[runningTask]struct{}) {
 }
 
 // reportLost delivers STATUS_TASK_LOST for the tasks lost with addr.
-func (s *Scheduler) reportLost(addr string, lost map[runningTask]int64) {
+func (s *Scheduler) reportLost(addr string, lost map[runningTask]handout) {
 	if len(lost) == 0 {
 		return
 	}

@@ -1,6 +1,10 @@
 package scheduler
 
-import "github.com/sparrowfleet/sparrow/thrift/gen-go/sparrowrpc"
+import (
+	"time"
+
+	"github.com/sparrowfleet/sparrow/thrift/gen-go/sparrowrpc"
+)
 
 // maxTracked bounds the launched-but-unfinished tasks a scheduler
 // remembers; past it, new launches are not tracked (and so would not be
@@ -49,9 +53,17 @@ type runningTask struct {
 	app, request, task string
 }
 
+// handout is how a tracked task was handed out: by which fetch (0 for
+// none), and when its job was submitted here (Unix nanoseconds), so that
+// its finished report measures the task's response.
+type handout struct {
+	fetch     int64
+	submitted int64
+}
+
 // runningBook is the lost-node bookkeeping: the tasks this scheduler
 // launched on each node monitor and not yet reported finished (with the
-// fetch that handed each out, 0 for none), so that they can be reported
+// fetch that handed each out, 0 for none, and its job's submission), so that they can be reported
 // lost with their node, and the tasks so reported, whose later messages
 // are dropped so that a frontend never hears "lost" and then "done". It
 // keeps the fetch memory (fetchBook, fetch.go) with them: a fetch that
@@ -61,7 +73,7 @@ type runningTask struct {
 // It has no lock of its own: it is not safe for concurrent use, and its
 // owner serialises every call.
 type runningBook struct {
-	byNode  map[string]map[runningTask]int64
+	byNode  map[string]map[runningTask]handout
 	tracked int // entries in byNode
 	lost    lostSet
 	fetches fetchBook
@@ -72,45 +84,48 @@ type runningBook struct {
 }
 
 // track records t launched on node addr, handed out by fetch (0: none),
-// unless maxTracked tasks are tracked already.
-func (b *runningBook) track(addr string, t runningTask, fetch int64) {
+// of a job submitted at submitted, unless maxTracked tasks are tracked
+// already.
+func (b *runningBook) track(addr string, t runningTask, fetch int64, submitted time.Time) {
 	if b.tracked >= maxTracked {
 		b.untracked++
 		return
 	}
 	if b.byNode == nil {
-		b.byNode = make(map[string]map[runningTask]int64)
+		b.byNode = make(map[string]map[runningTask]handout)
 	}
 	m := b.byNode[addr]
 	if m == nil {
-		m = make(map[runningTask]int64)
+		m = make(map[runningTask]handout)
 		b.byNode[addr] = m
 	}
-	m[t] = fetch
+	m[t] = handout{fetch: fetch, submitted: submitted.UnixNano()}
 	b.tracked++
 }
 
 // fetchOf returns the fetch that handed out t, tracked as running on
 // addr, and whether it is tracked there.
 func (b *runningBook) fetchOf(addr string, t runningTask) (int64, bool) {
-	f, ok := b.byNode[addr][t]
-	return f, ok
+	h, ok := b.byNode[addr][t]
+	return h.fetch, ok
 }
 
 // finished forgets t, which addr reports finished, and the fetch that
-// handed it out, which it returns, if it was tracked there.
-func (b *runningBook) finished(addr string, t runningTask) (fetch int64, ok bool) {
+// handed it out, if it was tracked there; it returns that fetch and when
+// t's job was submitted.
+func (b *runningBook) finished(addr string, t runningTask) (fetch int64, submitted time.Time, ok bool) {
 	m := b.byNode[addr]
-	fetch, ok = m[t]
-	if ok {
-		delete(m, t)
-		b.tracked--
-		if len(m) == 0 {
-			delete(b.byNode, addr)
-		}
-		b.fetches.forget(addr, fetch)
+	h, ok := m[t]
+	if !ok {
+		return 0, time.Time{}, false
 	}
-	return fetch, ok
+	delete(m, t)
+	b.tracked--
+	if len(m) == 0 {
+		delete(b.byNode, addr)
+	}
+	b.fetches.forget(addr, h.fetch)
+	return h.fetch, time.Unix(0, h.submitted), true
 }
 
 // fetchAgain looks up fetch of node monitor addr. known is false for a
@@ -161,16 +176,16 @@ func (b *runningBook) snapshot(addr string) map[runningTask]struct{} {
 // only non-nil, just the tasks of only that are still tracked there are
 // lost: those running when the node monitor was seen to go, not those a
 // new process at the same address launched since.
-func (b *runningBook) nodeLost(addr string, only map[runningTask]struct{}) map[runningTask]int64 {
+func (b *runningBook) nodeLost(addr string, only map[runningTask]struct{}) map[runningTask]handout {
 	lost := b.byNode[addr]
 	if only == nil {
 		delete(b.byNode, addr)
 	} else {
 		on := lost
-		lost = make(map[runningTask]int64)
-		for t, fetch := range on {
+		lost = make(map[runningTask]handout)
+		for t, h := range on {
 			if _, ok := only[t]; ok {
-				lost[t] = fetch
+				lost[t] = h
 				delete(on, t)
 			}
 		}
@@ -180,9 +195,9 @@ func (b *runningBook) nodeLost(addr string, only map[runningTask]struct{}) map[r
 	}
 	b.tracked -= len(lost)
 	b.lostTasks += uint64(len(lost))
-	for t, fetch := range lost {
+	for t, h := range lost {
 		b.lost.add(t)
-		b.fetches.forget(addr, fetch)
+		b.fetches.forget(addr, h.fetch)
 	}
 	return lost
 }

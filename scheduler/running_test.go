@@ -3,6 +3,7 @@ package scheduler
 import (
 	"strconv"
 	"testing"
+	"time"
 
 	"github.com/sparrowfleet/sparrow/thrift/gen-go/sparrowrpc"
 )
@@ -72,14 +73,14 @@ func TestRunningBook(t *testing.T) {
 			for i, st := range tt.steps {
 				switch st.op {
 				case "track":
-					b.track(st.addr, st.task, int64(i+1))
+					b.track(st.addr, st.task, int64(i+1), time.Unix(int64(i+1), 0))
 				case "finish":
-					fetch, ok := b.finished(st.addr, st.task)
+					fetch, submitted, ok := b.finished(st.addr, st.task)
 					if ok != st.want {
 						t.Fatalf("step %d: finished = %v, want %v", i, ok, st.want)
 					}
-					if ok && fetch == 0 {
-						t.Fatalf("step %d: the fetch that handed the task out is lost", i)
+					if ok && (fetch == 0 || submitted.Unix() != fetch) {
+						t.Fatalf("step %d: finished gave fetch %d submitted at %v; the handout tracked is lost", i, fetch, submitted)
 					}
 				case "snapshot":
 					snap = b.snapshot(st.addr)
@@ -208,11 +209,11 @@ func TestRunningBookFetches(t *testing.T) {
 						t.Fatalf("step %d: known %v pending %v spec %v; want %v %v %v", i, known, pending, spec, st.known, st.pending, st.again)
 					}
 				case "track":
-					b.track(st.addr, st.task, st.fetch)
+					b.track(st.addr, st.task, st.fetch, time.Time{})
 				case "answer":
 					b.fetchAnswered(st.addr, st.fetch, st.task, &sparrowrpc.TTaskLaunchSpec{TaskId: st.task.task})
 				case "finish":
-					if _, ok := b.finished(st.addr, st.task); !ok {
+					if _, _, ok := b.finished(st.addr, st.task); !ok {
 						t.Fatalf("step %d: %v was not tracked", i, st.task)
 					}
 				case "lose":

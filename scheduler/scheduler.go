@@ -15,6 +15,7 @@ import (
 
 	"github.com/sparrowfleet/sparrow/core/placement"
 	"github.com/sparrowfleet/sparrow/core/shortjobs"
+	"github.com/sparrowfleet/sparrow/internal/metrics"
 	"github.com/sparrowfleet/sparrow/internal/rpc"
 	"github.com/sparrowfleet/sparrow/thrift/gen-go/sparrowrpc"
 )
@@ -195,9 +196,16 @@ type Stats struct {
 	// TasksLaunched, each task's scheduling delay: from its job's
 	// submission to this scheduler to the task's hand-out.
 	LaunchDelaySeconds float64
-	EmptyGetTasks      uint64
-	Reservations       uint64
-	EnqueueFailures    uint64
+	// LaunchDelay is the same delays' distribution over DelayBuckets.
+	LaunchDelay metrics.Distribution
+	// ResponseSeconds is the distribution, over ResponseBuckets, of the
+	// tracked tasks' response: from their job's submission here to their
+	// node monitor's finished report. Tasks reported lost, and launches
+	// past the tracking bound (Untracked), are not in it.
+	ResponseSeconds metrics.Distribution
+	EmptyGetTasks   uint64
+	Reservations    uint64
+	EnqueueFailures uint64
 	// EnqueueBusy counts enqueues put off because every connection of
 	// the scheduler's own pool to the node was in use; they are sent
 	// again, not counted as failures.
@@ -345,6 +353,7 @@ func (s *Scheduler) Stats() Stats {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	st := s.stats
+	st.LaunchDelay, st.ResponseSeconds = s.stats.LaunchDelay.Clone(), s.stats.ResponseSeconds.Clone()
 	st.ActiveRequests = s.book.len()
 	if s.pull != nil {
 		st.PullsAnswered, st.PulledTasks = s.pull.answered, s.pull.pulled
@@ -399,6 +408,12 @@ func (s *Scheduler) SubmitJob(ctx context.Context, req *sparrowrpc.TSchedulingRe
 		s.mu.Unlock()
 		return drainRefusal()
 	}
+	if job.FrontendAddress != "" {
+		if err := s.front.jobs.room(); err != nil {
+			s.mu.Unlock()
+			return incomplete("app %q: %v; retry later", job.App, err)
+		}
+	}
 	id, err := s.book.newID(job.RequestID)
 	if err != nil {
 		s.mu.Unlock()
@@ -436,6 +451,7 @@ func (s *Scheduler) SubmitJob(ctx context.Context, req *sparrowrpc.TSchedulingRe
 	s.gate.adm.admitted(probes)
 	counted := countHeldLocked(r, probes)
 	s.book.add(r)
+	s.addJobFrontendLocked(job, id)
 	s.pullSubmittedLocked(r)
 	offers := s.planOffersLocked(r, probes)
 	var relaxed []placement.Probe
@@ -454,9 +470,35 @@ func (s *Scheduler) SubmitJob(ctx context.Context, req *sparrowrpc.TSchedulingRe
 	s.enqueueOffers(r, probes, offers, counted)
 	s.enqueue(r, relaxed)
 	if r.hold != nil {
-		return s.await(ctx, r)
+		err := s.await(ctx, r)
+		if err != nil && job.FrontendAddress != "" {
+			// Refused whole: none of its tasks will have a message.
+			s.mu.Lock()
+			s.front.jobs.withdraw(job.App, id)
+			s.mu.Unlock()
+		}
+		return err
 	}
 	return nil
+}
+
+// addJobFrontendLocked keeps the frontend address job, accepted as request
+// id, named, if any (frontendjobs.go). SubmitJob checked for room under
+// the same hold of mu.
+func (s *Scheduler) addJobFrontendLocked(job Job, id string) {
+	if job.FrontendAddress == "" {
+		return
+	}
+	revived, err := s.front.addJob(job.App, id, job.FrontendAddress, len(job.Tasks))
+	if err != nil {
+		s.log.Error().Err(err).Str("request", id).Msg("job's frontend address not kept; its messages go by its app's registration")
+		return
+	}
+	if revived {
+		// As for a registration: the connections kept to the address may
+		// be to a process that has gone.
+		s.peers.fronts.Forget(job.FrontendAddress)
+	}
 }
 
 // busyRetry is the least pause before an enqueue our own pool could not
@@ -688,10 +730,12 @@ func (s *Scheduler) getTask(requestID, addr string, fetch int64) []*sparrowrpc.T
 // for none) or a taken offer: tracked as running there, and counted.
 func (s *Scheduler) launchedLocked(r *request, idx int, addr string, fetch int64) {
 	s.steer.served(r, addr, s.now())
-	s.running.track(addr, runningTask{app: r.app, request: r.ID, task: r.specs[idx].TaskId}, fetch)
+	s.running.track(addr, runningTask{app: r.app, request: r.ID, task: r.specs[idx].TaskId}, fetch, r.submitted)
 	s.relax.countLaunch(r, idx, addr)
 	s.stats.TasksLaunched++
-	s.stats.LaunchDelaySeconds += s.now().Sub(r.submitted).Seconds()
+	delay := s.now().Sub(r.submitted).Seconds()
+	s.stats.LaunchDelaySeconds += delay
+	s.stats.LaunchDelay.Observe(DelayBuckets, delay)
 	s.pullLaunchedLocked(r)
 }
 

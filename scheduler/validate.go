@@ -2,8 +2,10 @@ package scheduler
 
 import (
 	"fmt"
+	"net"
 
 	"github.com/sparrowfleet/sparrow/core/placement"
+	"github.com/sparrowfleet/sparrow/internal/rpc"
 	"github.com/sparrowfleet/sparrow/thrift/gen-go/sparrowrpc"
 )
 
@@ -39,6 +41,9 @@ type Job struct {
 	// Relax lists the tasks with preferences that opted into relaxation
 	// (a positive delayThreshold), in task order; see locality.go.
 	Relax []Relaxation
+	// FrontendAddress is the "host:port" the job's messages go to, or ""
+	// for its app's registered frontend (frontendjobs.go).
+	FrontendAddress string
 }
 
 // Constrained reports whether the job limits where any of its tasks run.
@@ -80,6 +85,12 @@ func ParseRequest(req *sparrowrpc.TSchedulingRequest, ratios Ratios) (Job, error
 			return Job{}, fmt.Errorf("request id is %d bytes, over the %d-byte limit", len(*req.RequestId), maxIDBytes)
 		}
 		job.RequestID = *req.RequestId
+	}
+	if req.FrontendAddress != nil {
+		if err := ParseFrontendAddress(*req.FrontendAddress); err != nil {
+			return Job{}, err
+		}
+		job.FrontendAddress = *req.FrontendAddress
 	}
 	if len(req.Constraints) > maxConstraints {
 		return Job{}, fmt.Errorf("job has %d constraints, over the limit of %d", len(req.Constraints), maxConstraints)
@@ -129,4 +140,22 @@ func ParseRequest(req *sparrowrpc.TSchedulingRequest, ratios Ratios) (Job, error
 		return Job{}, err
 	}
 	return job, nil
+}
+
+// ParseFrontendAddress checks a job's frontendAddress: "host:port" with a
+// port in 1..65535, within maxIDBytes, and a host a scheduler can call
+// back: neither empty nor a wildcard (a frontend listening on every
+// interface must advertise one of them).
+func ParseFrontendAddress(addr string) error {
+	if len(addr) > maxIDBytes {
+		return fmt.Errorf("frontend address is %d bytes, over the %d-byte limit", len(addr), maxIDBytes)
+	}
+	hp, err := rpc.ParseHostPort(addr)
+	if err != nil {
+		return fmt.Errorf("frontend %w", err)
+	}
+	if ip := net.ParseIP(hp.Host); ip != nil && ip.IsUnspecified() {
+		return fmt.Errorf("frontend address %q has the wildcard host %s, which no scheduler can call back: the frontend must advertise its own address", addr, hp.Host)
+	}
+	return nil
 }

@@ -9,7 +9,6 @@ import (
 	"io"
 	"maps"
 	mrand "math/rand/v2"
-	"net"
 	"slices"
 	"strconv"
 	"strings"
@@ -29,7 +28,7 @@ type Config struct {
 	App        string
 	Schedulers []string
 	// Listen and AdvertiseHost place the FrontendService; AdvertiseHost
-	// "auto" picks this machine's first non-loopback IPv4 address.
+	// "auto" (and "") is client.AutoAdvertiseHost's pick.
 	Listen, AdvertiseHost string
 	// Jobs is how many original jobs to submit, of Tasks tasks each
 	// sleeping TaskDuration.
@@ -376,14 +375,6 @@ func Run(ctx context.Context, cfg Config) (Summary, error) {
 		rand.Read(b[:])
 		cfg.RunID = hex.EncodeToString(b[:])
 	}
-	adv := cfg.AdvertiseHost
-	if adv == "auto" || adv == "" {
-		a, err := autoHost(cfg.Schedulers)
-		if err != nil {
-			return Summary{}, err
-		}
-		adv = a
-	}
 	r := &runner{
 		cfg: cfg, log: cfg.Log, kick: make(chan struct{}, 1),
 		attempts: map[string]*attempt{}, allDone: make(chan struct{}),
@@ -444,7 +435,7 @@ func Run(ctx context.Context, cfg Config) (Summary, error) {
 		r.jobs = append(r.jobs, j)
 	}
 	fcfg := client.FrontendConfig{
-		App: cfg.App, Schedulers: cfg.Schedulers, Listen: cfg.Listen, AdvertiseHost: adv,
+		App: cfg.App, Schedulers: cfg.Schedulers, Listen: cfg.Listen, AdvertiseHost: cfg.AdvertiseHost,
 		Timeout: cfg.Timeout, Heartbeat: cfg.Heartbeat,
 		OnMessage: r.onMessage, OnFailover: r.onFailover, Log: cfg.Log,
 	}
@@ -1210,49 +1201,4 @@ func (r *runner) printProgress(start time.Time) {
 	fmt.Fprintf(r.cfg.Progress, "progress t=%.1fs submitted=%d completed=%d in_flight=%d lost=%d failed=%d resubmitted=%d failovers=%d scheduler=%s retries_delayed=%d failed_by_budget=%d\n",
 		time.Since(start).Seconds(), s.JobsSubmitted, done, inFlight, s.LostReports, s.FailedReports,
 		s.ResubmittedJobs, len(s.Failovers), r.fe.Scheduler(), s.RetriesDelayed, s.JobsFailedByBudget)
-}
-
-// autoHost picks the host schedulers should call the frontend back on:
-// 127.0.0.1 if every scheduler is on loopback, else this machine's first
-// non-loopback IPv4 address.
-func autoHost(schedulers []string) (string, error) {
-	loop := true
-	for _, s := range schedulers {
-		h, _, err := net.SplitHostPort(s)
-		if err != nil {
-			return "", fmt.Errorf("scheduler address %q: %w", s, err)
-		}
-		ip := net.ParseIP(h)
-		if h != "localhost" && (ip == nil || !ip.IsLoopback()) {
-			loop = false
-		}
-	}
-	if loop {
-		return "127.0.0.1", nil
-	}
-	return firstIPv4()
-}
-
-// firstIPv4 returns the first non-loopback IPv4 address of an interface
-// that is up: the container's address on its network.
-func firstIPv4() (string, error) {
-	ifs, err := net.Interfaces()
-	if err != nil {
-		return "", fmt.Errorf("advertise host auto: %w", err)
-	}
-	for _, ifc := range ifs {
-		if ifc.Flags&net.FlagUp == 0 || ifc.Flags&net.FlagLoopback != 0 {
-			continue
-		}
-		addrs, err := ifc.Addrs()
-		if err != nil {
-			continue
-		}
-		for _, a := range addrs {
-			if ipn, ok := a.(*net.IPNet); ok && ipn.IP.To4() != nil && !ipn.IP.IsLoopback() {
-				return ipn.IP.String(), nil
-			}
-		}
-	}
-	return "", fmt.Errorf("advertise host auto: no non-loopback IPv4 address; set --advertise-host")
 }

@@ -24,6 +24,7 @@ import (
 
 	"github.com/sparrowfleet/sparrow/internal/httpapi"
 	"github.com/sparrowfleet/sparrow/internal/membership"
+	"github.com/sparrowfleet/sparrow/internal/rpc"
 )
 
 // Config says how an observer joins the fleet.
@@ -115,14 +116,9 @@ func (o *Observer) Collect(ctx context.Context) View {
 // reach seed: the one address of this machine the fleet can answer to.
 // Connecting a UDP socket sends nothing.
 func routeTo(seed string) (string, error) {
-	conn, err := net.Dial("udp", seed)
+	host, err := rpc.RouteHost(context.Background(), seed)
 	if err != nil {
-		return "", fmt.Errorf("no route to --join %s: %w (set --gossip)", seed, err)
-	}
-	defer conn.Close()
-	host, _, err := net.SplitHostPort(conn.LocalAddr().String())
-	if err != nil {
-		return "", err
+		return "", fmt.Errorf("--join: %w (set --gossip)", err)
 	}
 	return net.JoinHostPort(host, "0"), nil
 }

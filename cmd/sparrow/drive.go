@@ -133,7 +133,7 @@ job completed.`,
 	fs.Uint64Var(&cfg.Seed, "seed", 1, "seed for Poisson arrivals, the resubmission backoff's jitter and --prefer-nodes' replicas and block draws")
 	fs.Float64Var(&cfg.ProbeRatio, "probe-ratio", 0, "probe ratio d for each job (0: the scheduler's default)")
 	fs.StringVar(&cfg.Listen, "listen", client.DefaultFrontendListen, "FrontendService address (schedulers send task messages here)")
-	fs.StringVar(&cfg.AdvertiseHost, "advertise-host", "auto", `host given to schedulers when --listen is a wildcard; "auto": 127.0.0.1 if every scheduler is on loopback, else this machine's first non-loopback IPv4 address`)
+	fs.StringVar(&cfg.AdvertiseHost, "advertise-host", "auto", `host given to schedulers when --listen is a wildcard; "auto": 127.0.0.1 if every scheduler is on loopback, else the local address of the interface that routes to the first scheduler not on loopback`)
 	fs.DurationVar(&cfg.Deadline, "deadline", 2*time.Minute, "give up (exit non-zero) if the jobs have not all completed this long after the start")
 	fs.DurationVar(&cfg.Timeout, "timeout", client.DefaultTimeout, "scheduler failure-detection timeout (the paper's 100 ms)")
 	fs.DurationVar(&cfg.Heartbeat, "heartbeat", client.DefaultHeartbeat, "idle heartbeat to the current scheduler (negative disables)")

@@ -4,6 +4,8 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/sparrowfleet/sparrow/coordinator"
+	"github.com/sparrowfleet/sparrow/internal/buildinfo"
+	"github.com/sparrowfleet/sparrow/internal/membership"
 	"github.com/sparrowfleet/sparrow/internal/metrics"
 	"github.com/sparrowfleet/sparrow/internal/refdocs"
 	"github.com/sparrowfleet/sparrow/internal/rpc"
@@ -42,12 +44,15 @@ func genReference() (map[string][]byte, error) { return refdocs.Reference(rootCm
 
 // docCollectors builds, idle and unconnected, every collector a daemon
 // registers on its /metrics, in the order the reference lists them. Keep
-// this list the same as the daemons' own (their HTTP surfaces).
+// this list the same as the daemons' own (their HTTP surfaces, and
+// daemon.MemberCollectors).
 func docCollectors() []refdocs.Collector {
 	return []refdocs.Collector{
 		{ServedBy: "scheduler", Collector: scheduler.Collector(func() scheduler.Stats { return scheduler.Stats{} })},
 		{ServedBy: "nodemonitor", Collector: nodemonitor.Collector(func() nodemonitor.State { return nodemonitor.State{} })},
 		{ServedBy: "coordinator", Collector: coordinator.Collector(func() coordinator.Stats { return coordinator.Stats{} })},
 		{ServedBy: "scheduler, nodemonitor", Collector: metrics.RPCCollector(func() rpc.Stats { return rpc.Stats{} })},
+		{ServedBy: "scheduler, nodemonitor, coordinator", Collector: membership.Collector(func() membership.Stats { return membership.Stats{NodesReported: true} })},
+		{ServedBy: "scheduler, nodemonitor, coordinator", Collector: metrics.BuildInfo(buildinfo.Info{}, "")},
 	}
 }

@@ -3,10 +3,14 @@ package daemon
 import (
 	"context"
 
+	"github.com/prometheus/client_golang/prometheus"
 	"github.com/rs/zerolog"
 
+	"github.com/sparrowfleet/sparrow/internal/buildinfo"
 	"github.com/sparrowfleet/sparrow/internal/dashboard"
 	"github.com/sparrowfleet/sparrow/internal/httpapi"
+	"github.com/sparrowfleet/sparrow/internal/membership"
+	"github.com/sparrowfleet/sparrow/internal/metrics"
 	"github.com/sparrowfleet/sparrow/internal/rpc"
 )
 
@@ -29,7 +33,7 @@ func ServeHTTP(h HTTPFlags, log zerolog.Logger, s httpapi.Surface) (*HTTPServer,
 	}
 	dash, stopPoller := dashboard.ForDaemon(s.Cluster)
 	srv, err := httpapi.Serve(httpapi.Config{
-		Addr: h.Addr, Collectors: s.Collectors, Ready: s.Ready, Status: s.Status, View: s.Cluster, Drain: s.Drain, Pprof: h.Pprof,
+		Addr: h.Addr, Collectors: append(MemberCollectors(s.Cluster), s.Collectors...), Ready: s.Ready, Status: s.Status, View: s.Cluster, Drain: s.Drain, Pprof: h.Pprof,
 		UI: dash.Handler("/ui/"),
 	})
 	if err != nil {
@@ -47,6 +51,15 @@ func ServeHTTP(h HTTPFlags, log zerolog.Logger, s httpapi.Surface) (*HTTPServer,
 	}
 	ev.Msg("serving /metrics, /livez, /readyz, /status and the dashboard at /ui/")
 	return &HTTPServer{srv, stopPoller}, nil
+}
+
+// MemberCollectors are the metrics every daemon serves beside its own:
+// its build (sparrow_build_info) and its view of the gossip membership.
+func MemberCollectors(c *membership.Cluster) []prometheus.Collector {
+	return []prometheus.Collector{
+		metrics.BuildInfo(buildinfo.Read(), string(c.Role())),
+		membership.Collector(c.Stats),
+	}
 }
 
 // Addr is the address the endpoint listens on, "" when it is off.

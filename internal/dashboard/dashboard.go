@@ -144,6 +144,10 @@ type schedCounters struct {
 type Dashboard struct {
 	cfg Config
 
+	// polling serialises polls: Run's, and those a page makes when the
+	// dashboard has no recent one (current). It is taken before mu.
+	polling sync.Mutex
+
 	mu       sync.Mutex
 	members  map[string]*memberState
 	users    map[string]*ring[userPoint]
@@ -197,7 +201,8 @@ func (d *Dashboard) Run(ctx context.Context) {
 			case <-d.wake:
 			}
 		}
-		d.Poll(ctx, time.Now())
+		// A page may have just polled, waking Run: no second poll then.
+		d.pollIfOlder(ctx, time.Now(), d.cfg.Interval/2)
 		select {
 		case <-ctx.Done():
 			return
@@ -215,6 +220,36 @@ type fetched struct {
 // Poll takes one round: the gossip view, every member's /status (each
 // within the interval), and one sample of every series, stamped now.
 func (d *Dashboard) Poll(ctx context.Context, now time.Time) {
+	d.polling.Lock()
+	defer d.polling.Unlock()
+	d.poll(ctx, now)
+}
+
+// current makes the state current for a page viewed at now: it polls
+// first if the last poll is older than two intervals, or there was none
+// (a dashboard that has not polled yet, or slept while nobody looked), so
+// that the first page shows the fleet rather than nothing or the fleet as
+// it was. The page waits at most about an interval: each /status fetch
+// is bounded by it.
+func (d *Dashboard) current(ctx context.Context, now time.Time) {
+	d.pollIfOlder(ctx, now, 2*d.cfg.Interval)
+}
+
+// pollIfOlder polls unless a poll was stamped within age before now,
+// counting one that finishes while it waits for another to end.
+func (d *Dashboard) pollIfOlder(ctx context.Context, now time.Time, age time.Duration) {
+	d.polling.Lock()
+	defer d.polling.Unlock()
+	d.mu.Lock()
+	recent := d.polls > 0 && now.Sub(d.lastPoll) < age
+	d.mu.Unlock()
+	if !recent {
+		d.poll(ctx, now)
+	}
+}
+
+// poll is Poll, with d.polling held.
+func (d *Dashboard) poll(ctx context.Context, now time.Time) {
 	live := d.cfg.Source.Members("")
 	live = slices.DeleteFunc(live, func(m membership.Member) bool { return m.Name == d.cfg.Self })
 	answers := make([]fetched, len(live))

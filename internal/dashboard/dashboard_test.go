@@ -286,12 +286,7 @@ func TestIdleDashboardStopsPolling(t *testing.T) {
 		defer cancel()
 		d.Viewed(time.Now())
 		go d.Run(ctx)
-		polls := func() uint64 {
-			synctest.Wait()
-			d.mu.Lock()
-			defer d.mu.Unlock()
-			return d.polls
-		}
+		polls := func() uint64 { return settledPolls(d) }
 		time.Sleep(30 * time.Second)
 		idle := polls()
 		if idle < 10 || idle > 13 {
@@ -307,4 +302,57 @@ func TestIdleDashboardStopsPolling(t *testing.T) {
 			t.Fatalf("a page view did not resume polling: %d polls after it", got-idle)
 		}
 	})
+}
+
+// TestFirstViewShowsTheFleet: a dashboard that has not polled yet, idle
+// as a daemon's is until someone looks, answers its first page views with
+// the fleet, polled for them once, not with an empty page; the Run it
+// wakes does not poll again at once; and after a sleep the next view
+// polls again rather than show the fleet as it was.
+func TestFirstViewShowsTheFleet(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		f := &fakeFleet{}
+		f.add("nm0", membership.RoleNodeMonitor, nodeStatus(1, 0, nil))
+		d := New(Config{Source: f, Fetcher: f, Interval: time.Second, IdleAfter: time.Minute})
+		ctx, cancel := context.WithCancel(context.Background())
+		defer cancel()
+		go d.Run(ctx)
+		polls := func() uint64 { return settledPolls(d) }
+		if n := polls(); n != 0 {
+			t.Fatalf("%d polls before any view", n)
+		}
+		view := func() string {
+			rec := httptest.NewRecorder()
+			d.Handler("/ui/").ServeHTTP(rec, httptest.NewRequest("GET", "/ui/", nil))
+			return rec.Body.String()
+		}
+		var wg sync.WaitGroup
+		pages := make([]string, 2)
+		for i := range pages {
+			wg.Go(func() { pages[i] = view() })
+		}
+		wg.Wait()
+		for i, page := range pages {
+			if strings.Contains(page, "no member seen yet") || !strings.Contains(page, `data-name="nm0"`) {
+				t.Errorf("first view %d does not show the fleet:\n%s", i, page)
+			}
+		}
+		if n := polls(); n != 1 {
+			t.Errorf("%d polls for two first views and the Run they woke, want 1", n)
+		}
+		f.add("nm1", membership.RoleNodeMonitor, nodeStatus(0, 0, nil))
+		time.Sleep(10 * time.Minute) // Run idles: nobody looks
+		if page := view(); !strings.Contains(page, `data-name="nm1"`) {
+			t.Errorf("the view after a sleep shows the fleet as it was:\n%s", page)
+		}
+	})
+}
+
+// settledPolls waits for the bubble's goroutines to block and returns how
+// many polls d has taken.
+func settledPolls(d *Dashboard) uint64 {
+	synctest.Wait()
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	return d.polls
 }

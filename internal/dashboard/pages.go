@@ -2,6 +2,7 @@ package dashboard
 
 import (
 	"bytes"
+	"context"
 	"fmt"
 	"html/template"
 	"image/color"
@@ -42,7 +43,12 @@ func (p *pages) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		http.Error(w, "the dashboard is read-only", http.StatusMethodNotAllowed)
 		return
 	}
-	p.d.Viewed(time.Now())
+	now := time.Now()
+	p.d.Viewed(now)
+	// The page shows the fleet from its first view: polled now if the
+	// dashboard has no recent poll. The poll outlives a client that goes
+	// away, so that it does not mark the members unreachable.
+	p.d.current(context.WithoutCancel(r.Context()), now)
 	w.Header().Set("Cache-Control", "no-store")
 	w.Header().Set("X-Content-Type-Options", "nosniff")
 	// Nothing is loaded from anywhere but this member.

@@ -1,7 +1,6 @@
 package logging
 
 import (
-	"bytes"
 	"fmt"
 	"io"
 	"log"
@@ -48,16 +47,21 @@ var levelPrefixes = []struct {
 	{"[ERROR]", zerolog.ErrorLevel},
 }
 
-func (w *stdWriter) Write(p []byte) (int, error) {
-	msg := string(bytes.TrimSpace(p))
-	level := zerolog.InfoLevel
+// SplitLevel splits a standard-library log line into the level its
+// "[LEVEL]" prefix names (memberlist's convention: [DEBUG], [INFO], [WARN],
+// [ERR], [ERROR]) and the rest, trimmed; a line without one is at info.
+func SplitLevel(line string) (zerolog.Level, string) {
+	msg := strings.TrimSpace(line)
 	for _, lp := range levelPrefixes {
 		if strings.HasPrefix(msg, lp.prefix) {
-			level = lp.level
-			msg = strings.TrimSpace(strings.TrimPrefix(msg, lp.prefix))
-			break
+			return lp.level, strings.TrimSpace(strings.TrimPrefix(msg, lp.prefix))
 		}
 	}
+	return zerolog.InfoLevel, msg
+}
+
+func (w *stdWriter) Write(p []byte) (int, error) {
+	level, msg := SplitLevel(string(p))
 	// memberlist's goroutines outlive Shutdown for a moment and report
 	// their sockets closed; that is the shutdown itself, not an error.
 	if strings.Contains(msg, "use of closed network connection") {

@@ -2,17 +2,18 @@ package membership
 
 import (
 	"fmt"
+	"log"
 	"net"
 	"slices"
 	"strconv"
 	"sync"
 	"time"
 
+	gometrics "github.com/hashicorp/go-metrics"
 	"github.com/hashicorp/memberlist"
 	"github.com/rs/zerolog"
 
 	"github.com/sparrowfleet/sparrow/internal/buildinfo"
-	"github.com/sparrowfleet/sparrow/internal/logging"
 )
 
 // Config configures a member.
@@ -82,12 +83,20 @@ type Cluster struct {
 	// seeds joins the configured seeds; nil without seeds. Set before
 	// Start returns and never changed.
 	seeds *seedJoiner
+	// role is this member's, fixed at start. gossipLog is memberlist's
+	// logger; statesKey and states are what memberlist reports of its
+	// failure detector (states.go).
+	role      Role
+	gossipLog *gossipLog
+	statesKey string
+	states    *gossipStates
 
 	mu       sync.RWMutex
 	meta     []byte
 	http     string // set by SetHTTPAddr; kept across SetMeta
 	build    string // Meta.Version unless a Meta sets its own
 	members  map[string]Member
+	byRole   map[Role]int // members by role
 	version  uint64
 	watchers []func(Event)
 
@@ -129,12 +138,15 @@ func Start(cfg Config) (*Cluster, error) {
 		mc.AdvertiseAddr, mc.AdvertisePort = bindHost, bindPort
 	}
 	c := &Cluster{
-		log:     cfg.Log.With().Str("component", "membership").Logger(),
-		stop:    make(chan struct{}),
-		meta:    metaBytes,
-		http:    cfg.Meta.HTTP,
-		build:   build,
-		members: make(map[string]Member),
+		log:       cfg.Log.With().Str("component", "membership").Logger(),
+		stop:      make(chan struct{}),
+		meta:      metaBytes,
+		http:      cfg.Meta.HTTP,
+		build:     build,
+		members:   make(map[string]Member),
+		byRole:    make(map[Role]int),
+		role:      cfg.Meta.Role,
+		gossipLog: newGossipLog(cfg.Log.With().Str("component", "memberlist").Logger(), time.Now),
 	}
 	mc.Name = cfg.Name
 	if mc.Name == "" {
@@ -142,7 +154,9 @@ func Start(cfg Config) (*Cluster, error) {
 	}
 	mc.Delegate = (*delegate)(c)
 	mc.Events = (*events)(c)
-	mc.Logger = logging.StdLogger(cfg.Log, "memberlist")
+	mc.Logger = log.New(c.gossipLog, "", 0)
+	c.statesKey, c.states = sink.register()
+	mc.MetricLabels = []gometrics.Label{{Name: clusterLabel, Value: c.statesKey}}
 	mc.Keyring = cfg.Keyring
 	if cfg.Keyring != nil {
 		mc.GossipVerifyIncoming, mc.GossipVerifyOutgoing = true, true
@@ -153,6 +167,7 @@ func Start(cfg Config) (*Cluster, error) {
 	c.msgs.queue = &memberlist.TransmitLimitedQueue{NumNodes: c.numMembers, RetransmitMult: mc.RetransmitMult}
 	ml, err := memberlist.Create(mc)
 	if err != nil {
+		sink.unregister(c.statesKey)
 		return nil, fmt.Errorf("start gossip on %s: %w", cfg.Bind, err)
 	}
 	c.ml = ml
@@ -445,6 +460,7 @@ func (c *Cluster) Leave(timeout time.Duration) error {
 	if err := c.ml.Leave(timeout); err != nil {
 		c.log.Info().Err(err).Msg("leave message not confirmed; peers will detect the departure by failure detection")
 	}
+	defer sink.unregister(c.statesKey)
 	if err := c.ml.Shutdown(); err != nil {
 		return fmt.Errorf("leave gossip cluster: %w", err)
 	}
@@ -456,6 +472,7 @@ func (c *Cluster) Leave(timeout time.Duration) error {
 func (c *Cluster) Shutdown() error {
 	close(c.stop)
 	c.done.Wait()
+	defer sink.unregister(c.statesKey)
 	if err := c.ml.Shutdown(); err != nil {
 		return fmt.Errorf("shut down gossip: %w", err)
 	}
@@ -481,14 +498,28 @@ func (c *Cluster) apply(kind EventKind, n *memberlist.Node) {
 		}
 		m.Meta = old.Meta
 		delete(c.members, n.Name)
+		c.countRoleLocked(old.Meta.Role, -1)
 	} else {
+		if old, ok := c.members[n.Name]; ok {
+			c.countRoleLocked(old.Meta.Role, -1)
+		}
 		c.members[n.Name] = m
+		c.countRoleLocked(m.Meta.Role, 1)
 	}
 	c.version++
 	watchers := slices.Clone(c.watchers)
 	c.mu.Unlock()
 	for _, w := range watchers {
 		w(Event{Kind: kind, Member: m})
+	}
+}
+
+// countRoleLocked adds d to the members counted in role. Called with c.mu
+// held.
+func (c *Cluster) countRoleLocked(role Role, d int) {
+	c.byRole[role] += d
+	if c.byRole[role] == 0 {
+		delete(c.byRole, role)
 	}
 }
 

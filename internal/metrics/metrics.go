@@ -1,8 +1,11 @@
 package metrics
 
 import (
+	"slices"
+
 	"github.com/prometheus/client_golang/prometheus"
 
+	"github.com/sparrowfleet/sparrow/internal/buildinfo"
 	"github.com/sparrowfleet/sparrow/internal/rpc"
 )
 
@@ -42,33 +45,74 @@ type Labelled struct {
 // CounterVec is a counter split by labels; values returns one sample per
 // combination of label values, every one on every scrape.
 func CounterVec[S any](name, help string, labels []string, values func(S) []Labelled) Series[S] {
+	return vec(name, help, prometheus.CounterValue, labels, values)
+}
+
+// GaugeVec is a gauge split by labels, as CounterVec is a counter.
+func GaugeVec[S any](name, help string, labels []string, values func(S) []Labelled) Series[S] {
+	return vec(name, help, prometheus.GaugeValue, labels, values)
+}
+
+func vec[S any](name, help string, kind prometheus.ValueType, labels []string, values func(S) []Labelled) Series[S] {
 	return Series[S]{
 		desc: prometheus.NewDesc(name, help, labels, nil),
 		emit: func(s S, d *prometheus.Desc, ch chan<- prometheus.Metric) {
 			for _, l := range values(s) {
-				ch <- prometheus.MustNewConstMetric(d, prometheus.CounterValue, l.Value, l.Labels...)
+				ch <- prometheus.MustNewConstMetric(d, kind, l.Value, l.Labels...)
 			}
 		},
 	}
 }
 
-// Histogram is a cumulative histogram over the upper bounds. value returns
-// the observations' count and sum, and the cumulative count at each bound;
-// a bound past the end of cumulative counts zero.
-func Histogram[S any](name, help string, bounds []float64, value func(S) (count uint64, sum float64, cumulative []uint64)) Series[S] {
+// Distribution is a histogram its owner keeps: how many observations
+// were made, their sum, and at each upper bound of the series' bounds the
+// cumulative count of observations at or below it. The zero value is
+// empty. It has no lock: its owner serialises Observe and copies it with
+// Clone for a snapshot.
+type Distribution struct {
+	Count   uint64
+	Sum     float64
+	Buckets []uint64 // Buckets[i] counts observations <= bounds[i]
+}
+
+// Observe records v against bounds, which must be the same ascending
+// bounds on every call.
+func (d *Distribution) Observe(bounds []float64, v float64) {
+	if d.Buckets == nil {
+		d.Buckets = make([]uint64, len(bounds))
+	}
+	d.Count++
+	d.Sum += v
+	// Bounds are ascending: v falls in every bucket from the first bound
+	// at or above it.
+	for i := len(bounds) - 1; i >= 0 && v <= bounds[i]; i-- {
+		d.Buckets[i]++
+	}
+}
+
+// Clone is a copy of d that shares nothing with it.
+func (d Distribution) Clone() Distribution {
+	d.Buckets = slices.Clone(d.Buckets)
+	return d
+}
+
+// Histogram is a cumulative histogram over the upper bounds, read from a
+// Distribution kept over the same bounds; a bound past the end of its
+// buckets counts zero.
+func Histogram[S any](name, help string, bounds []float64, value func(S) Distribution) Series[S] {
 	return Series[S]{
 		desc: prometheus.NewDesc(name, help, nil, nil),
 		emit: func(s S, d *prometheus.Desc, ch chan<- prometheus.Metric) {
-			count, sum, cum := value(s)
+			v := value(s)
 			buckets := make(map[float64]uint64, len(bounds))
 			for i, b := range bounds {
 				var n uint64
-				if i < len(cum) {
-					n = cum[i]
+				if i < len(v.Buckets) {
+					n = v.Buckets[i]
 				}
 				buckets[b] = n
 			}
-			ch <- prometheus.MustNewConstHistogram(d, count, sum, buckets)
+			ch <- prometheus.MustNewConstHistogram(d, v.Count, v.Sum, buckets)
 		},
 	}
 }
@@ -118,5 +162,18 @@ func RPCCollector(stats func() rpc.Stats) prometheus.Collector {
 		Counter("sparrow_rpc_connections_idle_closed_total", "Connections closed by the opt-in idle timeout.", func(s st) float64 { return float64(s.IdleClosed) }),
 		Counter("sparrow_rpc_frame_timeouts_total", "Connections closed for not finishing a frame in time.", func(s st) float64 { return float64(s.FrameTimeouts) }),
 		Counter("sparrow_rpc_budget_refused_total", "Requests refused because decode memory stayed taken.", func(s st) float64 { return float64(s.BudgetRefused) }),
+	)
+}
+
+// BuildInfo exposes sparrow_build_info, 1, labelled with the running
+// build and the daemon's role, so that a query can count a fleet's members
+// by version (a rolling upgrade, or one left behind).
+func BuildInfo(info buildinfo.Info, role string) prometheus.Collector {
+	return NewCollector(func() buildinfo.Info { return info },
+		GaugeVec("sparrow_build_info",
+			"Always 1, labelled with the daemon's build: version (the module version, or devel+revision for an untagged build), revision (the VCS commit, empty if the binary records none), goversion (the toolchain) and role (scheduler, nodemonitor, coordinator).",
+			[]string{"version", "revision", "goversion", "role"}, func(i buildinfo.Info) []Labelled {
+				return []Labelled{{Labels: []string{i.Short(), i.Revision, i.Go, role}, Value: 1}}
+			}),
 	)
 }

@@ -229,3 +229,27 @@ func quotedAfter(s, key string) (string, error) {
 	}
 	return strconv.Unquote(q)
 }
+
+// SeriesNames returns the names a PromQL query may select among cs's
+// metrics: each metric's name, and a histogram's _bucket, _sum and
+// _count series (a summary's _sum and _count).
+func SeriesNames(cs []Collector) (map[string]bool, error) {
+	names := map[string]bool{}
+	for _, dc := range cs {
+		ms, err := describeMetrics(dc.Collector)
+		if err != nil {
+			return nil, fmt.Errorf("%s: %w", dc.ServedBy, err)
+		}
+		for _, m := range ms {
+			names[m.name] = true
+			switch m.kind {
+			case "histogram":
+				names[m.name+"_bucket"] = true
+				fallthrough
+			case "summary":
+				names[m.name+"_sum"], names[m.name+"_count"] = true, true
+			}
+		}
+	}
+	return names, nil
+}

@@ -112,3 +112,22 @@ func TestReference(t *testing.T) {
 		t.Errorf("metrics.md lacks the collector's metric:\n%s", files["metrics.md"])
 	}
 }
+
+// TestSeriesNames: a histogram may be selected by its _bucket, _sum and
+// _count series, a counter or gauge only by its name.
+func TestSeriesNames(t *testing.T) {
+	h := prometheus.NewHistogram(prometheus.HistogramOpts{Name: "h_seconds", Help: "h"})
+	c := prometheus.NewCounter(prometheus.CounterOpts{Name: "c_total", Help: "c"})
+	names, err := SeriesNames([]Collector{{ServedBy: "x", Collector: h}, {ServedBy: "y", Collector: c}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for name, want := range map[string]bool{
+		"h_seconds": true, "h_seconds_bucket": true, "h_seconds_sum": true, "h_seconds_count": true,
+		"c_total": true, "c_total_bucket": false, "c_total_sum": false, "other": false,
+	} {
+		if names[name] != want {
+			t.Errorf("%s selectable: %v, want %v", name, names[name], want)
+		}
+	}
+}

@@ -1,6 +1,7 @@
 package rpc
 
 import (
+	"context"
 	"fmt"
 	"net"
 	"strconv"
@@ -57,4 +58,22 @@ func AdvertiseHost(explicit, gossip string) (string, error) {
 		return "", fmt.Errorf("gossip address %q: %w", gossip, err)
 	}
 	return h, nil
+}
+
+// RouteHost returns the local IP address the kernel would send from to
+// reach addr ("host:port"): the address of this machine that addr's side
+// of the network can call back. Connecting a UDP socket picks the route
+// and sends nothing.
+func RouteHost(ctx context.Context, addr string) (string, error) {
+	var d net.Dialer
+	conn, err := d.DialContext(ctx, "udp", addr)
+	if err != nil {
+		return "", fmt.Errorf("no route to %s: %w", addr, err)
+	}
+	defer conn.Close()
+	host, _, err := net.SplitHostPort(conn.LocalAddr().String())
+	if err != nil {
+		return "", fmt.Errorf("route to %s: %w", addr, err)
+	}
+	return host, nil
 }

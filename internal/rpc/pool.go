@@ -21,21 +21,55 @@ import (
 // rather than dialing, because new connections are far costlier than reuse
 // and a dial storm under load turns slowness into failures. Safe for
 // concurrent use.
+//
+// Each connection has a ConnID, which names it for as long as it is
+// open, so that a caller can keep state per connection (a session) and
+// later call on that very connection (CallOptions.Conn). A hook set with
+// OnOpen runs on every new connection before its first call.
 type Pool[C any] struct {
 	cfg       Config
 	tcfg      *thrift.TConfiguration
 	newClient func(thrift.TClient) C
+	open      func(ctx context.Context, addr string, c C) error // OnOpen's hook; nil: none
 
 	mu     sync.Mutex
 	peers  map[string]*peer[C]
+	nextID ConnID
 	closed bool
 }
 
+// ConnID names one pooled connection. A pool never gives two connections
+// the same ID; zero names none.
+type ConnID uint64
+
+// CallOptions adjust one call (CallWith).
+type CallOptions struct {
+	// Timeout, when positive, bounds each read and write of this call
+	// instead of Config.CallTimeout (an OnOpen hook keeps CallTimeout).
+	Timeout time.Duration
+	// Conn, when not zero, makes the call on that connection only: it is
+	// never dialed anew nor sent again. The call fails with ErrConnGone
+	// if the connection is closed, and with ErrConnBusy if it carries
+	// another call until the call's timeout (or ConnectTimeout) passes.
+	Conn ConnID
+}
+
+// ErrConnGone means the connection a call named (CallOptions.Conn) is
+// closed: a call on it failed, its peer closed it, or the pool dropped
+// it. The call was not sent.
+var ErrConnGone = errors.New("the connection is closed")
+
+// ErrConnBusy means the connection a call named (CallOptions.Conn) stayed
+// in use by another call. The call was not sent.
+var ErrConnBusy = errors.New("the connection is carrying another call")
+
 // peer is one address's connections.
 type peer[C any] struct {
-	idle []*pooled[C]
-	open int           // connections open or being dialed
-	free chan struct{} // closed when a connection is returned or closed
+	idle   []*pooled[C]
+	inUse  map[ConnID]bool // connections carrying a call
+	parked map[ConnID]bool // connections only calls naming them may use (Park)
+	open   int             // connections open or being dialed
+	free   chan struct{}   // closed when a connection is returned or closed
 }
 
 // signal wakes callers waiting for a connection. Called with the pool lock.
@@ -45,6 +79,7 @@ func (p *peer[C]) signal() {
 }
 
 type pooled[C any] struct {
+	id       ConnID
 	conn     net.Conn      // as dialed, for idleConnAlive
 	counted  *countingConn // conn, counting the bytes read through it
 	trans    thrift.TTransport
@@ -56,15 +91,36 @@ type pooled[C any] struct {
 // countingConn counts the bytes read from a client connection, so that a
 // failed call can tell whether any byte of its reply arrived. Used by one
 // call at a time, as its connection is.
+//
+// It also applies a call's own timeout (CallOptions.Timeout): Thrift sets
+// a deadline of the pool's CallTimeout before each read and write, and
+// while timeout is set each such deadline is replaced by one timeout from
+// now.
 type countingConn struct {
 	net.Conn
-	read int64
+	read    int64
+	timeout time.Duration // zero: the deadlines Thrift sets
 }
 
 func (c *countingConn) Read(b []byte) (int, error) {
 	n, err := c.Conn.Read(b)
 	c.read += int64(n)
 	return n, err
+}
+
+func (c *countingConn) deadline(t time.Time) time.Time {
+	if c.timeout > 0 {
+		return time.Now().Add(c.timeout)
+	}
+	return t
+}
+
+func (c *countingConn) SetDeadline(t time.Time) error { return c.Conn.SetDeadline(c.deadline(t)) }
+func (c *countingConn) SetReadDeadline(t time.Time) error {
+	return c.Conn.SetReadDeadline(c.deadline(t))
+}
+func (c *countingConn) SetWriteDeadline(t time.Time) error {
+	return c.Conn.SetWriteDeadline(c.deadline(t))
 }
 
 // checkIdleAfter is how long a pooled connection may sit idle before it is
@@ -83,6 +139,29 @@ func NewPool[C any](cfg Config, newClient func(thrift.TClient) C) *Pool[C] {
 		tcfg:      cfg.thrift(cfg.CallTimeout),
 		newClient: newClient,
 		peers:     make(map[string]*peer[C]),
+	}
+}
+
+// OnOpen makes open run on every new connection, with its address,
+// before the call the connection was opened for: a session's opening,
+// such as a frontend's registration with whichever scheduler a load
+// balancer connected it to. An error closes the connection and fails
+// that call with a *DialError (it was never sent). Call OnOpen before
+// the pool's first call.
+func (p *Pool[C]) OnOpen(open func(ctx context.Context, addr string, c C) error) { p.open = open }
+
+// Park keeps connection id to addr for the calls that name it
+// (CallOptions.Conn) and gives it no other call: for a connection whose
+// peer refuses new work but finishes what it took, as a draining
+// scheduler behind a load balancer does. A parked connection is closed
+// once found closed by its peer, or when a call on it fails; it counts
+// against MaxConnsPerPeer until then.
+func (p *Pool[C]) Park(addr string, id ConnID) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if pr := p.peers[addr]; pr != nil && id != 0 {
+		pr.parked[id] = true
+		pr.signal()
 	}
 }
 
@@ -119,12 +198,21 @@ var ErrClosed = errors.New("rpc pool closed")
 // then died without replying also reads as this case; the repeat then
 // meets a closed port.)
 func (p *Pool[C]) Call(ctx context.Context, addr string, fn func(ctx context.Context, c C) error) error {
+	return p.CallWith(ctx, addr, CallOptions{}, func(ctx context.Context, _ ConnID, c C) error { return fn(ctx, c) })
+}
+
+// CallWith is Call with options, giving fn the ID of the connection it
+// runs on (a call sent again runs fn again, on its new connection).
+func (p *Pool[C]) CallWith(ctx context.Context, addr string, opts CallOptions, fn func(ctx context.Context, id ConnID, c C) error) error {
+	if opts.Conn != 0 {
+		return p.callOn(ctx, addr, opts, fn)
+	}
 	pc, err := p.get(ctx, addr, false)
 	if err != nil {
 		return err
 	}
 	read := pc.counted.read
-	err = fn(ctx, pc.client)
+	err = p.run(ctx, pc, opts, fn)
 	if err != nil && isConnError(err) {
 		p.discard(addr, pc)
 		if !pc.reused || pc.counted.read != read || !peerClosed(err) {
@@ -136,13 +224,85 @@ func (p *Pool[C]) Call(ctx context.Context, addr string, fn func(ctx context.Con
 			// read by a server that then died, so the call is in doubt.
 			return fmt.Errorf("call %s: %w (sending it again: %v)", addr, first, err)
 		}
-		if err = fn(ctx, pc.client); err != nil && isConnError(err) {
+		if err = p.run(ctx, pc, opts, fn); err != nil && isConnError(err) {
 			p.discard(addr, pc)
 			return fmt.Errorf("call %s (again, after the server closed an idle connection): %w", addr, err)
 		}
 	}
 	p.put(addr, pc)
 	return err
+}
+
+// run runs fn on pc with the call's own timeout, if any.
+func (p *Pool[C]) run(ctx context.Context, pc *pooled[C], opts CallOptions, fn func(ctx context.Context, id ConnID, c C) error) error {
+	pc.counted.timeout = opts.Timeout
+	defer func() { pc.counted.timeout = 0 }()
+	return fn(ctx, pc.id, pc.client)
+}
+
+// callOn runs fn on connection opts.Conn to addr, waiting while it carries
+// another call, for at most opts.Timeout (else ConnectTimeout).
+func (p *Pool[C]) callOn(ctx context.Context, addr string, opts CallOptions, fn func(ctx context.Context, id ConnID, c C) error) error {
+	wait := opts.Timeout
+	if wait <= 0 {
+		wait = p.cfg.ConnectTimeout
+	}
+	var deadline <-chan time.Time
+	for {
+		p.mu.Lock()
+		if p.closed {
+			p.mu.Unlock()
+			return ErrClosed
+		}
+		pr := p.peers[addr]
+		var pc *pooled[C]
+		if pr != nil {
+			for i, c := range pr.idle {
+				if c.id == opts.Conn {
+					pc = c
+					pr.idle = append(pr.idle[:i], pr.idle[i+1:]...)
+					break
+				}
+			}
+		}
+		switch {
+		case pc != nil:
+			if !p.reusable(pc, time.Now()) {
+				pr.open--
+				delete(pr.parked, pc.id)
+				pr.signal()
+				p.mu.Unlock()
+				pc.trans.Close()
+				return fmt.Errorf("call %s: %w", addr, ErrConnGone)
+			}
+			pr.inUse[pc.id] = true
+			p.mu.Unlock()
+			err := p.run(ctx, pc, opts, fn)
+			if err != nil && isConnError(err) {
+				p.discard(addr, pc)
+				return fmt.Errorf("call %s: %w", addr, err)
+			}
+			p.put(addr, pc)
+			return err
+		case pr == nil || !pr.inUse[opts.Conn]:
+			p.mu.Unlock()
+			return fmt.Errorf("call %s: %w", addr, ErrConnGone)
+		}
+		free := pr.free
+		p.mu.Unlock()
+		if deadline == nil {
+			t := time.NewTimer(wait)
+			defer t.Stop()
+			deadline = t.C
+		}
+		select {
+		case <-free:
+		case <-deadline:
+			return fmt.Errorf("call %s: %w", addr, ErrConnBusy)
+		case <-ctx.Done():
+			return fmt.Errorf("call %s: %w", addr, ctx.Err())
+		}
+	}
 }
 
 // peerClosed reports whether err says the peer closed the connection: an
@@ -185,34 +345,50 @@ func (p *Pool[C]) get(ctx context.Context, addr string, fresh bool) (*pooled[C],
 		}
 		pr := p.peers[addr]
 		if pr == nil {
-			pr = &peer[C]{free: make(chan struct{})}
+			pr = &peer[C]{free: make(chan struct{}), inUse: make(map[ConnID]bool), parked: make(map[ConnID]bool)}
 			p.peers[addr] = pr
 		}
-		for len(pr.idle) > 0 && !fresh {
-			pc := pr.idle[len(pr.idle)-1]
-			pr.idle = pr.idle[:len(pr.idle)-1]
-			if p.reusable(pc, now) {
+		for i := len(pr.idle) - 1; i >= 0; i-- {
+			pc := pr.idle[i]
+			parked := pr.parked[pc.id]
+			if parked && p.reusable(pc, now) || !parked && fresh {
+				continue
+			}
+			// A parked connection found closed by its peer is dropped here.
+			pr.idle = append(pr.idle[:i], pr.idle[i+1:]...)
+			if !parked && p.reusable(pc, now) {
+				pr.inUse[pc.id] = true
 				p.mu.Unlock()
 				pc.reused = true
 				return pc, nil
 			}
+			delete(pr.parked, pc.id)
 			pr.open--
 			pc.trans.Close()
 		}
-		if fresh && pr.open >= p.cfg.MaxConnsPerPeer && len(pr.idle) > 0 {
-			// Make room for the new connection.
-			pc := pr.idle[0]
-			pr.idle = pr.idle[1:]
-			pr.open--
-			pc.trans.Close()
+		if fresh && pr.open >= p.cfg.MaxConnsPerPeer {
+			// Make room for the new connection: close the oldest idle one
+			// not parked.
+			for i, pc := range pr.idle {
+				if !pr.parked[pc.id] {
+					pr.idle = append(pr.idle[:i], pr.idle[i+1:]...)
+					pr.open--
+					pc.trans.Close()
+					break
+				}
+			}
 		}
 		if pr.open < p.cfg.MaxConnsPerPeer {
 			pr.open++
+			p.nextID++
+			id := p.nextID
+			pr.inUse[id] = true
 			p.mu.Unlock()
-			pc, err := p.dial(addr)
+			pc, err := p.dial(ctx, addr, id)
 			if err != nil {
 				p.mu.Lock()
 				pr.open--
+				delete(pr.inUse, id)
 				pr.signal()
 				p.mu.Unlock()
 			}
@@ -249,7 +425,8 @@ func (p *Pool[C]) reusable(pc *pooled[C], now time.Time) bool {
 	return idle < checkIdleAfter || idleConnAlive(pc.conn)
 }
 
-func (p *Pool[C]) dial(addr string) (*pooled[C], error) {
+// dial opens connection id to addr and runs the OnOpen hook on it.
+func (p *Pool[C]) dial(ctx context.Context, addr string, id ConnID) (*pooled[C], error) {
 	d := &net.Dialer{Timeout: p.cfg.ConnectTimeout}
 	var conn net.Conn
 	var err error
@@ -265,7 +442,14 @@ func (p *Pool[C]) dial(addr string) (*pooled[C], error) {
 	counted := &countingConn{Conn: conn}
 	framed := newFramed(thrift.NewTSocketFromConnConf(counted, p.tcfg), p.tcfg)
 	prot := newProtocol(framed, p.tcfg)
-	return &pooled[C]{conn: conn, counted: counted, trans: framed, client: p.newClient(thrift.NewTStandardClient(prot, prot))}, nil
+	pc := &pooled[C]{id: id, conn: conn, counted: counted, trans: framed, client: p.newClient(thrift.NewTStandardClient(prot, prot))}
+	if p.open != nil {
+		if err := p.open(ctx, addr, pc.client); err != nil {
+			framed.Close()
+			return nil, &DialError{Addr: addr, Err: fmt.Errorf("opening the connection: %w", err)}
+		}
+	}
+	return pc, nil
 }
 
 func (p *Pool[C]) put(addr string, pc *pooled[C]) {
@@ -277,6 +461,7 @@ func (p *Pool[C]) put(addr string, pc *pooled[C]) {
 		pc.trans.Close()
 		return
 	}
+	delete(pr.inUse, pc.id)
 	pr.idle = append(pr.idle, pc)
 	pr.signal()
 }
@@ -288,6 +473,8 @@ func (p *Pool[C]) discard(addr string, pc *pooled[C]) {
 	defer p.mu.Unlock()
 	if pr := p.peers[addr]; pr != nil {
 		pr.open--
+		delete(pr.inUse, pc.id)
+		delete(pr.parked, pc.id)
 		pr.signal()
 	}
 }
@@ -301,6 +488,9 @@ func (p *Pool[C]) Forget(addr string) {
 		idle = pr.idle
 		pr.idle = nil
 		pr.open -= len(idle)
+		for _, pc := range idle {
+			delete(pr.parked, pc.id)
+		}
 		if pr.open == 0 {
 			delete(p.peers, addr)
 		}

@@ -1,0 +1,1 @@
+"""Tests of the sparrowfleet package; run by make test-python."""
