@@ -7,16 +7,16 @@
 #   1. roll: `sparrow drive` (the Go client library) submits through the
 #      balancer's one address while every service is updated to the
 #      current image with `docker service update --image`: each node
-#      monitor in turn is scaled to 0 (SIGTERM: it drains within its
-#      stop grace period and leaves), its executor updated while idle,
-#      then the node monitor updated and scaled back to 1; then the
+#      monitor in turn is drained (POST /drain; see roll_node) and scaled
+#      to 0, its executor updated while idle, then the node monitor
+#      updated and scaled back to 1; then the
 #      schedulers service (Swarm replaces one task at a time, stopping the
 #      old first: it drains, the balancer's /readyz check takes it out).
 #   2. balanced: on the upgraded fleet, every task's messages must reach
 #      the driver through the balancer.
-#   3. drain: under load, nm3 is scaled to 0: Swarm sends SIGTERM and
-#      waits its grace period; its running tasks must finish and be
-#      reported to the driver. On a one-machine swarm `docker node update
+#   3. drain: under load of 1 s tasks, once nm3 runs one, nm3 is scaled
+#      to 0: Swarm sends SIGTERM and waits its grace period; its running
+#      tasks must finish and be reported to the driver. On a one-machine swarm `docker node update
 #      --availability drain` would stop the whole fleet, so one service
 #      per node monitor, scaled down, stands in for draining one node.
 #
@@ -33,7 +33,7 @@
 #
 # The test creates its own single-node swarm (advertised on 127.0.0.1) and
 # always leaves it on exit; it refuses to run if this docker daemon is
-# already part of a swarm. Needs docker, go, git, haproxy, python3 and the
+# already part of a swarm. Needs docker, go, git, haproxy, curl, python3 and the
 # image $SWARM_IMAGE (`make docker`).
 set -euo pipefail
 cd "$(dirname "$0")/../.."
@@ -51,9 +51,14 @@ OUT=${SWARM_OUT:-$ROOT/bin/e2e-swarm}
 RATE=${SWARM_RATE:-5}                   # jobs/s: with 4 tasks of 200 ms, 67% of the 6 slots
 TASKS=${SWARM_TASKS:-4}
 TASK_DURATION=${SWARM_TASK_DURATION:-200ms}
-ROLL_S=${SWARM_ROLL_S:-90}              # the roll's driver run; the roll must end within it
+ROLL_S=${SWARM_ROLL_S:-130}             # the roll's driver run; the roll must end within it
 BALANCED_S=${SWARM_BALANCED_S:-15}
 DRAIN_S=${SWARM_DRAIN_S:-25}
+# The drain run: longer tasks, at the same 67% of the slots, so that nm3
+# is drained while it runs tasks.
+DRAIN_RATE=${SWARM_DRAIN_RATE:-2}
+DRAIN_TASKS=${SWARM_DRAIN_TASKS:-2}
+DRAIN_TASK_DURATION=${SWARM_DRAIN_TASK_DURATION:-1s}
 TIMEOUT=${SWARM_TIMEOUT:-1s}            # the driver's failure detection
 NET=${SWARM_STACK}_sparrow
 BALANCER=${SWARM_STACK}_balancer:20503
@@ -180,10 +185,14 @@ driver() {
 		--advertise-host="$name" "$@" </dev/null
 }
 
-workload() { # RUN_ID SECONDS
-	echo --run-id="$1" --jobs=$((RATE * $2)) --tasks="$TASKS" --task-duration="$TASK_DURATION" \
-		--rate="$RATE" --timeout="$TIMEOUT" --deadline=$(($2 + 30))s --json
+workload() { # RUN_ID SECONDS [RATE TASKS TASK_DURATION]
+	local rate=${3:-$RATE}
+	echo --run-id="$1" --jobs=$((rate * $2)) --tasks="${4:-$TASKS}" --task-duration="${5:-$TASK_DURATION}" \
+		--rate="$rate" --timeout="$TIMEOUT" --deadline=$(($2 + 30))s --json
 }
+
+# nm_busy SERVICE: the node monitor of SERVICE runs a task.
+nm_busy() { fleet_status | "$PY" scripts/e2e/swarm_report.py busy "$(svc "$1")"; }
 
 driver_completed() { # FILE N: at least N jobs of the driver writing FILE completed
 	local n
@@ -191,16 +200,41 @@ driver_completed() { # FILE N: at least N jobs of the driver writing FILE comple
 	[ -n "$n" ] && [ "$n" -ge "$2" ]
 }
 
-# roll_node: scale the node monitor to 0 (it drains within its grace
-# period), update its idle executor, then bring the node monitor back on
-# the current image.
+# service_container SERVICE: the id of the service's running container.
+service_container() {
+	docker ps -q --no-trunc --filter "label=com.docker.swarm.service.name=$(svc "$1")" | head -1
+}
+
+# gwbridge_ip SERVICE: the running task's address on docker_gwbridge, the
+# bridge Swarm attaches every task to, which the host reaches.
+gwbridge_ip() {
+	local id
+	id=$(service_container "$1")
+	[ -n "$id" ] || return 1
+	docker network inspect docker_gwbridge \
+		--format "{{range \$k, \$v := .Containers}}{{if eq \$k \"$id\"}}{{\$v.IPv4Address}}{{end}}{{end}}" | cut -d/ -f1
+}
+
+stopped() { [ -z "$(service_container "$1")" ]; }
+
+# roll_node: drain the node monitor (POST /drain: it finishes its running
+# tasks, leaves and exits, still reachable by name meanwhile), scale it to
+# 0, update its idle executor, then bring the node monitor back on the
+# current image. Scaling it to 0 straight away would be Swarm's SIGTERM
+# path, which the drain phase takes; but Swarm drops a task from its DNS
+# when it decides to stop it, a second or more before the SIGTERM, and a
+# task finishing then on its executor cannot reach the node monitor by
+# name, so its result is lost.
 roll_node() {
-	local nm=$1 ex=ex${1#nm}
-	log "$nm: scale to 0 (drain), update $ex, $nm back on $IMAGE"
+	local nm=$1 ex=ex${1#nm} ip
+	log "$nm: drain, scale to 0, update $ex, $nm back on $IMAGE"
 	follow_new
 	event "$nm.stop" "$(now)"
-	docker service scale --detach=false "$(svc "$nm")=0" >/dev/null 2>&1 || return 1
+	ip=$(gwbridge_ip "$nm") || return 1
+	curl -fsS -m 2 -X POST "http://$ip:9090/drain" >/dev/null || return 1
+	wait_for 40 "$nm to drain and exit" stopped "$nm" || return 1
 	event "$nm.stopped" "$(now)"
+	docker service scale --detach=false "$(svc "$nm")=0" >/dev/null 2>&1 || return 1
 	docker service update --detach=false --quiet --no-resolve-image --image "$IMAGE" "$(svc "$ex")" >/dev/null 2>&1 || return 1
 	docker service update --detach=false --quiet --no-resolve-image --image "$IMAGE" --replicas 1 "$(svc "$nm")" >/dev/null 2>&1 || return 1
 	wait_for 60 "$nm to be back" fleet_ready 2 3 || return 1
@@ -293,11 +327,13 @@ if fleet_up; then
 	log "balanced: ${BALANCED_S}s through the balancer on the upgraded fleet"
 	run balanced "$BALANCED_S"
 
-	log "drain: ${DRAIN_S}s of load, nm3 scaled to 0 after a third of it"
+	log "drain: ${DRAIN_S}s of $DRAIN_RATE jobs/s x $DRAIN_TASKS tasks x $DRAIN_TASK_DURATION, nm3 scaled to 0 after a third of it, while it runs a task"
 	# shellcheck disable=SC2046
-	driver drain $(workload drain "$DRAIN_S") >"$OUT/drain.json" 2>"$OUT/drain.err" &
+	driver drain $(workload drain "$DRAIN_S" "$DRAIN_RATE" "$DRAIN_TASKS" "$DRAIN_TASK_DURATION") \
+		>"$OUT/drain.json" 2>"$OUT/drain.err" &
 	pid=$!
-	wait_for 20 "the drain driver's first jobs" driver_completed "$OUT/drain.err" $((RATE * DRAIN_S / 3)) || true
+	wait_for 20 "the drain driver's first jobs" driver_completed "$OUT/drain.err" $((DRAIN_RATE * DRAIN_S / 3)) || true
+	wait_for 20 "nm3 to run a task" nm_busy nm3 || true
 	follow_new
 	event nm3.drain "$(now)"
 	docker service scale --detach=false "$(svc nm3)=0" >/dev/null 2>&1 || rc=1
@@ -315,7 +351,7 @@ fi
 fleet_down
 event total_s $((SECONDS - start))
 if ((up)); then
-	"$PY" scripts/e2e/swarm_report.py report "$OUT" "$TASK_DURATION" >"$OUT/report.json" || rc=1
+	"$PY" scripts/e2e/swarm_report.py report "$OUT" "$DRAIN_TASK_DURATION" >"$OUT/report.json" || rc=1
 	cat "$OUT/report.json"
 fi
 log "total $((SECONDS - start))s; results in $OUT"

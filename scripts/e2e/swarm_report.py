@@ -4,8 +4,10 @@
         exit 0 if `sparrow status --json` shows SCHEDULERS ready schedulers,
         each seeing NODE_MONITORS node monitors, and NODE_MONITORS ready
         node monitors offering APP.
+    swarm_report.py busy SERVICE < status.json
+        exit 0 if the node monitor of Swarm service SERVICE runs a task.
     swarm_report.py report OUT TASK_DURATION
-        reads the drivers' summaries (OUT/{roll,balanced,drain}.json), the
+        (TASK_DURATION: the drain run's) reads the drivers' summaries (OUT/{roll,balanced,drain}.json), the
         executors' launch records (OUT/ex*.launches), nm3's log and
         OUT/events.env; prints a JSON report and exits 1 if a check failed.
 """
@@ -32,6 +34,18 @@ def ready(want_schedulers, want_nms, app):
               and (m.get("scheduler") or {}).get("node_monitors") == want_nms]
     nms = [m for m in members if m.get("role") == "nodemonitor" and app in (m.get("apps") or [])]
     return 0 if len(scheds) == want_schedulers and len(nms) == want_nms else 1
+
+
+def busy(service):
+    try:
+        st = json.load(sys.stdin)
+    except ValueError:
+        return 1
+    for m in st.get("members") or []:
+        if m.get("role") == "nodemonitor" and m.get("name", "").startswith(service + "."):
+            if (m.get("nodemonitor") or {}).get("running", 0) > 0:
+                return 0
+    return 1
 
 
 def launch_records(out):
@@ -127,6 +141,7 @@ def report(out, task_duration):
         unreported = [k for k in running if f"{k[0]}/{k[1]}" in incomplete]
     unfinished = done[0].get("unfinished") if done else None
     check(bool(began) and bool(done), "nm3 drained once when scaled to 0")
+    check(len(running) > 0, f"nm3 ran {len(running)} tasks when it began draining")
     check(unfinished == 0, f"nm3: {unfinished} of its running tasks unfinished when it left")
     reported = bool(drain_s and drc == 0 and drain_s["ok"] and drain_s["lost_reports"] == 0
                     and drain_s["failed_reports"] == 0 and not unreported)
@@ -158,6 +173,8 @@ def report(out, task_duration):
 def main():
     if len(sys.argv) == 5 and sys.argv[1] == "ready":
         return ready(int(sys.argv[2]), int(sys.argv[3]), sys.argv[4])
+    if len(sys.argv) == 3 and sys.argv[1] == "busy":
+        return busy(sys.argv[2])
     if len(sys.argv) == 4 and sys.argv[1] == "report":
         return report(sys.argv[2], sys.argv[3])
     sys.stderr.write(__doc__)
