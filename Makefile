@@ -91,7 +91,7 @@ screenshots: ## the README's dashboard screenshots: a loopback fleet photographe
 docker: build ## build the static binary, then the FROM-scratch image $(IMAGE)
 	docker build -t $(IMAGE) .
 
-e2e: docker ## fault-injection tests against a containerised fleet (and two of them with the short-jobs policy and a coordinator), then the compose quick start (needs docker and docker-compose)
+e2e: docker ## fault-injection tests against a containerised fleet (and two of them with the short-jobs policy and a coordinator), then the compose quick start, then a Swarm stack upgraded from an older build under load (needs docker, docker-compose, haproxy and the git history)
 	E2E_IMAGE=$(IMAGE) scripts/e2e/run.sh
 	E2E_IMAGE=$(IMAGE) E2E_SHORT_JOBS=1 E2E_COORDINATOR=1 E2E_SCENARIOS="nm-kill scheduler-kill" E2E_OUT=bin/e2e-shortjobs scripts/e2e/run.sh
 	SPARROW_IMAGE=$(IMAGE) scripts/e2e/quickstart.sh
@@ -99,6 +99,7 @@ e2e: docker ## fault-injection tests against a containerised fleet (and two of t
 	LOC_IMAGE=$(IMAGE) scripts/e2e/locality.sh
 	ROLL_IMAGE=$(IMAGE) scripts/e2e/rolling.sh
 	FORM_IMAGE=$(IMAGE) scripts/e2e/formation.sh
+	SWARM_IMAGE=$(IMAGE) scripts/e2e/swarm.sh
 
 .PHONY: interop-java
 
