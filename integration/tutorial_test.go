@@ -29,10 +29,12 @@ var tutorialCommand = regexp.MustCompile(`(?m)^bin/sparrow (scheduler|nodemonito
 // it shows into a module of their own that uses this repository through a
 // replace directive, builds them, starts the scheduler and the node
 // monitor with the tutorial's own command lines (each 127.0.0.1 address
-// rewritten to a free one, the same for every mention), runs the executor
-// and the frontend on files it writes, and checks the counts printed;
-// then restarts the node monitor and checks that the executor registers
-// again and the next run works, as the tutorial says.
+// rewritten to a free one, the same for every mention), runs the executor,
+// checks that the tutorial's `sparrow status` line lists the app, runs the
+// frontend on files it writes and checks the counts printed (and a
+// missing file's failure); then restarts the node monitor, checks that the
+// executor registers again and the next run works, as the tutorial says,
+// and that the executor exits 0 on SIGTERM.
 func TestTutorial(t *testing.T) {
 	if testing.Short() {
 		t.Skip("builds the sparrow binary and the tutorial's programs")
