@@ -257,32 +257,11 @@ func startProc(t *testing.T, bin string, spec procSpec) *sparrowProc {
 			service: interopFreePort(t, spec.host),
 			second:  interopFreePort(t, spec.host),
 			gossip:  interopFreePort(t, spec.host),
-			out:     &lockedBuffer{},
-			done:    make(chan struct{}),
 		}
 		args := append([]string{spec.role,
 			"--listen", d.service, spec.secondFlag, d.second, "--gossip", d.gossip,
 		}, spec.extra...)
-		d.cmd = exec.Command(bin, args...)
-		d.cmd.Stdout, d.cmd.Stderr = d.out, d.out
-		if err := d.cmd.Start(); err != nil {
-			t.Fatalf("start %s: %v", spec.role, err)
-		}
-		go func() {
-			d.waitErr = d.cmd.Wait()
-			close(d.done)
-		}()
-		t.Cleanup(func() {
-			select {
-			case <-d.done:
-			default:
-				d.cmd.Process.Kill()
-				<-d.done
-			}
-			if t.Failed() && d.out.Len() > 0 {
-				t.Logf("%s (%s) output:\n%s", d.role, strings.Join(args, " "), d.out.String())
-			}
-		})
+		d.launch(t, exec.Command(bin, args...))
 		err := d.waitReady()
 		if err == nil {
 			return d
@@ -292,6 +271,43 @@ func startProc(t *testing.T, bin string, spec procSpec) *sparrowProc {
 			continue
 		}
 		t.Fatalf("%s did not come up: %v\noutput:\n%s", spec.role, err, d.out.String())
+	}
+}
+
+// launch starts cmd as d's process, its output in d.out, and kills it at
+// the end of the test if it still runs, logging its output if the test
+// failed.
+func (d *sparrowProc) launch(t *testing.T, cmd *exec.Cmd) {
+	t.Helper()
+	d.cmd, d.out, d.done = cmd, &lockedBuffer{}, make(chan struct{})
+	d.cmd.Stdout, d.cmd.Stderr = d.out, d.out
+	if err := d.cmd.Start(); err != nil {
+		t.Fatalf("start %s: %v", d.role, err)
+	}
+	go func() {
+		d.waitErr = d.cmd.Wait()
+		close(d.done)
+	}()
+	t.Cleanup(func() {
+		select {
+		case <-d.done:
+		default:
+			d.cmd.Process.Kill()
+			<-d.done
+		}
+		if t.Failed() && d.out.Len() > 0 {
+			t.Logf("%s (%s) output:\n%s", d.role, strings.Join(d.cmd.Args, " "), d.out.String())
+		}
+	})
+}
+
+// exited reports whether d's process has ended.
+func (d *sparrowProc) exited() bool {
+	select {
+	case <-d.done:
+		return true
+	default:
+		return false
 	}
 }
 
