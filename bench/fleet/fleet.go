@@ -103,6 +103,9 @@ type Fleet struct {
 	hook     atomic.Pointer[func(node int, t client.LaunchedTask)]
 	stopped  []bool
 	killed   map[int]bool // node monitors killed by KillNodeMonitor
+	// StartedAt is when the last member had started, before Start waited
+	// for every scheduler to see every node monitor.
+	StartedAt time.Time
 }
 
 func (c *Config) defaults() {
@@ -230,6 +233,7 @@ func Start(ctx context.Context, cfg Config) (_ *Fleet, err error) {
 		}
 		f.Backends = append(f.Backends, backends)
 	}
+	f.StartedAt = time.Now()
 	return f, f.WaitReady(ctx)
 }
 
