@@ -3,6 +3,7 @@ package scale
 import (
 	"fmt"
 	"os"
+	"path/filepath"
 	"runtime/pprof"
 	"strconv"
 	"strings"
@@ -10,6 +11,9 @@ import (
 
 // startCPUProfile profiles the process into path until the returned stop.
 func startCPUProfile(path string) (stop func(), err error) {
+	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+		return nil, fmt.Errorf("cpu profile: %w", err)
+	}
 	out, err := os.Create(path)
 	if err != nil {
 		return nil, fmt.Errorf("cpu profile: %w", err)
