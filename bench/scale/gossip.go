@@ -16,11 +16,16 @@ import (
 type GossipCounter struct {
 	metrics.BlackholeSink
 	udpBytes, udpPackets, tcpBytes, tcpWrites atomic.Int64
+	alive, suspect                            atomic.Int64
 }
 
 // GossipTotals are a GossipCounter's counts at one moment.
 type GossipTotals struct {
 	UDPBytes, UDPPackets, TCPBytes, TCPWrites int64
+	// Alive counts alive messages a member accepted as news (a join, a
+	// metadata change, a refuted suspicion), Suspect suspicions accepted
+	// (memberlist.msg.alive and memberlist.msg.suspect).
+	Alive, Suspect int64
 }
 
 var (
@@ -59,6 +64,10 @@ func (g *GossipCounter) count(key []string, val float32) {
 	case "memberlist.tcp.sent":
 		g.tcpBytes.Add(int64(val))
 		g.tcpWrites.Add(1)
+	case "memberlist.msg.alive":
+		g.alive.Add(1)
+	case "memberlist.msg.suspect":
+		g.suspect.Add(1)
 	}
 }
 
@@ -67,6 +76,7 @@ func (g *GossipCounter) Totals() GossipTotals {
 	return GossipTotals{
 		UDPBytes: g.udpBytes.Load(), UDPPackets: g.udpPackets.Load(),
 		TCPBytes: g.tcpBytes.Load(), TCPWrites: g.tcpWrites.Load(),
+		Alive: g.alive.Load(), Suspect: g.suspect.Load(),
 	}
 }
 
@@ -75,5 +85,6 @@ func (t GossipTotals) Sub(o GossipTotals) GossipTotals {
 	return GossipTotals{
 		UDPBytes: t.UDPBytes - o.UDPBytes, UDPPackets: t.UDPPackets - o.UDPPackets,
 		TCPBytes: t.TCPBytes - o.TCPBytes, TCPWrites: t.TCPWrites - o.TCPWrites,
+		Alive: t.Alive - o.Alive, Suspect: t.Suspect - o.Suspect,
 	}
 }

@@ -66,6 +66,7 @@ func (o *Options) AddFlags(fs *pflag.FlagSet) {
 	fs.IntVar(&o.Slots, "slots", 1, "slots per node monitor")
 	fs.StringVar(&o.GossipProfile, "gossip-profile", "lan", "every member's gossip timing: lan, local or wan")
 	fs.DurationVar(&o.Idle, "idle", 10*time.Second, "window with no work over which gossip traffic and idle CPU per member are measured")
+	fs.DurationVar(&o.Settle, "settle", 30*time.Second, "how long to leave the formed fleet before the idle window, so that the formation's gossip has drained")
 	fs.Float64Var(&o.JobsPerSec, "jobs-per-sec", 20, "job arrival rate of the drive that measures scheduling delay and CPU per task")
 	fs.IntVar(&o.Tasks, "tasks", 4, "tasks per job in the drive")
 	fs.DurationVar(&o.TaskDuration, "task-duration", 10*time.Millisecond, "how long each task sleeps")

@@ -38,6 +38,10 @@ type Config struct {
 	Tasks        int
 	TaskDuration time.Duration
 	Drive        time.Duration
+	// Settle is how long the formed fleet is left before the idle window,
+	// so that the join's news (every member's joins and metadata updates,
+	// each retransmitted a few times per member) has finished spreading.
+	Settle time.Duration
 	// ReadyTimeout bounds the fleet's formation; KillTimeout the wait for
 	// every scheduler to drop a killed node monitor.
 	ReadyTimeout, KillTimeout time.Duration
@@ -96,12 +100,18 @@ type Point struct {
 	// stream writes), and the process's CPU time per member per second
 	// (getrusage, user + system, schedulers, node monitors, executors and
 	// their HTTP endpoints together).
-	IdleS                  float64 `json:"idle_s"`
-	GossipBytesPerMemberS  float64 `json:"gossip_bytes_per_member_s"`
-	UDPBytesPerMemberS     float64 `json:"udp_bytes_per_member_s"`
-	TCPBytesPerMemberS     float64 `json:"tcp_bytes_per_member_s"`
-	UDPPacketsPerMemberS   float64 `json:"udp_packets_per_member_s"`
-	TCPWritesPerMemberS    float64 `json:"tcp_writes_per_member_s"`
+	IdleS                 float64 `json:"idle_s"`
+	GossipBytesPerMemberS float64 `json:"gossip_bytes_per_member_s"`
+	UDPBytesPerMemberS    float64 `json:"udp_bytes_per_member_s"`
+	TCPBytesPerMemberS    float64 `json:"tcp_bytes_per_member_s"`
+	UDPPacketsPerMemberS  float64 `json:"udp_packets_per_member_s"`
+	TCPWritesPerMemberS   float64 `json:"tcp_writes_per_member_s"`
+	// AliveNewsPerMemberS and SuspicionsPerMemberS are the alive messages
+	// and suspicions each member accepted per second while idle: with no
+	// change in the fleet both are zero unless members falsely suspect
+	// each other (probes unanswered in time) and refute it.
+	AliveNewsPerMemberS    float64 `json:"alive_news_per_member_s"`
+	SuspicionsPerMemberS   float64 `json:"suspicions_per_member_s"`
 	IdleCPUMsPerMemberS    float64 `json:"idle_cpu_ms_per_member_s"`
 	IdleCPUCoresWholeFleet float64 `json:"idle_cpu_cores"`
 	// Drive: JobsPerSec jobs for DriveS. CPUPerTaskUs is the process's CPU
@@ -167,6 +177,8 @@ func measure(ctx context.Context, cfg Config, n int, counter *GossipCounter) (Po
 	cfg.say("formed: started in %.1f s, every scheduler saw every node monitor %.2f s after the last start", p.StartS, p.FormationS)
 
 	members := float64(n + cfg.Schedulers)
+	cfg.say("settling %v", cfg.Settle)
+	time.Sleep(cfg.Settle) // lets the formation's gossip drain; not synchronisation
 	idle, err := measureIdle(cfg, n, counter)
 	if err != nil {
 		return p, err
@@ -177,11 +189,13 @@ func measure(ctx context.Context, cfg Config, n int, counter *GossipCounter) (Po
 	p.UDPBytesPerMemberS, p.TCPBytesPerMemberS = per(g.UDPBytes), per(g.TCPBytes)
 	p.GossipBytesPerMemberS = per(g.UDPBytes + g.TCPBytes)
 	p.UDPPacketsPerMemberS, p.TCPWritesPerMemberS = per(g.UDPPackets), per(g.TCPWrites)
+	p.AliveNewsPerMemberS, p.SuspicionsPerMemberS = per(g.Alive), per(g.Suspect)
 	idleRate := idle.cpu.Seconds() / idle.seconds // cores
 	p.IdleCPUCoresWholeFleet = idleRate
 	p.IdleCPUMsPerMemberS = idleRate * 1000 / members
-	cfg.say("idle %.0f s: %.0f B/s and %.1f packets/s of gossip per member, %.2f ms CPU/s per member (%.2f cores in all)",
-		p.IdleS, p.GossipBytesPerMemberS, p.UDPPacketsPerMemberS+p.TCPWritesPerMemberS, p.IdleCPUMsPerMemberS, idleRate)
+	cfg.say("idle %.0f s: %.0f B/s (UDP %.0f, TCP %.0f) and %.1f packets/s of gossip per member, %.3f alive news and %.3f suspicions/s per member, %.2f ms CPU/s per member (%.2f cores in all)",
+		p.IdleS, p.GossipBytesPerMemberS, p.UDPBytesPerMemberS, p.TCPBytesPerMemberS, p.UDPPacketsPerMemberS+p.TCPWritesPerMemberS,
+		p.AliveNewsPerMemberS, p.SuspicionsPerMemberS, p.IdleCPUMsPerMemberS, idleRate)
 
 	if err := drive(ctx, cfg, f, idleRate, &p); err != nil {
 		return p, err
