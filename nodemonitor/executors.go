@@ -1,8 +1,10 @@
 package nodemonitor
 
 import (
+	"errors"
 	"fmt"
 	"maps"
+	"net"
 	"sync"
 	"time"
 
@@ -12,9 +14,16 @@ import (
 // Executor liveness defaults.
 const (
 	DefaultExecutorCheck = time.Second
-	// executorMisses is how many failed checks in a row mark an executor
-	// lost, so one slow accept does not fail its tasks.
-	executorMisses = 2
+	// An executor is lost when its failed checks in a row weigh
+	// executorLostWeight: a refused or reset connection weighs
+	// executorRefusedWeight (two in a row), a check that timed out 1 (ten
+	// in a row). The executor runs beside the node monitor, so a dead one
+	// refuses at once; a timeout more often says that this process, or
+	// the machine, was too busy to see the connect complete in time, and
+	// withdrawing the app for it would make a starved node stop offering
+	// work it can run.
+	executorLostWeight    = 10
+	executorRefusedWeight = 5
 )
 
 // executorRegistry maps each app to the BackendService address of its
@@ -25,7 +34,7 @@ const (
 type executorRegistry struct {
 	mu      sync.Mutex
 	backend map[string]string // app -> BackendService address
-	misses  map[string]int    // app -> failed checks in a row
+	misses  map[string]int    // app -> weight of the failed checks in a row
 }
 
 func newExecutorRegistry() *executorRegistry {
@@ -70,21 +79,26 @@ func (e *executorRegistry) snapshot() map[string]string {
 }
 
 // checked records the outcome of a liveness check of app's executor at
-// addr, and reports whether that executor is now lost: executorMisses
-// failures in a row. A check of an executor replaced meanwhile counts
-// for nothing.
-func (e *executorRegistry) checked(app, addr string, alive bool) (lost bool) {
+// addr (err nil: alive), and reports whether that executor is now lost:
+// failures in a row weighing executorLostWeight. A check of an executor
+// replaced meanwhile counts for nothing.
+func (e *executorRegistry) checked(app, addr string, err error) (lost bool) {
 	e.mu.Lock()
 	defer e.mu.Unlock()
 	if e.backend[app] != addr {
 		return false
 	}
-	if alive {
+	if err == nil {
 		delete(e.misses, app)
 		return false
 	}
-	e.misses[app]++
-	return e.misses[app] >= executorMisses
+	var ne net.Error
+	if errors.As(err, &ne) && ne.Timeout() {
+		e.misses[app]++
+	} else {
+		e.misses[app] += executorRefusedWeight
+	}
+	return e.misses[app] >= executorLostWeight
 }
 
 // executorLost handles an app whose executor is gone (the launch of
@@ -114,7 +128,7 @@ func (n *NodeMonitor) executorLost(app, backend string, launching *slots.TaskKey
 func (n *NodeMonitor) checkExecutors(timeout time.Duration) {
 	for app, addr := range n.execs.snapshot() {
 		err := n.executors.Alive(addr, timeout)
-		if n.execs.checked(app, addr, err == nil) {
+		if n.execs.checked(app, addr, err) {
 			n.executorLost(app, addr, nil, err)
 		}
 	}

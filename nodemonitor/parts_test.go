@@ -2,6 +2,8 @@ package nodemonitor
 
 import (
 	"errors"
+	"net"
+	"os"
 	"reflect"
 	"slices"
 	"syscall"
@@ -143,18 +145,24 @@ func TestSlotTable(t *testing.T) {
 }
 
 // executorRegistry: liveness checks count misses in a row, and only for
-// the executor registered now.
+// the executor registered now; a timeout weighs less than a refusal.
 func TestExecutorRegistry(t *testing.T) {
+	refused := &net.OpError{Op: "dial", Net: "tcp", Err: syscall.ECONNREFUSED}
+	timedOut := &net.OpError{Op: "dial", Net: "tcp", Err: os.ErrDeadlineExceeded}
 	tests := []struct {
 		name     string
-		checks   []bool // outcomes of checks of "a" at addr1
-		reregist bool   // a new executor registers before the last check
+		checks   []error // outcomes of checks of "a" at addr1
+		reregist bool    // a new executor registers before the last check
 		wantLost []bool
 	}{
-		{"one miss is not a loss", []bool{false}, false, []bool{false}},
-		{"two misses in a row are", []bool{false, false}, false, []bool{false, true}},
-		{"a success resets the count", []bool{false, true, false}, false, []bool{false, false, false}},
-		{"a replaced executor's misses count for nothing", []bool{false, false}, true, []bool{false, false}},
+		{"one refusal is not a loss", []error{refused}, false, []bool{false}},
+		{"two refusals in a row are", []error{refused, refused}, false, []bool{false, true}},
+		{"a success resets the count", []error{refused, nil, refused}, false, []bool{false, false, false}},
+		{"a replaced executor's misses count for nothing", []error{refused, refused}, true, []bool{false, false}},
+		{"nine timeouts in a row are not a loss", slices.Repeat([]error{timedOut}, 9), false, slices.Repeat([]bool{false}, 9)},
+		{"ten timeouts in a row are", slices.Repeat([]error{timedOut}, 10), false, append(slices.Repeat([]bool{false}, 9), true)},
+		{"a refusal after timeouts adds its weight", []error{timedOut, timedOut, timedOut, timedOut, timedOut, refused}, false,
+			[]bool{false, false, false, false, false, true}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

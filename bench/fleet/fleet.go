@@ -103,6 +103,9 @@ type Fleet struct {
 	hook     atomic.Pointer[func(node int, t client.LaunchedTask)]
 	stopped  []bool
 	killed   map[int]bool // node monitors killed by KillNodeMonitor
+	// StartedAt is when the last member had started, before Start waited
+	// for every scheduler to see every node monitor.
+	StartedAt time.Time
 }
 
 func (c *Config) defaults() {
@@ -219,6 +222,7 @@ func Start(ctx context.Context, cfg Config) (_ *Fleet, err error) {
 			node := i
 			b, err := client.NewBackend(ctx, client.BackendConfig{
 				App: app, NodeMonitor: d.ServiceAddr(), Listen: h + ":0", AdvertiseHost: h,
+				RPC:      executorRPC,
 				Run:      cfg.Run,
 				OnLaunch: func(t client.LaunchedTask) { f.onLaunch(node, t) },
 				Log:      cfg.Log,
@@ -230,8 +234,16 @@ func Start(ctx context.Context, cfg Config) (_ *Fleet, err error) {
 		}
 		f.Backends = append(f.Backends, backends)
 	}
+	f.StartedAt = time.Now()
 	return f, f.WaitReady(ctx)
 }
+
+// executorRPC is the fleet's executors' Thrift client configuration:
+// the defaults, but for a connect timeout long enough for a process that
+// runs hundreds of members on a shared machine, whose goroutines can wait
+// longer than the default second for a CPU; a loopback connect that does
+// not answer in that time is not a dead node monitor here.
+var executorRPC = client.RPCConfig{ConnectTimeout: 10 * time.Second}
 
 // serveHTTP serves a member's operator endpoint on host, when the fleet
 // has them, and advertises it in gossip.

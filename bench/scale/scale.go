@@ -1,0 +1,353 @@
+package scale
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net/http"
+	"slices"
+	"sync"
+	"syscall"
+	"time"
+
+	"github.com/rs/zerolog"
+
+	"github.com/sparrowfleet/sparrow/bench/fleet"
+	"github.com/sparrowfleet/sparrow/client/fleetstatus"
+	"github.com/sparrowfleet/sparrow/internal/membership"
+	"github.com/sparrowfleet/sparrow/internal/stats"
+	"github.com/sparrowfleet/sparrow/internal/workload"
+)
+
+// Config is one sweep: the fleet sizes and what is measured at each.
+type Config struct {
+	// Sizes are the node monitor counts, one fresh fleet each.
+	Sizes      []int
+	Schedulers int
+	Slots      int
+	// GossipProfile is every member's gossip timing.
+	GossipProfile string
+	// Idle is the window with no work over which gossip traffic and CPU
+	// per idle member are measured.
+	Idle time.Duration
+	// JobsPerSec jobs of Tasks no-op-ish tasks (each sleeps TaskDuration)
+	// arrive for Drive, for the scheduling delay and CPU per task.
+	JobsPerSec   float64
+	Tasks        int
+	TaskDuration time.Duration
+	Drive        time.Duration
+	// Settle is how long the formed fleet is left before the idle window,
+	// so that the join's news (every member's joins and metadata updates,
+	// each retransmitted a few times per member) has finished spreading.
+	Settle time.Duration
+	// ReadyTimeout bounds the fleet's formation; KillTimeout the wait for
+	// every scheduler to drop a killed node monitor.
+	ReadyTimeout, KillTimeout time.Duration
+	// IdleProfile, if set, is called with each size and returns where to
+	// write a CPU profile of the idle window ("" for none).
+	IdleProfile func(n int) string
+	Log         zerolog.Logger
+	// Say, if set, receives progress lines.
+	Say func(string)
+}
+
+// Validate names the first setting out of range.
+func (c *Config) Validate() error {
+	switch {
+	case len(c.Sizes) == 0:
+		return fmt.Errorf("no fleet sizes")
+	case slices.Min(c.Sizes) < 2:
+		return fmt.Errorf("fleet size %d: want at least 2 node monitors (one is killed)", slices.Min(c.Sizes))
+	case slices.Max(c.Sizes) > 2500:
+		return fmt.Errorf("fleet size %d: at most 2500 node monitors fit the loopback address plan", slices.Max(c.Sizes))
+	case c.Schedulers < 1 || c.Schedulers > 250:
+		return fmt.Errorf("schedulers %d: want 1 to 250", c.Schedulers)
+	case c.Slots < 1:
+		return fmt.Errorf("slots %d: want at least 1", c.Slots)
+	case c.Idle <= 0 || c.Drive <= 0:
+		return fmt.Errorf("idle window and drive must be positive")
+	case c.JobsPerSec <= 0 || c.Tasks < 1:
+		return fmt.Errorf("want a positive job rate and at least one task per job")
+	}
+	return nil
+}
+
+func (c *Config) say(format string, args ...any) {
+	if c.Say != nil {
+		c.Say(fmt.Sprintf(format, args...))
+	}
+}
+
+// Point is what one fleet size measured.
+type Point struct {
+	NodeMonitors int `json:"node_monitors"`
+	Schedulers   int `json:"schedulers"`
+	// StartS is how long starting every member took, one after another;
+	// FormationS how long after the last start every scheduler saw every
+	// node monitor with its app.
+	StartS     float64 `json:"start_s"`
+	FormationS float64 `json:"formation_s"`
+	// KillToDroppedS is, for each scheduler, how long after a node monitor
+	// crashed its gossip view stopped offering it as a candidate, after
+	// which that scheduler makes no new reservation on it; Max is the
+	// slowest scheduler's.
+	KillToDroppedS    []float64 `json:"kill_to_dropped_s"`
+	KillToDroppedMaxS float64   `json:"kill_to_dropped_max_s"`
+	// Idle window: memberlist's own send counters over every member, per
+	// member per second (UDP: probes, acks, gossip; TCP: push-pull and
+	// stream writes), and the process's CPU time per member per second
+	// (getrusage, user + system, schedulers, node monitors, executors and
+	// their HTTP endpoints together).
+	IdleS                 float64 `json:"idle_s"`
+	GossipBytesPerMemberS float64 `json:"gossip_bytes_per_member_s"`
+	UDPBytesPerMemberS    float64 `json:"udp_bytes_per_member_s"`
+	TCPBytesPerMemberS    float64 `json:"tcp_bytes_per_member_s"`
+	UDPPacketsPerMemberS  float64 `json:"udp_packets_per_member_s"`
+	TCPWritesPerMemberS   float64 `json:"tcp_writes_per_member_s"`
+	// AliveNewsPerMemberS and SuspicionsPerMemberS are the alive messages
+	// and suspicions each member accepted per second while idle: with no
+	// change in the fleet both are zero unless members falsely suspect
+	// each other (probes unanswered in time) and refute it.
+	AliveNewsPerMemberS    float64 `json:"alive_news_per_member_s"`
+	SuspicionsPerMemberS   float64 `json:"suspicions_per_member_s"`
+	IdleCPUMsPerMemberS    float64 `json:"idle_cpu_ms_per_member_s"`
+	IdleCPUCoresWholeFleet float64 `json:"idle_cpu_cores"`
+	// Drive: JobsPerSec jobs for DriveS. CPUPerTaskUs is the process's CPU
+	// time during the drive less the idle rate over the same time, per
+	// task completed: every role's request path (frontend, scheduler,
+	// node monitor, executor), as all share the process.
+	JobsPerSec     float64       `json:"jobs_per_s"`
+	TasksCompleted int           `json:"tasks_completed"`
+	TasksSubmitted int           `json:"tasks_submitted"`
+	CPUPerTaskUs   float64       `json:"cpu_per_task_us"`
+	SchedDelayMs   stats.Summary `json:"sched_delay_ms"`
+	// StatusMs is one `sparrow status --json` (join as an observer,
+	// sync with the seed, read every member's /status, encode);
+	// DashboardMs one GET of a scheduler's dashboard page.
+	StatusMs       float64 `json:"status_ms"`
+	StatusMembers  int     `json:"status_members"`
+	DashboardMs    float64 `json:"dashboard_ms"`
+	DashboardBytes int     `json:"dashboard_bytes"`
+	// Load1 is the machine's one-minute load average when the point
+	// ended: the measurements share the machine with whatever else runs.
+	Load1 float64 `json:"load1"`
+}
+
+// Run measures each size in turn, a fresh fleet each.
+func Run(ctx context.Context, cfg Config) (Results, error) {
+	if err := cfg.Validate(); err != nil {
+		return nil, err
+	}
+	counter := InstallGossipCounter()
+	var out Results
+	for i, n := range cfg.Sizes {
+		pc := cfg
+		pc.Say = func(s string) { cfg.say("bench scale [%d/%d, %d node monitors]: %s", i+1, len(cfg.Sizes), n, s) }
+		p, err := measure(ctx, pc, n, counter)
+		if err != nil {
+			return out, fmt.Errorf("%d node monitors: %w", n, err)
+		}
+		out = append(out, p)
+	}
+	return out, nil
+}
+
+func measure(ctx context.Context, cfg Config, n int, counter *GossipCounter) (Point, error) {
+	p := Point{NodeMonitors: n, Schedulers: cfg.Schedulers, JobsPerSec: cfg.JobsPerSec}
+	readyCtx, cancel := context.WithTimeout(ctx, cfg.ReadyTimeout)
+	defer cancel()
+	cfg.say("starting %d schedulers and %d node monitors (%s gossip)", cfg.Schedulers, n, cfg.GossipProfile)
+	t0 := time.Now()
+	f, err := fleet.Start(readyCtx, fleet.Config{
+		Schedulers: cfg.Schedulers, NodeMonitors: n, Slots: cfg.Slots,
+		GossipProfile: cfg.GossipProfile, HTTP: true, Log: cfg.Log,
+	})
+	if err != nil {
+		return p, err
+	}
+	defer func() {
+		cfg.say("stopping the fleet")
+		f.Close()
+	}()
+	ready := time.Now()
+	p.StartS = f.StartedAt.Sub(t0).Seconds()
+	p.FormationS = ready.Sub(f.StartedAt).Seconds()
+	cfg.say("formed: started in %.1f s, every scheduler saw every node monitor %.2f s after the last start", p.StartS, p.FormationS)
+
+	members := float64(n + cfg.Schedulers)
+	cfg.say("settling %v", cfg.Settle)
+	time.Sleep(cfg.Settle) // lets the formation's gossip drain; not synchronisation
+	idle, err := measureIdle(cfg, n, counter)
+	if err != nil {
+		return p, err
+	}
+	p.IdleS = idle.seconds
+	g := idle.gossip
+	per := func(v int64) float64 { return float64(v) / idle.seconds / members }
+	p.UDPBytesPerMemberS, p.TCPBytesPerMemberS = per(g.UDPBytes), per(g.TCPBytes)
+	p.GossipBytesPerMemberS = per(g.UDPBytes + g.TCPBytes)
+	p.UDPPacketsPerMemberS, p.TCPWritesPerMemberS = per(g.UDPPackets), per(g.TCPWrites)
+	p.AliveNewsPerMemberS, p.SuspicionsPerMemberS = per(g.Alive), per(g.Suspect)
+	idleRate := idle.cpu.Seconds() / idle.seconds // cores
+	p.IdleCPUCoresWholeFleet = idleRate
+	p.IdleCPUMsPerMemberS = idleRate * 1000 / members
+	cfg.say("idle %.0f s: %.0f B/s (UDP %.0f, TCP %.0f) and %.1f packets/s of gossip per member, %.3f alive news and %.3f suspicions/s per member, %.2f ms CPU/s per member (%.2f cores in all)",
+		p.IdleS, p.GossipBytesPerMemberS, p.UDPBytesPerMemberS, p.TCPBytesPerMemberS, p.UDPPacketsPerMemberS+p.TCPWritesPerMemberS,
+		p.AliveNewsPerMemberS, p.SuspicionsPerMemberS, p.IdleCPUMsPerMemberS, idleRate)
+
+	if err := drive(ctx, cfg, f, idleRate, &p); err != nil {
+		return p, err
+	}
+	if err := operatorViews(ctx, f, &p); err != nil {
+		return p, err
+	}
+	cfg.say("status --json %.0f ms (%d members), dashboard %.0f ms", p.StatusMs, p.StatusMembers, p.DashboardMs)
+
+	if p.KillToDroppedS, err = killOne(ctx, cfg, f); err != nil {
+		return p, err
+	}
+	p.KillToDroppedMaxS = slices.Max(p.KillToDroppedS)
+	cfg.say("killed node monitor dropped by every scheduler after %.2f s", p.KillToDroppedMaxS)
+	p.Load1 = load1()
+	return p, nil
+}
+
+type idleWindow struct {
+	seconds float64
+	cpu     time.Duration
+	gossip  GossipTotals
+}
+
+func measureIdle(cfg Config, n int, counter *GossipCounter) (idleWindow, error) {
+	var stopProfile func()
+	if cfg.IdleProfile != nil {
+		if path := cfg.IdleProfile(n); path != "" {
+			var err error
+			if stopProfile, err = startCPUProfile(path); err != nil {
+				return idleWindow{}, err
+			}
+		}
+	}
+	cfg.say("measuring %v idle", cfg.Idle)
+	g0, c0, t0 := counter.Totals(), processCPU(), time.Now()
+	time.Sleep(cfg.Idle) // the measurement window itself
+	g1, c1, t1 := counter.Totals(), processCPU(), time.Now()
+	if stopProfile != nil {
+		stopProfile()
+	}
+	return idleWindow{seconds: t1.Sub(t0).Seconds(), cpu: c1 - c0, gossip: g1.Sub(g0)}, nil
+}
+
+func drive(ctx context.Context, cfg Config, f *fleet.Fleet, idleRate float64, p *Point) error {
+	cfg.say("driving %.0f jobs/s of %d x %v for %v", cfg.JobsPerSec, cfg.Tasks, cfg.TaskDuration, cfg.Drive)
+	c0, t0 := processCPU(), time.Now()
+	res, err := f.Drive(ctx, fleet.DriveConfig{
+		Spec:     workload.Spec{Load: 0.1, Slots: f.TotalSlots(), TasksPerJob: cfg.Tasks, TaskDuration: cfg.TaskDuration},
+		Duration: cfg.Drive, JobsPerSecond: cfg.JobsPerSec, Drain: 10 * time.Second, Seed: 1,
+	})
+	if err != nil {
+		return fmt.Errorf("drive: %w", err)
+	}
+	cpu, secs := (processCPU() - c0).Seconds(), time.Since(t0).Seconds()
+	p.TasksCompleted, p.TasksSubmitted = res.TasksCompleted, res.JobsSubmitted*res.TasksPerJob
+	p.SchedDelayMs = res.SchedDelayMs
+	if res.TasksCompleted > 0 {
+		p.CPUPerTaskUs = max(0, cpu-idleRate*secs) / float64(res.TasksCompleted) * 1e6
+	}
+	cfg.say("drive: %d of %d tasks, %.0f µs CPU per task, scheduling delay p50 %.2f ms p99 %.2f ms",
+		p.TasksCompleted, p.TasksSubmitted, p.CPUPerTaskUs, p.SchedDelayMs.P50, p.SchedDelayMs.P99)
+	return nil
+}
+
+// operatorViews times `sparrow status --json` through the first
+// scheduler and one GET of its dashboard page.
+func operatorViews(ctx context.Context, f *fleet.Fleet, p *Point) error {
+	var out bytes.Buffer
+	t0 := time.Now()
+	err := fleetstatus.Print(ctx, fleetstatus.Config{
+		Join: f.Schedulers[0].Cluster.Addr(), Bind: "127.0.9.1:0", Profile: "lan", Timeout: 10 * time.Second,
+		Log: zerolog.Nop(),
+	}, &out, true, 0)
+	if err != nil {
+		return fmt.Errorf("status: %w", err)
+	}
+	p.StatusMs = stats.Millis(time.Since(t0))
+	var view fleetstatus.View
+	if err := json.Unmarshal(out.Bytes(), &view); err != nil {
+		return fmt.Errorf("status printed no view: %w", err)
+	}
+	p.StatusMembers = len(view.Members)
+	url := "http://" + f.HTTP[0].Addr() + "/ui/"
+	t0 = time.Now()
+	resp, err := http.Get(url)
+	if err != nil {
+		return fmt.Errorf("dashboard: %w", err)
+	}
+	defer resp.Body.Close()
+	b, err := io.ReadAll(resp.Body)
+	if err != nil || resp.StatusCode != http.StatusOK {
+		return fmt.Errorf("dashboard %s: status %d: %v", url, resp.StatusCode, err)
+	}
+	p.DashboardMs, p.DashboardBytes = stats.Millis(time.Since(t0)), len(b)
+	return nil
+}
+
+// killOne crashes the last node monitor and waits until no running
+// scheduler's view offers it, returning each scheduler's wait.
+func killOne(ctx context.Context, cfg Config, f *fleet.Fleet) ([]float64, error) {
+	victim := len(f.NodeMonitors) - 1
+	name := f.NodeMonitors[victim].Cluster.Name()
+	cfg.say("killing %s", name)
+	t0 := time.Now()
+	f.KillNodeMonitor(victim)
+	waits := make([]float64, len(f.Schedulers))
+	var wg sync.WaitGroup
+	errs := make([]error, len(f.Schedulers))
+	for i, s := range f.Schedulers {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			d, err := waitGone(ctx, s.Cluster, name, t0, cfg.KillTimeout)
+			waits[i], errs[i] = d.Seconds(), err
+		}()
+	}
+	wg.Wait()
+	for i, err := range errs {
+		if err != nil {
+			return nil, fmt.Errorf("scheduler %d: %w", i, err)
+		}
+	}
+	return waits, nil
+}
+
+// waitGone polls c's view until it no longer lists name as a node
+// monitor, and returns how long after t0 that was.
+func waitGone(ctx context.Context, c *membership.Cluster, name string, t0 time.Time, timeout time.Duration) (time.Duration, error) {
+	tick := time.NewTicker(5 * time.Millisecond)
+	defer tick.Stop()
+	deadline := time.NewTimer(timeout)
+	defer deadline.Stop()
+	for {
+		if !slices.ContainsFunc(c.Members(membership.RoleNodeMonitor), func(m membership.Member) bool { return m.Name == name }) {
+			return time.Since(t0), nil
+		}
+		select {
+		case <-ctx.Done():
+			return 0, ctx.Err()
+		case <-deadline.C:
+			return 0, fmt.Errorf("still lists killed %s after %v", name, timeout)
+		case <-tick.C:
+		}
+	}
+}
+
+// processCPU is this process's user plus system CPU time so far.
+func processCPU() time.Duration {
+	var ru syscall.Rusage
+	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
+		return 0
+	}
+	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
+}
