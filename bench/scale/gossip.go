@@ -4,17 +4,16 @@ import (
 	"strings"
 	"sync"
 	"sync/atomic"
-	"time"
 
-	metrics "github.com/hashicorp/go-metrics"
+	"github.com/sparrowfleet/sparrow/internal/membership"
 )
 
 // GossipCounter counts the bytes and packets memberlist sends, from the
-// counters it reports through go-metrics' global sink (memberlist.udp.sent
-// and memberlist.tcp.sent, each call one packet or one stream write of
-// that many bytes). It sees every member in the process.
+// counters it reports through go-metrics, which the membership package
+// forwards (memberlist.udp.sent and memberlist.tcp.sent, each call one
+// packet or one stream write of that many bytes). It sees every member in
+// the process.
 type GossipCounter struct {
-	metrics.BlackholeSink
 	udpBytes, udpPackets, tcpBytes, tcpWrites atomic.Int64
 	alive, suspect                            atomic.Int64
 }
@@ -33,28 +32,15 @@ var (
 	installed   *GossipCounter
 )
 
-// InstallGossipCounter makes a GossipCounter go-metrics' global sink,
-// once per process, and returns it.
+// InstallGossipCounter makes a GossipCounter receive memberlist's
+// counters, once per process, and returns it.
 func InstallGossipCounter() *GossipCounter {
 	installOnce.Do(func() {
 		installed = &GossipCounter{}
-		cfg := metrics.DefaultConfig("")
-		cfg.EnableHostname, cfg.EnableRuntimeMetrics, cfg.EnableServiceLabel = false, false, false
-		cfg.TimerGranularity = time.Millisecond
-		if _, err := metrics.NewGlobal(cfg, installed); err != nil {
-			panic(err) // NewGlobal fails only for a sink it cannot build
-		}
+		membership.ForwardGossipCounters(installed.count)
 	})
 	return installed
 }
-
-// IncrCounterWithLabels implements metrics.MetricSink.
-func (g *GossipCounter) IncrCounterWithLabels(key []string, val float32, _ []metrics.Label) {
-	g.count(key, val)
-}
-
-// IncrCounter implements metrics.MetricSink.
-func (g *GossipCounter) IncrCounter(key []string, val float32) { g.count(key, val) }
 
 func (g *GossipCounter) count(key []string, val float32) {
 	switch strings.Join(key, ".") {

@@ -52,6 +52,9 @@ const clusterLabel = "sparrow_cluster"
 // stateSink is a go-metrics sink that keeps, for each registered Cluster,
 // the two series gossipStates holds.
 type stateSink struct {
+	// counters, if set, also receives every counter memberlist reports
+	// in this process (ForwardGossipCounters).
+	counters atomic.Pointer[func(key []string, val float32)]
 	next     atomic.Uint64
 	clusters sync.Map // key (string) -> *gossipStates
 }
@@ -64,6 +67,25 @@ var (
 // register returns a key for a new Cluster's metrics and its states,
 // installing the sink first if no Cluster has.
 func (s *stateSink) register() (string, *gossipStates) {
+	s.install()
+	key := strconv.FormatUint(s.next.Add(1), 10)
+	st := &gossipStates{}
+	s.clusters.Store(key, st)
+	return key, st
+}
+
+// ForwardGossipCounters makes every counter memberlist reports in this
+// process, for every Cluster, reach fn as well (memberlist.udp.sent and
+// the like; val is the increment). go-metrics has one global sink, which
+// the membership package owns, so a tool that wants memberlist's own
+// counts asks for them here rather than replacing that sink. A later call
+// replaces fn; fn must be quick and safe for concurrent use.
+func ForwardGossipCounters(fn func(key []string, val float32)) {
+	sink.install()
+	sink.counters.Store(&fn)
+}
+
+func (s *stateSink) install() {
 	installSink.Do(func() {
 		// No host name, service prefix or runtime sampling: the sink
 		// wants memberlist's keys as memberlist writes them, and nothing
@@ -71,10 +93,12 @@ func (s *stateSink) register() (string, *gossipStates) {
 		cfg := &gometrics.Config{FilterDefault: true, TimerGranularity: time.Millisecond}
 		_, _ = gometrics.NewGlobal(cfg, s) // New fails only for a sink it cannot use; this one it can.
 	})
-	key := strconv.FormatUint(s.next.Add(1), 10)
-	st := &gossipStates{}
-	s.clusters.Store(key, st)
-	return key, st
+}
+
+func (s *stateSink) forward(key []string, val float32) {
+	if fn := s.counters.Load(); fn != nil {
+		(*fn)(key, val)
+	}
 }
 
 func (s *stateSink) unregister(key string) { s.clusters.Delete(key) }
@@ -127,6 +151,7 @@ func (s *stateSink) SetGaugeWithLabels(key []string, val float32, labels []gomet
 }
 
 func (s *stateSink) IncrCounterWithLabels(key []string, val float32, labels []gometrics.Label) {
+	s.forward(key, val)
 	if !isKey(key, "memberlist", "msg", "suspect") {
 		return
 	}
@@ -137,6 +162,6 @@ func (s *stateSink) IncrCounterWithLabels(key []string, val float32, labels []go
 
 func (s *stateSink) SetGauge([]string, float32)                               {}
 func (s *stateSink) EmitKey([]string, float32)                                {}
-func (s *stateSink) IncrCounter([]string, float32)                            {}
+func (s *stateSink) IncrCounter(key []string, val float32)                    { s.forward(key, val) }
 func (s *stateSink) AddSample([]string, float32)                              {}
 func (s *stateSink) AddSampleWithLabels([]string, float32, []gometrics.Label) {}
