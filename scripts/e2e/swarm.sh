@@ -14,7 +14,7 @@
 #      old first: it drains, the balancer's /readyz check takes it out).
 #   2. balanced: on the upgraded fleet, every task's messages must reach
 #      the driver through the balancer.
-#   3. drain: under load of 1 s tasks, once nm3 runs one, nm3 is scaled
+#   3. drain: under load of 4 s tasks, once nm3 runs one, nm3 is scaled
 #      to 0: Swarm sends SIGTERM and waits its grace period; its running
 #      tasks must finish and be reported to the driver. On a one-machine swarm `docker node update
 #      --availability drain` would stop the whole fleet, so one service
@@ -55,10 +55,13 @@ ROLL_S=${SWARM_ROLL_S:-130}             # the roll's driver run; the roll must e
 BALANCED_S=${SWARM_BALANCED_S:-15}
 DRAIN_S=${SWARM_DRAIN_S:-25}
 # The drain run: longer tasks, at the same 67% of the slots, so that nm3
-# is drained while it runs tasks.
-DRAIN_RATE=${SWARM_DRAIN_RATE:-2}
-DRAIN_TASKS=${SWARM_DRAIN_TASKS:-2}
-DRAIN_TASK_DURATION=${SWARM_DRAIN_TASK_DURATION:-1s}
+# is drained while it runs tasks. A task must outlast the time from the
+# check that nm3 runs one to its SIGTERM: `docker service scale`, then
+# Swarm's removal of the task's DNS name a second or more before the
+# signal.
+DRAIN_RATE=${SWARM_DRAIN_RATE:-1}
+DRAIN_TASKS=${SWARM_DRAIN_TASKS:-1}
+DRAIN_TASK_DURATION=${SWARM_DRAIN_TASK_DURATION:-4s}
 TIMEOUT=${SWARM_TIMEOUT:-1s}            # the driver's failure detection
 NET=${SWARM_STACK}_sparrow
 BALANCER=${SWARM_STACK}_balancer:20503
@@ -191,8 +194,12 @@ workload() { # RUN_ID SECONDS [RATE TASKS TASK_DURATION]
 		--rate="$rate" --timeout="$TIMEOUT" --deadline=$(($2 + 30))s --json
 }
 
-# nm_busy SERVICE: the node monitor of SERVICE runs a task.
-nm_busy() { fleet_status | "$PY" scripts/e2e/swarm_report.py busy "$(svc "$1")"; }
+# nm_busy IP: the node monitor whose metrics listener is at IP runs a task
+# (sparrow_nodemonitor_tasks_running > 0 on its /metrics).
+nm_busy() {
+	curl -fsS -m 2 "http://$1:9090/metrics" 2>/dev/null |
+		awk '$1 == "sparrow_nodemonitor_tasks_running" && $2 > 0 { busy = 1 } END { exit !busy }'
+}
 
 driver_completed() { # FILE N: at least N jobs of the driver writing FILE completed
 	local n
@@ -333,7 +340,8 @@ if fleet_up; then
 		>"$OUT/drain.json" 2>"$OUT/drain.err" &
 	pid=$!
 	wait_for 20 "the drain driver's first jobs" driver_completed "$OUT/drain.err" $((DRAIN_RATE * DRAIN_S / 3)) || true
-	wait_for 20 "nm3 to run a task" nm_busy nm3 || true
+	nm3_ip=$(gwbridge_ip nm3) || nm3_ip=
+	wait_for 30 "nm3 to run a task" nm_busy "$nm3_ip" || log "nm3 ran no task; scaling it to 0 anyway"
 	follow_new
 	event nm3.drain "$(now)"
 	docker service scale --detach=false "$(svc nm3)=0" >/dev/null 2>&1 || rc=1
