@@ -227,11 +227,10 @@ stopped() { [ -z "$(service_container "$1")" ]; }
 # roll_node: drain the node monitor (POST /drain: it finishes its running
 # tasks, leaves and exits, still reachable by name meanwhile), scale it to
 # 0, update its idle executor, then bring the node monitor back on the
-# current image. Scaling it to 0 straight away would be Swarm's SIGTERM
-# path, which the drain phase takes; but Swarm drops a task from its DNS
-# when it decides to stop it, a second or more before the SIGTERM, and a
-# task finishing then on its executor cannot reach the node monitor by
-# name, so its result is lost.
+# current image. Scaling it to 0 straight away is Swarm's SIGTERM path,
+# which the drain phase takes: Swarm drops a task from its DNS when it
+# decides to stop it, a second or more before the SIGTERM, and peers then
+# reach the node monitor only at the addresses its name last resolved to.
 roll_node() {
 	local nm=$1 ex=ex${1#nm} ip
 	log "$nm: drain, scale to 0, update $ex, $nm back on $IMAGE"
