@@ -8,6 +8,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/sparrowfleet/sparrow/thrift/gen-go/sparrowrpc"
 )
@@ -169,9 +170,9 @@ func TestLastKnownAddrsForgetsTheOldest(t *testing.T) {
 	}
 }
 
-// TestPoolDialsLastKnownAddresses: a pool dials a peer whose name left DNS
-// at the addresses the name last resolved to, and a name it never
-// resolved not at all.
+// TestPoolDialsLastKnownAddresses: a pool dials (and Reachable probes) a
+// peer whose name left DNS at the addresses the name last resolved to,
+// and a name it never resolved not at all.
 func TestPoolDialsLastKnownAddresses(t *testing.T) {
 	srv, fe := startFrontend(t, Config{})
 	_, port, err := net.SplitHostPort(srv.Addr())
@@ -201,6 +202,9 @@ func TestPoolDialsLastKnownAddresses(t *testing.T) {
 	for _, s := range steps {
 		if s.dnsGone {
 			r.set("peer.test", nil, notFound("peer.test"))
+		}
+		if err := p.Reachable(context.Background(), s.addr, time.Second); (err != nil) != s.wantErr {
+			t.Fatalf("%s: Reachable: %v, want an error %v", s.name, err, s.wantErr)
 		}
 		// Every call dials: the idle connection is dropped first.
 		p.Forget(s.addr)

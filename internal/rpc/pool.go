@@ -455,22 +455,7 @@ func (p *Pool[C]) dial(ctx context.Context, addr string, id ConnID) (*pooled[C],
 func (p *Pool[C]) connect(ctx context.Context, addr string) (net.Conn, error) {
 	ctx, cancel := context.WithTimeout(ctx, p.cfg.ConnectTimeout)
 	defer cancel()
-	host, port, err := net.SplitHostPort(addr)
-	if err != nil {
-		return nil, err
-	}
-	ips := []string{host}
-	if _, err := netip.ParseAddr(host); err != nil {
-		var fallback error
-		if ips, fallback, err = p.addrs.resolve(ctx, host); err != nil {
-			return nil, err
-		}
-		if fallback != nil && p.cfg.DialLog != nil {
-			p.cfg.DialLog.Debug().Err(fallback).Str("peer", addr).Strs("addresses", ips).
-				Msg("peer's name did not resolve; dialing the addresses it last resolved to")
-		}
-	}
-	conn, err := dialFirst(ctx, ips, port)
+	host, conn, err := p.dialTCP(ctx, addr)
 	if err != nil || p.cfg.TLS == nil {
 		return conn, err
 	}
@@ -485,6 +470,42 @@ func (p *Pool[C]) connect(ctx context.Context, addr string) (net.Conn, error) {
 		return nil, err
 	}
 	return tc, nil
+}
+
+// dialTCP opens a TCP connection to addr, resolving its host through
+// p.addrs; it returns the host too.
+func (p *Pool[C]) dialTCP(ctx context.Context, addr string) (string, net.Conn, error) {
+	host, port, err := net.SplitHostPort(addr)
+	if err != nil {
+		return "", nil, err
+	}
+	ips := []string{host}
+	if _, err := netip.ParseAddr(host); err != nil {
+		var fallback error
+		if ips, fallback, err = p.addrs.resolve(ctx, host); err != nil {
+			return "", nil, err
+		}
+		if fallback != nil && p.cfg.DialLog != nil {
+			p.cfg.DialLog.Debug().Err(fallback).Str("peer", addr).Strs("addresses", ips).
+				Msg("peer's name did not resolve; dialing the addresses it last resolved to")
+		}
+	}
+	conn, err := dialFirst(ctx, ips, port)
+	return host, conn, err
+}
+
+// Reachable reports whether addr accepts a TCP connection within
+// timeout, its host name resolved as for calls (a name that has left DNS
+// is dialed at the addresses it last resolved to). It sends nothing, not
+// even a TLS handshake.
+func (p *Pool[C]) Reachable(ctx context.Context, addr string, timeout time.Duration) error {
+	ctx, cancel := context.WithTimeout(ctx, timeout)
+	defer cancel()
+	_, conn, err := p.dialTCP(ctx, addr)
+	if err != nil {
+		return err
+	}
+	return conn.Close()
 }
 
 // dialFirst connects over TCP to the first of ips (at port) that accepts,
