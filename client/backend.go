@@ -132,7 +132,7 @@ func NewBackend(ctx context.Context, cfg BackendConfig) (*Backend, error) {
 		cfg:  cfg,
 		addr: rpc.Advertised(srv.Addr(), cfg.AdvertiseHost),
 		srv:  srv,
-		nm:   rpc.NewPool(cfg.RPC.internal(), sparrowrpc.NewNodeMonitorServiceClient),
+		nm:   rpc.NewPool(cfg.RPC.dialing(&cfg.Log), sparrowrpc.NewNodeMonitorServiceClient),
 		log:  cfg.Log.With().Str("component", "backend").Str("app", cfg.App).Logger(),
 		ctx:  runCtx,
 		stop: stop,

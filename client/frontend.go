@@ -200,7 +200,7 @@ func NewFrontend(ctx context.Context, cfg FrontendConfig) (*Frontend, error) {
 			return nil, fmt.Errorf("frontend: %w", err)
 		}
 	}
-	callCfg := cfg.RPC.internal()
+	callCfg := cfg.RPC.dialing(&cfg.Log)
 	callCfg.ConnectTimeout, callCfg.CallTimeout = cfg.Timeout, cfg.Timeout
 	cfg.SubmitTimeout = max(cfg.SubmitTimeout, cfg.Timeout)
 	srv, err := rpc.Listen(cfg.Listen, cfg.RPC.internal(), cfg.Log)

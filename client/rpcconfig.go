@@ -4,6 +4,7 @@ import (
 	"crypto/tls"
 	"time"
 
+	"github.com/rs/zerolog"
 	"github.com/sparrowfleet/sparrow/internal/rpc"
 )
 
@@ -55,6 +56,13 @@ func (c RPCConfig) internal() rpc.Config {
 		MaxConns: c.MaxConns, MaxConnsPerHost: c.MaxConnsPerHost, MaxConnsPerPeer: c.MaxConnsPerPeer,
 		MemoryBudget: c.MemoryBudget, BudgetWait: c.BudgetWait, TLS: c.TLS,
 	}
+}
+
+// dialing is the transport's form of c for a client pool logging to log.
+func (c RPCConfig) dialing(log *zerolog.Logger) rpc.Config {
+	cfg := c.internal()
+	cfg.DialLog = log
+	return cfg
 }
 
 // TLSFiles names the PEM files of a frontend's or executor's TLS

@@ -3,7 +3,6 @@ package nodemonitor
 import (
 	"context"
 	"fmt"
-	"net"
 	"time"
 
 	"github.com/sparrowfleet/sparrow/internal/rpc"
@@ -134,11 +133,10 @@ func (t *thriftExecutors) LaunchTask(addr string, msg []byte, id *sparrowrpc.TFu
 }
 
 func (t *thriftExecutors) Alive(addr string, timeout time.Duration) error {
-	conn, err := net.DialTimeout("tcp", addr, timeout)
-	if err != nil {
+	if err := t.pool.Reachable(context.Background(), addr, timeout); err != nil {
 		return fmt.Errorf("executor at %s stopped accepting connections: %w", addr, err)
 	}
-	return conn.Close()
+	return nil
 }
 
 func (t *thriftExecutors) Forget(addr string) { t.pool.Forget(addr) }

@@ -103,6 +103,9 @@ func New(cfg Config, dir SchedulerDirectory) (*NodeMonitor, error) {
 	if cfg.GetTaskTimeout <= 0 {
 		cfg.GetTaskTimeout = DefaultGetTaskTimeout
 	}
+	if cfg.RPC.DialLog == nil {
+		cfg.RPC.DialLog = &cfg.Log
+	}
 	return newNodeMonitor(cfg, dir, newThriftSchedulers(cfg.RPC, cfg.GetTaskTimeout, self), newThriftExecutors(cfg.RPC))
 }
 

@@ -308,6 +308,9 @@ func newWith(cfg Config, view NodeView, nodes NodeMonitors, fronts Frontends) (*
 	if seed == 0 {
 		seed = binary.LittleEndian.Uint64(b[:8])
 	}
+	if cfg.RPC.DialLog == nil {
+		cfg.RPC.DialLog = &cfg.Log
+	}
 	if nodes == nil {
 		nodes = newThriftNodes(cfg.RPC)
 	}

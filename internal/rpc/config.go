@@ -5,6 +5,7 @@ import (
 	"time"
 
 	"github.com/apache/thrift/lib/go/thrift"
+	"github.com/rs/zerolog"
 )
 
 // Defaults for Config's zero fields.
@@ -83,6 +84,11 @@ type Config struct {
 	BudgetWait time.Duration
 	// TLS, when set, wraps listeners and dialed connections.
 	TLS *tls.Config
+	// DialLog is where client pools log, at debug, a dial to the
+	// addresses a peer's name last resolved to because its lookup failed.
+	// Servers log to the logger given to Listen. Nil logs nothing (a
+	// pointer keeps Config comparable).
+	DialLog *zerolog.Logger
 }
 
 func (c Config) withDefaults() Config {

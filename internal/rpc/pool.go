@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"net"
+	"net/netip"
 	"sync"
 	"syscall"
 	"time"
@@ -31,6 +32,7 @@ type Pool[C any] struct {
 	tcfg      *thrift.TConfiguration
 	newClient func(thrift.TClient) C
 	open      func(ctx context.Context, addr string, c C) error // OnOpen's hook; nil: none
+	addrs     *lastKnownAddrs                                   // resolves peers' host names for dial
 
 	mu     sync.Mutex
 	peers  map[string]*peer[C]
@@ -138,6 +140,7 @@ func NewPool[C any](cfg Config, newClient func(thrift.TClient) C) *Pool[C] {
 		cfg:       cfg,
 		tcfg:      cfg.thrift(cfg.CallTimeout),
 		newClient: newClient,
+		addrs:     newLastKnownAddrs(net.DefaultResolver, lastKnownNames),
 		peers:     make(map[string]*peer[C]),
 	}
 }
@@ -427,15 +430,7 @@ func (p *Pool[C]) reusable(pc *pooled[C], now time.Time) bool {
 
 // dial opens connection id to addr and runs the OnOpen hook on it.
 func (p *Pool[C]) dial(ctx context.Context, addr string, id ConnID) (*pooled[C], error) {
-	d := &net.Dialer{Timeout: p.cfg.ConnectTimeout}
-	var conn net.Conn
-	var err error
-	if p.cfg.TLS != nil {
-		// The dialer's timeout covers the handshake too.
-		conn, err = tls.DialWithDialer(d, "tcp", addr, p.cfg.TLS)
-	} else {
-		conn, err = d.Dial("tcp", addr)
-	}
+	conn, err := p.connect(ctx, addr)
 	if err != nil {
 		return nil, &DialError{Addr: addr, Err: thrift.NewTTransportExceptionFromError(err)}
 	}
@@ -450,6 +445,94 @@ func (p *Pool[C]) dial(ctx context.Context, addr string, id ConnID) (*pooled[C],
 		}
 	}
 	return pc, nil
+}
+
+// connect opens a connection to addr ("host:port"), TLS when configured,
+// within ConnectTimeout (the handshake included). A host name is resolved
+// through p.addrs, so a peer whose name has just left DNS is dialed at its
+// last known addresses; TLS still verifies the peer's certificate against
+// the host name.
+func (p *Pool[C]) connect(ctx context.Context, addr string) (net.Conn, error) {
+	ctx, cancel := context.WithTimeout(ctx, p.cfg.ConnectTimeout)
+	defer cancel()
+	host, conn, err := p.dialTCP(ctx, addr)
+	if err != nil || p.cfg.TLS == nil {
+		return conn, err
+	}
+	cfg := p.cfg.TLS
+	if cfg.ServerName == "" {
+		cfg = cfg.Clone()
+		cfg.ServerName = host
+	}
+	tc := tls.Client(conn, cfg)
+	if err := tc.HandshakeContext(ctx); err != nil {
+		conn.Close()
+		return nil, err
+	}
+	return tc, nil
+}
+
+// dialTCP opens a TCP connection to addr, resolving its host through
+// p.addrs; it returns the host too.
+func (p *Pool[C]) dialTCP(ctx context.Context, addr string) (string, net.Conn, error) {
+	host, port, err := net.SplitHostPort(addr)
+	if err != nil {
+		return "", nil, err
+	}
+	ips := []string{host}
+	if _, err := netip.ParseAddr(host); err != nil {
+		var fallback error
+		if ips, fallback, err = p.addrs.resolve(ctx, host); err != nil {
+			return "", nil, err
+		}
+		if fallback != nil && p.cfg.DialLog != nil {
+			p.cfg.DialLog.Debug().Err(fallback).Str("peer", addr).Strs("addresses", ips).
+				Msg("peer's name did not resolve; dialing the addresses it last resolved to")
+		}
+	}
+	conn, err := dialFirst(ctx, ips, port)
+	return host, conn, err
+}
+
+// Reachable reports whether addr accepts a TCP connection within
+// timeout, its host name resolved as for calls (a name that has left DNS
+// is dialed at the addresses it last resolved to). It sends nothing, not
+// even a TLS handshake.
+func (p *Pool[C]) Reachable(ctx context.Context, addr string, timeout time.Duration) error {
+	ctx, cancel := context.WithTimeout(ctx, timeout)
+	defer cancel()
+	_, conn, err := p.dialTCP(ctx, addr)
+	if err != nil {
+		return err
+	}
+	return conn.Close()
+}
+
+// dialFirst connects over TCP to the first of ips (at port) that accepts,
+// in order, each attempt given an equal share of the time left until
+// ctx's deadline. The error is the first attempt's.
+func dialFirst(ctx context.Context, ips []string, port string) (net.Conn, error) {
+	var d net.Dialer
+	first := errors.New("no addresses to dial")
+	for i, ip := range ips {
+		attempt, cancel := ctx, context.CancelFunc(func() {})
+		if deadline, ok := ctx.Deadline(); ok {
+			share := time.Until(deadline) / time.Duration(len(ips)-i)
+			attempt, cancel = context.WithTimeout(ctx, share)
+		}
+		conn, err := d.DialContext(attempt, "tcp", net.JoinHostPort(ip, port))
+		cancel()
+		if err == nil {
+			return conn, nil
+		}
+		if i == 0 {
+			first = err
+		}
+		if ctx.Err() != nil {
+			break
+		}
+	}
+	return nil, first
 }
 
 func (p *Pool[C]) put(addr string, pc *pooled[C]) {

@@ -14,8 +14,8 @@
 #      old first: it drains, the balancer's /readyz check takes it out).
 #   2. balanced: on the upgraded fleet, every task's messages must reach
 #      the driver through the balancer.
-#   3. drain: under load of 1 s tasks, once nm3 runs one, nm3 is scaled
-#      to 0: Swarm sends SIGTERM and waits its grace period; its running
+#   3. drain: under load of 5 s tasks, as soon as nm3 launches one, nm3
+#      is scaled to 0: Swarm sends SIGTERM and waits its grace period; its running
 #      tasks must finish and be reported to the driver. On a one-machine swarm `docker node update
 #      --availability drain` would stop the whole fleet, so one service
 #      per node monitor, scaled down, stands in for draining one node.
@@ -54,11 +54,14 @@ TASK_DURATION=${SWARM_TASK_DURATION:-200ms}
 ROLL_S=${SWARM_ROLL_S:-130}             # the roll's driver run; the roll must end within it
 BALANCED_S=${SWARM_BALANCED_S:-15}
 DRAIN_S=${SWARM_DRAIN_S:-25}
-# The drain run: longer tasks, at the same 67% of the slots, so that nm3
-# is drained while it runs tasks.
-DRAIN_RATE=${SWARM_DRAIN_RATE:-2}
-DRAIN_TASKS=${SWARM_DRAIN_TASKS:-2}
-DRAIN_TASK_DURATION=${SWARM_DRAIN_TASK_DURATION:-1s}
+# The drain run: longer tasks, at 83% of the slots (one task a second),
+# so that nm3 is drained while it runs tasks. The task nm3 has just
+# launched must outlast the time from then to its SIGTERM: `docker
+# service scale`, then Swarm's removal of the task's DNS name a second or
+# more before the signal.
+DRAIN_RATE=${SWARM_DRAIN_RATE:-1}
+DRAIN_TASKS=${SWARM_DRAIN_TASKS:-1}
+DRAIN_TASK_DURATION=${SWARM_DRAIN_TASK_DURATION:-5s}
 TIMEOUT=${SWARM_TIMEOUT:-1s}            # the driver's failure detection
 NET=${SWARM_STACK}_sparrow
 BALANCER=${SWARM_STACK}_balancer:20503
@@ -191,8 +194,21 @@ workload() { # RUN_ID SECONDS [RATE TASKS TASK_DURATION]
 		--rate="$rate" --timeout="$TIMEOUT" --deadline=$(($2 + 30))s --json
 }
 
-# nm_busy SERVICE: the node monitor of SERVICE runs a task.
-nm_busy() { fleet_status | "$PY" scripts/e2e/swarm_report.py busy "$(svc "$1")"; }
+# nm_launches IP: sparrow_nodemonitor_launches_total on the /metrics of
+# the node monitor whose HTTP listener is at IP.
+nm_launches() {
+	curl -fsS -m 2 "http://$1:9090/metrics" 2>/dev/null |
+		awk '$1 == "sparrow_nodemonitor_launches_total" { print $2; found = 1 } END { exit !found }'
+}
+
+# nm_launched IP N: the node monitor at IP launched a task since its
+# launch count was N and runs one (sparrow_nodemonitor_tasks_running).
+nm_launched() {
+	curl -fsS -m 2 "http://$1:9090/metrics" 2>/dev/null |
+		awk -v n="$2" '$1 == "sparrow_nodemonitor_launches_total" { l = $2 }
+			$1 == "sparrow_nodemonitor_tasks_running" { r = $2 }
+			END { exit !(l > n && r > 0) }'
+}
 
 driver_completed() { # FILE N: at least N jobs of the driver writing FILE completed
 	local n
@@ -220,11 +236,10 @@ stopped() { [ -z "$(service_container "$1")" ]; }
 # roll_node: drain the node monitor (POST /drain: it finishes its running
 # tasks, leaves and exits, still reachable by name meanwhile), scale it to
 # 0, update its idle executor, then bring the node monitor back on the
-# current image. Scaling it to 0 straight away would be Swarm's SIGTERM
-# path, which the drain phase takes; but Swarm drops a task from its DNS
-# when it decides to stop it, a second or more before the SIGTERM, and a
-# task finishing then on its executor cannot reach the node monitor by
-# name, so its result is lost.
+# current image. Scaling it to 0 straight away is Swarm's SIGTERM path,
+# which the drain phase takes: Swarm drops a task from its DNS when it
+# decides to stop it, a second or more before the SIGTERM, and peers then
+# reach the node monitor only at the addresses its name last resolved to.
 roll_node() {
 	local nm=$1 ex=ex${1#nm} ip
 	log "$nm: drain, scale to 0, update $ex, $nm back on $IMAGE"
@@ -333,7 +348,10 @@ if fleet_up; then
 		>"$OUT/drain.json" 2>"$OUT/drain.err" &
 	pid=$!
 	wait_for 20 "the drain driver's first jobs" driver_completed "$OUT/drain.err" $((DRAIN_RATE * DRAIN_S / 3)) || true
-	wait_for 20 "nm3 to run a task" nm_busy nm3 || true
+	nm3_ip=$(gwbridge_ip nm3) || nm3_ip=
+	launched=$(nm_launches "$nm3_ip") || launched=0
+	wait_for 30 "nm3 to launch a task" nm_launched "$nm3_ip" "$launched" ||
+		log "nm3 launched no task; scaling it to 0 anyway"
 	follow_new
 	event nm3.drain "$(now)"
 	docker service scale --detach=false "$(svc nm3)=0" >/dev/null 2>&1 || rc=1

@@ -4,8 +4,6 @@
         exit 0 if `sparrow status --json` shows SCHEDULERS ready schedulers,
         each seeing NODE_MONITORS node monitors, and NODE_MONITORS ready
         node monitors offering APP.
-    swarm_report.py busy SERVICE < status.json
-        exit 0 if the node monitor of Swarm service SERVICE runs a task.
     swarm_report.py report OUT TASK_DURATION
         (TASK_DURATION: the drain run's) reads the drivers' summaries (OUT/{roll,balanced,drain}.json), the
         executors' launch records (OUT/ex*.launches), nm3's log and
@@ -34,18 +32,6 @@ def ready(want_schedulers, want_nms, app):
               and (m.get("scheduler") or {}).get("node_monitors") == want_nms]
     nms = [m for m in members if m.get("role") == "nodemonitor" and app in (m.get("apps") or [])]
     return 0 if len(scheds) == want_schedulers and len(nms) == want_nms else 1
-
-
-def busy(service):
-    try:
-        st = json.load(sys.stdin)
-    except ValueError:
-        return 1
-    for m in st.get("members") or []:
-        if m.get("role") == "nodemonitor" and m.get("name", "").startswith(service + "."):
-            if (m.get("nodemonitor") or {}).get("running", 0) > 0:
-                return 0
-    return 1
 
 
 def launch_records(out):
@@ -173,8 +159,6 @@ def report(out, task_duration):
 def main():
     if len(sys.argv) == 5 and sys.argv[1] == "ready":
         return ready(int(sys.argv[2]), int(sys.argv[3]), sys.argv[4])
-    if len(sys.argv) == 3 and sys.argv[1] == "busy":
-        return busy(sys.argv[2])
     if len(sys.argv) == 4 and sys.argv[1] == "report":
         return report(sys.argv[2], sys.argv[3])
     sys.stderr.write(__doc__)
