@@ -138,7 +138,7 @@ sys.exit(0 if c.get("active") and c.get("reports") == int(sys.argv[2]) else 1)' 
 executors_registered() {
 	local i
 	for i in $(seq 1 $NODES); do
-		docker logs "$(cid ex$i)" 2>&1 | grep -F 'executor registered with its node monitor' >/dev/null || return 1
+		docker logs "$(cid ex$i)" 2>&1 | grep -F 'registered with the node monitor' >/dev/null || return 1
 	done
 }
 
