@@ -13,7 +13,8 @@ import (
 // Every call site places through the whole pipeline: under the
 // long-task-aware policy a long job's reservations, whichever decision
 // places them (submission, re-placement after failed enqueues, a held
-// call's round, the reservation-timeout sweep, locality relaxation),
+// call's round, the reservation-timeout sweep, steering of stranded
+// requests, locality relaxation),
 // never go to the short-only share while general node monitors can take
 // them. Each case also checks that its site did place reservations, so
 // that it cannot pass by placing none.
@@ -76,6 +77,29 @@ func TestEverySitePlacesThroughThePipeline(t *testing.T) {
 			c.waitAccepted(t, "l", 2)
 			c.s.Sweep(time.Now().Add(time.Hour))
 			c.waitAccepted(t, "l", 4)
+		}},
+		{"steering of stranded requests", Config{SteerAfter: time.Second, ReservationTimeout: -1}, func(t *testing.T, c *cluster) {
+			// Every node monitor serves the user (a short job's tasks,
+			// one on each), so only the class and the holders decide
+			// where the stranded long job's extra reservations go.
+			if err := c.s.SubmitJob(context.Background(), withSeconds(job("warm", 1, freeTasks(10)...), 1)); err != nil {
+				t.Fatal(err)
+			}
+			c.waitAccepted(t, "warm", 10)
+			for _, nm := range c.nms {
+				if got := len(c.getTask(t, "warm", nm)); got != 1 {
+					t.Fatalf("%d tasks handed to %s, want 1", got, nm.name)
+				}
+			}
+			if err := c.s.SubmitJob(context.Background(), withSeconds(job("l", 1, freeTasks(3)...), 100)); err != nil {
+				t.Fatal(err)
+			}
+			c.waitAccepted(t, "l", 3)
+			c.s.Sweep(time.Now().Add(1100 * time.Millisecond))
+			c.waitAccepted(t, "l", 6)
+			if got := c.s.Stats().Steered; got != 3 {
+				t.Fatalf("steered %d reservations, want 3", got)
+			}
 		}},
 		{"locality relaxation", Config{ReservationTimeout: -1}, func(t *testing.T, c *cluster) {
 			t0 := time.Now()
