@@ -33,8 +33,8 @@ import (
 // A stage that has nothing to do (no constraints, the policy off,
 // steering off) passes its input on unchanged, so one pipeline serves
 // plain Sparrow and every policy. The guard test (pipeline_guard_test.go)
-// fails if any function outside this file calls the filter, the steering
-// or the sampler's plan directly.
+// fails if any function but the pipeline's methods calls the filter, the
+// steering or the sampler's plan directly.
 //
 // It has no state of its own beyond the parts it is wired to, and no
 // lock: feasible only reads the view (safe for concurrent use) and may be
