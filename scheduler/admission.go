@@ -11,7 +11,6 @@ import (
 	"github.com/sparrowfleet/sparrow/core/placement"
 	"github.com/sparrowfleet/sparrow/internal/fairgossip"
 	"github.com/sparrowfleet/sparrow/internal/membership"
-	"github.com/sparrowfleet/sparrow/internal/refusal"
 )
 
 // Admission by expected queue wait.
@@ -324,12 +323,7 @@ func (s *Scheduler) admitLocked(ctx context.Context, app string, cons []placemen
 		}
 		s.mu.Lock()
 		now := time.Now()
-		fresh, err := placement.Filter(s.view.Candidates(app), cons)
-		if err == nil && len(fresh) == 0 {
-			err = refused(refusal.UnknownApp, 0, "no live node monitor hosts app %q", app)
-		} else if err != nil {
-			err = refused(refusal.Unplaceable, 0, "app %q: %v", app, err)
-		}
+		fresh, err := s.pipe.feasible(app, cons)
 		if err != nil {
 			hb.finish(h, now, false)
 			a.next()

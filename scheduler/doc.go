@@ -54,11 +54,44 @@
 //     the candidates of short and long jobs.
 //   - placer (scheduler.go): the seeded randomness of placement and
 //     jitter.
+//   - placementPipeline (pipeline.go): the one path from a request's
+//     tasks to candidate node monitors and a plan. See "Placement" below.
 //
 // The decisions that span parts (submit, getTask, an enqueue's answer,
 // re-placement, a held call's round, a node's loss, a sweep) are
 // Scheduler methods in scheduler.go, hold.go, offer.go, locality.go,
 // nodeloss.go and sweep.go.
+//
+// # Placement
+//
+// Every decision that places reservations runs the placementPipeline's
+// stages, in one order: the view (live node monitors hosting the app),
+// dropping node monitors that failed the request, the job's constraints,
+// the long-task-aware policy's steering by job class, a rule for node
+// monitors already holding the request's reservations, per-user steering,
+// and the sampler's plan. A call site names only what differs, in
+// placeOptions:
+//
+//   - submission (submitLocked): the feasible candidates admission looked
+//     at, and user spreading (steerBook.candidates);
+//   - re-placement after a failed enqueue or a lost node
+//     (reprobeAndUnlock): nothing; holders may take more;
+//   - a held call's round (stepHeldLocked): holders last;
+//   - the reservation-timeout sweep (sweepOne): holders dropped;
+//   - steering of stranded requests (steerStranded): holders dropped,
+//     only node monitors serving the user, d = 1;
+//   - locality relaxation (relaxLocked): holders dropped, the widened
+//     plan (a task with nowhere new to go is starved, not an error).
+//
+// A new call site uses the pipeline too: pipeline_guard_test.go fails if
+// any function but the pipeline calls placement.Filter, the policy's or
+// the user steering, or the sampler's plan.
+//
+// Decisions return what is to be sent rather than calling node monitors:
+// SubmitJob's decision (submitLocked) returns reservationBatch values,
+// one enqueue per node monitor, and sendReservations (dispatch.go), once
+// the mutex is released, is the one layer that sends them; the other
+// decisions' probes go out through it too.
 // The daemon (daemon.go) adds the Thrift servers, gossip and the sweep.
 //
 // It is a daemon shell: placement, sampling and the request's placement

@@ -136,13 +136,7 @@ func (s *Scheduler) enqueueAs(r *request, probes []placement.Probe, counted bool
 // enqueueOffers is enqueueAs with probes[k] carrying task offers[k] unless
 // that is -1 or offers is nil (offer.go).
 func (s *Scheduler) enqueueOffers(r *request, probes []placement.Probe, offers []int, counted bool) {
-	for k, p := range probes {
-		offer := -1
-		if offers != nil {
-			offer = offers[k]
-		}
-		go s.enqueueOne(r, p, counted, offer)
-	}
+	s.sendReservations(appendBatches(nil, r, probes, offers, counted))
 }
 
 // enqueuedLocked handles the answer to an enqueue of p for r when r has a held
@@ -330,24 +324,9 @@ func (s *Scheduler) stepHeldLocked(r *request, now time.Time) holdStep {
 		s.gate.hold.queueSignal(h)
 		return holdStep{next: now.Add(holdHeadStuck)}
 	}
-	var all, fresh []placement.Node
-	for _, n := range s.view.Candidates(r.app) {
-		if r.failed[n.Addr] {
-			continue
-		}
-		all = append(all, n)
-		if !r.Holds(n.Addr) {
-			fresh = append(fresh, n)
-		}
-	}
 	// Node monitors that hold none of the job's reservations first: a
 	// refusal drops every reservation the job has on that node.
-	cands := fresh
-	if len(cands) == 0 {
-		cands = all
-	}
-	cands, _ = placement.Filter(cands, r.cons)
-	probes, err := s.place.plan(cands, uncovered, r.ratio)
+	probes, _, err := s.pipe.place(r, placeOptions{tasks: uncovered, ratio: r.ratio, holders: holdersLast})
 	if err != nil {
 		return s.endHeldLocked(r, now, false, refused(refusal.Unplaceable, 0, "app %q: %v", r.app, err))
 	}

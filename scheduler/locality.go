@@ -225,13 +225,12 @@ const (
 // recorded in r; the caller sends them.
 func (s *Scheduler) relaxLocked(r *request, now time.Time, fresh bool) []placement.Probe {
 	var (
-		cands   []placement.Node
 		index   *placement.RackIndex
 		widened []placement.Task
 	)
 	resolve := func(t *relaxTask) {
 		if index == nil {
-			cands, index = s.relax.rackIndex(s.view, r.app)
+			_, index = s.relax.rackIndex(s.view, r.app)
 		}
 		if !t.homed {
 			t.home, t.homed = index.HomeRacks(t.orig), true
@@ -270,15 +269,9 @@ func (s *Scheduler) relaxLocked(r *request, now time.Time, fresh bool) []placeme
 	if len(widened) == 0 {
 		return nil
 	}
-	var eligible []placement.Node
-	for _, n := range cands {
-		if !r.failed[n.Addr] {
-			eligible = append(eligible, n)
-		}
-	}
-	eligible, _ = placement.Filter(eligible, r.cons)
-	probes, starved, err := s.place.planWidened(eligible, widened, r.ratio,
-		func(n placement.Node) bool { return r.Holds(n.Addr) })
+	// Only on node monitors holding none of r's reservations: a widened
+	// task may already have one on a node it allowed before.
+	probes, starved, err := s.pipe.place(r, placeOptions{tasks: widened, ratio: r.ratio, holders: holdersDropped, widened: true})
 	if err != nil {
 		// r.ratio was checked at submission; this would be a bug.
 		s.log.Error().Err(err).Str("request", r.ID).Msg("cannot place widened tasks' reservations")

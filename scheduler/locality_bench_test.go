@@ -101,11 +101,11 @@ func BenchmarkPlanRelaxableSubmission(b *testing.B) {
 				i++
 				id := fmt.Sprint(i)
 				s.mu.Lock()
-				probes, err := s.place.plan(s.view.Candidates(app), job.Tasks, 2)
+				r := &request{Request: placement.NewRequest(id, job.Tasks), app: app, ratio: 2}
+				probes, _, err := s.pipe.place(r, placeOptions{tasks: job.Tasks, ratio: 2})
 				if err != nil {
 					b.Fatal(err)
 				}
-				r := &request{Request: placement.NewRequest(id, job.Tasks), app: app, ratio: 2}
 				r.AddProbes(probes)
 				s.book.add(r)
 				now := s.now()

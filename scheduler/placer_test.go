@@ -10,9 +10,10 @@ import (
 	"github.com/sparrowfleet/sparrow/core/placement"
 )
 
-// TestPlacer: the placer's plans are a function of its seed (two placers
-// of one seed place alike, call after call), with d·m reservations over
-// the candidates, and its jitter stays in [0, n).
+// TestPlacer: the plans of a pipeline drawing from a placer are a
+// function of the placer's seed (two placers of one seed place alike,
+// call after call), with d·m reservations over the candidates, and its
+// jitter stays in [0, n).
 func TestPlacer(t *testing.T) {
 	nodes := func(n int) []placement.Node {
 		out := make([]placement.Node, n)
@@ -45,9 +46,16 @@ func TestPlacer(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			newPlacer := func() *placer { return &placer{rng: mrand.New(mrand.NewPCG(7, 11))} }
 			a, b := newPlacer(), newPlacer()
+			view := &fakeView{byApp: map[string][]placement.Node{app: nodes(tt.nodes)}}
+			plan := func(p *placer) ([]placement.Probe, error) {
+				pipe := placementPipeline{view: view, steer: &steerBook{}, rand: p}
+				r := &request{Request: placement.NewRequest("r", tasks(tt.tasks)), app: app}
+				probes, _, err := pipe.place(r, placeOptions{tasks: tasks(tt.tasks), ratio: tt.ratio})
+				return probes, err
+			}
 			for round := range 3 {
-				pa, errA := a.plan(nodes(tt.nodes), tasks(tt.tasks), tt.ratio)
-				pb, errB := b.plan(nodes(tt.nodes), tasks(tt.tasks), tt.ratio)
+				pa, errA := plan(a)
+				pb, errB := plan(b)
 				if !errors.Is(errA, tt.wantErr) || !errors.Is(errB, tt.wantErr) {
 					t.Fatalf("round %d: errors %v, %v; want %v", round, errA, errB, tt.wantErr)
 				}

@@ -76,7 +76,7 @@ func TestGiveUpWhileOfferSettles(t *testing.T) {
 	if !ok {
 		t.Fatal("no task to offer")
 	}
-	r.reprobe = maxReprobes // the next round gives up
+	r.reprobe = maxReprobes - 1 // the last round: the view has no node, so it gives up
 	s.mu.Lock()
 	s.book.add(r)
 	s.mu.Unlock()

@@ -139,17 +139,18 @@ type Scheduler struct {
 	wiring
 
 	mu      sync.Mutex
-	place   placer       // seeded randomness for placement and jitter
-	book    requestBook  // the request book (requests.go)
-	running runningBook  // lost-node bookkeeping and fetch memory (running.go, fetch.go)
-	offers  offerBook    // offers and offers in doubt (offerbook.go)
-	relax   relaxer      // locality relaxation (relaxer.go)
-	gate    gate         // holds, admission by expected wait and the drain (gate.go)
-	front   frontendBook // frontend links (frontendbook.go)
-	steer   steerBook    // steering by who serves each user (steer.go)
-	short   *shortPolicy // the long-task-aware policy, nil when off (shortjobs.go)
-	pull    *pullBook    // the short backlog answering pulls, nil when off (pull.go)
-	stats   Stats        // the counts of the decisions made here
+	place   placer            // seeded randomness for placement and jitter
+	pipe    placementPipeline // every placement decision's stages (pipeline.go)
+	book    requestBook       // the request book (requests.go)
+	running runningBook       // lost-node bookkeeping and fetch memory (running.go, fetch.go)
+	offers  offerBook         // offers and offers in doubt (offerbook.go)
+	relax   relaxer           // locality relaxation (relaxer.go)
+	gate    gate              // holds, admission by expected wait and the drain (gate.go)
+	front   frontendBook      // frontend links (frontendbook.go)
+	steer   steerBook         // steering by who serves each user (steer.go)
+	short   *shortPolicy      // the long-task-aware policy, nil when off (shortjobs.go)
+	pull    *pullBook         // the short backlog answering pulls, nil when off (pull.go)
+	stats   Stats             // the counts of the decisions made here
 }
 
 // wiring is what a Scheduler is given: its config, its own address, the
@@ -172,17 +173,6 @@ type wiring struct {
 type placer struct {
 	rng     *mrand.Rand
 	sampler placement.Sampler
-}
-
-// plan places tasks' reservations on candidates (placement.Sampler.Plan).
-func (p *placer) plan(candidates []placement.Node, tasks []placement.Task, ratio float64) ([]placement.Probe, error) {
-	return p.sampler.Plan(p.rng, candidates, tasks, ratio)
-}
-
-// planWidened places widened tasks' reservations on candidates
-// (placement.Sampler.PlanWidened).
-func (p *placer) planWidened(candidates []placement.Node, tasks []placement.Task, ratio float64, skip func(placement.Node) bool) ([]placement.Probe, []placement.Task, error) {
-	return p.sampler.PlanWidened(p.rng, candidates, tasks, ratio, skip)
 }
 
 // int63n returns a uniform number in [0, n); n must be positive.
@@ -337,6 +327,7 @@ func newWith(cfg Config, view NodeView, nodes NodeMonitors, fronts Frontends) (*
 		short: short,
 		pull:  newPullBook(cfg.PullAfter, short),
 	}
+	s.pipe = placementPipeline{view: view, short: short, steer: &s.steer, rand: &s.place}
 	s.front = newFrontendBook(cfg.FrontendMaxInflight, cfg.FrontendDeadAfter, func(d time.Duration) time.Duration {
 		if d <= 0 {
 			return 0
@@ -394,12 +385,9 @@ func (s *Scheduler) SubmitJob(ctx context.Context, req *sparrowrpc.TSchedulingRe
 	if len(job.Tasks) == 0 {
 		return nil
 	}
-	candidates := s.view.Candidates(job.App)
-	if len(candidates) == 0 {
-		return refused(refusal.UnknownApp, 0, "no live node monitor hosts app %q", job.App)
-	}
-	if candidates, err = placement.Filter(candidates, job.Constraints); err != nil {
-		return refused(refusal.Unplaceable, 0, "app %q: %v", job.App, err)
+	candidates, err := s.pipe.feasible(job.App, job.Constraints)
+	if err != nil {
+		return err
 	}
 
 	if s.gate.draining.Load() {
@@ -425,20 +413,53 @@ func (s *Scheduler) SubmitJob(ctx context.Context, req *sparrowrpc.TSchedulingRe
 		s.mu.Unlock()
 		return refused(refusal.Invalid, 0, "%v", err)
 	}
-	steerAt := s.now()
-	candidates = s.steer.candidates(s.place.rng, job.User.User, candidates, steerAt)
-	sj := s.short.classify(req.GetTaskSeconds(), job.App, len(job.Tasks))
-	candidates = s.short.steer(job.App, candidates, sj.class, len(job.Tasks), s.view)
-	probes, err := s.place.plan(candidates, job.Tasks, job.ProbeRatio)
+	sub, err := s.submitLocked(job, req.GetTaskSeconds(), id, candidates)
+	s.mu.Unlock()
 	if err != nil {
-		s.mu.Unlock()
-		return refused(refusal.Unplaceable, 0, "app %q: %v", job.App, err)
+		return err
 	}
+
+	s.log.Debug().Str("request", id).Str("app", job.App).Int("tasks", len(job.Tasks)).
+		Int("nodes", len(sub.sends)).Msg("job submitted")
+	s.sendReservations(sub.sends)
+	if r := sub.r; r.hold != nil {
+		err := s.await(ctx, r)
+		if err != nil && job.FrontendAddress != "" {
+			// Refused whole: none of its tasks will have a message.
+			s.mu.Lock()
+			s.front.jobs.withdraw(job.App, id)
+			s.mu.Unlock()
+		}
+		return err
+	}
+	return nil
+}
+
+// submission is SubmitJob's decision: the request it accepted and the
+// reservations to send for it.
+type submission struct {
+	r     *request
+	sends []reservationBatch
+}
+
+// submitLocked decides the placement of job, accepted as request id, whose
+// request states taskSeconds per task (0: none), on candidates (the
+// pipeline's feasible node monitors, as admission last looked at them):
+// it records the request and returns what is to be sent, or the refusal
+// of a job that cannot be placed.
+func (s *Scheduler) submitLocked(job Job, taskSeconds float64, id string, candidates []placement.Node) (submission, error) {
+	now := s.now()
 	r := &request{
 		Request: placement.NewRequest(id, job.Tasks),
 		app:     job.App, cons: job.Constraints, user: job.User, specs: job.Specs, ratio: job.ProbeRatio,
-		submitted: s.now(),
-		short:     sj,
+		submitted: now,
+		short:     s.short.classify(taskSeconds, job.App, len(job.Tasks)),
+	}
+	probes, _, err := s.pipe.place(r, placeOptions{
+		tasks: job.Tasks, ratio: job.ProbeRatio, feasible: candidates, user: userSpread, now: now,
+	})
+	if err != nil {
+		return submission{}, refused(refusal.Unplaceable, 0, "app %q: %v", job.App, err)
 	}
 	if s.cfg.ReservationTimeout > 0 {
 		r.deadline = time.Now().Add(s.cfg.ReservationTimeout)
@@ -446,13 +467,11 @@ func (s *Scheduler) SubmitJob(ctx context.Context, req *sparrowrpc.TSchedulingRe
 	if s.cfg.MaxHeldJobs > 0 {
 		r.hold = newHoldState(time.Now())
 	}
-	var now time.Time
 	if len(job.Relax) > 0 {
-		now = s.now()
 		r.loc = newRelaxState(job, now, s.cfg.LocalityInputBytes)
 	}
 	probes, r.backup = s.splitBackupsLocked(r, probes)
-	s.steer.placed(r, probes, steerAt)
+	s.steer.placed(r, probes, now)
 	r.AddProbes(probes)
 	s.gate.adm.admitted(probes)
 	counted := countHeldLocked(r, probes)
@@ -469,23 +488,8 @@ func (s *Scheduler) SubmitJob(ctx context.Context, req *sparrowrpc.TSchedulingRe
 	}
 	s.stats.JobsSubmitted++
 	s.stats.TasksSubmitted += uint64(len(job.Tasks))
-	s.mu.Unlock()
-
-	s.log.Debug().Str("request", id).Str("app", job.App).Int("tasks", len(job.Tasks)).
-		Int("nodes", len(probes)+len(relaxed)).Msg("job submitted")
-	s.enqueueOffers(r, probes, offers, counted)
-	s.enqueue(r, relaxed)
-	if r.hold != nil {
-		err := s.await(ctx, r)
-		if err != nil && job.FrontendAddress != "" {
-			// Refused whole: none of its tasks will have a message.
-			s.mu.Lock()
-			s.front.jobs.withdraw(job.App, id)
-			s.mu.Unlock()
-		}
-		return err
-	}
-	return nil
+	sends := appendBatches(nil, r, probes, offers, counted)
+	return submission{r: r, sends: appendBatches(sends, r, relaxed, nil, false)}, nil
 }
 
 // addJobFrontendLocked keeps the frontend address job, accepted as request
@@ -603,15 +607,6 @@ func (s *Scheduler) reprobeAndUnlock(r *request, tasks []placement.Task) {
 		s.mu.Unlock()
 		return
 	}
-	var candidates []placement.Node
-	for _, n := range s.view.Candidates(r.app) {
-		if !r.failed[n.Addr] {
-			candidates = append(candidates, n)
-		}
-	}
-	// Constraints are re-checked; when none match, Plan reports no candidates.
-	candidates, _ = placement.Filter(candidates, r.cons)
-	candidates = s.short.steer(r.app, candidates, r.short.class, len(tasks), s.view)
 	r.reprobe++
 	s.stats.Reprobes++
 	var probes []placement.Probe
@@ -619,7 +614,9 @@ func (s *Scheduler) reprobeAndUnlock(r *request, tasks []placement.Task) {
 	if r.reprobe > maxReprobes {
 		err = fmt.Errorf("gave up after %d rounds of re-placing reservations", maxReprobes)
 	} else {
-		probes, err = s.place.plan(candidates, tasks, r.ratio)
+		// Node monitors already holding some may take more: a failed
+		// enqueue's reservations are replaced wherever the request may go.
+		probes, _, err = s.pipe.place(r, placeOptions{tasks: tasks, ratio: r.ratio})
 	}
 	if err != nil {
 		s.book.remove(r)

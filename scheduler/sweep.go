@@ -1,7 +1,6 @@
 package scheduler
 
 import (
-	"slices"
 	"time"
 
 	"github.com/sparrowfleet/sparrow/core/placement"
@@ -45,8 +44,7 @@ func (s *Scheduler) sweepOne(r *request) {
 		s.mu.Unlock()
 		return
 	}
-	candidates := s.unheldCandidatesLocked(r)
-	probes, err := s.place.plan(candidates, r.UnlaunchedTasks(), r.ratio)
+	probes, err := s.sweepPlanLocked(r, placeOptions{ratio: r.ratio})
 	if err != nil || len(probes) == 0 {
 		s.mu.Unlock()
 		return
@@ -61,24 +59,18 @@ func (s *Scheduler) sweepOne(r *request) {
 	s.enqueue(r, probes)
 }
 
-// unheldCandidatesLocked returns the node monitors that may take more of
-// r's reservations: its app's candidates that meet its constraints, have
-// not failed it, are among those the long-task-aware policy places it on
-// (shortPolicy.steer: never the short-only share for a long job, unless
-// every candidate is short-only), and hold none of its reservations. The
+// sweepPlanLocked plans extra reservations for r's unlaunched tasks under
+// o, on node monitors that may take more of them: wherever the pipeline
+// places r (its constraints, not failed it, and under the long-task-aware
+// policy never the short-only share for a long job, unless every
+// candidate is short-only) that hold none of its reservations. The
 // policy picks among all the candidates before the holders are dropped,
-// so that a long job whose reservations already sit on every node open to
-// it gets no more, rather than spilling onto the short-only share.
-func (s *Scheduler) unheldCandidatesLocked(r *request) []placement.Node {
-	var candidates []placement.Node
-	for _, n := range s.view.Candidates(r.app) {
-		if !r.failed[n.Addr] {
-			candidates = append(candidates, n)
-		}
-	}
-	candidates, _ = placement.Filter(candidates, r.cons)
-	candidates = s.short.steer(r.app, candidates, r.short.class, r.Unlaunched(), s.view)
-	return slices.DeleteFunc(candidates, func(n placement.Node) bool { return r.Holds(n.Addr) })
+// so that a long job whose reservations already sit on every node open
+// to it gets no more, rather than spilling onto the short-only share.
+func (s *Scheduler) sweepPlanLocked(r *request, o placeOptions) ([]placement.Probe, error) {
+	o.tasks, o.holders = r.UnlaunchedTasks(), holdersDropped
+	probes, _, err := s.pipe.place(r, o)
+	return probes, err
 }
 
 // steerStranded gives each request due for steering (steerBook.due) one
@@ -105,11 +97,8 @@ func (s *Scheduler) steerStranded(now time.Time) {
 		if !s.steer.due(r, now) {
 			continue
 		}
-		candidates := s.steer.serving(r.user.User, s.unheldCandidatesLocked(r), now)
-		var probes []placement.Probe
-		if len(candidates) > 0 {
-			probes, _ = s.place.plan(candidates, r.UnlaunchedTasks(), 1)
-		}
+		// With no node monitor serving its user, nothing is placed.
+		probes, _ := s.sweepPlanLocked(r, placeOptions{ratio: 1, user: userServing, now: now})
 		s.steer.placed(r, probes, now)
 		if len(probes) == 0 {
 			continue
