@@ -169,6 +169,13 @@ type TraceResult struct {
 	// only; ShortJobs all short jobs (TraceAware).
 	SteeredShort int64 `json:"steered_short,omitempty"`
 	ShortJobs    int64 `json:"short_jobs,omitempty"`
+	// SteeredLong counts long jobs placed among the general nodes of the
+	// lowest advertised long-work levels only (Aware.LongSteer).
+	SteeredLong int64 `json:"steered_long,omitempty"`
+	// WorkUpdates counts the remaining-work updates schedulers sent to
+	// nodes holding their jobs' reservations (Aware.WorkRefresh), one
+	// per node and update.
+	WorkUpdates int64 `json:"work_updates,omitempty"`
 	// AdvertChanges counts the long-work adverts gossiped (a node's state
 	// turning from none to some long work or back).
 	AdvertChanges int64 `json:"advert_changes,omitempty"`
@@ -247,7 +254,9 @@ type traceSim struct {
 
 	// aware policy
 	shortOnly []bool
-	view      []bool // long-work adverts as the schedulers last heard them
+	view      []bool  // long-work adverts as the schedulers last heard them
+	level     []uint8 // long-work levels as the schedulers last heard them
+	holders   []int32 // scratch: nodes holding a job's reservations
 	cand      []int32
 	candNodes []placement.Node
 	// pulls (aware with Pull)
@@ -312,6 +321,7 @@ func newTraceSim(cfg TraceConfig, next func() (jobtrace.Job, error), rec *jobtra
 	if aware {
 		s.shortOnly = make([]bool, n)
 		s.view = make([]bool, n)
+		s.level = make([]uint8, n)
 	}
 	if pulls {
 		s.backlog = shortjobs.NewBacklog()
@@ -378,7 +388,8 @@ func (s *traceSim) run() (TraceResult, error) {
 		case tCancel:
 			s.cancel(e.slot)
 		case tAdvert:
-			s.view[e.node] = e.task != 0
+			s.view[e.node] = e.task&1 != 0
+			s.level[e.node] = uint8(e.task >> 1)
 		case tBacklog:
 			s.backlogCheck(e.slot, e.jseq)
 		case tPullAdvert:
@@ -483,7 +494,14 @@ func (s *traceSim) arrival() {
 		c := s.cfg.Aware.Classify(est, known)
 		j.long = c == shortjobs.Long
 		var steered bool
-		s.cand, steered = shortjobs.Steer(s.cand[:0], c, m, s.shortOnly, s.view)
+		if j.long && s.cfg.Aware.LongSteer {
+			s.cand, steered = shortjobs.SteerLong(s.cand[:0], placement.Reservations(s.cfg.ProbeRatio, m), s.shortOnly, s.level)
+			if steered {
+				s.res.SteeredLong++
+			}
+		} else {
+			s.cand, steered = shortjobs.Steer(s.cand[:0], c, m, s.shortOnly, s.view)
+		}
 		if c == shortjobs.Short {
 			s.res.ShortJobs++
 			if steered {
@@ -544,21 +562,59 @@ func class(low uint32) shortjobs.Class {
 	return shortjobs.Short
 }
 
-// advert gossips node n's advert if changed is set (its
-// shortjobs.Monitor said the advert changed).
-func (s *traceSim) advert(n int32, changed bool) {
-	if changed {
+// advert gossips node n's advert if it changed (its shortjobs.Monitor's
+// AdvertChanged). The event carries the busy bit in bit 0 and the
+// long-work level above it.
+func (s *traceSim) advert(n int32) {
+	if s.mon[n].pol.AdvertChanged() {
 		s.res.AdvertChanges++
 		if minute := int64(s.now / 60000); minute != s.advertMinute {
 			s.advertMinute, s.advertCount = minute, 0
 		}
 		s.advertCount++
 		s.res.AdvertPeakMinute = max(s.res.AdvertPeakMinute, s.advertCount)
-		busy := int32(0)
-		if shortjobs.AdvertBusy([]byte{s.mon[n].pol.Advert()}) {
-			busy = 1
+		a := s.mon[n].pol.Advert2()
+		v := int32(shortjobs.AdvertLevel(a[:])) << 1
+		if shortjobs.AdvertBusy(a[:]) {
+			v |= 1
 		}
-		s.h.push(event{t: s.now + s.cfg.GossipDelay, key: uint64(tAdvert), node: n, slot: -1, task: busy, jseq: -1})
+		s.h.push(event{t: s.now + s.cfg.GossipDelay, key: uint64(tAdvert), node: n, slot: -1, task: v, jseq: -1})
+	}
+}
+
+// jobClass is job j's class.
+func jobClass(j *traceJob) shortjobs.Class {
+	if j.long {
+		return shortjobs.Long
+	}
+	return shortjobs.Short
+}
+
+// refreshWork is job j's scheduler telling the nodes holding its queued
+// reservations its remaining work, when the task it just handed out to
+// node n took its unlaunched count into another step
+// (shortjobs.RefreshTargets). The update reaches them at once: it
+// travels RTT/2, as the answer to node n does, and no decision here
+// depends on that difference.
+func (s *traceSim) refreshWork(n int32, j *traceJob) {
+	left := j.req.Unlaunched()
+	if shortjobs.WorkStep(left) == shortjobs.WorkStep(left+1) || left == 0 {
+		return
+	}
+	s.holders = s.holders[:0]
+	for _, p := range j.req.Outstanding() {
+		i, err := strconv.Atoi(p.Node.Addr[1:])
+		if err != nil {
+			s.err = fmt.Errorf("sim: node address %q", p.Node.Addr)
+			return
+		}
+		s.holders = append(s.holders, int32(i))
+	}
+	s.holders = shortjobs.RefreshTargets(s.holders[:0], s.holders, n, left+1, left)
+	w := remaining(j)
+	for _, h := range s.holders {
+		s.mon[h].pol.Queued(j.reqID, w)
+		s.res.WorkUpdates++
 	}
 }
 
@@ -578,9 +634,12 @@ func (s *traceSim) enqueue(slot int32) {
 		}
 		s.res.Reservations += int64(p.Count)
 		if aware {
-			m.pol.Queued(j.reqID, remaining(j))
+			m.pol.QueuedClass(j.reqID, jobClass(j), remaining(j))
 		}
 		s.drain(p.Node)
+		if aware {
+			s.advert(p.Node)
+		}
 	}
 }
 
@@ -611,7 +670,8 @@ func (s *traceSim) drain(n int32) {
 			s.res.StickyFetches++
 		}
 		if pol := s.mon[n].pol; pol != nil {
-			s.advert(n, pol.Fetching(class(low)))
+			pol.Fetching(class(low))
+			s.advert(n)
 		}
 		s.h.pushFixed(event{t: s.now + s.half, key: uint64(tGetTask), node: n, slot: slot, task: int32(low), jseq: jseq})
 	}
@@ -667,6 +727,9 @@ func (s *traceSim) launch(n, slot, task int32) {
 	if m.pol != nil {
 		// The answer tells the node the job's remaining work.
 		m.pol.Launched(j.reqID, int(j.rem[task]), j.est)
+		if s.cfg.Aware.WorkRefresh {
+			s.refreshWork(n, j)
+		}
 	}
 	if j.backlog {
 		s.backlog.Set(j.reqID, remaining(j))
@@ -692,7 +755,8 @@ func (s *traceSim) reply(n int32, low uint32) {
 		return
 	}
 	if m.pol != nil {
-		s.advert(n, m.pol.NoTask(class(low)))
+		m.pol.NoTask(class(low))
+		s.advert(n)
 	}
 	s.drain(n)
 }
@@ -711,7 +775,8 @@ func (s *traceSim) taskDone(n, slot, task int32) {
 		if m.pull != nil {
 			rem = m.pull.Sticky(c, rem, float64(rem)*j.est)
 		}
-		s.advert(n, m.pol.Ended(c, rem, sticky))
+		m.pol.Ended(c, rem, sticky)
+		s.advert(n)
 	}
 	j.left--
 	if j.left == 0 {
@@ -762,6 +827,9 @@ func (s *traceSim) cancel(slot int32) {
 	for _, n := range j.cancel {
 		removed := s.mon[n].core.Cancel(j.reqID)
 		s.res.Cancelled += int64(removed)
+		if s.mon[n].pol != nil {
+			s.advert(n)
+		}
 	}
 	j.pending = false
 	if j.done {

@@ -36,6 +36,9 @@ type Options struct {
 	Cutoff, ShortShare float64
 	StarveLimit        int
 	GossipDelay        float64
+	// LongSteer, ClassFirst, WorkRefresh and ShortStickyOnly are the
+	// policy's switches of the same names (shortjobs.Config).
+	LongSteer, ClassFirst, WorkRefresh, ShortStickyOnly bool
 	// Pull turns on pulls (policy aware): after PullAfter ms with tasks
 	// unlaunched, a short job's tasks are pulled by slots freed anywhere.
 	Pull      bool
@@ -93,7 +96,8 @@ var notForTraces = []string{"tasks", "jobs", "warmup", "dist", "pareto-alpha", "
 
 // traceOnly are the flags of AddFlags that mean something only with
 // --job-trace.
-var traceOnly = []string{"time-scale", "cutoff", "short-share", "starve-limit", "gossip-delay", "pull", "pull-after", "jobs-out"}
+var traceOnly = []string{"time-scale", "cutoff", "short-share", "starve-limit", "gossip-delay", "pull", "pull-after", "jobs-out",
+	"long-steer", "class-first", "work-refresh", "short-sticky-only"}
 
 // CheckUnused refuses the flags of AddFlags given (by changed) without
 // --job-trace: a simulation that silently dropped them would not be the
@@ -199,7 +203,8 @@ func (o *Options) points(progress io.Writer) (pts []*point, loads []float64, own
 			cfg := sim.TraceConfig{
 				Policy: p, Nodes: s.Nodes, Slots: s.Slots, RTT: s.RTT, ProbeRatio: ratios[0],
 				TimeScale: o.TimeScale, GapScale: own / l, GossipDelay: o.GossipDelay, Pull: o.Pull, PullAfter: o.PullAfter, Seed: s.Seed,
-				Aware: shortjobs.Config{Cutoff: o.Cutoff, ShortShare: o.ShortShare, StarveLimit: o.StarveLimit},
+				Aware: shortjobs.Config{Cutoff: o.Cutoff, ShortShare: o.ShortShare, StarveLimit: o.StarveLimit,
+					LongSteer: o.LongSteer, ClassFirst: o.ClassFirst, WorkRefresh: o.WorkRefresh, ShortStickyOnly: o.ShortStickyOnly},
 			}
 			if err := cfg.Validate(); err != nil {
 				return nil, nil, 0, fmt.Errorf("%s: %w", p, err)
@@ -351,5 +356,9 @@ func (o *Options) AddFlags(fs *pflag.FlagSet) {
 	fs.Float64Var(&o.GossipDelay, "gossip-delay", 1000, "with --job-trace, policy aware: ms for a node's long-work advert, or a scheduler's backlog advert, to reach the others")
 	fs.BoolVar(&o.Pull, "pull", false, "with --job-trace, policy aware: slots freed anywhere pull waiting short tasks from their scheduler's backlog (the daemons: --short-pull; see docs/experiments/traces.md)")
 	fs.StringVar(&o.JobsOut, "jobs-out", "", "with --job-trace: write every run's per-job outcomes to this CSV file (run,job,class,mean_task_s,arrival_s,response_s; run is the policy, with @load when several loads are given; job is the job's ordinal in the trace, from 0, as in sparrow drive --jobs-out)")
+	fs.BoolVar(&o.LongSteer, "long-steer", true, "with --job-trace, policy aware: node monitors advertise a coarse level of their long work, running and queued, and long jobs probe the general nodes of the lowest levels, at random among them")
+	fs.BoolVar(&o.ClassFirst, "class-first", false, "with --job-trace, policy aware: node monitors serve short jobs' reservations before long jobs', then by remaining work")
+	fs.BoolVar(&o.WorkRefresh, "work-refresh", true, "with --job-trace, policy aware: schedulers send a job's remaining work to the nodes holding its reservations each time its unlaunched tasks halve")
+	fs.BoolVar(&o.ShortStickyOnly, "short-sticky-only", false, "with --job-trace, policy aware: only short jobs' slots ask the same job for another task when a task ends; a long task's slot serves its queue")
 	fs.Float64Var(&o.PullAfter, "pull-after", 1000, "with --job-trace and --pull: ms a short job waits with tasks unlaunched before its scheduler advertises a backlog; also the retry delay of a pull that got no task")
 }
