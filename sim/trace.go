@@ -84,6 +84,47 @@ func ParseTracePolicies(s string) ([]TracePolicy, error) {
 	return out, nil
 }
 
+// TraceEstimates is where the aware policy's estimate of a job's mean
+// task duration comes from. Jobs are reported in the class of their true
+// mean whatever the estimate.
+type TraceEstimates int
+
+// The estimate sources.
+const (
+	// EstimateExact gives each job its true mean task duration.
+	EstimateExact TraceEstimates = iota
+	// EstimateNoisy gives each job its true mean times a random factor
+	// between 0.5 and 2, uniform in its logarithm, drawn from a stream
+	// seeded by Seed.
+	EstimateNoisy
+	// EstimateNone gives no estimate: the scheduler falls back on its
+	// application's history (shortjobs.History). The trace names no
+	// applications, so every job is one application's and the history
+	// is the moving mean of every finished task; the first job, with no
+	// history, is long.
+	EstimateNone
+	numEstimates
+)
+
+var estimateNames = [...]string{"exact", "noisy", "none"}
+
+func (e TraceEstimates) String() string {
+	if e < 0 || e >= numEstimates {
+		return fmt.Sprintf("TraceEstimates(%d)", int(e))
+	}
+	return estimateNames[e]
+}
+
+// ParseTraceEstimates parses an estimate source's name.
+func ParseTraceEstimates(name string) (TraceEstimates, error) {
+	for i, n := range estimateNames {
+		if n == name {
+			return TraceEstimates(i), nil
+		}
+	}
+	return 0, fmt.Errorf("unknown estimate source %q (valid: %s)", name, strings.Join(estimateNames[:], ", "))
+}
+
 // TraceConfig describes one replay of a job trace.
 type TraceConfig struct {
 	Policy TracePolicy
@@ -112,6 +153,13 @@ type TraceConfig struct {
 	// long.
 	Pull      bool
 	PullAfter float64
+	// AdaptiveShare sizes the short-only share as the run goes
+	// (shortjobs.AdaptiveShare, TraceAware), from the short work arrived
+	// and the nodes advertising long work as the scheduler hears them;
+	// Aware.ShortShare is then its floor.
+	AdaptiveShare bool
+	// Estimates is where TraceAware's task duration estimates come from.
+	Estimates TraceEstimates
 	// Seed seeds placement.
 	Seed uint64
 }
@@ -134,6 +182,8 @@ func (c *TraceConfig) Validate() error {
 		return fmt.Errorf("arrival gap scale must be a finite number > 0, got %v", c.GapScale)
 	case math.IsNaN(c.GossipDelay) || math.IsInf(c.GossipDelay, 0) || c.GossipDelay < 0:
 		return fmt.Errorf("gossip delay must be a finite number >= 0 ms, got %v", c.GossipDelay)
+	case c.Estimates < 0 || c.Estimates >= numEstimates:
+		return fmt.Errorf("unknown estimate source %d", int(c.Estimates))
 	case c.Pull && (math.IsNaN(c.PullAfter) || math.IsInf(c.PullAfter, 0) || c.PullAfter < 0):
 		return fmt.Errorf("pull delay must be a finite number >= 0 ms, got %v", c.PullAfter)
 	}
@@ -176,6 +226,10 @@ type TraceResult struct {
 	// nodes holding their jobs' reservations (Aware.WorkRefresh), one
 	// per node and update.
 	WorkUpdates int64 `json:"work_updates,omitempty"`
+	// ShareChanges counts the adaptive short-only share's changes, and
+	// ShareMax is the largest share it took (TraceConfig.AdaptiveShare).
+	ShareChanges int64   `json:"share_changes,omitempty"`
+	ShareMax     float64 `json:"share_max,omitempty"`
 	// AdvertChanges counts the long-work adverts gossiped (a node's state
 	// turning from none to some long work or back).
 	AdvertChanges int64 `json:"advert_changes,omitempty"`
@@ -257,6 +311,14 @@ type traceSim struct {
 	view      []bool  // long-work adverts as the schedulers last heard them
 	level     []uint8 // long-work levels as the schedulers last heard them
 	holders   []int32 // scratch: nodes holding a job's reservations
+	// adaptive share
+	share    *shortjobs.AdaptiveShare
+	hashes   []uint64 // each node's NodeHash
+	scratch  []uint64
+	longBusy int // nodes whose advert, as heard, says long work
+	// estimates other than exact
+	noise     *rand.Rand
+	hist      *shortjobs.History
 	cand      []int32
 	candNodes []placement.Node
 	// pulls (aware with Pull)
@@ -347,16 +409,32 @@ func newTraceSim(cfg TraceConfig, next func() (jobtrace.Job, error), rec *jobtra
 	if aware {
 		// The short-only share, as the schedulers pick it from the
 		// nodes' names.
-		hashes := make([]uint64, n)
+		s.hashes = make([]uint64, n)
 		for i, nd := range s.nodes {
-			hashes[i] = shortjobs.NodeHash(nd.Name)
+			s.hashes[i] = shortjobs.NodeHash(nd.Name)
 		}
-		part := shortjobs.NewPartition(hashes, cfg.Aware.ShortShare)
-		for i, nd := range s.nodes {
-			s.shortOnly[i] = part.ShortOnly(shortjobs.NodeHash(nd.Name))
+		s.partition(cfg.Aware.ShortShare)
+		switch cfg.Estimates {
+		case EstimateNoisy:
+			s.noise = rand.New(rand.NewPCG(cfg.Seed, 0x6573746d))
+		case EstimateNone:
+			s.hist = shortjobs.NewHistory(0)
+		}
+		if cfg.AdaptiveShare {
+			s.share = shortjobs.NewAdaptiveShare(cfg.Aware.ShortShare, 0, 0, 0)
+			s.res.ShareMax = cfg.Aware.ShortShare
 		}
 	}
 	return s, nil
+}
+
+// partition marks the short-only nodes under share.
+func (s *traceSim) partition(share float64) {
+	s.scratch = append(s.scratch[:0], s.hashes...)
+	part := shortjobs.NewPartition(s.scratch, share)
+	for i, h := range s.hashes {
+		s.shortOnly[i] = part.ShortOnly(h)
+	}
 }
 
 func (s *traceSim) run() (TraceResult, error) {
@@ -388,7 +466,14 @@ func (s *traceSim) run() (TraceResult, error) {
 		case tCancel:
 			s.cancel(e.slot)
 		case tAdvert:
-			s.view[e.node] = e.task&1 != 0
+			busy := e.task&1 != 0
+			switch {
+			case busy && !s.view[e.node]:
+				s.longBusy++
+			case !busy && s.view[e.node]:
+				s.longBusy--
+			}
+			s.view[e.node] = busy
 			s.level[e.node] = uint8(e.task >> 1)
 		case tBacklog:
 			s.backlogCheck(e.slot, e.jseq)
@@ -490,9 +575,30 @@ func (s *traceSim) arrival() {
 	nodes := s.nodes
 	var cand []int32
 	if s.cfg.Policy == TraceAware {
-		est, known := shortjobs.Estimate(mean, nil, simApp)
+		own := mean
+		switch {
+		case s.noise != nil:
+			own *= math.Exp2(2*s.noise.Float64() - 1)
+		case s.hist != nil:
+			own = 0
+		}
+		est, known := shortjobs.Estimate(own, s.hist, simApp)
+		j.est = 0
+		if known {
+			j.est = s.simMS(est)
+		}
 		c := s.cfg.Aware.Classify(est, known)
 		j.long = c == shortjobs.Long
+		if s.share != nil {
+			if !j.long {
+				s.share.AddShortWork(msDuration(s.now), float64(m)*j.est/1000)
+			}
+			if v, changed := s.share.Update(msDuration(s.now), s.cfg.Nodes*s.cfg.Slots, s.longBusy, s.cfg.Nodes); changed {
+				s.partition(v)
+				s.res.ShareChanges++
+				s.res.ShareMax = max(s.res.ShareMax, v)
+			}
+		}
 		var steered bool
 		if j.long && s.cfg.Aware.LongSteer {
 			s.cand, steered = shortjobs.SteerLong(s.cand[:0], placement.Reservations(s.cfg.ProbeRatio, m), s.shortOnly, s.level)
@@ -777,6 +883,9 @@ func (s *traceSim) taskDone(n, slot, task int32) {
 		}
 		m.pol.Ended(c, rem, sticky)
 		s.advert(n)
+		if s.hist != nil {
+			s.hist.Observe(simApp, j.dur[task]*s.cfg.TimeScale/1000)
+		}
 	}
 	j.left--
 	if j.left == 0 {

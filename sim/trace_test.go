@@ -80,6 +80,8 @@ func TestTraceProperties(t *testing.T) {
 					if v.informed {
 						cfg.Aware.LongSteer, cfg.Aware.ClassFirst, cfg.Aware.WorkRefresh = true, true, true
 						cfg.Aware.ShortStickyOnly = seed%2 == 0
+						cfg.AdaptiveShare = seed%2 == 1
+						cfg.Estimates = TraceEstimates(seed % uint64(numEstimates))
 					}
 					s, err := newTraceSim(cfg, sliceSource(jobs), jobtrace.NewRecorder(50))
 					if err != nil {
@@ -299,5 +301,21 @@ func TestTraceLongSteer(t *testing.T) {
 	// Every job's one task started at once: none queued behind another.
 	if res.Long.N != len(jobs) || res.Long.P99 > 1000+1 {
 		t.Fatalf("long jobs %d, p99 %v s: some queued", res.Long.N, res.Long.P99)
+	}
+}
+
+func TestParseTraceEstimates(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		want TraceEstimates
+		ok   bool
+	}{{"exact", EstimateExact, true}, {"noisy", EstimateNoisy, true}, {"none", EstimateNone, true}, {"oracle", 0, false}, {"", 0, false}} {
+		got, err := ParseTraceEstimates(tc.name)
+		if (err == nil) != tc.ok || got != tc.want {
+			t.Errorf("ParseTraceEstimates(%q) = %v, %v; want %v, ok %v", tc.name, got, err, tc.want, tc.ok)
+		}
+		if tc.ok && got.String() != tc.name {
+			t.Errorf("%v.String() = %q", got, got.String())
+		}
 	}
 }
