@@ -84,6 +84,47 @@ func ParseTracePolicies(s string) ([]TracePolicy, error) {
 	return out, nil
 }
 
+// TraceEstimates is where the aware policy's estimate of a job's mean
+// task duration comes from. Jobs are reported in the class of their true
+// mean whatever the estimate.
+type TraceEstimates int
+
+// The estimate sources.
+const (
+	// EstimateExact gives each job its true mean task duration.
+	EstimateExact TraceEstimates = iota
+	// EstimateNoisy gives each job its true mean times a random factor
+	// between 0.5 and 2, uniform in its logarithm, drawn from a stream
+	// seeded by Seed.
+	EstimateNoisy
+	// EstimateNone gives no estimate: the scheduler falls back on its
+	// application's history (shortjobs.History). The trace names no
+	// applications, so every job is one application's and the history
+	// is the moving mean of every finished task; the first job, with no
+	// history, is long.
+	EstimateNone
+	numEstimates
+)
+
+var estimateNames = [...]string{"exact", "noisy", "none"}
+
+func (e TraceEstimates) String() string {
+	if e < 0 || e >= numEstimates {
+		return fmt.Sprintf("TraceEstimates(%d)", int(e))
+	}
+	return estimateNames[e]
+}
+
+// ParseTraceEstimates parses an estimate source's name.
+func ParseTraceEstimates(name string) (TraceEstimates, error) {
+	for i, n := range estimateNames {
+		if n == name {
+			return TraceEstimates(i), nil
+		}
+	}
+	return 0, fmt.Errorf("unknown estimate source %q (valid: %s)", name, strings.Join(estimateNames[:], ", "))
+}
+
 // TraceConfig describes one replay of a job trace.
 type TraceConfig struct {
 	Policy TracePolicy
@@ -112,6 +153,13 @@ type TraceConfig struct {
 	// long.
 	Pull      bool
 	PullAfter float64
+	// AdaptiveShare sizes the short-only share as the run goes
+	// (shortjobs.AdaptiveShare, TraceAware), from the short work arrived
+	// and the nodes advertising long work as the scheduler hears them;
+	// Aware.ShortShare is then its floor.
+	AdaptiveShare bool
+	// Estimates is where TraceAware's task duration estimates come from.
+	Estimates TraceEstimates
 	// Seed seeds placement.
 	Seed uint64
 }
@@ -134,6 +182,8 @@ func (c *TraceConfig) Validate() error {
 		return fmt.Errorf("arrival gap scale must be a finite number > 0, got %v", c.GapScale)
 	case math.IsNaN(c.GossipDelay) || math.IsInf(c.GossipDelay, 0) || c.GossipDelay < 0:
 		return fmt.Errorf("gossip delay must be a finite number >= 0 ms, got %v", c.GossipDelay)
+	case c.Estimates < 0 || c.Estimates >= numEstimates:
+		return fmt.Errorf("unknown estimate source %d", int(c.Estimates))
 	case c.Pull && (math.IsNaN(c.PullAfter) || math.IsInf(c.PullAfter, 0) || c.PullAfter < 0):
 		return fmt.Errorf("pull delay must be a finite number >= 0 ms, got %v", c.PullAfter)
 	}
@@ -169,6 +219,17 @@ type TraceResult struct {
 	// only; ShortJobs all short jobs (TraceAware).
 	SteeredShort int64 `json:"steered_short,omitempty"`
 	ShortJobs    int64 `json:"short_jobs,omitempty"`
+	// SteeredLong counts long jobs placed among the general nodes of the
+	// lowest advertised long-work levels only (Aware.LongSteer).
+	SteeredLong int64 `json:"steered_long,omitempty"`
+	// WorkUpdates counts the remaining-work updates schedulers sent to
+	// nodes holding their jobs' reservations (Aware.WorkRefresh), one
+	// per node and update.
+	WorkUpdates int64 `json:"work_updates,omitempty"`
+	// ShareChanges counts the adaptive short-only share's changes, and
+	// ShareMax is the largest share it took (TraceConfig.AdaptiveShare).
+	ShareChanges int64   `json:"share_changes,omitempty"`
+	ShareMax     float64 `json:"share_max,omitempty"`
 	// AdvertChanges counts the long-work adverts gossiped (a node's state
 	// turning from none to some long work or back).
 	AdvertChanges int64 `json:"advert_changes,omitempty"`
@@ -247,7 +308,17 @@ type traceSim struct {
 
 	// aware policy
 	shortOnly []bool
-	view      []bool // long-work adverts as the schedulers last heard them
+	view      []bool  // long-work adverts as the schedulers last heard them
+	level     []uint8 // long-work levels as the schedulers last heard them
+	holders   []int32 // scratch: nodes holding a job's reservations
+	// adaptive share
+	share    *shortjobs.AdaptiveShare
+	hashes   []uint64 // each node's NodeHash
+	scratch  []uint64
+	longBusy int // nodes whose advert, as heard, says long work
+	// estimates other than exact
+	noise     *rand.Rand
+	hist      *shortjobs.History
 	cand      []int32
 	candNodes []placement.Node
 	// pulls (aware with Pull)
@@ -312,6 +383,7 @@ func newTraceSim(cfg TraceConfig, next func() (jobtrace.Job, error), rec *jobtra
 	if aware {
 		s.shortOnly = make([]bool, n)
 		s.view = make([]bool, n)
+		s.level = make([]uint8, n)
 	}
 	if pulls {
 		s.backlog = shortjobs.NewBacklog()
@@ -337,16 +409,32 @@ func newTraceSim(cfg TraceConfig, next func() (jobtrace.Job, error), rec *jobtra
 	if aware {
 		// The short-only share, as the schedulers pick it from the
 		// nodes' names.
-		hashes := make([]uint64, n)
+		s.hashes = make([]uint64, n)
 		for i, nd := range s.nodes {
-			hashes[i] = shortjobs.NodeHash(nd.Name)
+			s.hashes[i] = shortjobs.NodeHash(nd.Name)
 		}
-		part := shortjobs.NewPartition(hashes, cfg.Aware.ShortShare)
-		for i, nd := range s.nodes {
-			s.shortOnly[i] = part.ShortOnly(shortjobs.NodeHash(nd.Name))
+		s.partition(cfg.Aware.ShortShare)
+		switch cfg.Estimates {
+		case EstimateNoisy:
+			s.noise = rand.New(rand.NewPCG(cfg.Seed, 0x6573746d))
+		case EstimateNone:
+			s.hist = shortjobs.NewHistory(0)
+		}
+		if cfg.AdaptiveShare {
+			s.share = shortjobs.NewAdaptiveShare(cfg.Aware.ShortShare, 0, 0, 0)
+			s.res.ShareMax = cfg.Aware.ShortShare
 		}
 	}
 	return s, nil
+}
+
+// partition marks the short-only nodes under share.
+func (s *traceSim) partition(share float64) {
+	s.scratch = append(s.scratch[:0], s.hashes...)
+	part := shortjobs.NewPartition(s.scratch, share)
+	for i, h := range s.hashes {
+		s.shortOnly[i] = part.ShortOnly(h)
+	}
 }
 
 func (s *traceSim) run() (TraceResult, error) {
@@ -378,7 +466,15 @@ func (s *traceSim) run() (TraceResult, error) {
 		case tCancel:
 			s.cancel(e.slot)
 		case tAdvert:
-			s.view[e.node] = e.task != 0
+			busy := e.task&1 != 0
+			switch {
+			case busy && !s.view[e.node]:
+				s.longBusy++
+			case !busy && s.view[e.node]:
+				s.longBusy--
+			}
+			s.view[e.node] = busy
+			s.level[e.node] = uint8(e.task >> 1)
 		case tBacklog:
 			s.backlogCheck(e.slot, e.jseq)
 		case tPullAdvert:
@@ -479,11 +575,39 @@ func (s *traceSim) arrival() {
 	nodes := s.nodes
 	var cand []int32
 	if s.cfg.Policy == TraceAware {
-		est, known := shortjobs.Estimate(mean, nil, simApp)
+		own := mean
+		switch {
+		case s.noise != nil:
+			own *= math.Exp2(2*s.noise.Float64() - 1)
+		case s.hist != nil:
+			own = 0
+		}
+		est, known := shortjobs.Estimate(own, s.hist, simApp)
+		j.est = 0
+		if known {
+			j.est = s.simMS(est)
+		}
 		c := s.cfg.Aware.Classify(est, known)
 		j.long = c == shortjobs.Long
+		if s.share != nil {
+			if !j.long {
+				s.share.AddShortWork(msDuration(s.now), float64(m)*j.est/1000)
+			}
+			if v, changed := s.share.Update(msDuration(s.now), s.cfg.Nodes*s.cfg.Slots, s.longBusy, s.cfg.Nodes); changed {
+				s.partition(v)
+				s.res.ShareChanges++
+				s.res.ShareMax = max(s.res.ShareMax, v)
+			}
+		}
 		var steered bool
-		s.cand, steered = shortjobs.Steer(s.cand[:0], c, m, s.shortOnly, s.view)
+		if j.long && s.cfg.Aware.LongSteer {
+			s.cand, steered = shortjobs.SteerLong(s.cand[:0], placement.Reservations(s.cfg.ProbeRatio, m), s.shortOnly, s.level)
+			if steered {
+				s.res.SteeredLong++
+			}
+		} else {
+			s.cand, steered = shortjobs.Steer(s.cand[:0], c, m, s.shortOnly, s.view)
+		}
 		if c == shortjobs.Short {
 			s.res.ShortJobs++
 			if steered {
@@ -544,21 +668,59 @@ func class(low uint32) shortjobs.Class {
 	return shortjobs.Short
 }
 
-// advert gossips node n's advert if changed is set (its
-// shortjobs.Monitor said the advert changed).
-func (s *traceSim) advert(n int32, changed bool) {
-	if changed {
+// advert gossips node n's advert if it changed (its shortjobs.Monitor's
+// AdvertChanged). The event carries the busy bit in bit 0 and the
+// long-work level above it.
+func (s *traceSim) advert(n int32) {
+	if s.mon[n].pol.AdvertChanged() {
 		s.res.AdvertChanges++
 		if minute := int64(s.now / 60000); minute != s.advertMinute {
 			s.advertMinute, s.advertCount = minute, 0
 		}
 		s.advertCount++
 		s.res.AdvertPeakMinute = max(s.res.AdvertPeakMinute, s.advertCount)
-		busy := int32(0)
-		if shortjobs.AdvertBusy([]byte{s.mon[n].pol.Advert()}) {
-			busy = 1
+		a := s.mon[n].pol.Advert2()
+		v := int32(shortjobs.AdvertLevel(a[:])) << 1
+		if shortjobs.AdvertBusy(a[:]) {
+			v |= 1
 		}
-		s.h.push(event{t: s.now + s.cfg.GossipDelay, key: uint64(tAdvert), node: n, slot: -1, task: busy, jseq: -1})
+		s.h.push(event{t: s.now + s.cfg.GossipDelay, key: uint64(tAdvert), node: n, slot: -1, task: v, jseq: -1})
+	}
+}
+
+// jobClass is job j's class.
+func jobClass(j *traceJob) shortjobs.Class {
+	if j.long {
+		return shortjobs.Long
+	}
+	return shortjobs.Short
+}
+
+// refreshWork is job j's scheduler telling the nodes holding its queued
+// reservations its remaining work, when the task it just handed out to
+// node n took its unlaunched count into another step
+// (shortjobs.RefreshTargets). The update reaches them at once: it
+// travels RTT/2, as the answer to node n does, and no decision here
+// depends on that difference.
+func (s *traceSim) refreshWork(n int32, j *traceJob) {
+	left := j.req.Unlaunched()
+	if shortjobs.WorkStep(left) == shortjobs.WorkStep(left+1) || left == 0 {
+		return
+	}
+	s.holders = s.holders[:0]
+	for _, p := range j.req.Outstanding() {
+		i, err := strconv.Atoi(p.Node.Addr[1:])
+		if err != nil {
+			s.err = fmt.Errorf("sim: node address %q", p.Node.Addr)
+			return
+		}
+		s.holders = append(s.holders, int32(i))
+	}
+	s.holders = shortjobs.RefreshTargets(s.holders[:0], s.holders, n, left+1, left)
+	w := remaining(j)
+	for _, h := range s.holders {
+		s.mon[h].pol.Queued(j.reqID, w)
+		s.res.WorkUpdates++
 	}
 }
 
@@ -578,9 +740,12 @@ func (s *traceSim) enqueue(slot int32) {
 		}
 		s.res.Reservations += int64(p.Count)
 		if aware {
-			m.pol.Queued(j.reqID, remaining(j))
+			m.pol.QueuedClass(j.reqID, jobClass(j), remaining(j))
 		}
 		s.drain(p.Node)
+		if aware {
+			s.advert(p.Node)
+		}
 	}
 }
 
@@ -611,7 +776,8 @@ func (s *traceSim) drain(n int32) {
 			s.res.StickyFetches++
 		}
 		if pol := s.mon[n].pol; pol != nil {
-			s.advert(n, pol.Fetching(class(low)))
+			pol.Fetching(class(low))
+			s.advert(n)
 		}
 		s.h.pushFixed(event{t: s.now + s.half, key: uint64(tGetTask), node: n, slot: slot, task: int32(low), jseq: jseq})
 	}
@@ -667,6 +833,9 @@ func (s *traceSim) launch(n, slot, task int32) {
 	if m.pol != nil {
 		// The answer tells the node the job's remaining work.
 		m.pol.Launched(j.reqID, int(j.rem[task]), j.est)
+		if s.cfg.Aware.WorkRefresh {
+			s.refreshWork(n, j)
+		}
 	}
 	if j.backlog {
 		s.backlog.Set(j.reqID, remaining(j))
@@ -692,7 +861,8 @@ func (s *traceSim) reply(n int32, low uint32) {
 		return
 	}
 	if m.pol != nil {
-		s.advert(n, m.pol.NoTask(class(low)))
+		m.pol.NoTask(class(low))
+		s.advert(n)
 	}
 	s.drain(n)
 }
@@ -711,7 +881,11 @@ func (s *traceSim) taskDone(n, slot, task int32) {
 		if m.pull != nil {
 			rem = m.pull.Sticky(c, rem, float64(rem)*j.est)
 		}
-		s.advert(n, m.pol.Ended(c, rem, sticky))
+		m.pol.Ended(c, rem, sticky)
+		s.advert(n)
+		if s.hist != nil {
+			s.hist.Observe(simApp, j.dur[task]*s.cfg.TimeScale/1000)
+		}
 	}
 	j.left--
 	if j.left == 0 {
@@ -762,6 +936,9 @@ func (s *traceSim) cancel(slot int32) {
 	for _, n := range j.cancel {
 		removed := s.mon[n].core.Cancel(j.reqID)
 		s.res.Cancelled += int64(removed)
+		if s.mon[n].pol != nil {
+			s.advert(n)
+		}
 	}
 	j.pending = false
 	if j.done {

@@ -61,12 +61,15 @@ func TestTraceProperties(t *testing.T) {
 	type variant struct {
 		p    TracePolicy
 		pull bool
+		// informed turns on every long-job placement switch
+		// (LongSteer, ClassFirst, WorkRefresh, ShortStickyOnly).
+		informed bool
 	}
-	for _, v := range []variant{{TraceSparrow, false}, {TraceAware, false}, {TraceAware, true}} {
+	for _, v := range []variant{{TraceSparrow, false, false}, {TraceAware, false, false}, {TraceAware, true, false}, {TraceAware, false, true}, {TraceAware, true, true}} {
 		p := v.p
 		for _, c := range []struct{ nodes, slots int }{{6, 1}, {10, 2}, {30, 1}} {
 			for seed := range uint64(4) {
-				t.Run(fmt.Sprintf("%s/pull=%v/%dx%d/seed%d", p, v.pull, c.nodes, c.slots, seed), func(t *testing.T) {
+				t.Run(fmt.Sprintf("%s/pull=%v/informed=%v/%dx%d/seed%d", p, v.pull, v.informed, c.nodes, c.slots, seed), func(t *testing.T) {
 					jobs := synthJobs(seed, 150)
 					tasks := 0
 					for _, j := range jobs {
@@ -74,6 +77,12 @@ func TestTraceProperties(t *testing.T) {
 					}
 					cfg := testTraceConfig(p, c.nodes, c.slots, seed)
 					cfg.Pull, cfg.PullAfter = v.pull, 20
+					if v.informed {
+						cfg.Aware.LongSteer, cfg.Aware.ClassFirst, cfg.Aware.WorkRefresh = true, true, true
+						cfg.Aware.ShortStickyOnly = seed%2 == 0
+						cfg.AdaptiveShare = seed%2 == 1
+						cfg.Estimates = TraceEstimates(seed % uint64(numEstimates))
+					}
 					s, err := newTraceSim(cfg, sliceSource(jobs), jobtrace.NewRecorder(50))
 					if err != nil {
 						t.Fatal(err)
@@ -112,8 +121,8 @@ func TestTraceProperties(t *testing.T) {
 							t.Fatalf("node %d ends with %d running, %d fetching, %d queued, long work %d",
 								i, m.core.Running(), m.core.Fetching(), m.core.Queued(), long)
 						}
-						if s.view != nil && s.view[i] {
-							t.Fatalf("node %d still advertised as holding long work", i)
+						if s.view != nil && (s.view[i] || s.level[i] != 0) {
+							t.Fatalf("node %d still advertised as holding long work (level %d)", i, s.level[i])
 						}
 					}
 					if p == TraceAware && (res.StickyFetches == 0 || res.AdvertChanges == 0) {
@@ -121,6 +130,9 @@ func TestTraceProperties(t *testing.T) {
 					}
 					if v.pull && (res.PulledTasks == 0 || res.BacklogAdverts == 0) {
 						t.Fatalf("run with pulls pulled %d tasks after %d backlog adverts", res.PulledTasks, res.BacklogAdverts)
+					}
+					if v.informed && res.WorkUpdates == 0 {
+						t.Fatal("informed run sent no work updates")
 					}
 					if !v.pull && res.PullFetches != 0 {
 						t.Fatalf("run without pulls made %d pull fetches", res.PullFetches)
@@ -255,4 +267,55 @@ func TestTraceCentral(t *testing.T) {
 			t.Fatalf("responses %v, want %v", got, want)
 		}
 	})
+}
+
+// TestTraceLongSteer checks that long jobs placed with information probe
+// only general nodes advertising the least long work: one-task long jobs
+// arriving after the adverts of the earlier ones have spread never probe
+// a node already holding long work while an idle general node is left.
+func TestTraceLongSteer(t *testing.T) {
+	var jobs []jobtrace.Job
+	for i := range 8 {
+		jobs = append(jobs, jobtrace.Job{Submit: float64(10 * i), Durations: []float64{1000}})
+	}
+	cfg := testTraceConfig(TraceAware, 20, 1, 1)
+	cfg.Aware.LongSteer = true
+	s, err := newTraceSim(cfg, sliceSource(jobs), jobtrace.NewRecorder(50))
+	if err != nil {
+		t.Fatal(err)
+	}
+	nodes := map[int32]bool{}
+	s.hooks.onStart = func(n, _, _ int32) {
+		if nodes[n] {
+			t.Errorf("a long task started on node %d, which already ran one", n)
+		}
+		nodes[n] = true
+	}
+	res, err := s.run()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.SteeredLong != int64(len(jobs)-1) {
+		t.Fatalf("%d long jobs steered, want every one after the first (%d)", res.SteeredLong, len(jobs)-1)
+	}
+	// Every job's one task started at once: none queued behind another.
+	if res.Long.N != len(jobs) || res.Long.P99 > 1000+1 {
+		t.Fatalf("long jobs %d, p99 %v s: some queued", res.Long.N, res.Long.P99)
+	}
+}
+
+func TestParseTraceEstimates(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		want TraceEstimates
+		ok   bool
+	}{{"exact", EstimateExact, true}, {"noisy", EstimateNoisy, true}, {"none", EstimateNone, true}, {"oracle", 0, false}, {"", 0, false}} {
+		got, err := ParseTraceEstimates(tc.name)
+		if (err == nil) != tc.ok || got != tc.want {
+			t.Errorf("ParseTraceEstimates(%q) = %v, %v; want %v, ok %v", tc.name, got, err, tc.want, tc.ok)
+		}
+		if tc.ok && got.String() != tc.name {
+			t.Errorf("%v.String() = %q", got, got.String())
+		}
+	}
 }

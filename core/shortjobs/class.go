@@ -41,6 +41,25 @@ type Config struct {
 	// per slot holds a reservation back for as long, in units of its
 	// node's task durations, whatever the node's size. At least 1.
 	StarveLimit int
+	// LongSteer places long jobs with information: node monitors
+	// advertise a coarse level of the long work they hold, running and
+	// queued (Monitor.Advert2, LongLevel), and schedulers sample a long
+	// job's reservations among the general nodes of the lowest levels
+	// (SteerLong).
+	LongSteer bool
+	// ClassFirst makes node monitors' queues serve short jobs'
+	// reservations before long jobs', then by remaining work
+	// (SRPT.SetClassFirst).
+	ClassFirst bool
+	// WorkRefresh makes schedulers tell the nodes holding a job's queued
+	// reservations its remaining work whenever its count of unlaunched
+	// tasks enters another WorkStep (RefreshTargets), so that the order
+	// among jobs in those queues follows their progress.
+	WorkRefresh bool
+	// ShortStickyOnly limits sticky fetches (Monitor.Ended) to short
+	// jobs: a slot freed by a long task serves its queue in order instead
+	// of asking the same long job for another task.
+	ShortStickyOnly bool
 }
 
 // Validate returns an error naming the first unusable field.

@@ -17,6 +17,15 @@
 //   - [LongWork]: a node monitor counts the slots fetching or running
 //     long tasks and advertises one byte (zero: none) through gossip;
 //     [LongWork.Add] reports the changes worth gossiping.
+//   - [LongLevel], [Monitor.Advert2], [AdvertLevel]: under
+//     Config.LongSteer the advert has a second byte, a coarse level of the
+//     long work the node runs and queues; [SteerLong] places a long job's
+//     reservations among the general nodes of the lowest levels.
+//   - [WorkStep], [RefreshTargets]: under Config.WorkRefresh a scheduler
+//     tells the nodes holding a job's reservations its remaining work
+//     each time its unlaunched tasks enter another power-of-two step.
+//   - [AdaptiveShare]: sizes the short-only share from short demand and
+//     long occupancy, in coarse steps, up at once and down slowly.
 //   - [Steer]: a scheduler's choice of candidate nodes for a job: long
 //     jobs avoid the short-only nodes; short jobs go to nodes advertising
 //     no long work when there is at least one per task, else anywhere.
@@ -32,8 +41,7 @@
 //     remaining work of its short jobs whose tasks have waited; node
 //     monitors then queue one standing pull reservation for it with that
 //     work, so that slots freed anywhere take the waiting short task with
-//     the least remaining work, as a central queue would. The simulator
-//     runs them (sparrow sim --pull); the daemons do not yet.
+//     the least remaining work, as a central queue would.
 //   - [Monitor]: the node monitor's side in one place (the SRPT queue, the
 //     long-work count, the sticky rule), with one method per event of a
 //     reservation's life: Queued, Fetching, NoTask, Launched, Ended.

@@ -16,13 +16,19 @@ import (
 type Monitor struct {
 	q    *SRPT
 	long LongWork
+
+	levels          bool // advertise the long-work level (Config.LongSteer)
+	shortStickyOnly bool
+	sent            [2]byte // the advert last reported by AdvertChanged
 }
 
 // NewMonitor returns a Monitor for a node of slots slots, whose queue
 // passes a reservation over at most c.StarveLimit times per slot
 // (StarveLimitFor).
 func NewMonitor(c Config, slots int) *Monitor {
-	return &Monitor{q: NewSRPT(StarveLimitFor(c.StarveLimit, slots))}
+	m := &Monitor{q: NewSRPT(StarveLimitFor(c.StarveLimit, slots)), levels: c.LongSteer, shortStickyOnly: c.ShortStickyOnly}
+	m.q.SetClassFirst(c.ClassFirst)
+	return m
 }
 
 // StarveLimitFor returns the pass-over bound of the queue of a node of
@@ -46,6 +52,16 @@ func (m *Monitor) Queued(id string, work float64) {
 	if work > 0 {
 		m.q.SetWork(id, work)
 	}
+}
+
+// QueuedClass is Queued for a job of class c: a long job's queued
+// reservations count in the node's long-work level (Advert2) and, under
+// Config.ClassFirst, are served after short jobs'.
+func (m *Monitor) QueuedClass(id string, c Class, work float64) {
+	if c == Long {
+		m.q.SetLong(id)
+	}
+	m.Queued(id, work)
 }
 
 // Fetching is called when slots.Core.Next hands out a reservation of a
@@ -83,8 +99,11 @@ func (m *Monitor) Launched(id string, remaining int, estimate float64) {
 // reservation of the same request) is queued sticky, so that the slot
 // asks that job's scheduler for another task first.
 func (m *Monitor) Ended(c Class, remaining int, r queue.Reservation) bool {
-	if remaining > 0 {
+	if remaining > 0 && (c == Short || !m.shortStickyOnly) {
 		m.q.PushSticky(r)
+		if c == Long {
+			m.q.SetLong(r.RequestID)
+		}
 	}
 	if c == Long {
 		return m.long.Add(-1)
@@ -98,3 +117,31 @@ func (m *Monitor) Advert() byte { return m.long.Advert() }
 // LongWork returns the node's current count of slots fetching or running
 // long tasks.
 func (m *Monitor) LongWork() int { return m.long.Count() }
+
+// Advert2 returns the node's two-byte advertisement: Advert, then, under
+// Config.LongSteer, the LongLevel of its long work running, being fetched
+// and queued (0 otherwise). Readers of one byte (AdvertBusy) see the same
+// first byte as before; AdvertLevel reads the second.
+func (m *Monitor) Advert2() [2]byte {
+	var a [2]byte
+	a[0] = m.long.Advert()
+	if m.levels {
+		a[1] = LongLevel(m.long.Count() + m.q.LongQueued())
+	}
+	return a
+}
+
+// AdvertChanged reports whether the advertisement worth gossiping changed
+// since the last call that returned true: whether the node holds long
+// work running (AdvertBusy), or, under Config.LongSteer, its long-work
+// level. The node monitor calls it after handling each event and gossips
+// Advert2 when it returns true.
+func (m *Monitor) AdvertChanged() bool {
+	a := m.Advert2()
+	now := [2]byte{min(a[0], 1), a[1]}
+	if now == m.sent {
+		return false
+	}
+	m.sent = now
+	return true
+}

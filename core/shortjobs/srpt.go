@@ -18,10 +18,13 @@ import (
 //     limit times;
 //  2. a sticky reservation (PushSticky): a slot just freed by a task of a
 //     job asks that job for another task first, oldest sticky first;
-//  3. the reservation with the smallest (priority, job's estimated
-//     remaining work, arrival): shortest remaining work first, the
-//     priorities of original Sparrow above it, arrival order between
-//     equals. A request without an estimate (SetWork) has infinite
+//  3. the reservation with the smallest (priority, class, job's
+//     estimated remaining work, arrival): shortest remaining work first,
+//     the priorities of original Sparrow above it, arrival order between
+//     equals. The class counts only when SetClassFirst is on: short jobs'
+//     reservations (every request not marked long by SetLong) then come
+//     before long ones whatever their remaining work, so that a short job
+//     with many tasks never waits behind a long task with less work left. A request without an estimate (SetWork) has infinite
 //     remaining work, so such requests are served in arrival order after
 //     every estimated one.
 //
@@ -33,14 +36,18 @@ type SRPT struct {
 	seq   uint64 // arrival counter
 	pops  uint64 // Pop counter
 
-	ready  itemHeap // non-sticky items by (priority, work, seq)
+	ready  itemHeap // non-sticky items by (priority, rank, work, seq)
 	sticky []*item  // sticky items in arrival order
 	order  []*item  // every item in arrival order from head; removed ones are skipped
 	head   int
 	byReq  map[string][]*item // queued items of each request
 	work   map[string]float64
+	long   map[string]bool // requests marked long (SetLong) with items queued
 	n      int
+	nLong  int // queued items of long requests
 	spare  []*item
+
+	classFirst bool
 }
 
 type item struct {
@@ -48,9 +55,11 @@ type item struct {
 	seq    uint64
 	popsAt uint64 // SRPT.pops when queued
 	work   float64
-	idx    int  // position in ready, or -1
-	sticky bool // in sticky, not in ready
-	gone   bool // served or removed
+	idx    int   // position in ready, or -1
+	sticky bool  // in sticky, not in ready
+	long   bool  // of a request marked long
+	rank   uint8 // 1 for a long request's item under classFirst, else 0
+	gone   bool  // served or removed
 }
 
 var (
@@ -66,8 +75,47 @@ func NewSRPT(starveLimit int) *SRPT {
 	if starveLimit < 1 {
 		starveLimit = DefaultStarveLimit
 	}
-	return &SRPT{limit: starveLimit, byReq: make(map[string][]*item), work: make(map[string]float64)}
+	return &SRPT{limit: starveLimit, byReq: make(map[string][]*item), work: make(map[string]float64), long: make(map[string]bool)}
 }
+
+// SetClassFirst turns on (or off) serving every short request's
+// reservations before any long request's (see SRPT), among those of one
+// priority. Call it before the first Push.
+func (q *SRPT) SetClassFirst(on bool) { q.classFirst = on }
+
+// SetLong marks request id as a long job's: its queued reservations, and
+// those pushed for it while any stay queued, count in LongQueued and, with
+// SetClassFirst, come after short ones. Like SetWork it is ignored for a
+// request with nothing queued, and forgotten when the request's last
+// queued reservation leaves.
+func (q *SRPT) SetLong(id string) {
+	list := q.byReq[id]
+	if len(list) == 0 {
+		return
+	}
+	q.long[id] = true
+	for _, it := range list {
+		if !it.long {
+			it.long = true
+			it.rank = q.rankOf(true)
+			q.nLong++
+			if it.idx >= 0 {
+				heap.Fix(&q.ready, it.idx)
+			}
+		}
+	}
+}
+
+func (q *SRPT) rankOf(long bool) uint8 {
+	if long && q.classFirst {
+		return 1
+	}
+	return 0
+}
+
+// LongQueued returns how many queued reservations (sticky ones included)
+// belong to requests marked long.
+func (q *SRPT) LongQueued() int { return q.nLong }
 
 // SetWork sets the estimated remaining work of request id (its unlaunched
 // tasks times their estimated duration) and reorders its queued
@@ -103,7 +151,11 @@ func (q *SRPT) newItem(r queue.Reservation) *item {
 	if !ok {
 		w = math.Inf(1)
 	}
-	*it = item{r: r, seq: q.seq, popsAt: q.pops, work: w, idx: -1}
+	*it = item{r: r, seq: q.seq, popsAt: q.pops, work: w, idx: -1, long: q.long[r.RequestID]}
+	if it.long {
+		it.rank = q.rankOf(true)
+		q.nLong++
+	}
 	q.seq++
 	q.order = append(q.order, it)
 	q.byReq[r.RequestID] = append(q.byReq[r.RequestID], it)
@@ -165,6 +217,9 @@ func (q *SRPT) trimOrder() {
 func (q *SRPT) remove(it *item) {
 	it.gone = true
 	q.n--
+	if it.long {
+		q.nLong--
+	}
 	if it.sticky {
 		for k, s := range q.sticky {
 			if s == it {
@@ -186,6 +241,7 @@ func (q *SRPT) remove(it *item) {
 	if len(list) == 0 {
 		delete(q.byReq, id)
 		delete(q.work, id)
+		delete(q.long, id)
 	} else {
 		q.byReq[id] = list
 	}
@@ -236,7 +292,7 @@ func (q *SRPT) QueuedByUser(out map[string]int) {
 	}
 }
 
-// itemHeap orders items by (priority, work, seq).
+// itemHeap orders items by (priority, rank, work, seq).
 type itemHeap []*item
 
 func (h itemHeap) Len() int { return len(h) }
@@ -244,6 +300,9 @@ func (h itemHeap) Less(i, j int) bool {
 	a, b := h[i], h[j]
 	if a.r.Priority != b.r.Priority {
 		return a.r.Priority < b.r.Priority
+	}
+	if a.rank != b.rank {
+		return a.rank < b.rank
 	}
 	if a.work != b.work {
 		return a.work < b.work

@@ -14,10 +14,30 @@ import (
 // every decision from the whole queue and counts each reservation's
 // passes over exactly.
 type oracle struct {
-	limit int
-	seq   int
-	q     []oItem
-	work  map[string]float64
+	limit      int
+	seq        int
+	q          []oItem
+	work       map[string]float64
+	long       map[string]bool // requests marked long, while queued
+	classFirst bool
+}
+
+// rank is 1 for a long request's reservation when classes come first.
+func (o *oracle) rank(id string) int {
+	if o.classFirst && o.long[id] {
+		return 1
+	}
+	return 0
+}
+
+func (o *oracle) longQueued() int {
+	n := 0
+	for _, it := range o.q {
+		if o.long[it.r.RequestID] {
+			n++
+		}
+	}
+	return n
 }
 
 type oItem struct {
@@ -66,6 +86,12 @@ func (o *oracle) pop() (queue.Reservation, bool) {
 				}
 				continue
 			}
+			if ri, rb := o.rank(it.r.RequestID), o.rank(b.r.RequestID); ri != rb {
+				if ri < rb {
+					pick = i
+				}
+				continue
+			}
 			if wi, wb := o.workOf(it.r.RequestID), o.workOf(b.r.RequestID); wi < wb {
 				pick = i
 			}
@@ -90,6 +116,7 @@ func (o *oracle) forget(id string) {
 		}
 	}
 	delete(o.work, id)
+	delete(o.long, id)
 }
 
 func (o *oracle) removeIf(f func(queue.Reservation) bool) int {
@@ -122,10 +149,12 @@ func (o *oracle) maxPassed() int {
 func TestSRPTAgainstOracle(t *testing.T) {
 	for _, limit := range []int{1, 2, 5, 32} {
 		for seed := range uint64(40) {
-			t.Run(fmt.Sprintf("limit%d/seed%d", limit, seed), func(t *testing.T) {
+			classFirst := seed%2 == 1
+			t.Run(fmt.Sprintf("limit%d/seed%d/classFirst=%v", limit, seed, classFirst), func(t *testing.T) {
 				rng := rand.New(rand.NewPCG(seed, 7))
 				q := NewSRPT(limit)
-				o := &oracle{limit: limit, work: map[string]float64{}}
+				q.SetClassFirst(classFirst)
+				o := &oracle{limit: limit, work: map[string]float64{}, long: map[string]bool{}, classFirst: classFirst}
 				worst := 0
 				for step := range 400 {
 					req := fmt.Sprintf("r%d", rng.IntN(12))
@@ -143,6 +172,11 @@ func TestSRPTAgainstOracle(t *testing.T) {
 						if slices.ContainsFunc(o.q, func(it oItem) bool { return it.r.RequestID == req }) {
 							o.work[req] = w
 						}
+					case op == 6 && step%5 == 1:
+						q.SetLong(req)
+						if slices.ContainsFunc(o.q, func(it oItem) bool { return it.r.RequestID == req }) {
+							o.long[req] = true
+						}
 					case op == 6 && step%5 == 0:
 						if a, b := q.RemoveRequest(req), o.removeIf(func(x queue.Reservation) bool { return x.RequestID == req }); a != b {
 							t.Fatalf("step %d: RemoveRequest %d, oracle %d", step, a, b)
@@ -158,8 +192,8 @@ func TestSRPTAgainstOracle(t *testing.T) {
 							t.Fatalf("step %d: Pop %+v %v, oracle %+v %v", step, a, okA, b, okB)
 						}
 					}
-					if q.Len() != len(o.q) {
-						t.Fatalf("step %d: Len %d, oracle %d", step, q.Len(), len(o.q))
+					if q.Len() != len(o.q) || q.LongQueued() != o.longQueued() {
+						t.Fatalf("step %d: Len %d, LongQueued %d; oracle %d, %d", step, q.Len(), q.LongQueued(), len(o.q), o.longQueued())
 					}
 					worst = max(worst, o.maxPassed())
 					if worst > limit {
@@ -176,7 +210,7 @@ func TestSRPTAgainstOracle(t *testing.T) {
 						t.Fatalf("drain: passed over %d times, limit %d", o.maxPassed(), limit)
 					}
 				}
-				if len(q.work) != 0 || len(q.byReq) != 0 {
+				if len(q.work) != 0 || len(q.byReq) != 0 || len(q.long) != 0 || q.LongQueued() != 0 {
 					t.Fatalf("empty queue keeps %d estimates, %d requests", len(q.work), len(q.byReq))
 				}
 			})

@@ -36,6 +36,15 @@ type Options struct {
 	Cutoff, ShortShare float64
 	StarveLimit        int
 	GossipDelay        float64
+	// LongSteer, ClassFirst, WorkRefresh and ShortStickyOnly are the
+	// policy's switches of the same names (shortjobs.Config).
+	LongSteer, ClassFirst, WorkRefresh, ShortStickyOnly bool
+	// AdaptiveShare sizes the short-only share as the run goes, with
+	// ShortShare as its floor.
+	AdaptiveShare bool
+	// Estimates names the source of task duration estimates
+	// (sim.ParseTraceEstimates).
+	Estimates string
 	// Pull turns on pulls (policy aware): after PullAfter ms with tasks
 	// unlaunched, a short job's tasks are pulled by slots freed anywhere.
 	Pull      bool
@@ -93,7 +102,8 @@ var notForTraces = []string{"tasks", "jobs", "warmup", "dist", "pareto-alpha", "
 
 // traceOnly are the flags of AddFlags that mean something only with
 // --job-trace.
-var traceOnly = []string{"time-scale", "cutoff", "short-share", "starve-limit", "gossip-delay", "pull", "pull-after", "jobs-out"}
+var traceOnly = []string{"time-scale", "cutoff", "short-share", "starve-limit", "gossip-delay", "pull", "pull-after", "jobs-out",
+	"long-steer", "class-first", "work-refresh", "short-sticky-only", "adaptive-share", "estimates"}
 
 // CheckUnused refuses the flags of AddFlags given (by changed) without
 // --job-trace: a simulation that silently dropped them would not be the
@@ -168,6 +178,10 @@ func (o *Options) points(progress io.Writer) (pts []*point, loads []float64, own
 			return nil, nil, 0, err
 		}
 	}
+	estimates, err := sim.ParseTraceEstimates(o.Estimates)
+	if err != nil {
+		return nil, nil, 0, fmt.Errorf("--estimates: %w", err)
+	}
 	file, r, err := open(o.File)
 	if err != nil {
 		return nil, nil, 0, err
@@ -198,8 +212,9 @@ func (o *Options) points(progress io.Writer) (pts []*point, loads []float64, own
 		for _, p := range policies {
 			cfg := sim.TraceConfig{
 				Policy: p, Nodes: s.Nodes, Slots: s.Slots, RTT: s.RTT, ProbeRatio: ratios[0],
-				TimeScale: o.TimeScale, GapScale: own / l, GossipDelay: o.GossipDelay, Pull: o.Pull, PullAfter: o.PullAfter, Seed: s.Seed,
-				Aware: shortjobs.Config{Cutoff: o.Cutoff, ShortShare: o.ShortShare, StarveLimit: o.StarveLimit},
+				TimeScale: o.TimeScale, GapScale: own / l, GossipDelay: o.GossipDelay, Pull: o.Pull, PullAfter: o.PullAfter, AdaptiveShare: o.AdaptiveShare, Estimates: estimates, Seed: s.Seed,
+				Aware: shortjobs.Config{Cutoff: o.Cutoff, ShortShare: o.ShortShare, StarveLimit: o.StarveLimit,
+					LongSteer: o.LongSteer, ClassFirst: o.ClassFirst, WorkRefresh: o.WorkRefresh, ShortStickyOnly: o.ShortStickyOnly},
 			}
 			if err := cfg.Validate(); err != nil {
 				return nil, nil, 0, fmt.Errorf("%s: %w", p, err)
@@ -349,7 +364,13 @@ func (o *Options) AddFlags(fs *pflag.FlagSet) {
 	fs.Float64Var(&o.ShortShare, "short-share", 0.05, "with --job-trace, policy aware: fraction of nodes reserved for short jobs, rounded up to whole nodes (at least one when above 0), those of the smallest hash of their names (Eagle used 0.02 for Yahoo, 0.17 for Google)")
 	fs.IntVar(&o.StarveLimit, "starve-limit", shortjobs.DefaultStarveLimit, "with --job-trace, policy aware: most times a queued reservation may be passed over by younger ones, per slot (a node's bound is this times --slots)")
 	fs.Float64Var(&o.GossipDelay, "gossip-delay", 1000, "with --job-trace, policy aware: ms for a node's long-work advert, or a scheduler's backlog advert, to reach the others")
-	fs.BoolVar(&o.Pull, "pull", false, "with --job-trace, policy aware: slots freed anywhere pull waiting short tasks from their scheduler's backlog (the daemons: --short-pull; see docs/experiments/traces.md)")
+	fs.BoolVar(&o.Pull, "pull", true, "with --job-trace, policy aware: slots freed anywhere pull waiting short tasks from their scheduler's backlog (the daemons: --short-pull; see docs/experiments/traces.md)")
 	fs.StringVar(&o.JobsOut, "jobs-out", "", "with --job-trace: write every run's per-job outcomes to this CSV file (run,job,class,mean_task_s,arrival_s,response_s; run is the policy, with @load when several loads are given; job is the job's ordinal in the trace, from 0, as in sparrow drive --jobs-out)")
+	fs.BoolVar(&o.LongSteer, "long-steer", true, "with --job-trace, policy aware: node monitors advertise a coarse level of their long work, running and queued, and long jobs probe the general nodes of the lowest levels, at random among them")
+	fs.BoolVar(&o.ClassFirst, "class-first", false, "with --job-trace, policy aware: node monitors serve short jobs' reservations before long jobs', then by remaining work")
+	fs.BoolVar(&o.WorkRefresh, "work-refresh", true, "with --job-trace, policy aware: schedulers send a job's remaining work to the nodes holding its reservations each time its unlaunched tasks halve")
+	fs.BoolVar(&o.ShortStickyOnly, "short-sticky-only", false, "with --job-trace, policy aware: only short jobs' slots ask the same job for another task when a task ends; a long task's slot serves its queue")
+	fs.BoolVar(&o.AdaptiveShare, "adaptive-share", false, "with --job-trace, policy aware: size the short-only share from the short work arrived over the last 10 minutes and the nodes advertising long work, in steps of 10, 20, 35, 50 and 65% above --short-share (its floor): up at once, down one step after 30 minutes below")
+	fs.StringVar(&o.Estimates, "estimates", "exact", "with --job-trace, policy aware: jobs' task duration estimates: exact (each job's true mean), noisy (the true mean times a random factor from 0.5 to 2) or none (the moving mean of finished tasks, the trace naming no applications)")
 	fs.Float64Var(&o.PullAfter, "pull-after", 1000, "with --job-trace and --pull: ms a short job waits with tasks unlaunched before its scheduler advertises a backlog; also the retry delay of a pull that got no task")
 }
