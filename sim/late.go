@@ -25,7 +25,10 @@ type late struct {
 	// mon holds every node monitor's Core and FIFO side by side in one
 	// slice, so that an event on a node touches adjacent memory rather
 	// than two separately allocated objects.
-	mon     []monitor
+	mon []monitor
+	// rings lends the node monitors' FIFOs the arrays of their longest
+	// queues: at any time only a few of thousands are long.
+	rings   queue.RingPool
 	sampler placement.Sampler
 	tasks   []placement.Task // tasks[:m] is every job's task list (read only)
 	// seqSlot[seq] is the job slot of live job seq, or -1. Request IDs are
@@ -85,6 +88,7 @@ func newLate(cfg Config) (*late, error) {
 		lt.nodes[i] = placement.Node{Addr: a, Host: a, Name: a}
 		lt.addrIdx[a] = int32(i)
 		m := &lt.mon[i]
+		m.fifo.SetRingPool(&lt.rings)
 		c := &m.core
 		if err := c.Init(cfg.Slots, &m.fifo); err != nil {
 			return nil, err

@@ -6,6 +6,7 @@ import (
 	"os"
 	"runtime/debug"
 	"runtime/pprof"
+	"time"
 
 	"github.com/spf13/pflag"
 )
@@ -20,6 +21,10 @@ type Output struct {
 	Plot string
 	// CPUProfile, if set, receives a CPU profile of the simulation.
 	CPUProfile string
+	// ProcessCPU, if set, returns the CPU time the whole process has used
+	// so far; a sweep of one point reports it, and its tasks per
+	// CPU-second, in the JSON.
+	ProcessCPU func() (time.Duration, error)
 }
 
 // RunAndWrite lists and simulates the spec's points, with a progress line
@@ -48,6 +53,13 @@ func (f *Spec) RunAndWrite(o Output, out, progress io.Writer) error {
 	}
 	if err := Run(pts, f.Parallel, progress); err != nil {
 		return err
+	}
+	if o.ProcessCPU != nil && len(pts) == 1 {
+		cpu, err := o.ProcessCPU()
+		if err != nil {
+			return fmt.Errorf("sim: process CPU time: %w", err)
+		}
+		pts[0].cpu = cpu
 	}
 	multiD := MultiD(pts)
 	if o.Plot != "" {
