@@ -18,6 +18,11 @@ type FIFO struct {
 	head   int
 	n      int // queued reservations, in either form
 	linked bool
+	// pool, if set (SetRingPool), lends the array ring moves to when the
+	// queue outgrows small, and takes it back when the queue empties;
+	// big is then unused. It is read on every pop, so it sits with the
+	// ring's header, ahead of small.
+	pool *RingPool
 	// small is the ring while at most smallRing are queued, inside the
 	// FIFO so that a node monitor's short queue shares its memory; ring
 	// moves to a separate array when the queue outgrows small and comes
@@ -25,10 +30,6 @@ type FIFO struct {
 	// FIFO must not be copied once used.
 	small [smallRing]Reservation
 	big   []Reservation
-	// pool, if set (SetRingPool), lends the array ring moves to when the
-	// queue outgrows small, and takes it back when the queue empties;
-	// big is then unused.
-	pool *RingPool
 
 	q list // service order when linked, through inQueue
 	// spare heads a list of unlinked nodes for reuse (chained through
