@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"slices"
+	"unsafe"
 
 	"github.com/sparrowfleet/sparrow/core/placement"
 )
@@ -290,6 +291,9 @@ func (s *sim) arrival() {
 	}
 	if cap(j.dur) < s.m {
 		j.dur = make([]float64, s.m)
+		// A new job slot: the heap is still growing, into memory that
+		// the last advice may not have covered.
+		adviseHugePages(unsafe.Pointer(unsafe.SliceData(j.dur)))
 	}
 	j.dur = j.dur[:s.m]
 	j.maxDur = 0

@@ -6,4 +6,4 @@ import "unsafe"
 
 // adviseHugePages is a no-op where the kernel has no transparent huge
 // pages; see hugepage_linux.go.
-func adviseHugePages(p unsafe.Pointer, size uintptr) {}
+func adviseHugePages(p unsafe.Pointer) {}

@@ -83,7 +83,7 @@ func newLate(cfg Config) (*late, error) {
 		mon:     make([]monitor, cfg.Nodes),
 		tasks:   make([]placement.Task, cfg.Tasks),
 	}
-	adviseHugePages(unsafe.Pointer(unsafe.SliceData(lt.mon)), uintptr(len(lt.mon))*unsafe.Sizeof(lt.mon[0]))
+	adviseHugePages(unsafe.Pointer(unsafe.SliceData(lt.mon)))
 	for i := range lt.nodes {
 		a := NodeAddr(i)
 		lt.nodes[i] = placement.Node{Addr: a, Host: a, Name: a}
