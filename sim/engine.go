@@ -167,6 +167,9 @@ func newSim(cfg Config) (*sim, error) {
 	if cfg.Long.Fraction > 0 {
 		s.long = make([]bool, cfg.Jobs)
 	}
+	// Most timed events are task ends, about one per slot, spread over
+	// a task's duration; a bucket of twice their mean gap holds a few.
+	s.h.useWheel(2 * cfg.Dist.MeanMS() / float64(cfg.Nodes*cfg.Slots))
 	n := cfg.Nodes
 	switch cfg.Policy {
 	case Random:

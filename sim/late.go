@@ -231,12 +231,12 @@ func (s *sim) lateAhead() {
 }
 
 // lateAheadDone prefetches the node monitor of the next task to finish, if
-// it is the earliest event on the heap (task ends are the only late-policy
+// it is the earliest timed event (task ends are the only late-policy
 // events scheduled further than one hop ahead, so they are not on the
 // ring). It usually runs a few ring events later.
 func (s *sim) lateAheadDone() {
-	if h := s.h.h.ev; len(h) > 0 && h[0].kind() == evTaskDone {
-		s.lt.touch(h[0].node)
+	if e := s.h.peekTimed(); e != nil && e.kind() == evTaskDone {
+		s.lt.touch(e.node)
 	}
 }
 
