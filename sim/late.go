@@ -221,7 +221,7 @@ func (s *sim) lateAhead() {
 	case e.kind() == evReply:
 		s.lt.touch(e.node)
 	case e.kind() == evGetTask && e.slot >= 0:
-		if j := &s.jobs[e.slot]; j.live && j.seq == e.jseq && j.req != nil {
+		if j := &s.jobs[e.slot]; j.live && j.seq == e.jseq && j.req != nil && !j.req.Launched() {
 			if a := j.req.HoldAddr(int(e.task)); a != 0 {
 				prefetch(a, 1)
 			}
@@ -242,13 +242,15 @@ func (s *sim) lateAheadDone() {
 
 // lateGetTask is the scheduler answering node n's getTask through
 // placement.Request.Assign. A request the scheduler has forgotten (the job
-// finished) gets no task, as in the daemon.
+// finished) gets no task, as in the daemon, and so does one whose tasks
+// have all been launched, without asking it: Assign could only answer
+// none.
 func (s *sim) lateGetTask(n, slot, probe, jseq int32) {
 	lt := s.lt
 	task := int32(-1)
 	if slot >= 0 {
 		j := &s.jobs[slot]
-		if j.live && j.seq == jseq && j.req != nil {
+		if j.live && j.seq == jseq && j.req != nil && !j.req.Launched() {
 			i, ok := j.req.AssignAt(int(probe))
 			if s.hooks.onAssign != nil {
 				s.hooks.onAssign(j.seq, lt.nodes[n].Addr, i, ok)
