@@ -2,7 +2,6 @@ package queue
 
 import (
 	"fmt"
-	"maps"
 	"math/rand/v2"
 	"testing"
 )
@@ -92,15 +91,7 @@ func TestFIFORingAndLinked(t *testing.T) {
 					if f.Len() != len(queued) {
 						t.Fatalf("step %d: Len = %d, want %d", step, f.Len(), len(queued))
 					}
-					want := map[string]int{}
-					for _, r := range queued {
-						want[r.User]++
-					}
-					got := map[string]int{}
-					f.QueuedByUser(got)
-					if !maps.Equal(got, want) {
-						t.Fatalf("step %d: QueuedByUser = %v, want %v", step, got, want)
-					}
+					checkQueuedByUser(t, step, &f, queued)
 					switch {
 					case len(queued) > ringMax && !f.linked:
 						t.Fatalf("step %d: %d queued in the ring", step, len(queued))
