@@ -19,8 +19,8 @@ type FIFO struct {
 	n      int // queued reservations, in either form
 	linked bool
 	// pool, if set (SetRingPool), lends the array ring moves to when the
-	// queue outgrows small, and takes it back when the queue empties;
-	// big is then unused. It is read on every pop, so it sits with the
+	// queue outgrows small, and takes it back when the queue is short
+	// again (RingPool); big is then unused. It is read on every pop, so it sits with the
 	// ring's header, ahead of small.
 	pool *RingPool
 	// small is the ring while at most smallRing are queued, inside the
@@ -79,7 +79,8 @@ func NewFIFO() *FIFO { return &FIFO{} }
 
 // RingPool holds the arrays of FIFOs that outgrew their inline ring, for
 // FIFOs that share it (SetRingPool): a FIFO borrows one when its queue grows
-// past the inline ring and returns it when its queue next empties. A caller
+// past the inline ring and returns it when its queue empties or a pop
+// leaves it half the inline ring's length (moving it back inline). A caller
 // with thousands of FIFOs of which only a few are long at any time (a
 // simulator's node monitors) then keeps as many arrays as its longest queues
 // of the moment need, instead of one per FIFO that was ever long. The zero
