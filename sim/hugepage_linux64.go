@@ -1,3 +1,5 @@
+//go:build linux && (amd64 || arm64)
+
 package sim
 
 import (
@@ -5,14 +7,10 @@ import (
 	"unsafe"
 )
 
-// hugePageSize is the size of a transparent huge page on the platforms Go
-// supports on Linux.
-const hugePageSize = 2 << 20
-
-// heapArena is the span of address space around the node monitors that
-// adviseHugePages covers: the Go heap grows in aligned arenas of this size
-// (64 MiB on 64-bit Linux), and the engine's other large tables (jobs'
-// requests, queue rings, the event heap) are allocated in the same arena.
+// heapArena is the span of address space that adviseHugePages covers: the
+// Go heap grows in aligned arenas of this size on 64-bit Linux, and the
+// engine's large tables (node monitors, jobs' requests, queue rings, the
+// event queue) usually share one.
 const heapArena = 64 << 20
 
 // adviseHugePages asks the kernel to back the heap arena holding p, as far
