@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"slices"
+	"unsafe"
 
 	"github.com/sparrowfleet/sparrow/core/placement"
 )
@@ -166,6 +167,9 @@ func newSim(cfg Config) (*sim, error) {
 	if cfg.Long.Fraction > 0 {
 		s.long = make([]bool, cfg.Jobs)
 	}
+	// Most timed events are task ends, about one per slot, spread over
+	// a task's duration; a bucket of twice their mean gap holds a few.
+	s.h.useWheel(2 * cfg.Dist.MeanMS() / float64(cfg.Nodes*cfg.Slots))
 	n := cfg.Nodes
 	switch cfg.Policy {
 	case Random:
@@ -290,6 +294,9 @@ func (s *sim) arrival() {
 	}
 	if cap(j.dur) < s.m {
 		j.dur = make([]float64, s.m)
+		// A new job slot: the heap is still growing, into memory that
+		// the last advice may not have covered.
+		adviseHugePages(unsafe.Pointer(unsafe.SliceData(j.dur)))
 	}
 	j.dur = j.dur[:s.m]
 	j.maxDur = 0

@@ -1,5 +1,7 @@
 package sim
 
+import "math"
+
 // event is one scheduled occurrence. Events are small values held directly
 // in the heap's slice, so scheduling one allocates nothing once the slice
 // has grown to the working set.
@@ -38,6 +40,11 @@ func (h *eventHeap) len() int { return len(h.ev) }
 func (h *eventHeap) push(e event) {
 	e.key |= h.seq << kindBits
 	h.seq++
+	h.insert(e)
+}
+
+// insert adds e, whose key already holds its sequence number.
+func (h *eventHeap) insert(e event) {
 	h.ev = append(h.ev, e)
 	ev := h.ev
 	i := len(ev) - 1
@@ -85,13 +92,14 @@ func (h *eventHeap) pop() event {
 	return top
 }
 
-// agenda is the set of pending events: a heap for events at arbitrary
-// times, and a FIFO for events scheduled a fixed delay (RTT/2) after the
-// current time. The simulated clock never goes back, so events pushed on
-// the FIFO arrive in (t, seq) order already and need no sifting; most of
-// the late policy's events (getTask, reply) are of this kind. pop merges
-// the two on (t, seq), and both draw seq from one counter, so the
-// processing order is exactly that of a single heap.
+// agenda is the set of pending events: a FIFO for events scheduled a fixed
+// delay (RTT/2) after the current time, a timing wheel (if useWheel was
+// called) for other events due within its span, and a heap for the rest.
+// The simulated clock never goes back, so events pushed on the FIFO arrive
+// in (t, seq) order already and need no sifting; most of the late policy's
+// events (getTask, reply) are of this kind. pop takes the earliest of the
+// three on (t, seq), and all draw seq from one counter, so the processing
+// order is exactly that of a single heap.
 type agenda struct {
 	h eventHeap
 	// fixed is a ring buffer (power-of-two length) of fixed-delay events:
@@ -100,12 +108,39 @@ type agenda struct {
 	fixed []event
 	head  int
 	n     int
+	wh    *wheel // nil: every other event is on the heap
 }
 
-func (a *agenda) len() int { return a.h.len() + a.n }
+func (a *agenda) len() int {
+	n := a.h.len() + a.n
+	if a.wh != nil {
+		n += a.wh.n
+	}
+	return n
+}
+
+// useWheel makes the agenda keep events due within wheelBuckets buckets of
+// width ms from the current time on a timing wheel, whose push and pop
+// cost O(1) instead of the heap's O(log n). The width only sets speed:
+// about twice the mean gap between pending events is best. It must be
+// called before the first push; a width that is not positive and finite
+// leaves every event on the heap.
+func (a *agenda) useWheel(width float64) {
+	if !(width > 0) || math.IsInf(width, 0) {
+		return
+	}
+	a.wh = newWheel(width)
+}
 
 // push schedules e at any time not before the current one.
-func (a *agenda) push(e event) { a.h.push(e) }
+func (a *agenda) push(e event) {
+	e.key |= a.h.seq << kindBits
+	a.h.seq++
+	if a.wh != nil && a.wh.add(e) {
+		return
+	}
+	a.h.insert(e)
+}
 
 // pushFixed schedules e, whose time must not be before that of any event
 // pushed with pushFixed earlier (it is now + a constant delay).
@@ -137,16 +172,160 @@ func (a *agenda) peekFixed(k int) *event {
 	return &a.fixed[(a.head+k)&(len(a.fixed)-1)]
 }
 
+// peekTimed returns the earliest pending event not on the fixed-delay
+// FIFO, or nil if there is none. The caller may read it but not change it.
+func (a *agenda) peekTimed() *event {
+	var best *event
+	if a.wh != nil && a.wh.n > 0 {
+		best = &a.wh.ev[a.wh.first()]
+	}
+	if len(a.h.ev) > 0 && (best == nil || a.h.ev[0].before(best)) {
+		best = &a.h.ev[0]
+	}
+	return best
+}
+
 // pop removes and returns the earliest event; the agenda must not be empty.
 func (a *agenda) pop() event {
+	const fromFixed, fromWheel, fromHeap = 1, 2, 3
+	var best *event
+	from := 0
+	var wi int32
 	if a.n > 0 {
-		f := &a.fixed[a.head]
-		if len(a.h.ev) == 0 || f.before(&a.h.ev[0]) {
-			e := *f
-			a.head = (a.head + 1) & (len(a.fixed) - 1)
-			a.n--
-			return e
+		best, from = &a.fixed[a.head], fromFixed
+	}
+	if a.wh != nil && a.wh.n > 0 {
+		wi = a.wh.first()
+		if e := &a.wh.ev[wi]; best == nil || e.before(best) {
+			best, from = e, fromWheel
 		}
 	}
-	return a.h.pop()
+	if len(a.h.ev) > 0 && (best == nil || a.h.ev[0].before(best)) {
+		from = fromHeap
+	}
+	var e event
+	switch from {
+	case fromFixed:
+		e = *best
+		a.head = (a.head + 1) & (len(a.fixed) - 1)
+		a.n--
+	case fromWheel:
+		e = a.wh.remove(wi)
+	default:
+		e = a.h.pop()
+	}
+	if a.wh != nil {
+		a.wh.advance(e.t)
+	}
+	return e
+}
+
+// wheelBuckets is the number of buckets of a timing wheel, a power of two,
+// and bucketEvents how many events a bucket holds; an event due in a full
+// bucket goes on the heap instead.
+const (
+	wheelBuckets = 1 << 14
+	bucketEvents = 4
+)
+
+// wheel is a timing wheel: pending events in buckets of equal width of
+// simulated time, bucket b holding events with floor(t/width) = b, for the
+// wheelBuckets buckets from the current time's. The buckets form a ring
+// (bucket b at b mod wheelBuckets), each up to bucketEvents events in no
+// order, side by side, so that the scan for the earliest event, which moves
+// forward with the clock, reads memory in order. The earliest event is the
+// least (t, seq) of the first non-empty bucket: floor(t/width) never
+// decreases as t grows, so an event in a later bucket is never earlier.
+type wheel struct {
+	inv float64 // 1 / width
+	// ev[p*bucketEvents:][:cnt[p]] are the events at ring position p.
+	ev  []event
+	cnt []uint8
+	n   int // events on the wheel
+	// base is the bucket of the current time: every event on the wheel is
+	// in [base, base+wheelBuckets). Buckets in [base, cur) are empty.
+	base, cur int64
+	// known says that minI is what first would return.
+	known bool
+	minI  int32
+}
+
+func newWheel(width float64) *wheel {
+	return &wheel{
+		inv: 1 / width,
+		ev:  make([]event, wheelBuckets*bucketEvents),
+		cnt: make([]uint8, wheelBuckets),
+	}
+}
+
+// add puts e on the wheel if it is due within the wheel's span and its
+// bucket has room, and reports whether it did.
+func (w *wheel) add(e event) bool {
+	f := e.t * w.inv
+	if !(f < float64(w.base+wheelBuckets)) {
+		return false
+	}
+	b := int64(f)
+	if b < w.base {
+		return false // not expected: times are never before the current one
+	}
+	p := b & (wheelBuckets - 1)
+	c := w.cnt[p]
+	if c == bucketEvents {
+		return false
+	}
+	w.ev[p*bucketEvents+int64(c)] = e
+	w.cnt[p] = c + 1
+	w.n++
+	if b <= w.cur {
+		w.known = false // e may be the earliest
+		w.cur = min(w.cur, b)
+	}
+	return true
+}
+
+// first returns the index in ev of the earliest event on the wheel, which
+// must not be empty.
+func (w *wheel) first() int32 {
+	if w.known {
+		return w.minI
+	}
+	w.cur = max(w.cur, w.base)
+	for w.cnt[w.cur&(wheelBuckets-1)] == 0 {
+		w.cur++
+	}
+	p := w.cur & (wheelBuckets - 1)
+	lo := int32(p * bucketEvents)
+	i := lo
+	for k := lo + 1; k < lo+int32(w.cnt[p]); k++ {
+		if w.ev[k].before(&w.ev[i]) {
+			i = k
+		}
+	}
+	w.known, w.minI = true, i
+	return i
+}
+
+// remove takes ev[i], which first returned, off the wheel.
+func (w *wheel) remove(i int32) event {
+	e := w.ev[i]
+	p := i / bucketEvents
+	last := p*bucketEvents + int32(w.cnt[p]) - 1
+	w.ev[i] = w.ev[last]
+	w.cnt[p]--
+	w.n--
+	w.known = false
+	return e
+}
+
+// advance moves the wheel's base to the bucket of time t, the current
+// time, which must not be after that of any event on the wheel.
+func (w *wheel) advance(t float64) {
+	if f := t * w.inv; f < float64(w.base+wheelBuckets) {
+		w.base = max(w.base, int64(f))
+	} else if w.n == 0 && f < 1<<62 {
+		// The clock jumped past the span; with nothing on the wheel the
+		// span can follow it.
+		w.base = int64(f)
+	}
 }

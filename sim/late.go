@@ -25,7 +25,10 @@ type late struct {
 	// mon holds every node monitor's Core and FIFO side by side in one
 	// slice, so that an event on a node touches adjacent memory rather
 	// than two separately allocated objects.
-	mon     []monitor
+	mon []monitor
+	// rings lends the node monitors' FIFOs the arrays of their longest
+	// queues: at any time only a few of thousands are long.
+	rings   queue.RingPool
 	sampler placement.Sampler
 	tasks   []placement.Task // tasks[:m] is every job's task list (read only)
 	// seqSlot[seq] is the job slot of live job seq, or -1. Request IDs are
@@ -80,11 +83,13 @@ func newLate(cfg Config) (*late, error) {
 		mon:     make([]monitor, cfg.Nodes),
 		tasks:   make([]placement.Task, cfg.Tasks),
 	}
+	adviseHugePages(unsafe.Pointer(unsafe.SliceData(lt.mon)))
 	for i := range lt.nodes {
 		a := NodeAddr(i)
 		lt.nodes[i] = placement.Node{Addr: a, Host: a, Name: a}
 		lt.addrIdx[a] = int32(i)
 		m := &lt.mon[i]
+		m.fifo.SetRingPool(&lt.rings)
 		c := &m.core
 		if err := c.Init(cfg.Slots, &m.fifo); err != nil {
 			return nil, err
@@ -216,7 +221,7 @@ func (s *sim) lateAhead() {
 	case e.kind() == evReply:
 		s.lt.touch(e.node)
 	case e.kind() == evGetTask && e.slot >= 0:
-		if j := &s.jobs[e.slot]; j.live && j.seq == e.jseq && j.req != nil {
+		if j := &s.jobs[e.slot]; j.live && j.seq == e.jseq && j.req != nil && !j.req.Launched() {
 			if a := j.req.HoldAddr(int(e.task)); a != 0 {
 				prefetch(a, 1)
 			}
@@ -226,24 +231,26 @@ func (s *sim) lateAhead() {
 }
 
 // lateAheadDone prefetches the node monitor of the next task to finish, if
-// it is the earliest event on the heap (task ends are the only late-policy
+// it is the earliest timed event (task ends are the only late-policy
 // events scheduled further than one hop ahead, so they are not on the
 // ring). It usually runs a few ring events later.
 func (s *sim) lateAheadDone() {
-	if h := s.h.h.ev; len(h) > 0 && h[0].kind() == evTaskDone {
-		s.lt.touch(h[0].node)
+	if e := s.h.peekTimed(); e != nil && e.kind() == evTaskDone {
+		s.lt.touch(e.node)
 	}
 }
 
 // lateGetTask is the scheduler answering node n's getTask through
 // placement.Request.Assign. A request the scheduler has forgotten (the job
-// finished) gets no task, as in the daemon.
+// finished) gets no task, as in the daemon, and so does one whose tasks
+// have all been launched, without asking it: Assign could only answer
+// none.
 func (s *sim) lateGetTask(n, slot, probe, jseq int32) {
 	lt := s.lt
 	task := int32(-1)
 	if slot >= 0 {
 		j := &s.jobs[slot]
-		if j.live && j.seq == jseq && j.req != nil {
+		if j.live && j.seq == jseq && j.req != nil && !j.req.Launched() {
 			i, ok := j.req.AssignAt(int(probe))
 			if s.hooks.onAssign != nil {
 				s.hooks.onAssign(j.seq, lt.nodes[n].Addr, i, ok)

@@ -455,3 +455,90 @@ func BenchmarkFigure3Late(b *testing.B) {
 	}
 	b.ReportMetric(float64(tasks)/b.Elapsed().Seconds(), "tasks/s")
 }
+
+// TestAgendaWheelMatchesHeap drives agendas with and without a timing
+// wheel through the same random pushes, fixed-delay pushes and pops, and
+// checks that they pop the same events in the same order, and in (t, seq)
+// order, as one heap would. The cases cover a bucket width that leaves
+// most events beyond the wheel's span, one that overfills buckets, many
+// ties in time, and jumps of the clock past the span.
+func TestAgendaWheelMatchesHeap(t *testing.T) {
+	tests := []struct {
+		name   string
+		width  float64 // bucket width, ms
+		maxDt  float64 // a timed event is due up to this far ahead
+		ticks  bool    // times on a coarse grid, so that many tie
+		jumpAt int     // every jumpAt steps the next event is far ahead (0: never)
+		// wantHeap: some timed events must go on the heap, for want of
+		// span or room on the wheel.
+		wantHeap bool
+	}{
+		{"typical", 0.02, 300, false, 0, false},
+		{"span too short", 0.0001, 300, false, 0, true},
+		{"overfull buckets", 50, 300, false, 0, true},
+		{"ties", 0.5, 20, true, 0, true},
+		{"clock jumps", 0.02, 30, false, 97, true},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			rng := rand.New(rand.NewPCG(1, uint64(tc.width*1e4)))
+			var plain, wheeled agenda
+			wheeled.useWheel(tc.width)
+			if wheeled.wh == nil {
+				t.Fatal("test setup: no wheel")
+			}
+			const half = 0.5
+			now := 0.0
+			var prev event
+			popped, sawWheel, sawHeap := 0, false, false
+			for step := range 20000 {
+				sawWheel = sawWheel || wheeled.wh.n > 0
+				sawHeap = sawHeap || wheeled.h.len() > 0
+				if plain.len() != wheeled.len() {
+					t.Fatalf("step %d: len %d, with wheel %d", step, plain.len(), wheeled.len())
+				}
+				switch op := rng.IntN(10); {
+				case op < 4 || plain.len() == 0:
+					dt := rng.Float64() * tc.maxDt
+					if tc.ticks {
+						dt = float64(rng.IntN(int(tc.maxDt)))
+					}
+					if tc.jumpAt > 0 && step%tc.jumpAt == 0 {
+						dt = 1e6 * (1 + rng.Float64())
+					}
+					e := event{t: now + dt, key: uint64(rng.IntN(8)), node: int32(step)}
+					plain.push(e)
+					wheeled.push(e)
+				case op < 6:
+					e := event{t: now + half, key: uint64(rng.IntN(8)), node: int32(step)}
+					plain.pushFixed(e)
+					wheeled.pushFixed(e)
+				default:
+					if p, w := plain.peekTimed(), wheeled.peekTimed(); (p == nil) != (w == nil) || (p != nil && *p != *w) {
+						t.Fatalf("step %d: peekTimed %v, with wheel %v", step, p, w)
+					}
+					a, b := plain.pop(), wheeled.pop()
+					if a != b {
+						t.Fatalf("step %d: popped %v, with wheel %v", step, a, b)
+					}
+					if popped > 0 && a.before(&prev) {
+						t.Fatalf("step %d: %v popped after %v", step, a, prev)
+					}
+					prev, now = a, a.t
+					popped++
+				}
+			}
+			for plain.len() > 0 {
+				if a, b := plain.pop(), wheeled.pop(); a != b {
+					t.Fatalf("draining: popped %v, with wheel %v", a, b)
+				}
+			}
+			if wheeled.len() != 0 {
+				t.Fatalf("wheel agenda holds %d events after the plain one drained", wheeled.len())
+			}
+			if !sawWheel || sawHeap != tc.wantHeap {
+				t.Fatalf("events on the wheel %v, on the heap %v; want true, %v", sawWheel, sawHeap, tc.wantHeap)
+			}
+		})
+	}
+}

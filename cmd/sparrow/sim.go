@@ -1,6 +1,9 @@
 package main
 
 import (
+	"syscall"
+	"time"
+
 	"github.com/spf13/cobra"
 
 	"github.com/sparrowfleet/sparrow/sim/replay"
@@ -49,10 +52,21 @@ of the measured jobs. See docs/SIMULATION.md.`,
 			return spec.RunAndWrite(out, cmd.OutOrStdout(), cmd.ErrOrStderr())
 		},
 	}
+	out.ProcessCPU = processCPU
 	jt.AddFlags(cmd.Flags())
 	spec.AddFlags(cmd.Flags())
 	out.AddFlags(cmd.Flags())
 	cmd.AddCommand(newSimFairnessCmd()) // sim_fairness.go: Choosy §7.1–7.2
 	cmd.AddCommand(newSimQuincyCmd())   // sim_quincy.go: Quincy §6
 	return cmd
+}
+
+// processCPU returns the CPU time (user + system) this process has used
+// since it started.
+func processCPU() (time.Duration, error) {
+	var ru syscall.Rusage
+	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
+		return 0, err
+	}
+	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano()), nil
 }

@@ -46,11 +46,11 @@ func Reservations(d float64, m int) int {
 // calls so that drawing k of n nodes costs O(k), not O(n), when n is stable,
 // which matters to the simulator at 10,000 nodes. Not safe for concurrent use.
 type Sampler struct {
-	perm []int
+	perm []int32
 	// cnt[i] is node i's reservation count while Plan runs, and all zero
 	// between calls; touched lists the nodes with a non-zero count. They
 	// replace a per-call map, the largest cost of Plan at 10,000 nodes.
-	cnt     []int
+	cnt     []int32
 	touched []int
 	picks   []Pick // Plan's scratch for PlanPicks
 }
@@ -67,9 +67,9 @@ func (s *Sampler) pick(rng *rand.Rand, n, k int, add func(idx, count int)) {
 		base, extra = k/n, k%n
 	}
 	if len(s.perm) != n {
-		s.perm = make([]int, n)
+		s.perm = make([]int32, n)
 		for i := range s.perm {
-			s.perm[i] = i
+			s.perm[i] = int32(i)
 		}
 	}
 	// Partial Fisher-Yates: the first `extra` entries become a uniform random
@@ -80,7 +80,7 @@ func (s *Sampler) pick(rng *rand.Rand, n, k int, add func(idx, count int)) {
 	}
 	if base == 0 {
 		for _, idx := range s.perm[:extra] {
-			add(idx, 1)
+			add(int(idx), 1)
 		}
 		return
 	}
@@ -88,7 +88,7 @@ func (s *Sampler) pick(rng *rand.Rand, n, k int, add func(idx, count int)) {
 		add(idx, base)
 	}
 	for _, idx := range s.perm[:extra] {
-		add(idx, 1)
+		add(int(idx), 1)
 	}
 }
 
@@ -140,14 +140,14 @@ func (s *Sampler) PlanPicks(dst []Pick, rng *rand.Rand, nodes []Node, tasks []Ta
 		return dst, fmt.Errorf("%d candidate nodes is more than a Pick can index", len(nodes))
 	}
 	if len(s.cnt) != len(nodes) {
-		s.cnt = make([]int, len(nodes))
+		s.cnt = make([]int32, len(nodes))
 	}
 	s.touched = s.touched[:0]
 	add := func(idx, c int) {
 		if s.cnt[idx] == 0 {
 			s.touched = append(s.touched, idx)
 		}
-		s.cnt[idx] += c
+		s.cnt[idx] += int32(c)
 	}
 	unconstrained := 0
 	var allowed []int
@@ -192,7 +192,7 @@ const denseScan = 16
 func (s *Sampler) appendSorted(dst []Pick) []Pick {
 	slices.Sort(s.touched)
 	for _, i := range s.touched {
-		dst = append(dst, Pick{Node: int32(i), Count: int32(s.cnt[i])})
+		dst = append(dst, Pick{Node: int32(i), Count: s.cnt[i]})
 	}
 	s.resetCounts()
 	return dst
@@ -203,7 +203,7 @@ func (s *Sampler) appendSorted(dst []Pick) []Pick {
 func (s *Sampler) appendScanned(dst []Pick) []Pick {
 	for i, c := range s.cnt {
 		if c != 0 {
-			dst = append(dst, Pick{Node: int32(i), Count: int32(c)})
+			dst = append(dst, Pick{Node: int32(i), Count: c})
 			s.cnt[i] = 0
 		}
 	}

@@ -537,7 +537,7 @@ func TestPicksScannedMatchSorted(t *testing.T) {
 						if sp.cnt[idx] == 0 {
 							sp.touched = append(sp.touched, idx)
 						}
-						sp.cnt[idx] += c
+						sp.cnt[idx] += int32(c)
 					})
 				}
 				if got := len(sorted.touched)*denseScan >= tc.nodes; got != tc.wantScan {
@@ -549,7 +549,7 @@ func TestPicksScannedMatchSorted(t *testing.T) {
 					t.Fatalf("round %d: sorted %v, scanned %v", round, a, b)
 				}
 				for _, sp := range []*Sampler{&sorted, &scanned} {
-					if len(sp.touched) != 0 || slices.ContainsFunc(sp.cnt, func(c int) bool { return c != 0 }) {
+					if len(sp.touched) != 0 || slices.ContainsFunc(sp.cnt, func(c int32) bool { return c != 0 }) {
 						t.Fatalf("round %d: counts not reset", round)
 					}
 				}
@@ -565,9 +565,9 @@ func TestPicksScannedMatchSorted(t *testing.T) {
 	}
 }
 
-func resizeInts(b []int, n int) []int {
+func resizeInts(b []int32, n int) []int32 {
 	if len(b) != n {
-		return make([]int, n)
+		return make([]int32, n)
 	}
 	return b
 }

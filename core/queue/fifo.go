@@ -18,6 +18,11 @@ type FIFO struct {
 	head   int
 	n      int // queued reservations, in either form
 	linked bool
+	// pool, if set (SetRingPool), lends the array ring moves to when the
+	// queue outgrows small, and takes it back when the queue is short
+	// again (RingPool); big is then unused. It is read on every pop, so it sits with the
+	// ring's header, ahead of small.
+	pool *RingPool
 	// small is the ring while at most smallRing are queued, inside the
 	// FIFO so that a node monitor's short queue shares its memory; ring
 	// moves to a separate array when the queue outgrows small and comes
@@ -72,6 +77,36 @@ func (f *FIFO) QueuedByUser(out map[string]int) {
 // NewFIFO returns an empty FIFO queue.
 func NewFIFO() *FIFO { return &FIFO{} }
 
+// RingPool holds the arrays of FIFOs that outgrew their inline ring, for
+// FIFOs that share it (SetRingPool): a FIFO borrows one when its queue grows
+// past the inline ring and returns it when its queue empties or a pop
+// leaves it half the inline ring's length (moving it back inline). A caller
+// with thousands of FIFOs of which only a few are long at any time (a
+// simulator's node monitors) then keeps as many arrays as its longest queues
+// of the moment need, instead of one per FIFO that was ever long. The zero
+// value is an empty pool ready to use. Not safe for concurrent use: every
+// FIFO sharing a pool must be used from one goroutine.
+type RingPool struct {
+	free [][]Reservation // each of length ringMax, all zero
+}
+
+func (p *RingPool) get() []Reservation {
+	if k := len(p.free); k > 0 {
+		r := p.free[k-1]
+		p.free[k-1] = nil
+		p.free = p.free[:k-1]
+		return r
+	}
+	return make([]Reservation, ringMax)
+}
+
+// put takes back r, whose reservations must all be zero.
+func (p *RingPool) put(r []Reservation) { p.free = append(p.free, r) }
+
+// SetRingPool makes f borrow its long ring from p (see RingPool). It must
+// be called before f is first used.
+func (f *FIFO) SetRingPool(p *RingPool) { f.pool = p }
+
 // Push appends r to the tail of the queue.
 func (f *FIFO) Push(r Reservation) {
 	if !f.linked {
@@ -115,7 +150,9 @@ func (f *FIFO) growRing() {
 		return
 	}
 	var ring []Reservation
-	if len(f.ring) == smallRing && len(f.big) > smallRing {
+	if f.pool != nil {
+		ring = f.pool.get()
+	} else if len(f.ring) == smallRing && len(f.big) > smallRing {
 		ring = f.big
 	} else {
 		ring = make([]Reservation, 2*len(f.ring))
@@ -129,8 +166,26 @@ func (f *FIFO) growRing() {
 	f.ring, f.head = ring, 0
 }
 
-// emptied returns an emptied ring's storage to small.
+// emptied returns an emptied ring's storage to small, and a borrowed
+// array (already cleared by the pops and removals that emptied it) to the
+// pool.
 func (f *FIFO) emptied() {
+	if f.pool != nil && len(f.ring) > smallRing {
+		f.pool.put(f.ring)
+	}
+	f.ring, f.head = f.small[:], 0
+}
+
+// shrinkRing moves a borrowed ring's reservations, in order, back into
+// small and returns the array to the pool, so that a queue that stays
+// short but never quite empties does not hold a long array.
+func (f *FIFO) shrinkRing() {
+	for i := 0; i < f.n; i++ {
+		j := f.slot(i)
+		f.small[i] = f.ring[j]
+		f.ring[j] = Reservation{}
+	}
+	f.pool.put(f.ring)
 	f.ring, f.head = f.small[:], 0
 }
 
@@ -161,6 +216,8 @@ func (f *FIFO) Pop() (Reservation, bool) {
 		f.head = (f.head + 1) & (len(f.ring) - 1)
 		if f.n--; f.n == 0 {
 			f.emptied()
+		} else if f.pool != nil && f.n == smallRing/2 && len(f.ring) > smallRing {
+			f.shrinkRing()
 		}
 		return r, true
 	}

@@ -2,6 +2,7 @@ package queue
 
 import (
 	"fmt"
+	"maps"
 	"strconv"
 	"strings"
 	"testing"
@@ -157,6 +158,21 @@ func runOrderCase(t *testing.T, d Discipline, tc orderCase) {
 
 // checkBounds asserts the white-box memory invariants: bookkeeping never
 // outgrows what is queued (plus one remembered idle user per queued item).
+// checkQueuedByUser fails the test if f.QueuedByUser does not count
+// queued, the reservations the test knows to be queued, by user.
+func checkQueuedByUser(t testing.TB, step int, f *FIFO, queued []Reservation) {
+	t.Helper()
+	want := map[string]int{}
+	for _, r := range queued {
+		want[r.User]++
+	}
+	got := map[string]int{}
+	f.QueuedByUser(got)
+	if !maps.Equal(got, want) {
+		t.Fatalf("step %d: QueuedByUser = %v, want %v", step, got, want)
+	}
+}
+
 func checkBounds(t testing.TB, d Discipline) {
 	t.Helper()
 	n := d.Len()

@@ -2,7 +2,6 @@ package queue
 
 import (
 	"fmt"
-	"maps"
 	"math/rand/v2"
 	"testing"
 )
@@ -72,15 +71,7 @@ func TestFIFOQueuedByUser(t *testing.T) {
 					}
 					queued = kept
 				}
-				want := map[string]int{}
-				for _, r := range queued {
-					want[r.User]++
-				}
-				got := map[string]int{}
-				f.QueuedByUser(got)
-				if !maps.Equal(got, want) {
-					t.Fatalf("step %d: QueuedByUser %v, want %v", step, got, want)
-				}
+				checkQueuedByUser(t, step, f, queued)
 				checkBounds(t, f)
 				spareNodes := 0
 				for n := f.spare; n != nil; n = n.links[inQueue].next {

@@ -50,7 +50,8 @@ type Core struct {
 	runInline [1]RunningTask
 
 	runIdx map[TaskKey]int
-	apps   map[string]bool
+	// apps indexes appList once it has held more than smallApps apps.
+	apps map[string]bool
 	// Per-request counts, for the coordinator's view of who uses this
 	// node: queued reservations by request (every reservation of a request
 	// has the request's user and app), kept only when the discipline
@@ -113,8 +114,6 @@ func (c *Core) init(slots int, q queue.Discipline) {
 		slots:     slots,
 		maxQueued: DefaultMaxQueued,
 		queue:     q,
-		apps:      make(map[string]bool),
-		queuedReq: make(map[string]*requestCount),
 		account:   account,
 		users:     users,
 	}
@@ -134,19 +133,32 @@ func (c *Core) Queue() queue.Discipline { return c.queue }
 
 // AddApp records that an executor for app runs on this node.
 func (c *Core) AddApp(app string) {
-	if !c.apps[app] {
-		c.appList = append(c.appList, app)
-		c.firstApp = c.appList[0]
+	if c.hasApp(app) {
+		return
 	}
-	c.apps[app] = true
+	c.appList = append(c.appList, app)
+	c.firstApp = c.appList[0]
+	switch {
+	case c.apps != nil:
+		c.apps[app] = true
+	case len(c.appList) > smallApps:
+		c.apps = make(map[string]bool, len(c.appList))
+		for _, a := range c.appList {
+			c.apps[a] = true
+		}
+	}
 }
+
+// smallApps is how many apps a Core finds by scanning appList before it
+// indexes them in the apps map.
+const smallApps = 8
 
 // hasApp is HasApp for the per-reservation path.
 func (c *Core) hasApp(app string) bool {
 	if len(c.appList) > 0 && c.firstApp == app {
 		return true
 	}
-	if len(c.appList) > 8 {
+	if len(c.appList) > smallApps {
 		return c.apps[app]
 	}
 	return slices.Contains(c.appList, app)
@@ -170,16 +182,10 @@ func (c *Core) RemoveApp(app string) int {
 }
 
 // HasApp reports whether an executor for app is registered.
-func (c *Core) HasApp(app string) bool { return c.apps[app] }
+func (c *Core) HasApp(app string) bool { return c.hasApp(app) }
 
 // Apps returns the registered apps, in no particular order.
-func (c *Core) Apps() []string {
-	out := make([]string, 0, len(c.apps))
-	for a := range c.apps {
-		out = append(out, a)
-	}
-	return out
-}
+func (c *Core) Apps() []string { return slices.Clone(c.appList) }
 
 // Enqueue queues n reservations like r. It refuses (returns an error) a
 // reservation for an app with no executor here, so that it is not queued
@@ -198,6 +204,9 @@ func (c *Core) Enqueue(r queue.Reservation, n int) error {
 	}
 	if c.users != nil {
 		return nil
+	}
+	if c.queuedReq == nil {
+		c.queuedReq = make(map[string]*requestCount)
 	}
 	rc := c.queuedReq[r.RequestID]
 	if rc == nil {

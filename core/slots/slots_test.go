@@ -2,6 +2,8 @@ package slots
 
 import (
 	"fmt"
+	"maps"
+	"math/rand/v2"
 	"slices"
 	"strings"
 	"testing"
@@ -415,5 +417,44 @@ func TestSlotsRandomRun(t *testing.T) {
 		if c.Queued() != enqueued-served-cancelled || c.Queued() > 50 {
 			t.Fatalf("step %d: Queued = %d, want %d", i, c.Queued(), enqueued-served-cancelled)
 		}
+	}
+}
+
+// TestAppsAgainstSet adds and removes apps at random, past smallApps so
+// that both the scanned list and the indexed map answer, and checks HasApp,
+// Apps and whether Enqueue accepts an app against a plain set.
+func TestAppsAgainstSet(t *testing.T) {
+	for _, names := range []int{3, smallApps, smallApps + 1, 3 * smallApps} {
+		t.Run(fmt.Sprint(names), func(t *testing.T) {
+			rng := rand.New(rand.NewPCG(uint64(names), 3))
+			c, err := New(1, queue.NewFIFO())
+			if err != nil {
+				t.Fatal(err)
+			}
+			want := map[string]bool{}
+			for step := range 2000 {
+				a := fmt.Sprint("app", rng.IntN(names))
+				if rng.IntN(3) == 0 {
+					c.RemoveApp(a)
+					delete(want, a)
+				} else {
+					c.AddApp(a)
+					want[a] = true
+				}
+				got := c.Apps()
+				slices.Sort(got)
+				if !slices.Equal(got, slices.Sorted(maps.Keys(want))) {
+					t.Fatalf("step %d: Apps = %v, want %v", step, got, slices.Sorted(maps.Keys(want)))
+				}
+				for i := range names {
+					b := fmt.Sprint("app", i)
+					err := c.Enqueue(queue.Reservation{RequestID: "r", App: b}, 1)
+					if c.HasApp(b) != want[b] || (err == nil) != want[b] {
+						t.Fatalf("step %d: %s: HasApp %v, Enqueue error %v, want registered %v", step, b, c.HasApp(b), err, want[b])
+					}
+					c.Cancel("r")
+				}
+			}
+		})
 	}
 }

@@ -2,10 +2,12 @@ package sweep
 
 import (
 	"bytes"
+	"encoding/json"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/spf13/pflag"
 )
@@ -120,6 +122,45 @@ func TestSpecFlagErrors(t *testing.T) {
 		err := s.RunAndWrite(Output{}, &out, &progress)
 		if err == nil || !strings.Contains(err.Error(), c.want) {
 			t.Errorf("%s: got %v, want error containing %q", c.args, err, c.want)
+		}
+	}
+}
+
+// TestJSONProcessCPU: a sweep of one point reports the process CPU time
+// Output.ProcessCPU gives and divides its tasks by it; a sweep of several
+// points, whose CPU time cannot be told apart, reports neither.
+func TestJSONProcessCPU(t *testing.T) {
+	for _, c := range []struct {
+		loads   string
+		wantCPU bool
+	}{
+		{"0.5", true},
+		{"0.5,0.7", false},
+	} {
+		s := simDefaults()
+		s.Policies, s.Nodes, s.Tasks, s.Jobs, s.Loads = "late", 50, 5, 50, c.loads
+		o := Output{JSON: true, ProcessCPU: func() (time.Duration, error) { return 2 * time.Second, nil }}
+		var out, progress bytes.Buffer
+		if err := s.RunAndWrite(o, &out, &progress); err != nil {
+			t.Fatal(err)
+		}
+		var rows []struct {
+			Tasks          int64    `json:"tasks_simulated"`
+			CPUSeconds     *float64 `json:"cpu_seconds"`
+			TasksPerCPUSec *float64 `json:"tasks_per_cpu_sec"`
+		}
+		if err := json.Unmarshal(out.Bytes(), &rows); err != nil {
+			t.Fatal(err)
+		}
+		for _, r := range rows {
+			switch {
+			case !c.wantCPU && (r.CPUSeconds != nil || r.TasksPerCPUSec != nil):
+				t.Errorf("loads %s: CPU fields in a sweep of %d points", c.loads, len(rows))
+			case c.wantCPU && (r.CPUSeconds == nil || *r.CPUSeconds != 2):
+				t.Errorf("loads %s: cpu_seconds %v, want 2", c.loads, r.CPUSeconds)
+			case c.wantCPU && (r.TasksPerCPUSec == nil || *r.TasksPerCPUSec != float64(r.Tasks)/2):
+				t.Errorf("loads %s: tasks_per_cpu_sec %v, want %d/2", c.loads, r.TasksPerCPUSec, r.Tasks)
+			}
 		}
 	}
 }

@@ -96,7 +96,10 @@ type Point struct {
 	cfg  sim.Config
 	res  sim.Result
 	wall time.Duration
-	err  error
+	// cpu is the whole process's CPU time (user and system, start-up
+	// included) when the point was the sweep's only one; else zero.
+	cpu time.Duration
+	err error
 }
 
 // jsonRow is one JSON object of --json.
@@ -106,6 +109,11 @@ type jsonRow struct {
 	WallSeconds        float64  `json:"wall_seconds"`
 	TasksPerSec        float64  `json:"tasks_per_sec"`
 	EventsPerSec       float64  `json:"events_per_sec"`
+	// CPUSeconds is the CPU time (user + system) of the whole process,
+	// start-up and output included, given only for a sweep of one point,
+	// whose tasks per CPU-second it is the divisor of.
+	CPUSeconds     float64 `json:"cpu_seconds,omitempty"`
+	TasksPerCPUSec float64 `json:"tasks_per_cpu_sec,omitempty"`
 }
 
 // ParseFloats parses a comma list of numbers given to the flag --name.
@@ -267,6 +275,10 @@ func row(p *Point) jsonRow {
 	if s := p.wall.Seconds(); s > 0 {
 		o.TasksPerSec = float64(p.res.TasksSimulated) / s
 		o.EventsPerSec = float64(p.res.Events) / s
+	}
+	if c := p.cpu.Seconds(); c > 0 {
+		o.CPUSeconds = c
+		o.TasksPerCPUSec = float64(p.res.TasksSimulated) / c
 	}
 	c := p.cfg
 	if v, ok := sim.ZeroWaitClosedForm(c.Policy, c.Load, c.ProbeRatio, c.Tasks, c.Slots); ok {
