@@ -92,8 +92,9 @@ func TestLaunchAndWaitFailureLosesTheExecutor(t *testing.T) {
 // whose reservations say it serves tasksDone, go to it gathered over the
 // window: here two tasks ended within one window go in one call.
 func TestTasksEndedGatheredForTasksDone(t *testing.T) {
+	const doneWindow = 10 * time.Millisecond
 	synctest.Test(t, func(t *testing.T) {
-		h := newHarness(t, opts{slots: 2})
+		h := newHarness(t, opts{slots: 2, cfg: func(c *Config) { c.DoneWindow = doneWindow }})
 		h.nm.RegisterBackendWithFeatures(t.Context(), "app", backend, sparrowrpc.BACKEND_LAUNCH_AND_WAIT)
 		h.execs.reply = &sparrowrpc.TLaunchReply{Done: true, Status: thrift.Int32Ptr(0), Message: []byte("ok")}
 		h.sched.script("r", "a", "b")
@@ -106,7 +107,7 @@ func TestTasksEndedGatheredForTasksDone(t *testing.T) {
 		if got := h.sched.read(&h.sched.done); len(got) != 0 {
 			t.Errorf("reported %v before the window closed", got)
 		}
-		time.Sleep(DefaultDoneWindow)
+		time.Sleep(doneWindow)
 		synctest.Wait()
 		wantState(t, h, State{Slots: 2, Free: 2, Launches: 2})
 		h.sched.mu.Lock()

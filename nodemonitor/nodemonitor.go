@@ -67,9 +67,10 @@ type Config struct {
 	LaunchWait time.Duration
 	// DoneWindow is how long a finished task's report and message wait
 	// for others to the same scheduler, to go in one tasksDone call, to a
-	// scheduler that serves it. Default DefaultDoneWindow; negative: no
-	// wait, a call gathers only the tasks that ended while the one before
-	// it was in flight.
+	// scheduler that serves it. 0, the default: no wait; a call gathers
+	// the tasks that ended while the one before it was in flight. A
+	// window delays each task's message to its frontend, and the
+	// scheduler's record of the task's end, by up to its length.
 	DoneWindow time.Duration
 	RPC        rpc.Config
 	Log        zerolog.Logger
@@ -82,11 +83,6 @@ const DefaultGetTaskTimeout = time.Second
 // that ends at once to be reported with its launch on a busy machine, short
 // enough that a longer task's launch answer is not held up noticeably.
 const DefaultLaunchWait = 2 * time.Millisecond
-
-// DefaultDoneWindow is Config.DoneWindow's default: it delays a task's
-// message to its frontend by at most this, and the scheduler's view of a
-// freed slot not at all (the slot is free here at once).
-const DefaultDoneWindow = 10 * time.Millisecond
 
 // NodeMonitor implements NodeMonitorService and InternalService by wiring
 // its parts: the slot table (slots, queue, weights, drain), the executor
@@ -158,9 +154,6 @@ func newNodeMonitor(cfg Config, dir SchedulerDirectory, scheds Schedulers, execs
 	}
 	if cfg.LaunchWait == 0 {
 		cfg.LaunchWait = DefaultLaunchWait
-	}
-	if cfg.DoneWindow == 0 {
-		cfg.DoneWindow = DefaultDoneWindow
 	}
 	var nonce [8]byte
 	_, _ = rand.Read(nonce[:]) // never fails (crypto/rand)
@@ -429,7 +422,8 @@ func (n *NodeMonitor) SendFrontendMessage(ctx context.Context, app string, taskI
 // The finished report and the message go to the scheduler in one
 // SchedulerService.taskDone call, not a tasksFinished report and a
 // sendFrontendMessage; a scheduler that answers UNKNOWN_METHOD gets the
-// two from then on.
+// two from then on. To a scheduler that serves tasksDone they go
+// gathered with other tasks' (reporter.done).
 func (n *NodeMonitor) TaskDone(ctx context.Context, app string, taskID *sparrowrpc.TFullTaskId, status int32, message []byte) error {
 	if taskID == nil || taskID.SchedulerAddress == nil {
 		return fmt.Errorf("taskDone: task id without a scheduler address")

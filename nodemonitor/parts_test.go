@@ -291,10 +291,11 @@ func TestFetcher(t *testing.T) {
 // reporter: a finished task and its message go in one taskDone, or in the
 // original two calls to a scheduler without it, learnt once; to a
 // scheduler that said it serves tasksDone they are gathered per window
-// into tasksDone calls (a caller that waits for the relay has its own
-// call), and a scheduler that answers tasksDone UNKNOWN_METHOD gets
-// taskDone per task from then on.
+// (here 10 ms) into tasksDone calls (a caller that waits for the relay
+// has its own call), and a scheduler that answers tasksDone
+// UNKNOWN_METHOD gets taskDone per task from then on.
 func TestReporterDone(t *testing.T) {
+	const doneWindow = 10 * time.Millisecond
 	id := &sparrowrpc.TFullTaskId{RequestId: "r", TaskId: "a", AppId: "app", SchedulerAddress: &sparrowrpc.THostPort{Host: "127.0.0.1", Port: 1}}
 	tests := []struct {
 		name                string
@@ -322,13 +323,13 @@ func TestReporterDone(t *testing.T) {
 				if tt.advertised {
 					features.heard("127.0.0.1:1", thrift.Int32Ptr(sparrowrpc.SCHEDULER_TASKS_DONE))
 				}
-				r := newReporter(s, staticDir{}, &rpc.Capabilities{}, &features, DefaultDoneWindow, zerolog.Nop())
+				r := newReporter(s, staticDir{}, &rpc.Capabilities{}, &features, doneWindow, zerolog.Nop())
 				for range 2 {
 					if err := r.done("app", id, 0, []byte("m"), tt.freed, tt.wait); err != nil {
 						t.Fatal(err)
 					}
 				}
-				time.Sleep(DefaultDoneWindow)
+				time.Sleep(doneWindow)
 				synctest.Wait()
 				r.wait()
 				if got := s.read(&s.done); !slices.Equal(got, append(tt.wantDone, tt.wantDone...)) {
