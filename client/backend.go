@@ -89,6 +89,10 @@ type Backend struct {
 	// UNKNOWN_METHOD (an original Sparrow node monitor): from then on a
 	// task's end costs the original tasksFinished and sendFrontendMessage.
 	noTaskDone atomic.Bool
+	// noFeatures is set once the node monitor has answered
+	// registerBackendWithFeatures with UNKNOWN_METHOD: from then on the
+	// executor registers with the original registerBackend.
+	noFeatures atomic.Bool
 
 	mu     sync.Mutex // orders wg.Add against Close's wg.Wait
 	closed bool
@@ -177,10 +181,37 @@ func NewBackend(ctx context.Context, cfg BackendConfig) (*Backend, error) {
 // Addr returns the BackendService address given to the node monitor.
 func (b *Backend) Addr() string { return b.addr }
 
-// Register (re-)registers the executor with its node monitor.
+// maxLaunchWait bounds how long a launchTaskAndWait call waits for its
+// task, whatever the node monitor asks.
+const maxLaunchWait = 100 * time.Millisecond
+
+// features are the extensions this executor serves, as
+// registerBackendWithFeatures' bits: launchTaskAndWait when it runs tasks
+// itself (Run), since only then does it see them end.
+func (b *Backend) features() int32 {
+	if b.cfg.Run == nil {
+		return 0
+	}
+	return sparrowrpc.BACKEND_LAUNCH_AND_WAIT
+}
+
+// Register (re-)registers the executor with its node monitor, with the
+// extensions it serves (registerBackendWithFeatures), or with the
+// original registerBackend to a node monitor without that method.
 func (b *Backend) Register(ctx context.Context) error {
 	return b.nm.Call(ctx, b.cfg.NodeMonitor, func(ctx context.Context, c *sparrowrpc.NodeMonitorServiceClient) error {
-		ok, err := c.RegisterBackend(ctx, b.cfg.App, b.addr)
+		var ok bool
+		var err error
+		if f := b.features(); f != 0 && !b.noFeatures.Load() {
+			ok, err = c.RegisterBackendWithFeatures(ctx, b.cfg.App, b.addr, f)
+			if rpc.IsUnknownMethod(err) {
+				b.noFeatures.Store(true)
+				b.log.Info().Msg("node monitor has no registerBackendWithFeatures; registering with registerBackend")
+				ok, err = c.RegisterBackend(ctx, b.cfg.App, b.addr)
+			}
+		} else {
+			ok, err = c.RegisterBackend(ctx, b.cfg.App, b.addr)
+		}
 		if err != nil {
 			return fmt.Errorf("register backend for app %q with node monitor %s: %w", b.cfg.App, b.cfg.NodeMonitor, err)
 		}
@@ -262,13 +293,18 @@ func (b *Backend) Close() error {
 	return b.closeErr
 }
 
-func (b *Backend) run(t LaunchedTask) {
+// run runs t and reports its end: to the launch call waiting for it, if
+// given one (h) that is still waiting, else to the node monitor.
+func (b *Backend) run(t LaunchedTask, h *handoff) {
 	defer b.wg.Done()
 	defer b.running.Add(-1)
 	body, err := b.cfg.Run(b.ctx, t)
 	status := StatusOK
 	if err != nil {
 		status, body = StatusFailed, []byte(err.Error())
+	}
+	if h != nil && h.finish(taskEnd{status: status, body: body}) {
+		return
 	}
 	if !b.noTaskDone.Load() {
 		// One call frees the slot and, then, relays the message.
@@ -315,9 +351,39 @@ func (b *Backend) taskDone(ref TaskRef, status int32, body []byte) error {
 type backendHandler Backend
 
 func (h *backendHandler) LaunchTask(ctx context.Context, message []byte, taskID *sparrowrpc.TFullTaskId, user *sparrowrpc.TUserGroupInfo) error {
+	return (*Backend)(h).launch("launchTask", message, taskID, user, nil)
+}
+
+// LaunchTaskAndWait implements BackendService's extension: launchTask,
+// then wait up to waitMicros (at most maxLaunchWait) for the task to end
+// and answer with its end, which is then reported no other way. A task
+// still running when the wait ends reports itself with taskDone, as after
+// launchTask; so does every task of an executor without Run.
+func (h *backendHandler) LaunchTaskAndWait(ctx context.Context, message []byte, taskID *sparrowrpc.TFullTaskId, user *sparrowrpc.TUserGroupInfo, waitMicros int32) (*sparrowrpc.TLaunchReply, error) {
 	b := (*Backend)(h)
+	var hand *handoff
+	if b.cfg.Run != nil && waitMicros > 0 {
+		hand = newHandoff()
+	}
+	if err := b.launch("launchTaskAndWait", message, taskID, user, hand); err != nil {
+		return nil, err
+	}
+	if hand == nil {
+		return &sparrowrpc.TLaunchReply{}, nil
+	}
+	wait := min(time.Duration(waitMicros)*time.Microsecond, maxLaunchWait)
+	end, ok := hand.await(wait, b.ctx.Done())
+	if !ok {
+		return &sparrowrpc.TLaunchReply{}, nil
+	}
+	return &sparrowrpc.TLaunchReply{Done: true, Status: &end.status, Message: end.body}, nil
+}
+
+// launch starts a launched task (method names the call in errors); its
+// end goes to hand first, if given.
+func (b *Backend) launch(method string, message []byte, taskID *sparrowrpc.TFullTaskId, user *sparrowrpc.TUserGroupInfo, hand *handoff) error {
 	if taskID == nil {
-		return fmt.Errorf("launchTask: missing task id")
+		return fmt.Errorf("%s: missing task id", method)
 	}
 	t := LaunchedTask{Ref: refFromWire(taskID), Message: message}
 	if user != nil {
@@ -326,7 +392,7 @@ func (h *backendHandler) LaunchTask(ctx context.Context, message []byte, taskID 
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	if b.closed {
-		return fmt.Errorf("launchTask: executor for app %q is shutting down", b.cfg.App)
+		return fmt.Errorf("%s: executor for app %q is shutting down", method, b.cfg.App)
 	}
 	if b.cfg.OnLaunch != nil {
 		b.cfg.OnLaunch(t)
@@ -334,7 +400,7 @@ func (h *backendHandler) LaunchTask(ctx context.Context, message []byte, taskID 
 	if b.cfg.Run != nil {
 		b.wg.Add(1)
 		b.running.Add(1)
-		go b.run(t)
+		go b.run(t, hand)
 	}
 	return nil
 }

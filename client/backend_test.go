@@ -15,7 +15,11 @@ import (
 
 // fakeNodeMonitor records what an executor reports, per task.
 type fakeNodeMonitor struct {
-	mu       sync.Mutex
+	mu sync.Mutex
+	// features are the bits of each registerBackendWithFeatures call;
+	// plain counts registerBackend calls.
+	features []int32
+	plain    int
 	finished map[string]int // tasksFinished reports
 	messages map[string]int // sendFrontendMessage calls
 	done     map[string]int // taskDone calls
@@ -29,6 +33,16 @@ func newFakeNodeMonitor() *fakeNodeMonitor {
 }
 
 func (f *fakeNodeMonitor) RegisterBackend(context.Context, string, string) (bool, error) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.plain++
+	return true, nil
+}
+
+func (f *fakeNodeMonitor) RegisterBackendWithFeatures(_ context.Context, _, _ string, features int32) (bool, error) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.features = append(f.features, features)
 	return true, nil
 }
 

@@ -45,6 +45,9 @@ func (s *echoScheduler) SendFrontendMessage(context.Context, string, *sparrowrpc
 func (s *echoScheduler) TaskDone(context.Context, string, *sparrowrpc.TFullTaskId, int32, []byte, *sparrowrpc.THostPort) error {
 	return nil
 }
+func (s *echoScheduler) TasksDone(context.Context, []*sparrowrpc.TTaskDone, *sparrowrpc.THostPort) error {
+	return nil
+}
 
 // startEchoScheduler serves an echoScheduler on a loopback port.
 func startEchoScheduler() (addr string, stop func()) {
@@ -161,6 +164,9 @@ func ExampleParseRetryAfter() {
 type reportingNodeMonitor struct{ done chan string }
 
 func (n *reportingNodeMonitor) RegisterBackend(context.Context, string, string) (bool, error) {
+	return true, nil
+}
+func (n *reportingNodeMonitor) RegisterBackendWithFeatures(context.Context, string, string, int32) (bool, error) {
 	return true, nil
 }
 func (n *reportingNodeMonitor) TasksFinished(context.Context, []*sparrowrpc.TFullTaskId) error {

@@ -35,6 +35,10 @@ func (f *fakeScheduler) TaskDone(context.Context, string, *sparrowrpc.TFullTaskI
 	return nil
 }
 
+func (f *fakeScheduler) TasksDone(context.Context, []*sparrowrpc.TTaskDone, *sparrowrpc.THostPort) error {
+	return nil
+}
+
 func startScheduler(t *testing.T, f *fakeScheduler) *rpc.Server {
 	t.Helper()
 	srv, err := rpc.Listen("127.0.0.1:0", rpc.Config{}, zerolog.Nop())

@@ -385,6 +385,10 @@ func (s *olderScheduler) TaskDone(context.Context, string, *sparrowrpc.TFullTask
 	return nil
 }
 
+func (s *olderScheduler) TasksDone(context.Context, []*sparrowrpc.TTaskDone, *sparrowrpc.THostPort) error {
+	return nil
+}
+
 // TestFrontendBehindBalancerRegistersOnEveryConnection: behind a balancer
 // in front of schedulers that ignore a job's frontend address (an older
 // release, during a rolling update), every scheduler given a job had the

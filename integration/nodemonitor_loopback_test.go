@@ -135,6 +135,10 @@ func (b *nmFakeBackend) LaunchTask(ctx context.Context, message []byte, id *spar
 	return nil
 }
 
+func (b *nmFakeBackend) LaunchTaskAndWait(ctx context.Context, message []byte, id *sparrowrpc.TFullTaskId, user *sparrowrpc.TUserGroupInfo, _ int32) (*sparrowrpc.TLaunchReply, error) {
+	return &sparrowrpc.TLaunchReply{}, b.LaunchTask(ctx, message, id, user)
+}
+
 func (b *nmFakeBackend) count() int {
 	b.mu.Lock()
 	defer b.mu.Unlock()
@@ -405,6 +409,15 @@ func (r *nmRelaySink) TaskDone(ctx context.Context, app string, id *sparrowrpc.T
 	r.finished = append(r.finished, id.TaskId)
 	r.mu.Unlock()
 	return r.SendFrontendMessage(ctx, app, id, status, m)
+}
+
+func (r *nmRelaySink) TasksDone(ctx context.Context, tasks []*sparrowrpc.TTaskDone, nm *sparrowrpc.THostPort) error {
+	for _, t := range tasks {
+		if err := r.TaskDone(ctx, t.App, t.TaskId, t.Status, t.Message, nm); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 func (r *nmRelaySink) messages() []string {

@@ -26,6 +26,8 @@ type Schedulers interface {
 	SendFrontendMessage(svc, app string, id *sparrowrpc.TFullTaskId, status int32, msg []byte) error
 	// TaskDone is SendFrontendMessage with the task's finished report.
 	TaskDone(svc, app string, id *sparrowrpc.TFullTaskId, status int32, msg []byte) error
+	// TasksDone is TaskDone for several tasks in one call.
+	TasksDone(svc string, tasks []*sparrowrpc.TTaskDone) error
 	// Close releases connections; later calls fail.
 	Close()
 }
@@ -35,6 +37,10 @@ type Schedulers interface {
 // concurrent use.
 type Executors interface {
 	LaunchTask(addr string, msg []byte, id *sparrowrpc.TFullTaskId, user *sparrowrpc.TUserGroupInfo) error
+	// LaunchTaskAndWait is LaunchTask for an executor registered with
+	// BACKEND_LAUNCH_AND_WAIT: it answers with the task's end if the task
+	// ends within wait.
+	LaunchTaskAndWait(addr string, msg []byte, id *sparrowrpc.TFullTaskId, user *sparrowrpc.TUserGroupInfo, wait time.Duration) (*sparrowrpc.TLaunchReply, error)
 	// Alive checks, within timeout, that the executor accepts connections.
 	Alive(addr string, timeout time.Duration) error
 	// Forget drops pooled connections to addr, for an executor that
@@ -101,6 +107,12 @@ func (t *thriftSchedulers) TaskDone(svc, app string, id *sparrowrpc.TFullTaskId,
 	})
 }
 
+func (t *thriftSchedulers) TasksDone(svc string, tasks []*sparrowrpc.TTaskDone) error {
+	return t.call(svc, func(ctx context.Context, c *sparrowrpc.SchedulerServiceClient) error {
+		return c.TasksDone(ctx, tasks, t.self)
+	})
+}
+
 // call calls the SchedulerService at svc, trying again for up to
 // relayBusyFor while every pooled connection is busy (the call never
 // left).
@@ -130,6 +142,14 @@ func (t *thriftExecutors) LaunchTask(addr string, msg []byte, id *sparrowrpc.TFu
 	return t.pool.Call(context.Background(), addr, func(ctx context.Context, c *sparrowrpc.BackendServiceClient) error {
 		return c.LaunchTask(ctx, msg, id, user)
 	})
+}
+
+func (t *thriftExecutors) LaunchTaskAndWait(addr string, msg []byte, id *sparrowrpc.TFullTaskId, user *sparrowrpc.TUserGroupInfo, wait time.Duration) (reply *sparrowrpc.TLaunchReply, err error) {
+	err = t.pool.Call(context.Background(), addr, func(ctx context.Context, c *sparrowrpc.BackendServiceClient) error {
+		reply, err = c.LaunchTaskAndWait(ctx, msg, id, user, int32(wait/time.Microsecond))
+		return err
+	})
+	return reply, err
 }
 
 func (t *thriftExecutors) Alive(addr string, timeout time.Duration) error {

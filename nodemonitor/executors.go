@@ -27,34 +27,39 @@ const (
 )
 
 // executorRegistry maps each app to the BackendService address of its
-// executor here, and counts each one's failed liveness checks in a row.
+// executor here and the extensions that executor serves
+// (sparrowrpc.BACKEND_* bits), and counts each one's failed liveness
+// checks in a row.
 //
-// Lock contract: mu guards both maps; each method takes it and never
+// Lock contract: mu guards the maps; each method takes it and never
 // calls out.
 type executorRegistry struct {
-	mu      sync.Mutex
-	backend map[string]string // app -> BackendService address
-	misses  map[string]int    // app -> weight of the failed checks in a row
+	mu       sync.Mutex
+	backend  map[string]string // app -> BackendService address
+	features map[string]int32  // app -> the executor's BACKEND_* bits
+	misses   map[string]int    // app -> weight of the failed checks in a row
 }
 
 func newExecutorRegistry() *executorRegistry {
-	return &executorRegistry{backend: make(map[string]string), misses: make(map[string]int)}
+	return &executorRegistry{backend: make(map[string]string), features: make(map[string]int32), misses: make(map[string]int)}
 }
 
-// register records app's executor at addr, replacing any other.
-func (e *executorRegistry) register(app, addr string) {
+// register records app's executor at addr, serving the extensions in
+// features, replacing any other.
+func (e *executorRegistry) register(app, addr string, features int32) {
 	e.mu.Lock()
 	defer e.mu.Unlock()
 	e.backend[app] = addr
+	e.features[app] = features
 	delete(e.misses, app)
 }
 
-// lookup returns app's executor address.
-func (e *executorRegistry) lookup(app string) (string, bool) {
+// lookup returns app's executor address and the extensions it serves.
+func (e *executorRegistry) lookup(app string) (addr string, features int32, ok bool) {
 	e.mu.Lock()
 	defer e.mu.Unlock()
 	a, ok := e.backend[app]
-	return a, ok
+	return a, e.features[app], ok
 }
 
 // remove forgets app's executor if it is still the one at addr, and
@@ -67,6 +72,7 @@ func (e *executorRegistry) remove(app, addr string) bool {
 		return false
 	}
 	delete(e.backend, app)
+	delete(e.features, app)
 	delete(e.misses, app)
 	return true
 }

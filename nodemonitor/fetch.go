@@ -23,11 +23,12 @@ const (
 	fetchRetryMax   = time.Second
 )
 
-// methodFetchTask and methodTaskDone name the extensions whose absence a
+// methodFetchTask, methodTaskDone and methodTasksDone name the extensions whose absence a
 // scheduler's UNKNOWN_METHOD answer teaches (rpc.Capabilities).
 const (
 	methodFetchTask = "fetchTask"
 	methodTaskDone  = "taskDone"
+	methodTasksDone = "tasksDone"
 )
 
 // fetcher asks schedulers for tasks for reservations that reached a free

@@ -47,8 +47,11 @@ type fakeScheds struct {
 	// handing out.
 	lostAnswers int
 	inDoubt     bool
-	// noFetch and noTaskDone answer those extensions UNKNOWN_METHOD.
-	noFetch, noTaskDone bool
+	// noFetch, noTaskDone and noTasksDone answer those extensions
+	// UNKNOWN_METHOD.
+	noFetch, noTaskDone, noTasksDone bool
+	// batches are the sizes of the tasksDone calls.
+	batches []int
 	// gate, if set, blocks getTask and fetchTask until it is closed.
 	gate chan struct{}
 
@@ -166,6 +169,21 @@ func (f *fakeScheds) TaskDone(svc, app string, id *sparrowrpc.TFullTaskId, statu
 	return f.SendFrontendMessage(svc, app, id, status, msg)
 }
 
+func (f *fakeScheds) TasksDone(svc string, tasks []*sparrowrpc.TTaskDone) error {
+	f.mu.Lock()
+	if f.noTasksDone {
+		f.mu.Unlock()
+		return errUnknownMethod
+	}
+	f.batches = append(f.batches, len(tasks))
+	for _, t := range tasks {
+		f.done = append(f.done, t.TaskId.TaskId)
+		f.msgs = append(f.msgs, fmt.Sprintf("%s:%d:%s", t.TaskId.TaskId, t.Status, t.Message))
+	}
+	f.mu.Unlock()
+	return nil
+}
+
 func (f *fakeScheds) Close() {}
 
 // askedFor is how many tasks request was asked for.
@@ -197,13 +215,30 @@ func (f *fakeScheds) read(list *[]string) []string {
 }
 
 // fakeExecs records launches; an executor listed in dead fails its
-// liveness checks, and failLaunch fails every launch.
+// liveness checks, and failLaunch fails every launch. launchTaskAndWait
+// answers with reply (nil: not done), and records each launch it made in
+// waited as well as launched.
 type fakeExecs struct {
 	mu         sync.Mutex
 	launched   []string // "request/task"
 	dead       map[string]bool
 	failLaunch bool
 	forgotten  []string
+	reply      *sparrowrpc.TLaunchReply
+	waited     []time.Duration
+}
+
+func (e *fakeExecs) LaunchTaskAndWait(addr string, msg []byte, id *sparrowrpc.TFullTaskId, user *sparrowrpc.TUserGroupInfo, wait time.Duration) (*sparrowrpc.TLaunchReply, error) {
+	if err := e.LaunchTask(addr, msg, id, user); err != nil {
+		return nil, err
+	}
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	e.waited = append(e.waited, wait)
+	if e.reply == nil {
+		return &sparrowrpc.TLaunchReply{}, nil
+	}
+	return e.reply, nil
 }
 
 func (e *fakeExecs) LaunchTask(addr string, msg []byte, id *sparrowrpc.TFullTaskId, user *sparrowrpc.TUserGroupInfo) error {

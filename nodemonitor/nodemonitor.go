@@ -59,12 +59,30 @@ type Config struct {
 	// pull that got none is queued again after PullRetry or at the
 	// scheduler's next advert. 0: no pulls.
 	PullRetry time.Duration
-	RPC       rpc.Config
-	Log       zerolog.Logger
+	// LaunchWait is how long an executor that offers it
+	// (BACKEND_LAUNCH_AND_WAIT) is asked to wait for a launched task to
+	// end, so that the launch's answer reports a quick task's end and the
+	// executor sends no taskDone. Default DefaultLaunchWait; negative:
+	// launch with the original launchTask only.
+	LaunchWait time.Duration
+	// DoneWindow is how long a finished task's report and message wait
+	// for others to the same scheduler, to go in one tasksDone call, to a
+	// scheduler that serves it. 0, the default: no wait; a call gathers
+	// the tasks that ended while the one before it was in flight. A
+	// window delays each task's message to its frontend, and the
+	// scheduler's record of the task's end, by up to its length.
+	DoneWindow time.Duration
+	RPC        rpc.Config
+	Log        zerolog.Logger
 }
 
 // DefaultGetTaskTimeout is Config.GetTaskTimeout's default.
 const DefaultGetTaskTimeout = time.Second
+
+// DefaultLaunchWait is Config.LaunchWait's default: long enough for a task
+// that ends at once to be reported with its launch on a busy machine, short
+// enough that a longer task's launch answer is not held up noticeably.
+const DefaultLaunchWait = 2 * time.Millisecond
 
 // NodeMonitor implements NodeMonitorService and InternalService by wiring
 // its parts: the slot table (slots, queue, weights, drain), the executor
@@ -86,6 +104,7 @@ type NodeMonitor struct {
 	report    *reporter
 	offers    offerLedger
 	gone      schedulerSet
+	features  schedulerFeatures
 	closers   []func()
 	// advMu is held while Config.OnAppsChanged or Config.OnLongWork runs
 	// (appsChanged, advertise), which must not call back into the
@@ -133,6 +152,9 @@ func newNodeMonitor(cfg Config, dir SchedulerDirectory, scheds Schedulers, execs
 	if cfg.FetchRetryFor <= 0 {
 		cfg.FetchRetryFor = DefaultFetchRetryFor
 	}
+	if cfg.LaunchWait == 0 {
+		cfg.LaunchWait = DefaultLaunchWait
+	}
 	var nonce [8]byte
 	_, _ = rand.Read(nonce[:]) // never fails (crypto/rand)
 	log := cfg.Log.With().Str("component", "nodemonitor").Str("node", cfg.Internal).Logger()
@@ -140,9 +162,9 @@ func newNodeMonitor(cfg Config, dir SchedulerDirectory, scheds Schedulers, execs
 	n := &NodeMonitor{
 		cfg: cfg, boot: hex.EncodeToString(nonce[:]), log: log,
 		slots: table, execs: newExecutorRegistry(), executors: execs,
-		report:  newReporter(scheds, dir, caps, log),
 		closers: []func(){scheds.Close, execs.Close},
 	}
+	n.report = newReporter(scheds, dir, caps, &n.features, cfg.DoneWindow, log)
 	if table.pull != nil {
 		table.pull.wake = n.pullWake
 	}
@@ -198,18 +220,30 @@ func (n *NodeMonitor) appsChanged() {
 // listens at listenSocket on this machine. A draining node records the
 // executor, so that tasks fetched already can launch, but offers no app.
 func (n *NodeMonitor) RegisterBackend(ctx context.Context, app, listenSocket string) (bool, error) {
+	return n.registerBackend("registerBackend", app, listenSocket, 0)
+}
+
+// RegisterBackendWithFeatures implements NodeMonitorService's extension:
+// RegisterBackend from an executor that serves the extensions named by
+// features (sparrowrpc.BACKEND_* bits); bits this node monitor does not
+// know are ignored.
+func (n *NodeMonitor) RegisterBackendWithFeatures(ctx context.Context, app, listenSocket string, features int32) (bool, error) {
+	return n.registerBackend("registerBackendWithFeatures", app, listenSocket, features)
+}
+
+func (n *NodeMonitor) registerBackend(method, app, listenSocket string, features int32) (bool, error) {
 	if app == "" {
-		return false, fmt.Errorf("registerBackend: missing app")
+		return false, fmt.Errorf("%s: missing app", method)
 	}
 	if _, err := rpc.ParseHostPort(listenSocket); err != nil {
-		return false, fmt.Errorf("registerBackend for app %q: %w", app, err)
+		return false, fmt.Errorf("%s for app %q: %w", method, app, err)
 	}
-	n.execs.register(app, listenSocket)
+	n.execs.register(app, listenSocket, features)
 	pulled := n.slots.addApp(app, n.now())
 	// It may be a restarted executor at the same address: drop pooled
 	// connections to the old process.
 	n.executors.Forget(listenSocket)
-	n.log.Info().Str("app", app).Str("backend", listenSocket).Msg("executor registered")
+	n.log.Info().Str("app", app).Str("backend", listenSocket).Int32("features", features).Msg("executor registered")
 	n.appsChanged()
 	if pulled {
 		n.drive()
@@ -226,6 +260,7 @@ func (n *NodeMonitor) EnqueueTaskReservations(ctx context.Context, req *sparrowr
 	if err != nil {
 		return false, err
 	}
+	n.features.heard(r.Scheduler, req.SchedulerFeatures)
 	if !n.enqueue(r, int(req.NumTasks), hintOf(req)) {
 		return false, nil
 	}
@@ -251,6 +286,7 @@ func (n *NodeMonitor) EnqueueTaskReservationsWithOffer(ctx context.Context, req 
 	if offer == nil || offer.TaskId == "" {
 		return nil, fmt.Errorf("enqueueTaskReservationsWithOffer: offer without a task id")
 	}
+	n.features.heard(r.Scheduler, req.SchedulerFeatures)
 	if !n.enqueue(r, int(req.NumTasks), hintOf(req)) {
 		return &sparrowrpc.TEnqueueOfferReply{}, nil
 	}
@@ -386,17 +422,25 @@ func (n *NodeMonitor) SendFrontendMessage(ctx context.Context, app string, taskI
 // The finished report and the message go to the scheduler in one
 // SchedulerService.taskDone call, not a tasksFinished report and a
 // sendFrontendMessage; a scheduler that answers UNKNOWN_METHOD gets the
-// two from then on.
+// two from then on. To a scheduler that serves tasksDone they go
+// gathered with other tasks' (reporter.done).
 func (n *NodeMonitor) TaskDone(ctx context.Context, app string, taskID *sparrowrpc.TFullTaskId, status int32, message []byte) error {
 	if taskID == nil || taskID.SchedulerAddress == nil {
 		return fmt.Errorf("taskDone: task id without a scheduler address")
 	}
+	return n.ended(app, taskID, status, message, true)
+}
+
+// ended frees the slot of a task its executor reported ended with status
+// and message, and reports both to its scheduler (reporter.done); if
+// wait, it returns once the message is relayed.
+func (n *NodeMonitor) ended(app string, taskID *sparrowrpc.TFullTaskId, status int32, message []byte, wait bool) error {
 	how := taskFinished
 	if status == sparrowrpc.STATUS_TASK_FAILED {
 		how = taskFailed
 	}
 	freed := len(n.free([]*sparrowrpc.TFullTaskId{taskID}, how)) > 0
-	return n.report.done(app, taskID, status, message, freed)
+	return n.report.done(app, taskID, status, message, freed, wait)
 }
 
 // SchedulerGone records that the scheduler serving at service (its
@@ -459,7 +503,7 @@ func (n *NodeMonitor) launch(r queue.Reservation, spec *sparrowrpc.TTaskLaunchSp
 // launchStarted runs spec, started as key in the slot held for r, on r's
 // app's executor.
 func (n *NodeMonitor) launchStarted(r queue.Reservation, key slots.TaskKey, spec *sparrowrpc.TTaskLaunchSpec) {
-	backend, ok := n.execs.lookup(r.App)
+	backend, features, ok := n.execs.lookup(r.App)
 	if !ok {
 		// The executor was lost between fetch and launch.
 		n.slots.finish([]slots.TaskKey{key}, n.now(), taskFailed)
@@ -470,9 +514,22 @@ func (n *NodeMonitor) launchStarted(r queue.Reservation, key slots.TaskKey, spec
 	}
 	id := fullID(r.Scheduler, key, r.App)
 	user := &sparrowrpc.TUserGroupInfo{User: r.User, Group: r.Group, Priority: r.Priority}
-	if err := n.executors.LaunchTask(backend, spec.Message, id, user); err != nil {
-		// This task, and any other the executor was running, fail with it.
-		n.executorLost(r.App, backend, &key, fmt.Errorf("launchTask of %s/%s: %w", r.RequestID, spec.TaskId, err))
+	if features&sparrowrpc.BACKEND_LAUNCH_AND_WAIT == 0 || n.cfg.LaunchWait < 0 {
+		if err := n.executors.LaunchTask(backend, spec.Message, id, user); err != nil {
+			// This task, and any other the executor was running, fail with it.
+			n.executorLost(r.App, backend, &key, fmt.Errorf("launchTask of %s/%s: %w", r.RequestID, spec.TaskId, err))
+		}
+		return
+	}
+	reply, err := n.executors.LaunchTaskAndWait(backend, spec.Message, id, user, n.cfg.LaunchWait)
+	switch {
+	case err != nil:
+		n.executorLost(r.App, backend, &key, fmt.Errorf("launchTaskAndWait of %s/%s: %w", r.RequestID, spec.TaskId, err))
+	case reply != nil && reply.Done:
+		// The executor reports this task's end here, and only here.
+		if err := n.ended(r.App, id, reply.GetStatus(), reply.GetMessage(), false); err != nil {
+			n.log.Warn().Err(err).Str("task", spec.TaskId).Msg("frontend message not relayed")
+		}
 	}
 }
 

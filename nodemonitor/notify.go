@@ -3,6 +3,7 @@ package nodemonitor
 import (
 	"fmt"
 	"net"
+	"time"
 
 	"github.com/rs/zerolog"
 
@@ -26,21 +27,35 @@ type SchedulerDirectory interface {
 // reporter tells schedulers what became of their tasks here: finished
 // (batched, oneway tasksFinished per scheduler), failed, and executors'
 // messages, relayed with the finished report in one taskDone call to a
-// scheduler that has it.
+// scheduler that has it, or, to a scheduler that said it serves tasksDone
+// (features), gathered per scheduler over doneWindow into tasksDone calls.
 //
-// Lock contract: it has no lock of its own; the batcher and caps lock
-// themselves. Safe for concurrent use.
+// Lock contract: it has no lock of its own; the batchers, caps and
+// features lock themselves. Safe for concurrent use.
 type reporter struct {
-	scheds Schedulers
-	dir    SchedulerDirectory
-	caps   *rpc.Capabilities
-	log    zerolog.Logger
-	batch  *batch.Batcher[string, *sparrowrpc.TFullTaskId]
+	scheds   Schedulers
+	dir      SchedulerDirectory
+	caps     *rpc.Capabilities
+	features *schedulerFeatures
+	log      zerolog.Logger
+	batch    *batch.Batcher[string, *sparrowrpc.TFullTaskId]
+	dones    *batch.Windowed[string, pendingDone]
 }
 
-func newReporter(scheds Schedulers, dir SchedulerDirectory, caps *rpc.Capabilities, log zerolog.Logger) *reporter {
-	r := &reporter{scheds: scheds, dir: dir, caps: caps, log: log}
+// pendingDone is a task's end waiting for its scheduler's next tasksDone
+// call; result, if not nil, receives that call's outcome.
+type pendingDone struct {
+	done   *sparrowrpc.TTaskDone
+	result chan<- error
+}
+
+// maxTasksDone bounds the tasks in one tasksDone call.
+const maxTasksDone = 64
+
+func newReporter(scheds Schedulers, dir SchedulerDirectory, caps *rpc.Capabilities, features *schedulerFeatures, doneWindow time.Duration, log zerolog.Logger) *reporter {
+	r := &reporter{scheds: scheds, dir: dir, caps: caps, features: features, log: log}
 	r.batch = batch.New(r.sendFinished)
+	r.dones = batch.NewWindowed(doneWindow, maxTasksDone, r.sendDones)
 	return r
 }
 
@@ -80,8 +95,50 @@ func (r *reporter) sendFinished(gt string, ids []*sparrowrpc.TFullTaskId) {
 	}
 }
 
-// wait returns once every queued finished report was sent.
-func (r *reporter) wait() { r.batch.Wait() }
+// wait sends the tasks' ends still gathering at once, and returns once
+// they and every queued finished report were sent.
+func (r *reporter) wait() {
+	r.dones.Close()
+	r.batch.Wait()
+}
+
+// sendDones reports a batch of tasks' ends to the scheduler at svc in one
+// tasksDone call, and passes its outcome to each task's waiter. A
+// scheduler that answers UNKNOWN_METHOD (replaced at its address by one
+// without the extension) gets each task's taskDone, or the original
+// calls, from then on.
+func (r *reporter) sendDones(svc string, items []pendingDone) {
+	tasks := make([]*sparrowrpc.TTaskDone, len(items))
+	for i, it := range items {
+		tasks[i] = it.done
+	}
+	err := r.scheds.TasksDone(svc, tasks)
+	if rpc.IsUnknownMethod(err) {
+		r.caps.MarkLacking(svc, methodTasksDone)
+		r.log.Info().Str("scheduler", svc).Msg("scheduler has no tasksDone; sending taskDone per task")
+		for _, it := range items {
+			d := it.done
+			err := r.done(d.App, d.TaskId, d.Status, d.Message, true, it.result != nil)
+			if it.result != nil {
+				it.result <- err
+			}
+		}
+		return
+	}
+	if err != nil {
+		err = fmt.Errorf("report %d finished tasks and relay their messages to scheduler %s: %w", len(items), svc, err)
+	}
+	waited := false
+	for _, it := range items {
+		if it.result != nil {
+			it.result <- err
+			waited = true
+		}
+	}
+	if err != nil && !waited {
+		r.log.Warn().Err(err).Msg("tasksDone failed")
+	}
+}
 
 // relay passes an executor's message about a task to the scheduler named
 // in its task id (sendFrontendMessage).
@@ -93,13 +150,27 @@ func (r *reporter) relay(app string, id *sparrowrpc.TFullTaskId, status int32, m
 	return nil
 }
 
-// done reports a task finished with its message: one taskDone call, or,
-// to a scheduler that answered taskDone UNKNOWN_METHOD, a tasksFinished
-// report and a sendFrontendMessage. It returns once the message is
-// relayed. Only a task freed here is reported finished (freed); the
-// message is relayed either way.
-func (r *reporter) done(app string, id *sparrowrpc.TFullTaskId, status int32, msg []byte, freed bool) error {
+// done reports a task finished with its message: gathered into the
+// scheduler's next tasksDone call if it serves that, else one taskDone
+// call, or, to a scheduler that answered taskDone UNKNOWN_METHOD, a
+// tasksFinished report and a sendFrontendMessage. If wait, it returns
+// once the message is relayed, with the outcome; else a message gathered
+// for tasksDone is on its way when it returns, and its failure is logged.
+// Only a task freed here is reported finished (freed); the message is
+// relayed either way.
+func (r *reporter) done(app string, id *sparrowrpc.TFullTaskId, status int32, msg []byte, freed, wait bool) error {
 	svc := rpc.HostPortString(id.SchedulerAddress)
+	if freed && r.features.has(svc, sparrowrpc.SCHEDULER_TASKS_DONE) && !r.caps.Lacks(svc, methodTasksDone) {
+		d := pendingDone{done: &sparrowrpc.TTaskDone{App: app, TaskId: id, Status: status, Message: msg}}
+		if !wait {
+			r.dones.Add(svc, d)
+			return nil
+		}
+		result := make(chan error, 1)
+		d.result = result
+		r.dones.Add(svc, d)
+		return <-result
+	}
 	if freed && !r.caps.Lacks(svc, methodTaskDone) {
 		err := r.scheds.TaskDone(svc, app, id, status, msg)
 		if !rpc.IsUnknownMethod(err) {

@@ -11,6 +11,7 @@ import (
 	"testing/synctest"
 	"time"
 
+	"github.com/apache/thrift/lib/go/thrift"
 	"github.com/rs/zerolog"
 
 	"github.com/sparrowfleet/sparrow/core/queue"
@@ -167,10 +168,10 @@ func TestExecutorRegistry(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			e := newExecutorRegistry()
-			e.register("a", "addr1")
+			e.register("a", "addr1", 0)
 			for i, alive := range tt.checks {
 				if tt.reregist && i == len(tt.checks)-1 {
-					e.register("a", "addr2")
+					e.register("a", "addr2", 0)
 				}
 				if lost := e.checked("a", "addr1", alive); lost != tt.wantLost[i] {
 					t.Fatalf("check %d: lost %v, want %v", i, lost, tt.wantLost[i])
@@ -179,15 +180,25 @@ func TestExecutorRegistry(t *testing.T) {
 		})
 	}
 	e := newExecutorRegistry()
-	e.register("a", "addr1")
+	e.register("a", "addr1", 0)
 	if e.remove("a", "addr2") {
 		t.Error("removed an executor registered at another address")
 	}
 	if !e.remove("a", "addr1") || e.remove("a", "addr1") {
 		t.Error("want the executor removed once")
 	}
-	if _, ok := e.lookup("a"); ok {
+	if _, _, ok := e.lookup("a"); ok {
 		t.Error("a removed executor is still looked up")
+	}
+	e.register("a", "addr1", 3)
+	e.register("a", "addr2", 1)
+	if addr, features, ok := e.lookup("a"); addr != "addr2" || features != 1 || !ok {
+		t.Errorf("lookup after registering again: %q %d %v, want addr2 1 true", addr, features, ok)
+	}
+	e.remove("a", "addr2")
+	e.register("a", "addr3", 0)
+	if _, features, _ := e.lookup("a"); features != 0 {
+		t.Errorf("features %d kept from a removed executor, want 0", features)
 	}
 }
 
@@ -278,42 +289,81 @@ func TestFetcher(t *testing.T) {
 }
 
 // reporter: a finished task and its message go in one taskDone, or in the
-// original two calls to a scheduler without it, learnt once.
+// original two calls to a scheduler without it, learnt once; to a
+// scheduler that said it serves tasksDone they are gathered per window
+// (here 10 ms) into tasksDone calls (a caller that waits for the relay
+// has its own call), and a scheduler that answers tasksDone
+// UNKNOWN_METHOD gets taskDone per task from then on.
 func TestReporterDone(t *testing.T) {
+	const doneWindow = 10 * time.Millisecond
 	id := &sparrowrpc.TFullTaskId{RequestId: "r", TaskId: "a", AppId: "app", SchedulerAddress: &sparrowrpc.THostPort{Host: "127.0.0.1", Port: 1}}
 	tests := []struct {
 		name                string
 		old, freed          bool
+		advertised, refuse  bool
+		wait                bool
 		wantDone, wantFinis []string
+		wantBatches         []int
+		wantLacksTasksDone  bool
 	}{
-		{"taskDone", false, true, []string{"a"}, nil},
-		{"old scheduler", true, true, nil, []string{"r/a"}},
-		{"not freed: message only", false, false, nil, nil},
+		{name: "taskDone", freed: true, wait: true, wantDone: []string{"a"}},
+		{name: "old scheduler", old: true, freed: true, wait: true, wantFinis: []string{"r/a"}},
+		{name: "not freed: message only", wait: true},
+		{name: "not freed: message only, to a tasksDone scheduler", advertised: true, wait: true},
+		{name: "tasksDone, waited for", advertised: true, freed: true, wait: true, wantDone: []string{"a"}, wantBatches: []int{1, 1}},
+		{name: "tasksDone, gathered", advertised: true, freed: true, wantDone: []string{"a"}, wantBatches: []int{2}},
+		{name: "tasksDone refused", advertised: true, refuse: true, freed: true, wait: true, wantDone: []string{"a"}, wantLacksTasksDone: true},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			s := newFakeScheds()
-			s.noTaskDone = tt.old
-			r := newReporter(s, staticDir{}, &rpc.Capabilities{}, zerolog.Nop())
-			for range 2 {
-				if err := r.done("app", id, 0, []byte("m"), tt.freed); err != nil {
-					t.Fatal(err)
+			synctest.Test(t, func(t *testing.T) {
+				s := newFakeScheds()
+				s.noTaskDone, s.noTasksDone = tt.old, tt.refuse
+				var features schedulerFeatures
+				if tt.advertised {
+					features.heard("127.0.0.1:1", thrift.Int32Ptr(sparrowrpc.SCHEDULER_TASKS_DONE))
 				}
-			}
-			r.wait()
-			if got := s.read(&s.done); !slices.Equal(got, append(tt.wantDone, tt.wantDone...)) {
-				t.Errorf("taskDone %v", got)
-			}
-			if got := s.read(&s.finished); !slices.Equal(got, append(tt.wantFinis, tt.wantFinis...)) {
-				t.Errorf("tasksFinished %v", got)
-			}
-			if got := s.read(&s.msgs); len(got) != 2 {
-				t.Errorf("relayed %v, want the message twice", got)
-			}
-			if got := r.caps.Lacks("127.0.0.1:1", methodTaskDone); got != tt.old {
-				t.Errorf("lacks taskDone: %v, want %v", got, tt.old)
-			}
+				r := newReporter(s, staticDir{}, &rpc.Capabilities{}, &features, doneWindow, zerolog.Nop())
+				for range 2 {
+					if err := r.done("app", id, 0, []byte("m"), tt.freed, tt.wait); err != nil {
+						t.Fatal(err)
+					}
+				}
+				time.Sleep(doneWindow)
+				synctest.Wait()
+				r.wait()
+				if got := s.read(&s.done); !slices.Equal(got, append(tt.wantDone, tt.wantDone...)) {
+					t.Errorf("taskDone %v", got)
+				}
+				if got := s.read(&s.finished); !slices.Equal(got, append(tt.wantFinis, tt.wantFinis...)) {
+					t.Errorf("tasksFinished %v", got)
+				}
+				if got := s.read(&s.msgs); len(got) != 2 {
+					t.Errorf("relayed %v, want the message twice", got)
+				}
+				s.mu.Lock()
+				batches := slices.Clone(s.batches)
+				s.mu.Unlock()
+				if !slices.Equal(batches, tt.wantBatches) {
+					t.Errorf("tasksDone calls of %v tasks, want %v", batches, tt.wantBatches)
+				}
+				if got := r.caps.Lacks("127.0.0.1:1", methodTaskDone); got != tt.old {
+					t.Errorf("lacks taskDone: %v, want %v", got, tt.old)
+				}
+				if got := r.caps.Lacks("127.0.0.1:1", methodTasksDone); got != tt.wantLacksTasksDone {
+					t.Errorf("lacks tasksDone: %v, want %v", got, tt.wantLacksTasksDone)
+				}
+			})
 		})
+	}
+	var f schedulerFeatures
+	f.heard("s", thrift.Int32Ptr(3))
+	if !f.has("s", 1) || !f.has("s", 2) || f.has("t", 1) {
+		t.Error("features not recorded per scheduler")
+	}
+	f.heard("s", nil)
+	if f.has("s", 1) {
+		t.Error("a scheduler's reservation without features left its earlier ones standing")
 	}
 	if got := (&reporter{}).getTaskAddr("10.0.0.1:20503"); got != "10.0.0.1:"+DefaultGetTaskPort {
 		t.Errorf("getTaskAddr without a directory: %s", got)

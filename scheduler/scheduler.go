@@ -526,6 +526,7 @@ func (s *Scheduler) enqueue(r *request, probes []placement.Probe) {
 func (s *Scheduler) enqueueOne(r *request, p placement.Probe, counted bool, offer int) {
 	msg := &sparrowrpc.TEnqueueTaskReservationsRequest{
 		AppId: r.app, User: r.user, RequestId: r.ID, SchedulerAddress: s.self, NumTasks: int32(p.Count),
+		SchedulerFeatures: &schedulerFeatures,
 	}
 	s.short.reservation(msg, r.short)
 	var accepted, launched, guided bool

@@ -123,6 +123,24 @@ struct TEnqueueTaskReservationsRequest {
   6: optional i32 jobClass,
   7: optional double taskSeconds,
   8: optional double remainingWork,
+  // Extension: what the sending scheduler serves beyond the original
+  // SchedulerService and GetTaskService, as SCHEDULER_* bits. A node
+  // monitor calls a scheduler's extension methods named here only once
+  // a reservation from it carried their bit; others ignore it.
+  9: optional i32 schedulerFeatures,
+}
+
+// Extension: bits of TEnqueueTaskReservationsRequest.schedulerFeatures.
+// SchedulerService.tasksDone.
+const i32 SCHEDULER_TASKS_DONE = 1
+
+// Extension: one task's end in SchedulerService.tasksDone: the arguments
+// of a taskDone call.
+struct TTaskDone {
+  1: string app,
+  2: TFullTaskId taskId,
+  3: i32 status,
+  4: binary message,
 }
 
 struct TCancelTaskReservationsRequest {
@@ -183,6 +201,22 @@ const i32 OFFER_UNSEEN = 0
 const i32 OFFER_DECLINED = 1
 const i32 OFFER_TAKEN = 2
 
+// Extension: the answer to launchTaskAndWait.
+struct TLaunchReply {
+  // True when the task ended within the wait: status and message are what
+  // the executor would have sent with taskDone, and it reports the task no
+  // other way. False: the task runs on, and the executor reports it as
+  // after launchTask (taskDone, or tasksFinished and sendFrontendMessage).
+  1: bool done,
+  2: optional i32 status,
+  3: optional binary message,
+}
+
+// Extension: what an executor serves beyond the original BackendService,
+// as bits of registerBackendWithFeatures' features.
+// launchTaskAndWait.
+const i32 BACKEND_LAUNCH_AND_WAIT = 1
+
 exception IncompleteRequestException {
   1: string message,
   // Extension: why the job was refused, one of the REFUSAL_* codes, so
@@ -215,6 +249,12 @@ service SchedulerService {
   // node monitor and the scheduler a message per task. A node monitor
   // falls back to the two calls when a scheduler answers UNKNOWN_METHOD.
   void taskDone(1: string app, 2: TFullTaskId taskId, 3: i32 status, 4: binary message, 5: THostPort nodeMonitorAddress),
+  // Extension: taskDone for several tasks in one call, which a node
+  // monitor gathers over a few milliseconds per scheduler. Called only on
+  // a scheduler whose reservations carried SCHEDULER_TASKS_DONE. The
+  // scheduler records every task finished, then passes each message on,
+  // and answers once all are delivered (or failed: the error names them).
+  void tasksDone(1: list<TTaskDone> tasks, 2: THostPort nodeMonitorAddress),
 }
 
 // Scheduler, port 20507. Called by node monitors when a reservation reaches
@@ -248,6 +288,12 @@ service NodeMonitorService {
   // monitor a call per task. An executor falls back to the two original
   // calls when a node monitor answers UNKNOWN_METHOD.
   void taskDone(1: string app, 2: TFullTaskId taskId, 3: i32 status, 4: binary message),
+  // Extension: registerBackend from an executor that serves the
+  // extensions named by features (BACKEND_* bits). A node monitor calls
+  // an executor's extension methods only when it registered with their
+  // bit; an executor falls back to registerBackend when a node monitor
+  // answers UNKNOWN_METHOD.
+  bool registerBackendWithFeatures(1: string app, 2: string listenSocket, 3: i32 features),
 }
 
 // Node monitor, port 20502. Called by schedulers.
@@ -274,6 +320,13 @@ service InternalService {
 // Executor, port 20101. Called by its node monitor.
 service BackendService {
   void launchTask(1: binary message, 2: TFullTaskId taskId, 3: TUserGroupInfo user),
+  // Extension, called only on an executor registered with
+  // BACKEND_LAUNCH_AND_WAIT: launchTask, after which the executor waits up
+  // to waitMicros for the task to end and, if it does, answers with its
+  // status and message instead of calling taskDone. Saves the executor
+  // and the node monitor a call per quick task. The node monitor then
+  // frees the slot and relays the message as taskDone would.
+  TLaunchReply launchTaskAndWait(1: binary message, 2: TFullTaskId taskId, 3: TUserGroupInfo user, 4: i32 waitMicros),
 }
 
 // Frontend, port 50201. Called by schedulers.

@@ -71,6 +71,10 @@ func (s *holdingScheduler) TaskDone(context.Context, string, *sparrowrpc.TFullTa
 	return nil
 }
 
+func (s *holdingScheduler) TasksDone(context.Context, []*sparrowrpc.TTaskDone, *sparrowrpc.THostPort) error {
+	return nil
+}
+
 func (s *holdingScheduler) state() (submits, inFlight, most int) {
 	s.mu.Lock()
 	defer s.mu.Unlock()

@@ -63,6 +63,10 @@ func (s *saturatedScheduler) TaskDone(context.Context, string, *sparrowrpc.TFull
 	return nil
 }
 
+func (s *saturatedScheduler) TasksDone(context.Context, []*sparrowrpc.TTaskDone, *sparrowrpc.THostPort) error {
+	return nil
+}
+
 func (s *saturatedScheduler) counts() (submits, tasks int) {
 	s.mu.Lock()
 	defer s.mu.Unlock()

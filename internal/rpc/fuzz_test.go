@@ -211,6 +211,13 @@ func (stubScheduler) TaskDone(_ context.Context, app string, _ *sparrowrpc.TFull
 	return stubErr(app)
 }
 
+func (stubScheduler) TasksDone(_ context.Context, tasks []*sparrowrpc.TTaskDone, _ *sparrowrpc.THostPort) error {
+	if len(tasks) > 0 && tasks[0] != nil {
+		return stubErr(tasks[0].App)
+	}
+	return nil
+}
+
 type stubGetTask struct{}
 
 func (stubGetTask) GetTask(_ context.Context, requestID string, _ *sparrowrpc.THostPort) ([]*sparrowrpc.TTaskLaunchSpec, error) {
@@ -231,6 +238,10 @@ func (stubGetTask) TasksFinished(_ context.Context, _ *sparrowrpc.THostPort, tas
 type stubNodeMonitor struct{}
 
 func (stubNodeMonitor) RegisterBackend(_ context.Context, app, _ string) (bool, error) {
+	return false, stubErr(app)
+}
+
+func (stubNodeMonitor) RegisterBackendWithFeatures(_ context.Context, app, _ string, _ int32) (bool, error) {
 	return false, stubErr(app)
 }
 
@@ -283,6 +294,10 @@ type stubBackend struct{}
 
 func (stubBackend) LaunchTask(_ context.Context, _ []byte, taskID *sparrowrpc.TFullTaskId, _ *sparrowrpc.TUserGroupInfo) error {
 	return taskIDErr(taskID)
+}
+
+func (stubBackend) LaunchTaskAndWait(_ context.Context, _ []byte, taskID *sparrowrpc.TFullTaskId, _ *sparrowrpc.TUserGroupInfo, _ int32) (*sparrowrpc.TLaunchReply, error) {
+	return &sparrowrpc.TLaunchReply{}, taskIDErr(taskID)
 }
 
 type stubFrontend struct{}

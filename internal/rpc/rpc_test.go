@@ -409,6 +409,10 @@ func (n *nodeMonitor) RegisterBackend(context.Context, string, string) (bool, er
 	return true, nil
 }
 
+func (n *nodeMonitor) RegisterBackendWithFeatures(context.Context, string, string, int32) (bool, error) {
+	return true, nil
+}
+
 func (n *nodeMonitor) TasksFinished(_ context.Context, tasks []*sparrowrpc.TFullTaskId) error {
 	n.finished.Add(int64(len(tasks)))
 	return nil

@@ -1885,6 +1885,7 @@ func (p *TSchedulingRequest) String() string {
 //  - JobClass
 //  - TaskSeconds
 //  - RemainingWork
+//  - SchedulerFeatures
 type TEnqueueTaskReservationsRequest struct {
   AppId string `thrift:"appId,1" db:"appId" json:"appId"`
   User *TUserGroupInfo `thrift:"user,2" db:"user" json:"user"`
@@ -1894,6 +1895,7 @@ type TEnqueueTaskReservationsRequest struct {
   JobClass *int32 `thrift:"jobClass,6" db:"jobClass" json:"jobClass,omitempty"`
   TaskSeconds *float64 `thrift:"taskSeconds,7" db:"taskSeconds" json:"taskSeconds,omitempty"`
   RemainingWork *float64 `thrift:"remainingWork,8" db:"remainingWork" json:"remainingWork,omitempty"`
+  SchedulerFeatures *int32 `thrift:"schedulerFeatures,9" db:"schedulerFeatures" json:"schedulerFeatures,omitempty"`
 }
 
 func NewTEnqueueTaskReservationsRequest() *TEnqueueTaskReservationsRequest {
@@ -1947,6 +1949,13 @@ func (p *TEnqueueTaskReservationsRequest) GetRemainingWork() float64 {
   }
 return *p.RemainingWork
 }
+var TEnqueueTaskReservationsRequest_SchedulerFeatures_DEFAULT int32
+func (p *TEnqueueTaskReservationsRequest) GetSchedulerFeatures() int32 {
+  if !p.IsSetSchedulerFeatures() {
+    return TEnqueueTaskReservationsRequest_SchedulerFeatures_DEFAULT
+  }
+return *p.SchedulerFeatures
+}
 func (p *TEnqueueTaskReservationsRequest) IsSetUser() bool {
   return p.User != nil
 }
@@ -1965,6 +1974,10 @@ func (p *TEnqueueTaskReservationsRequest) IsSetTaskSeconds() bool {
 
 func (p *TEnqueueTaskReservationsRequest) IsSetRemainingWork() bool {
   return p.RemainingWork != nil
+}
+
+func (p *TEnqueueTaskReservationsRequest) IsSetSchedulerFeatures() bool {
+  return p.SchedulerFeatures != nil
 }
 
 func (p *TEnqueueTaskReservationsRequest) Read(ctx context.Context, iprot thrift.TProtocol) error {
@@ -2060,6 +2073,16 @@ func (p *TEnqueueTaskReservationsRequest) Read(ctx context.Context, iprot thrift
           return err
         }
       }
+    case 9:
+      if fieldTypeId == thrift.I32 {
+        if err := p.ReadField9(ctx, iprot); err != nil {
+          return err
+        }
+      } else {
+        if err := iprot.Skip(ctx, fieldTypeId); err != nil {
+          return err
+        }
+      }
     default:
       if err := iprot.Skip(ctx, fieldTypeId); err != nil {
         return err
@@ -2145,6 +2168,15 @@ func (p *TEnqueueTaskReservationsRequest)  ReadField8(ctx context.Context, iprot
   return nil
 }
 
+func (p *TEnqueueTaskReservationsRequest)  ReadField9(ctx context.Context, iprot thrift.TProtocol) error {
+  if v, err := iprot.ReadI32(ctx); err != nil {
+  return thrift.PrependError("error reading field 9: ", err)
+} else {
+  p.SchedulerFeatures = &v
+}
+  return nil
+}
+
 func (p *TEnqueueTaskReservationsRequest) Write(ctx context.Context, oprot thrift.TProtocol) error {
   if err := oprot.WriteStructBegin(ctx, "TEnqueueTaskReservationsRequest"); err != nil {
     return thrift.PrependError(fmt.Sprintf("%T write struct begin error: ", p), err) }
@@ -2157,6 +2189,7 @@ func (p *TEnqueueTaskReservationsRequest) Write(ctx context.Context, oprot thrif
     if err := p.writeField6(ctx, oprot); err != nil { return err }
     if err := p.writeField7(ctx, oprot); err != nil { return err }
     if err := p.writeField8(ctx, oprot); err != nil { return err }
+    if err := p.writeField9(ctx, oprot); err != nil { return err }
   }
   if err := oprot.WriteFieldStop(ctx); err != nil {
     return thrift.PrependError("write field stop error: ", err) }
@@ -2253,6 +2286,18 @@ func (p *TEnqueueTaskReservationsRequest) writeField8(ctx context.Context, oprot
   return err
 }
 
+func (p *TEnqueueTaskReservationsRequest) writeField9(ctx context.Context, oprot thrift.TProtocol) (err error) {
+  if p.IsSetSchedulerFeatures() {
+    if err := oprot.WriteFieldBegin(ctx, "schedulerFeatures", thrift.I32, 9); err != nil {
+      return thrift.PrependError(fmt.Sprintf("%T write field begin error 9:schedulerFeatures: ", p), err) }
+    if err := oprot.WriteI32(ctx, int32(*p.SchedulerFeatures)); err != nil {
+    return thrift.PrependError(fmt.Sprintf("%T.schedulerFeatures (9) field write error: ", p), err) }
+    if err := oprot.WriteFieldEnd(ctx); err != nil {
+      return thrift.PrependError(fmt.Sprintf("%T write field end error 9:schedulerFeatures: ", p), err) }
+  }
+  return err
+}
+
 func (p *TEnqueueTaskReservationsRequest) Equals(other *TEnqueueTaskReservationsRequest) bool {
   if p == other {
     return true
@@ -2282,6 +2327,12 @@ func (p *TEnqueueTaskReservationsRequest) Equals(other *TEnqueueTaskReservations
     }
     if (*p.RemainingWork) != (*other.RemainingWork) { return false }
   }
+  if p.SchedulerFeatures != other.SchedulerFeatures {
+    if p.SchedulerFeatures == nil || other.SchedulerFeatures == nil {
+      return false
+    }
+    if (*p.SchedulerFeatures) != (*other.SchedulerFeatures) { return false }
+  }
   return true
 }
 
@@ -2290,6 +2341,225 @@ func (p *TEnqueueTaskReservationsRequest) String() string {
     return "<nil>"
   }
   return fmt.Sprintf("TEnqueueTaskReservationsRequest(%+v)", *p)
+}
+
+// Attributes:
+//  - App
+//  - TaskId
+//  - Status
+//  - Message
+type TTaskDone struct {
+  App string `thrift:"app,1" db:"app" json:"app"`
+  TaskId *TFullTaskId `thrift:"taskId,2" db:"taskId" json:"taskId"`
+  Status int32 `thrift:"status,3" db:"status" json:"status"`
+  Message []byte `thrift:"message,4" db:"message" json:"message"`
+}
+
+func NewTTaskDone() *TTaskDone {
+  return &TTaskDone{}
+}
+
+
+func (p *TTaskDone) GetApp() string {
+  return p.App
+}
+var TTaskDone_TaskId_DEFAULT *TFullTaskId
+func (p *TTaskDone) GetTaskId() *TFullTaskId {
+  if !p.IsSetTaskId() {
+    return TTaskDone_TaskId_DEFAULT
+  }
+return p.TaskId
+}
+
+func (p *TTaskDone) GetStatus() int32 {
+  return p.Status
+}
+
+func (p *TTaskDone) GetMessage() []byte {
+  return p.Message
+}
+func (p *TTaskDone) IsSetTaskId() bool {
+  return p.TaskId != nil
+}
+
+func (p *TTaskDone) Read(ctx context.Context, iprot thrift.TProtocol) error {
+  if _, err := iprot.ReadStructBegin(ctx); err != nil {
+    return thrift.PrependError(fmt.Sprintf("%T read error: ", p), err)
+  }
+
+
+  for {
+    _, fieldTypeId, fieldId, err := iprot.ReadFieldBegin(ctx)
+    if err != nil {
+      return thrift.PrependError(fmt.Sprintf("%T field %d read error: ", p, fieldId), err)
+    }
+    if fieldTypeId == thrift.STOP { break; }
+    switch fieldId {
+    case 1:
+      if fieldTypeId == thrift.STRING {
+        if err := p.ReadField1(ctx, iprot); err != nil {
+          return err
+        }
+      } else {
+        if err := iprot.Skip(ctx, fieldTypeId); err != nil {
+          return err
+        }
+      }
+    case 2:
+      if fieldTypeId == thrift.STRUCT {
+        if err := p.ReadField2(ctx, iprot); err != nil {
+          return err
+        }
+      } else {
+        if err := iprot.Skip(ctx, fieldTypeId); err != nil {
+          return err
+        }
+      }
+    case 3:
+      if fieldTypeId == thrift.I32 {
+        if err := p.ReadField3(ctx, iprot); err != nil {
+          return err
+        }
+      } else {
+        if err := iprot.Skip(ctx, fieldTypeId); err != nil {
+          return err
+        }
+      }
+    case 4:
+      if fieldTypeId == thrift.STRING {
+        if err := p.ReadField4(ctx, iprot); err != nil {
+          return err
+        }
+      } else {
+        if err := iprot.Skip(ctx, fieldTypeId); err != nil {
+          return err
+        }
+      }
+    default:
+      if err := iprot.Skip(ctx, fieldTypeId); err != nil {
+        return err
+      }
+    }
+    if err := iprot.ReadFieldEnd(ctx); err != nil {
+      return err
+    }
+  }
+  if err := iprot.ReadStructEnd(ctx); err != nil {
+    return thrift.PrependError(fmt.Sprintf("%T read struct end error: ", p), err)
+  }
+  return nil
+}
+
+func (p *TTaskDone)  ReadField1(ctx context.Context, iprot thrift.TProtocol) error {
+  if v, err := iprot.ReadString(ctx); err != nil {
+  return thrift.PrependError("error reading field 1: ", err)
+} else {
+  p.App = v
+}
+  return nil
+}
+
+func (p *TTaskDone)  ReadField2(ctx context.Context, iprot thrift.TProtocol) error {
+  p.TaskId = &TFullTaskId{}
+  if err := p.TaskId.Read(ctx, iprot); err != nil {
+    return thrift.PrependError(fmt.Sprintf("%T error reading struct: ", p.TaskId), err)
+  }
+  return nil
+}
+
+func (p *TTaskDone)  ReadField3(ctx context.Context, iprot thrift.TProtocol) error {
+  if v, err := iprot.ReadI32(ctx); err != nil {
+  return thrift.PrependError("error reading field 3: ", err)
+} else {
+  p.Status = v
+}
+  return nil
+}
+
+func (p *TTaskDone)  ReadField4(ctx context.Context, iprot thrift.TProtocol) error {
+  if v, err := iprot.ReadBinary(ctx); err != nil {
+  return thrift.PrependError("error reading field 4: ", err)
+} else {
+  p.Message = v
+}
+  return nil
+}
+
+func (p *TTaskDone) Write(ctx context.Context, oprot thrift.TProtocol) error {
+  if err := oprot.WriteStructBegin(ctx, "TTaskDone"); err != nil {
+    return thrift.PrependError(fmt.Sprintf("%T write struct begin error: ", p), err) }
+  if p != nil {
+    if err := p.writeField1(ctx, oprot); err != nil { return err }
+    if err := p.writeField2(ctx, oprot); err != nil { return err }
+    if err := p.writeField3(ctx, oprot); err != nil { return err }
+    if err := p.writeField4(ctx, oprot); err != nil { return err }
+  }
+  if err := oprot.WriteFieldStop(ctx); err != nil {
+    return thrift.PrependError("write field stop error: ", err) }
+  if err := oprot.WriteStructEnd(ctx); err != nil {
+    return thrift.PrependError("write struct stop error: ", err) }
+  return nil
+}
+
+func (p *TTaskDone) writeField1(ctx context.Context, oprot thrift.TProtocol) (err error) {
+  if err := oprot.WriteFieldBegin(ctx, "app", thrift.STRING, 1); err != nil {
+    return thrift.PrependError(fmt.Sprintf("%T write field begin error 1:app: ", p), err) }
+  if err := oprot.WriteString(ctx, string(p.App)); err != nil {
+  return thrift.PrependError(fmt.Sprintf("%T.app (1) field write error: ", p), err) }
+  if err := oprot.WriteFieldEnd(ctx); err != nil {
+    return thrift.PrependError(fmt.Sprintf("%T write field end error 1:app: ", p), err) }
+  return err
+}
+
+func (p *TTaskDone) writeField2(ctx context.Context, oprot thrift.TProtocol) (err error) {
+  if err := oprot.WriteFieldBegin(ctx, "taskId", thrift.STRUCT, 2); err != nil {
+    return thrift.PrependError(fmt.Sprintf("%T write field begin error 2:taskId: ", p), err) }
+  if err := p.TaskId.Write(ctx, oprot); err != nil {
+    return thrift.PrependError(fmt.Sprintf("%T error writing struct: ", p.TaskId), err)
+  }
+  if err := oprot.WriteFieldEnd(ctx); err != nil {
+    return thrift.PrependError(fmt.Sprintf("%T write field end error 2:taskId: ", p), err) }
+  return err
+}
+
+func (p *TTaskDone) writeField3(ctx context.Context, oprot thrift.TProtocol) (err error) {
+  if err := oprot.WriteFieldBegin(ctx, "status", thrift.I32, 3); err != nil {
+    return thrift.PrependError(fmt.Sprintf("%T write field begin error 3:status: ", p), err) }
+  if err := oprot.WriteI32(ctx, int32(p.Status)); err != nil {
+  return thrift.PrependError(fmt.Sprintf("%T.status (3) field write error: ", p), err) }
+  if err := oprot.WriteFieldEnd(ctx); err != nil {
+    return thrift.PrependError(fmt.Sprintf("%T write field end error 3:status: ", p), err) }
+  return err
+}
+
+func (p *TTaskDone) writeField4(ctx context.Context, oprot thrift.TProtocol) (err error) {
+  if err := oprot.WriteFieldBegin(ctx, "message", thrift.STRING, 4); err != nil {
+    return thrift.PrependError(fmt.Sprintf("%T write field begin error 4:message: ", p), err) }
+  if err := oprot.WriteBinary(ctx, p.Message); err != nil {
+  return thrift.PrependError(fmt.Sprintf("%T.message (4) field write error: ", p), err) }
+  if err := oprot.WriteFieldEnd(ctx); err != nil {
+    return thrift.PrependError(fmt.Sprintf("%T write field end error 4:message: ", p), err) }
+  return err
+}
+
+func (p *TTaskDone) Equals(other *TTaskDone) bool {
+  if p == other {
+    return true
+  } else if p == nil || other == nil {
+    return false
+  }
+  if p.App != other.App { return false }
+  if !p.TaskId.Equals(other.TaskId) { return false }
+  if p.Status != other.Status { return false }
+  if bytes.Compare(p.Message, other.Message) != 0 { return false }
+  return true
+}
+
+func (p *TTaskDone) String() string {
+  if p == nil {
+    return "<nil>"
+  }
+  return fmt.Sprintf("TTaskDone(%+v)", *p)
 }
 
 // Attributes:
@@ -3160,6 +3430,202 @@ func (p *TOfferOutcome) String() string {
 }
 
 // Attributes:
+//  - Done
+//  - Status
+//  - Message
+type TLaunchReply struct {
+  Done bool `thrift:"done,1" db:"done" json:"done"`
+  Status *int32 `thrift:"status,2" db:"status" json:"status,omitempty"`
+  Message []byte `thrift:"message,3" db:"message" json:"message,omitempty"`
+}
+
+func NewTLaunchReply() *TLaunchReply {
+  return &TLaunchReply{}
+}
+
+
+func (p *TLaunchReply) GetDone() bool {
+  return p.Done
+}
+var TLaunchReply_Status_DEFAULT int32
+func (p *TLaunchReply) GetStatus() int32 {
+  if !p.IsSetStatus() {
+    return TLaunchReply_Status_DEFAULT
+  }
+return *p.Status
+}
+var TLaunchReply_Message_DEFAULT []byte
+
+func (p *TLaunchReply) GetMessage() []byte {
+  return p.Message
+}
+func (p *TLaunchReply) IsSetStatus() bool {
+  return p.Status != nil
+}
+
+func (p *TLaunchReply) IsSetMessage() bool {
+  return p.Message != nil
+}
+
+func (p *TLaunchReply) Read(ctx context.Context, iprot thrift.TProtocol) error {
+  if _, err := iprot.ReadStructBegin(ctx); err != nil {
+    return thrift.PrependError(fmt.Sprintf("%T read error: ", p), err)
+  }
+
+
+  for {
+    _, fieldTypeId, fieldId, err := iprot.ReadFieldBegin(ctx)
+    if err != nil {
+      return thrift.PrependError(fmt.Sprintf("%T field %d read error: ", p, fieldId), err)
+    }
+    if fieldTypeId == thrift.STOP { break; }
+    switch fieldId {
+    case 1:
+      if fieldTypeId == thrift.BOOL {
+        if err := p.ReadField1(ctx, iprot); err != nil {
+          return err
+        }
+      } else {
+        if err := iprot.Skip(ctx, fieldTypeId); err != nil {
+          return err
+        }
+      }
+    case 2:
+      if fieldTypeId == thrift.I32 {
+        if err := p.ReadField2(ctx, iprot); err != nil {
+          return err
+        }
+      } else {
+        if err := iprot.Skip(ctx, fieldTypeId); err != nil {
+          return err
+        }
+      }
+    case 3:
+      if fieldTypeId == thrift.STRING {
+        if err := p.ReadField3(ctx, iprot); err != nil {
+          return err
+        }
+      } else {
+        if err := iprot.Skip(ctx, fieldTypeId); err != nil {
+          return err
+        }
+      }
+    default:
+      if err := iprot.Skip(ctx, fieldTypeId); err != nil {
+        return err
+      }
+    }
+    if err := iprot.ReadFieldEnd(ctx); err != nil {
+      return err
+    }
+  }
+  if err := iprot.ReadStructEnd(ctx); err != nil {
+    return thrift.PrependError(fmt.Sprintf("%T read struct end error: ", p), err)
+  }
+  return nil
+}
+
+func (p *TLaunchReply)  ReadField1(ctx context.Context, iprot thrift.TProtocol) error {
+  if v, err := iprot.ReadBool(ctx); err != nil {
+  return thrift.PrependError("error reading field 1: ", err)
+} else {
+  p.Done = v
+}
+  return nil
+}
+
+func (p *TLaunchReply)  ReadField2(ctx context.Context, iprot thrift.TProtocol) error {
+  if v, err := iprot.ReadI32(ctx); err != nil {
+  return thrift.PrependError("error reading field 2: ", err)
+} else {
+  p.Status = &v
+}
+  return nil
+}
+
+func (p *TLaunchReply)  ReadField3(ctx context.Context, iprot thrift.TProtocol) error {
+  if v, err := iprot.ReadBinary(ctx); err != nil {
+  return thrift.PrependError("error reading field 3: ", err)
+} else {
+  p.Message = v
+}
+  return nil
+}
+
+func (p *TLaunchReply) Write(ctx context.Context, oprot thrift.TProtocol) error {
+  if err := oprot.WriteStructBegin(ctx, "TLaunchReply"); err != nil {
+    return thrift.PrependError(fmt.Sprintf("%T write struct begin error: ", p), err) }
+  if p != nil {
+    if err := p.writeField1(ctx, oprot); err != nil { return err }
+    if err := p.writeField2(ctx, oprot); err != nil { return err }
+    if err := p.writeField3(ctx, oprot); err != nil { return err }
+  }
+  if err := oprot.WriteFieldStop(ctx); err != nil {
+    return thrift.PrependError("write field stop error: ", err) }
+  if err := oprot.WriteStructEnd(ctx); err != nil {
+    return thrift.PrependError("write struct stop error: ", err) }
+  return nil
+}
+
+func (p *TLaunchReply) writeField1(ctx context.Context, oprot thrift.TProtocol) (err error) {
+  if err := oprot.WriteFieldBegin(ctx, "done", thrift.BOOL, 1); err != nil {
+    return thrift.PrependError(fmt.Sprintf("%T write field begin error 1:done: ", p), err) }
+  if err := oprot.WriteBool(ctx, bool(p.Done)); err != nil {
+  return thrift.PrependError(fmt.Sprintf("%T.done (1) field write error: ", p), err) }
+  if err := oprot.WriteFieldEnd(ctx); err != nil {
+    return thrift.PrependError(fmt.Sprintf("%T write field end error 1:done: ", p), err) }
+  return err
+}
+
+func (p *TLaunchReply) writeField2(ctx context.Context, oprot thrift.TProtocol) (err error) {
+  if p.IsSetStatus() {
+    if err := oprot.WriteFieldBegin(ctx, "status", thrift.I32, 2); err != nil {
+      return thrift.PrependError(fmt.Sprintf("%T write field begin error 2:status: ", p), err) }
+    if err := oprot.WriteI32(ctx, int32(*p.Status)); err != nil {
+    return thrift.PrependError(fmt.Sprintf("%T.status (2) field write error: ", p), err) }
+    if err := oprot.WriteFieldEnd(ctx); err != nil {
+      return thrift.PrependError(fmt.Sprintf("%T write field end error 2:status: ", p), err) }
+  }
+  return err
+}
+
+func (p *TLaunchReply) writeField3(ctx context.Context, oprot thrift.TProtocol) (err error) {
+  if p.IsSetMessage() {
+    if err := oprot.WriteFieldBegin(ctx, "message", thrift.STRING, 3); err != nil {
+      return thrift.PrependError(fmt.Sprintf("%T write field begin error 3:message: ", p), err) }
+    if err := oprot.WriteBinary(ctx, p.Message); err != nil {
+    return thrift.PrependError(fmt.Sprintf("%T.message (3) field write error: ", p), err) }
+    if err := oprot.WriteFieldEnd(ctx); err != nil {
+      return thrift.PrependError(fmt.Sprintf("%T write field end error 3:message: ", p), err) }
+  }
+  return err
+}
+
+func (p *TLaunchReply) Equals(other *TLaunchReply) bool {
+  if p == other {
+    return true
+  } else if p == nil || other == nil {
+    return false
+  }
+  if p.Done != other.Done { return false }
+  if p.Status != other.Status {
+    if p.Status == nil || other.Status == nil {
+      return false
+    }
+    if (*p.Status) != (*other.Status) { return false }
+  }
+  if bytes.Compare(p.Message, other.Message) != 0 { return false }
+  return true
+}
+
+func (p *TLaunchReply) String() string {
+  if p == nil {
+    return "<nil>"
+  }
+  return fmt.Sprintf("TLaunchReply(%+v)", *p)
+}
+
+// Attributes:
 //  - Message
 //  - Code
 //  - RetryAfterMs
@@ -3393,6 +3859,10 @@ type SchedulerService interface {
   //  - Message
   //  - NodeMonitorAddress
   TaskDone(ctx context.Context, app string, taskId *TFullTaskId, status int32, message []byte, nodeMonitorAddress *THostPort) (_err error)
+  // Parameters:
+  //  - Tasks
+  //  - NodeMonitorAddress
+  TasksDone(ctx context.Context, tasks []*TTaskDone, nodeMonitorAddress *THostPort) (_err error)
 }
 
 type SchedulerServiceClient struct {
@@ -3511,6 +3981,23 @@ func (p *SchedulerServiceClient) TaskDone(ctx context.Context, app string, taskI
   return nil
 }
 
+// Parameters:
+//  - Tasks
+//  - NodeMonitorAddress
+func (p *SchedulerServiceClient) TasksDone(ctx context.Context, tasks []*TTaskDone, nodeMonitorAddress *THostPort) (_err error) {
+  var _args22 SchedulerServiceTasksDoneArgs
+  _args22.Tasks = tasks
+  _args22.NodeMonitorAddress = nodeMonitorAddress
+  var _result24 SchedulerServiceTasksDoneResult
+  var _meta23 thrift.ResponseMeta
+  _meta23, _err = p.Client_().Call(ctx, "tasksDone", &_args22, &_result24)
+  p.SetLastResponseMeta_(_meta23)
+  if _err != nil {
+    return
+  }
+  return nil
+}
+
 type SchedulerServiceProcessor struct {
   processorMap map[string]thrift.TProcessorFunction
   handler SchedulerService
@@ -3531,12 +4018,13 @@ func (p *SchedulerServiceProcessor) ProcessorMap() map[string]thrift.TProcessorF
 
 func NewSchedulerServiceProcessor(handler SchedulerService) *SchedulerServiceProcessor {
 
-  self22 := &SchedulerServiceProcessor{handler:handler, processorMap:make(map[string]thrift.TProcessorFunction)}
-  self22.processorMap["registerFrontend"] = &schedulerServiceProcessorRegisterFrontend{handler:handler}
-  self22.processorMap["submitJob"] = &schedulerServiceProcessorSubmitJob{handler:handler}
-  self22.processorMap["sendFrontendMessage"] = &schedulerServiceProcessorSendFrontendMessage{handler:handler}
-  self22.processorMap["taskDone"] = &schedulerServiceProcessorTaskDone{handler:handler}
-return self22
+  self25 := &SchedulerServiceProcessor{handler:handler, processorMap:make(map[string]thrift.TProcessorFunction)}
+  self25.processorMap["registerFrontend"] = &schedulerServiceProcessorRegisterFrontend{handler:handler}
+  self25.processorMap["submitJob"] = &schedulerServiceProcessorSubmitJob{handler:handler}
+  self25.processorMap["sendFrontendMessage"] = &schedulerServiceProcessorSendFrontendMessage{handler:handler}
+  self25.processorMap["taskDone"] = &schedulerServiceProcessorTaskDone{handler:handler}
+  self25.processorMap["tasksDone"] = &schedulerServiceProcessorTasksDone{handler:handler}
+return self25
 }
 
 func (p *SchedulerServiceProcessor) Process(ctx context.Context, iprot, oprot thrift.TProtocol) (success bool, err thrift.TException) {
@@ -3547,12 +4035,12 @@ func (p *SchedulerServiceProcessor) Process(ctx context.Context, iprot, oprot th
   }
   iprot.Skip(ctx, thrift.STRUCT)
   iprot.ReadMessageEnd(ctx)
-  x23 := thrift.NewTApplicationException(thrift.UNKNOWN_METHOD, "Unknown function " + name)
+  x26 := thrift.NewTApplicationException(thrift.UNKNOWN_METHOD, "Unknown function " + name)
   oprot.WriteMessageBegin(ctx, name, thrift.EXCEPTION, seqId)
-  x23.Write(ctx, oprot)
+  x26.Write(ctx, oprot)
   oprot.WriteMessageEnd(ctx)
   oprot.Flush(ctx)
-  return false, x23
+  return false, x26
 
 }
 
@@ -3561,7 +4049,7 @@ type schedulerServiceProcessorRegisterFrontend struct {
 }
 
 func (p *schedulerServiceProcessorRegisterFrontend) Process(ctx context.Context, seqId int32, iprot, oprot thrift.TProtocol) (success bool, err thrift.TException) {
-  var _write_err24 error
+  var _write_err27 error
   args := SchedulerServiceRegisterFrontendArgs{}
   if err2 := args.Read(ctx, iprot); err2 != nil {
     iprot.ReadMessageEnd(ctx)
@@ -3607,21 +4095,21 @@ func (p *schedulerServiceProcessorRegisterFrontend) Process(ctx context.Context,
     if errors.Is(err2, thrift.ErrAbandonRequest) {
       return false, thrift.WrapTException(err2)
     }
-    _exc25 := thrift.NewTApplicationException(thrift.INTERNAL_ERROR, "Internal error processing registerFrontend: " + err2.Error())
+    _exc28 := thrift.NewTApplicationException(thrift.INTERNAL_ERROR, "Internal error processing registerFrontend: " + err2.Error())
     if err2 := oprot.WriteMessageBegin(ctx, "registerFrontend", thrift.EXCEPTION, seqId); err2 != nil {
-      _write_err24 = thrift.WrapTException(err2)
+      _write_err27 = thrift.WrapTException(err2)
     }
-    if err2 := _exc25.Write(ctx, oprot); _write_err24 == nil && err2 != nil {
-      _write_err24 = thrift.WrapTException(err2)
+    if err2 := _exc28.Write(ctx, oprot); _write_err27 == nil && err2 != nil {
+      _write_err27 = thrift.WrapTException(err2)
     }
-    if err2 := oprot.WriteMessageEnd(ctx); _write_err24 == nil && err2 != nil {
-      _write_err24 = thrift.WrapTException(err2)
+    if err2 := oprot.WriteMessageEnd(ctx); _write_err27 == nil && err2 != nil {
+      _write_err27 = thrift.WrapTException(err2)
     }
-    if err2 := oprot.Flush(ctx); _write_err24 == nil && err2 != nil {
-      _write_err24 = thrift.WrapTException(err2)
+    if err2 := oprot.Flush(ctx); _write_err27 == nil && err2 != nil {
+      _write_err27 = thrift.WrapTException(err2)
     }
-    if _write_err24 != nil {
-      return false, thrift.WrapTException(_write_err24)
+    if _write_err27 != nil {
+      return false, thrift.WrapTException(_write_err27)
     }
     return true, err
   } else {
@@ -3629,19 +4117,19 @@ func (p *schedulerServiceProcessorRegisterFrontend) Process(ctx context.Context,
   }
   tickerCancel()
   if err2 := oprot.WriteMessageBegin(ctx, "registerFrontend", thrift.REPLY, seqId); err2 != nil {
-    _write_err24 = thrift.WrapTException(err2)
+    _write_err27 = thrift.WrapTException(err2)
   }
-  if err2 := result.Write(ctx, oprot); _write_err24 == nil && err2 != nil {
-    _write_err24 = thrift.WrapTException(err2)
+  if err2 := result.Write(ctx, oprot); _write_err27 == nil && err2 != nil {
+    _write_err27 = thrift.WrapTException(err2)
   }
-  if err2 := oprot.WriteMessageEnd(ctx); _write_err24 == nil && err2 != nil {
-    _write_err24 = thrift.WrapTException(err2)
+  if err2 := oprot.WriteMessageEnd(ctx); _write_err27 == nil && err2 != nil {
+    _write_err27 = thrift.WrapTException(err2)
   }
-  if err2 := oprot.Flush(ctx); _write_err24 == nil && err2 != nil {
-    _write_err24 = thrift.WrapTException(err2)
+  if err2 := oprot.Flush(ctx); _write_err27 == nil && err2 != nil {
+    _write_err27 = thrift.WrapTException(err2)
   }
-  if _write_err24 != nil {
-    return false, thrift.WrapTException(_write_err24)
+  if _write_err27 != nil {
+    return false, thrift.WrapTException(_write_err27)
   }
   return true, err
 }
@@ -3651,7 +4139,7 @@ type schedulerServiceProcessorSubmitJob struct {
 }
 
 func (p *schedulerServiceProcessorSubmitJob) Process(ctx context.Context, seqId int32, iprot, oprot thrift.TProtocol) (success bool, err thrift.TException) {
-  var _write_err26 error
+  var _write_err29 error
   args := SchedulerServiceSubmitJobArgs{}
   if err2 := args.Read(ctx, iprot); err2 != nil {
     iprot.ReadMessageEnd(ctx)
@@ -3701,40 +4189,40 @@ func (p *schedulerServiceProcessorSubmitJob) Process(ctx context.Context, seqId 
       if errors.Is(err2, thrift.ErrAbandonRequest) {
         return false, thrift.WrapTException(err2)
       }
-      _exc27 := thrift.NewTApplicationException(thrift.INTERNAL_ERROR, "Internal error processing submitJob: " + err2.Error())
+      _exc30 := thrift.NewTApplicationException(thrift.INTERNAL_ERROR, "Internal error processing submitJob: " + err2.Error())
       if err2 := oprot.WriteMessageBegin(ctx, "submitJob", thrift.EXCEPTION, seqId); err2 != nil {
-        _write_err26 = thrift.WrapTException(err2)
+        _write_err29 = thrift.WrapTException(err2)
       }
-      if err2 := _exc27.Write(ctx, oprot); _write_err26 == nil && err2 != nil {
-        _write_err26 = thrift.WrapTException(err2)
+      if err2 := _exc30.Write(ctx, oprot); _write_err29 == nil && err2 != nil {
+        _write_err29 = thrift.WrapTException(err2)
       }
-      if err2 := oprot.WriteMessageEnd(ctx); _write_err26 == nil && err2 != nil {
-        _write_err26 = thrift.WrapTException(err2)
+      if err2 := oprot.WriteMessageEnd(ctx); _write_err29 == nil && err2 != nil {
+        _write_err29 = thrift.WrapTException(err2)
       }
-      if err2 := oprot.Flush(ctx); _write_err26 == nil && err2 != nil {
-        _write_err26 = thrift.WrapTException(err2)
+      if err2 := oprot.Flush(ctx); _write_err29 == nil && err2 != nil {
+        _write_err29 = thrift.WrapTException(err2)
       }
-      if _write_err26 != nil {
-        return false, thrift.WrapTException(_write_err26)
+      if _write_err29 != nil {
+        return false, thrift.WrapTException(_write_err29)
       }
       return true, err
     }
   }
   tickerCancel()
   if err2 := oprot.WriteMessageBegin(ctx, "submitJob", thrift.REPLY, seqId); err2 != nil {
-    _write_err26 = thrift.WrapTException(err2)
+    _write_err29 = thrift.WrapTException(err2)
   }
-  if err2 := result.Write(ctx, oprot); _write_err26 == nil && err2 != nil {
-    _write_err26 = thrift.WrapTException(err2)
+  if err2 := result.Write(ctx, oprot); _write_err29 == nil && err2 != nil {
+    _write_err29 = thrift.WrapTException(err2)
   }
-  if err2 := oprot.WriteMessageEnd(ctx); _write_err26 == nil && err2 != nil {
-    _write_err26 = thrift.WrapTException(err2)
+  if err2 := oprot.WriteMessageEnd(ctx); _write_err29 == nil && err2 != nil {
+    _write_err29 = thrift.WrapTException(err2)
   }
-  if err2 := oprot.Flush(ctx); _write_err26 == nil && err2 != nil {
-    _write_err26 = thrift.WrapTException(err2)
+  if err2 := oprot.Flush(ctx); _write_err29 == nil && err2 != nil {
+    _write_err29 = thrift.WrapTException(err2)
   }
-  if _write_err26 != nil {
-    return false, thrift.WrapTException(_write_err26)
+  if _write_err29 != nil {
+    return false, thrift.WrapTException(_write_err29)
   }
   return true, err
 }
@@ -3744,7 +4232,7 @@ type schedulerServiceProcessorSendFrontendMessage struct {
 }
 
 func (p *schedulerServiceProcessorSendFrontendMessage) Process(ctx context.Context, seqId int32, iprot, oprot thrift.TProtocol) (success bool, err thrift.TException) {
-  var _write_err28 error
+  var _write_err31 error
   args := SchedulerServiceSendFrontendMessageArgs{}
   if err2 := args.Read(ctx, iprot); err2 != nil {
     iprot.ReadMessageEnd(ctx)
@@ -3790,39 +4278,39 @@ func (p *schedulerServiceProcessorSendFrontendMessage) Process(ctx context.Conte
     if errors.Is(err2, thrift.ErrAbandonRequest) {
       return false, thrift.WrapTException(err2)
     }
-    _exc29 := thrift.NewTApplicationException(thrift.INTERNAL_ERROR, "Internal error processing sendFrontendMessage: " + err2.Error())
+    _exc32 := thrift.NewTApplicationException(thrift.INTERNAL_ERROR, "Internal error processing sendFrontendMessage: " + err2.Error())
     if err2 := oprot.WriteMessageBegin(ctx, "sendFrontendMessage", thrift.EXCEPTION, seqId); err2 != nil {
-      _write_err28 = thrift.WrapTException(err2)
+      _write_err31 = thrift.WrapTException(err2)
     }
-    if err2 := _exc29.Write(ctx, oprot); _write_err28 == nil && err2 != nil {
-      _write_err28 = thrift.WrapTException(err2)
+    if err2 := _exc32.Write(ctx, oprot); _write_err31 == nil && err2 != nil {
+      _write_err31 = thrift.WrapTException(err2)
     }
-    if err2 := oprot.WriteMessageEnd(ctx); _write_err28 == nil && err2 != nil {
-      _write_err28 = thrift.WrapTException(err2)
+    if err2 := oprot.WriteMessageEnd(ctx); _write_err31 == nil && err2 != nil {
+      _write_err31 = thrift.WrapTException(err2)
     }
-    if err2 := oprot.Flush(ctx); _write_err28 == nil && err2 != nil {
-      _write_err28 = thrift.WrapTException(err2)
+    if err2 := oprot.Flush(ctx); _write_err31 == nil && err2 != nil {
+      _write_err31 = thrift.WrapTException(err2)
     }
-    if _write_err28 != nil {
-      return false, thrift.WrapTException(_write_err28)
+    if _write_err31 != nil {
+      return false, thrift.WrapTException(_write_err31)
     }
     return true, err
   }
   tickerCancel()
   if err2 := oprot.WriteMessageBegin(ctx, "sendFrontendMessage", thrift.REPLY, seqId); err2 != nil {
-    _write_err28 = thrift.WrapTException(err2)
+    _write_err31 = thrift.WrapTException(err2)
   }
-  if err2 := result.Write(ctx, oprot); _write_err28 == nil && err2 != nil {
-    _write_err28 = thrift.WrapTException(err2)
+  if err2 := result.Write(ctx, oprot); _write_err31 == nil && err2 != nil {
+    _write_err31 = thrift.WrapTException(err2)
   }
-  if err2 := oprot.WriteMessageEnd(ctx); _write_err28 == nil && err2 != nil {
-    _write_err28 = thrift.WrapTException(err2)
+  if err2 := oprot.WriteMessageEnd(ctx); _write_err31 == nil && err2 != nil {
+    _write_err31 = thrift.WrapTException(err2)
   }
-  if err2 := oprot.Flush(ctx); _write_err28 == nil && err2 != nil {
-    _write_err28 = thrift.WrapTException(err2)
+  if err2 := oprot.Flush(ctx); _write_err31 == nil && err2 != nil {
+    _write_err31 = thrift.WrapTException(err2)
   }
-  if _write_err28 != nil {
-    return false, thrift.WrapTException(_write_err28)
+  if _write_err31 != nil {
+    return false, thrift.WrapTException(_write_err31)
   }
   return true, err
 }
@@ -3832,7 +4320,7 @@ type schedulerServiceProcessorTaskDone struct {
 }
 
 func (p *schedulerServiceProcessorTaskDone) Process(ctx context.Context, seqId int32, iprot, oprot thrift.TProtocol) (success bool, err thrift.TException) {
-  var _write_err30 error
+  var _write_err33 error
   args := SchedulerServiceTaskDoneArgs{}
   if err2 := args.Read(ctx, iprot); err2 != nil {
     iprot.ReadMessageEnd(ctx)
@@ -3878,39 +4366,127 @@ func (p *schedulerServiceProcessorTaskDone) Process(ctx context.Context, seqId i
     if errors.Is(err2, thrift.ErrAbandonRequest) {
       return false, thrift.WrapTException(err2)
     }
-    _exc31 := thrift.NewTApplicationException(thrift.INTERNAL_ERROR, "Internal error processing taskDone: " + err2.Error())
+    _exc34 := thrift.NewTApplicationException(thrift.INTERNAL_ERROR, "Internal error processing taskDone: " + err2.Error())
     if err2 := oprot.WriteMessageBegin(ctx, "taskDone", thrift.EXCEPTION, seqId); err2 != nil {
-      _write_err30 = thrift.WrapTException(err2)
+      _write_err33 = thrift.WrapTException(err2)
     }
-    if err2 := _exc31.Write(ctx, oprot); _write_err30 == nil && err2 != nil {
-      _write_err30 = thrift.WrapTException(err2)
+    if err2 := _exc34.Write(ctx, oprot); _write_err33 == nil && err2 != nil {
+      _write_err33 = thrift.WrapTException(err2)
     }
-    if err2 := oprot.WriteMessageEnd(ctx); _write_err30 == nil && err2 != nil {
-      _write_err30 = thrift.WrapTException(err2)
+    if err2 := oprot.WriteMessageEnd(ctx); _write_err33 == nil && err2 != nil {
+      _write_err33 = thrift.WrapTException(err2)
     }
-    if err2 := oprot.Flush(ctx); _write_err30 == nil && err2 != nil {
-      _write_err30 = thrift.WrapTException(err2)
+    if err2 := oprot.Flush(ctx); _write_err33 == nil && err2 != nil {
+      _write_err33 = thrift.WrapTException(err2)
     }
-    if _write_err30 != nil {
-      return false, thrift.WrapTException(_write_err30)
+    if _write_err33 != nil {
+      return false, thrift.WrapTException(_write_err33)
     }
     return true, err
   }
   tickerCancel()
   if err2 := oprot.WriteMessageBegin(ctx, "taskDone", thrift.REPLY, seqId); err2 != nil {
-    _write_err30 = thrift.WrapTException(err2)
+    _write_err33 = thrift.WrapTException(err2)
   }
-  if err2 := result.Write(ctx, oprot); _write_err30 == nil && err2 != nil {
-    _write_err30 = thrift.WrapTException(err2)
+  if err2 := result.Write(ctx, oprot); _write_err33 == nil && err2 != nil {
+    _write_err33 = thrift.WrapTException(err2)
   }
-  if err2 := oprot.WriteMessageEnd(ctx); _write_err30 == nil && err2 != nil {
-    _write_err30 = thrift.WrapTException(err2)
+  if err2 := oprot.WriteMessageEnd(ctx); _write_err33 == nil && err2 != nil {
+    _write_err33 = thrift.WrapTException(err2)
   }
-  if err2 := oprot.Flush(ctx); _write_err30 == nil && err2 != nil {
-    _write_err30 = thrift.WrapTException(err2)
+  if err2 := oprot.Flush(ctx); _write_err33 == nil && err2 != nil {
+    _write_err33 = thrift.WrapTException(err2)
   }
-  if _write_err30 != nil {
-    return false, thrift.WrapTException(_write_err30)
+  if _write_err33 != nil {
+    return false, thrift.WrapTException(_write_err33)
+  }
+  return true, err
+}
+
+type schedulerServiceProcessorTasksDone struct {
+  handler SchedulerService
+}
+
+func (p *schedulerServiceProcessorTasksDone) Process(ctx context.Context, seqId int32, iprot, oprot thrift.TProtocol) (success bool, err thrift.TException) {
+  var _write_err35 error
+  args := SchedulerServiceTasksDoneArgs{}
+  if err2 := args.Read(ctx, iprot); err2 != nil {
+    iprot.ReadMessageEnd(ctx)
+    x := thrift.NewTApplicationException(thrift.PROTOCOL_ERROR, err2.Error())
+    oprot.WriteMessageBegin(ctx, "tasksDone", thrift.EXCEPTION, seqId)
+    x.Write(ctx, oprot)
+    oprot.WriteMessageEnd(ctx)
+    oprot.Flush(ctx)
+    return false, thrift.WrapTException(err2)
+  }
+  iprot.ReadMessageEnd(ctx)
+
+  tickerCancel := func() {}
+  // Start a goroutine to do server side connectivity check.
+  if thrift.ServerConnectivityCheckInterval > 0 {
+    var cancel context.CancelFunc
+    ctx, cancel = context.WithCancel(ctx)
+    defer cancel()
+    var tickerCtx context.Context
+    tickerCtx, tickerCancel = context.WithCancel(context.Background())
+    defer tickerCancel()
+    go func(ctx context.Context, cancel context.CancelFunc) {
+      ticker := time.NewTicker(thrift.ServerConnectivityCheckInterval)
+      defer ticker.Stop()
+      for {
+        select {
+        case <-ctx.Done():
+          return
+        case <-ticker.C:
+          if !iprot.Transport().IsOpen() {
+            cancel()
+            return
+          }
+        }
+      }
+    }(tickerCtx, cancel)
+  }
+
+  result := SchedulerServiceTasksDoneResult{}
+  if err2 := p.handler.TasksDone(ctx, args.Tasks, args.NodeMonitorAddress); err2 != nil {
+    tickerCancel()
+    err = thrift.WrapTException(err2)
+    if errors.Is(err2, thrift.ErrAbandonRequest) {
+      return false, thrift.WrapTException(err2)
+    }
+    _exc36 := thrift.NewTApplicationException(thrift.INTERNAL_ERROR, "Internal error processing tasksDone: " + err2.Error())
+    if err2 := oprot.WriteMessageBegin(ctx, "tasksDone", thrift.EXCEPTION, seqId); err2 != nil {
+      _write_err35 = thrift.WrapTException(err2)
+    }
+    if err2 := _exc36.Write(ctx, oprot); _write_err35 == nil && err2 != nil {
+      _write_err35 = thrift.WrapTException(err2)
+    }
+    if err2 := oprot.WriteMessageEnd(ctx); _write_err35 == nil && err2 != nil {
+      _write_err35 = thrift.WrapTException(err2)
+    }
+    if err2 := oprot.Flush(ctx); _write_err35 == nil && err2 != nil {
+      _write_err35 = thrift.WrapTException(err2)
+    }
+    if _write_err35 != nil {
+      return false, thrift.WrapTException(_write_err35)
+    }
+    return true, err
+  }
+  tickerCancel()
+  if err2 := oprot.WriteMessageBegin(ctx, "tasksDone", thrift.REPLY, seqId); err2 != nil {
+    _write_err35 = thrift.WrapTException(err2)
+  }
+  if err2 := result.Write(ctx, oprot); _write_err35 == nil && err2 != nil {
+    _write_err35 = thrift.WrapTException(err2)
+  }
+  if err2 := oprot.WriteMessageEnd(ctx); _write_err35 == nil && err2 != nil {
+    _write_err35 = thrift.WrapTException(err2)
+  }
+  if err2 := oprot.Flush(ctx); _write_err35 == nil && err2 != nil {
+    _write_err35 = thrift.WrapTException(err2)
+  }
+  if _write_err35 != nil {
+    return false, thrift.WrapTException(_write_err35)
   }
   return true, err
 }
@@ -4900,6 +5476,211 @@ func (p *SchedulerServiceTaskDoneResult) String() string {
   return fmt.Sprintf("SchedulerServiceTaskDoneResult(%+v)", *p)
 }
 
+// Attributes:
+//  - Tasks
+//  - NodeMonitorAddress
+type SchedulerServiceTasksDoneArgs struct {
+  Tasks []*TTaskDone `thrift:"tasks,1" db:"tasks" json:"tasks"`
+  NodeMonitorAddress *THostPort `thrift:"nodeMonitorAddress,2" db:"nodeMonitorAddress" json:"nodeMonitorAddress"`
+}
+
+func NewSchedulerServiceTasksDoneArgs() *SchedulerServiceTasksDoneArgs {
+  return &SchedulerServiceTasksDoneArgs{}
+}
+
+
+func (p *SchedulerServiceTasksDoneArgs) GetTasks() []*TTaskDone {
+  return p.Tasks
+}
+var SchedulerServiceTasksDoneArgs_NodeMonitorAddress_DEFAULT *THostPort
+func (p *SchedulerServiceTasksDoneArgs) GetNodeMonitorAddress() *THostPort {
+  if !p.IsSetNodeMonitorAddress() {
+    return SchedulerServiceTasksDoneArgs_NodeMonitorAddress_DEFAULT
+  }
+return p.NodeMonitorAddress
+}
+func (p *SchedulerServiceTasksDoneArgs) IsSetNodeMonitorAddress() bool {
+  return p.NodeMonitorAddress != nil
+}
+
+func (p *SchedulerServiceTasksDoneArgs) Read(ctx context.Context, iprot thrift.TProtocol) error {
+  if _, err := iprot.ReadStructBegin(ctx); err != nil {
+    return thrift.PrependError(fmt.Sprintf("%T read error: ", p), err)
+  }
+
+
+  for {
+    _, fieldTypeId, fieldId, err := iprot.ReadFieldBegin(ctx)
+    if err != nil {
+      return thrift.PrependError(fmt.Sprintf("%T field %d read error: ", p, fieldId), err)
+    }
+    if fieldTypeId == thrift.STOP { break; }
+    switch fieldId {
+    case 1:
+      if fieldTypeId == thrift.LIST {
+        if err := p.ReadField1(ctx, iprot); err != nil {
+          return err
+        }
+      } else {
+        if err := iprot.Skip(ctx, fieldTypeId); err != nil {
+          return err
+        }
+      }
+    case 2:
+      if fieldTypeId == thrift.STRUCT {
+        if err := p.ReadField2(ctx, iprot); err != nil {
+          return err
+        }
+      } else {
+        if err := iprot.Skip(ctx, fieldTypeId); err != nil {
+          return err
+        }
+      }
+    default:
+      if err := iprot.Skip(ctx, fieldTypeId); err != nil {
+        return err
+      }
+    }
+    if err := iprot.ReadFieldEnd(ctx); err != nil {
+      return err
+    }
+  }
+  if err := iprot.ReadStructEnd(ctx); err != nil {
+    return thrift.PrependError(fmt.Sprintf("%T read struct end error: ", p), err)
+  }
+  return nil
+}
+
+func (p *SchedulerServiceTasksDoneArgs)  ReadField1(ctx context.Context, iprot thrift.TProtocol) error {
+  _, size, err := iprot.ReadListBegin(ctx)
+  if err != nil {
+    return thrift.PrependError("error reading list begin: ", err)
+  }
+  tSlice := make([]*TTaskDone, 0, size)
+  p.Tasks =  tSlice
+  for i := 0; i < size; i ++ {
+    _elem37 := &TTaskDone{}
+    if err := _elem37.Read(ctx, iprot); err != nil {
+      return thrift.PrependError(fmt.Sprintf("%T error reading struct: ", _elem37), err)
+    }
+    p.Tasks = append(p.Tasks, _elem37)
+  }
+  if err := iprot.ReadListEnd(ctx); err != nil {
+    return thrift.PrependError("error reading list end: ", err)
+  }
+  return nil
+}
+
+func (p *SchedulerServiceTasksDoneArgs)  ReadField2(ctx context.Context, iprot thrift.TProtocol) error {
+  p.NodeMonitorAddress = &THostPort{}
+  if err := p.NodeMonitorAddress.Read(ctx, iprot); err != nil {
+    return thrift.PrependError(fmt.Sprintf("%T error reading struct: ", p.NodeMonitorAddress), err)
+  }
+  return nil
+}
+
+func (p *SchedulerServiceTasksDoneArgs) Write(ctx context.Context, oprot thrift.TProtocol) error {
+  if err := oprot.WriteStructBegin(ctx, "tasksDone_args"); err != nil {
+    return thrift.PrependError(fmt.Sprintf("%T write struct begin error: ", p), err) }
+  if p != nil {
+    if err := p.writeField1(ctx, oprot); err != nil { return err }
+    if err := p.writeField2(ctx, oprot); err != nil { return err }
+  }
+  if err := oprot.WriteFieldStop(ctx); err != nil {
+    return thrift.PrependError("write field stop error: ", err) }
+  if err := oprot.WriteStructEnd(ctx); err != nil {
+    return thrift.PrependError("write struct stop error: ", err) }
+  return nil
+}
+
+func (p *SchedulerServiceTasksDoneArgs) writeField1(ctx context.Context, oprot thrift.TProtocol) (err error) {
+  if err := oprot.WriteFieldBegin(ctx, "tasks", thrift.LIST, 1); err != nil {
+    return thrift.PrependError(fmt.Sprintf("%T write field begin error 1:tasks: ", p), err) }
+  if err := oprot.WriteListBegin(ctx, thrift.STRUCT, len(p.Tasks)); err != nil {
+    return thrift.PrependError("error writing list begin: ", err)
+  }
+  for _, v := range p.Tasks {
+    if err := v.Write(ctx, oprot); err != nil {
+      return thrift.PrependError(fmt.Sprintf("%T error writing struct: ", v), err)
+    }
+  }
+  if err := oprot.WriteListEnd(ctx); err != nil {
+    return thrift.PrependError("error writing list end: ", err)
+  }
+  if err := oprot.WriteFieldEnd(ctx); err != nil {
+    return thrift.PrependError(fmt.Sprintf("%T write field end error 1:tasks: ", p), err) }
+  return err
+}
+
+func (p *SchedulerServiceTasksDoneArgs) writeField2(ctx context.Context, oprot thrift.TProtocol) (err error) {
+  if err := oprot.WriteFieldBegin(ctx, "nodeMonitorAddress", thrift.STRUCT, 2); err != nil {
+    return thrift.PrependError(fmt.Sprintf("%T write field begin error 2:nodeMonitorAddress: ", p), err) }
+  if err := p.NodeMonitorAddress.Write(ctx, oprot); err != nil {
+    return thrift.PrependError(fmt.Sprintf("%T error writing struct: ", p.NodeMonitorAddress), err)
+  }
+  if err := oprot.WriteFieldEnd(ctx); err != nil {
+    return thrift.PrependError(fmt.Sprintf("%T write field end error 2:nodeMonitorAddress: ", p), err) }
+  return err
+}
+
+func (p *SchedulerServiceTasksDoneArgs) String() string {
+  if p == nil {
+    return "<nil>"
+  }
+  return fmt.Sprintf("SchedulerServiceTasksDoneArgs(%+v)", *p)
+}
+
+type SchedulerServiceTasksDoneResult struct {
+}
+
+func NewSchedulerServiceTasksDoneResult() *SchedulerServiceTasksDoneResult {
+  return &SchedulerServiceTasksDoneResult{}
+}
+
+func (p *SchedulerServiceTasksDoneResult) Read(ctx context.Context, iprot thrift.TProtocol) error {
+  if _, err := iprot.ReadStructBegin(ctx); err != nil {
+    return thrift.PrependError(fmt.Sprintf("%T read error: ", p), err)
+  }
+
+
+  for {
+    _, fieldTypeId, fieldId, err := iprot.ReadFieldBegin(ctx)
+    if err != nil {
+      return thrift.PrependError(fmt.Sprintf("%T field %d read error: ", p, fieldId), err)
+    }
+    if fieldTypeId == thrift.STOP { break; }
+    if err := iprot.Skip(ctx, fieldTypeId); err != nil {
+      return err
+    }
+    if err := iprot.ReadFieldEnd(ctx); err != nil {
+      return err
+    }
+  }
+  if err := iprot.ReadStructEnd(ctx); err != nil {
+    return thrift.PrependError(fmt.Sprintf("%T read struct end error: ", p), err)
+  }
+  return nil
+}
+
+func (p *SchedulerServiceTasksDoneResult) Write(ctx context.Context, oprot thrift.TProtocol) error {
+  if err := oprot.WriteStructBegin(ctx, "tasksDone_result"); err != nil {
+    return thrift.PrependError(fmt.Sprintf("%T write struct begin error: ", p), err) }
+  if p != nil {
+  }
+  if err := oprot.WriteFieldStop(ctx); err != nil {
+    return thrift.PrependError("write field stop error: ", err) }
+  if err := oprot.WriteStructEnd(ctx); err != nil {
+    return thrift.PrependError("write struct stop error: ", err) }
+  return nil
+}
+
+func (p *SchedulerServiceTasksDoneResult) String() string {
+  if p == nil {
+    return "<nil>"
+  }
+  return fmt.Sprintf("SchedulerServiceTasksDoneResult(%+v)", *p)
+}
+
 
 type GetTaskService interface {
   // Parameters:
@@ -4956,28 +5737,28 @@ func (p *GetTaskServiceClient) SetLastResponseMeta_(meta thrift.ResponseMeta) {
 //  - RequestId
 //  - NodeMonitorAddress
 func (p *GetTaskServiceClient) GetTask(ctx context.Context, requestId string, nodeMonitorAddress *THostPort) (_r []*TTaskLaunchSpec, _err error) {
-  var _args32 GetTaskServiceGetTaskArgs
-  _args32.RequestId = requestId
-  _args32.NodeMonitorAddress = nodeMonitorAddress
-  var _result34 GetTaskServiceGetTaskResult
-  var _meta33 thrift.ResponseMeta
-  _meta33, _err = p.Client_().Call(ctx, "getTask", &_args32, &_result34)
-  p.SetLastResponseMeta_(_meta33)
+  var _args38 GetTaskServiceGetTaskArgs
+  _args38.RequestId = requestId
+  _args38.NodeMonitorAddress = nodeMonitorAddress
+  var _result40 GetTaskServiceGetTaskResult
+  var _meta39 thrift.ResponseMeta
+  _meta39, _err = p.Client_().Call(ctx, "getTask", &_args38, &_result40)
+  p.SetLastResponseMeta_(_meta39)
   if _err != nil {
     return
   }
-  return _result34.GetSuccess(), nil
+  return _result40.GetSuccess(), nil
 }
 
 // Parameters:
 //  - NodeMonitorAddress
 //  - Tasks
 func (p *GetTaskServiceClient) TasksFinished(ctx context.Context, nodeMonitorAddress *THostPort, tasks []*TFullTaskId) (_err error) {
-  var _args35 GetTaskServiceTasksFinishedArgs
-  _args35.NodeMonitorAddress = nodeMonitorAddress
-  _args35.Tasks = tasks
+  var _args41 GetTaskServiceTasksFinishedArgs
+  _args41.NodeMonitorAddress = nodeMonitorAddress
+  _args41.Tasks = tasks
   p.SetLastResponseMeta_(thrift.ResponseMeta{})
-  if _, err := p.Client_().Call(ctx, "tasksFinished", &_args35, nil); err != nil {
+  if _, err := p.Client_().Call(ctx, "tasksFinished", &_args41, nil); err != nil {
     return err
   }
   return nil
@@ -4988,18 +5769,18 @@ func (p *GetTaskServiceClient) TasksFinished(ctx context.Context, nodeMonitorAdd
 //  - NodeMonitorAddress
 //  - FetchId
 func (p *GetTaskServiceClient) FetchTask(ctx context.Context, requestId string, nodeMonitorAddress *THostPort, fetchId int64) (_r []*TTaskLaunchSpec, _err error) {
-  var _args36 GetTaskServiceFetchTaskArgs
-  _args36.RequestId = requestId
-  _args36.NodeMonitorAddress = nodeMonitorAddress
-  _args36.FetchId = fetchId
-  var _result38 GetTaskServiceFetchTaskResult
-  var _meta37 thrift.ResponseMeta
-  _meta37, _err = p.Client_().Call(ctx, "fetchTask", &_args36, &_result38)
-  p.SetLastResponseMeta_(_meta37)
+  var _args42 GetTaskServiceFetchTaskArgs
+  _args42.RequestId = requestId
+  _args42.NodeMonitorAddress = nodeMonitorAddress
+  _args42.FetchId = fetchId
+  var _result44 GetTaskServiceFetchTaskResult
+  var _meta43 thrift.ResponseMeta
+  _meta43, _err = p.Client_().Call(ctx, "fetchTask", &_args42, &_result44)
+  p.SetLastResponseMeta_(_meta43)
   if _err != nil {
     return
   }
-  return _result38.GetSuccess(), nil
+  return _result44.GetSuccess(), nil
 }
 
 type GetTaskServiceProcessor struct {
@@ -5022,11 +5803,11 @@ func (p *GetTaskServiceProcessor) ProcessorMap() map[string]thrift.TProcessorFun
 
 func NewGetTaskServiceProcessor(handler GetTaskService) *GetTaskServiceProcessor {
 
-  self39 := &GetTaskServiceProcessor{handler:handler, processorMap:make(map[string]thrift.TProcessorFunction)}
-  self39.processorMap["getTask"] = &getTaskServiceProcessorGetTask{handler:handler}
-  self39.processorMap["tasksFinished"] = &getTaskServiceProcessorTasksFinished{handler:handler}
-  self39.processorMap["fetchTask"] = &getTaskServiceProcessorFetchTask{handler:handler}
-return self39
+  self45 := &GetTaskServiceProcessor{handler:handler, processorMap:make(map[string]thrift.TProcessorFunction)}
+  self45.processorMap["getTask"] = &getTaskServiceProcessorGetTask{handler:handler}
+  self45.processorMap["tasksFinished"] = &getTaskServiceProcessorTasksFinished{handler:handler}
+  self45.processorMap["fetchTask"] = &getTaskServiceProcessorFetchTask{handler:handler}
+return self45
 }
 
 func (p *GetTaskServiceProcessor) Process(ctx context.Context, iprot, oprot thrift.TProtocol) (success bool, err thrift.TException) {
@@ -5037,12 +5818,12 @@ func (p *GetTaskServiceProcessor) Process(ctx context.Context, iprot, oprot thri
   }
   iprot.Skip(ctx, thrift.STRUCT)
   iprot.ReadMessageEnd(ctx)
-  x40 := thrift.NewTApplicationException(thrift.UNKNOWN_METHOD, "Unknown function " + name)
+  x46 := thrift.NewTApplicationException(thrift.UNKNOWN_METHOD, "Unknown function " + name)
   oprot.WriteMessageBegin(ctx, name, thrift.EXCEPTION, seqId)
-  x40.Write(ctx, oprot)
+  x46.Write(ctx, oprot)
   oprot.WriteMessageEnd(ctx)
   oprot.Flush(ctx)
-  return false, x40
+  return false, x46
 
 }
 
@@ -5051,7 +5832,7 @@ type getTaskServiceProcessorGetTask struct {
 }
 
 func (p *getTaskServiceProcessorGetTask) Process(ctx context.Context, seqId int32, iprot, oprot thrift.TProtocol) (success bool, err thrift.TException) {
-  var _write_err41 error
+  var _write_err47 error
   args := GetTaskServiceGetTaskArgs{}
   if err2 := args.Read(ctx, iprot); err2 != nil {
     iprot.ReadMessageEnd(ctx)
@@ -5097,21 +5878,21 @@ func (p *getTaskServiceProcessorGetTask) Process(ctx context.Context, seqId int3
     if errors.Is(err2, thrift.ErrAbandonRequest) {
       return false, thrift.WrapTException(err2)
     }
-    _exc42 := thrift.NewTApplicationException(thrift.INTERNAL_ERROR, "Internal error processing getTask: " + err2.Error())
+    _exc48 := thrift.NewTApplicationException(thrift.INTERNAL_ERROR, "Internal error processing getTask: " + err2.Error())
     if err2 := oprot.WriteMessageBegin(ctx, "getTask", thrift.EXCEPTION, seqId); err2 != nil {
-      _write_err41 = thrift.WrapTException(err2)
+      _write_err47 = thrift.WrapTException(err2)
     }
-    if err2 := _exc42.Write(ctx, oprot); _write_err41 == nil && err2 != nil {
-      _write_err41 = thrift.WrapTException(err2)
+    if err2 := _exc48.Write(ctx, oprot); _write_err47 == nil && err2 != nil {
+      _write_err47 = thrift.WrapTException(err2)
     }
-    if err2 := oprot.WriteMessageEnd(ctx); _write_err41 == nil && err2 != nil {
-      _write_err41 = thrift.WrapTException(err2)
+    if err2 := oprot.WriteMessageEnd(ctx); _write_err47 == nil && err2 != nil {
+      _write_err47 = thrift.WrapTException(err2)
     }
-    if err2 := oprot.Flush(ctx); _write_err41 == nil && err2 != nil {
-      _write_err41 = thrift.WrapTException(err2)
+    if err2 := oprot.Flush(ctx); _write_err47 == nil && err2 != nil {
+      _write_err47 = thrift.WrapTException(err2)
     }
-    if _write_err41 != nil {
-      return false, thrift.WrapTException(_write_err41)
+    if _write_err47 != nil {
+      return false, thrift.WrapTException(_write_err47)
     }
     return true, err
   } else {
@@ -5119,19 +5900,19 @@ func (p *getTaskServiceProcessorGetTask) Process(ctx context.Context, seqId int3
   }
   tickerCancel()
   if err2 := oprot.WriteMessageBegin(ctx, "getTask", thrift.REPLY, seqId); err2 != nil {
-    _write_err41 = thrift.WrapTException(err2)
+    _write_err47 = thrift.WrapTException(err2)
   }
-  if err2 := result.Write(ctx, oprot); _write_err41 == nil && err2 != nil {
-    _write_err41 = thrift.WrapTException(err2)
+  if err2 := result.Write(ctx, oprot); _write_err47 == nil && err2 != nil {
+    _write_err47 = thrift.WrapTException(err2)
   }
-  if err2 := oprot.WriteMessageEnd(ctx); _write_err41 == nil && err2 != nil {
-    _write_err41 = thrift.WrapTException(err2)
+  if err2 := oprot.WriteMessageEnd(ctx); _write_err47 == nil && err2 != nil {
+    _write_err47 = thrift.WrapTException(err2)
   }
-  if err2 := oprot.Flush(ctx); _write_err41 == nil && err2 != nil {
-    _write_err41 = thrift.WrapTException(err2)
+  if err2 := oprot.Flush(ctx); _write_err47 == nil && err2 != nil {
+    _write_err47 = thrift.WrapTException(err2)
   }
-  if _write_err41 != nil {
-    return false, thrift.WrapTException(_write_err41)
+  if _write_err47 != nil {
+    return false, thrift.WrapTException(_write_err47)
   }
   return true, err
 }
@@ -5164,7 +5945,7 @@ type getTaskServiceProcessorFetchTask struct {
 }
 
 func (p *getTaskServiceProcessorFetchTask) Process(ctx context.Context, seqId int32, iprot, oprot thrift.TProtocol) (success bool, err thrift.TException) {
-  var _write_err43 error
+  var _write_err49 error
   args := GetTaskServiceFetchTaskArgs{}
   if err2 := args.Read(ctx, iprot); err2 != nil {
     iprot.ReadMessageEnd(ctx)
@@ -5210,21 +5991,21 @@ func (p *getTaskServiceProcessorFetchTask) Process(ctx context.Context, seqId in
     if errors.Is(err2, thrift.ErrAbandonRequest) {
       return false, thrift.WrapTException(err2)
     }
-    _exc44 := thrift.NewTApplicationException(thrift.INTERNAL_ERROR, "Internal error processing fetchTask: " + err2.Error())
+    _exc50 := thrift.NewTApplicationException(thrift.INTERNAL_ERROR, "Internal error processing fetchTask: " + err2.Error())
     if err2 := oprot.WriteMessageBegin(ctx, "fetchTask", thrift.EXCEPTION, seqId); err2 != nil {
-      _write_err43 = thrift.WrapTException(err2)
+      _write_err49 = thrift.WrapTException(err2)
     }
-    if err2 := _exc44.Write(ctx, oprot); _write_err43 == nil && err2 != nil {
-      _write_err43 = thrift.WrapTException(err2)
+    if err2 := _exc50.Write(ctx, oprot); _write_err49 == nil && err2 != nil {
+      _write_err49 = thrift.WrapTException(err2)
     }
-    if err2 := oprot.WriteMessageEnd(ctx); _write_err43 == nil && err2 != nil {
-      _write_err43 = thrift.WrapTException(err2)
+    if err2 := oprot.WriteMessageEnd(ctx); _write_err49 == nil && err2 != nil {
+      _write_err49 = thrift.WrapTException(err2)
     }
-    if err2 := oprot.Flush(ctx); _write_err43 == nil && err2 != nil {
-      _write_err43 = thrift.WrapTException(err2)
+    if err2 := oprot.Flush(ctx); _write_err49 == nil && err2 != nil {
+      _write_err49 = thrift.WrapTException(err2)
     }
-    if _write_err43 != nil {
-      return false, thrift.WrapTException(_write_err43)
+    if _write_err49 != nil {
+      return false, thrift.WrapTException(_write_err49)
     }
     return true, err
   } else {
@@ -5232,19 +6013,19 @@ func (p *getTaskServiceProcessorFetchTask) Process(ctx context.Context, seqId in
   }
   tickerCancel()
   if err2 := oprot.WriteMessageBegin(ctx, "fetchTask", thrift.REPLY, seqId); err2 != nil {
-    _write_err43 = thrift.WrapTException(err2)
+    _write_err49 = thrift.WrapTException(err2)
   }
-  if err2 := result.Write(ctx, oprot); _write_err43 == nil && err2 != nil {
-    _write_err43 = thrift.WrapTException(err2)
+  if err2 := result.Write(ctx, oprot); _write_err49 == nil && err2 != nil {
+    _write_err49 = thrift.WrapTException(err2)
   }
-  if err2 := oprot.WriteMessageEnd(ctx); _write_err43 == nil && err2 != nil {
-    _write_err43 = thrift.WrapTException(err2)
+  if err2 := oprot.WriteMessageEnd(ctx); _write_err49 == nil && err2 != nil {
+    _write_err49 = thrift.WrapTException(err2)
   }
-  if err2 := oprot.Flush(ctx); _write_err43 == nil && err2 != nil {
-    _write_err43 = thrift.WrapTException(err2)
+  if err2 := oprot.Flush(ctx); _write_err49 == nil && err2 != nil {
+    _write_err49 = thrift.WrapTException(err2)
   }
-  if _write_err43 != nil {
-    return false, thrift.WrapTException(_write_err43)
+  if _write_err49 != nil {
+    return false, thrift.WrapTException(_write_err49)
   }
   return true, err
 }
@@ -5451,11 +6232,11 @@ func (p *GetTaskServiceGetTaskResult)  ReadField0(ctx context.Context, iprot thr
   tSlice := make([]*TTaskLaunchSpec, 0, size)
   p.Success =  tSlice
   for i := 0; i < size; i ++ {
-    _elem45 := &TTaskLaunchSpec{}
-    if err := _elem45.Read(ctx, iprot); err != nil {
-      return thrift.PrependError(fmt.Sprintf("%T error reading struct: ", _elem45), err)
+    _elem51 := &TTaskLaunchSpec{}
+    if err := _elem51.Read(ctx, iprot); err != nil {
+      return thrift.PrependError(fmt.Sprintf("%T error reading struct: ", _elem51), err)
     }
-    p.Success = append(p.Success, _elem45)
+    p.Success = append(p.Success, _elem51)
   }
   if err := iprot.ReadListEnd(ctx); err != nil {
     return thrift.PrependError("error reading list end: ", err)
@@ -5595,11 +6376,11 @@ func (p *GetTaskServiceTasksFinishedArgs)  ReadField2(ctx context.Context, iprot
   tSlice := make([]*TFullTaskId, 0, size)
   p.Tasks =  tSlice
   for i := 0; i < size; i ++ {
-    _elem46 := &TFullTaskId{}
-    if err := _elem46.Read(ctx, iprot); err != nil {
-      return thrift.PrependError(fmt.Sprintf("%T error reading struct: ", _elem46), err)
+    _elem52 := &TFullTaskId{}
+    if err := _elem52.Read(ctx, iprot); err != nil {
+      return thrift.PrependError(fmt.Sprintf("%T error reading struct: ", _elem52), err)
     }
-    p.Tasks = append(p.Tasks, _elem46)
+    p.Tasks = append(p.Tasks, _elem52)
   }
   if err := iprot.ReadListEnd(ctx); err != nil {
     return thrift.PrependError("error reading list end: ", err)
@@ -5893,11 +6674,11 @@ func (p *GetTaskServiceFetchTaskResult)  ReadField0(ctx context.Context, iprot t
   tSlice := make([]*TTaskLaunchSpec, 0, size)
   p.Success =  tSlice
   for i := 0; i < size; i ++ {
-    _elem47 := &TTaskLaunchSpec{}
-    if err := _elem47.Read(ctx, iprot); err != nil {
-      return thrift.PrependError(fmt.Sprintf("%T error reading struct: ", _elem47), err)
+    _elem53 := &TTaskLaunchSpec{}
+    if err := _elem53.Read(ctx, iprot); err != nil {
+      return thrift.PrependError(fmt.Sprintf("%T error reading struct: ", _elem53), err)
     }
-    p.Success = append(p.Success, _elem47)
+    p.Success = append(p.Success, _elem53)
   }
   if err := iprot.ReadListEnd(ctx); err != nil {
     return thrift.PrependError("error reading list end: ", err)
@@ -5967,6 +6748,11 @@ type NodeMonitorService interface {
   //  - Status
   //  - Message
   TaskDone(ctx context.Context, app string, taskId *TFullTaskId, status int32, message []byte) (_err error)
+  // Parameters:
+  //  - App
+  //  - ListenSocket
+  //  - Features
+  RegisterBackendWithFeatures(ctx context.Context, app string, listenSocket string, features int32) (_r bool, _err error)
 }
 
 type NodeMonitorServiceClient struct {
@@ -6008,28 +6794,28 @@ func (p *NodeMonitorServiceClient) SetLastResponseMeta_(meta thrift.ResponseMeta
 //  - App
 //  - ListenSocket
 func (p *NodeMonitorServiceClient) RegisterBackend(ctx context.Context, app string, listenSocket string) (_r bool, _err error) {
-  var _args48 NodeMonitorServiceRegisterBackendArgs
-  _args48.App = app
-  _args48.ListenSocket = listenSocket
-  var _result50 NodeMonitorServiceRegisterBackendResult
-  var _meta49 thrift.ResponseMeta
-  _meta49, _err = p.Client_().Call(ctx, "registerBackend", &_args48, &_result50)
-  p.SetLastResponseMeta_(_meta49)
+  var _args54 NodeMonitorServiceRegisterBackendArgs
+  _args54.App = app
+  _args54.ListenSocket = listenSocket
+  var _result56 NodeMonitorServiceRegisterBackendResult
+  var _meta55 thrift.ResponseMeta
+  _meta55, _err = p.Client_().Call(ctx, "registerBackend", &_args54, &_result56)
+  p.SetLastResponseMeta_(_meta55)
   if _err != nil {
     return
   }
-  return _result50.GetSuccess(), nil
+  return _result56.GetSuccess(), nil
 }
 
 // Parameters:
 //  - Tasks
 func (p *NodeMonitorServiceClient) TasksFinished(ctx context.Context, tasks []*TFullTaskId) (_err error) {
-  var _args51 NodeMonitorServiceTasksFinishedArgs
-  _args51.Tasks = tasks
-  var _result53 NodeMonitorServiceTasksFinishedResult
-  var _meta52 thrift.ResponseMeta
-  _meta52, _err = p.Client_().Call(ctx, "tasksFinished", &_args51, &_result53)
-  p.SetLastResponseMeta_(_meta52)
+  var _args57 NodeMonitorServiceTasksFinishedArgs
+  _args57.Tasks = tasks
+  var _result59 NodeMonitorServiceTasksFinishedResult
+  var _meta58 thrift.ResponseMeta
+  _meta58, _err = p.Client_().Call(ctx, "tasksFinished", &_args57, &_result59)
+  p.SetLastResponseMeta_(_meta58)
   if _err != nil {
     return
   }
@@ -6042,15 +6828,15 @@ func (p *NodeMonitorServiceClient) TasksFinished(ctx context.Context, tasks []*T
 //  - Status
 //  - Message
 func (p *NodeMonitorServiceClient) SendFrontendMessage(ctx context.Context, app string, taskId *TFullTaskId, status int32, message []byte) (_err error) {
-  var _args54 NodeMonitorServiceSendFrontendMessageArgs
-  _args54.App = app
-  _args54.TaskId = taskId
-  _args54.Status = status
-  _args54.Message = message
-  var _result56 NodeMonitorServiceSendFrontendMessageResult
-  var _meta55 thrift.ResponseMeta
-  _meta55, _err = p.Client_().Call(ctx, "sendFrontendMessage", &_args54, &_result56)
-  p.SetLastResponseMeta_(_meta55)
+  var _args60 NodeMonitorServiceSendFrontendMessageArgs
+  _args60.App = app
+  _args60.TaskId = taskId
+  _args60.Status = status
+  _args60.Message = message
+  var _result62 NodeMonitorServiceSendFrontendMessageResult
+  var _meta61 thrift.ResponseMeta
+  _meta61, _err = p.Client_().Call(ctx, "sendFrontendMessage", &_args60, &_result62)
+  p.SetLastResponseMeta_(_meta61)
   if _err != nil {
     return
   }
@@ -6063,19 +6849,38 @@ func (p *NodeMonitorServiceClient) SendFrontendMessage(ctx context.Context, app 
 //  - Status
 //  - Message
 func (p *NodeMonitorServiceClient) TaskDone(ctx context.Context, app string, taskId *TFullTaskId, status int32, message []byte) (_err error) {
-  var _args57 NodeMonitorServiceTaskDoneArgs
-  _args57.App = app
-  _args57.TaskId = taskId
-  _args57.Status = status
-  _args57.Message = message
-  var _result59 NodeMonitorServiceTaskDoneResult
-  var _meta58 thrift.ResponseMeta
-  _meta58, _err = p.Client_().Call(ctx, "taskDone", &_args57, &_result59)
-  p.SetLastResponseMeta_(_meta58)
+  var _args63 NodeMonitorServiceTaskDoneArgs
+  _args63.App = app
+  _args63.TaskId = taskId
+  _args63.Status = status
+  _args63.Message = message
+  var _result65 NodeMonitorServiceTaskDoneResult
+  var _meta64 thrift.ResponseMeta
+  _meta64, _err = p.Client_().Call(ctx, "taskDone", &_args63, &_result65)
+  p.SetLastResponseMeta_(_meta64)
   if _err != nil {
     return
   }
   return nil
+}
+
+// Parameters:
+//  - App
+//  - ListenSocket
+//  - Features
+func (p *NodeMonitorServiceClient) RegisterBackendWithFeatures(ctx context.Context, app string, listenSocket string, features int32) (_r bool, _err error) {
+  var _args66 NodeMonitorServiceRegisterBackendWithFeaturesArgs
+  _args66.App = app
+  _args66.ListenSocket = listenSocket
+  _args66.Features = features
+  var _result68 NodeMonitorServiceRegisterBackendWithFeaturesResult
+  var _meta67 thrift.ResponseMeta
+  _meta67, _err = p.Client_().Call(ctx, "registerBackendWithFeatures", &_args66, &_result68)
+  p.SetLastResponseMeta_(_meta67)
+  if _err != nil {
+    return
+  }
+  return _result68.GetSuccess(), nil
 }
 
 type NodeMonitorServiceProcessor struct {
@@ -6098,12 +6903,13 @@ func (p *NodeMonitorServiceProcessor) ProcessorMap() map[string]thrift.TProcesso
 
 func NewNodeMonitorServiceProcessor(handler NodeMonitorService) *NodeMonitorServiceProcessor {
 
-  self60 := &NodeMonitorServiceProcessor{handler:handler, processorMap:make(map[string]thrift.TProcessorFunction)}
-  self60.processorMap["registerBackend"] = &nodeMonitorServiceProcessorRegisterBackend{handler:handler}
-  self60.processorMap["tasksFinished"] = &nodeMonitorServiceProcessorTasksFinished{handler:handler}
-  self60.processorMap["sendFrontendMessage"] = &nodeMonitorServiceProcessorSendFrontendMessage{handler:handler}
-  self60.processorMap["taskDone"] = &nodeMonitorServiceProcessorTaskDone{handler:handler}
-return self60
+  self69 := &NodeMonitorServiceProcessor{handler:handler, processorMap:make(map[string]thrift.TProcessorFunction)}
+  self69.processorMap["registerBackend"] = &nodeMonitorServiceProcessorRegisterBackend{handler:handler}
+  self69.processorMap["tasksFinished"] = &nodeMonitorServiceProcessorTasksFinished{handler:handler}
+  self69.processorMap["sendFrontendMessage"] = &nodeMonitorServiceProcessorSendFrontendMessage{handler:handler}
+  self69.processorMap["taskDone"] = &nodeMonitorServiceProcessorTaskDone{handler:handler}
+  self69.processorMap["registerBackendWithFeatures"] = &nodeMonitorServiceProcessorRegisterBackendWithFeatures{handler:handler}
+return self69
 }
 
 func (p *NodeMonitorServiceProcessor) Process(ctx context.Context, iprot, oprot thrift.TProtocol) (success bool, err thrift.TException) {
@@ -6114,12 +6920,12 @@ func (p *NodeMonitorServiceProcessor) Process(ctx context.Context, iprot, oprot 
   }
   iprot.Skip(ctx, thrift.STRUCT)
   iprot.ReadMessageEnd(ctx)
-  x61 := thrift.NewTApplicationException(thrift.UNKNOWN_METHOD, "Unknown function " + name)
+  x70 := thrift.NewTApplicationException(thrift.UNKNOWN_METHOD, "Unknown function " + name)
   oprot.WriteMessageBegin(ctx, name, thrift.EXCEPTION, seqId)
-  x61.Write(ctx, oprot)
+  x70.Write(ctx, oprot)
   oprot.WriteMessageEnd(ctx)
   oprot.Flush(ctx)
-  return false, x61
+  return false, x70
 
 }
 
@@ -6128,7 +6934,7 @@ type nodeMonitorServiceProcessorRegisterBackend struct {
 }
 
 func (p *nodeMonitorServiceProcessorRegisterBackend) Process(ctx context.Context, seqId int32, iprot, oprot thrift.TProtocol) (success bool, err thrift.TException) {
-  var _write_err62 error
+  var _write_err71 error
   args := NodeMonitorServiceRegisterBackendArgs{}
   if err2 := args.Read(ctx, iprot); err2 != nil {
     iprot.ReadMessageEnd(ctx)
@@ -6174,21 +6980,21 @@ func (p *nodeMonitorServiceProcessorRegisterBackend) Process(ctx context.Context
     if errors.Is(err2, thrift.ErrAbandonRequest) {
       return false, thrift.WrapTException(err2)
     }
-    _exc63 := thrift.NewTApplicationException(thrift.INTERNAL_ERROR, "Internal error processing registerBackend: " + err2.Error())
+    _exc72 := thrift.NewTApplicationException(thrift.INTERNAL_ERROR, "Internal error processing registerBackend: " + err2.Error())
     if err2 := oprot.WriteMessageBegin(ctx, "registerBackend", thrift.EXCEPTION, seqId); err2 != nil {
-      _write_err62 = thrift.WrapTException(err2)
+      _write_err71 = thrift.WrapTException(err2)
     }
-    if err2 := _exc63.Write(ctx, oprot); _write_err62 == nil && err2 != nil {
-      _write_err62 = thrift.WrapTException(err2)
+    if err2 := _exc72.Write(ctx, oprot); _write_err71 == nil && err2 != nil {
+      _write_err71 = thrift.WrapTException(err2)
     }
-    if err2 := oprot.WriteMessageEnd(ctx); _write_err62 == nil && err2 != nil {
-      _write_err62 = thrift.WrapTException(err2)
+    if err2 := oprot.WriteMessageEnd(ctx); _write_err71 == nil && err2 != nil {
+      _write_err71 = thrift.WrapTException(err2)
     }
-    if err2 := oprot.Flush(ctx); _write_err62 == nil && err2 != nil {
-      _write_err62 = thrift.WrapTException(err2)
+    if err2 := oprot.Flush(ctx); _write_err71 == nil && err2 != nil {
+      _write_err71 = thrift.WrapTException(err2)
     }
-    if _write_err62 != nil {
-      return false, thrift.WrapTException(_write_err62)
+    if _write_err71 != nil {
+      return false, thrift.WrapTException(_write_err71)
     }
     return true, err
   } else {
@@ -6196,19 +7002,19 @@ func (p *nodeMonitorServiceProcessorRegisterBackend) Process(ctx context.Context
   }
   tickerCancel()
   if err2 := oprot.WriteMessageBegin(ctx, "registerBackend", thrift.REPLY, seqId); err2 != nil {
-    _write_err62 = thrift.WrapTException(err2)
+    _write_err71 = thrift.WrapTException(err2)
   }
-  if err2 := result.Write(ctx, oprot); _write_err62 == nil && err2 != nil {
-    _write_err62 = thrift.WrapTException(err2)
+  if err2 := result.Write(ctx, oprot); _write_err71 == nil && err2 != nil {
+    _write_err71 = thrift.WrapTException(err2)
   }
-  if err2 := oprot.WriteMessageEnd(ctx); _write_err62 == nil && err2 != nil {
-    _write_err62 = thrift.WrapTException(err2)
+  if err2 := oprot.WriteMessageEnd(ctx); _write_err71 == nil && err2 != nil {
+    _write_err71 = thrift.WrapTException(err2)
   }
-  if err2 := oprot.Flush(ctx); _write_err62 == nil && err2 != nil {
-    _write_err62 = thrift.WrapTException(err2)
+  if err2 := oprot.Flush(ctx); _write_err71 == nil && err2 != nil {
+    _write_err71 = thrift.WrapTException(err2)
   }
-  if _write_err62 != nil {
-    return false, thrift.WrapTException(_write_err62)
+  if _write_err71 != nil {
+    return false, thrift.WrapTException(_write_err71)
   }
   return true, err
 }
@@ -6218,7 +7024,7 @@ type nodeMonitorServiceProcessorTasksFinished struct {
 }
 
 func (p *nodeMonitorServiceProcessorTasksFinished) Process(ctx context.Context, seqId int32, iprot, oprot thrift.TProtocol) (success bool, err thrift.TException) {
-  var _write_err64 error
+  var _write_err73 error
   args := NodeMonitorServiceTasksFinishedArgs{}
   if err2 := args.Read(ctx, iprot); err2 != nil {
     iprot.ReadMessageEnd(ctx)
@@ -6264,39 +7070,39 @@ func (p *nodeMonitorServiceProcessorTasksFinished) Process(ctx context.Context, 
     if errors.Is(err2, thrift.ErrAbandonRequest) {
       return false, thrift.WrapTException(err2)
     }
-    _exc65 := thrift.NewTApplicationException(thrift.INTERNAL_ERROR, "Internal error processing tasksFinished: " + err2.Error())
+    _exc74 := thrift.NewTApplicationException(thrift.INTERNAL_ERROR, "Internal error processing tasksFinished: " + err2.Error())
     if err2 := oprot.WriteMessageBegin(ctx, "tasksFinished", thrift.EXCEPTION, seqId); err2 != nil {
-      _write_err64 = thrift.WrapTException(err2)
+      _write_err73 = thrift.WrapTException(err2)
     }
-    if err2 := _exc65.Write(ctx, oprot); _write_err64 == nil && err2 != nil {
-      _write_err64 = thrift.WrapTException(err2)
+    if err2 := _exc74.Write(ctx, oprot); _write_err73 == nil && err2 != nil {
+      _write_err73 = thrift.WrapTException(err2)
     }
-    if err2 := oprot.WriteMessageEnd(ctx); _write_err64 == nil && err2 != nil {
-      _write_err64 = thrift.WrapTException(err2)
+    if err2 := oprot.WriteMessageEnd(ctx); _write_err73 == nil && err2 != nil {
+      _write_err73 = thrift.WrapTException(err2)
     }
-    if err2 := oprot.Flush(ctx); _write_err64 == nil && err2 != nil {
-      _write_err64 = thrift.WrapTException(err2)
+    if err2 := oprot.Flush(ctx); _write_err73 == nil && err2 != nil {
+      _write_err73 = thrift.WrapTException(err2)
     }
-    if _write_err64 != nil {
-      return false, thrift.WrapTException(_write_err64)
+    if _write_err73 != nil {
+      return false, thrift.WrapTException(_write_err73)
     }
     return true, err
   }
   tickerCancel()
   if err2 := oprot.WriteMessageBegin(ctx, "tasksFinished", thrift.REPLY, seqId); err2 != nil {
-    _write_err64 = thrift.WrapTException(err2)
+    _write_err73 = thrift.WrapTException(err2)
   }
-  if err2 := result.Write(ctx, oprot); _write_err64 == nil && err2 != nil {
-    _write_err64 = thrift.WrapTException(err2)
+  if err2 := result.Write(ctx, oprot); _write_err73 == nil && err2 != nil {
+    _write_err73 = thrift.WrapTException(err2)
   }
-  if err2 := oprot.WriteMessageEnd(ctx); _write_err64 == nil && err2 != nil {
-    _write_err64 = thrift.WrapTException(err2)
+  if err2 := oprot.WriteMessageEnd(ctx); _write_err73 == nil && err2 != nil {
+    _write_err73 = thrift.WrapTException(err2)
   }
-  if err2 := oprot.Flush(ctx); _write_err64 == nil && err2 != nil {
-    _write_err64 = thrift.WrapTException(err2)
+  if err2 := oprot.Flush(ctx); _write_err73 == nil && err2 != nil {
+    _write_err73 = thrift.WrapTException(err2)
   }
-  if _write_err64 != nil {
-    return false, thrift.WrapTException(_write_err64)
+  if _write_err73 != nil {
+    return false, thrift.WrapTException(_write_err73)
   }
   return true, err
 }
@@ -6306,7 +7112,7 @@ type nodeMonitorServiceProcessorSendFrontendMessage struct {
 }
 
 func (p *nodeMonitorServiceProcessorSendFrontendMessage) Process(ctx context.Context, seqId int32, iprot, oprot thrift.TProtocol) (success bool, err thrift.TException) {
-  var _write_err66 error
+  var _write_err75 error
   args := NodeMonitorServiceSendFrontendMessageArgs{}
   if err2 := args.Read(ctx, iprot); err2 != nil {
     iprot.ReadMessageEnd(ctx)
@@ -6352,39 +7158,39 @@ func (p *nodeMonitorServiceProcessorSendFrontendMessage) Process(ctx context.Con
     if errors.Is(err2, thrift.ErrAbandonRequest) {
       return false, thrift.WrapTException(err2)
     }
-    _exc67 := thrift.NewTApplicationException(thrift.INTERNAL_ERROR, "Internal error processing sendFrontendMessage: " + err2.Error())
+    _exc76 := thrift.NewTApplicationException(thrift.INTERNAL_ERROR, "Internal error processing sendFrontendMessage: " + err2.Error())
     if err2 := oprot.WriteMessageBegin(ctx, "sendFrontendMessage", thrift.EXCEPTION, seqId); err2 != nil {
-      _write_err66 = thrift.WrapTException(err2)
+      _write_err75 = thrift.WrapTException(err2)
     }
-    if err2 := _exc67.Write(ctx, oprot); _write_err66 == nil && err2 != nil {
-      _write_err66 = thrift.WrapTException(err2)
+    if err2 := _exc76.Write(ctx, oprot); _write_err75 == nil && err2 != nil {
+      _write_err75 = thrift.WrapTException(err2)
     }
-    if err2 := oprot.WriteMessageEnd(ctx); _write_err66 == nil && err2 != nil {
-      _write_err66 = thrift.WrapTException(err2)
+    if err2 := oprot.WriteMessageEnd(ctx); _write_err75 == nil && err2 != nil {
+      _write_err75 = thrift.WrapTException(err2)
     }
-    if err2 := oprot.Flush(ctx); _write_err66 == nil && err2 != nil {
-      _write_err66 = thrift.WrapTException(err2)
+    if err2 := oprot.Flush(ctx); _write_err75 == nil && err2 != nil {
+      _write_err75 = thrift.WrapTException(err2)
     }
-    if _write_err66 != nil {
-      return false, thrift.WrapTException(_write_err66)
+    if _write_err75 != nil {
+      return false, thrift.WrapTException(_write_err75)
     }
     return true, err
   }
   tickerCancel()
   if err2 := oprot.WriteMessageBegin(ctx, "sendFrontendMessage", thrift.REPLY, seqId); err2 != nil {
-    _write_err66 = thrift.WrapTException(err2)
+    _write_err75 = thrift.WrapTException(err2)
   }
-  if err2 := result.Write(ctx, oprot); _write_err66 == nil && err2 != nil {
-    _write_err66 = thrift.WrapTException(err2)
+  if err2 := result.Write(ctx, oprot); _write_err75 == nil && err2 != nil {
+    _write_err75 = thrift.WrapTException(err2)
   }
-  if err2 := oprot.WriteMessageEnd(ctx); _write_err66 == nil && err2 != nil {
-    _write_err66 = thrift.WrapTException(err2)
+  if err2 := oprot.WriteMessageEnd(ctx); _write_err75 == nil && err2 != nil {
+    _write_err75 = thrift.WrapTException(err2)
   }
-  if err2 := oprot.Flush(ctx); _write_err66 == nil && err2 != nil {
-    _write_err66 = thrift.WrapTException(err2)
+  if err2 := oprot.Flush(ctx); _write_err75 == nil && err2 != nil {
+    _write_err75 = thrift.WrapTException(err2)
   }
-  if _write_err66 != nil {
-    return false, thrift.WrapTException(_write_err66)
+  if _write_err75 != nil {
+    return false, thrift.WrapTException(_write_err75)
   }
   return true, err
 }
@@ -6394,7 +7200,7 @@ type nodeMonitorServiceProcessorTaskDone struct {
 }
 
 func (p *nodeMonitorServiceProcessorTaskDone) Process(ctx context.Context, seqId int32, iprot, oprot thrift.TProtocol) (success bool, err thrift.TException) {
-  var _write_err68 error
+  var _write_err77 error
   args := NodeMonitorServiceTaskDoneArgs{}
   if err2 := args.Read(ctx, iprot); err2 != nil {
     iprot.ReadMessageEnd(ctx)
@@ -6440,39 +7246,129 @@ func (p *nodeMonitorServiceProcessorTaskDone) Process(ctx context.Context, seqId
     if errors.Is(err2, thrift.ErrAbandonRequest) {
       return false, thrift.WrapTException(err2)
     }
-    _exc69 := thrift.NewTApplicationException(thrift.INTERNAL_ERROR, "Internal error processing taskDone: " + err2.Error())
+    _exc78 := thrift.NewTApplicationException(thrift.INTERNAL_ERROR, "Internal error processing taskDone: " + err2.Error())
     if err2 := oprot.WriteMessageBegin(ctx, "taskDone", thrift.EXCEPTION, seqId); err2 != nil {
-      _write_err68 = thrift.WrapTException(err2)
+      _write_err77 = thrift.WrapTException(err2)
     }
-    if err2 := _exc69.Write(ctx, oprot); _write_err68 == nil && err2 != nil {
-      _write_err68 = thrift.WrapTException(err2)
+    if err2 := _exc78.Write(ctx, oprot); _write_err77 == nil && err2 != nil {
+      _write_err77 = thrift.WrapTException(err2)
     }
-    if err2 := oprot.WriteMessageEnd(ctx); _write_err68 == nil && err2 != nil {
-      _write_err68 = thrift.WrapTException(err2)
+    if err2 := oprot.WriteMessageEnd(ctx); _write_err77 == nil && err2 != nil {
+      _write_err77 = thrift.WrapTException(err2)
     }
-    if err2 := oprot.Flush(ctx); _write_err68 == nil && err2 != nil {
-      _write_err68 = thrift.WrapTException(err2)
+    if err2 := oprot.Flush(ctx); _write_err77 == nil && err2 != nil {
+      _write_err77 = thrift.WrapTException(err2)
     }
-    if _write_err68 != nil {
-      return false, thrift.WrapTException(_write_err68)
+    if _write_err77 != nil {
+      return false, thrift.WrapTException(_write_err77)
     }
     return true, err
   }
   tickerCancel()
   if err2 := oprot.WriteMessageBegin(ctx, "taskDone", thrift.REPLY, seqId); err2 != nil {
-    _write_err68 = thrift.WrapTException(err2)
+    _write_err77 = thrift.WrapTException(err2)
   }
-  if err2 := result.Write(ctx, oprot); _write_err68 == nil && err2 != nil {
-    _write_err68 = thrift.WrapTException(err2)
+  if err2 := result.Write(ctx, oprot); _write_err77 == nil && err2 != nil {
+    _write_err77 = thrift.WrapTException(err2)
   }
-  if err2 := oprot.WriteMessageEnd(ctx); _write_err68 == nil && err2 != nil {
-    _write_err68 = thrift.WrapTException(err2)
+  if err2 := oprot.WriteMessageEnd(ctx); _write_err77 == nil && err2 != nil {
+    _write_err77 = thrift.WrapTException(err2)
   }
-  if err2 := oprot.Flush(ctx); _write_err68 == nil && err2 != nil {
-    _write_err68 = thrift.WrapTException(err2)
+  if err2 := oprot.Flush(ctx); _write_err77 == nil && err2 != nil {
+    _write_err77 = thrift.WrapTException(err2)
   }
-  if _write_err68 != nil {
-    return false, thrift.WrapTException(_write_err68)
+  if _write_err77 != nil {
+    return false, thrift.WrapTException(_write_err77)
+  }
+  return true, err
+}
+
+type nodeMonitorServiceProcessorRegisterBackendWithFeatures struct {
+  handler NodeMonitorService
+}
+
+func (p *nodeMonitorServiceProcessorRegisterBackendWithFeatures) Process(ctx context.Context, seqId int32, iprot, oprot thrift.TProtocol) (success bool, err thrift.TException) {
+  var _write_err79 error
+  args := NodeMonitorServiceRegisterBackendWithFeaturesArgs{}
+  if err2 := args.Read(ctx, iprot); err2 != nil {
+    iprot.ReadMessageEnd(ctx)
+    x := thrift.NewTApplicationException(thrift.PROTOCOL_ERROR, err2.Error())
+    oprot.WriteMessageBegin(ctx, "registerBackendWithFeatures", thrift.EXCEPTION, seqId)
+    x.Write(ctx, oprot)
+    oprot.WriteMessageEnd(ctx)
+    oprot.Flush(ctx)
+    return false, thrift.WrapTException(err2)
+  }
+  iprot.ReadMessageEnd(ctx)
+
+  tickerCancel := func() {}
+  // Start a goroutine to do server side connectivity check.
+  if thrift.ServerConnectivityCheckInterval > 0 {
+    var cancel context.CancelFunc
+    ctx, cancel = context.WithCancel(ctx)
+    defer cancel()
+    var tickerCtx context.Context
+    tickerCtx, tickerCancel = context.WithCancel(context.Background())
+    defer tickerCancel()
+    go func(ctx context.Context, cancel context.CancelFunc) {
+      ticker := time.NewTicker(thrift.ServerConnectivityCheckInterval)
+      defer ticker.Stop()
+      for {
+        select {
+        case <-ctx.Done():
+          return
+        case <-ticker.C:
+          if !iprot.Transport().IsOpen() {
+            cancel()
+            return
+          }
+        }
+      }
+    }(tickerCtx, cancel)
+  }
+
+  result := NodeMonitorServiceRegisterBackendWithFeaturesResult{}
+  if retval, err2 := p.handler.RegisterBackendWithFeatures(ctx, args.App, args.ListenSocket, args.Features); err2 != nil {
+    tickerCancel()
+    err = thrift.WrapTException(err2)
+    if errors.Is(err2, thrift.ErrAbandonRequest) {
+      return false, thrift.WrapTException(err2)
+    }
+    _exc80 := thrift.NewTApplicationException(thrift.INTERNAL_ERROR, "Internal error processing registerBackendWithFeatures: " + err2.Error())
+    if err2 := oprot.WriteMessageBegin(ctx, "registerBackendWithFeatures", thrift.EXCEPTION, seqId); err2 != nil {
+      _write_err79 = thrift.WrapTException(err2)
+    }
+    if err2 := _exc80.Write(ctx, oprot); _write_err79 == nil && err2 != nil {
+      _write_err79 = thrift.WrapTException(err2)
+    }
+    if err2 := oprot.WriteMessageEnd(ctx); _write_err79 == nil && err2 != nil {
+      _write_err79 = thrift.WrapTException(err2)
+    }
+    if err2 := oprot.Flush(ctx); _write_err79 == nil && err2 != nil {
+      _write_err79 = thrift.WrapTException(err2)
+    }
+    if _write_err79 != nil {
+      return false, thrift.WrapTException(_write_err79)
+    }
+    return true, err
+  } else {
+    result.Success = &retval
+  }
+  tickerCancel()
+  if err2 := oprot.WriteMessageBegin(ctx, "registerBackendWithFeatures", thrift.REPLY, seqId); err2 != nil {
+    _write_err79 = thrift.WrapTException(err2)
+  }
+  if err2 := result.Write(ctx, oprot); _write_err79 == nil && err2 != nil {
+    _write_err79 = thrift.WrapTException(err2)
+  }
+  if err2 := oprot.WriteMessageEnd(ctx); _write_err79 == nil && err2 != nil {
+    _write_err79 = thrift.WrapTException(err2)
+  }
+  if err2 := oprot.Flush(ctx); _write_err79 == nil && err2 != nil {
+    _write_err79 = thrift.WrapTException(err2)
+  }
+  if _write_err79 != nil {
+    return false, thrift.WrapTException(_write_err79)
   }
   return true, err
 }
@@ -6767,11 +7663,11 @@ func (p *NodeMonitorServiceTasksFinishedArgs)  ReadField1(ctx context.Context, i
   tSlice := make([]*TFullTaskId, 0, size)
   p.Tasks =  tSlice
   for i := 0; i < size; i ++ {
-    _elem70 := &TFullTaskId{}
-    if err := _elem70.Read(ctx, iprot); err != nil {
-      return thrift.PrependError(fmt.Sprintf("%T error reading struct: ", _elem70), err)
+    _elem81 := &TFullTaskId{}
+    if err := _elem81.Read(ctx, iprot); err != nil {
+      return thrift.PrependError(fmt.Sprintf("%T error reading struct: ", _elem81), err)
     }
-    p.Tasks = append(p.Tasks, _elem70)
+    p.Tasks = append(p.Tasks, _elem81)
   }
   if err := iprot.ReadListEnd(ctx); err != nil {
     return thrift.PrependError("error reading list end: ", err)
@@ -7383,6 +8279,269 @@ func (p *NodeMonitorServiceTaskDoneResult) String() string {
   return fmt.Sprintf("NodeMonitorServiceTaskDoneResult(%+v)", *p)
 }
 
+// Attributes:
+//  - App
+//  - ListenSocket
+//  - Features
+type NodeMonitorServiceRegisterBackendWithFeaturesArgs struct {
+  App string `thrift:"app,1" db:"app" json:"app"`
+  ListenSocket string `thrift:"listenSocket,2" db:"listenSocket" json:"listenSocket"`
+  Features int32 `thrift:"features,3" db:"features" json:"features"`
+}
+
+func NewNodeMonitorServiceRegisterBackendWithFeaturesArgs() *NodeMonitorServiceRegisterBackendWithFeaturesArgs {
+  return &NodeMonitorServiceRegisterBackendWithFeaturesArgs{}
+}
+
+
+func (p *NodeMonitorServiceRegisterBackendWithFeaturesArgs) GetApp() string {
+  return p.App
+}
+
+func (p *NodeMonitorServiceRegisterBackendWithFeaturesArgs) GetListenSocket() string {
+  return p.ListenSocket
+}
+
+func (p *NodeMonitorServiceRegisterBackendWithFeaturesArgs) GetFeatures() int32 {
+  return p.Features
+}
+func (p *NodeMonitorServiceRegisterBackendWithFeaturesArgs) Read(ctx context.Context, iprot thrift.TProtocol) error {
+  if _, err := iprot.ReadStructBegin(ctx); err != nil {
+    return thrift.PrependError(fmt.Sprintf("%T read error: ", p), err)
+  }
+
+
+  for {
+    _, fieldTypeId, fieldId, err := iprot.ReadFieldBegin(ctx)
+    if err != nil {
+      return thrift.PrependError(fmt.Sprintf("%T field %d read error: ", p, fieldId), err)
+    }
+    if fieldTypeId == thrift.STOP { break; }
+    switch fieldId {
+    case 1:
+      if fieldTypeId == thrift.STRING {
+        if err := p.ReadField1(ctx, iprot); err != nil {
+          return err
+        }
+      } else {
+        if err := iprot.Skip(ctx, fieldTypeId); err != nil {
+          return err
+        }
+      }
+    case 2:
+      if fieldTypeId == thrift.STRING {
+        if err := p.ReadField2(ctx, iprot); err != nil {
+          return err
+        }
+      } else {
+        if err := iprot.Skip(ctx, fieldTypeId); err != nil {
+          return err
+        }
+      }
+    case 3:
+      if fieldTypeId == thrift.I32 {
+        if err := p.ReadField3(ctx, iprot); err != nil {
+          return err
+        }
+      } else {
+        if err := iprot.Skip(ctx, fieldTypeId); err != nil {
+          return err
+        }
+      }
+    default:
+      if err := iprot.Skip(ctx, fieldTypeId); err != nil {
+        return err
+      }
+    }
+    if err := iprot.ReadFieldEnd(ctx); err != nil {
+      return err
+    }
+  }
+  if err := iprot.ReadStructEnd(ctx); err != nil {
+    return thrift.PrependError(fmt.Sprintf("%T read struct end error: ", p), err)
+  }
+  return nil
+}
+
+func (p *NodeMonitorServiceRegisterBackendWithFeaturesArgs)  ReadField1(ctx context.Context, iprot thrift.TProtocol) error {
+  if v, err := iprot.ReadString(ctx); err != nil {
+  return thrift.PrependError("error reading field 1: ", err)
+} else {
+  p.App = v
+}
+  return nil
+}
+
+func (p *NodeMonitorServiceRegisterBackendWithFeaturesArgs)  ReadField2(ctx context.Context, iprot thrift.TProtocol) error {
+  if v, err := iprot.ReadString(ctx); err != nil {
+  return thrift.PrependError("error reading field 2: ", err)
+} else {
+  p.ListenSocket = v
+}
+  return nil
+}
+
+func (p *NodeMonitorServiceRegisterBackendWithFeaturesArgs)  ReadField3(ctx context.Context, iprot thrift.TProtocol) error {
+  if v, err := iprot.ReadI32(ctx); err != nil {
+  return thrift.PrependError("error reading field 3: ", err)
+} else {
+  p.Features = v
+}
+  return nil
+}
+
+func (p *NodeMonitorServiceRegisterBackendWithFeaturesArgs) Write(ctx context.Context, oprot thrift.TProtocol) error {
+  if err := oprot.WriteStructBegin(ctx, "registerBackendWithFeatures_args"); err != nil {
+    return thrift.PrependError(fmt.Sprintf("%T write struct begin error: ", p), err) }
+  if p != nil {
+    if err := p.writeField1(ctx, oprot); err != nil { return err }
+    if err := p.writeField2(ctx, oprot); err != nil { return err }
+    if err := p.writeField3(ctx, oprot); err != nil { return err }
+  }
+  if err := oprot.WriteFieldStop(ctx); err != nil {
+    return thrift.PrependError("write field stop error: ", err) }
+  if err := oprot.WriteStructEnd(ctx); err != nil {
+    return thrift.PrependError("write struct stop error: ", err) }
+  return nil
+}
+
+func (p *NodeMonitorServiceRegisterBackendWithFeaturesArgs) writeField1(ctx context.Context, oprot thrift.TProtocol) (err error) {
+  if err := oprot.WriteFieldBegin(ctx, "app", thrift.STRING, 1); err != nil {
+    return thrift.PrependError(fmt.Sprintf("%T write field begin error 1:app: ", p), err) }
+  if err := oprot.WriteString(ctx, string(p.App)); err != nil {
+  return thrift.PrependError(fmt.Sprintf("%T.app (1) field write error: ", p), err) }
+  if err := oprot.WriteFieldEnd(ctx); err != nil {
+    return thrift.PrependError(fmt.Sprintf("%T write field end error 1:app: ", p), err) }
+  return err
+}
+
+func (p *NodeMonitorServiceRegisterBackendWithFeaturesArgs) writeField2(ctx context.Context, oprot thrift.TProtocol) (err error) {
+  if err := oprot.WriteFieldBegin(ctx, "listenSocket", thrift.STRING, 2); err != nil {
+    return thrift.PrependError(fmt.Sprintf("%T write field begin error 2:listenSocket: ", p), err) }
+  if err := oprot.WriteString(ctx, string(p.ListenSocket)); err != nil {
+  return thrift.PrependError(fmt.Sprintf("%T.listenSocket (2) field write error: ", p), err) }
+  if err := oprot.WriteFieldEnd(ctx); err != nil {
+    return thrift.PrependError(fmt.Sprintf("%T write field end error 2:listenSocket: ", p), err) }
+  return err
+}
+
+func (p *NodeMonitorServiceRegisterBackendWithFeaturesArgs) writeField3(ctx context.Context, oprot thrift.TProtocol) (err error) {
+  if err := oprot.WriteFieldBegin(ctx, "features", thrift.I32, 3); err != nil {
+    return thrift.PrependError(fmt.Sprintf("%T write field begin error 3:features: ", p), err) }
+  if err := oprot.WriteI32(ctx, int32(p.Features)); err != nil {
+  return thrift.PrependError(fmt.Sprintf("%T.features (3) field write error: ", p), err) }
+  if err := oprot.WriteFieldEnd(ctx); err != nil {
+    return thrift.PrependError(fmt.Sprintf("%T write field end error 3:features: ", p), err) }
+  return err
+}
+
+func (p *NodeMonitorServiceRegisterBackendWithFeaturesArgs) String() string {
+  if p == nil {
+    return "<nil>"
+  }
+  return fmt.Sprintf("NodeMonitorServiceRegisterBackendWithFeaturesArgs(%+v)", *p)
+}
+
+// Attributes:
+//  - Success
+type NodeMonitorServiceRegisterBackendWithFeaturesResult struct {
+  Success *bool `thrift:"success,0" db:"success" json:"success,omitempty"`
+}
+
+func NewNodeMonitorServiceRegisterBackendWithFeaturesResult() *NodeMonitorServiceRegisterBackendWithFeaturesResult {
+  return &NodeMonitorServiceRegisterBackendWithFeaturesResult{}
+}
+
+var NodeMonitorServiceRegisterBackendWithFeaturesResult_Success_DEFAULT bool
+func (p *NodeMonitorServiceRegisterBackendWithFeaturesResult) GetSuccess() bool {
+  if !p.IsSetSuccess() {
+    return NodeMonitorServiceRegisterBackendWithFeaturesResult_Success_DEFAULT
+  }
+return *p.Success
+}
+func (p *NodeMonitorServiceRegisterBackendWithFeaturesResult) IsSetSuccess() bool {
+  return p.Success != nil
+}
+
+func (p *NodeMonitorServiceRegisterBackendWithFeaturesResult) Read(ctx context.Context, iprot thrift.TProtocol) error {
+  if _, err := iprot.ReadStructBegin(ctx); err != nil {
+    return thrift.PrependError(fmt.Sprintf("%T read error: ", p), err)
+  }
+
+
+  for {
+    _, fieldTypeId, fieldId, err := iprot.ReadFieldBegin(ctx)
+    if err != nil {
+      return thrift.PrependError(fmt.Sprintf("%T field %d read error: ", p, fieldId), err)
+    }
+    if fieldTypeId == thrift.STOP { break; }
+    switch fieldId {
+    case 0:
+      if fieldTypeId == thrift.BOOL {
+        if err := p.ReadField0(ctx, iprot); err != nil {
+          return err
+        }
+      } else {
+        if err := iprot.Skip(ctx, fieldTypeId); err != nil {
+          return err
+        }
+      }
+    default:
+      if err := iprot.Skip(ctx, fieldTypeId); err != nil {
+        return err
+      }
+    }
+    if err := iprot.ReadFieldEnd(ctx); err != nil {
+      return err
+    }
+  }
+  if err := iprot.ReadStructEnd(ctx); err != nil {
+    return thrift.PrependError(fmt.Sprintf("%T read struct end error: ", p), err)
+  }
+  return nil
+}
+
+func (p *NodeMonitorServiceRegisterBackendWithFeaturesResult)  ReadField0(ctx context.Context, iprot thrift.TProtocol) error {
+  if v, err := iprot.ReadBool(ctx); err != nil {
+  return thrift.PrependError("error reading field 0: ", err)
+} else {
+  p.Success = &v
+}
+  return nil
+}
+
+func (p *NodeMonitorServiceRegisterBackendWithFeaturesResult) Write(ctx context.Context, oprot thrift.TProtocol) error {
+  if err := oprot.WriteStructBegin(ctx, "registerBackendWithFeatures_result"); err != nil {
+    return thrift.PrependError(fmt.Sprintf("%T write struct begin error: ", p), err) }
+  if p != nil {
+    if err := p.writeField0(ctx, oprot); err != nil { return err }
+  }
+  if err := oprot.WriteFieldStop(ctx); err != nil {
+    return thrift.PrependError("write field stop error: ", err) }
+  if err := oprot.WriteStructEnd(ctx); err != nil {
+    return thrift.PrependError("write struct stop error: ", err) }
+  return nil
+}
+
+func (p *NodeMonitorServiceRegisterBackendWithFeaturesResult) writeField0(ctx context.Context, oprot thrift.TProtocol) (err error) {
+  if p.IsSetSuccess() {
+    if err := oprot.WriteFieldBegin(ctx, "success", thrift.BOOL, 0); err != nil {
+      return thrift.PrependError(fmt.Sprintf("%T write field begin error 0:success: ", p), err) }
+    if err := oprot.WriteBool(ctx, bool(*p.Success)); err != nil {
+    return thrift.PrependError(fmt.Sprintf("%T.success (0) field write error: ", p), err) }
+    if err := oprot.WriteFieldEnd(ctx); err != nil {
+      return thrift.PrependError(fmt.Sprintf("%T write field end error 0:success: ", p), err) }
+  }
+  return err
+}
+
+func (p *NodeMonitorServiceRegisterBackendWithFeaturesResult) String() string {
+  if p == nil {
+    return "<nil>"
+  }
+  return fmt.Sprintf("NodeMonitorServiceRegisterBackendWithFeaturesResult(%+v)", *p)
+}
+
 
 type InternalService interface {
   // Parameters:
@@ -7439,27 +8598,27 @@ func (p *InternalServiceClient) SetLastResponseMeta_(meta thrift.ResponseMeta) {
 // Parameters:
 //  - Request
 func (p *InternalServiceClient) EnqueueTaskReservations(ctx context.Context, request *TEnqueueTaskReservationsRequest) (_r bool, _err error) {
-  var _args71 InternalServiceEnqueueTaskReservationsArgs
-  _args71.Request = request
-  var _result73 InternalServiceEnqueueTaskReservationsResult
-  var _meta72 thrift.ResponseMeta
-  _meta72, _err = p.Client_().Call(ctx, "enqueueTaskReservations", &_args71, &_result73)
-  p.SetLastResponseMeta_(_meta72)
+  var _args82 InternalServiceEnqueueTaskReservationsArgs
+  _args82.Request = request
+  var _result84 InternalServiceEnqueueTaskReservationsResult
+  var _meta83 thrift.ResponseMeta
+  _meta83, _err = p.Client_().Call(ctx, "enqueueTaskReservations", &_args82, &_result84)
+  p.SetLastResponseMeta_(_meta83)
   if _err != nil {
     return
   }
-  return _result73.GetSuccess(), nil
+  return _result84.GetSuccess(), nil
 }
 
 // Parameters:
 //  - Request
 func (p *InternalServiceClient) CancelTaskReservations(ctx context.Context, request *TCancelTaskReservationsRequest) (_err error) {
-  var _args74 InternalServiceCancelTaskReservationsArgs
-  _args74.Request = request
-  var _result76 InternalServiceCancelTaskReservationsResult
-  var _meta75 thrift.ResponseMeta
-  _meta75, _err = p.Client_().Call(ctx, "cancelTaskReservations", &_args74, &_result76)
-  p.SetLastResponseMeta_(_meta75)
+  var _args85 InternalServiceCancelTaskReservationsArgs
+  _args85.Request = request
+  var _result87 InternalServiceCancelTaskReservationsResult
+  var _meta86 thrift.ResponseMeta
+  _meta86, _err = p.Client_().Call(ctx, "cancelTaskReservations", &_args85, &_result87)
+  p.SetLastResponseMeta_(_meta86)
   if _err != nil {
     return
   }
@@ -7470,18 +8629,18 @@ func (p *InternalServiceClient) CancelTaskReservations(ctx context.Context, requ
 //  - Request
 //  - Offer
 func (p *InternalServiceClient) EnqueueTaskReservationsWithOffer(ctx context.Context, request *TEnqueueTaskReservationsRequest, offer *TTaskLaunchSpec) (_r *TEnqueueOfferReply, _err error) {
-  var _args77 InternalServiceEnqueueTaskReservationsWithOfferArgs
-  _args77.Request = request
-  _args77.Offer = offer
-  var _result79 InternalServiceEnqueueTaskReservationsWithOfferResult
-  var _meta78 thrift.ResponseMeta
-  _meta78, _err = p.Client_().Call(ctx, "enqueueTaskReservationsWithOffer", &_args77, &_result79)
-  p.SetLastResponseMeta_(_meta78)
+  var _args88 InternalServiceEnqueueTaskReservationsWithOfferArgs
+  _args88.Request = request
+  _args88.Offer = offer
+  var _result90 InternalServiceEnqueueTaskReservationsWithOfferResult
+  var _meta89 thrift.ResponseMeta
+  _meta89, _err = p.Client_().Call(ctx, "enqueueTaskReservationsWithOffer", &_args88, &_result90)
+  p.SetLastResponseMeta_(_meta89)
   if _err != nil {
     return
   }
-  if _ret80 := _result79.GetSuccess(); _ret80 != nil {
-    return _ret80, nil
+  if _ret91 := _result90.GetSuccess(); _ret91 != nil {
+    return _ret91, nil
   }
   return nil, thrift.NewTApplicationException(thrift.MISSING_RESULT, "enqueueTaskReservationsWithOffer failed: unknown result")
 }
@@ -7490,18 +8649,18 @@ func (p *InternalServiceClient) EnqueueTaskReservationsWithOffer(ctx context.Con
 //  - RequestId
 //  - TaskId
 func (p *InternalServiceClient) OfferOutcome(ctx context.Context, requestId string, taskId string) (_r *TOfferOutcome, _err error) {
-  var _args81 InternalServiceOfferOutcomeArgs
-  _args81.RequestId = requestId
-  _args81.TaskId = taskId
-  var _result83 InternalServiceOfferOutcomeResult
-  var _meta82 thrift.ResponseMeta
-  _meta82, _err = p.Client_().Call(ctx, "offerOutcome", &_args81, &_result83)
-  p.SetLastResponseMeta_(_meta82)
+  var _args92 InternalServiceOfferOutcomeArgs
+  _args92.RequestId = requestId
+  _args92.TaskId = taskId
+  var _result94 InternalServiceOfferOutcomeResult
+  var _meta93 thrift.ResponseMeta
+  _meta93, _err = p.Client_().Call(ctx, "offerOutcome", &_args92, &_result94)
+  p.SetLastResponseMeta_(_meta93)
   if _err != nil {
     return
   }
-  if _ret84 := _result83.GetSuccess(); _ret84 != nil {
-    return _ret84, nil
+  if _ret95 := _result94.GetSuccess(); _ret95 != nil {
+    return _ret95, nil
   }
   return nil, thrift.NewTApplicationException(thrift.MISSING_RESULT, "offerOutcome failed: unknown result")
 }
@@ -7526,12 +8685,12 @@ func (p *InternalServiceProcessor) ProcessorMap() map[string]thrift.TProcessorFu
 
 func NewInternalServiceProcessor(handler InternalService) *InternalServiceProcessor {
 
-  self85 := &InternalServiceProcessor{handler:handler, processorMap:make(map[string]thrift.TProcessorFunction)}
-  self85.processorMap["enqueueTaskReservations"] = &internalServiceProcessorEnqueueTaskReservations{handler:handler}
-  self85.processorMap["cancelTaskReservations"] = &internalServiceProcessorCancelTaskReservations{handler:handler}
-  self85.processorMap["enqueueTaskReservationsWithOffer"] = &internalServiceProcessorEnqueueTaskReservationsWithOffer{handler:handler}
-  self85.processorMap["offerOutcome"] = &internalServiceProcessorOfferOutcome{handler:handler}
-return self85
+  self96 := &InternalServiceProcessor{handler:handler, processorMap:make(map[string]thrift.TProcessorFunction)}
+  self96.processorMap["enqueueTaskReservations"] = &internalServiceProcessorEnqueueTaskReservations{handler:handler}
+  self96.processorMap["cancelTaskReservations"] = &internalServiceProcessorCancelTaskReservations{handler:handler}
+  self96.processorMap["enqueueTaskReservationsWithOffer"] = &internalServiceProcessorEnqueueTaskReservationsWithOffer{handler:handler}
+  self96.processorMap["offerOutcome"] = &internalServiceProcessorOfferOutcome{handler:handler}
+return self96
 }
 
 func (p *InternalServiceProcessor) Process(ctx context.Context, iprot, oprot thrift.TProtocol) (success bool, err thrift.TException) {
@@ -7542,12 +8701,12 @@ func (p *InternalServiceProcessor) Process(ctx context.Context, iprot, oprot thr
   }
   iprot.Skip(ctx, thrift.STRUCT)
   iprot.ReadMessageEnd(ctx)
-  x86 := thrift.NewTApplicationException(thrift.UNKNOWN_METHOD, "Unknown function " + name)
+  x97 := thrift.NewTApplicationException(thrift.UNKNOWN_METHOD, "Unknown function " + name)
   oprot.WriteMessageBegin(ctx, name, thrift.EXCEPTION, seqId)
-  x86.Write(ctx, oprot)
+  x97.Write(ctx, oprot)
   oprot.WriteMessageEnd(ctx)
   oprot.Flush(ctx)
-  return false, x86
+  return false, x97
 
 }
 
@@ -7556,7 +8715,7 @@ type internalServiceProcessorEnqueueTaskReservations struct {
 }
 
 func (p *internalServiceProcessorEnqueueTaskReservations) Process(ctx context.Context, seqId int32, iprot, oprot thrift.TProtocol) (success bool, err thrift.TException) {
-  var _write_err87 error
+  var _write_err98 error
   args := InternalServiceEnqueueTaskReservationsArgs{}
   if err2 := args.Read(ctx, iprot); err2 != nil {
     iprot.ReadMessageEnd(ctx)
@@ -7602,21 +8761,21 @@ func (p *internalServiceProcessorEnqueueTaskReservations) Process(ctx context.Co
     if errors.Is(err2, thrift.ErrAbandonRequest) {
       return false, thrift.WrapTException(err2)
     }
-    _exc88 := thrift.NewTApplicationException(thrift.INTERNAL_ERROR, "Internal error processing enqueueTaskReservations: " + err2.Error())
+    _exc99 := thrift.NewTApplicationException(thrift.INTERNAL_ERROR, "Internal error processing enqueueTaskReservations: " + err2.Error())
     if err2 := oprot.WriteMessageBegin(ctx, "enqueueTaskReservations", thrift.EXCEPTION, seqId); err2 != nil {
-      _write_err87 = thrift.WrapTException(err2)
+      _write_err98 = thrift.WrapTException(err2)
     }
-    if err2 := _exc88.Write(ctx, oprot); _write_err87 == nil && err2 != nil {
-      _write_err87 = thrift.WrapTException(err2)
+    if err2 := _exc99.Write(ctx, oprot); _write_err98 == nil && err2 != nil {
+      _write_err98 = thrift.WrapTException(err2)
     }
-    if err2 := oprot.WriteMessageEnd(ctx); _write_err87 == nil && err2 != nil {
-      _write_err87 = thrift.WrapTException(err2)
+    if err2 := oprot.WriteMessageEnd(ctx); _write_err98 == nil && err2 != nil {
+      _write_err98 = thrift.WrapTException(err2)
     }
-    if err2 := oprot.Flush(ctx); _write_err87 == nil && err2 != nil {
-      _write_err87 = thrift.WrapTException(err2)
+    if err2 := oprot.Flush(ctx); _write_err98 == nil && err2 != nil {
+      _write_err98 = thrift.WrapTException(err2)
     }
-    if _write_err87 != nil {
-      return false, thrift.WrapTException(_write_err87)
+    if _write_err98 != nil {
+      return false, thrift.WrapTException(_write_err98)
     }
     return true, err
   } else {
@@ -7624,19 +8783,19 @@ func (p *internalServiceProcessorEnqueueTaskReservations) Process(ctx context.Co
   }
   tickerCancel()
   if err2 := oprot.WriteMessageBegin(ctx, "enqueueTaskReservations", thrift.REPLY, seqId); err2 != nil {
-    _write_err87 = thrift.WrapTException(err2)
+    _write_err98 = thrift.WrapTException(err2)
   }
-  if err2 := result.Write(ctx, oprot); _write_err87 == nil && err2 != nil {
-    _write_err87 = thrift.WrapTException(err2)
+  if err2 := result.Write(ctx, oprot); _write_err98 == nil && err2 != nil {
+    _write_err98 = thrift.WrapTException(err2)
   }
-  if err2 := oprot.WriteMessageEnd(ctx); _write_err87 == nil && err2 != nil {
-    _write_err87 = thrift.WrapTException(err2)
+  if err2 := oprot.WriteMessageEnd(ctx); _write_err98 == nil && err2 != nil {
+    _write_err98 = thrift.WrapTException(err2)
   }
-  if err2 := oprot.Flush(ctx); _write_err87 == nil && err2 != nil {
-    _write_err87 = thrift.WrapTException(err2)
+  if err2 := oprot.Flush(ctx); _write_err98 == nil && err2 != nil {
+    _write_err98 = thrift.WrapTException(err2)
   }
-  if _write_err87 != nil {
-    return false, thrift.WrapTException(_write_err87)
+  if _write_err98 != nil {
+    return false, thrift.WrapTException(_write_err98)
   }
   return true, err
 }
@@ -7646,7 +8805,7 @@ type internalServiceProcessorCancelTaskReservations struct {
 }
 
 func (p *internalServiceProcessorCancelTaskReservations) Process(ctx context.Context, seqId int32, iprot, oprot thrift.TProtocol) (success bool, err thrift.TException) {
-  var _write_err89 error
+  var _write_err100 error
   args := InternalServiceCancelTaskReservationsArgs{}
   if err2 := args.Read(ctx, iprot); err2 != nil {
     iprot.ReadMessageEnd(ctx)
@@ -7692,39 +8851,39 @@ func (p *internalServiceProcessorCancelTaskReservations) Process(ctx context.Con
     if errors.Is(err2, thrift.ErrAbandonRequest) {
       return false, thrift.WrapTException(err2)
     }
-    _exc90 := thrift.NewTApplicationException(thrift.INTERNAL_ERROR, "Internal error processing cancelTaskReservations: " + err2.Error())
+    _exc101 := thrift.NewTApplicationException(thrift.INTERNAL_ERROR, "Internal error processing cancelTaskReservations: " + err2.Error())
     if err2 := oprot.WriteMessageBegin(ctx, "cancelTaskReservations", thrift.EXCEPTION, seqId); err2 != nil {
-      _write_err89 = thrift.WrapTException(err2)
+      _write_err100 = thrift.WrapTException(err2)
     }
-    if err2 := _exc90.Write(ctx, oprot); _write_err89 == nil && err2 != nil {
-      _write_err89 = thrift.WrapTException(err2)
+    if err2 := _exc101.Write(ctx, oprot); _write_err100 == nil && err2 != nil {
+      _write_err100 = thrift.WrapTException(err2)
     }
-    if err2 := oprot.WriteMessageEnd(ctx); _write_err89 == nil && err2 != nil {
-      _write_err89 = thrift.WrapTException(err2)
+    if err2 := oprot.WriteMessageEnd(ctx); _write_err100 == nil && err2 != nil {
+      _write_err100 = thrift.WrapTException(err2)
     }
-    if err2 := oprot.Flush(ctx); _write_err89 == nil && err2 != nil {
-      _write_err89 = thrift.WrapTException(err2)
+    if err2 := oprot.Flush(ctx); _write_err100 == nil && err2 != nil {
+      _write_err100 = thrift.WrapTException(err2)
     }
-    if _write_err89 != nil {
-      return false, thrift.WrapTException(_write_err89)
+    if _write_err100 != nil {
+      return false, thrift.WrapTException(_write_err100)
     }
     return true, err
   }
   tickerCancel()
   if err2 := oprot.WriteMessageBegin(ctx, "cancelTaskReservations", thrift.REPLY, seqId); err2 != nil {
-    _write_err89 = thrift.WrapTException(err2)
+    _write_err100 = thrift.WrapTException(err2)
   }
-  if err2 := result.Write(ctx, oprot); _write_err89 == nil && err2 != nil {
-    _write_err89 = thrift.WrapTException(err2)
+  if err2 := result.Write(ctx, oprot); _write_err100 == nil && err2 != nil {
+    _write_err100 = thrift.WrapTException(err2)
   }
-  if err2 := oprot.WriteMessageEnd(ctx); _write_err89 == nil && err2 != nil {
-    _write_err89 = thrift.WrapTException(err2)
+  if err2 := oprot.WriteMessageEnd(ctx); _write_err100 == nil && err2 != nil {
+    _write_err100 = thrift.WrapTException(err2)
   }
-  if err2 := oprot.Flush(ctx); _write_err89 == nil && err2 != nil {
-    _write_err89 = thrift.WrapTException(err2)
+  if err2 := oprot.Flush(ctx); _write_err100 == nil && err2 != nil {
+    _write_err100 = thrift.WrapTException(err2)
   }
-  if _write_err89 != nil {
-    return false, thrift.WrapTException(_write_err89)
+  if _write_err100 != nil {
+    return false, thrift.WrapTException(_write_err100)
   }
   return true, err
 }
@@ -7734,7 +8893,7 @@ type internalServiceProcessorEnqueueTaskReservationsWithOffer struct {
 }
 
 func (p *internalServiceProcessorEnqueueTaskReservationsWithOffer) Process(ctx context.Context, seqId int32, iprot, oprot thrift.TProtocol) (success bool, err thrift.TException) {
-  var _write_err91 error
+  var _write_err102 error
   args := InternalServiceEnqueueTaskReservationsWithOfferArgs{}
   if err2 := args.Read(ctx, iprot); err2 != nil {
     iprot.ReadMessageEnd(ctx)
@@ -7780,21 +8939,21 @@ func (p *internalServiceProcessorEnqueueTaskReservationsWithOffer) Process(ctx c
     if errors.Is(err2, thrift.ErrAbandonRequest) {
       return false, thrift.WrapTException(err2)
     }
-    _exc92 := thrift.NewTApplicationException(thrift.INTERNAL_ERROR, "Internal error processing enqueueTaskReservationsWithOffer: " + err2.Error())
+    _exc103 := thrift.NewTApplicationException(thrift.INTERNAL_ERROR, "Internal error processing enqueueTaskReservationsWithOffer: " + err2.Error())
     if err2 := oprot.WriteMessageBegin(ctx, "enqueueTaskReservationsWithOffer", thrift.EXCEPTION, seqId); err2 != nil {
-      _write_err91 = thrift.WrapTException(err2)
+      _write_err102 = thrift.WrapTException(err2)
     }
-    if err2 := _exc92.Write(ctx, oprot); _write_err91 == nil && err2 != nil {
-      _write_err91 = thrift.WrapTException(err2)
+    if err2 := _exc103.Write(ctx, oprot); _write_err102 == nil && err2 != nil {
+      _write_err102 = thrift.WrapTException(err2)
     }
-    if err2 := oprot.WriteMessageEnd(ctx); _write_err91 == nil && err2 != nil {
-      _write_err91 = thrift.WrapTException(err2)
+    if err2 := oprot.WriteMessageEnd(ctx); _write_err102 == nil && err2 != nil {
+      _write_err102 = thrift.WrapTException(err2)
     }
-    if err2 := oprot.Flush(ctx); _write_err91 == nil && err2 != nil {
-      _write_err91 = thrift.WrapTException(err2)
+    if err2 := oprot.Flush(ctx); _write_err102 == nil && err2 != nil {
+      _write_err102 = thrift.WrapTException(err2)
     }
-    if _write_err91 != nil {
-      return false, thrift.WrapTException(_write_err91)
+    if _write_err102 != nil {
+      return false, thrift.WrapTException(_write_err102)
     }
     return true, err
   } else {
@@ -7802,19 +8961,19 @@ func (p *internalServiceProcessorEnqueueTaskReservationsWithOffer) Process(ctx c
   }
   tickerCancel()
   if err2 := oprot.WriteMessageBegin(ctx, "enqueueTaskReservationsWithOffer", thrift.REPLY, seqId); err2 != nil {
-    _write_err91 = thrift.WrapTException(err2)
+    _write_err102 = thrift.WrapTException(err2)
   }
-  if err2 := result.Write(ctx, oprot); _write_err91 == nil && err2 != nil {
-    _write_err91 = thrift.WrapTException(err2)
+  if err2 := result.Write(ctx, oprot); _write_err102 == nil && err2 != nil {
+    _write_err102 = thrift.WrapTException(err2)
   }
-  if err2 := oprot.WriteMessageEnd(ctx); _write_err91 == nil && err2 != nil {
-    _write_err91 = thrift.WrapTException(err2)
+  if err2 := oprot.WriteMessageEnd(ctx); _write_err102 == nil && err2 != nil {
+    _write_err102 = thrift.WrapTException(err2)
   }
-  if err2 := oprot.Flush(ctx); _write_err91 == nil && err2 != nil {
-    _write_err91 = thrift.WrapTException(err2)
+  if err2 := oprot.Flush(ctx); _write_err102 == nil && err2 != nil {
+    _write_err102 = thrift.WrapTException(err2)
   }
-  if _write_err91 != nil {
-    return false, thrift.WrapTException(_write_err91)
+  if _write_err102 != nil {
+    return false, thrift.WrapTException(_write_err102)
   }
   return true, err
 }
@@ -7824,7 +8983,7 @@ type internalServiceProcessorOfferOutcome struct {
 }
 
 func (p *internalServiceProcessorOfferOutcome) Process(ctx context.Context, seqId int32, iprot, oprot thrift.TProtocol) (success bool, err thrift.TException) {
-  var _write_err93 error
+  var _write_err104 error
   args := InternalServiceOfferOutcomeArgs{}
   if err2 := args.Read(ctx, iprot); err2 != nil {
     iprot.ReadMessageEnd(ctx)
@@ -7870,21 +9029,21 @@ func (p *internalServiceProcessorOfferOutcome) Process(ctx context.Context, seqI
     if errors.Is(err2, thrift.ErrAbandonRequest) {
       return false, thrift.WrapTException(err2)
     }
-    _exc94 := thrift.NewTApplicationException(thrift.INTERNAL_ERROR, "Internal error processing offerOutcome: " + err2.Error())
+    _exc105 := thrift.NewTApplicationException(thrift.INTERNAL_ERROR, "Internal error processing offerOutcome: " + err2.Error())
     if err2 := oprot.WriteMessageBegin(ctx, "offerOutcome", thrift.EXCEPTION, seqId); err2 != nil {
-      _write_err93 = thrift.WrapTException(err2)
+      _write_err104 = thrift.WrapTException(err2)
     }
-    if err2 := _exc94.Write(ctx, oprot); _write_err93 == nil && err2 != nil {
-      _write_err93 = thrift.WrapTException(err2)
+    if err2 := _exc105.Write(ctx, oprot); _write_err104 == nil && err2 != nil {
+      _write_err104 = thrift.WrapTException(err2)
     }
-    if err2 := oprot.WriteMessageEnd(ctx); _write_err93 == nil && err2 != nil {
-      _write_err93 = thrift.WrapTException(err2)
+    if err2 := oprot.WriteMessageEnd(ctx); _write_err104 == nil && err2 != nil {
+      _write_err104 = thrift.WrapTException(err2)
     }
-    if err2 := oprot.Flush(ctx); _write_err93 == nil && err2 != nil {
-      _write_err93 = thrift.WrapTException(err2)
+    if err2 := oprot.Flush(ctx); _write_err104 == nil && err2 != nil {
+      _write_err104 = thrift.WrapTException(err2)
     }
-    if _write_err93 != nil {
-      return false, thrift.WrapTException(_write_err93)
+    if _write_err104 != nil {
+      return false, thrift.WrapTException(_write_err104)
     }
     return true, err
   } else {
@@ -7892,19 +9051,19 @@ func (p *internalServiceProcessorOfferOutcome) Process(ctx context.Context, seqI
   }
   tickerCancel()
   if err2 := oprot.WriteMessageBegin(ctx, "offerOutcome", thrift.REPLY, seqId); err2 != nil {
-    _write_err93 = thrift.WrapTException(err2)
+    _write_err104 = thrift.WrapTException(err2)
   }
-  if err2 := result.Write(ctx, oprot); _write_err93 == nil && err2 != nil {
-    _write_err93 = thrift.WrapTException(err2)
+  if err2 := result.Write(ctx, oprot); _write_err104 == nil && err2 != nil {
+    _write_err104 = thrift.WrapTException(err2)
   }
-  if err2 := oprot.WriteMessageEnd(ctx); _write_err93 == nil && err2 != nil {
-    _write_err93 = thrift.WrapTException(err2)
+  if err2 := oprot.WriteMessageEnd(ctx); _write_err104 == nil && err2 != nil {
+    _write_err104 = thrift.WrapTException(err2)
   }
-  if err2 := oprot.Flush(ctx); _write_err93 == nil && err2 != nil {
-    _write_err93 = thrift.WrapTException(err2)
+  if err2 := oprot.Flush(ctx); _write_err104 == nil && err2 != nil {
+    _write_err104 = thrift.WrapTException(err2)
   }
-  if _write_err93 != nil {
-    return false, thrift.WrapTException(_write_err93)
+  if _write_err104 != nil {
+    return false, thrift.WrapTException(_write_err104)
   }
   return true, err
 }
@@ -8734,6 +9893,12 @@ type BackendService interface {
   //  - TaskId
   //  - User
   LaunchTask(ctx context.Context, message []byte, taskId *TFullTaskId, user *TUserGroupInfo) (_err error)
+  // Parameters:
+  //  - Message
+  //  - TaskId
+  //  - User
+  //  - WaitMicros
+  LaunchTaskAndWait(ctx context.Context, message []byte, taskId *TFullTaskId, user *TUserGroupInfo, waitMicros int32) (_r *TLaunchReply, _err error)
 }
 
 type BackendServiceClient struct {
@@ -8776,18 +9941,42 @@ func (p *BackendServiceClient) SetLastResponseMeta_(meta thrift.ResponseMeta) {
 //  - TaskId
 //  - User
 func (p *BackendServiceClient) LaunchTask(ctx context.Context, message []byte, taskId *TFullTaskId, user *TUserGroupInfo) (_err error) {
-  var _args95 BackendServiceLaunchTaskArgs
-  _args95.Message = message
-  _args95.TaskId = taskId
-  _args95.User = user
-  var _result97 BackendServiceLaunchTaskResult
-  var _meta96 thrift.ResponseMeta
-  _meta96, _err = p.Client_().Call(ctx, "launchTask", &_args95, &_result97)
-  p.SetLastResponseMeta_(_meta96)
+  var _args106 BackendServiceLaunchTaskArgs
+  _args106.Message = message
+  _args106.TaskId = taskId
+  _args106.User = user
+  var _result108 BackendServiceLaunchTaskResult
+  var _meta107 thrift.ResponseMeta
+  _meta107, _err = p.Client_().Call(ctx, "launchTask", &_args106, &_result108)
+  p.SetLastResponseMeta_(_meta107)
   if _err != nil {
     return
   }
   return nil
+}
+
+// Parameters:
+//  - Message
+//  - TaskId
+//  - User
+//  - WaitMicros
+func (p *BackendServiceClient) LaunchTaskAndWait(ctx context.Context, message []byte, taskId *TFullTaskId, user *TUserGroupInfo, waitMicros int32) (_r *TLaunchReply, _err error) {
+  var _args109 BackendServiceLaunchTaskAndWaitArgs
+  _args109.Message = message
+  _args109.TaskId = taskId
+  _args109.User = user
+  _args109.WaitMicros = waitMicros
+  var _result111 BackendServiceLaunchTaskAndWaitResult
+  var _meta110 thrift.ResponseMeta
+  _meta110, _err = p.Client_().Call(ctx, "launchTaskAndWait", &_args109, &_result111)
+  p.SetLastResponseMeta_(_meta110)
+  if _err != nil {
+    return
+  }
+  if _ret112 := _result111.GetSuccess(); _ret112 != nil {
+    return _ret112, nil
+  }
+  return nil, thrift.NewTApplicationException(thrift.MISSING_RESULT, "launchTaskAndWait failed: unknown result")
 }
 
 type BackendServiceProcessor struct {
@@ -8810,9 +9999,10 @@ func (p *BackendServiceProcessor) ProcessorMap() map[string]thrift.TProcessorFun
 
 func NewBackendServiceProcessor(handler BackendService) *BackendServiceProcessor {
 
-  self98 := &BackendServiceProcessor{handler:handler, processorMap:make(map[string]thrift.TProcessorFunction)}
-  self98.processorMap["launchTask"] = &backendServiceProcessorLaunchTask{handler:handler}
-return self98
+  self113 := &BackendServiceProcessor{handler:handler, processorMap:make(map[string]thrift.TProcessorFunction)}
+  self113.processorMap["launchTask"] = &backendServiceProcessorLaunchTask{handler:handler}
+  self113.processorMap["launchTaskAndWait"] = &backendServiceProcessorLaunchTaskAndWait{handler:handler}
+return self113
 }
 
 func (p *BackendServiceProcessor) Process(ctx context.Context, iprot, oprot thrift.TProtocol) (success bool, err thrift.TException) {
@@ -8823,12 +10013,12 @@ func (p *BackendServiceProcessor) Process(ctx context.Context, iprot, oprot thri
   }
   iprot.Skip(ctx, thrift.STRUCT)
   iprot.ReadMessageEnd(ctx)
-  x99 := thrift.NewTApplicationException(thrift.UNKNOWN_METHOD, "Unknown function " + name)
+  x114 := thrift.NewTApplicationException(thrift.UNKNOWN_METHOD, "Unknown function " + name)
   oprot.WriteMessageBegin(ctx, name, thrift.EXCEPTION, seqId)
-  x99.Write(ctx, oprot)
+  x114.Write(ctx, oprot)
   oprot.WriteMessageEnd(ctx)
   oprot.Flush(ctx)
-  return false, x99
+  return false, x114
 
 }
 
@@ -8837,7 +10027,7 @@ type backendServiceProcessorLaunchTask struct {
 }
 
 func (p *backendServiceProcessorLaunchTask) Process(ctx context.Context, seqId int32, iprot, oprot thrift.TProtocol) (success bool, err thrift.TException) {
-  var _write_err100 error
+  var _write_err115 error
   args := BackendServiceLaunchTaskArgs{}
   if err2 := args.Read(ctx, iprot); err2 != nil {
     iprot.ReadMessageEnd(ctx)
@@ -8883,39 +10073,129 @@ func (p *backendServiceProcessorLaunchTask) Process(ctx context.Context, seqId i
     if errors.Is(err2, thrift.ErrAbandonRequest) {
       return false, thrift.WrapTException(err2)
     }
-    _exc101 := thrift.NewTApplicationException(thrift.INTERNAL_ERROR, "Internal error processing launchTask: " + err2.Error())
+    _exc116 := thrift.NewTApplicationException(thrift.INTERNAL_ERROR, "Internal error processing launchTask: " + err2.Error())
     if err2 := oprot.WriteMessageBegin(ctx, "launchTask", thrift.EXCEPTION, seqId); err2 != nil {
-      _write_err100 = thrift.WrapTException(err2)
+      _write_err115 = thrift.WrapTException(err2)
     }
-    if err2 := _exc101.Write(ctx, oprot); _write_err100 == nil && err2 != nil {
-      _write_err100 = thrift.WrapTException(err2)
+    if err2 := _exc116.Write(ctx, oprot); _write_err115 == nil && err2 != nil {
+      _write_err115 = thrift.WrapTException(err2)
     }
-    if err2 := oprot.WriteMessageEnd(ctx); _write_err100 == nil && err2 != nil {
-      _write_err100 = thrift.WrapTException(err2)
+    if err2 := oprot.WriteMessageEnd(ctx); _write_err115 == nil && err2 != nil {
+      _write_err115 = thrift.WrapTException(err2)
     }
-    if err2 := oprot.Flush(ctx); _write_err100 == nil && err2 != nil {
-      _write_err100 = thrift.WrapTException(err2)
+    if err2 := oprot.Flush(ctx); _write_err115 == nil && err2 != nil {
+      _write_err115 = thrift.WrapTException(err2)
     }
-    if _write_err100 != nil {
-      return false, thrift.WrapTException(_write_err100)
+    if _write_err115 != nil {
+      return false, thrift.WrapTException(_write_err115)
     }
     return true, err
   }
   tickerCancel()
   if err2 := oprot.WriteMessageBegin(ctx, "launchTask", thrift.REPLY, seqId); err2 != nil {
-    _write_err100 = thrift.WrapTException(err2)
+    _write_err115 = thrift.WrapTException(err2)
   }
-  if err2 := result.Write(ctx, oprot); _write_err100 == nil && err2 != nil {
-    _write_err100 = thrift.WrapTException(err2)
+  if err2 := result.Write(ctx, oprot); _write_err115 == nil && err2 != nil {
+    _write_err115 = thrift.WrapTException(err2)
   }
-  if err2 := oprot.WriteMessageEnd(ctx); _write_err100 == nil && err2 != nil {
-    _write_err100 = thrift.WrapTException(err2)
+  if err2 := oprot.WriteMessageEnd(ctx); _write_err115 == nil && err2 != nil {
+    _write_err115 = thrift.WrapTException(err2)
   }
-  if err2 := oprot.Flush(ctx); _write_err100 == nil && err2 != nil {
-    _write_err100 = thrift.WrapTException(err2)
+  if err2 := oprot.Flush(ctx); _write_err115 == nil && err2 != nil {
+    _write_err115 = thrift.WrapTException(err2)
   }
-  if _write_err100 != nil {
-    return false, thrift.WrapTException(_write_err100)
+  if _write_err115 != nil {
+    return false, thrift.WrapTException(_write_err115)
+  }
+  return true, err
+}
+
+type backendServiceProcessorLaunchTaskAndWait struct {
+  handler BackendService
+}
+
+func (p *backendServiceProcessorLaunchTaskAndWait) Process(ctx context.Context, seqId int32, iprot, oprot thrift.TProtocol) (success bool, err thrift.TException) {
+  var _write_err117 error
+  args := BackendServiceLaunchTaskAndWaitArgs{}
+  if err2 := args.Read(ctx, iprot); err2 != nil {
+    iprot.ReadMessageEnd(ctx)
+    x := thrift.NewTApplicationException(thrift.PROTOCOL_ERROR, err2.Error())
+    oprot.WriteMessageBegin(ctx, "launchTaskAndWait", thrift.EXCEPTION, seqId)
+    x.Write(ctx, oprot)
+    oprot.WriteMessageEnd(ctx)
+    oprot.Flush(ctx)
+    return false, thrift.WrapTException(err2)
+  }
+  iprot.ReadMessageEnd(ctx)
+
+  tickerCancel := func() {}
+  // Start a goroutine to do server side connectivity check.
+  if thrift.ServerConnectivityCheckInterval > 0 {
+    var cancel context.CancelFunc
+    ctx, cancel = context.WithCancel(ctx)
+    defer cancel()
+    var tickerCtx context.Context
+    tickerCtx, tickerCancel = context.WithCancel(context.Background())
+    defer tickerCancel()
+    go func(ctx context.Context, cancel context.CancelFunc) {
+      ticker := time.NewTicker(thrift.ServerConnectivityCheckInterval)
+      defer ticker.Stop()
+      for {
+        select {
+        case <-ctx.Done():
+          return
+        case <-ticker.C:
+          if !iprot.Transport().IsOpen() {
+            cancel()
+            return
+          }
+        }
+      }
+    }(tickerCtx, cancel)
+  }
+
+  result := BackendServiceLaunchTaskAndWaitResult{}
+  if retval, err2 := p.handler.LaunchTaskAndWait(ctx, args.Message, args.TaskId, args.User, args.WaitMicros); err2 != nil {
+    tickerCancel()
+    err = thrift.WrapTException(err2)
+    if errors.Is(err2, thrift.ErrAbandonRequest) {
+      return false, thrift.WrapTException(err2)
+    }
+    _exc118 := thrift.NewTApplicationException(thrift.INTERNAL_ERROR, "Internal error processing launchTaskAndWait: " + err2.Error())
+    if err2 := oprot.WriteMessageBegin(ctx, "launchTaskAndWait", thrift.EXCEPTION, seqId); err2 != nil {
+      _write_err117 = thrift.WrapTException(err2)
+    }
+    if err2 := _exc118.Write(ctx, oprot); _write_err117 == nil && err2 != nil {
+      _write_err117 = thrift.WrapTException(err2)
+    }
+    if err2 := oprot.WriteMessageEnd(ctx); _write_err117 == nil && err2 != nil {
+      _write_err117 = thrift.WrapTException(err2)
+    }
+    if err2 := oprot.Flush(ctx); _write_err117 == nil && err2 != nil {
+      _write_err117 = thrift.WrapTException(err2)
+    }
+    if _write_err117 != nil {
+      return false, thrift.WrapTException(_write_err117)
+    }
+    return true, err
+  } else {
+    result.Success = retval
+  }
+  tickerCancel()
+  if err2 := oprot.WriteMessageBegin(ctx, "launchTaskAndWait", thrift.REPLY, seqId); err2 != nil {
+    _write_err117 = thrift.WrapTException(err2)
+  }
+  if err2 := result.Write(ctx, oprot); _write_err117 == nil && err2 != nil {
+    _write_err117 = thrift.WrapTException(err2)
+  }
+  if err2 := oprot.WriteMessageEnd(ctx); _write_err117 == nil && err2 != nil {
+    _write_err117 = thrift.WrapTException(err2)
+  }
+  if err2 := oprot.Flush(ctx); _write_err117 == nil && err2 != nil {
+    _write_err117 = thrift.WrapTException(err2)
+  }
+  if _write_err117 != nil {
+    return false, thrift.WrapTException(_write_err117)
   }
   return true, err
 }
@@ -9151,6 +10431,319 @@ func (p *BackendServiceLaunchTaskResult) String() string {
   return fmt.Sprintf("BackendServiceLaunchTaskResult(%+v)", *p)
 }
 
+// Attributes:
+//  - Message
+//  - TaskId
+//  - User
+//  - WaitMicros
+type BackendServiceLaunchTaskAndWaitArgs struct {
+  Message []byte `thrift:"message,1" db:"message" json:"message"`
+  TaskId *TFullTaskId `thrift:"taskId,2" db:"taskId" json:"taskId"`
+  User *TUserGroupInfo `thrift:"user,3" db:"user" json:"user"`
+  WaitMicros int32 `thrift:"waitMicros,4" db:"waitMicros" json:"waitMicros"`
+}
+
+func NewBackendServiceLaunchTaskAndWaitArgs() *BackendServiceLaunchTaskAndWaitArgs {
+  return &BackendServiceLaunchTaskAndWaitArgs{}
+}
+
+
+func (p *BackendServiceLaunchTaskAndWaitArgs) GetMessage() []byte {
+  return p.Message
+}
+var BackendServiceLaunchTaskAndWaitArgs_TaskId_DEFAULT *TFullTaskId
+func (p *BackendServiceLaunchTaskAndWaitArgs) GetTaskId() *TFullTaskId {
+  if !p.IsSetTaskId() {
+    return BackendServiceLaunchTaskAndWaitArgs_TaskId_DEFAULT
+  }
+return p.TaskId
+}
+var BackendServiceLaunchTaskAndWaitArgs_User_DEFAULT *TUserGroupInfo
+func (p *BackendServiceLaunchTaskAndWaitArgs) GetUser() *TUserGroupInfo {
+  if !p.IsSetUser() {
+    return BackendServiceLaunchTaskAndWaitArgs_User_DEFAULT
+  }
+return p.User
+}
+
+func (p *BackendServiceLaunchTaskAndWaitArgs) GetWaitMicros() int32 {
+  return p.WaitMicros
+}
+func (p *BackendServiceLaunchTaskAndWaitArgs) IsSetTaskId() bool {
+  return p.TaskId != nil
+}
+
+func (p *BackendServiceLaunchTaskAndWaitArgs) IsSetUser() bool {
+  return p.User != nil
+}
+
+func (p *BackendServiceLaunchTaskAndWaitArgs) Read(ctx context.Context, iprot thrift.TProtocol) error {
+  if _, err := iprot.ReadStructBegin(ctx); err != nil {
+    return thrift.PrependError(fmt.Sprintf("%T read error: ", p), err)
+  }
+
+
+  for {
+    _, fieldTypeId, fieldId, err := iprot.ReadFieldBegin(ctx)
+    if err != nil {
+      return thrift.PrependError(fmt.Sprintf("%T field %d read error: ", p, fieldId), err)
+    }
+    if fieldTypeId == thrift.STOP { break; }
+    switch fieldId {
+    case 1:
+      if fieldTypeId == thrift.STRING {
+        if err := p.ReadField1(ctx, iprot); err != nil {
+          return err
+        }
+      } else {
+        if err := iprot.Skip(ctx, fieldTypeId); err != nil {
+          return err
+        }
+      }
+    case 2:
+      if fieldTypeId == thrift.STRUCT {
+        if err := p.ReadField2(ctx, iprot); err != nil {
+          return err
+        }
+      } else {
+        if err := iprot.Skip(ctx, fieldTypeId); err != nil {
+          return err
+        }
+      }
+    case 3:
+      if fieldTypeId == thrift.STRUCT {
+        if err := p.ReadField3(ctx, iprot); err != nil {
+          return err
+        }
+      } else {
+        if err := iprot.Skip(ctx, fieldTypeId); err != nil {
+          return err
+        }
+      }
+    case 4:
+      if fieldTypeId == thrift.I32 {
+        if err := p.ReadField4(ctx, iprot); err != nil {
+          return err
+        }
+      } else {
+        if err := iprot.Skip(ctx, fieldTypeId); err != nil {
+          return err
+        }
+      }
+    default:
+      if err := iprot.Skip(ctx, fieldTypeId); err != nil {
+        return err
+      }
+    }
+    if err := iprot.ReadFieldEnd(ctx); err != nil {
+      return err
+    }
+  }
+  if err := iprot.ReadStructEnd(ctx); err != nil {
+    return thrift.PrependError(fmt.Sprintf("%T read struct end error: ", p), err)
+  }
+  return nil
+}
+
+func (p *BackendServiceLaunchTaskAndWaitArgs)  ReadField1(ctx context.Context, iprot thrift.TProtocol) error {
+  if v, err := iprot.ReadBinary(ctx); err != nil {
+  return thrift.PrependError("error reading field 1: ", err)
+} else {
+  p.Message = v
+}
+  return nil
+}
+
+func (p *BackendServiceLaunchTaskAndWaitArgs)  ReadField2(ctx context.Context, iprot thrift.TProtocol) error {
+  p.TaskId = &TFullTaskId{}
+  if err := p.TaskId.Read(ctx, iprot); err != nil {
+    return thrift.PrependError(fmt.Sprintf("%T error reading struct: ", p.TaskId), err)
+  }
+  return nil
+}
+
+func (p *BackendServiceLaunchTaskAndWaitArgs)  ReadField3(ctx context.Context, iprot thrift.TProtocol) error {
+  p.User = &TUserGroupInfo{}
+  if err := p.User.Read(ctx, iprot); err != nil {
+    return thrift.PrependError(fmt.Sprintf("%T error reading struct: ", p.User), err)
+  }
+  return nil
+}
+
+func (p *BackendServiceLaunchTaskAndWaitArgs)  ReadField4(ctx context.Context, iprot thrift.TProtocol) error {
+  if v, err := iprot.ReadI32(ctx); err != nil {
+  return thrift.PrependError("error reading field 4: ", err)
+} else {
+  p.WaitMicros = v
+}
+  return nil
+}
+
+func (p *BackendServiceLaunchTaskAndWaitArgs) Write(ctx context.Context, oprot thrift.TProtocol) error {
+  if err := oprot.WriteStructBegin(ctx, "launchTaskAndWait_args"); err != nil {
+    return thrift.PrependError(fmt.Sprintf("%T write struct begin error: ", p), err) }
+  if p != nil {
+    if err := p.writeField1(ctx, oprot); err != nil { return err }
+    if err := p.writeField2(ctx, oprot); err != nil { return err }
+    if err := p.writeField3(ctx, oprot); err != nil { return err }
+    if err := p.writeField4(ctx, oprot); err != nil { return err }
+  }
+  if err := oprot.WriteFieldStop(ctx); err != nil {
+    return thrift.PrependError("write field stop error: ", err) }
+  if err := oprot.WriteStructEnd(ctx); err != nil {
+    return thrift.PrependError("write struct stop error: ", err) }
+  return nil
+}
+
+func (p *BackendServiceLaunchTaskAndWaitArgs) writeField1(ctx context.Context, oprot thrift.TProtocol) (err error) {
+  if err := oprot.WriteFieldBegin(ctx, "message", thrift.STRING, 1); err != nil {
+    return thrift.PrependError(fmt.Sprintf("%T write field begin error 1:message: ", p), err) }
+  if err := oprot.WriteBinary(ctx, p.Message); err != nil {
+  return thrift.PrependError(fmt.Sprintf("%T.message (1) field write error: ", p), err) }
+  if err := oprot.WriteFieldEnd(ctx); err != nil {
+    return thrift.PrependError(fmt.Sprintf("%T write field end error 1:message: ", p), err) }
+  return err
+}
+
+func (p *BackendServiceLaunchTaskAndWaitArgs) writeField2(ctx context.Context, oprot thrift.TProtocol) (err error) {
+  if err := oprot.WriteFieldBegin(ctx, "taskId", thrift.STRUCT, 2); err != nil {
+    return thrift.PrependError(fmt.Sprintf("%T write field begin error 2:taskId: ", p), err) }
+  if err := p.TaskId.Write(ctx, oprot); err != nil {
+    return thrift.PrependError(fmt.Sprintf("%T error writing struct: ", p.TaskId), err)
+  }
+  if err := oprot.WriteFieldEnd(ctx); err != nil {
+    return thrift.PrependError(fmt.Sprintf("%T write field end error 2:taskId: ", p), err) }
+  return err
+}
+
+func (p *BackendServiceLaunchTaskAndWaitArgs) writeField3(ctx context.Context, oprot thrift.TProtocol) (err error) {
+  if err := oprot.WriteFieldBegin(ctx, "user", thrift.STRUCT, 3); err != nil {
+    return thrift.PrependError(fmt.Sprintf("%T write field begin error 3:user: ", p), err) }
+  if err := p.User.Write(ctx, oprot); err != nil {
+    return thrift.PrependError(fmt.Sprintf("%T error writing struct: ", p.User), err)
+  }
+  if err := oprot.WriteFieldEnd(ctx); err != nil {
+    return thrift.PrependError(fmt.Sprintf("%T write field end error 3:user: ", p), err) }
+  return err
+}
+
+func (p *BackendServiceLaunchTaskAndWaitArgs) writeField4(ctx context.Context, oprot thrift.TProtocol) (err error) {
+  if err := oprot.WriteFieldBegin(ctx, "waitMicros", thrift.I32, 4); err != nil {
+    return thrift.PrependError(fmt.Sprintf("%T write field begin error 4:waitMicros: ", p), err) }
+  if err := oprot.WriteI32(ctx, int32(p.WaitMicros)); err != nil {
+  return thrift.PrependError(fmt.Sprintf("%T.waitMicros (4) field write error: ", p), err) }
+  if err := oprot.WriteFieldEnd(ctx); err != nil {
+    return thrift.PrependError(fmt.Sprintf("%T write field end error 4:waitMicros: ", p), err) }
+  return err
+}
+
+func (p *BackendServiceLaunchTaskAndWaitArgs) String() string {
+  if p == nil {
+    return "<nil>"
+  }
+  return fmt.Sprintf("BackendServiceLaunchTaskAndWaitArgs(%+v)", *p)
+}
+
+// Attributes:
+//  - Success
+type BackendServiceLaunchTaskAndWaitResult struct {
+  Success *TLaunchReply `thrift:"success,0" db:"success" json:"success,omitempty"`
+}
+
+func NewBackendServiceLaunchTaskAndWaitResult() *BackendServiceLaunchTaskAndWaitResult {
+  return &BackendServiceLaunchTaskAndWaitResult{}
+}
+
+var BackendServiceLaunchTaskAndWaitResult_Success_DEFAULT *TLaunchReply
+func (p *BackendServiceLaunchTaskAndWaitResult) GetSuccess() *TLaunchReply {
+  if !p.IsSetSuccess() {
+    return BackendServiceLaunchTaskAndWaitResult_Success_DEFAULT
+  }
+return p.Success
+}
+func (p *BackendServiceLaunchTaskAndWaitResult) IsSetSuccess() bool {
+  return p.Success != nil
+}
+
+func (p *BackendServiceLaunchTaskAndWaitResult) Read(ctx context.Context, iprot thrift.TProtocol) error {
+  if _, err := iprot.ReadStructBegin(ctx); err != nil {
+    return thrift.PrependError(fmt.Sprintf("%T read error: ", p), err)
+  }
+
+
+  for {
+    _, fieldTypeId, fieldId, err := iprot.ReadFieldBegin(ctx)
+    if err != nil {
+      return thrift.PrependError(fmt.Sprintf("%T field %d read error: ", p, fieldId), err)
+    }
+    if fieldTypeId == thrift.STOP { break; }
+    switch fieldId {
+    case 0:
+      if fieldTypeId == thrift.STRUCT {
+        if err := p.ReadField0(ctx, iprot); err != nil {
+          return err
+        }
+      } else {
+        if err := iprot.Skip(ctx, fieldTypeId); err != nil {
+          return err
+        }
+      }
+    default:
+      if err := iprot.Skip(ctx, fieldTypeId); err != nil {
+        return err
+      }
+    }
+    if err := iprot.ReadFieldEnd(ctx); err != nil {
+      return err
+    }
+  }
+  if err := iprot.ReadStructEnd(ctx); err != nil {
+    return thrift.PrependError(fmt.Sprintf("%T read struct end error: ", p), err)
+  }
+  return nil
+}
+
+func (p *BackendServiceLaunchTaskAndWaitResult)  ReadField0(ctx context.Context, iprot thrift.TProtocol) error {
+  p.Success = &TLaunchReply{}
+  if err := p.Success.Read(ctx, iprot); err != nil {
+    return thrift.PrependError(fmt.Sprintf("%T error reading struct: ", p.Success), err)
+  }
+  return nil
+}
+
+func (p *BackendServiceLaunchTaskAndWaitResult) Write(ctx context.Context, oprot thrift.TProtocol) error {
+  if err := oprot.WriteStructBegin(ctx, "launchTaskAndWait_result"); err != nil {
+    return thrift.PrependError(fmt.Sprintf("%T write struct begin error: ", p), err) }
+  if p != nil {
+    if err := p.writeField0(ctx, oprot); err != nil { return err }
+  }
+  if err := oprot.WriteFieldStop(ctx); err != nil {
+    return thrift.PrependError("write field stop error: ", err) }
+  if err := oprot.WriteStructEnd(ctx); err != nil {
+    return thrift.PrependError("write struct stop error: ", err) }
+  return nil
+}
+
+func (p *BackendServiceLaunchTaskAndWaitResult) writeField0(ctx context.Context, oprot thrift.TProtocol) (err error) {
+  if p.IsSetSuccess() {
+    if err := oprot.WriteFieldBegin(ctx, "success", thrift.STRUCT, 0); err != nil {
+      return thrift.PrependError(fmt.Sprintf("%T write field begin error 0:success: ", p), err) }
+    if err := p.Success.Write(ctx, oprot); err != nil {
+      return thrift.PrependError(fmt.Sprintf("%T error writing struct: ", p.Success), err)
+    }
+    if err := oprot.WriteFieldEnd(ctx); err != nil {
+      return thrift.PrependError(fmt.Sprintf("%T write field end error 0:success: ", p), err) }
+  }
+  return err
+}
+
+func (p *BackendServiceLaunchTaskAndWaitResult) String() string {
+  if p == nil {
+    return "<nil>"
+  }
+  return fmt.Sprintf("BackendServiceLaunchTaskAndWaitResult(%+v)", *p)
+}
+
 
 type FrontendService interface {
   // Parameters:
@@ -9200,14 +10793,14 @@ func (p *FrontendServiceClient) SetLastResponseMeta_(meta thrift.ResponseMeta) {
 //  - Status
 //  - Message
 func (p *FrontendServiceClient) FrontendMessage(ctx context.Context, taskId *TFullTaskId, status int32, message []byte) (_err error) {
-  var _args102 FrontendServiceFrontendMessageArgs
-  _args102.TaskId = taskId
-  _args102.Status = status
-  _args102.Message = message
-  var _result104 FrontendServiceFrontendMessageResult
-  var _meta103 thrift.ResponseMeta
-  _meta103, _err = p.Client_().Call(ctx, "frontendMessage", &_args102, &_result104)
-  p.SetLastResponseMeta_(_meta103)
+  var _args119 FrontendServiceFrontendMessageArgs
+  _args119.TaskId = taskId
+  _args119.Status = status
+  _args119.Message = message
+  var _result121 FrontendServiceFrontendMessageResult
+  var _meta120 thrift.ResponseMeta
+  _meta120, _err = p.Client_().Call(ctx, "frontendMessage", &_args119, &_result121)
+  p.SetLastResponseMeta_(_meta120)
   if _err != nil {
     return
   }
@@ -9234,9 +10827,9 @@ func (p *FrontendServiceProcessor) ProcessorMap() map[string]thrift.TProcessorFu
 
 func NewFrontendServiceProcessor(handler FrontendService) *FrontendServiceProcessor {
 
-  self105 := &FrontendServiceProcessor{handler:handler, processorMap:make(map[string]thrift.TProcessorFunction)}
-  self105.processorMap["frontendMessage"] = &frontendServiceProcessorFrontendMessage{handler:handler}
-return self105
+  self122 := &FrontendServiceProcessor{handler:handler, processorMap:make(map[string]thrift.TProcessorFunction)}
+  self122.processorMap["frontendMessage"] = &frontendServiceProcessorFrontendMessage{handler:handler}
+return self122
 }
 
 func (p *FrontendServiceProcessor) Process(ctx context.Context, iprot, oprot thrift.TProtocol) (success bool, err thrift.TException) {
@@ -9247,12 +10840,12 @@ func (p *FrontendServiceProcessor) Process(ctx context.Context, iprot, oprot thr
   }
   iprot.Skip(ctx, thrift.STRUCT)
   iprot.ReadMessageEnd(ctx)
-  x106 := thrift.NewTApplicationException(thrift.UNKNOWN_METHOD, "Unknown function " + name)
+  x123 := thrift.NewTApplicationException(thrift.UNKNOWN_METHOD, "Unknown function " + name)
   oprot.WriteMessageBegin(ctx, name, thrift.EXCEPTION, seqId)
-  x106.Write(ctx, oprot)
+  x123.Write(ctx, oprot)
   oprot.WriteMessageEnd(ctx)
   oprot.Flush(ctx)
-  return false, x106
+  return false, x123
 
 }
 
@@ -9261,7 +10854,7 @@ type frontendServiceProcessorFrontendMessage struct {
 }
 
 func (p *frontendServiceProcessorFrontendMessage) Process(ctx context.Context, seqId int32, iprot, oprot thrift.TProtocol) (success bool, err thrift.TException) {
-  var _write_err107 error
+  var _write_err124 error
   args := FrontendServiceFrontendMessageArgs{}
   if err2 := args.Read(ctx, iprot); err2 != nil {
     iprot.ReadMessageEnd(ctx)
@@ -9307,39 +10900,39 @@ func (p *frontendServiceProcessorFrontendMessage) Process(ctx context.Context, s
     if errors.Is(err2, thrift.ErrAbandonRequest) {
       return false, thrift.WrapTException(err2)
     }
-    _exc108 := thrift.NewTApplicationException(thrift.INTERNAL_ERROR, "Internal error processing frontendMessage: " + err2.Error())
+    _exc125 := thrift.NewTApplicationException(thrift.INTERNAL_ERROR, "Internal error processing frontendMessage: " + err2.Error())
     if err2 := oprot.WriteMessageBegin(ctx, "frontendMessage", thrift.EXCEPTION, seqId); err2 != nil {
-      _write_err107 = thrift.WrapTException(err2)
+      _write_err124 = thrift.WrapTException(err2)
     }
-    if err2 := _exc108.Write(ctx, oprot); _write_err107 == nil && err2 != nil {
-      _write_err107 = thrift.WrapTException(err2)
+    if err2 := _exc125.Write(ctx, oprot); _write_err124 == nil && err2 != nil {
+      _write_err124 = thrift.WrapTException(err2)
     }
-    if err2 := oprot.WriteMessageEnd(ctx); _write_err107 == nil && err2 != nil {
-      _write_err107 = thrift.WrapTException(err2)
+    if err2 := oprot.WriteMessageEnd(ctx); _write_err124 == nil && err2 != nil {
+      _write_err124 = thrift.WrapTException(err2)
     }
-    if err2 := oprot.Flush(ctx); _write_err107 == nil && err2 != nil {
-      _write_err107 = thrift.WrapTException(err2)
+    if err2 := oprot.Flush(ctx); _write_err124 == nil && err2 != nil {
+      _write_err124 = thrift.WrapTException(err2)
     }
-    if _write_err107 != nil {
-      return false, thrift.WrapTException(_write_err107)
+    if _write_err124 != nil {
+      return false, thrift.WrapTException(_write_err124)
     }
     return true, err
   }
   tickerCancel()
   if err2 := oprot.WriteMessageBegin(ctx, "frontendMessage", thrift.REPLY, seqId); err2 != nil {
-    _write_err107 = thrift.WrapTException(err2)
+    _write_err124 = thrift.WrapTException(err2)
   }
-  if err2 := result.Write(ctx, oprot); _write_err107 == nil && err2 != nil {
-    _write_err107 = thrift.WrapTException(err2)
+  if err2 := result.Write(ctx, oprot); _write_err124 == nil && err2 != nil {
+    _write_err124 = thrift.WrapTException(err2)
   }
-  if err2 := oprot.WriteMessageEnd(ctx); _write_err107 == nil && err2 != nil {
-    _write_err107 = thrift.WrapTException(err2)
+  if err2 := oprot.WriteMessageEnd(ctx); _write_err124 == nil && err2 != nil {
+    _write_err124 = thrift.WrapTException(err2)
   }
-  if err2 := oprot.Flush(ctx); _write_err107 == nil && err2 != nil {
-    _write_err107 = thrift.WrapTException(err2)
+  if err2 := oprot.Flush(ctx); _write_err124 == nil && err2 != nil {
+    _write_err124 = thrift.WrapTException(err2)
   }
-  if _write_err107 != nil {
-    return false, thrift.WrapTException(_write_err107)
+  if _write_err124 != nil {
+    return false, thrift.WrapTException(_write_err124)
   }
   return true, err
 }

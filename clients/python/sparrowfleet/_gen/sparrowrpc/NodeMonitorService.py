@@ -58,6 +58,16 @@ class Iface(object):
         """
         pass
 
+    def registerBackendWithFeatures(self, app, listenSocket, features):
+        """
+        Parameters:
+         - app
+         - listenSocket
+         - features
+
+        """
+        pass
+
 
 class Client(Iface):
     def __init__(self, iprot, oprot=None):
@@ -202,6 +212,42 @@ class Client(Iface):
         iprot.readMessageEnd()
         return
 
+    def registerBackendWithFeatures(self, app, listenSocket, features):
+        """
+        Parameters:
+         - app
+         - listenSocket
+         - features
+
+        """
+        self.send_registerBackendWithFeatures(app, listenSocket, features)
+        return self.recv_registerBackendWithFeatures()
+
+    def send_registerBackendWithFeatures(self, app, listenSocket, features):
+        self._oprot.writeMessageBegin('registerBackendWithFeatures', TMessageType.CALL, self._seqid)
+        args = registerBackendWithFeatures_args()
+        args.app = app
+        args.listenSocket = listenSocket
+        args.features = features
+        args.write(self._oprot)
+        self._oprot.writeMessageEnd()
+        self._oprot.trans.flush()
+
+    def recv_registerBackendWithFeatures(self):
+        iprot = self._iprot
+        (fname, mtype, rseqid) = iprot.readMessageBegin()
+        if mtype == TMessageType.EXCEPTION:
+            x = TApplicationException()
+            x.read(iprot)
+            iprot.readMessageEnd()
+            raise x
+        result = registerBackendWithFeatures_result()
+        result.read(iprot)
+        iprot.readMessageEnd()
+        if result.success is not None:
+            return result.success
+        raise TApplicationException(TApplicationException.MISSING_RESULT, "registerBackendWithFeatures failed: unknown result")
+
 
 class Processor(Iface, TProcessor):
     def __init__(self, handler):
@@ -211,6 +257,7 @@ class Processor(Iface, TProcessor):
         self._processMap["tasksFinished"] = Processor.process_tasksFinished
         self._processMap["sendFrontendMessage"] = Processor.process_sendFrontendMessage
         self._processMap["taskDone"] = Processor.process_taskDone
+        self._processMap["registerBackendWithFeatures"] = Processor.process_registerBackendWithFeatures
         self._on_message_begin = None
 
     def on_message_begin(self, func):
@@ -321,6 +368,29 @@ class Processor(Iface, TProcessor):
             msg_type = TMessageType.EXCEPTION
             result = TApplicationException(TApplicationException.INTERNAL_ERROR, 'Internal error')
         oprot.writeMessageBegin("taskDone", msg_type, seqid)
+        result.write(oprot)
+        oprot.writeMessageEnd()
+        oprot.trans.flush()
+
+    def process_registerBackendWithFeatures(self, seqid, iprot, oprot):
+        args = registerBackendWithFeatures_args()
+        args.read(iprot)
+        iprot.readMessageEnd()
+        result = registerBackendWithFeatures_result()
+        try:
+            result.success = self._handler.registerBackendWithFeatures(args.app, args.listenSocket, args.features)
+            msg_type = TMessageType.REPLY
+        except TTransport.TTransportException:
+            raise
+        except TApplicationException as ex:
+            logging.exception('TApplication exception in handler')
+            msg_type = TMessageType.EXCEPTION
+            result = ex
+        except Exception:
+            logging.exception('Unexpected exception in handler')
+            msg_type = TMessageType.EXCEPTION
+            result = TApplicationException(TApplicationException.INTERNAL_ERROR, 'Internal error')
+        oprot.writeMessageBegin("registerBackendWithFeatures", msg_type, seqid)
         result.write(oprot)
         oprot.writeMessageEnd()
         oprot.trans.flush()
@@ -486,11 +556,11 @@ class tasksFinished_args(object):
             if fid == 1:
                 if ftype == TType.LIST:
                     self.tasks = []
-                    (_etype59, _size56) = iprot.readListBegin()
-                    for _i60 in range(_size56):
-                        _elem61 = TFullTaskId()
-                        _elem61.read(iprot)
-                        self.tasks.append(_elem61)
+                    (_etype66, _size63) = iprot.readListBegin()
+                    for _i67 in range(_size63):
+                        _elem68 = TFullTaskId()
+                        _elem68.read(iprot)
+                        self.tasks.append(_elem68)
                     iprot.readListEnd()
                 else:
                     iprot.skip(ftype)
@@ -507,8 +577,8 @@ class tasksFinished_args(object):
         if self.tasks is not None:
             oprot.writeFieldBegin('tasks', TType.LIST, 1)
             oprot.writeListBegin(TType.STRUCT, len(self.tasks))
-            for iter62 in self.tasks:
-                iter62.write(oprot)
+            for iter69 in self.tasks:
+                iter69.write(oprot)
             oprot.writeListEnd()
             oprot.writeFieldEnd()
         oprot.writeFieldStop()
@@ -858,6 +928,153 @@ class taskDone_result(object):
         return not (self == other)
 all_structs.append(taskDone_result)
 taskDone_result.thrift_spec = (
+)
+
+
+class registerBackendWithFeatures_args(object):
+    """
+    Attributes:
+     - app
+     - listenSocket
+     - features
+
+    """
+
+
+    def __init__(self, app=None, listenSocket=None, features=None,):
+        self.app = app
+        self.listenSocket = listenSocket
+        self.features = features
+
+    def read(self, iprot):
+        if iprot._fast_decode is not None and isinstance(iprot.trans, TTransport.CReadableTransport) and self.thrift_spec is not None:
+            iprot._fast_decode(self, iprot, [self.__class__, self.thrift_spec])
+            return
+        iprot.readStructBegin()
+        while True:
+            (fname, ftype, fid) = iprot.readFieldBegin()
+            if ftype == TType.STOP:
+                break
+            if fid == 1:
+                if ftype == TType.STRING:
+                    self.app = iprot.readString().decode('utf-8', errors='replace') if sys.version_info[0] == 2 else iprot.readString()
+                else:
+                    iprot.skip(ftype)
+            elif fid == 2:
+                if ftype == TType.STRING:
+                    self.listenSocket = iprot.readString().decode('utf-8', errors='replace') if sys.version_info[0] == 2 else iprot.readString()
+                else:
+                    iprot.skip(ftype)
+            elif fid == 3:
+                if ftype == TType.I32:
+                    self.features = iprot.readI32()
+                else:
+                    iprot.skip(ftype)
+            else:
+                iprot.skip(ftype)
+            iprot.readFieldEnd()
+        iprot.readStructEnd()
+
+    def write(self, oprot):
+        if oprot._fast_encode is not None and self.thrift_spec is not None:
+            oprot.trans.write(oprot._fast_encode(self, [self.__class__, self.thrift_spec]))
+            return
+        oprot.writeStructBegin('registerBackendWithFeatures_args')
+        if self.app is not None:
+            oprot.writeFieldBegin('app', TType.STRING, 1)
+            oprot.writeString(self.app.encode('utf-8') if sys.version_info[0] == 2 else self.app)
+            oprot.writeFieldEnd()
+        if self.listenSocket is not None:
+            oprot.writeFieldBegin('listenSocket', TType.STRING, 2)
+            oprot.writeString(self.listenSocket.encode('utf-8') if sys.version_info[0] == 2 else self.listenSocket)
+            oprot.writeFieldEnd()
+        if self.features is not None:
+            oprot.writeFieldBegin('features', TType.I32, 3)
+            oprot.writeI32(self.features)
+            oprot.writeFieldEnd()
+        oprot.writeFieldStop()
+        oprot.writeStructEnd()
+
+    def validate(self):
+        return
+
+    def __repr__(self):
+        L = ['%s=%r' % (key, value)
+             for key, value in self.__dict__.items()]
+        return '%s(%s)' % (self.__class__.__name__, ', '.join(L))
+
+    def __eq__(self, other):
+        return isinstance(other, self.__class__) and self.__dict__ == other.__dict__
+
+    def __ne__(self, other):
+        return not (self == other)
+all_structs.append(registerBackendWithFeatures_args)
+registerBackendWithFeatures_args.thrift_spec = (
+    None,  # 0
+    (1, TType.STRING, 'app', 'UTF8', None, ),  # 1
+    (2, TType.STRING, 'listenSocket', 'UTF8', None, ),  # 2
+    (3, TType.I32, 'features', None, None, ),  # 3
+)
+
+
+class registerBackendWithFeatures_result(object):
+    """
+    Attributes:
+     - success
+
+    """
+
+
+    def __init__(self, success=None,):
+        self.success = success
+
+    def read(self, iprot):
+        if iprot._fast_decode is not None and isinstance(iprot.trans, TTransport.CReadableTransport) and self.thrift_spec is not None:
+            iprot._fast_decode(self, iprot, [self.__class__, self.thrift_spec])
+            return
+        iprot.readStructBegin()
+        while True:
+            (fname, ftype, fid) = iprot.readFieldBegin()
+            if ftype == TType.STOP:
+                break
+            if fid == 0:
+                if ftype == TType.BOOL:
+                    self.success = iprot.readBool()
+                else:
+                    iprot.skip(ftype)
+            else:
+                iprot.skip(ftype)
+            iprot.readFieldEnd()
+        iprot.readStructEnd()
+
+    def write(self, oprot):
+        if oprot._fast_encode is not None and self.thrift_spec is not None:
+            oprot.trans.write(oprot._fast_encode(self, [self.__class__, self.thrift_spec]))
+            return
+        oprot.writeStructBegin('registerBackendWithFeatures_result')
+        if self.success is not None:
+            oprot.writeFieldBegin('success', TType.BOOL, 0)
+            oprot.writeBool(self.success)
+            oprot.writeFieldEnd()
+        oprot.writeFieldStop()
+        oprot.writeStructEnd()
+
+    def validate(self):
+        return
+
+    def __repr__(self):
+        L = ['%s=%r' % (key, value)
+             for key, value in self.__dict__.items()]
+        return '%s(%s)' % (self.__class__.__name__, ', '.join(L))
+
+    def __eq__(self, other):
+        return isinstance(other, self.__class__) and self.__dict__ == other.__dict__
+
+    def __ne__(self, other):
+        return not (self == other)
+all_structs.append(registerBackendWithFeatures_result)
+registerBackendWithFeatures_result.thrift_spec = (
+    (0, TType.BOOL, 'success', None, None, ),  # 0
 )
 fix_spec(all_structs)
 del all_structs

@@ -59,6 +59,15 @@ class Iface(object):
         """
         pass
 
+    def tasksDone(self, tasks, nodeMonitorAddress):
+        """
+        Parameters:
+         - tasks
+         - nodeMonitorAddress
+
+        """
+        pass
+
 
 class Client(Iface):
     def __init__(self, iprot, oprot=None):
@@ -207,6 +216,38 @@ class Client(Iface):
         iprot.readMessageEnd()
         return
 
+    def tasksDone(self, tasks, nodeMonitorAddress):
+        """
+        Parameters:
+         - tasks
+         - nodeMonitorAddress
+
+        """
+        self.send_tasksDone(tasks, nodeMonitorAddress)
+        self.recv_tasksDone()
+
+    def send_tasksDone(self, tasks, nodeMonitorAddress):
+        self._oprot.writeMessageBegin('tasksDone', TMessageType.CALL, self._seqid)
+        args = tasksDone_args()
+        args.tasks = tasks
+        args.nodeMonitorAddress = nodeMonitorAddress
+        args.write(self._oprot)
+        self._oprot.writeMessageEnd()
+        self._oprot.trans.flush()
+
+    def recv_tasksDone(self):
+        iprot = self._iprot
+        (fname, mtype, rseqid) = iprot.readMessageBegin()
+        if mtype == TMessageType.EXCEPTION:
+            x = TApplicationException()
+            x.read(iprot)
+            iprot.readMessageEnd()
+            raise x
+        result = tasksDone_result()
+        result.read(iprot)
+        iprot.readMessageEnd()
+        return
+
 
 class Processor(Iface, TProcessor):
     def __init__(self, handler):
@@ -216,6 +257,7 @@ class Processor(Iface, TProcessor):
         self._processMap["submitJob"] = Processor.process_submitJob
         self._processMap["sendFrontendMessage"] = Processor.process_sendFrontendMessage
         self._processMap["taskDone"] = Processor.process_taskDone
+        self._processMap["tasksDone"] = Processor.process_tasksDone
         self._on_message_begin = None
 
     def on_message_begin(self, func):
@@ -329,6 +371,29 @@ class Processor(Iface, TProcessor):
             msg_type = TMessageType.EXCEPTION
             result = TApplicationException(TApplicationException.INTERNAL_ERROR, 'Internal error')
         oprot.writeMessageBegin("taskDone", msg_type, seqid)
+        result.write(oprot)
+        oprot.writeMessageEnd()
+        oprot.trans.flush()
+
+    def process_tasksDone(self, seqid, iprot, oprot):
+        args = tasksDone_args()
+        args.read(iprot)
+        iprot.readMessageEnd()
+        result = tasksDone_result()
+        try:
+            self._handler.tasksDone(args.tasks, args.nodeMonitorAddress)
+            msg_type = TMessageType.REPLY
+        except TTransport.TTransportException:
+            raise
+        except TApplicationException as ex:
+            logging.exception('TApplication exception in handler')
+            msg_type = TMessageType.EXCEPTION
+            result = ex
+        except Exception:
+            logging.exception('Unexpected exception in handler')
+            msg_type = TMessageType.EXCEPTION
+            result = TApplicationException(TApplicationException.INTERNAL_ERROR, 'Internal error')
+        oprot.writeMessageBegin("tasksDone", msg_type, seqid)
         result.write(oprot)
         oprot.writeMessageEnd()
         oprot.trans.flush()
@@ -890,6 +955,133 @@ class taskDone_result(object):
         return not (self == other)
 all_structs.append(taskDone_result)
 taskDone_result.thrift_spec = (
+)
+
+
+class tasksDone_args(object):
+    """
+    Attributes:
+     - tasks
+     - nodeMonitorAddress
+
+    """
+
+
+    def __init__(self, tasks=None, nodeMonitorAddress=None,):
+        self.tasks = tasks
+        self.nodeMonitorAddress = nodeMonitorAddress
+
+    def read(self, iprot):
+        if iprot._fast_decode is not None and isinstance(iprot.trans, TTransport.CReadableTransport) and self.thrift_spec is not None:
+            iprot._fast_decode(self, iprot, [self.__class__, self.thrift_spec])
+            return
+        iprot.readStructBegin()
+        while True:
+            (fname, ftype, fid) = iprot.readFieldBegin()
+            if ftype == TType.STOP:
+                break
+            if fid == 1:
+                if ftype == TType.LIST:
+                    self.tasks = []
+                    (_etype38, _size35) = iprot.readListBegin()
+                    for _i39 in range(_size35):
+                        _elem40 = TTaskDone()
+                        _elem40.read(iprot)
+                        self.tasks.append(_elem40)
+                    iprot.readListEnd()
+                else:
+                    iprot.skip(ftype)
+            elif fid == 2:
+                if ftype == TType.STRUCT:
+                    self.nodeMonitorAddress = THostPort()
+                    self.nodeMonitorAddress.read(iprot)
+                else:
+                    iprot.skip(ftype)
+            else:
+                iprot.skip(ftype)
+            iprot.readFieldEnd()
+        iprot.readStructEnd()
+
+    def write(self, oprot):
+        if oprot._fast_encode is not None and self.thrift_spec is not None:
+            oprot.trans.write(oprot._fast_encode(self, [self.__class__, self.thrift_spec]))
+            return
+        oprot.writeStructBegin('tasksDone_args')
+        if self.tasks is not None:
+            oprot.writeFieldBegin('tasks', TType.LIST, 1)
+            oprot.writeListBegin(TType.STRUCT, len(self.tasks))
+            for iter41 in self.tasks:
+                iter41.write(oprot)
+            oprot.writeListEnd()
+            oprot.writeFieldEnd()
+        if self.nodeMonitorAddress is not None:
+            oprot.writeFieldBegin('nodeMonitorAddress', TType.STRUCT, 2)
+            self.nodeMonitorAddress.write(oprot)
+            oprot.writeFieldEnd()
+        oprot.writeFieldStop()
+        oprot.writeStructEnd()
+
+    def validate(self):
+        return
+
+    def __repr__(self):
+        L = ['%s=%r' % (key, value)
+             for key, value in self.__dict__.items()]
+        return '%s(%s)' % (self.__class__.__name__, ', '.join(L))
+
+    def __eq__(self, other):
+        return isinstance(other, self.__class__) and self.__dict__ == other.__dict__
+
+    def __ne__(self, other):
+        return not (self == other)
+all_structs.append(tasksDone_args)
+tasksDone_args.thrift_spec = (
+    None,  # 0
+    (1, TType.LIST, 'tasks', (TType.STRUCT, [TTaskDone, None], False), None, ),  # 1
+    (2, TType.STRUCT, 'nodeMonitorAddress', [THostPort, None], None, ),  # 2
+)
+
+
+class tasksDone_result(object):
+
+
+    def read(self, iprot):
+        if iprot._fast_decode is not None and isinstance(iprot.trans, TTransport.CReadableTransport) and self.thrift_spec is not None:
+            iprot._fast_decode(self, iprot, [self.__class__, self.thrift_spec])
+            return
+        iprot.readStructBegin()
+        while True:
+            (fname, ftype, fid) = iprot.readFieldBegin()
+            if ftype == TType.STOP:
+                break
+            else:
+                iprot.skip(ftype)
+            iprot.readFieldEnd()
+        iprot.readStructEnd()
+
+    def write(self, oprot):
+        if oprot._fast_encode is not None and self.thrift_spec is not None:
+            oprot.trans.write(oprot._fast_encode(self, [self.__class__, self.thrift_spec]))
+            return
+        oprot.writeStructBegin('tasksDone_result')
+        oprot.writeFieldStop()
+        oprot.writeStructEnd()
+
+    def validate(self):
+        return
+
+    def __repr__(self):
+        L = ['%s=%r' % (key, value)
+             for key, value in self.__dict__.items()]
+        return '%s(%s)' % (self.__class__.__name__, ', '.join(L))
+
+    def __eq__(self, other):
+        return isinstance(other, self.__class__) and self.__dict__ == other.__dict__
+
+    def __ne__(self, other):
+        return not (self == other)
+all_structs.append(tasksDone_result)
+tasksDone_result.thrift_spec = (
 )
 fix_spec(all_structs)
 del all_structs

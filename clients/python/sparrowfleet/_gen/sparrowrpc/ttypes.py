@@ -770,11 +770,12 @@ class TEnqueueTaskReservationsRequest(object):
      - jobClass
      - taskSeconds
      - remainingWork
+     - schedulerFeatures
 
     """
 
 
-    def __init__(self, appId=None, user=None, requestId=None, schedulerAddress=None, numTasks=None, jobClass=None, taskSeconds=None, remainingWork=None,):
+    def __init__(self, appId=None, user=None, requestId=None, schedulerAddress=None, numTasks=None, jobClass=None, taskSeconds=None, remainingWork=None, schedulerFeatures=None,):
         self.appId = appId
         self.user = user
         self.requestId = requestId
@@ -783,6 +784,7 @@ class TEnqueueTaskReservationsRequest(object):
         self.jobClass = jobClass
         self.taskSeconds = taskSeconds
         self.remainingWork = remainingWork
+        self.schedulerFeatures = schedulerFeatures
 
     def read(self, iprot):
         if iprot._fast_decode is not None and isinstance(iprot.trans, TTransport.CReadableTransport) and self.thrift_spec is not None:
@@ -835,6 +837,11 @@ class TEnqueueTaskReservationsRequest(object):
                     self.remainingWork = iprot.readDouble()
                 else:
                     iprot.skip(ftype)
+            elif fid == 9:
+                if ftype == TType.I32:
+                    self.schedulerFeatures = iprot.readI32()
+                else:
+                    iprot.skip(ftype)
             else:
                 iprot.skip(ftype)
             iprot.readFieldEnd()
@@ -876,6 +883,101 @@ class TEnqueueTaskReservationsRequest(object):
         if self.remainingWork is not None:
             oprot.writeFieldBegin('remainingWork', TType.DOUBLE, 8)
             oprot.writeDouble(self.remainingWork)
+            oprot.writeFieldEnd()
+        if self.schedulerFeatures is not None:
+            oprot.writeFieldBegin('schedulerFeatures', TType.I32, 9)
+            oprot.writeI32(self.schedulerFeatures)
+            oprot.writeFieldEnd()
+        oprot.writeFieldStop()
+        oprot.writeStructEnd()
+
+    def validate(self):
+        return
+
+    def __repr__(self):
+        L = ['%s=%r' % (key, value)
+             for key, value in self.__dict__.items()]
+        return '%s(%s)' % (self.__class__.__name__, ', '.join(L))
+
+    def __eq__(self, other):
+        return isinstance(other, self.__class__) and self.__dict__ == other.__dict__
+
+    def __ne__(self, other):
+        return not (self == other)
+
+
+class TTaskDone(object):
+    """
+    Attributes:
+     - app
+     - taskId
+     - status
+     - message
+
+    """
+
+
+    def __init__(self, app=None, taskId=None, status=None, message=None,):
+        self.app = app
+        self.taskId = taskId
+        self.status = status
+        self.message = message
+
+    def read(self, iprot):
+        if iprot._fast_decode is not None and isinstance(iprot.trans, TTransport.CReadableTransport) and self.thrift_spec is not None:
+            iprot._fast_decode(self, iprot, [self.__class__, self.thrift_spec])
+            return
+        iprot.readStructBegin()
+        while True:
+            (fname, ftype, fid) = iprot.readFieldBegin()
+            if ftype == TType.STOP:
+                break
+            if fid == 1:
+                if ftype == TType.STRING:
+                    self.app = iprot.readString().decode('utf-8', errors='replace') if sys.version_info[0] == 2 else iprot.readString()
+                else:
+                    iprot.skip(ftype)
+            elif fid == 2:
+                if ftype == TType.STRUCT:
+                    self.taskId = TFullTaskId()
+                    self.taskId.read(iprot)
+                else:
+                    iprot.skip(ftype)
+            elif fid == 3:
+                if ftype == TType.I32:
+                    self.status = iprot.readI32()
+                else:
+                    iprot.skip(ftype)
+            elif fid == 4:
+                if ftype == TType.STRING:
+                    self.message = iprot.readBinary()
+                else:
+                    iprot.skip(ftype)
+            else:
+                iprot.skip(ftype)
+            iprot.readFieldEnd()
+        iprot.readStructEnd()
+
+    def write(self, oprot):
+        if oprot._fast_encode is not None and self.thrift_spec is not None:
+            oprot.trans.write(oprot._fast_encode(self, [self.__class__, self.thrift_spec]))
+            return
+        oprot.writeStructBegin('TTaskDone')
+        if self.app is not None:
+            oprot.writeFieldBegin('app', TType.STRING, 1)
+            oprot.writeString(self.app.encode('utf-8') if sys.version_info[0] == 2 else self.app)
+            oprot.writeFieldEnd()
+        if self.taskId is not None:
+            oprot.writeFieldBegin('taskId', TType.STRUCT, 2)
+            self.taskId.write(oprot)
+            oprot.writeFieldEnd()
+        if self.status is not None:
+            oprot.writeFieldBegin('status', TType.I32, 3)
+            oprot.writeI32(self.status)
+            oprot.writeFieldEnd()
+        if self.message is not None:
+            oprot.writeFieldBegin('message', TType.STRING, 4)
+            oprot.writeBinary(self.message)
             oprot.writeFieldEnd()
         oprot.writeFieldStop()
         oprot.writeStructEnd()
@@ -1234,6 +1336,85 @@ class TOfferOutcome(object):
         return not (self == other)
 
 
+class TLaunchReply(object):
+    """
+    Attributes:
+     - done
+     - status
+     - message
+
+    """
+
+
+    def __init__(self, done=None, status=None, message=None,):
+        self.done = done
+        self.status = status
+        self.message = message
+
+    def read(self, iprot):
+        if iprot._fast_decode is not None and isinstance(iprot.trans, TTransport.CReadableTransport) and self.thrift_spec is not None:
+            iprot._fast_decode(self, iprot, [self.__class__, self.thrift_spec])
+            return
+        iprot.readStructBegin()
+        while True:
+            (fname, ftype, fid) = iprot.readFieldBegin()
+            if ftype == TType.STOP:
+                break
+            if fid == 1:
+                if ftype == TType.BOOL:
+                    self.done = iprot.readBool()
+                else:
+                    iprot.skip(ftype)
+            elif fid == 2:
+                if ftype == TType.I32:
+                    self.status = iprot.readI32()
+                else:
+                    iprot.skip(ftype)
+            elif fid == 3:
+                if ftype == TType.STRING:
+                    self.message = iprot.readBinary()
+                else:
+                    iprot.skip(ftype)
+            else:
+                iprot.skip(ftype)
+            iprot.readFieldEnd()
+        iprot.readStructEnd()
+
+    def write(self, oprot):
+        if oprot._fast_encode is not None and self.thrift_spec is not None:
+            oprot.trans.write(oprot._fast_encode(self, [self.__class__, self.thrift_spec]))
+            return
+        oprot.writeStructBegin('TLaunchReply')
+        if self.done is not None:
+            oprot.writeFieldBegin('done', TType.BOOL, 1)
+            oprot.writeBool(self.done)
+            oprot.writeFieldEnd()
+        if self.status is not None:
+            oprot.writeFieldBegin('status', TType.I32, 2)
+            oprot.writeI32(self.status)
+            oprot.writeFieldEnd()
+        if self.message is not None:
+            oprot.writeFieldBegin('message', TType.STRING, 3)
+            oprot.writeBinary(self.message)
+            oprot.writeFieldEnd()
+        oprot.writeFieldStop()
+        oprot.writeStructEnd()
+
+    def validate(self):
+        return
+
+    def __repr__(self):
+        L = ['%s=%r' % (key, value)
+             for key, value in self.__dict__.items()]
+        return '%s(%s)' % (self.__class__.__name__, ', '.join(L))
+
+    def __eq__(self, other):
+        return isinstance(other, self.__class__) and self.__dict__ == other.__dict__
+
+    def __ne__(self, other):
+        return not (self == other)
+
+
 class IncompleteRequestException(TException):
     """
     Attributes:
@@ -1404,6 +1585,15 @@ TEnqueueTaskReservationsRequest.thrift_spec = (
     (6, TType.I32, 'jobClass', None, None, ),  # 6
     (7, TType.DOUBLE, 'taskSeconds', None, None, ),  # 7
     (8, TType.DOUBLE, 'remainingWork', None, None, ),  # 8
+    (9, TType.I32, 'schedulerFeatures', None, None, ),  # 9
+)
+all_structs.append(TTaskDone)
+TTaskDone.thrift_spec = (
+    None,  # 0
+    (1, TType.STRING, 'app', 'UTF8', None, ),  # 1
+    (2, TType.STRUCT, 'taskId', [TFullTaskId, None], None, ),  # 2
+    (3, TType.I32, 'status', None, None, ),  # 3
+    (4, TType.STRING, 'message', 'BINARY', None, ),  # 4
 )
 all_structs.append(TCancelTaskReservationsRequest)
 TCancelTaskReservationsRequest.thrift_spec = (
@@ -1434,6 +1624,13 @@ TOfferOutcome.thrift_spec = (
     None,  # 0
     (1, TType.I32, 'outcome', None, None, ),  # 1
     (2, TType.STRING, 'boot', 'UTF8', None, ),  # 2
+)
+all_structs.append(TLaunchReply)
+TLaunchReply.thrift_spec = (
+    None,  # 0
+    (1, TType.BOOL, 'done', None, None, ),  # 1
+    (2, TType.I32, 'status', None, None, ),  # 2
+    (3, TType.STRING, 'message', 'BINARY', None, ),  # 3
 )
 all_structs.append(IncompleteRequestException)
 IncompleteRequestException.thrift_spec = (
