@@ -152,7 +152,7 @@ func NewBackend(ctx context.Context, cfg BackendConfig) (*Backend, error) {
 			b.log.Error().Err(err).Int("tasks", len(refs)).Msg("could not report tasks finished")
 		}
 	})
-	go srv.Serve(sparrowrpc.NewBackendServiceProcessor((*backendHandler)(b)))
+	go srv.Serve(sparrowrpc.NewExtendedBackendServiceProcessor((*backendHandler)(b)))
 	var last string
 	err = registerWithRetry(ctx, b.Register, cfg.RegisterBackoff, func(attempt int, err error) {
 		if err.Error() != last {

@@ -77,14 +77,14 @@ func TestBackendLaunchAndWait(t *testing.T) {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { b.Close() })
-	p := rpc.NewPool(rpc.Config{}, sparrowrpc.NewBackendServiceClient)
+	p := rpc.NewPool(rpc.Config{}, sparrowrpc.NewExtendedBackendServiceClient)
 	t.Cleanup(p.Close)
 	launchWait := func(task, msg string, waitMicros int32) *sparrowrpc.TLaunchReply {
 		t.Helper()
 		id := &sparrowrpc.TFullTaskId{TaskId: task, RequestId: "r", AppId: "app",
 			SchedulerAddress: &sparrowrpc.THostPort{Host: "127.0.0.1", Port: 20503}}
 		var reply *sparrowrpc.TLaunchReply
-		err := p.Call(context.Background(), b.Addr(), func(ctx context.Context, c *sparrowrpc.BackendServiceClient) (err error) {
+		err := p.Call(context.Background(), b.Addr(), func(ctx context.Context, c *sparrowrpc.ExtendedBackendServiceClient) (err error) {
 			reply, err = c.LaunchTaskAndWait(ctx, []byte(msg), id, &sparrowrpc.TUserGroupInfo{}, waitMicros)
 			return err
 		})

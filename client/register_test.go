@@ -144,11 +144,11 @@ func startNodeMonitor(t *testing.T, nm *fakeNodeMonitor) string {
 // launch sends launchTask for task id to the executor at addr.
 func launch(t *testing.T, addr, id string) error {
 	t.Helper()
-	p := rpc.NewPool(rpc.Config{}, sparrowrpc.NewBackendServiceClient)
+	p := rpc.NewPool(rpc.Config{}, sparrowrpc.NewExtendedBackendServiceClient)
 	defer p.Close()
 	tid := &sparrowrpc.TFullTaskId{TaskId: id, RequestId: "r", AppId: "app",
 		SchedulerAddress: &sparrowrpc.THostPort{Host: "127.0.0.1", Port: 20503}}
-	return p.Call(context.Background(), addr, func(ctx context.Context, c *sparrowrpc.BackendServiceClient) error {
+	return p.Call(context.Background(), addr, func(ctx context.Context, c *sparrowrpc.ExtendedBackendServiceClient) error {
 		return c.LaunchTask(ctx, []byte(id), tid, &sparrowrpc.TUserGroupInfo{})
 	})
 }

@@ -195,7 +195,7 @@ func newNMHarnessWith(t *testing.T, o nmHarnessOpts) *nmHarness {
 	if err != nil {
 		t.Fatal(err)
 	}
-	go be.Serve(sparrowrpc.NewBackendServiceProcessor(h.back))
+	go be.Serve(sparrowrpc.NewExtendedBackendServiceProcessor(h.back))
 	h.backSrv = be
 	// The reservations name a SchedulerService address; the directory maps
 	// it to the fake's GetTaskService.

@@ -131,21 +131,21 @@ func (t *thriftSchedulers) Close() {
 
 // thriftExecutors calls executors over pooled Thrift connections.
 type thriftExecutors struct {
-	pool *rpc.Pool[*sparrowrpc.BackendServiceClient]
+	pool *rpc.Pool[*sparrowrpc.ExtendedBackendServiceClient]
 }
 
 func newThriftExecutors(cfg rpc.Config) *thriftExecutors {
-	return &thriftExecutors{pool: rpc.NewPool(cfg, sparrowrpc.NewBackendServiceClient)}
+	return &thriftExecutors{pool: rpc.NewPool(cfg, sparrowrpc.NewExtendedBackendServiceClient)}
 }
 
 func (t *thriftExecutors) LaunchTask(addr string, msg []byte, id *sparrowrpc.TFullTaskId, user *sparrowrpc.TUserGroupInfo) error {
-	return t.pool.Call(context.Background(), addr, func(ctx context.Context, c *sparrowrpc.BackendServiceClient) error {
+	return t.pool.Call(context.Background(), addr, func(ctx context.Context, c *sparrowrpc.ExtendedBackendServiceClient) error {
 		return c.LaunchTask(ctx, msg, id, user)
 	})
 }
 
 func (t *thriftExecutors) LaunchTaskAndWait(addr string, msg []byte, id *sparrowrpc.TFullTaskId, user *sparrowrpc.TUserGroupInfo, wait time.Duration) (reply *sparrowrpc.TLaunchReply, err error) {
-	err = t.pool.Call(context.Background(), addr, func(ctx context.Context, c *sparrowrpc.BackendServiceClient) error {
+	err = t.pool.Call(context.Background(), addr, func(ctx context.Context, c *sparrowrpc.ExtendedBackendServiceClient) error {
 		reply, err = c.LaunchTaskAndWait(ctx, msg, id, user, int32(wait/time.Microsecond))
 		return err
 	})

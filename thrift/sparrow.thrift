@@ -320,12 +320,19 @@ service InternalService {
 // Executor, port 20101. Called by its node monitor.
 service BackendService {
   void launchTask(1: binary message, 2: TFullTaskId taskId, 3: TUserGroupInfo user),
-  // Extension, called only on an executor registered with
-  // BACKEND_LAUNCH_AND_WAIT: launchTask, after which the executor waits up
-  // to waitMicros for the task to end and, if it does, answers with its
-  // status and message instead of calling taskDone. Saves the executor
-  // and the node monitor a call per quick task. The node monitor then
-  // frees the slot and relays the message as taskDone would.
+}
+
+// Extension: what the client library's executors serve beyond
+// BackendService, on the same port. A separate service so that code
+// generated for an original-style executor (which implements
+// BackendService) compiles unchanged against this IDL.
+service ExtendedBackendService extends BackendService {
+  // Called only on an executor registered with BACKEND_LAUNCH_AND_WAIT:
+  // launchTask, after which the executor waits up to waitMicros for the
+  // task to end and, if it does, answers with its status and message
+  // instead of calling taskDone. Saves the executor and the node monitor a
+  // call per quick task. The node monitor then frees the slot and relays
+  // the message as taskDone would.
   TLaunchReply launchTaskAndWait(1: binary message, 2: TFullTaskId taskId, 3: TUserGroupInfo user, 4: i32 waitMicros),
 }
 

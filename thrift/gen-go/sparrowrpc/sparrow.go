@@ -9893,12 +9893,6 @@ type BackendService interface {
   //  - TaskId
   //  - User
   LaunchTask(ctx context.Context, message []byte, taskId *TFullTaskId, user *TUserGroupInfo) (_err error)
-  // Parameters:
-  //  - Message
-  //  - TaskId
-  //  - User
-  //  - WaitMicros
-  LaunchTaskAndWait(ctx context.Context, message []byte, taskId *TFullTaskId, user *TUserGroupInfo, waitMicros int32) (_r *TLaunchReply, _err error)
 }
 
 type BackendServiceClient struct {
@@ -9955,30 +9949,6 @@ func (p *BackendServiceClient) LaunchTask(ctx context.Context, message []byte, t
   return nil
 }
 
-// Parameters:
-//  - Message
-//  - TaskId
-//  - User
-//  - WaitMicros
-func (p *BackendServiceClient) LaunchTaskAndWait(ctx context.Context, message []byte, taskId *TFullTaskId, user *TUserGroupInfo, waitMicros int32) (_r *TLaunchReply, _err error) {
-  var _args109 BackendServiceLaunchTaskAndWaitArgs
-  _args109.Message = message
-  _args109.TaskId = taskId
-  _args109.User = user
-  _args109.WaitMicros = waitMicros
-  var _result111 BackendServiceLaunchTaskAndWaitResult
-  var _meta110 thrift.ResponseMeta
-  _meta110, _err = p.Client_().Call(ctx, "launchTaskAndWait", &_args109, &_result111)
-  p.SetLastResponseMeta_(_meta110)
-  if _err != nil {
-    return
-  }
-  if _ret112 := _result111.GetSuccess(); _ret112 != nil {
-    return _ret112, nil
-  }
-  return nil, thrift.NewTApplicationException(thrift.MISSING_RESULT, "launchTaskAndWait failed: unknown result")
-}
-
 type BackendServiceProcessor struct {
   processorMap map[string]thrift.TProcessorFunction
   handler BackendService
@@ -9999,10 +9969,9 @@ func (p *BackendServiceProcessor) ProcessorMap() map[string]thrift.TProcessorFun
 
 func NewBackendServiceProcessor(handler BackendService) *BackendServiceProcessor {
 
-  self113 := &BackendServiceProcessor{handler:handler, processorMap:make(map[string]thrift.TProcessorFunction)}
-  self113.processorMap["launchTask"] = &backendServiceProcessorLaunchTask{handler:handler}
-  self113.processorMap["launchTaskAndWait"] = &backendServiceProcessorLaunchTaskAndWait{handler:handler}
-return self113
+  self109 := &BackendServiceProcessor{handler:handler, processorMap:make(map[string]thrift.TProcessorFunction)}
+  self109.processorMap["launchTask"] = &backendServiceProcessorLaunchTask{handler:handler}
+return self109
 }
 
 func (p *BackendServiceProcessor) Process(ctx context.Context, iprot, oprot thrift.TProtocol) (success bool, err thrift.TException) {
@@ -10013,12 +9982,12 @@ func (p *BackendServiceProcessor) Process(ctx context.Context, iprot, oprot thri
   }
   iprot.Skip(ctx, thrift.STRUCT)
   iprot.ReadMessageEnd(ctx)
-  x114 := thrift.NewTApplicationException(thrift.UNKNOWN_METHOD, "Unknown function " + name)
+  x110 := thrift.NewTApplicationException(thrift.UNKNOWN_METHOD, "Unknown function " + name)
   oprot.WriteMessageBegin(ctx, name, thrift.EXCEPTION, seqId)
-  x114.Write(ctx, oprot)
+  x110.Write(ctx, oprot)
   oprot.WriteMessageEnd(ctx)
   oprot.Flush(ctx)
-  return false, x114
+  return false, x110
 
 }
 
@@ -10027,7 +9996,7 @@ type backendServiceProcessorLaunchTask struct {
 }
 
 func (p *backendServiceProcessorLaunchTask) Process(ctx context.Context, seqId int32, iprot, oprot thrift.TProtocol) (success bool, err thrift.TException) {
-  var _write_err115 error
+  var _write_err111 error
   args := BackendServiceLaunchTaskArgs{}
   if err2 := args.Read(ctx, iprot); err2 != nil {
     iprot.ReadMessageEnd(ctx)
@@ -10073,129 +10042,39 @@ func (p *backendServiceProcessorLaunchTask) Process(ctx context.Context, seqId i
     if errors.Is(err2, thrift.ErrAbandonRequest) {
       return false, thrift.WrapTException(err2)
     }
-    _exc116 := thrift.NewTApplicationException(thrift.INTERNAL_ERROR, "Internal error processing launchTask: " + err2.Error())
+    _exc112 := thrift.NewTApplicationException(thrift.INTERNAL_ERROR, "Internal error processing launchTask: " + err2.Error())
     if err2 := oprot.WriteMessageBegin(ctx, "launchTask", thrift.EXCEPTION, seqId); err2 != nil {
-      _write_err115 = thrift.WrapTException(err2)
+      _write_err111 = thrift.WrapTException(err2)
     }
-    if err2 := _exc116.Write(ctx, oprot); _write_err115 == nil && err2 != nil {
-      _write_err115 = thrift.WrapTException(err2)
+    if err2 := _exc112.Write(ctx, oprot); _write_err111 == nil && err2 != nil {
+      _write_err111 = thrift.WrapTException(err2)
     }
-    if err2 := oprot.WriteMessageEnd(ctx); _write_err115 == nil && err2 != nil {
-      _write_err115 = thrift.WrapTException(err2)
+    if err2 := oprot.WriteMessageEnd(ctx); _write_err111 == nil && err2 != nil {
+      _write_err111 = thrift.WrapTException(err2)
     }
-    if err2 := oprot.Flush(ctx); _write_err115 == nil && err2 != nil {
-      _write_err115 = thrift.WrapTException(err2)
+    if err2 := oprot.Flush(ctx); _write_err111 == nil && err2 != nil {
+      _write_err111 = thrift.WrapTException(err2)
     }
-    if _write_err115 != nil {
-      return false, thrift.WrapTException(_write_err115)
+    if _write_err111 != nil {
+      return false, thrift.WrapTException(_write_err111)
     }
     return true, err
   }
   tickerCancel()
   if err2 := oprot.WriteMessageBegin(ctx, "launchTask", thrift.REPLY, seqId); err2 != nil {
-    _write_err115 = thrift.WrapTException(err2)
+    _write_err111 = thrift.WrapTException(err2)
   }
-  if err2 := result.Write(ctx, oprot); _write_err115 == nil && err2 != nil {
-    _write_err115 = thrift.WrapTException(err2)
+  if err2 := result.Write(ctx, oprot); _write_err111 == nil && err2 != nil {
+    _write_err111 = thrift.WrapTException(err2)
   }
-  if err2 := oprot.WriteMessageEnd(ctx); _write_err115 == nil && err2 != nil {
-    _write_err115 = thrift.WrapTException(err2)
+  if err2 := oprot.WriteMessageEnd(ctx); _write_err111 == nil && err2 != nil {
+    _write_err111 = thrift.WrapTException(err2)
   }
-  if err2 := oprot.Flush(ctx); _write_err115 == nil && err2 != nil {
-    _write_err115 = thrift.WrapTException(err2)
+  if err2 := oprot.Flush(ctx); _write_err111 == nil && err2 != nil {
+    _write_err111 = thrift.WrapTException(err2)
   }
-  if _write_err115 != nil {
-    return false, thrift.WrapTException(_write_err115)
-  }
-  return true, err
-}
-
-type backendServiceProcessorLaunchTaskAndWait struct {
-  handler BackendService
-}
-
-func (p *backendServiceProcessorLaunchTaskAndWait) Process(ctx context.Context, seqId int32, iprot, oprot thrift.TProtocol) (success bool, err thrift.TException) {
-  var _write_err117 error
-  args := BackendServiceLaunchTaskAndWaitArgs{}
-  if err2 := args.Read(ctx, iprot); err2 != nil {
-    iprot.ReadMessageEnd(ctx)
-    x := thrift.NewTApplicationException(thrift.PROTOCOL_ERROR, err2.Error())
-    oprot.WriteMessageBegin(ctx, "launchTaskAndWait", thrift.EXCEPTION, seqId)
-    x.Write(ctx, oprot)
-    oprot.WriteMessageEnd(ctx)
-    oprot.Flush(ctx)
-    return false, thrift.WrapTException(err2)
-  }
-  iprot.ReadMessageEnd(ctx)
-
-  tickerCancel := func() {}
-  // Start a goroutine to do server side connectivity check.
-  if thrift.ServerConnectivityCheckInterval > 0 {
-    var cancel context.CancelFunc
-    ctx, cancel = context.WithCancel(ctx)
-    defer cancel()
-    var tickerCtx context.Context
-    tickerCtx, tickerCancel = context.WithCancel(context.Background())
-    defer tickerCancel()
-    go func(ctx context.Context, cancel context.CancelFunc) {
-      ticker := time.NewTicker(thrift.ServerConnectivityCheckInterval)
-      defer ticker.Stop()
-      for {
-        select {
-        case <-ctx.Done():
-          return
-        case <-ticker.C:
-          if !iprot.Transport().IsOpen() {
-            cancel()
-            return
-          }
-        }
-      }
-    }(tickerCtx, cancel)
-  }
-
-  result := BackendServiceLaunchTaskAndWaitResult{}
-  if retval, err2 := p.handler.LaunchTaskAndWait(ctx, args.Message, args.TaskId, args.User, args.WaitMicros); err2 != nil {
-    tickerCancel()
-    err = thrift.WrapTException(err2)
-    if errors.Is(err2, thrift.ErrAbandonRequest) {
-      return false, thrift.WrapTException(err2)
-    }
-    _exc118 := thrift.NewTApplicationException(thrift.INTERNAL_ERROR, "Internal error processing launchTaskAndWait: " + err2.Error())
-    if err2 := oprot.WriteMessageBegin(ctx, "launchTaskAndWait", thrift.EXCEPTION, seqId); err2 != nil {
-      _write_err117 = thrift.WrapTException(err2)
-    }
-    if err2 := _exc118.Write(ctx, oprot); _write_err117 == nil && err2 != nil {
-      _write_err117 = thrift.WrapTException(err2)
-    }
-    if err2 := oprot.WriteMessageEnd(ctx); _write_err117 == nil && err2 != nil {
-      _write_err117 = thrift.WrapTException(err2)
-    }
-    if err2 := oprot.Flush(ctx); _write_err117 == nil && err2 != nil {
-      _write_err117 = thrift.WrapTException(err2)
-    }
-    if _write_err117 != nil {
-      return false, thrift.WrapTException(_write_err117)
-    }
-    return true, err
-  } else {
-    result.Success = retval
-  }
-  tickerCancel()
-  if err2 := oprot.WriteMessageBegin(ctx, "launchTaskAndWait", thrift.REPLY, seqId); err2 != nil {
-    _write_err117 = thrift.WrapTException(err2)
-  }
-  if err2 := result.Write(ctx, oprot); _write_err117 == nil && err2 != nil {
-    _write_err117 = thrift.WrapTException(err2)
-  }
-  if err2 := oprot.WriteMessageEnd(ctx); _write_err117 == nil && err2 != nil {
-    _write_err117 = thrift.WrapTException(err2)
-  }
-  if err2 := oprot.Flush(ctx); _write_err117 == nil && err2 != nil {
-    _write_err117 = thrift.WrapTException(err2)
-  }
-  if _write_err117 != nil {
-    return false, thrift.WrapTException(_write_err117)
+  if _write_err111 != nil {
+    return false, thrift.WrapTException(_write_err111)
   }
   return true, err
 }
@@ -10431,53 +10310,209 @@ func (p *BackendServiceLaunchTaskResult) String() string {
   return fmt.Sprintf("BackendServiceLaunchTaskResult(%+v)", *p)
 }
 
+
+type ExtendedBackendService interface {
+BackendService
+
+  // Parameters:
+  //  - Message
+  //  - TaskId
+  //  - User
+  //  - WaitMicros
+  LaunchTaskAndWait(ctx context.Context, message []byte, taskId *TFullTaskId, user *TUserGroupInfo, waitMicros int32) (_r *TLaunchReply, _err error)
+}
+
+type ExtendedBackendServiceClient struct {
+  *BackendServiceClient
+}
+
+func NewExtendedBackendServiceClientFactory(t thrift.TTransport, f thrift.TProtocolFactory) *ExtendedBackendServiceClient {
+  return &ExtendedBackendServiceClient{BackendServiceClient: NewBackendServiceClientFactory(t, f)}}
+
+func NewExtendedBackendServiceClientProtocol(t thrift.TTransport, iprot thrift.TProtocol, oprot thrift.TProtocol) *ExtendedBackendServiceClient {
+  return &ExtendedBackendServiceClient{BackendServiceClient: NewBackendServiceClientProtocol(t, iprot, oprot)}
+}
+
+func NewExtendedBackendServiceClient(c thrift.TClient) *ExtendedBackendServiceClient {
+  return &ExtendedBackendServiceClient{
+    BackendServiceClient: NewBackendServiceClient(c),
+  }
+}
+
+// Parameters:
+//  - Message
+//  - TaskId
+//  - User
+//  - WaitMicros
+func (p *ExtendedBackendServiceClient) LaunchTaskAndWait(ctx context.Context, message []byte, taskId *TFullTaskId, user *TUserGroupInfo, waitMicros int32) (_r *TLaunchReply, _err error) {
+  var _args113 ExtendedBackendServiceLaunchTaskAndWaitArgs
+  _args113.Message = message
+  _args113.TaskId = taskId
+  _args113.User = user
+  _args113.WaitMicros = waitMicros
+  var _result115 ExtendedBackendServiceLaunchTaskAndWaitResult
+  var _meta114 thrift.ResponseMeta
+  _meta114, _err = p.Client_().Call(ctx, "launchTaskAndWait", &_args113, &_result115)
+  p.SetLastResponseMeta_(_meta114)
+  if _err != nil {
+    return
+  }
+  if _ret116 := _result115.GetSuccess(); _ret116 != nil {
+    return _ret116, nil
+  }
+  return nil, thrift.NewTApplicationException(thrift.MISSING_RESULT, "launchTaskAndWait failed: unknown result")
+}
+
+type ExtendedBackendServiceProcessor struct {
+  *BackendServiceProcessor
+}
+
+func NewExtendedBackendServiceProcessor(handler ExtendedBackendService) *ExtendedBackendServiceProcessor {
+  self117 := &ExtendedBackendServiceProcessor{NewBackendServiceProcessor(handler)}
+  self117.AddToProcessorMap("launchTaskAndWait", &extendedBackendServiceProcessorLaunchTaskAndWait{handler:handler})
+  return self117
+}
+
+type extendedBackendServiceProcessorLaunchTaskAndWait struct {
+  handler ExtendedBackendService
+}
+
+func (p *extendedBackendServiceProcessorLaunchTaskAndWait) Process(ctx context.Context, seqId int32, iprot, oprot thrift.TProtocol) (success bool, err thrift.TException) {
+  var _write_err118 error
+  args := ExtendedBackendServiceLaunchTaskAndWaitArgs{}
+  if err2 := args.Read(ctx, iprot); err2 != nil {
+    iprot.ReadMessageEnd(ctx)
+    x := thrift.NewTApplicationException(thrift.PROTOCOL_ERROR, err2.Error())
+    oprot.WriteMessageBegin(ctx, "launchTaskAndWait", thrift.EXCEPTION, seqId)
+    x.Write(ctx, oprot)
+    oprot.WriteMessageEnd(ctx)
+    oprot.Flush(ctx)
+    return false, thrift.WrapTException(err2)
+  }
+  iprot.ReadMessageEnd(ctx)
+
+  tickerCancel := func() {}
+  // Start a goroutine to do server side connectivity check.
+  if thrift.ServerConnectivityCheckInterval > 0 {
+    var cancel context.CancelFunc
+    ctx, cancel = context.WithCancel(ctx)
+    defer cancel()
+    var tickerCtx context.Context
+    tickerCtx, tickerCancel = context.WithCancel(context.Background())
+    defer tickerCancel()
+    go func(ctx context.Context, cancel context.CancelFunc) {
+      ticker := time.NewTicker(thrift.ServerConnectivityCheckInterval)
+      defer ticker.Stop()
+      for {
+        select {
+        case <-ctx.Done():
+          return
+        case <-ticker.C:
+          if !iprot.Transport().IsOpen() {
+            cancel()
+            return
+          }
+        }
+      }
+    }(tickerCtx, cancel)
+  }
+
+  result := ExtendedBackendServiceLaunchTaskAndWaitResult{}
+  if retval, err2 := p.handler.LaunchTaskAndWait(ctx, args.Message, args.TaskId, args.User, args.WaitMicros); err2 != nil {
+    tickerCancel()
+    err = thrift.WrapTException(err2)
+    if errors.Is(err2, thrift.ErrAbandonRequest) {
+      return false, thrift.WrapTException(err2)
+    }
+    _exc119 := thrift.NewTApplicationException(thrift.INTERNAL_ERROR, "Internal error processing launchTaskAndWait: " + err2.Error())
+    if err2 := oprot.WriteMessageBegin(ctx, "launchTaskAndWait", thrift.EXCEPTION, seqId); err2 != nil {
+      _write_err118 = thrift.WrapTException(err2)
+    }
+    if err2 := _exc119.Write(ctx, oprot); _write_err118 == nil && err2 != nil {
+      _write_err118 = thrift.WrapTException(err2)
+    }
+    if err2 := oprot.WriteMessageEnd(ctx); _write_err118 == nil && err2 != nil {
+      _write_err118 = thrift.WrapTException(err2)
+    }
+    if err2 := oprot.Flush(ctx); _write_err118 == nil && err2 != nil {
+      _write_err118 = thrift.WrapTException(err2)
+    }
+    if _write_err118 != nil {
+      return false, thrift.WrapTException(_write_err118)
+    }
+    return true, err
+  } else {
+    result.Success = retval
+  }
+  tickerCancel()
+  if err2 := oprot.WriteMessageBegin(ctx, "launchTaskAndWait", thrift.REPLY, seqId); err2 != nil {
+    _write_err118 = thrift.WrapTException(err2)
+  }
+  if err2 := result.Write(ctx, oprot); _write_err118 == nil && err2 != nil {
+    _write_err118 = thrift.WrapTException(err2)
+  }
+  if err2 := oprot.WriteMessageEnd(ctx); _write_err118 == nil && err2 != nil {
+    _write_err118 = thrift.WrapTException(err2)
+  }
+  if err2 := oprot.Flush(ctx); _write_err118 == nil && err2 != nil {
+    _write_err118 = thrift.WrapTException(err2)
+  }
+  if _write_err118 != nil {
+    return false, thrift.WrapTException(_write_err118)
+  }
+  return true, err
+}
+
+
+// HELPER FUNCTIONS AND STRUCTURES
+
 // Attributes:
 //  - Message
 //  - TaskId
 //  - User
 //  - WaitMicros
-type BackendServiceLaunchTaskAndWaitArgs struct {
+type ExtendedBackendServiceLaunchTaskAndWaitArgs struct {
   Message []byte `thrift:"message,1" db:"message" json:"message"`
   TaskId *TFullTaskId `thrift:"taskId,2" db:"taskId" json:"taskId"`
   User *TUserGroupInfo `thrift:"user,3" db:"user" json:"user"`
   WaitMicros int32 `thrift:"waitMicros,4" db:"waitMicros" json:"waitMicros"`
 }
 
-func NewBackendServiceLaunchTaskAndWaitArgs() *BackendServiceLaunchTaskAndWaitArgs {
-  return &BackendServiceLaunchTaskAndWaitArgs{}
+func NewExtendedBackendServiceLaunchTaskAndWaitArgs() *ExtendedBackendServiceLaunchTaskAndWaitArgs {
+  return &ExtendedBackendServiceLaunchTaskAndWaitArgs{}
 }
 
 
-func (p *BackendServiceLaunchTaskAndWaitArgs) GetMessage() []byte {
+func (p *ExtendedBackendServiceLaunchTaskAndWaitArgs) GetMessage() []byte {
   return p.Message
 }
-var BackendServiceLaunchTaskAndWaitArgs_TaskId_DEFAULT *TFullTaskId
-func (p *BackendServiceLaunchTaskAndWaitArgs) GetTaskId() *TFullTaskId {
+var ExtendedBackendServiceLaunchTaskAndWaitArgs_TaskId_DEFAULT *TFullTaskId
+func (p *ExtendedBackendServiceLaunchTaskAndWaitArgs) GetTaskId() *TFullTaskId {
   if !p.IsSetTaskId() {
-    return BackendServiceLaunchTaskAndWaitArgs_TaskId_DEFAULT
+    return ExtendedBackendServiceLaunchTaskAndWaitArgs_TaskId_DEFAULT
   }
 return p.TaskId
 }
-var BackendServiceLaunchTaskAndWaitArgs_User_DEFAULT *TUserGroupInfo
-func (p *BackendServiceLaunchTaskAndWaitArgs) GetUser() *TUserGroupInfo {
+var ExtendedBackendServiceLaunchTaskAndWaitArgs_User_DEFAULT *TUserGroupInfo
+func (p *ExtendedBackendServiceLaunchTaskAndWaitArgs) GetUser() *TUserGroupInfo {
   if !p.IsSetUser() {
-    return BackendServiceLaunchTaskAndWaitArgs_User_DEFAULT
+    return ExtendedBackendServiceLaunchTaskAndWaitArgs_User_DEFAULT
   }
 return p.User
 }
 
-func (p *BackendServiceLaunchTaskAndWaitArgs) GetWaitMicros() int32 {
+func (p *ExtendedBackendServiceLaunchTaskAndWaitArgs) GetWaitMicros() int32 {
   return p.WaitMicros
 }
-func (p *BackendServiceLaunchTaskAndWaitArgs) IsSetTaskId() bool {
+func (p *ExtendedBackendServiceLaunchTaskAndWaitArgs) IsSetTaskId() bool {
   return p.TaskId != nil
 }
 
-func (p *BackendServiceLaunchTaskAndWaitArgs) IsSetUser() bool {
+func (p *ExtendedBackendServiceLaunchTaskAndWaitArgs) IsSetUser() bool {
   return p.User != nil
 }
 
-func (p *BackendServiceLaunchTaskAndWaitArgs) Read(ctx context.Context, iprot thrift.TProtocol) error {
+func (p *ExtendedBackendServiceLaunchTaskAndWaitArgs) Read(ctx context.Context, iprot thrift.TProtocol) error {
   if _, err := iprot.ReadStructBegin(ctx); err != nil {
     return thrift.PrependError(fmt.Sprintf("%T read error: ", p), err)
   }
@@ -10545,7 +10580,7 @@ func (p *BackendServiceLaunchTaskAndWaitArgs) Read(ctx context.Context, iprot th
   return nil
 }
 
-func (p *BackendServiceLaunchTaskAndWaitArgs)  ReadField1(ctx context.Context, iprot thrift.TProtocol) error {
+func (p *ExtendedBackendServiceLaunchTaskAndWaitArgs)  ReadField1(ctx context.Context, iprot thrift.TProtocol) error {
   if v, err := iprot.ReadBinary(ctx); err != nil {
   return thrift.PrependError("error reading field 1: ", err)
 } else {
@@ -10554,7 +10589,7 @@ func (p *BackendServiceLaunchTaskAndWaitArgs)  ReadField1(ctx context.Context, i
   return nil
 }
 
-func (p *BackendServiceLaunchTaskAndWaitArgs)  ReadField2(ctx context.Context, iprot thrift.TProtocol) error {
+func (p *ExtendedBackendServiceLaunchTaskAndWaitArgs)  ReadField2(ctx context.Context, iprot thrift.TProtocol) error {
   p.TaskId = &TFullTaskId{}
   if err := p.TaskId.Read(ctx, iprot); err != nil {
     return thrift.PrependError(fmt.Sprintf("%T error reading struct: ", p.TaskId), err)
@@ -10562,7 +10597,7 @@ func (p *BackendServiceLaunchTaskAndWaitArgs)  ReadField2(ctx context.Context, i
   return nil
 }
 
-func (p *BackendServiceLaunchTaskAndWaitArgs)  ReadField3(ctx context.Context, iprot thrift.TProtocol) error {
+func (p *ExtendedBackendServiceLaunchTaskAndWaitArgs)  ReadField3(ctx context.Context, iprot thrift.TProtocol) error {
   p.User = &TUserGroupInfo{}
   if err := p.User.Read(ctx, iprot); err != nil {
     return thrift.PrependError(fmt.Sprintf("%T error reading struct: ", p.User), err)
@@ -10570,7 +10605,7 @@ func (p *BackendServiceLaunchTaskAndWaitArgs)  ReadField3(ctx context.Context, i
   return nil
 }
 
-func (p *BackendServiceLaunchTaskAndWaitArgs)  ReadField4(ctx context.Context, iprot thrift.TProtocol) error {
+func (p *ExtendedBackendServiceLaunchTaskAndWaitArgs)  ReadField4(ctx context.Context, iprot thrift.TProtocol) error {
   if v, err := iprot.ReadI32(ctx); err != nil {
   return thrift.PrependError("error reading field 4: ", err)
 } else {
@@ -10579,7 +10614,7 @@ func (p *BackendServiceLaunchTaskAndWaitArgs)  ReadField4(ctx context.Context, i
   return nil
 }
 
-func (p *BackendServiceLaunchTaskAndWaitArgs) Write(ctx context.Context, oprot thrift.TProtocol) error {
+func (p *ExtendedBackendServiceLaunchTaskAndWaitArgs) Write(ctx context.Context, oprot thrift.TProtocol) error {
   if err := oprot.WriteStructBegin(ctx, "launchTaskAndWait_args"); err != nil {
     return thrift.PrependError(fmt.Sprintf("%T write struct begin error: ", p), err) }
   if p != nil {
@@ -10595,7 +10630,7 @@ func (p *BackendServiceLaunchTaskAndWaitArgs) Write(ctx context.Context, oprot t
   return nil
 }
 
-func (p *BackendServiceLaunchTaskAndWaitArgs) writeField1(ctx context.Context, oprot thrift.TProtocol) (err error) {
+func (p *ExtendedBackendServiceLaunchTaskAndWaitArgs) writeField1(ctx context.Context, oprot thrift.TProtocol) (err error) {
   if err := oprot.WriteFieldBegin(ctx, "message", thrift.STRING, 1); err != nil {
     return thrift.PrependError(fmt.Sprintf("%T write field begin error 1:message: ", p), err) }
   if err := oprot.WriteBinary(ctx, p.Message); err != nil {
@@ -10605,7 +10640,7 @@ func (p *BackendServiceLaunchTaskAndWaitArgs) writeField1(ctx context.Context, o
   return err
 }
 
-func (p *BackendServiceLaunchTaskAndWaitArgs) writeField2(ctx context.Context, oprot thrift.TProtocol) (err error) {
+func (p *ExtendedBackendServiceLaunchTaskAndWaitArgs) writeField2(ctx context.Context, oprot thrift.TProtocol) (err error) {
   if err := oprot.WriteFieldBegin(ctx, "taskId", thrift.STRUCT, 2); err != nil {
     return thrift.PrependError(fmt.Sprintf("%T write field begin error 2:taskId: ", p), err) }
   if err := p.TaskId.Write(ctx, oprot); err != nil {
@@ -10616,7 +10651,7 @@ func (p *BackendServiceLaunchTaskAndWaitArgs) writeField2(ctx context.Context, o
   return err
 }
 
-func (p *BackendServiceLaunchTaskAndWaitArgs) writeField3(ctx context.Context, oprot thrift.TProtocol) (err error) {
+func (p *ExtendedBackendServiceLaunchTaskAndWaitArgs) writeField3(ctx context.Context, oprot thrift.TProtocol) (err error) {
   if err := oprot.WriteFieldBegin(ctx, "user", thrift.STRUCT, 3); err != nil {
     return thrift.PrependError(fmt.Sprintf("%T write field begin error 3:user: ", p), err) }
   if err := p.User.Write(ctx, oprot); err != nil {
@@ -10627,7 +10662,7 @@ func (p *BackendServiceLaunchTaskAndWaitArgs) writeField3(ctx context.Context, o
   return err
 }
 
-func (p *BackendServiceLaunchTaskAndWaitArgs) writeField4(ctx context.Context, oprot thrift.TProtocol) (err error) {
+func (p *ExtendedBackendServiceLaunchTaskAndWaitArgs) writeField4(ctx context.Context, oprot thrift.TProtocol) (err error) {
   if err := oprot.WriteFieldBegin(ctx, "waitMicros", thrift.I32, 4); err != nil {
     return thrift.PrependError(fmt.Sprintf("%T write field begin error 4:waitMicros: ", p), err) }
   if err := oprot.WriteI32(ctx, int32(p.WaitMicros)); err != nil {
@@ -10637,35 +10672,35 @@ func (p *BackendServiceLaunchTaskAndWaitArgs) writeField4(ctx context.Context, o
   return err
 }
 
-func (p *BackendServiceLaunchTaskAndWaitArgs) String() string {
+func (p *ExtendedBackendServiceLaunchTaskAndWaitArgs) String() string {
   if p == nil {
     return "<nil>"
   }
-  return fmt.Sprintf("BackendServiceLaunchTaskAndWaitArgs(%+v)", *p)
+  return fmt.Sprintf("ExtendedBackendServiceLaunchTaskAndWaitArgs(%+v)", *p)
 }
 
 // Attributes:
 //  - Success
-type BackendServiceLaunchTaskAndWaitResult struct {
+type ExtendedBackendServiceLaunchTaskAndWaitResult struct {
   Success *TLaunchReply `thrift:"success,0" db:"success" json:"success,omitempty"`
 }
 
-func NewBackendServiceLaunchTaskAndWaitResult() *BackendServiceLaunchTaskAndWaitResult {
-  return &BackendServiceLaunchTaskAndWaitResult{}
+func NewExtendedBackendServiceLaunchTaskAndWaitResult() *ExtendedBackendServiceLaunchTaskAndWaitResult {
+  return &ExtendedBackendServiceLaunchTaskAndWaitResult{}
 }
 
-var BackendServiceLaunchTaskAndWaitResult_Success_DEFAULT *TLaunchReply
-func (p *BackendServiceLaunchTaskAndWaitResult) GetSuccess() *TLaunchReply {
+var ExtendedBackendServiceLaunchTaskAndWaitResult_Success_DEFAULT *TLaunchReply
+func (p *ExtendedBackendServiceLaunchTaskAndWaitResult) GetSuccess() *TLaunchReply {
   if !p.IsSetSuccess() {
-    return BackendServiceLaunchTaskAndWaitResult_Success_DEFAULT
+    return ExtendedBackendServiceLaunchTaskAndWaitResult_Success_DEFAULT
   }
 return p.Success
 }
-func (p *BackendServiceLaunchTaskAndWaitResult) IsSetSuccess() bool {
+func (p *ExtendedBackendServiceLaunchTaskAndWaitResult) IsSetSuccess() bool {
   return p.Success != nil
 }
 
-func (p *BackendServiceLaunchTaskAndWaitResult) Read(ctx context.Context, iprot thrift.TProtocol) error {
+func (p *ExtendedBackendServiceLaunchTaskAndWaitResult) Read(ctx context.Context, iprot thrift.TProtocol) error {
   if _, err := iprot.ReadStructBegin(ctx); err != nil {
     return thrift.PrependError(fmt.Sprintf("%T read error: ", p), err)
   }
@@ -10703,7 +10738,7 @@ func (p *BackendServiceLaunchTaskAndWaitResult) Read(ctx context.Context, iprot 
   return nil
 }
 
-func (p *BackendServiceLaunchTaskAndWaitResult)  ReadField0(ctx context.Context, iprot thrift.TProtocol) error {
+func (p *ExtendedBackendServiceLaunchTaskAndWaitResult)  ReadField0(ctx context.Context, iprot thrift.TProtocol) error {
   p.Success = &TLaunchReply{}
   if err := p.Success.Read(ctx, iprot); err != nil {
     return thrift.PrependError(fmt.Sprintf("%T error reading struct: ", p.Success), err)
@@ -10711,7 +10746,7 @@ func (p *BackendServiceLaunchTaskAndWaitResult)  ReadField0(ctx context.Context,
   return nil
 }
 
-func (p *BackendServiceLaunchTaskAndWaitResult) Write(ctx context.Context, oprot thrift.TProtocol) error {
+func (p *ExtendedBackendServiceLaunchTaskAndWaitResult) Write(ctx context.Context, oprot thrift.TProtocol) error {
   if err := oprot.WriteStructBegin(ctx, "launchTaskAndWait_result"); err != nil {
     return thrift.PrependError(fmt.Sprintf("%T write struct begin error: ", p), err) }
   if p != nil {
@@ -10724,7 +10759,7 @@ func (p *BackendServiceLaunchTaskAndWaitResult) Write(ctx context.Context, oprot
   return nil
 }
 
-func (p *BackendServiceLaunchTaskAndWaitResult) writeField0(ctx context.Context, oprot thrift.TProtocol) (err error) {
+func (p *ExtendedBackendServiceLaunchTaskAndWaitResult) writeField0(ctx context.Context, oprot thrift.TProtocol) (err error) {
   if p.IsSetSuccess() {
     if err := oprot.WriteFieldBegin(ctx, "success", thrift.STRUCT, 0); err != nil {
       return thrift.PrependError(fmt.Sprintf("%T write field begin error 0:success: ", p), err) }
@@ -10737,11 +10772,11 @@ func (p *BackendServiceLaunchTaskAndWaitResult) writeField0(ctx context.Context,
   return err
 }
 
-func (p *BackendServiceLaunchTaskAndWaitResult) String() string {
+func (p *ExtendedBackendServiceLaunchTaskAndWaitResult) String() string {
   if p == nil {
     return "<nil>"
   }
-  return fmt.Sprintf("BackendServiceLaunchTaskAndWaitResult(%+v)", *p)
+  return fmt.Sprintf("ExtendedBackendServiceLaunchTaskAndWaitResult(%+v)", *p)
 }
 
 
@@ -10793,14 +10828,14 @@ func (p *FrontendServiceClient) SetLastResponseMeta_(meta thrift.ResponseMeta) {
 //  - Status
 //  - Message
 func (p *FrontendServiceClient) FrontendMessage(ctx context.Context, taskId *TFullTaskId, status int32, message []byte) (_err error) {
-  var _args119 FrontendServiceFrontendMessageArgs
-  _args119.TaskId = taskId
-  _args119.Status = status
-  _args119.Message = message
-  var _result121 FrontendServiceFrontendMessageResult
-  var _meta120 thrift.ResponseMeta
-  _meta120, _err = p.Client_().Call(ctx, "frontendMessage", &_args119, &_result121)
-  p.SetLastResponseMeta_(_meta120)
+  var _args120 FrontendServiceFrontendMessageArgs
+  _args120.TaskId = taskId
+  _args120.Status = status
+  _args120.Message = message
+  var _result122 FrontendServiceFrontendMessageResult
+  var _meta121 thrift.ResponseMeta
+  _meta121, _err = p.Client_().Call(ctx, "frontendMessage", &_args120, &_result122)
+  p.SetLastResponseMeta_(_meta121)
   if _err != nil {
     return
   }
@@ -10827,9 +10862,9 @@ func (p *FrontendServiceProcessor) ProcessorMap() map[string]thrift.TProcessorFu
 
 func NewFrontendServiceProcessor(handler FrontendService) *FrontendServiceProcessor {
 
-  self122 := &FrontendServiceProcessor{handler:handler, processorMap:make(map[string]thrift.TProcessorFunction)}
-  self122.processorMap["frontendMessage"] = &frontendServiceProcessorFrontendMessage{handler:handler}
-return self122
+  self123 := &FrontendServiceProcessor{handler:handler, processorMap:make(map[string]thrift.TProcessorFunction)}
+  self123.processorMap["frontendMessage"] = &frontendServiceProcessorFrontendMessage{handler:handler}
+return self123
 }
 
 func (p *FrontendServiceProcessor) Process(ctx context.Context, iprot, oprot thrift.TProtocol) (success bool, err thrift.TException) {
@@ -10840,12 +10875,12 @@ func (p *FrontendServiceProcessor) Process(ctx context.Context, iprot, oprot thr
   }
   iprot.Skip(ctx, thrift.STRUCT)
   iprot.ReadMessageEnd(ctx)
-  x123 := thrift.NewTApplicationException(thrift.UNKNOWN_METHOD, "Unknown function " + name)
+  x124 := thrift.NewTApplicationException(thrift.UNKNOWN_METHOD, "Unknown function " + name)
   oprot.WriteMessageBegin(ctx, name, thrift.EXCEPTION, seqId)
-  x123.Write(ctx, oprot)
+  x124.Write(ctx, oprot)
   oprot.WriteMessageEnd(ctx)
   oprot.Flush(ctx)
-  return false, x123
+  return false, x124
 
 }
 
@@ -10854,7 +10889,7 @@ type frontendServiceProcessorFrontendMessage struct {
 }
 
 func (p *frontendServiceProcessorFrontendMessage) Process(ctx context.Context, seqId int32, iprot, oprot thrift.TProtocol) (success bool, err thrift.TException) {
-  var _write_err124 error
+  var _write_err125 error
   args := FrontendServiceFrontendMessageArgs{}
   if err2 := args.Read(ctx, iprot); err2 != nil {
     iprot.ReadMessageEnd(ctx)
@@ -10900,39 +10935,39 @@ func (p *frontendServiceProcessorFrontendMessage) Process(ctx context.Context, s
     if errors.Is(err2, thrift.ErrAbandonRequest) {
       return false, thrift.WrapTException(err2)
     }
-    _exc125 := thrift.NewTApplicationException(thrift.INTERNAL_ERROR, "Internal error processing frontendMessage: " + err2.Error())
+    _exc126 := thrift.NewTApplicationException(thrift.INTERNAL_ERROR, "Internal error processing frontendMessage: " + err2.Error())
     if err2 := oprot.WriteMessageBegin(ctx, "frontendMessage", thrift.EXCEPTION, seqId); err2 != nil {
-      _write_err124 = thrift.WrapTException(err2)
+      _write_err125 = thrift.WrapTException(err2)
     }
-    if err2 := _exc125.Write(ctx, oprot); _write_err124 == nil && err2 != nil {
-      _write_err124 = thrift.WrapTException(err2)
+    if err2 := _exc126.Write(ctx, oprot); _write_err125 == nil && err2 != nil {
+      _write_err125 = thrift.WrapTException(err2)
     }
-    if err2 := oprot.WriteMessageEnd(ctx); _write_err124 == nil && err2 != nil {
-      _write_err124 = thrift.WrapTException(err2)
+    if err2 := oprot.WriteMessageEnd(ctx); _write_err125 == nil && err2 != nil {
+      _write_err125 = thrift.WrapTException(err2)
     }
-    if err2 := oprot.Flush(ctx); _write_err124 == nil && err2 != nil {
-      _write_err124 = thrift.WrapTException(err2)
+    if err2 := oprot.Flush(ctx); _write_err125 == nil && err2 != nil {
+      _write_err125 = thrift.WrapTException(err2)
     }
-    if _write_err124 != nil {
-      return false, thrift.WrapTException(_write_err124)
+    if _write_err125 != nil {
+      return false, thrift.WrapTException(_write_err125)
     }
     return true, err
   }
   tickerCancel()
   if err2 := oprot.WriteMessageBegin(ctx, "frontendMessage", thrift.REPLY, seqId); err2 != nil {
-    _write_err124 = thrift.WrapTException(err2)
+    _write_err125 = thrift.WrapTException(err2)
   }
-  if err2 := result.Write(ctx, oprot); _write_err124 == nil && err2 != nil {
-    _write_err124 = thrift.WrapTException(err2)
+  if err2 := result.Write(ctx, oprot); _write_err125 == nil && err2 != nil {
+    _write_err125 = thrift.WrapTException(err2)
   }
-  if err2 := oprot.WriteMessageEnd(ctx); _write_err124 == nil && err2 != nil {
-    _write_err124 = thrift.WrapTException(err2)
+  if err2 := oprot.WriteMessageEnd(ctx); _write_err125 == nil && err2 != nil {
+    _write_err125 = thrift.WrapTException(err2)
   }
-  if err2 := oprot.Flush(ctx); _write_err124 == nil && err2 != nil {
-    _write_err124 = thrift.WrapTException(err2)
+  if err2 := oprot.Flush(ctx); _write_err125 == nil && err2 != nil {
+    _write_err125 = thrift.WrapTException(err2)
   }
-  if _write_err124 != nil {
-    return false, thrift.WrapTException(_write_err124)
+  if _write_err125 != nil {
+    return false, thrift.WrapTException(_write_err125)
   }
   return true, err
 }

@@ -29,17 +29,6 @@ class Iface(object):
         """
         pass
 
-    def launchTaskAndWait(self, message, taskId, user, waitMicros):
-        """
-        Parameters:
-         - message
-         - taskId
-         - user
-         - waitMicros
-
-        """
-        pass
-
 
 class Client(Iface):
     def __init__(self, iprot, oprot=None):
@@ -82,51 +71,12 @@ class Client(Iface):
         iprot.readMessageEnd()
         return
 
-    def launchTaskAndWait(self, message, taskId, user, waitMicros):
-        """
-        Parameters:
-         - message
-         - taskId
-         - user
-         - waitMicros
-
-        """
-        self.send_launchTaskAndWait(message, taskId, user, waitMicros)
-        return self.recv_launchTaskAndWait()
-
-    def send_launchTaskAndWait(self, message, taskId, user, waitMicros):
-        self._oprot.writeMessageBegin('launchTaskAndWait', TMessageType.CALL, self._seqid)
-        args = launchTaskAndWait_args()
-        args.message = message
-        args.taskId = taskId
-        args.user = user
-        args.waitMicros = waitMicros
-        args.write(self._oprot)
-        self._oprot.writeMessageEnd()
-        self._oprot.trans.flush()
-
-    def recv_launchTaskAndWait(self):
-        iprot = self._iprot
-        (fname, mtype, rseqid) = iprot.readMessageBegin()
-        if mtype == TMessageType.EXCEPTION:
-            x = TApplicationException()
-            x.read(iprot)
-            iprot.readMessageEnd()
-            raise x
-        result = launchTaskAndWait_result()
-        result.read(iprot)
-        iprot.readMessageEnd()
-        if result.success is not None:
-            return result.success
-        raise TApplicationException(TApplicationException.MISSING_RESULT, "launchTaskAndWait failed: unknown result")
-
 
 class Processor(Iface, TProcessor):
     def __init__(self, handler):
         self._handler = handler
         self._processMap = {}
         self._processMap["launchTask"] = Processor.process_launchTask
-        self._processMap["launchTaskAndWait"] = Processor.process_launchTaskAndWait
         self._on_message_begin = None
 
     def on_message_begin(self, func):
@@ -168,29 +118,6 @@ class Processor(Iface, TProcessor):
             msg_type = TMessageType.EXCEPTION
             result = TApplicationException(TApplicationException.INTERNAL_ERROR, 'Internal error')
         oprot.writeMessageBegin("launchTask", msg_type, seqid)
-        result.write(oprot)
-        oprot.writeMessageEnd()
-        oprot.trans.flush()
-
-    def process_launchTaskAndWait(self, seqid, iprot, oprot):
-        args = launchTaskAndWait_args()
-        args.read(iprot)
-        iprot.readMessageEnd()
-        result = launchTaskAndWait_result()
-        try:
-            result.success = self._handler.launchTaskAndWait(args.message, args.taskId, args.user, args.waitMicros)
-            msg_type = TMessageType.REPLY
-        except TTransport.TTransportException:
-            raise
-        except TApplicationException as ex:
-            logging.exception('TApplication exception in handler')
-            msg_type = TMessageType.EXCEPTION
-            result = ex
-        except Exception:
-            logging.exception('Unexpected exception in handler')
-            msg_type = TMessageType.EXCEPTION
-            result = TApplicationException(TApplicationException.INTERNAL_ERROR, 'Internal error')
-        oprot.writeMessageBegin("launchTaskAndWait", msg_type, seqid)
         result.write(oprot)
         oprot.writeMessageEnd()
         oprot.trans.flush()
@@ -326,168 +253,6 @@ class launchTask_result(object):
         return not (self == other)
 all_structs.append(launchTask_result)
 launchTask_result.thrift_spec = (
-)
-
-
-class launchTaskAndWait_args(object):
-    """
-    Attributes:
-     - message
-     - taskId
-     - user
-     - waitMicros
-
-    """
-
-
-    def __init__(self, message=None, taskId=None, user=None, waitMicros=None,):
-        self.message = message
-        self.taskId = taskId
-        self.user = user
-        self.waitMicros = waitMicros
-
-    def read(self, iprot):
-        if iprot._fast_decode is not None and isinstance(iprot.trans, TTransport.CReadableTransport) and self.thrift_spec is not None:
-            iprot._fast_decode(self, iprot, [self.__class__, self.thrift_spec])
-            return
-        iprot.readStructBegin()
-        while True:
-            (fname, ftype, fid) = iprot.readFieldBegin()
-            if ftype == TType.STOP:
-                break
-            if fid == 1:
-                if ftype == TType.STRING:
-                    self.message = iprot.readBinary()
-                else:
-                    iprot.skip(ftype)
-            elif fid == 2:
-                if ftype == TType.STRUCT:
-                    self.taskId = TFullTaskId()
-                    self.taskId.read(iprot)
-                else:
-                    iprot.skip(ftype)
-            elif fid == 3:
-                if ftype == TType.STRUCT:
-                    self.user = TUserGroupInfo()
-                    self.user.read(iprot)
-                else:
-                    iprot.skip(ftype)
-            elif fid == 4:
-                if ftype == TType.I32:
-                    self.waitMicros = iprot.readI32()
-                else:
-                    iprot.skip(ftype)
-            else:
-                iprot.skip(ftype)
-            iprot.readFieldEnd()
-        iprot.readStructEnd()
-
-    def write(self, oprot):
-        if oprot._fast_encode is not None and self.thrift_spec is not None:
-            oprot.trans.write(oprot._fast_encode(self, [self.__class__, self.thrift_spec]))
-            return
-        oprot.writeStructBegin('launchTaskAndWait_args')
-        if self.message is not None:
-            oprot.writeFieldBegin('message', TType.STRING, 1)
-            oprot.writeBinary(self.message)
-            oprot.writeFieldEnd()
-        if self.taskId is not None:
-            oprot.writeFieldBegin('taskId', TType.STRUCT, 2)
-            self.taskId.write(oprot)
-            oprot.writeFieldEnd()
-        if self.user is not None:
-            oprot.writeFieldBegin('user', TType.STRUCT, 3)
-            self.user.write(oprot)
-            oprot.writeFieldEnd()
-        if self.waitMicros is not None:
-            oprot.writeFieldBegin('waitMicros', TType.I32, 4)
-            oprot.writeI32(self.waitMicros)
-            oprot.writeFieldEnd()
-        oprot.writeFieldStop()
-        oprot.writeStructEnd()
-
-    def validate(self):
-        return
-
-    def __repr__(self):
-        L = ['%s=%r' % (key, value)
-             for key, value in self.__dict__.items()]
-        return '%s(%s)' % (self.__class__.__name__, ', '.join(L))
-
-    def __eq__(self, other):
-        return isinstance(other, self.__class__) and self.__dict__ == other.__dict__
-
-    def __ne__(self, other):
-        return not (self == other)
-all_structs.append(launchTaskAndWait_args)
-launchTaskAndWait_args.thrift_spec = (
-    None,  # 0
-    (1, TType.STRING, 'message', 'BINARY', None, ),  # 1
-    (2, TType.STRUCT, 'taskId', [TFullTaskId, None], None, ),  # 2
-    (3, TType.STRUCT, 'user', [TUserGroupInfo, None], None, ),  # 3
-    (4, TType.I32, 'waitMicros', None, None, ),  # 4
-)
-
-
-class launchTaskAndWait_result(object):
-    """
-    Attributes:
-     - success
-
-    """
-
-
-    def __init__(self, success=None,):
-        self.success = success
-
-    def read(self, iprot):
-        if iprot._fast_decode is not None and isinstance(iprot.trans, TTransport.CReadableTransport) and self.thrift_spec is not None:
-            iprot._fast_decode(self, iprot, [self.__class__, self.thrift_spec])
-            return
-        iprot.readStructBegin()
-        while True:
-            (fname, ftype, fid) = iprot.readFieldBegin()
-            if ftype == TType.STOP:
-                break
-            if fid == 0:
-                if ftype == TType.STRUCT:
-                    self.success = TLaunchReply()
-                    self.success.read(iprot)
-                else:
-                    iprot.skip(ftype)
-            else:
-                iprot.skip(ftype)
-            iprot.readFieldEnd()
-        iprot.readStructEnd()
-
-    def write(self, oprot):
-        if oprot._fast_encode is not None and self.thrift_spec is not None:
-            oprot.trans.write(oprot._fast_encode(self, [self.__class__, self.thrift_spec]))
-            return
-        oprot.writeStructBegin('launchTaskAndWait_result')
-        if self.success is not None:
-            oprot.writeFieldBegin('success', TType.STRUCT, 0)
-            self.success.write(oprot)
-            oprot.writeFieldEnd()
-        oprot.writeFieldStop()
-        oprot.writeStructEnd()
-
-    def validate(self):
-        return
-
-    def __repr__(self):
-        L = ['%s=%r' % (key, value)
-             for key, value in self.__dict__.items()]
-        return '%s(%s)' % (self.__class__.__name__, ', '.join(L))
-
-    def __eq__(self, other):
-        return isinstance(other, self.__class__) and self.__dict__ == other.__dict__
-
-    def __ne__(self, other):
-        return not (self == other)
-all_structs.append(launchTaskAndWait_result)
-launchTaskAndWait_result.thrift_spec = (
-    (0, TType.STRUCT, 'success', [TLaunchReply, None], None, ),  # 0
 )
 fix_spec(all_structs)
 del all_structs
