@@ -56,8 +56,11 @@ type reachability struct {
 // unreachable is one node monitor held unreachable.
 type unreachable struct {
 	since time.Time
-	wait  time.Duration // until the next redial
-	timer *time.Timer
+	// lastFailed is when a call of this scheduler's to it last failed
+	// for want of it (zero if none did: it was heard of from another).
+	lastFailed time.Time
+	wait       time.Duration // until the next redial
+	timer      *time.Timer
 }
 
 func newReachability(dial func(addr string) error, log zerolog.Logger) *reachability {
@@ -88,7 +91,13 @@ func (r *reachability) noted(addr string, err error) {
 // failed holds addr unreachable, if it is not already, schedules its
 // first redial and tells the other schedulers.
 func (r *reachability) failed(addr string, err error) {
-	if !r.hold(addr) {
+	added := r.hold(addr)
+	r.mu.Lock()
+	if u, ok := r.down[addr]; ok {
+		u.lastFailed = time.Now()
+	}
+	r.mu.Unlock()
+	if !added {
 		return
 	}
 	r.log.Warn().Err(err).Str("node", addr).Msg("node monitor unreachable; no reservations for it until it answers or gossip brings news of it")
@@ -155,6 +164,18 @@ func (r *reachability) redial(addr string, u *unreachable) {
 	}
 	r.mu.Unlock()
 	r.reached(addr)
+}
+
+// lastFailed returns when a call of this scheduler's to addr last failed
+// for want of it, while addr is held unreachable.
+func (r *reachability) lastFailed(addr string) (time.Time, bool) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	u, ok := r.down[addr]
+	if !ok || u.lastFailed.IsZero() {
+		return time.Time{}, false
+	}
+	return u.lastFailed, true
 }
 
 // changedSince reports whether the set changed after it had version.
@@ -302,4 +323,17 @@ func shareUnreachable(reach *reachability, cluster *membership.Cluster, log zero
 			reach.heard(addr)
 		}
 	})
+}
+
+// LastFailedCall returns when this scheduler's last call to the node
+// monitor at addr failed for want of it, while it holds that node monitor
+// unreachable; false otherwise, or with a view that tracks no
+// reachability. Tools that measure how soon a crashed node monitor stops
+// getting reservations read it.
+func (s *Scheduler) LastFailedCall(addr string) (time.Time, bool) {
+	v, ok := s.view.(*MembershipView)
+	if !ok || v.reach == nil {
+		return time.Time{}, false
+	}
+	return v.reach.lastFailed(addr)
 }

@@ -110,6 +110,19 @@ func TestReachability(t *testing.T) {
 				t.Errorf("still held unreachable: %v", got)
 			}
 		}},
+		{"each failed call is remembered, not a word heard", func(t *testing.T, r *reachability, d *dialScript) {
+			r.heard("n")
+			if _, ok := r.lastFailed("n"); ok {
+				t.Error("a node heard of has a failed call of its own")
+			}
+			r.noted("n", refused)
+			first, _ := r.lastFailed("n")
+			time.Sleep(500 * time.Millisecond)
+			r.noted("n", refused)
+			if last, ok := r.lastFailed("n"); !ok || last.Sub(first) != 500*time.Millisecond {
+				t.Errorf("last failed call at %v (%v), want 500ms after the first", last.Sub(first), ok)
+			}
+		}},
 		{"a call that succeeds ends it", func(t *testing.T, r *reachability, d *dialScript) {
 			r.noted("n", refused)
 			r.noted("n", nil)

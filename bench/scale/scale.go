@@ -97,9 +97,8 @@ type Point struct {
 	KillToDroppedS    []float64 `json:"kill_to_dropped_s"`
 	KillToDroppedMaxS float64   `json:"kill_to_dropped_max_s"`
 	// KillToLastFailedS is, for each scheduler, when after the kill its
-	// last failed reservation call came (0: none failed), while jobs
-	// arrived at JobsPerSec: the last reservation it sent the dead node
-	// monitor.
+	// last call to the dead node monitor failed (0: it made none), while
+	// jobs arrived at JobsPerSec: the last reservation it sent there.
 	KillToLastFailedS    []float64 `json:"kill_to_last_failed_s"`
 	KillToLastFailedMaxS float64   `json:"kill_to_last_failed_max_s"`
 	// Idle window: memberlist's own send counters over every member, per
@@ -317,7 +316,7 @@ func operatorViews(ctx context.Context, f *fleet.Fleet, p *Point) error {
 // monitor in its samples as it would in service.
 func killOne(ctx context.Context, cfg Config, f *fleet.Fleet) (waits, lastFailed []float64, err error) {
 	victim := len(f.NodeMonitors) - 1
-	name := f.NodeMonitors[victim].Cluster.Name()
+	name, addr := f.NodeMonitors[victim].Cluster.Name(), f.NodeMonitors[victim].InternalAddr()
 	driveCtx, stopDrive := context.WithCancel(ctx)
 	driven := make(chan error, 1)
 	go func() {
@@ -343,7 +342,7 @@ func killOne(ctx context.Context, cfg Config, f *fleet.Fleet) (waits, lastFailed
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			d, last, err := waitGone(ctx, s, f.Apps(), name, t0, cfg.KillTimeout)
+			d, last, err := waitGone(ctx, s, f.Apps(), name, addr, t0, cfg.KillTimeout)
 			waits[i], lastFailed[i], errs[i] = d.Seconds(), last.Seconds(), err
 		}()
 	}
@@ -357,12 +356,11 @@ func killOne(ctx context.Context, cfg Config, f *fleet.Fleet) (waits, lastFailed
 }
 
 // waitGone polls s until it would place none of apps on the node monitor
-// named name, and returns how long after t0 that was, and when after t0
-// its last failed reservation call came (zero if none failed): calls to
-// the dead node monitor fail, and any other failure is rare in a fleet
-// this lightly loaded. Failures are watched for reachLinger more after
-// the drop, for calls already under way.
-func waitGone(ctx context.Context, s *scheduler.Daemon, apps []string, name string, t0 time.Time, timeout time.Duration) (gone, lastFailed time.Duration, err error) {
+// named name, at addr, and returns how long after t0 that was, and when
+// after t0 its last call to that node monitor failed (zero if none did).
+// Failures are watched for reachLinger more after the drop, for calls
+// already under way.
+func waitGone(ctx context.Context, s *scheduler.Daemon, apps []string, name, addr string, t0 time.Time, timeout time.Duration) (gone, lastFailed time.Duration, err error) {
 	tick := time.NewTicker(5 * time.Millisecond)
 	defer tick.Stop()
 	deadline := time.NewTimer(timeout)
@@ -375,11 +373,10 @@ func waitGone(ctx context.Context, s *scheduler.Daemon, apps []string, name stri
 		}
 		return false
 	}
-	failures := s.Stats().EnqueueFailures
 	var linger <-chan time.Time
 	for {
-		if f := s.Stats().EnqueueFailures; f != failures {
-			failures, lastFailed = f, time.Since(t0)
+		if at, ok := s.LastFailedCall(addr); ok && at.After(t0) {
+			lastFailed = max(lastFailed, at.Sub(t0))
 		}
 		if linger == nil && !placeable() {
 			gone = time.Since(t0)
