@@ -245,6 +245,26 @@ func (n reachNodes) Close() {
 	n.NodeMonitors.Close()
 }
 
+// reachable returns hosts less those in down, or all of hosts when that
+// leaves none: when every host of an app failed a call, a job is placed
+// on them all the same, and its calls find out, rather than refused
+// while gossip still lists them. hosts is not modified.
+func reachable(hosts []placement.Node, down map[string]bool) []placement.Node {
+	if len(down) == 0 {
+		return hosts
+	}
+	var out []placement.Node
+	for _, n := range hosts {
+		if !down[n.Addr] {
+			out = append(out, n)
+		}
+	}
+	if len(out) == 0 {
+		return hosts
+	}
+	return out
+}
+
 // reachDialTimeout bounds a redial of a node monitor held unreachable.
 const reachDialTimeout = time.Second
 

@@ -15,6 +15,7 @@ import (
 	"github.com/apache/thrift/lib/go/thrift"
 	"github.com/rs/zerolog"
 
+	"github.com/sparrowfleet/sparrow/core/placement"
 	"github.com/sparrowfleet/sparrow/internal/rpc"
 	"github.com/sparrowfleet/sparrow/thrift/gen-go/sparrowrpc"
 )
@@ -280,4 +281,31 @@ func TestReachabilityWord(t *testing.T) {
 			t.Errorf("held unreachable after a redial: %v, want [own]", got)
 		}
 	})
+}
+
+func TestReachableLeavesOutTheUnreachable(t *testing.T) {
+	a, b, c := placement.Node{Addr: "a:1"}, placement.Node{Addr: "b:1"}, placement.Node{Addr: "c:1"}
+	for _, tc := range []struct {
+		name  string
+		hosts []placement.Node
+		down  map[string]bool
+		want  []placement.Node
+	}{
+		{"none down", []placement.Node{a, b, c}, nil, []placement.Node{a, b, c}},
+		{"one down", []placement.Node{a, b, c}, map[string]bool{"b:1": true}, []placement.Node{a, c}},
+		{"a node that hosts nothing here", []placement.Node{a, c}, map[string]bool{"b:1": true}, []placement.Node{a, c}},
+		{"all down: all offered", []placement.Node{a, b}, map[string]bool{"a:1": true, "b:1": true}, []placement.Node{a, b}},
+		{"no hosts", nil, map[string]bool{"a:1": true}, nil},
+	} {
+		addrs := func(ns []placement.Node) []string {
+			var out []string
+			for _, n := range ns {
+				out = append(out, n.Addr)
+			}
+			return out
+		}
+		if got := reachable(tc.hosts, tc.down); !slices.Equal(addrs(got), addrs(tc.want)) {
+			t.Errorf("%s: reachable = %v, want %v", tc.name, addrs(got), addrs(tc.want))
+		}
+	}
 }

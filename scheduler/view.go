@@ -80,7 +80,7 @@ func (v *MembershipView) refresh() {
 }
 
 // Candidates implements NodeView: the live node monitors hosting app,
-// less those this scheduler holds unreachable.
+// less those this scheduler holds unreachable unless that leaves none.
 func (v *MembershipView) Candidates(app string) []placement.Node {
 	v.mu.Lock()
 	defer v.mu.Unlock()
@@ -88,12 +88,13 @@ func (v *MembershipView) Candidates(app string) []placement.Node {
 	if c, ok := v.byApp[app]; ok {
 		return c
 	}
-	var out []placement.Node
+	var hosts []placement.Node
 	for _, m := range v.members {
-		if n, ok := v.byAddr[m.Meta.Internal]; ok && m.Meta.HostsApp(app) && !v.down[n.Addr] {
-			out = append(out, n)
+		if n, ok := v.byAddr[m.Meta.Internal]; ok && m.Meta.HostsApp(app) {
+			hosts = append(hosts, n)
 		}
 	}
+	out := reachable(hosts, v.down)
 	v.byApp[app] = out
 	return out
 }
