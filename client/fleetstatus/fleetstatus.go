@@ -52,8 +52,8 @@ type Observer struct {
 	client *http.Client
 	via    string
 	log    zerolog.Logger
-	// synced is when the view last took its seed's full state (the join
-	// does, and Collect when resyncEvery has passed).
+	// synced is when Collect last took its seed's full state (zero:
+	// never).
 	synced time.Time
 }
 
@@ -100,7 +100,7 @@ func Join(ctx context.Context, cfg Config) (*Observer, error) {
 	if err != nil {
 		return nil, err
 	}
-	o := &Observer{c: c, client: &http.Client{Timeout: cfg.Timeout}, via: cfg.Join, log: cfg.Log, synced: time.Now()}
+	o := &Observer{c: c, client: &http.Client{Timeout: cfg.Timeout}, via: cfg.Join, log: cfg.Log}
 	if err := waitForPeers(ctx, c, cfg.Timeout); err != nil {
 		o.Leave()
 		return nil, fmt.Errorf("%w via %s (a gossip address? the right key? can the fleet reach %s?)", err, cfg.Join, c.Addr())
@@ -121,13 +121,14 @@ func (o *Observer) Name() string { return o.c.Name() }
 func (o *Observer) Addr() string { return o.c.Addr() }
 
 // Collect reads the view and asks every member that advertises an HTTP
-// endpoint for its /status, several at a time. The join took the seed's
-// full state; when resyncEvery has passed since the last such exchange,
-// Collect makes one first (gossip alone may leave a member without news
-// it missed; see membership.Cluster.SyncWithSeed). A seed that does not
-// answer leaves the view as gossip made it.
+// endpoint for its /status, several at a time. The first Collect, and
+// then one every resyncEvery, first takes the seed's full state (Join
+// returns once it sees one member, possibly while a join retried in the
+// background is still merging the rest; and gossip alone may leave a
+// member without news it missed, see membership.Cluster.SyncWithSeed).
+// A seed that does not answer leaves the view as gossip made it.
 func (o *Observer) Collect(ctx context.Context) View {
-	if time.Since(o.synced) >= resyncEvery {
+	if o.synced.IsZero() || time.Since(o.synced) >= resyncEvery {
 		if _, err := o.c.SyncWithSeed(); err != nil {
 			o.log.Debug().Err(err).Msg("state sync with the seed failed; reporting the gossip view as it is")
 		} else {

@@ -424,8 +424,8 @@ func (c *Cluster) Members(role Role) []Member {
 // bounded number of times, to members that knew the sender then, so a
 // member the fleet learned of late can miss the news of members that
 // joined just before it until the next push-pull (30 s on the lan
-// profile). An observer that watches the fleet (`sparrow status --watch`)
-// calls this every 30 s; its join made the first exchange. It costs one
+// profile). An observer (`sparrow status`) calls this before its first
+// look and then every 30 s while it watches. It costs one
 // TCP round trip per seed tried, carrying the whole view both ways. A
 // member started without seeds gets an error.
 func (c *Cluster) SyncWithSeed() (string, error) {
