@@ -55,9 +55,10 @@ type BackendConfig struct {
 	// context given to NewBackend bounds them. Default
 	// DefaultRegisterBackoff.
 	RegisterBackoff Backoff
-	// Watch is how often the node monitor is checked, to register again
-	// after it restarts (a restarted node monitor has forgotten its
-	// executors). Default DefaultWatch; negative never checks.
+	// Watch is how often the node monitor is checked once the connection
+	// the executor holds open to it has ended, to register again after it
+	// restarts (a restarted node monitor has forgotten its executors).
+	// Default DefaultWatch; negative never watches.
 	Watch time.Duration
 	RPC   RPCConfig
 	Log   zerolog.Logger
@@ -169,7 +170,8 @@ func NewBackend(ctx context.Context, cfg BackendConfig) (*Backend, error) {
 	if cfg.Watch > 0 {
 		go func() {
 			defer close(b.watchDone)
-			watchRegistration(watchCtx, cfg.Watch, dialProbe(cfg.NodeMonitor), b.Register,
+			hold := func(ctx context.Context) error { return b.nm.Hold(ctx, cfg.NodeMonitor, nil) }
+			watchRegistration(watchCtx, cfg.Watch, hold, dialProbe(cfg.NodeMonitor), b.Register,
 				b.log.With().Str("node_monitor", cfg.NodeMonitor).Logger())
 		}()
 	} else {

@@ -11,8 +11,9 @@ import (
 
 // Registration defaults.
 const (
-	// DefaultWatch is how often a Backend checks that its node monitor
-	// is still there, to register again after it restarts.
+	// DefaultWatch is how often a Backend whose connection to its node
+	// monitor ended checks whether the node monitor answers again, to
+	// register again after it restarts.
 	DefaultWatch = time.Second
 )
 
@@ -50,42 +51,56 @@ func registerWithRetry(ctx context.Context, register func(context.Context) error
 }
 
 // watchRegistration keeps an executor registered across restarts of its
-// node monitor, which forget registrations: every interval it probes the
-// node monitor, and once a probe succeeds after one failed, it registers
-// again (at the next interval again if that fails). A live node monitor
-// sees only the probes. It returns when ctx ends.
-func watchRegistration(ctx context.Context, every time.Duration, probe, register func(context.Context) error, log zerolog.Logger) {
+// node monitor, which forget registrations. It holds a connection to the
+// node monitor open (hold, which returns when the connection ends or
+// could not be opened): that costs nothing while the node monitor runs,
+// and ends as soon as its process does, however soon a new one starts at
+// the same address. Then it probes the node monitor every interval until
+// it answers, registers again (at the next interval again if that fails)
+// and holds a connection again. A node monitor that closed the connection
+// while running (an idle timeout) is registered with again, which it
+// takes as a no-op. It returns when ctx ends.
+func watchRegistration(ctx context.Context, every time.Duration, hold, probe, register func(context.Context) error, log zerolog.Logger) {
+	for {
+		err := hold(ctx)
+		if ctx.Err() != nil {
+			return
+		}
+		log.Warn().Err(err).Msg("node monitor unreachable; will register again when it is back")
+		if !registerAgain(ctx, every, probe, register, log) {
+			return
+		}
+		log.Info().Msg("node monitor is back; registered again")
+	}
+}
+
+// registerAgain probes the node monitor every interval and registers
+// once it answers, until a registration succeeds (true) or ctx ends
+// (false).
+func registerAgain(ctx context.Context, every time.Duration, probe, register func(context.Context) error, log zerolog.Logger) bool {
 	t := time.NewTicker(every)
 	defer t.Stop()
-	down := false
 	for {
 		select {
 		case <-ctx.Done():
-			return
+			return false
 		case <-t.C:
 		}
 		pctx, cancel := context.WithTimeout(ctx, every)
 		err := probe(pctx)
 		cancel()
 		if err != nil {
-			if !down && ctx.Err() == nil {
-				log.Warn().Err(err).Msg("node monitor unreachable; will register again when it is back")
-			}
-			down = true
-			continue
-		}
-		if !down {
 			continue
 		}
 		rctx, cancel := context.WithTimeout(ctx, 5*every)
 		err = register(rctx)
 		cancel()
-		if err != nil {
-			log.Warn().Err(err).Msg("node monitor is back but registering again failed; retrying")
-			continue
+		if err == nil {
+			return true
 		}
-		down = false
-		log.Info().Msg("node monitor is back; registered again")
+		if ctx.Err() == nil {
+			log.Warn().Err(err).Msg("node monitor answers but registering again failed; retrying")
+		}
 	}
 }
 

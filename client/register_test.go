@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"sync"
 	"testing"
 	"testing/synctest"
@@ -71,34 +72,48 @@ func TestRegisterWithRetry(t *testing.T) {
 	}
 }
 
-// The watch registers again once the node monitor answers after it did
-// not (it restarted, forgetting its executors), and only then; a failed
-// registration is tried again at the next check.
+// The watch holds a connection to the node monitor; once it ends, it
+// probes every interval and registers again once the node monitor
+// answers, and only then; a failed registration is tried again at the
+// next probe; a node monitor that stays up is never probed.
 func TestWatchRegistration(t *testing.T) {
 	for _, tc := range []struct {
 		name       string
-		probes     string // one per check: u (answers) or d (does not)
-		registerOK string // one per registration: y or n
-		want       int    // registrations
+		holds      []time.Duration // how long each held connection lasts; later ones last
+		probes     string          // one per probe: u (answers) or d (does not)
+		registerOK string          // one per registration: y or n
+		want       int             // registrations
 	}{
-		{"steady", "uuuuu", "", 0},
-		{"restart", "uuddduu", "y", 1},
-		{"two restarts", "uduudu", "yy", 2},
-		{"registration fails once", "uduuu", "ny", 2},
-		{"still down", "uddd", "", 0},
+		{"steady", nil, "", "", 0},
+		{"restart", []time.Duration{2 * time.Second}, "ddu", "y", 1},
+		{"two restarts", []time.Duration{time.Second, 2 * time.Second}, "uu", "yy", 2},
+		{"registration fails once", []time.Duration{time.Second}, "uu", "ny", 2},
+		{"still down", []time.Duration{time.Second}, "dddd", "", 0},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			synctest.Test(t, func(t *testing.T) {
 				const every = time.Second
 				ctx, cancel := context.WithCancel(context.Background())
 				var mu sync.Mutex
-				checks, registrations := 0, 0
+				holds, probes, registrations := 0, 0, 0
+				hold := func(ctx context.Context) error {
+					mu.Lock()
+					i := holds
+					holds++
+					mu.Unlock()
+					if i >= len(tc.holds) {
+						<-ctx.Done()
+						return ctx.Err()
+					}
+					time.Sleep(tc.holds[i])
+					return io.EOF
+				}
 				probe := func(context.Context) error {
 					mu.Lock()
 					defer mu.Unlock()
-					i := checks
-					checks++
-					if i < len(tc.probes) && tc.probes[i] == 'd' {
+					i := probes
+					probes++
+					if i >= len(tc.probes) || tc.probes[i] == 'd' {
 						return fmt.Errorf("dial: connection refused")
 					}
 					return nil
@@ -116,13 +131,26 @@ func TestWatchRegistration(t *testing.T) {
 				done := make(chan struct{})
 				go func() {
 					defer close(done)
-					watchRegistration(ctx, every, probe, register, zerolog.Nop())
+					watchRegistration(ctx, every, hold, probe, register, zerolog.Nop())
 				}()
-				time.Sleep(time.Duration(len(tc.probes))*every + every/2) // fake clock: exactly len(probes) checks
+				var run time.Duration
+				for _, d := range tc.holds {
+					run += d
+				}
+				// Fake clock: every scripted probe is made, and one more if
+				// the script ends with the node monitor still down.
+				run += time.Duration(len(tc.probes))*every + every/2
+				time.Sleep(run)
 				cancel()
 				<-done
-				if checks != len(tc.probes) || registrations != tc.want {
-					t.Errorf("%d checks, %d registrations; want %d, %d", checks, registrations, len(tc.probes), tc.want)
+				if registrations != tc.want {
+					t.Errorf("%d registrations; want %d", registrations, tc.want)
+				}
+				if probes < len(tc.probes) {
+					t.Errorf("%d probes; want the %d scripted", probes, len(tc.probes))
+				}
+				if tc.holds == nil && (probes != 0 || holds != 1) {
+					t.Errorf("a node monitor that stayed up was probed %d times and held %d times; want 0 and 1", probes, holds)
 				}
 			})
 		})

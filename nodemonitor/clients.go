@@ -159,5 +159,11 @@ func (t *thriftExecutors) Alive(addr string, timeout time.Duration) error {
 	return nil
 }
 
+// Hold holds a connection to the executor at addr open until it ends
+// (rpc.Pool.Hold), for the liveness watch (executorWatch).
+func (t *thriftExecutors) Hold(ctx context.Context, addr string, opened func()) error {
+	return t.pool.Hold(ctx, addr, opened)
+}
+
 func (t *thriftExecutors) Forget(addr string) { t.pool.Forget(addr) }
 func (t *thriftExecutors) Close()             { t.pool.Close() }

@@ -103,25 +103,86 @@ func (c *coordination) close() {
 	<-c.done
 }
 
+// loop reports every period while someone listens (a live coordinator,
+// or schedulers that ask for load reports) and expires guidance while
+// some is in force. Otherwise it sleeps until the view changes: a node
+// monitor in a fleet without a coordinator does no work each period.
 func (c *coordination) loop() {
 	defer close(c.done)
-	t := time.NewTicker(c.cfg.ReportEvery)
-	defer t.Stop()
+	changed := make(chan struct{}, 1)
+	c.cluster.Watch(func(ev membership.Event) {
+		// Only schedulers and coordinators listen: the other members'
+		// news, the bulk of a large fleet's, changes nothing here.
+		if r := ev.Member.Meta.Role; r != membership.RoleScheduler && r != membership.RoleCoordinator {
+			return
+		}
+		select {
+		case changed <- struct{}{}:
+		default:
+		}
+	})
+	var t *time.Ticker
+	defer func() {
+		if t != nil {
+			t.Stop()
+		}
+	}()
+	to := c.listeners()
 	for {
+		var tick <-chan time.Time
+		if to.any() || c.guided() {
+			if t == nil {
+				t = time.NewTicker(c.cfg.ReportEvery)
+			}
+			tick = t.C
+		} else if t != nil {
+			t.Stop()
+			t = nil
+		}
 		select {
 		case <-c.stop:
 			return
-		case now := <-t.C:
+		case <-changed:
+			to = c.listeners()
+		case now := <-tick:
 			c.expire(now)
-			c.report()
+			c.report(to)
 		}
 	}
 }
 
+// listeners is who hears a node's reports: the active coordinator, if
+// any, and the schedulers that ask for load reports.
+type listeners struct {
+	coordinator string
+	load        []string
+}
+
+func (l listeners) any() bool { return l.coordinator != "" || len(l.load) > 0 }
+
+// listeners reads the view for who hears this node's reports.
+func (c *coordination) listeners() listeners {
+	var l listeners
+	l.coordinator, _ = c.cluster.ActiveCoordinator()
+	for _, m := range c.cluster.Members(membership.RoleScheduler) {
+		if m.Meta.Attrs[membership.AttrLoadReports] == "1" {
+			l.load = append(l.load, m.Name)
+		}
+	}
+	return l
+}
+
+// guided reports whether coordinator guidance is in force.
+func (c *coordination) guided() bool {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return !c.installed.IsZero()
+}
+
 // report sends this node's per-user work, its rack and its mean task run
-// time to the active coordinator, if any, and its load to schedulers that ask
-// (sendLoad), coordinator or not.
-func (c *coordination) report() {
+// time to the active coordinator in to, if any, and its load to the
+// schedulers in to that ask for it (sendLoad), coordinator or not.
+func (c *coordination) report(to listeners) {
 	c.mu.Lock()
 	c.seq++
 	r := fairgossip.Report{Node: c.node, Type: c.mtype, Slots: uint64(c.slots), Seq: c.seq, Rack: c.rack}
@@ -130,17 +191,16 @@ func (c *coordination) report() {
 	for u, use := range c.nm.Usage() {
 		r.Users = append(r.Users, fairgossip.Usage{User: u, Queued: uint64(use.Queued), Running: uint64(use.Running)})
 	}
-	c.sendLoad(r)
-	to, ok := c.cluster.ActiveCoordinator()
-	if !ok {
+	c.sendLoad(r, to.load)
+	if to.coordinator == "" {
 		return
 	}
 	b, err := fairgossip.EncodeReport(r)
 	if err == nil {
-		err = c.cluster.SendTo(to, b)
+		err = c.cluster.SendTo(to.coordinator, b)
 	}
 	if err != nil {
-		c.log.Debug().Err(err).Str("coordinator", to).Msg("report not sent")
+		c.log.Debug().Err(err).Str("coordinator", to.coordinator).Msg("report not sent")
 	}
 }
 
@@ -149,17 +209,11 @@ func (c *coordination) report() {
 const loadUser = "*"
 
 // sendLoad sends r, its users summed into one entry, in one best-effort
-// UDP packet to every scheduler that asks for load reports
-// (membership.AttrLoadReports: those with --max-queue-wait, which estimate
-// queue waits from them, scheduler/admission.go); the others get
+// UDP packet to each scheduler named in to: those that ask for load
+// reports (membership.AttrLoadReports: those with --max-queue-wait, which
+// estimate queue waits from them, scheduler/admission.go); the others get
 // nothing. A lost packet only leaves a scheduler's estimate older.
-func (c *coordination) sendLoad(r fairgossip.Report) {
-	var to []string
-	for _, m := range c.cluster.Members(membership.RoleScheduler) {
-		if m.Meta.Attrs[membership.AttrLoadReports] == "1" {
-			to = append(to, m.Name)
-		}
-	}
+func (c *coordination) sendLoad(r fairgossip.Report, to []string) {
 	if len(to) == 0 {
 		return
 	}

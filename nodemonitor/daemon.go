@@ -1,6 +1,8 @@
 package nodemonitor
 
 import (
+	"context"
+	"slices"
 	"strconv"
 	"sync"
 	"sync/atomic"
@@ -45,9 +47,11 @@ type DaemonConfig struct {
 	// app this node hosts (Meta.BacklogApps).
 	PullRetry time.Duration
 	Attrs     map[string]string
-	// GetTaskTimeout bounds getTask calls (default 1s); ExecutorCheck is
-	// how often executors are checked for liveness (default 1s; negative
-	// disables).
+	// GetTaskTimeout bounds getTask calls (default 1s). ExecutorCheck
+	// paces the executor liveness watch (default 1s; negative disables
+	// it): each executor is watched through a connection held open to it,
+	// and one whose connection ended or whose connect failed is connected
+	// to again after ExecutorCheck.
 	GetTaskTimeout time.Duration
 	// FetchRetryFor bounds asking a scheduler again about a getTask whose
 	// call failed after it was sent (Config.FetchRetryFor; default 10s).
@@ -69,6 +73,10 @@ type Daemon struct {
 	log           zerolog.Logger
 	stop, done    chan struct{}
 	coord         *coordination
+	// execWatch watches executors' liveness (liveness.go); nil when
+	// checks are off or the executors' client cannot hold connections.
+	execWatch     *executorWatch
+	stopExecWatch context.CancelFunc
 	draining      atomic.Bool
 	closeOnce     sync.Once
 	closeErr      error
@@ -138,6 +146,13 @@ func StartDaemon(cfg DaemonConfig) (*Daemon, error) {
 		cfg.ExecutorCheck = DefaultExecutorCheck
 	}
 	d.coord = startCoordination(cfg.Coordination, nm, cluster, cfg.Attrs, cfg.Slots, cfg.Log)
+	if hold, ok := nm.executors.(connHolder); ok && cfg.ExecutorCheck > 0 {
+		var ctx context.Context
+		ctx, d.stopExecWatch = context.WithCancel(context.Background())
+		d.metaMu.Lock()
+		d.execWatch = newExecutorWatch(ctx, nm, hold, cfg.ExecutorCheck)
+		d.metaMu.Unlock()
+	}
 	go d.watchExecutors(cfg.ExecutorCheck)
 	go svc.Serve(sparrowrpc.NewNodeMonitorServiceProcessor(nm))
 	go internal.Serve(sparrowrpc.NewInternalServiceProcessor(nm))
@@ -146,9 +161,17 @@ func StartDaemon(cfg DaemonConfig) (*Daemon, error) {
 	return d, nil
 }
 
-// watchExecutors checks executor liveness every interval until Close.
+// watchExecutors keeps executors' liveness watched until Close: through
+// held connections (executorWatch) when the executors' client can hold
+// them, otherwise by checking each one every interval.
 func (d *Daemon) watchExecutors(interval time.Duration) {
 	defer close(d.done)
+	if d.execWatch != nil {
+		<-d.stop
+		d.stopExecWatch()
+		d.execWatch.wait()
+		return
+	}
 	if interval < 0 {
 		<-d.stop
 		return
@@ -166,10 +189,18 @@ func (d *Daemon) watchExecutors(interval time.Duration) {
 }
 
 // advertiseApps gossips the node's new app list, so that schedulers start
-// sampling it for those apps.
+// sampling it for those apps, and has the executors' watch follow the
+// registered executors. An unchanged list (an executor registering again)
+// is not gossiped again: every metadata update spreads to the whole fleet.
 func (d *Daemon) advertiseApps(apps []string) {
 	d.metaMu.Lock()
 	defer d.metaMu.Unlock()
+	if d.execWatch != nil {
+		d.execWatch.sync()
+	}
+	if slices.Equal(apps, d.meta.Apps) {
+		return
+	}
 	d.meta.Apps = apps
 	if err := d.Cluster.SetMeta(d.meta); err != nil {
 		d.log.Error().Err(err).Strs("apps", apps).Msg("could not advertise apps")

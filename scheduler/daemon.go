@@ -82,7 +82,8 @@ func StartDaemon(cfg DaemonConfig) (*Daemon, error) {
 	}
 	scfg := cfg.Scheduler
 	scfg.Address, scfg.RPC, scfg.Log = svcAddr, cfg.RPC, cfg.Log
-	s, err := New(scfg, NewMembershipView(cluster))
+	view, nodes := reachableView(cluster, scfg)
+	s, err := newWith(scfg, view, nodes, nil)
 	if err != nil {
 		svc.Close()
 		gt.Close()
@@ -98,6 +99,9 @@ func StartDaemon(cfg DaemonConfig) (*Daemon, error) {
 		if ev.Member.Meta.Role != membership.RoleNodeMonitor {
 			return
 		}
+		// News of a node monitor, or its departure, ends any doubt about
+		// reaching it that this scheduler's failed calls raised.
+		view.reach.reached(ev.Member.Meta.Internal)
 		switch {
 		case ev.Kind == membership.Left:
 			go d.nodeLeft(ev.Member)

@@ -23,15 +23,21 @@ type NodeView interface {
 // not rescan the whole fleet. Safe for concurrent use.
 type MembershipView struct {
 	cluster *membership.Cluster
+	// reach, if set, holds node monitors this scheduler could not reach:
+	// Candidates leaves them out until they are reachable again.
+	reach *reachability
 
 	mu      sync.Mutex
 	version uint64
-	built   bool
-	members []membership.Member
-	byAddr  map[string]placement.Node
-	byApp   map[string][]placement.Node
-	busy    map[string]bool // node monitors advertising long work
-	hosts   map[string]membership.Meta
+	// reachVersion is reach's version when byApp was built.
+	reachVersion uint64
+	down         map[string]bool
+	built        bool
+	members      []membership.Member
+	byAddr       map[string]placement.Node
+	byApp        map[string][]placement.Node
+	busy         map[string]bool // node monitors advertising long work
+	hosts        map[string]membership.Meta
 }
 
 var (
@@ -46,6 +52,10 @@ func NewMembershipView(c *membership.Cluster) *MembershipView {
 
 func (v *MembershipView) refresh() {
 	ver := v.cluster.Version()
+	if v.reach != nil && (!v.built || v.reach.changedSince(v.reachVersion)) {
+		v.down, v.reachVersion = v.reach.state()
+		v.byApp = make(map[string][]placement.Node)
+	}
 	if v.built && ver == v.version {
 		return
 	}
@@ -69,7 +79,8 @@ func (v *MembershipView) refresh() {
 	}
 }
 
-// Candidates implements NodeView.
+// Candidates implements NodeView: the live node monitors hosting app,
+// less those this scheduler holds unreachable unless that leaves none.
 func (v *MembershipView) Candidates(app string) []placement.Node {
 	v.mu.Lock()
 	defer v.mu.Unlock()
@@ -77,12 +88,13 @@ func (v *MembershipView) Candidates(app string) []placement.Node {
 	if c, ok := v.byApp[app]; ok {
 		return c
 	}
-	var out []placement.Node
+	var hosts []placement.Node
 	for _, m := range v.members {
 		if n, ok := v.byAddr[m.Meta.Internal]; ok && m.Meta.HostsApp(app) {
-			out = append(out, n)
+			hosts = append(hosts, n)
 		}
 	}
+	out := reachable(hosts, v.down)
 	v.byApp[app] = out
 	return out
 }

@@ -87,6 +87,10 @@ type Config struct {
 	// if one joins (the fleet starts none).
 	Coordination nodemonitor.CoordinationConfig
 	Log          zerolog.Logger
+	// Progress, if set, is told how many node monitors have started,
+	// every 50 and after the last, for fleets large enough that starting
+	// them takes a while.
+	Progress func(started, of int)
 }
 
 // Fleet is a running in-process fleet.
@@ -233,6 +237,9 @@ func Start(ctx context.Context, cfg Config) (_ *Fleet, err error) {
 			backends = append(backends, b)
 		}
 		f.Backends = append(f.Backends, backends)
+		if cfg.Progress != nil && ((i+1)%50 == 0 || i+1 == cfg.NodeMonitors) {
+			cfg.Progress(i+1, cfg.NodeMonitors)
+		}
 	}
 	f.StartedAt = time.Now()
 	return f, f.WaitReady(ctx)

@@ -16,9 +16,10 @@ import (
 
 	"github.com/sparrowfleet/sparrow/bench/fleet"
 	"github.com/sparrowfleet/sparrow/client/fleetstatus"
-	"github.com/sparrowfleet/sparrow/internal/membership"
+	"github.com/sparrowfleet/sparrow/core/placement"
 	"github.com/sparrowfleet/sparrow/internal/stats"
 	"github.com/sparrowfleet/sparrow/internal/workload"
+	"github.com/sparrowfleet/sparrow/scheduler"
 )
 
 // Config is one sweep: the fleet sizes and what is measured at each.
@@ -95,6 +96,11 @@ type Point struct {
 	// slowest scheduler's.
 	KillToDroppedS    []float64 `json:"kill_to_dropped_s"`
 	KillToDroppedMaxS float64   `json:"kill_to_dropped_max_s"`
+	// KillToLastFailedS is, for each scheduler, when after the kill its
+	// last call to the dead node monitor failed (0: it made none), while
+	// jobs arrived at JobsPerSec: the last reservation it sent there.
+	KillToLastFailedS    []float64 `json:"kill_to_last_failed_s"`
+	KillToLastFailedMaxS float64   `json:"kill_to_last_failed_max_s"`
 	// Idle window: memberlist's own send counters over every member, per
 	// member per second (UDP: probes, acks, gossip; TCP: push-pull and
 	// stream writes), and the process's CPU time per member per second
@@ -140,6 +146,9 @@ func Run(ctx context.Context, cfg Config) (Results, error) {
 	if err := cfg.Validate(); err != nil {
 		return nil, err
 	}
+	if err := checkFileLimit(slices.Max(cfg.Sizes)); err != nil {
+		return nil, err
+	}
 	counter := InstallGossipCounter()
 	var out Results
 	for i, n := range cfg.Sizes {
@@ -163,6 +172,7 @@ func measure(ctx context.Context, cfg Config, n int, counter *GossipCounter) (Po
 	f, err := fleet.Start(readyCtx, fleet.Config{
 		Schedulers: cfg.Schedulers, NodeMonitors: n, Slots: cfg.Slots,
 		GossipProfile: cfg.GossipProfile, HTTP: true, Log: cfg.Log,
+		Progress: func(started, of int) { cfg.say("%d of %d node monitors started", started, of) },
 	})
 	if err != nil {
 		return p, err
@@ -205,11 +215,13 @@ func measure(ctx context.Context, cfg Config, n int, counter *GossipCounter) (Po
 	}
 	cfg.say("status --json %.0f ms (%d members), dashboard %.0f ms", p.StatusMs, p.StatusMembers, p.DashboardMs)
 
-	if p.KillToDroppedS, err = killOne(ctx, cfg, f); err != nil {
+	if p.KillToDroppedS, p.KillToLastFailedS, err = killOne(ctx, cfg, f); err != nil {
 		return p, err
 	}
 	p.KillToDroppedMaxS = slices.Max(p.KillToDroppedS)
-	cfg.say("killed node monitor dropped by every scheduler after %.2f s", p.KillToDroppedMaxS)
+	p.KillToLastFailedMaxS = slices.Max(p.KillToLastFailedS)
+	cfg.say("killed node monitor dropped by every scheduler after %.2f s (each: %.2f s); last reservation call to it %.2f s after the kill",
+		p.KillToDroppedMaxS, p.KillToDroppedS, p.KillToLastFailedMaxS)
 	p.Load1 = load1()
 	return p, nil
 }
@@ -294,54 +306,102 @@ func operatorViews(ctx context.Context, f *fleet.Fleet, p *Point) error {
 	return nil
 }
 
-// killOne crashes the last node monitor and waits until no running
-// scheduler's view offers it, returning each scheduler's wait.
-func killOne(ctx context.Context, cfg Config, f *fleet.Fleet) ([]float64, error) {
+// killOne crashes the last node monitor while jobs arrive at the drive's
+// rate, and waits until no running scheduler would place on it any more
+// (its view, less the node monitors it could not reach: a scheduler stops
+// placing there on its first failed call, or when gossip declares the
+// node dead), returning each scheduler's wait and when its last failed
+// reservation call came. The jobs keep arriving
+// until every scheduler has dropped it, so that each meets the dead node
+// monitor in its samples as it would in service.
+func killOne(ctx context.Context, cfg Config, f *fleet.Fleet) (waits, lastFailed []float64, err error) {
 	victim := len(f.NodeMonitors) - 1
-	name := f.NodeMonitors[victim].Cluster.Name()
-	cfg.say("killing %s", name)
+	name, addr := f.NodeMonitors[victim].Cluster.Name(), f.NodeMonitors[victim].InternalAddr()
+	driveCtx, stopDrive := context.WithCancel(ctx)
+	driven := make(chan error, 1)
+	go func() {
+		_, err := f.Drive(driveCtx, fleet.DriveConfig{
+			Spec:     workload.Spec{Load: 0.1, Slots: f.TotalSlots(), TasksPerJob: cfg.Tasks, TaskDuration: cfg.TaskDuration},
+			Duration: cfg.KillTimeout, JobsPerSecond: cfg.JobsPerSec, Drain: time.Second, Seed: 2,
+		})
+		driven <- err
+	}()
+	defer func() {
+		stopDrive()
+		<-driven
+	}()
+	time.Sleep(time.Second) // jobs arriving before the kill; not synchronisation
+	cfg.say("killing %s with %.0f jobs/s arriving", name, cfg.JobsPerSec)
 	t0 := time.Now()
 	f.KillNodeMonitor(victim)
-	waits := make([]float64, len(f.Schedulers))
+	waits = make([]float64, len(f.Schedulers))
+	lastFailed = make([]float64, len(f.Schedulers))
 	var wg sync.WaitGroup
 	errs := make([]error, len(f.Schedulers))
 	for i, s := range f.Schedulers {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			d, err := waitGone(ctx, s.Cluster, name, t0, cfg.KillTimeout)
-			waits[i], errs[i] = d.Seconds(), err
+			d, last, err := waitGone(ctx, s, f.Apps(), name, addr, t0, cfg.KillTimeout)
+			waits[i], lastFailed[i], errs[i] = d.Seconds(), last.Seconds(), err
 		}()
 	}
 	wg.Wait()
 	for i, err := range errs {
 		if err != nil {
-			return nil, fmt.Errorf("scheduler %d: %w", i, err)
+			return nil, nil, fmt.Errorf("scheduler %d: %w", i, err)
 		}
 	}
-	return waits, nil
+	return waits, lastFailed, nil
 }
 
-// waitGone polls c's view until it no longer lists name as a node
-// monitor, and returns how long after t0 that was.
-func waitGone(ctx context.Context, c *membership.Cluster, name string, t0 time.Time, timeout time.Duration) (time.Duration, error) {
+// waitGone polls s until it would place none of apps on the node monitor
+// named name, at addr, and returns how long after t0 that was, and when
+// after t0 its last call to that node monitor failed (zero if none did).
+// Failures are watched for reachLinger more after the drop, for calls
+// already under way.
+func waitGone(ctx context.Context, s *scheduler.Daemon, apps []string, name, addr string, t0 time.Time, timeout time.Duration) (gone, lastFailed time.Duration, err error) {
 	tick := time.NewTicker(5 * time.Millisecond)
 	defer tick.Stop()
 	deadline := time.NewTimer(timeout)
 	defer deadline.Stop()
+	placeable := func() bool {
+		for _, app := range apps {
+			if slices.ContainsFunc(s.Placeable(app), func(n placement.Node) bool { return n.Name == name }) {
+				return true
+			}
+		}
+		return false
+	}
+	var linger <-chan time.Time
 	for {
-		if !slices.ContainsFunc(c.Members(membership.RoleNodeMonitor), func(m membership.Member) bool { return m.Name == name }) {
-			return time.Since(t0), nil
+		if at, ok := s.LastFailedCall(addr); ok && at.After(t0) {
+			lastFailed = max(lastFailed, at.Sub(t0))
+		}
+		if linger == nil && !placeable() {
+			gone = time.Since(t0)
+			lt := time.NewTimer(reachLinger)
+			defer lt.Stop()
+			linger = lt.C
 		}
 		select {
 		case <-ctx.Done():
-			return 0, ctx.Err()
+			return 0, 0, ctx.Err()
+		case <-linger:
+			return gone, lastFailed, nil
 		case <-deadline.C:
-			return 0, fmt.Errorf("still lists killed %s after %v", name, timeout)
+			if linger != nil {
+				return gone, lastFailed, nil
+			}
+			return 0, 0, fmt.Errorf("still places on killed %s after %v", name, timeout)
 		case <-tick.C:
 		}
 	}
 }
+
+// reachLinger is how long after a scheduler drops a killed node monitor
+// its failed calls are still counted.
+const reachLinger = time.Second
 
 // processCPU is this process's user plus system CPU time so far.
 func processCPU() time.Duration {

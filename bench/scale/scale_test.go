@@ -55,6 +55,10 @@ func TestRunSmallFleetEndToEnd(t *testing.T) {
 		if len(p.KillToDroppedS) != 2 || p.KillToDroppedMaxS <= 0 || p.KillToDroppedMaxS > 60 {
 			t.Errorf("point %d: kill to dropped %v (max %v s), want one positive wait per scheduler within the timeout", i, p.KillToDroppedS, p.KillToDroppedMaxS)
 		}
+		if len(p.KillToLastFailedS) != 2 || p.KillToLastFailedMaxS < 0 || p.KillToLastFailedMaxS > p.KillToDroppedMaxS+reachLinger.Seconds() {
+			t.Errorf("point %d: last failed call %v (max %v s), want one per scheduler, none after the drop and its linger (%v s)",
+				i, p.KillToLastFailedS, p.KillToLastFailedMaxS, p.KillToDroppedMaxS)
+		}
 		if p.UDPPacketsPerMemberS <= 0 || p.GossipBytesPerMemberS < p.UDPBytesPerMemberS || p.IdleCPUMsPerMemberS <= 0 {
 			t.Errorf("point %d: idle gossip %v B/s (UDP %v B/s, %v packets/s), CPU %v ms/s", i,
 				p.GossipBytesPerMemberS, p.UDPBytesPerMemberS, p.UDPPacketsPerMemberS, p.IdleCPUMsPerMemberS)

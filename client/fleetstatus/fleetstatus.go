@@ -52,7 +52,27 @@ type Observer struct {
 	client *http.Client
 	via    string
 	log    zerolog.Logger
+	// synced is when Collect last took its seed's full state (zero:
+	// never).
+	synced time.Time
 }
+
+// resyncEvery is how often a watching observer takes its seed's full
+// state again. Between, gossip keeps its view current as any member's: a
+// full state exchange costs the seed and the observer the whole fleet's
+// member list (hundreds of kilobytes at a thousand members), so it is
+// not made for every sample. It matches the lan profile's push-pull
+// interval, the pace at which members themselves repair missed news.
+const resyncEvery = 30 * time.Second
+
+// observerLeaveWait bounds the wait for the observer's leave message to
+// start spreading: the first gossip round (200 ms on the lan profile)
+// hands it to a few members, who spread it on, so the command need not
+// wait for every retransmission of it.
+const observerLeaveWait = 300 * time.Millisecond
+
+// statusFetches is how many members' /status are read at once.
+const statusFetches = 64
 
 // Join joins the fleet as an observer and waits until it sees another
 // member.
@@ -90,7 +110,7 @@ func Join(ctx context.Context, cfg Config) (*Observer, error) {
 
 // Leave leaves the gossip, so that peers drop the observer at once instead
 // of suspecting it for seconds and logging it dead.
-func (o *Observer) Leave() { o.c.Leave(time.Second) }
+func (o *Observer) Leave() { o.c.Leave(observerLeaveWait) }
 
 // Members lists the live members of the observer's gossip view, itself
 // included (a dashboard reads the fleet through it).
@@ -100,14 +120,20 @@ func (o *Observer) Members(role membership.Role) []membership.Member { return o.
 func (o *Observer) Name() string { return o.c.Name() }
 func (o *Observer) Addr() string { return o.c.Addr() }
 
-// Collect brings the observer's view up to its seed's with one state
-// exchange (gossip alone may leave a late joiner without members it missed
-// the news of; see membership.Cluster.SyncWithSeed), then reads the view and
-// asks every member that advertises an HTTP endpoint for its /status, a few
-// at a time. A seed that does not answer leaves the view as gossip made it.
+// Collect reads the view and asks every member that advertises an HTTP
+// endpoint for its /status, several at a time. The first Collect, and
+// then one every resyncEvery, first takes the seed's full state (Join
+// returns once it sees one member, possibly while a join retried in the
+// background is still merging the rest; and gossip alone may leave a
+// member without news it missed, see membership.Cluster.SyncWithSeed).
+// A seed that does not answer leaves the view as gossip made it.
 func (o *Observer) Collect(ctx context.Context) View {
-	if _, err := o.c.SyncWithSeed(); err != nil {
-		o.log.Debug().Err(err).Msg("state sync with the seed failed; reporting the gossip view as it is")
+	if o.synced.IsZero() || time.Since(o.synced) >= resyncEvery {
+		if _, err := o.c.SyncWithSeed(); err != nil {
+			o.log.Debug().Err(err).Msg("state sync with the seed failed; reporting the gossip view as it is")
+		} else {
+			o.synced = time.Now()
+		}
 	}
 	return collect(ctx, o.c, o.client, o.via)
 }
@@ -239,7 +265,7 @@ type Totals struct {
 }
 
 // collect reads the view and asks every member that advertises an HTTP
-// endpoint for its /status, a few at a time.
+// endpoint for its /status, statusFetches at a time.
 func collect(ctx context.Context, c *membership.Cluster, client *http.Client, via string) View {
 	v := View{Via: via, Observer: c.Name(), At: time.Now().UTC()}
 	for _, m := range c.Members("") {
@@ -251,7 +277,7 @@ func collect(ctx context.Context, c *membership.Cluster, client *http.Client, vi
 			HTTP: m.Meta.HTTP, Slots: m.Meta.Slots, Apps: m.Meta.Apps, Attrs: m.Meta.Attrs, Version: m.Meta.Version, Health: "alive",
 		})
 	}
-	sem := make(chan struct{}, 16)
+	sem := make(chan struct{}, statusFetches)
 	var wg sync.WaitGroup
 	for i := range v.Members {
 		m := &v.Members[i]

@@ -424,9 +424,10 @@ func (c *Cluster) Members(role Role) []Member {
 // bounded number of times, to members that knew the sender then, so a
 // member the fleet learned of late can miss the news of members that
 // joined just before it until the next push-pull (30 s on the lan
-// profile). A short-lived observer that reports the fleet as its seed
-// sees it calls this before each look. It costs one TCP round trip per
-// seed tried. A member started without seeds gets an error.
+// profile). An observer (`sparrow status`) calls this before its first
+// look and then every 30 s while it watches. It costs one
+// TCP round trip per seed tried, carrying the whole view both ways. A
+// member started without seeds gets an error.
 func (c *Cluster) SyncWithSeed() (string, error) {
 	if c.seeds == nil {
 		return "", fmt.Errorf("no seeds configured")

@@ -329,15 +329,9 @@ func TestPoolDropsConnectionsNearIdleTimeout(t *testing.T) {
 }
 
 func TestPoolDialError(t *testing.T) {
-	// A port that was just free: nothing listens there.
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	addr := ln.Addr().String()
-	ln.Close()
+	addr := closedAddr(t)
 	p := newFrontendPool(t, Config{ConnectTimeout: waitTimeout})
-	err = sendStatus(p, addr, 0)
+	err := sendStatus(p, addr, 0)
 	var de *DialError
 	if !errors.As(err, &de) || de.Addr != addr || !strings.Contains(err.Error(), addr) {
 		t.Fatalf("call to a dead address: %v, want a *DialError naming %s", err, addr)
