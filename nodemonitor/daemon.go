@@ -210,12 +210,12 @@ func (d *Daemon) advertiseApps(apps []string) {
 // advertiseLongWork gossips the node's long-work advert, so that schedulers
 // with the long-task-aware policy steer short jobs elsewhere while it is
 // not zero.
-func (d *Daemon) advertiseLongWork(advert byte) {
+func (d *Daemon) advertiseLongWork(advert [2]byte) {
 	d.metaMu.Lock()
 	defer d.metaMu.Unlock()
-	d.meta.LongWork = advert
+	d.meta = d.meta.WithLongWork(advert)
 	if err := d.Cluster.SetMeta(d.meta); err != nil {
-		d.log.Error().Err(err).Uint8("long_work", advert).Msg("could not advertise long work")
+		d.log.Error().Err(err).Uint8("long_work", advert[0]).Uint8("long_level", advert[1]).Msg("could not advertise long work")
 	}
 }
 

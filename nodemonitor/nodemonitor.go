@@ -45,12 +45,15 @@ type Config struct {
 	// ShortJobs, if set, runs the long-task-aware policy
 	// (core/shortjobs; shortjobs.go): the SRPT queue with sticky fetches
 	// replaces Queue, and the node's long work is advertised through
-	// OnLongWork. Nil keeps plain Sparrow.
+	// OnLongWork; with ShortJobs.LongSteer the advert carries the level
+	// of its long work, running and queued. Nil keeps plain Sparrow.
 	ShortJobs *shortjobs.Config
-	// OnLongWork is called, outside any lock and in order, with the long
-	// work advert whenever it changes between none and some, so that the
-	// daemon can gossip it. It must not call back into the NodeMonitor.
-	OnLongWork func(advert byte)
+	// OnLongWork is called, outside any lock and in order, with the
+	// two-byte long-work advert (shortjobs.Monitor.Advert2) whenever it
+	// changes between none and some or, with ShortJobs.LongSteer, its
+	// level changes (shortjobs.Monitor.AdvertChanged), so that the daemon
+	// can gossip it. It must not call back into the NodeMonitor.
+	OnLongWork func(advert [2]byte)
 	// PullRetry, when > 0 with ShortJobs, runs pulls (pull.go): while a
 	// scheduler advertises a short backlog of an app this node hosts
 	// (PullHeard), one pull reservation for it waits in the queue with
@@ -361,6 +364,7 @@ func (n *NodeMonitor) enqueue(r queue.Reservation, count int, h jobHint) bool {
 func (n *NodeMonitor) CancelTaskReservations(ctx context.Context, req *sparrowrpc.TCancelTaskReservationsRequest) error {
 	if req != nil {
 		n.slots.cancel(req.RequestId)
+		n.advertise()
 	}
 	return nil
 }

@@ -247,7 +247,7 @@ func (t *slotTable) startPulled(key slots.TaskKey, pull, r queue.Reservation, sc
 		t.launches++
 		t.clock.observe(now, t.core.Running(), 0)
 	} else {
-		t.noteAdvert(t.short.noTask(pull.RequestID))
+		t.short.noTask(pull.RequestID)
 		t.checkIdleLocked()
 	}
 	if t.pull != nil {

@@ -20,11 +20,7 @@ func newPullHarness(t *testing.T, slots int) *awareHarness {
 	a.harness = newHarness(t, opts{slots: slots, cfg: func(c *Config) {
 		c.ShortJobs = &shortjobs.Config{Cutoff: 10, StarveLimit: 4}
 		c.PullRetry = pullRetry
-		c.OnLongWork = func(b byte) {
-			a.mu.Lock()
-			defer a.mu.Unlock()
-			a.adverts = append(a.adverts, b)
-		}
+		c.OnLongWork = a.record
 	}})
 	a.sched.estimate = map[string]float64{"P": 1}
 	a.sched.pullFrom = "P"

@@ -39,8 +39,9 @@ func hintOf(req *sparrowrpc.TEnqueueTaskReservationsRequest) jobHint {
 // task durations that classes requests whose scheduler sent no class.
 //
 // Lock contract: it has no lock; slotTable owns it and calls every method
-// with slotTable.mu held, around the matching slots.Core call. The
-// methods returning bool report that the long-work advert changed.
+// with slotTable.mu held, around the matching slots.Core call. Whether
+// the long-work advert changed is asked of mon after each event
+// (slotTable.takeAdvert).
 type shortWork struct {
 	cfg shortjobs.Config
 	mon *shortjobs.Monitor
@@ -79,9 +80,6 @@ func newShortWork(cfg shortjobs.Config, nslots int) *shortWork {
 // queue is the reservation queue for slots.Core.
 func (w *shortWork) queue() queue.Discipline { return w.mon.Queue() }
 
-// advert is the long-work byte to gossip.
-func (w *shortWork) advert() byte { return w.mon.Advert() }
-
 // req returns id's entry, making it for app and class c if absent.
 func (w *shortWork) req(id, app string, c shortjobs.Class) *shortReq {
 	q := w.reqs[id]
@@ -117,7 +115,7 @@ func (w *shortWork) queued(r queue.Reservation, count int, h jobHint) {
 		c = w.cfg.Classify(est, ok)
 	}
 	w.req(r.RequestID, r.App, c).queued += count
-	w.mon.Queued(r.RequestID, h.work)
+	w.mon.QueuedClass(r.RequestID, c, h.work)
 }
 
 // cancelled follows slots.Core.Cancel, which dropped n queued
@@ -141,24 +139,24 @@ func (w *shortWork) appRemoved(app string) {
 }
 
 // fetching follows slots.Core.Next handing out a reservation of id.
-func (w *shortWork) fetching(id string) bool {
+func (w *shortWork) fetching(id string) {
 	q := w.reqs[id]
 	if q == nil {
 		q = w.req(id, "", shortjobs.Long)
 	}
 	q.queued = max(0, q.queued-1)
 	q.fetching++
-	return w.mon.Fetching(q.class)
+	w.mon.Fetching(q.class)
 }
 
 // noTask follows slots.Core.Released: the fetch for id got no task.
-func (w *shortWork) noTask(id string) bool {
+func (w *shortWork) noTask(id string) {
 	c := w.classOf(id)
 	if q := w.reqs[id]; q != nil {
 		q.fetching = max(0, q.fetching-1)
 		w.forget(id)
 	}
-	return w.mon.NoTask(c)
+	w.mon.NoTask(c)
 }
 
 // launched follows slots.Core.Start of key for reservation r at now;
@@ -187,10 +185,10 @@ func (w *shortWork) launchedAs(key slots.TaskKey, fetched string, r queue.Reserv
 // now: its duration joins the app's history and, if sticky and its job
 // had tasks left when it launched, a sticky reservation of the same
 // request is queued.
-func (w *shortWork) ended(key slots.TaskKey, now time.Time, sticky bool) bool {
+func (w *shortWork) ended(key slots.TaskKey, now time.Time, sticky bool) {
 	run, ok := w.runs[key]
 	if !ok {
-		return false
+		return
 	}
 	delete(w.runs, key)
 	w.hist.Observe(run.r.App, now.Sub(run.at).Seconds())
@@ -204,5 +202,5 @@ func (w *shortWork) ended(key slots.TaskKey, now time.Time, sticky bool) bool {
 	if remaining > 0 {
 		w.req(run.r.RequestID, run.r.App, run.class).queued++
 	}
-	return w.mon.Ended(run.class, remaining, run.r)
+	w.mon.Ended(run.class, remaining, run.r)
 }

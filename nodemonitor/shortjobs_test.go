@@ -18,27 +18,48 @@ import (
 type awareHarness struct {
 	*harness
 	mu      sync.Mutex
-	adverts []byte
+	adverts [][2]byte
+}
+
+// record is the harness's OnLongWork: it keeps every advert gossiped.
+func (a *awareHarness) record(advert [2]byte) {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	a.adverts = append(a.adverts, advert)
 }
 
 func newAwareHarness(t *testing.T, slots int) *awareHarness {
+	return newAwareHarnessWith(t, slots, shortjobs.Config{Cutoff: 10, StarveLimit: 4})
+}
+
+// newAwareHarnessWith is newAwareHarness with the policy's settings cfg.
+func newAwareHarnessWith(t *testing.T, slots int, cfg shortjobs.Config) *awareHarness {
 	a := &awareHarness{}
 	a.harness = newHarness(t, opts{slots: slots, cfg: func(c *Config) {
-		c.ShortJobs = &shortjobs.Config{Cutoff: 10, StarveLimit: 4}
-		c.OnLongWork = func(b byte) {
-			a.mu.Lock()
-			defer a.mu.Unlock()
-			a.adverts = append(a.adverts, b)
-		}
+		c.ShortJobs = &cfg
+		c.OnLongWork = a.record
 	}})
 	a.sched.estimate = map[string]float64{}
 	return a
 }
 
-func (a *awareHarness) gossiped() []byte {
+// gossiped returns the first byte (the long-work count) of each advert
+// gossiped, in order.
+func (a *awareHarness) gossiped() []byte { return a.advertBytes(0) }
+
+// gossipedLevels returns the second byte (the long-work level) of each
+// advert gossiped, in order.
+func (a *awareHarness) gossipedLevels() []byte { return a.advertBytes(1) }
+
+// advertBytes returns byte i of each advert gossiped, in order.
+func (a *awareHarness) advertBytes(i int) []byte {
 	a.mu.Lock()
 	defer a.mu.Unlock()
-	return slices.Clone(a.adverts)
+	out := make([]byte, len(a.adverts))
+	for k, ad := range a.adverts {
+		out[k] = ad[i]
+	}
+	return out
 }
 
 // job scripts request's tasks, answered with the policy's fields for est

@@ -56,10 +56,8 @@ type slotTable struct {
 	// paused refuses reservations and apps until resume (pause.go).
 	paused bool
 	// short is the long-task-aware policy's state (shortjobs.go), nil
-	// without the policy; advDirty says its advert changed since
-	// takeAdvert last read it.
-	short    *shortWork
-	advDirty bool
+	// without the policy.
+	short *shortWork
 	// pull is the pull reservations' state (pull.go), nil without pulls.
 	pull *pulls
 }
@@ -144,7 +142,7 @@ func (t *slotTable) removeApp(app string, now time.Time, launching *slots.TaskKe
 	if t.short != nil {
 		t.short.appRemoved(app)
 		for _, f := range failed {
-			t.noteAdvert(t.short.ended(f.Key, now, false))
+			t.short.ended(f.Key, now, false)
 		}
 	}
 	t.clock.observe(now, t.core.Running(), len(failed))
@@ -181,23 +179,16 @@ func (t *slotTable) enqueue(r queue.Reservation, count int, h jobHint) error {
 	return nil
 }
 
-// noteAdvert records that the long-work advert changed, if changed.
-func (t *slotTable) noteAdvert(changed bool) {
-	if changed {
-		t.advDirty = true
-	}
-}
-
-// takeAdvert returns the long-work advert and whether it changed since
-// the last call; false without the policy.
-func (t *slotTable) takeAdvert() (byte, bool) {
+// takeAdvert returns the long-work advert (shortjobs.Monitor.Advert2) and
+// whether it changed since the last call that returned true
+// (shortjobs.Monitor.AdvertChanged); false without the policy.
+func (t *slotTable) takeAdvert() ([2]byte, bool) {
 	t.mu.Lock()
 	defer t.mu.Unlock()
-	if t.short == nil || !t.advDirty {
-		return 0, false
+	if t.short == nil || !t.short.mon.AdvertChanged() {
+		return [2]byte{}, false
 	}
-	t.advDirty = false
-	return t.short.advert(), true
+	return t.short.mon.Advert2(), true
 }
 
 // cancel drops request's queued reservations and returns how many.
@@ -235,7 +226,7 @@ func (t *slotTable) ready(offer *queue.Reservation, gone *schedulerSet) (ready [
 			return ready, took, ok
 		}
 		if t.short != nil {
-			t.noteAdvert(t.short.fetching(r.RequestID))
+			t.short.fetching(r.RequestID)
 		}
 		sched, pull := shortjobs.PullScheduler(r.RequestID)
 		if pull {
@@ -269,7 +260,7 @@ func (t *slotTable) released(request string) {
 func (t *slotTable) releasedLocked(request string) {
 	t.core.Released()
 	if t.short != nil {
-		t.noteAdvert(t.short.noTask(request))
+		t.short.noTask(request)
 	}
 }
 
@@ -282,7 +273,7 @@ func (t *slotTable) start(key slots.TaskKey, r queue.Reservation, now time.Time,
 	defer t.mu.Unlock()
 	if !t.core.Start(key, r) {
 		if t.short != nil {
-			t.noteAdvert(t.short.noTask(r.RequestID))
+			t.short.noTask(r.RequestID)
 		}
 		t.checkIdleLocked()
 		return false
@@ -309,7 +300,7 @@ func (t *slotTable) finish(keys []slots.TaskKey, now time.Time, how outcome) []b
 			n++
 			t.ended[how]++
 			if t.short != nil {
-				t.noteAdvert(t.short.ended(k, now, !t.draining))
+				t.short.ended(k, now, !t.draining)
 			}
 		}
 	}

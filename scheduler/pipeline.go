@@ -22,8 +22,9 @@ import (
 //  3. constraints: keep those meeting the job's constraints
 //     (placement.Filter);
 //  4. class: the long-task-aware policy's steering by job class
-//     (shortPolicy.steer: long jobs off the short-only share, short jobs
-//     onto node monitors without long work);
+//     (shortPolicy.steer: long jobs off the short-only share and onto
+//     the node monitors of the lowest advertised long-work levels, short
+//     jobs onto node monitors without long work);
 //  5. holders: what to do with node monitors already holding the
 //     request's reservations (placeOptions.holders);
 //  6. user: per-user steering (placeOptions.user, steerBook);
@@ -124,7 +125,7 @@ func (p *placementPipeline) stages(r *request, o placeOptions) []placement.Node 
 		// With none matching, the plan reports no candidates.
 		cands, _ = placement.Filter(cands, r.cons)
 	}
-	cands = p.short.steer(r.app, cands, r.short.class, len(o.tasks), p.view)
+	cands = p.short.steer(r.app, cands, r.short.class, len(o.tasks), o.ratio, p.view)
 	switch o.holders {
 	case holdersLast:
 		if slices.ContainsFunc(cands, func(n placement.Node) bool { return !r.Holds(n.Addr) }) {

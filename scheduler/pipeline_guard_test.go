@@ -52,6 +52,7 @@ var pipelineOnly = []guardedCall{
 	{name: "candidates", recv: "steerBook", callers: []string{"placementPipeline.*"}},
 	{name: "serving", recv: "steerBook", callers: []string{"placementPipeline.*"}},
 	{qual: "shortjobs", name: "Steer", callers: []string{"shortPolicy.steer"}},
+	{qual: "shortjobs", name: "SteerLong", callers: []string{"shortPolicy.steer"}},
 	// placement.Steer's Serving(user, nodes, now) and Candidates(rng,
 	// user, nodes, now), told by their arguments from httpapi.Serving and
 	// NodeView.Candidates.
@@ -220,17 +221,19 @@ func TestPipelineGuardCatchesBypasses(t *testing.T) {
 		{"a site filtering by constraints",
 			`func (s *Scheduler) reprobe(r *request) { placement.Filter(nil, r.cons) }`, 1},
 		{"a site steering by class and by user",
-			`func (s *Scheduler) round(r *request) { s.short.steer(r.app, nil, 0, 1, s.view); s.steer.candidates(nil, "u", nil, time.Time{}) }`, 2},
+			`func (s *Scheduler) round(r *request) { s.short.steer(r.app, nil, 0, 1, 2, s.view); s.steer.candidates(nil, "u", nil, time.Time{}) }`, 2},
 		{"a closure inside a site",
 			`func (s *Scheduler) relax(r *request) { f := func() { s.place.sampler.PlanWidened(nil, nil, nil, 1, nil) }; f() }`, 1},
 		{"a function, not a method",
 			`func helper(p *placement.Sampler) { p.PlanPicks(nil, nil, nil, nil, 1) }`, 1},
 		{"the core steering outside its wrapper",
 			`func (s *Scheduler) x() { shortjobs.Steer(nil, 0, 1, nil, nil); s.steer.steer.Serving("u", nil, time.Time{}) }`, 2},
+		{"the core's long-job steering outside its wrapper",
+			`func (s *Scheduler) x() { shortjobs.SteerLong(nil, 2, nil, nil) }`, 1},
 		{"the pipeline itself",
-			`func (p *placementPipeline) place(r *request) { placement.Filter(nil, nil); p.rand.sampler.Plan(nil, nil, nil, 1); p.short.steer("a", nil, 0, 1, nil) }`, 0},
+			`func (p *placementPipeline) place(r *request) { placement.Filter(nil, nil); p.rand.sampler.Plan(nil, nil, nil, 1); p.short.steer("a", nil, 0, 1, 2, nil) }`, 0},
 		{"the wrappers",
-			`func (p *shortPolicy) steer() { shortjobs.Steer(nil, 0, 1, nil, nil) }
+			`func (p *shortPolicy) steer() { shortjobs.Steer(nil, 0, 1, nil, nil); shortjobs.SteerLong(nil, 2, nil, nil) }
 func (b *steerBook) candidates() { b.steer.Candidates(nil, "u", nil, time.Time{}) }`, 0},
 		{"the view's Candidates and other Filters",
 			`func (s *Scheduler) y() { s.view.Candidates("a"); slices.DeleteFunc(nil, nil); other.Filter(nil); httpapi.Serving(s.ok) }`, 0},

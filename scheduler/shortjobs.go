@@ -21,6 +21,36 @@ type LongWorkView interface {
 	LongWork(addr string) bool
 }
 
+// LongLevelView is a NodeView that also knows the level of each node
+// monitor's long work, running and queued, from its advert
+// (membership.Meta.LongAdvert, shortjobs.AdvertLevel). With
+// shortjobs.Config.LongSteer the long-task-aware policy places long jobs
+// on the general nodes of the lowest levels; with a NodeView without it,
+// every node is taken as level 0 and long jobs are placed as before.
+type LongLevelView interface {
+	NodeView
+	// LongLevel returns the long-work level the node monitor at addr (its
+	// InternalService address) advertises: the second byte of its
+	// advert, or, from a node monitor that sends one byte, the level of
+	// its count of slots fetching or running long tasks.
+	LongLevel(addr string) uint8
+}
+
+var _ LongLevelView = (*MembershipView)(nil)
+
+// LongLevel implements LongLevelView from the node monitor's gossip
+// metadata; 0 for a node monitor the view does not know.
+func (v *MembershipView) LongLevel(addr string) uint8 {
+	v.mu.Lock()
+	defer v.mu.Unlock()
+	v.refresh()
+	m, ok := v.hosts[addr]
+	if !ok {
+		return 0
+	}
+	return shortjobs.AdvertLevel(m.LongAdvert())
+}
+
 // shortJob is what the long-task-aware policy decided about a request at
 // submission: its class and estimated task duration (0: unknown), and
 // the remaining work sent with its reservations; and offerLeft, the tasks
@@ -35,7 +65,8 @@ type shortJob struct {
 
 // shortPolicy is the scheduler's side of the long-task-aware policy
 // (core/shortjobs): it classes jobs by their own estimate or the app's
-// history of task durations, picks their candidate nodes (shortjobs.Steer),
+// history of task durations, picks their candidate nodes (shortjobs.Steer,
+// shortjobs.SteerLong),
 // and adds the policy's fields to reservations and getTask answers. The
 // history learns from the time between a task's hand-out and its finished
 // report.
@@ -53,6 +84,7 @@ type shortPolicy struct {
 	parts map[string]appPartition
 	// scratch for steer
 	shortOnly, busy []bool
+	level           []uint8
 	cand            []int32
 	hashes          []uint64
 }
@@ -96,25 +128,46 @@ func (p *shortPolicy) classify(own float64, app string, tasks int) shortJob {
 }
 
 // steer returns the candidates among nodes for a job of app of class c
-// with tasks tasks (shortjobs.Steer): long jobs avoid the short-only
-// share, short jobs go to nodes advertising no long work when there is one
-// per task. It returns nodes itself when nothing is steered. The
-// short-only share is picked among all the node monitors hosting app
-// (view.Candidates), whatever subset of them nodes is.
-func (p *shortPolicy) steer(app string, nodes []placement.Node, c shortjobs.Class, tasks int, view NodeView) []placement.Node {
+// with tasks tasks probed at ratio d: long jobs avoid the short-only share
+// and, with Config.LongSteer, go to the general nodes of the lowest
+// advertised long-work levels, enough of them for the job's reservations
+// (shortjobs.SteerLong); short jobs go to nodes advertising no long work
+// when there is one per task (shortjobs.Steer). It returns nodes itself
+// when nothing is steered. The short-only share is picked among all the
+// node monitors hosting app (view.Candidates), whatever subset of them
+// nodes is.
+func (p *shortPolicy) steer(app string, nodes []placement.Node, c shortjobs.Class, tasks int, ratio float64, view NodeView) []placement.Node {
 	if p == nil || len(nodes) == 0 {
 		return nodes
 	}
 	part := p.partition(app, view.Candidates(app))
-	lw, _ := view.(LongWorkView)
-	p.shortOnly, p.busy = p.shortOnly[:0], p.busy[:0]
+	p.shortOnly = p.shortOnly[:0]
 	for _, n := range nodes {
 		p.shortOnly = append(p.shortOnly, part.ShortOnly(shortjobs.NodeHash(n.Name)))
-		p.busy = append(p.busy, lw != nil && lw.LongWork(n.Addr))
 	}
-	var steered bool
-	p.cand, steered = shortjobs.Steer(p.cand[:0], c, tasks, p.shortOnly, p.busy)
-	if !steered {
+	// The candidates are p.cand; SteerLong's bool says fewer than the
+	// general nodes, not fewer than nodes, so their count decides.
+	if c == shortjobs.Long && p.cfg.LongSteer {
+		ll, _ := view.(LongLevelView)
+		p.level = p.level[:0]
+		for _, n := range nodes {
+			var l uint8
+			if ll != nil {
+				l = ll.LongLevel(n.Addr)
+			}
+			p.level = append(p.level, l)
+		}
+		want := max(placement.Reservations(ratio, tasks), 1)
+		p.cand, _ = shortjobs.SteerLong(p.cand[:0], want, p.shortOnly, p.level)
+	} else {
+		lw, _ := view.(LongWorkView)
+		p.busy = p.busy[:0]
+		for _, n := range nodes {
+			p.busy = append(p.busy, lw != nil && lw.LongWork(n.Addr))
+		}
+		p.cand, _ = shortjobs.Steer(p.cand[:0], c, tasks, p.shortOnly, p.busy)
+	}
+	if len(p.cand) == len(nodes) {
 		return nodes
 	}
 	out := make([]placement.Node, len(p.cand))

@@ -23,6 +23,8 @@ type shortJobFlags struct {
 	// pull and pullAfter are --short-pull and --short-pull-after.
 	pull      bool
 	pullAfter time.Duration
+	// longSteer is --long-steer.
+	longSteer bool
 }
 
 func (f *shortJobFlags) register(fs *pflag.FlagSet, scheduler bool) {
@@ -31,6 +33,10 @@ func (f *shortJobFlags) register(fs *pflag.FlagSet, scheduler bool) {
 		false: "order queued reservations by their job's remaining work (SRPT), serve a freed slot from the same job first, and gossip whether this node runs long work",
 	}[scheduler])
 	fs.DurationVar(&f.cutoff, "short-cutoff", defaultShortCutoff, "with --short-jobs, the mean task duration from which a job is long; every scheduler and node monitor of a fleet should use the same")
+	fs.BoolVar(&f.longSteer, "long-steer", true, "with --short-jobs, on by default: "+map[bool]string{
+		true:  "place long jobs' reservations on the node monitors off the short-only share of the lowest advertised long-work levels, whole levels from the lowest until there are enough for the job's reservations, at random among them (a node monitor that advertises no level counts by its long tasks running); off: anywhere off the short-only share",
+		false: "gossip a coarse level of this node's long work, running and queued (0 none, 1 one task, 2 two or three, 3 four to seven, ...), so that schedulers place long jobs on the least loaded node monitors; with it off, only whether it runs long work",
+	}[scheduler])
 	fs.BoolVar(&f.pull, "short-pull", false, "with --short-jobs, run pulls, off by default: "+map[bool]string{
 		true:  "keep the short jobs that still have unlaunched tasks --short-pull-after after submission in a backlog, gossip its least remaining work and its apps (at most 8, else any app), and answer a node monitor's pull with a task of the backlogged job with the least remaining work among the apps it hosts",
 		false: "while a scheduler gossips a short backlog of an app with an executor here (or of any app), keep one pull reservation for it in the queue with that remaining work, so that a freed slot asks it for a waiting short task; every scheduler and node monitor of a fleet should set it alike",
@@ -52,7 +58,7 @@ func (f *shortJobFlags) config() (*shortjobs.Config, error) {
 	if !f.on {
 		return nil, nil
 	}
-	c := &shortjobs.Config{Cutoff: f.cutoff.Seconds(), ShortShare: f.share, StarveLimit: f.starve}
+	c := &shortjobs.Config{Cutoff: f.cutoff.Seconds(), ShortShare: f.share, StarveLimit: f.starve, LongSteer: f.longSteer}
 	if c.StarveLimit == 0 {
 		c.StarveLimit = shortjobs.DefaultStarveLimit
 	}

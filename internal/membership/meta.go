@@ -61,6 +61,15 @@ type Meta struct {
 	// absent from a node monitor without the policy, says none; it adds
 	// at most 9 bytes to the metadata.
 	LongWork uint8 `json:"l,omitempty"`
+	// LongLevel is the second byte of a node monitor's long-work advert
+	// (shortjobs.Monitor.Advert2): the coarse level of its long work
+	// running, being fetched and queued (shortjobs.LongLevel), by which
+	// schedulers steer long jobs. It is additive: members built before it
+	// ignore it and read LongWork as before. Absent says the node
+	// monitor sends the one-byte advert (LongAdvert); a node monitor that
+	// sends levels leaves it out only at level 0, which its LongWork of 0
+	// says as well.
+	LongLevel uint8 `json:"ll,omitempty"`
 	// Backlog is a scheduler's short-backlog advert when it answers pulls
 	// (shortjobs.AdvertWork): the least estimated remaining work, in
 	// seconds and rounded up to a power of two, of its short jobs still
@@ -93,6 +102,26 @@ func (m Meta) WithBacklog(w float64, apps []string) Meta {
 		m.BacklogApps = slices.Sorted(slices.Values(apps))
 	}
 	return m
+}
+
+// WithLongWork returns m advertising the node monitor's two-byte
+// long-work advert a (shortjobs.Monitor.Advert2): LongWork, then
+// LongLevel.
+func (m Meta) WithLongWork(a [2]byte) Meta {
+	m.LongWork, m.LongLevel = a[0], a[1]
+	return m
+}
+
+// LongAdvert returns the long-work advert m carries, as
+// shortjobs.AdvertLevel and shortjobs.AdvertBusy read it: two bytes
+// (LongWork, LongLevel) when it has a level, else the one byte LongWork,
+// as a node monitor that sends no level (built before levels, or not
+// steering long jobs) advertises it.
+func (m Meta) LongAdvert() []byte {
+	if m.LongLevel > 0 {
+		return []byte{m.LongWork, m.LongLevel}
+	}
+	return []byte{m.LongWork}
 }
 
 // AttrLoadReports, set to "1" in a scheduler's Attrs, asks node monitors
