@@ -141,6 +141,7 @@ func TestFrontendGoneIsBounded(t *testing.T) {
 
 // blockingFrontend holds each message until release is closed.
 type blockingFrontend struct {
+	originalFrontend
 	mu         sync.Mutex
 	inCall, hi int // calls in the handler now, and at most
 	release    chan struct{}

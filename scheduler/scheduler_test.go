@@ -775,6 +775,7 @@ func TestFailedEnqueueIsReplaced(t *testing.T) {
 
 // frontendRecorder is a FrontendService that records messages.
 type frontendRecorder struct {
+	originalFrontend
 	hub  *hub
 	mu   sync.Mutex
 	msgs []*sparrowrpc.TFullTaskId

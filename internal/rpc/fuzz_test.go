@@ -300,7 +300,7 @@ func (stubBackend) LaunchTaskAndWait(_ context.Context, _ []byte, taskID *sparro
 	return &sparrowrpc.TLaunchReply{}, taskIDErr(taskID)
 }
 
-type stubFrontend struct{}
+type stubFrontend struct{ originalFrontend }
 
 func (stubFrontend) FrontendMessage(_ context.Context, taskID *sparrowrpc.TFullTaskId, _ int32, _ []byte) error {
 	return taskIDErr(taskID)

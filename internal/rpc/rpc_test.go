@@ -102,6 +102,7 @@ const failStatus = 1013
 
 // frontend is a FrontendService that records statuses; failStatus fails.
 type frontend struct {
+	originalFrontend
 	mu    sync.Mutex
 	calls []int32
 }
@@ -244,6 +245,7 @@ func TestPoolCallsAndReuse(t *testing.T) {
 
 // gatedFrontend holds every call until release is closed.
 type gatedFrontend struct {
+	originalFrontend
 	arrived atomic.Int64
 	release chan struct{}
 }
@@ -837,7 +839,7 @@ func TestPoolDropsConnectionClosedAfterUnknownMethod(t *testing.T) {
 // relayFrontend fails every call with an error that wraps a transport error
 // from another connection, as a node monitor's relay to a dead scheduler
 // does.
-type relayFrontend struct{}
+type relayFrontend struct{ originalFrontend }
 
 func (relayFrontend) FrontendMessage(context.Context, *sparrowrpc.TFullTaskId, int32, []byte) error {
 	return fmt.Errorf("relay: %w", thrift.NewTTransportException(thrift.NOT_OPEN, "connection refused"))

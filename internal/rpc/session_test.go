@@ -24,6 +24,7 @@ const slowFor = 300 * time.Millisecond
 // sessionFrontend records statuses; holdStatus waits for gate, slowStatus
 // answers after slowFor.
 type sessionFrontend struct {
+	originalFrontend
 	mu      sync.Mutex
 	calls   []int32
 	holding int

@@ -81,7 +81,10 @@ func mustTLS(t *testing.T) func(*tls.Config, error) *tls.Config {
 }
 
 // tlsCounter is a FrontendService that counts the calls it serves.
-type tlsCounter struct{ calls atomic.Int64 }
+type tlsCounter struct {
+	originalFrontend
+	calls atomic.Int64
+}
 
 func (c *tlsCounter) FrontendMessage(context.Context, *sparrowrpc.TFullTaskId, int32, []byte) error {
 	c.calls.Add(1)

@@ -1357,6 +1357,7 @@ func (p *TConstraint) String() string {
 //  - RequestId
 //  - TaskSeconds
 //  - FrontendAddress
+//  - FrontendFeatures
 type TSchedulingRequest struct {
   App string `thrift:"app,1" db:"app" json:"app"`
   Tasks []*TTaskSpec `thrift:"tasks,2" db:"tasks" json:"tasks"`
@@ -1367,6 +1368,7 @@ type TSchedulingRequest struct {
   RequestId *string `thrift:"requestId,7" db:"requestId" json:"requestId,omitempty"`
   TaskSeconds *float64 `thrift:"taskSeconds,8" db:"taskSeconds" json:"taskSeconds,omitempty"`
   FrontendAddress *string `thrift:"frontendAddress,9" db:"frontendAddress" json:"frontendAddress,omitempty"`
+  FrontendFeatures *int32 `thrift:"frontendFeatures,10" db:"frontendFeatures" json:"frontendFeatures,omitempty"`
 }
 
 func NewTSchedulingRequest() *TSchedulingRequest {
@@ -1428,6 +1430,13 @@ func (p *TSchedulingRequest) GetFrontendAddress() string {
   }
 return *p.FrontendAddress
 }
+var TSchedulingRequest_FrontendFeatures_DEFAULT int32
+func (p *TSchedulingRequest) GetFrontendFeatures() int32 {
+  if !p.IsSetFrontendFeatures() {
+    return TSchedulingRequest_FrontendFeatures_DEFAULT
+  }
+return *p.FrontendFeatures
+}
 func (p *TSchedulingRequest) IsSetUser() bool {
   return p.User != nil
 }
@@ -1454,6 +1463,10 @@ func (p *TSchedulingRequest) IsSetTaskSeconds() bool {
 
 func (p *TSchedulingRequest) IsSetFrontendAddress() bool {
   return p.FrontendAddress != nil
+}
+
+func (p *TSchedulingRequest) IsSetFrontendFeatures() bool {
+  return p.FrontendFeatures != nil
 }
 
 func (p *TSchedulingRequest) Read(ctx context.Context, iprot thrift.TProtocol) error {
@@ -1552,6 +1565,16 @@ func (p *TSchedulingRequest) Read(ctx context.Context, iprot thrift.TProtocol) e
     case 9:
       if fieldTypeId == thrift.STRING {
         if err := p.ReadField9(ctx, iprot); err != nil {
+          return err
+        }
+      } else {
+        if err := iprot.Skip(ctx, fieldTypeId); err != nil {
+          return err
+        }
+      }
+    case 10:
+      if fieldTypeId == thrift.I32 {
+        if err := p.ReadField10(ctx, iprot); err != nil {
           return err
         }
       } else {
@@ -1676,6 +1699,15 @@ func (p *TSchedulingRequest)  ReadField9(ctx context.Context, iprot thrift.TProt
   return nil
 }
 
+func (p *TSchedulingRequest)  ReadField10(ctx context.Context, iprot thrift.TProtocol) error {
+  if v, err := iprot.ReadI32(ctx); err != nil {
+  return thrift.PrependError("error reading field 10: ", err)
+} else {
+  p.FrontendFeatures = &v
+}
+  return nil
+}
+
 func (p *TSchedulingRequest) Write(ctx context.Context, oprot thrift.TProtocol) error {
   if err := oprot.WriteStructBegin(ctx, "TSchedulingRequest"); err != nil {
     return thrift.PrependError(fmt.Sprintf("%T write struct begin error: ", p), err) }
@@ -1689,6 +1721,7 @@ func (p *TSchedulingRequest) Write(ctx context.Context, oprot thrift.TProtocol) 
     if err := p.writeField7(ctx, oprot); err != nil { return err }
     if err := p.writeField8(ctx, oprot); err != nil { return err }
     if err := p.writeField9(ctx, oprot); err != nil { return err }
+    if err := p.writeField10(ctx, oprot); err != nil { return err }
   }
   if err := oprot.WriteFieldStop(ctx); err != nil {
     return thrift.PrependError("write field stop error: ", err) }
@@ -1818,6 +1851,18 @@ func (p *TSchedulingRequest) writeField9(ctx context.Context, oprot thrift.TProt
   return err
 }
 
+func (p *TSchedulingRequest) writeField10(ctx context.Context, oprot thrift.TProtocol) (err error) {
+  if p.IsSetFrontendFeatures() {
+    if err := oprot.WriteFieldBegin(ctx, "frontendFeatures", thrift.I32, 10); err != nil {
+      return thrift.PrependError(fmt.Sprintf("%T write field begin error 10:frontendFeatures: ", p), err) }
+    if err := oprot.WriteI32(ctx, int32(*p.FrontendFeatures)); err != nil {
+    return thrift.PrependError(fmt.Sprintf("%T.frontendFeatures (10) field write error: ", p), err) }
+    if err := oprot.WriteFieldEnd(ctx); err != nil {
+      return thrift.PrependError(fmt.Sprintf("%T write field end error 10:frontendFeatures: ", p), err) }
+  }
+  return err
+}
+
 func (p *TSchedulingRequest) Equals(other *TSchedulingRequest) bool {
   if p == other {
     return true
@@ -1866,6 +1911,12 @@ func (p *TSchedulingRequest) Equals(other *TSchedulingRequest) bool {
     }
     if (*p.FrontendAddress) != (*other.FrontendAddress) { return false }
   }
+  if p.FrontendFeatures != other.FrontendFeatures {
+    if p.FrontendFeatures == nil || other.FrontendFeatures == nil {
+      return false
+    }
+    if (*p.FrontendFeatures) != (*other.FrontendFeatures) { return false }
+  }
   return true
 }
 
@@ -1874,6 +1925,188 @@ func (p *TSchedulingRequest) String() string {
     return "<nil>"
   }
   return fmt.Sprintf("TSchedulingRequest(%+v)", *p)
+}
+
+// Attributes:
+//  - TaskId
+//  - Status
+//  - Message
+type TFrontendMessage struct {
+  TaskId *TFullTaskId `thrift:"taskId,1" db:"taskId" json:"taskId"`
+  Status int32 `thrift:"status,2" db:"status" json:"status"`
+  Message []byte `thrift:"message,3" db:"message" json:"message"`
+}
+
+func NewTFrontendMessage() *TFrontendMessage {
+  return &TFrontendMessage{}
+}
+
+var TFrontendMessage_TaskId_DEFAULT *TFullTaskId
+func (p *TFrontendMessage) GetTaskId() *TFullTaskId {
+  if !p.IsSetTaskId() {
+    return TFrontendMessage_TaskId_DEFAULT
+  }
+return p.TaskId
+}
+
+func (p *TFrontendMessage) GetStatus() int32 {
+  return p.Status
+}
+
+func (p *TFrontendMessage) GetMessage() []byte {
+  return p.Message
+}
+func (p *TFrontendMessage) IsSetTaskId() bool {
+  return p.TaskId != nil
+}
+
+func (p *TFrontendMessage) Read(ctx context.Context, iprot thrift.TProtocol) error {
+  if _, err := iprot.ReadStructBegin(ctx); err != nil {
+    return thrift.PrependError(fmt.Sprintf("%T read error: ", p), err)
+  }
+
+
+  for {
+    _, fieldTypeId, fieldId, err := iprot.ReadFieldBegin(ctx)
+    if err != nil {
+      return thrift.PrependError(fmt.Sprintf("%T field %d read error: ", p, fieldId), err)
+    }
+    if fieldTypeId == thrift.STOP { break; }
+    switch fieldId {
+    case 1:
+      if fieldTypeId == thrift.STRUCT {
+        if err := p.ReadField1(ctx, iprot); err != nil {
+          return err
+        }
+      } else {
+        if err := iprot.Skip(ctx, fieldTypeId); err != nil {
+          return err
+        }
+      }
+    case 2:
+      if fieldTypeId == thrift.I32 {
+        if err := p.ReadField2(ctx, iprot); err != nil {
+          return err
+        }
+      } else {
+        if err := iprot.Skip(ctx, fieldTypeId); err != nil {
+          return err
+        }
+      }
+    case 3:
+      if fieldTypeId == thrift.STRING {
+        if err := p.ReadField3(ctx, iprot); err != nil {
+          return err
+        }
+      } else {
+        if err := iprot.Skip(ctx, fieldTypeId); err != nil {
+          return err
+        }
+      }
+    default:
+      if err := iprot.Skip(ctx, fieldTypeId); err != nil {
+        return err
+      }
+    }
+    if err := iprot.ReadFieldEnd(ctx); err != nil {
+      return err
+    }
+  }
+  if err := iprot.ReadStructEnd(ctx); err != nil {
+    return thrift.PrependError(fmt.Sprintf("%T read struct end error: ", p), err)
+  }
+  return nil
+}
+
+func (p *TFrontendMessage)  ReadField1(ctx context.Context, iprot thrift.TProtocol) error {
+  p.TaskId = &TFullTaskId{}
+  if err := p.TaskId.Read(ctx, iprot); err != nil {
+    return thrift.PrependError(fmt.Sprintf("%T error reading struct: ", p.TaskId), err)
+  }
+  return nil
+}
+
+func (p *TFrontendMessage)  ReadField2(ctx context.Context, iprot thrift.TProtocol) error {
+  if v, err := iprot.ReadI32(ctx); err != nil {
+  return thrift.PrependError("error reading field 2: ", err)
+} else {
+  p.Status = v
+}
+  return nil
+}
+
+func (p *TFrontendMessage)  ReadField3(ctx context.Context, iprot thrift.TProtocol) error {
+  if v, err := iprot.ReadBinary(ctx); err != nil {
+  return thrift.PrependError("error reading field 3: ", err)
+} else {
+  p.Message = v
+}
+  return nil
+}
+
+func (p *TFrontendMessage) Write(ctx context.Context, oprot thrift.TProtocol) error {
+  if err := oprot.WriteStructBegin(ctx, "TFrontendMessage"); err != nil {
+    return thrift.PrependError(fmt.Sprintf("%T write struct begin error: ", p), err) }
+  if p != nil {
+    if err := p.writeField1(ctx, oprot); err != nil { return err }
+    if err := p.writeField2(ctx, oprot); err != nil { return err }
+    if err := p.writeField3(ctx, oprot); err != nil { return err }
+  }
+  if err := oprot.WriteFieldStop(ctx); err != nil {
+    return thrift.PrependError("write field stop error: ", err) }
+  if err := oprot.WriteStructEnd(ctx); err != nil {
+    return thrift.PrependError("write struct stop error: ", err) }
+  return nil
+}
+
+func (p *TFrontendMessage) writeField1(ctx context.Context, oprot thrift.TProtocol) (err error) {
+  if err := oprot.WriteFieldBegin(ctx, "taskId", thrift.STRUCT, 1); err != nil {
+    return thrift.PrependError(fmt.Sprintf("%T write field begin error 1:taskId: ", p), err) }
+  if err := p.TaskId.Write(ctx, oprot); err != nil {
+    return thrift.PrependError(fmt.Sprintf("%T error writing struct: ", p.TaskId), err)
+  }
+  if err := oprot.WriteFieldEnd(ctx); err != nil {
+    return thrift.PrependError(fmt.Sprintf("%T write field end error 1:taskId: ", p), err) }
+  return err
+}
+
+func (p *TFrontendMessage) writeField2(ctx context.Context, oprot thrift.TProtocol) (err error) {
+  if err := oprot.WriteFieldBegin(ctx, "status", thrift.I32, 2); err != nil {
+    return thrift.PrependError(fmt.Sprintf("%T write field begin error 2:status: ", p), err) }
+  if err := oprot.WriteI32(ctx, int32(p.Status)); err != nil {
+  return thrift.PrependError(fmt.Sprintf("%T.status (2) field write error: ", p), err) }
+  if err := oprot.WriteFieldEnd(ctx); err != nil {
+    return thrift.PrependError(fmt.Sprintf("%T write field end error 2:status: ", p), err) }
+  return err
+}
+
+func (p *TFrontendMessage) writeField3(ctx context.Context, oprot thrift.TProtocol) (err error) {
+  if err := oprot.WriteFieldBegin(ctx, "message", thrift.STRING, 3); err != nil {
+    return thrift.PrependError(fmt.Sprintf("%T write field begin error 3:message: ", p), err) }
+  if err := oprot.WriteBinary(ctx, p.Message); err != nil {
+  return thrift.PrependError(fmt.Sprintf("%T.message (3) field write error: ", p), err) }
+  if err := oprot.WriteFieldEnd(ctx); err != nil {
+    return thrift.PrependError(fmt.Sprintf("%T write field end error 3:message: ", p), err) }
+  return err
+}
+
+func (p *TFrontendMessage) Equals(other *TFrontendMessage) bool {
+  if p == other {
+    return true
+  } else if p == nil || other == nil {
+    return false
+  }
+  if !p.TaskId.Equals(other.TaskId) { return false }
+  if p.Status != other.Status { return false }
+  if bytes.Compare(p.Message, other.Message) != 0 { return false }
+  return true
+}
+
+func (p *TFrontendMessage) String() string {
+  if p == nil {
+    return "<nil>"
+  }
+  return fmt.Sprintf("TFrontendMessage(%+v)", *p)
 }
 
 // Attributes:
@@ -10751,6 +10984,9 @@ type FrontendService interface {
   //  - Status
   //  - Message
   FrontendMessage(ctx context.Context, taskId *TFullTaskId, status int32, message []byte) (_err error)
+  // Parameters:
+  //  - Messages
+  FrontendMessages(ctx context.Context, messages []*TFrontendMessage) (_err error)
 }
 
 type FrontendServiceClient struct {
@@ -10807,6 +11043,21 @@ func (p *FrontendServiceClient) FrontendMessage(ctx context.Context, taskId *TFu
   return nil
 }
 
+// Parameters:
+//  - Messages
+func (p *FrontendServiceClient) FrontendMessages(ctx context.Context, messages []*TFrontendMessage) (_err error) {
+  var _args122 FrontendServiceFrontendMessagesArgs
+  _args122.Messages = messages
+  var _result124 FrontendServiceFrontendMessagesResult
+  var _meta123 thrift.ResponseMeta
+  _meta123, _err = p.Client_().Call(ctx, "frontendMessages", &_args122, &_result124)
+  p.SetLastResponseMeta_(_meta123)
+  if _err != nil {
+    return
+  }
+  return nil
+}
+
 type FrontendServiceProcessor struct {
   processorMap map[string]thrift.TProcessorFunction
   handler FrontendService
@@ -10827,9 +11078,10 @@ func (p *FrontendServiceProcessor) ProcessorMap() map[string]thrift.TProcessorFu
 
 func NewFrontendServiceProcessor(handler FrontendService) *FrontendServiceProcessor {
 
-  self122 := &FrontendServiceProcessor{handler:handler, processorMap:make(map[string]thrift.TProcessorFunction)}
-  self122.processorMap["frontendMessage"] = &frontendServiceProcessorFrontendMessage{handler:handler}
-return self122
+  self125 := &FrontendServiceProcessor{handler:handler, processorMap:make(map[string]thrift.TProcessorFunction)}
+  self125.processorMap["frontendMessage"] = &frontendServiceProcessorFrontendMessage{handler:handler}
+  self125.processorMap["frontendMessages"] = &frontendServiceProcessorFrontendMessages{handler:handler}
+return self125
 }
 
 func (p *FrontendServiceProcessor) Process(ctx context.Context, iprot, oprot thrift.TProtocol) (success bool, err thrift.TException) {
@@ -10840,12 +11092,12 @@ func (p *FrontendServiceProcessor) Process(ctx context.Context, iprot, oprot thr
   }
   iprot.Skip(ctx, thrift.STRUCT)
   iprot.ReadMessageEnd(ctx)
-  x123 := thrift.NewTApplicationException(thrift.UNKNOWN_METHOD, "Unknown function " + name)
+  x126 := thrift.NewTApplicationException(thrift.UNKNOWN_METHOD, "Unknown function " + name)
   oprot.WriteMessageBegin(ctx, name, thrift.EXCEPTION, seqId)
-  x123.Write(ctx, oprot)
+  x126.Write(ctx, oprot)
   oprot.WriteMessageEnd(ctx)
   oprot.Flush(ctx)
-  return false, x123
+  return false, x126
 
 }
 
@@ -10854,7 +11106,7 @@ type frontendServiceProcessorFrontendMessage struct {
 }
 
 func (p *frontendServiceProcessorFrontendMessage) Process(ctx context.Context, seqId int32, iprot, oprot thrift.TProtocol) (success bool, err thrift.TException) {
-  var _write_err124 error
+  var _write_err127 error
   args := FrontendServiceFrontendMessageArgs{}
   if err2 := args.Read(ctx, iprot); err2 != nil {
     iprot.ReadMessageEnd(ctx)
@@ -10900,39 +11152,127 @@ func (p *frontendServiceProcessorFrontendMessage) Process(ctx context.Context, s
     if errors.Is(err2, thrift.ErrAbandonRequest) {
       return false, thrift.WrapTException(err2)
     }
-    _exc125 := thrift.NewTApplicationException(thrift.INTERNAL_ERROR, "Internal error processing frontendMessage: " + err2.Error())
+    _exc128 := thrift.NewTApplicationException(thrift.INTERNAL_ERROR, "Internal error processing frontendMessage: " + err2.Error())
     if err2 := oprot.WriteMessageBegin(ctx, "frontendMessage", thrift.EXCEPTION, seqId); err2 != nil {
-      _write_err124 = thrift.WrapTException(err2)
+      _write_err127 = thrift.WrapTException(err2)
     }
-    if err2 := _exc125.Write(ctx, oprot); _write_err124 == nil && err2 != nil {
-      _write_err124 = thrift.WrapTException(err2)
+    if err2 := _exc128.Write(ctx, oprot); _write_err127 == nil && err2 != nil {
+      _write_err127 = thrift.WrapTException(err2)
     }
-    if err2 := oprot.WriteMessageEnd(ctx); _write_err124 == nil && err2 != nil {
-      _write_err124 = thrift.WrapTException(err2)
+    if err2 := oprot.WriteMessageEnd(ctx); _write_err127 == nil && err2 != nil {
+      _write_err127 = thrift.WrapTException(err2)
     }
-    if err2 := oprot.Flush(ctx); _write_err124 == nil && err2 != nil {
-      _write_err124 = thrift.WrapTException(err2)
+    if err2 := oprot.Flush(ctx); _write_err127 == nil && err2 != nil {
+      _write_err127 = thrift.WrapTException(err2)
     }
-    if _write_err124 != nil {
-      return false, thrift.WrapTException(_write_err124)
+    if _write_err127 != nil {
+      return false, thrift.WrapTException(_write_err127)
     }
     return true, err
   }
   tickerCancel()
   if err2 := oprot.WriteMessageBegin(ctx, "frontendMessage", thrift.REPLY, seqId); err2 != nil {
-    _write_err124 = thrift.WrapTException(err2)
+    _write_err127 = thrift.WrapTException(err2)
   }
-  if err2 := result.Write(ctx, oprot); _write_err124 == nil && err2 != nil {
-    _write_err124 = thrift.WrapTException(err2)
+  if err2 := result.Write(ctx, oprot); _write_err127 == nil && err2 != nil {
+    _write_err127 = thrift.WrapTException(err2)
   }
-  if err2 := oprot.WriteMessageEnd(ctx); _write_err124 == nil && err2 != nil {
-    _write_err124 = thrift.WrapTException(err2)
+  if err2 := oprot.WriteMessageEnd(ctx); _write_err127 == nil && err2 != nil {
+    _write_err127 = thrift.WrapTException(err2)
   }
-  if err2 := oprot.Flush(ctx); _write_err124 == nil && err2 != nil {
-    _write_err124 = thrift.WrapTException(err2)
+  if err2 := oprot.Flush(ctx); _write_err127 == nil && err2 != nil {
+    _write_err127 = thrift.WrapTException(err2)
   }
-  if _write_err124 != nil {
-    return false, thrift.WrapTException(_write_err124)
+  if _write_err127 != nil {
+    return false, thrift.WrapTException(_write_err127)
+  }
+  return true, err
+}
+
+type frontendServiceProcessorFrontendMessages struct {
+  handler FrontendService
+}
+
+func (p *frontendServiceProcessorFrontendMessages) Process(ctx context.Context, seqId int32, iprot, oprot thrift.TProtocol) (success bool, err thrift.TException) {
+  var _write_err129 error
+  args := FrontendServiceFrontendMessagesArgs{}
+  if err2 := args.Read(ctx, iprot); err2 != nil {
+    iprot.ReadMessageEnd(ctx)
+    x := thrift.NewTApplicationException(thrift.PROTOCOL_ERROR, err2.Error())
+    oprot.WriteMessageBegin(ctx, "frontendMessages", thrift.EXCEPTION, seqId)
+    x.Write(ctx, oprot)
+    oprot.WriteMessageEnd(ctx)
+    oprot.Flush(ctx)
+    return false, thrift.WrapTException(err2)
+  }
+  iprot.ReadMessageEnd(ctx)
+
+  tickerCancel := func() {}
+  // Start a goroutine to do server side connectivity check.
+  if thrift.ServerConnectivityCheckInterval > 0 {
+    var cancel context.CancelFunc
+    ctx, cancel = context.WithCancel(ctx)
+    defer cancel()
+    var tickerCtx context.Context
+    tickerCtx, tickerCancel = context.WithCancel(context.Background())
+    defer tickerCancel()
+    go func(ctx context.Context, cancel context.CancelFunc) {
+      ticker := time.NewTicker(thrift.ServerConnectivityCheckInterval)
+      defer ticker.Stop()
+      for {
+        select {
+        case <-ctx.Done():
+          return
+        case <-ticker.C:
+          if !iprot.Transport().IsOpen() {
+            cancel()
+            return
+          }
+        }
+      }
+    }(tickerCtx, cancel)
+  }
+
+  result := FrontendServiceFrontendMessagesResult{}
+  if err2 := p.handler.FrontendMessages(ctx, args.Messages); err2 != nil {
+    tickerCancel()
+    err = thrift.WrapTException(err2)
+    if errors.Is(err2, thrift.ErrAbandonRequest) {
+      return false, thrift.WrapTException(err2)
+    }
+    _exc130 := thrift.NewTApplicationException(thrift.INTERNAL_ERROR, "Internal error processing frontendMessages: " + err2.Error())
+    if err2 := oprot.WriteMessageBegin(ctx, "frontendMessages", thrift.EXCEPTION, seqId); err2 != nil {
+      _write_err129 = thrift.WrapTException(err2)
+    }
+    if err2 := _exc130.Write(ctx, oprot); _write_err129 == nil && err2 != nil {
+      _write_err129 = thrift.WrapTException(err2)
+    }
+    if err2 := oprot.WriteMessageEnd(ctx); _write_err129 == nil && err2 != nil {
+      _write_err129 = thrift.WrapTException(err2)
+    }
+    if err2 := oprot.Flush(ctx); _write_err129 == nil && err2 != nil {
+      _write_err129 = thrift.WrapTException(err2)
+    }
+    if _write_err129 != nil {
+      return false, thrift.WrapTException(_write_err129)
+    }
+    return true, err
+  }
+  tickerCancel()
+  if err2 := oprot.WriteMessageBegin(ctx, "frontendMessages", thrift.REPLY, seqId); err2 != nil {
+    _write_err129 = thrift.WrapTException(err2)
+  }
+  if err2 := result.Write(ctx, oprot); _write_err129 == nil && err2 != nil {
+    _write_err129 = thrift.WrapTException(err2)
+  }
+  if err2 := oprot.WriteMessageEnd(ctx); _write_err129 == nil && err2 != nil {
+    _write_err129 = thrift.WrapTException(err2)
+  }
+  if err2 := oprot.Flush(ctx); _write_err129 == nil && err2 != nil {
+    _write_err129 = thrift.WrapTException(err2)
+  }
+  if _write_err129 != nil {
+    return false, thrift.WrapTException(_write_err129)
   }
   return true, err
 }
@@ -11159,6 +11499,168 @@ func (p *FrontendServiceFrontendMessageResult) String() string {
     return "<nil>"
   }
   return fmt.Sprintf("FrontendServiceFrontendMessageResult(%+v)", *p)
+}
+
+// Attributes:
+//  - Messages
+type FrontendServiceFrontendMessagesArgs struct {
+  Messages []*TFrontendMessage `thrift:"messages,1" db:"messages" json:"messages"`
+}
+
+func NewFrontendServiceFrontendMessagesArgs() *FrontendServiceFrontendMessagesArgs {
+  return &FrontendServiceFrontendMessagesArgs{}
+}
+
+
+func (p *FrontendServiceFrontendMessagesArgs) GetMessages() []*TFrontendMessage {
+  return p.Messages
+}
+func (p *FrontendServiceFrontendMessagesArgs) Read(ctx context.Context, iprot thrift.TProtocol) error {
+  if _, err := iprot.ReadStructBegin(ctx); err != nil {
+    return thrift.PrependError(fmt.Sprintf("%T read error: ", p), err)
+  }
+
+
+  for {
+    _, fieldTypeId, fieldId, err := iprot.ReadFieldBegin(ctx)
+    if err != nil {
+      return thrift.PrependError(fmt.Sprintf("%T field %d read error: ", p, fieldId), err)
+    }
+    if fieldTypeId == thrift.STOP { break; }
+    switch fieldId {
+    case 1:
+      if fieldTypeId == thrift.LIST {
+        if err := p.ReadField1(ctx, iprot); err != nil {
+          return err
+        }
+      } else {
+        if err := iprot.Skip(ctx, fieldTypeId); err != nil {
+          return err
+        }
+      }
+    default:
+      if err := iprot.Skip(ctx, fieldTypeId); err != nil {
+        return err
+      }
+    }
+    if err := iprot.ReadFieldEnd(ctx); err != nil {
+      return err
+    }
+  }
+  if err := iprot.ReadStructEnd(ctx); err != nil {
+    return thrift.PrependError(fmt.Sprintf("%T read struct end error: ", p), err)
+  }
+  return nil
+}
+
+func (p *FrontendServiceFrontendMessagesArgs)  ReadField1(ctx context.Context, iprot thrift.TProtocol) error {
+  _, size, err := iprot.ReadListBegin(ctx)
+  if err != nil {
+    return thrift.PrependError("error reading list begin: ", err)
+  }
+  tSlice := make([]*TFrontendMessage, 0, size)
+  p.Messages =  tSlice
+  for i := 0; i < size; i ++ {
+    _elem131 := &TFrontendMessage{}
+    if err := _elem131.Read(ctx, iprot); err != nil {
+      return thrift.PrependError(fmt.Sprintf("%T error reading struct: ", _elem131), err)
+    }
+    p.Messages = append(p.Messages, _elem131)
+  }
+  if err := iprot.ReadListEnd(ctx); err != nil {
+    return thrift.PrependError("error reading list end: ", err)
+  }
+  return nil
+}
+
+func (p *FrontendServiceFrontendMessagesArgs) Write(ctx context.Context, oprot thrift.TProtocol) error {
+  if err := oprot.WriteStructBegin(ctx, "frontendMessages_args"); err != nil {
+    return thrift.PrependError(fmt.Sprintf("%T write struct begin error: ", p), err) }
+  if p != nil {
+    if err := p.writeField1(ctx, oprot); err != nil { return err }
+  }
+  if err := oprot.WriteFieldStop(ctx); err != nil {
+    return thrift.PrependError("write field stop error: ", err) }
+  if err := oprot.WriteStructEnd(ctx); err != nil {
+    return thrift.PrependError("write struct stop error: ", err) }
+  return nil
+}
+
+func (p *FrontendServiceFrontendMessagesArgs) writeField1(ctx context.Context, oprot thrift.TProtocol) (err error) {
+  if err := oprot.WriteFieldBegin(ctx, "messages", thrift.LIST, 1); err != nil {
+    return thrift.PrependError(fmt.Sprintf("%T write field begin error 1:messages: ", p), err) }
+  if err := oprot.WriteListBegin(ctx, thrift.STRUCT, len(p.Messages)); err != nil {
+    return thrift.PrependError("error writing list begin: ", err)
+  }
+  for _, v := range p.Messages {
+    if err := v.Write(ctx, oprot); err != nil {
+      return thrift.PrependError(fmt.Sprintf("%T error writing struct: ", v), err)
+    }
+  }
+  if err := oprot.WriteListEnd(ctx); err != nil {
+    return thrift.PrependError("error writing list end: ", err)
+  }
+  if err := oprot.WriteFieldEnd(ctx); err != nil {
+    return thrift.PrependError(fmt.Sprintf("%T write field end error 1:messages: ", p), err) }
+  return err
+}
+
+func (p *FrontendServiceFrontendMessagesArgs) String() string {
+  if p == nil {
+    return "<nil>"
+  }
+  return fmt.Sprintf("FrontendServiceFrontendMessagesArgs(%+v)", *p)
+}
+
+type FrontendServiceFrontendMessagesResult struct {
+}
+
+func NewFrontendServiceFrontendMessagesResult() *FrontendServiceFrontendMessagesResult {
+  return &FrontendServiceFrontendMessagesResult{}
+}
+
+func (p *FrontendServiceFrontendMessagesResult) Read(ctx context.Context, iprot thrift.TProtocol) error {
+  if _, err := iprot.ReadStructBegin(ctx); err != nil {
+    return thrift.PrependError(fmt.Sprintf("%T read error: ", p), err)
+  }
+
+
+  for {
+    _, fieldTypeId, fieldId, err := iprot.ReadFieldBegin(ctx)
+    if err != nil {
+      return thrift.PrependError(fmt.Sprintf("%T field %d read error: ", p, fieldId), err)
+    }
+    if fieldTypeId == thrift.STOP { break; }
+    if err := iprot.Skip(ctx, fieldTypeId); err != nil {
+      return err
+    }
+    if err := iprot.ReadFieldEnd(ctx); err != nil {
+      return err
+    }
+  }
+  if err := iprot.ReadStructEnd(ctx); err != nil {
+    return thrift.PrependError(fmt.Sprintf("%T read struct end error: ", p), err)
+  }
+  return nil
+}
+
+func (p *FrontendServiceFrontendMessagesResult) Write(ctx context.Context, oprot thrift.TProtocol) error {
+  if err := oprot.WriteStructBegin(ctx, "frontendMessages_result"); err != nil {
+    return thrift.PrependError(fmt.Sprintf("%T write struct begin error: ", p), err) }
+  if p != nil {
+  }
+  if err := oprot.WriteFieldStop(ctx); err != nil {
+    return thrift.PrependError("write field stop error: ", err) }
+  if err := oprot.WriteStructEnd(ctx); err != nil {
+    return thrift.PrependError("write struct stop error: ", err) }
+  return nil
+}
+
+func (p *FrontendServiceFrontendMessagesResult) String() string {
+  if p == nil {
+    return "<nil>"
+  }
+  return fmt.Sprintf("FrontendServiceFrontendMessagesResult(%+v)", *p)
 }
 
 

@@ -29,6 +29,14 @@ class Iface(object):
         """
         pass
 
+    def frontendMessages(self, messages):
+        """
+        Parameters:
+         - messages
+
+        """
+        pass
+
 
 class Client(Iface):
     def __init__(self, iprot, oprot=None):
@@ -71,12 +79,43 @@ class Client(Iface):
         iprot.readMessageEnd()
         return
 
+    def frontendMessages(self, messages):
+        """
+        Parameters:
+         - messages
+
+        """
+        self.send_frontendMessages(messages)
+        self.recv_frontendMessages()
+
+    def send_frontendMessages(self, messages):
+        self._oprot.writeMessageBegin('frontendMessages', TMessageType.CALL, self._seqid)
+        args = frontendMessages_args()
+        args.messages = messages
+        args.write(self._oprot)
+        self._oprot.writeMessageEnd()
+        self._oprot.trans.flush()
+
+    def recv_frontendMessages(self):
+        iprot = self._iprot
+        (fname, mtype, rseqid) = iprot.readMessageBegin()
+        if mtype == TMessageType.EXCEPTION:
+            x = TApplicationException()
+            x.read(iprot)
+            iprot.readMessageEnd()
+            raise x
+        result = frontendMessages_result()
+        result.read(iprot)
+        iprot.readMessageEnd()
+        return
+
 
 class Processor(Iface, TProcessor):
     def __init__(self, handler):
         self._handler = handler
         self._processMap = {}
         self._processMap["frontendMessage"] = Processor.process_frontendMessage
+        self._processMap["frontendMessages"] = Processor.process_frontendMessages
         self._on_message_begin = None
 
     def on_message_begin(self, func):
@@ -118,6 +157,29 @@ class Processor(Iface, TProcessor):
             msg_type = TMessageType.EXCEPTION
             result = TApplicationException(TApplicationException.INTERNAL_ERROR, 'Internal error')
         oprot.writeMessageBegin("frontendMessage", msg_type, seqid)
+        result.write(oprot)
+        oprot.writeMessageEnd()
+        oprot.trans.flush()
+
+    def process_frontendMessages(self, seqid, iprot, oprot):
+        args = frontendMessages_args()
+        args.read(iprot)
+        iprot.readMessageEnd()
+        result = frontendMessages_result()
+        try:
+            self._handler.frontendMessages(args.messages)
+            msg_type = TMessageType.REPLY
+        except TTransport.TTransportException:
+            raise
+        except TApplicationException as ex:
+            logging.exception('TApplication exception in handler')
+            msg_type = TMessageType.EXCEPTION
+            result = ex
+        except Exception:
+            logging.exception('Unexpected exception in handler')
+            msg_type = TMessageType.EXCEPTION
+            result = TApplicationException(TApplicationException.INTERNAL_ERROR, 'Internal error')
+        oprot.writeMessageBegin("frontendMessages", msg_type, seqid)
         result.write(oprot)
         oprot.writeMessageEnd()
         oprot.trans.flush()
@@ -252,6 +314,120 @@ class frontendMessage_result(object):
         return not (self == other)
 all_structs.append(frontendMessage_result)
 frontendMessage_result.thrift_spec = (
+)
+
+
+class frontendMessages_args(object):
+    """
+    Attributes:
+     - messages
+
+    """
+
+
+    def __init__(self, messages=None,):
+        self.messages = messages
+
+    def read(self, iprot):
+        if iprot._fast_decode is not None and isinstance(iprot.trans, TTransport.CReadableTransport) and self.thrift_spec is not None:
+            iprot._fast_decode(self, iprot, [self.__class__, self.thrift_spec])
+            return
+        iprot.readStructBegin()
+        while True:
+            (fname, ftype, fid) = iprot.readFieldBegin()
+            if ftype == TType.STOP:
+                break
+            if fid == 1:
+                if ftype == TType.LIST:
+                    self.messages = []
+                    (_etype73, _size70) = iprot.readListBegin()
+                    for _i74 in range(_size70):
+                        _elem75 = TFrontendMessage()
+                        _elem75.read(iprot)
+                        self.messages.append(_elem75)
+                    iprot.readListEnd()
+                else:
+                    iprot.skip(ftype)
+            else:
+                iprot.skip(ftype)
+            iprot.readFieldEnd()
+        iprot.readStructEnd()
+
+    def write(self, oprot):
+        if oprot._fast_encode is not None and self.thrift_spec is not None:
+            oprot.trans.write(oprot._fast_encode(self, [self.__class__, self.thrift_spec]))
+            return
+        oprot.writeStructBegin('frontendMessages_args')
+        if self.messages is not None:
+            oprot.writeFieldBegin('messages', TType.LIST, 1)
+            oprot.writeListBegin(TType.STRUCT, len(self.messages))
+            for iter76 in self.messages:
+                iter76.write(oprot)
+            oprot.writeListEnd()
+            oprot.writeFieldEnd()
+        oprot.writeFieldStop()
+        oprot.writeStructEnd()
+
+    def validate(self):
+        return
+
+    def __repr__(self):
+        L = ['%s=%r' % (key, value)
+             for key, value in self.__dict__.items()]
+        return '%s(%s)' % (self.__class__.__name__, ', '.join(L))
+
+    def __eq__(self, other):
+        return isinstance(other, self.__class__) and self.__dict__ == other.__dict__
+
+    def __ne__(self, other):
+        return not (self == other)
+all_structs.append(frontendMessages_args)
+frontendMessages_args.thrift_spec = (
+    None,  # 0
+    (1, TType.LIST, 'messages', (TType.STRUCT, [TFrontendMessage, None], False), None, ),  # 1
+)
+
+
+class frontendMessages_result(object):
+
+
+    def read(self, iprot):
+        if iprot._fast_decode is not None and isinstance(iprot.trans, TTransport.CReadableTransport) and self.thrift_spec is not None:
+            iprot._fast_decode(self, iprot, [self.__class__, self.thrift_spec])
+            return
+        iprot.readStructBegin()
+        while True:
+            (fname, ftype, fid) = iprot.readFieldBegin()
+            if ftype == TType.STOP:
+                break
+            else:
+                iprot.skip(ftype)
+            iprot.readFieldEnd()
+        iprot.readStructEnd()
+
+    def write(self, oprot):
+        if oprot._fast_encode is not None and self.thrift_spec is not None:
+            oprot.trans.write(oprot._fast_encode(self, [self.__class__, self.thrift_spec]))
+            return
+        oprot.writeStructBegin('frontendMessages_result')
+        oprot.writeFieldStop()
+        oprot.writeStructEnd()
+
+    def validate(self):
+        return
+
+    def __repr__(self):
+        L = ['%s=%r' % (key, value)
+             for key, value in self.__dict__.items()]
+        return '%s(%s)' % (self.__class__.__name__, ', '.join(L))
+
+    def __eq__(self, other):
+        return isinstance(other, self.__class__) and self.__dict__ == other.__dict__
+
+    def __ne__(self, other):
+        return not (self == other)
+all_structs.append(frontendMessages_result)
+frontendMessages_result.thrift_spec = (
 )
 fix_spec(all_structs)
 del all_structs
