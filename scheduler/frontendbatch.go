@@ -2,6 +2,7 @@ package scheduler
 
 import (
 	"context"
+	"sync"
 
 	"github.com/sparrowfleet/sparrow/internal/batch"
 	"github.com/sparrowfleet/sparrow/internal/rpc"
@@ -51,15 +52,22 @@ const methodFrontendMessages = "frontendMessages"
 // frontendSender sends messages to frontends, batched where the frontend
 // serves frontendMessages. Safe for concurrent use: caps and queue have
 // their own locks, and the rest is set once.
+//
+// Lock contract: mu guards queued; no call is made under it.
 type frontendSender struct {
 	fronts  Frontends
 	batches FrontendBatches // nil: every message goes alone
 	queue   *batch.Batcher[string, frontendItem]
 	caps    rpc.Capabilities // the addresses that answered frontendMessages UNKNOWN_METHOD
+
+	mu     sync.Mutex
+	queued int        // messages queued and not yet answered
+	idle   *sync.Cond // on mu: queued fell to zero
 }
 
 func newFrontendSender(fronts Frontends) *frontendSender {
 	f := &frontendSender{fronts: fronts}
+	f.idle = sync.NewCond(&f.mu)
 	f.batches, _ = fronts.(FrontendBatches)
 	f.queue = batch.New(f.sendBatch)
 	return f
@@ -72,8 +80,18 @@ func (f *frontendSender) send(addr string, batched bool, taskID *sparrowrpc.TFul
 		return f.fronts.FrontendMessage(context.Background(), addr, taskID, status, message)
 	}
 	it := frontendItem{msg: &sparrowrpc.TFrontendMessage{TaskId: taskID, Status: status, Message: message}, done: make(chan error, 1)}
+	f.mu.Lock()
+	f.queued++
+	f.mu.Unlock()
 	f.queue.Add(addr, it)
-	return <-it.done
+	err := <-it.done
+	f.mu.Lock()
+	f.queued--
+	if f.queued == 0 {
+		f.idle.Broadcast()
+	}
+	f.mu.Unlock()
+	return err
 }
 
 // sendBatch sends one batch to addr and tells each message's sender the
@@ -104,5 +122,12 @@ func (f *frontendSender) sendBatch(addr string, items []frontendItem) {
 // there, perhaps with other extensions.
 func (f *frontendSender) forget(addr string) { f.caps.Forget(addr) }
 
-// wait returns once every queued message has been sent.
-func (f *frontendSender) wait() { f.queue.Wait() }
+// wait returns once every queued message has been sent and answered,
+// including those queued while it waits.
+func (f *frontendSender) wait() {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	for f.queued > 0 {
+		f.idle.Wait()
+	}
+}
