@@ -228,7 +228,7 @@ func NewFrontend(ctx context.Context, cfg FrontendConfig) (*Frontend, error) {
 		retry:    retry,
 	}
 	f.conns.OnOpen(f.register)
-	go srv.Serve(sparrowrpc.NewFrontendServiceProcessor((*frontendHandler)(f)))
+	go srv.Serve(sparrowrpc.NewExtendedFrontendServiceProcessor((*frontendHandler)(f)))
 	if _, err := f.connect(ctx, 0); err != nil {
 		srv.Close()
 		return nil, err
@@ -318,6 +318,7 @@ func (f *Frontend) Submit(ctx context.Context, job Job) (string, error) {
 	f.mu.Unlock()
 	req := job.wire(f.cfg.App)
 	req.FrontendAddress = &f.addr
+	req.FrontendFeatures = &frontendFeatures
 	submit := func() error { return f.submitOnce(ctx, job, req) }
 	var err error
 	if f.retry != nil {
@@ -693,7 +694,29 @@ func (f *Frontend) Close() error {
 // frontendHandler serves FrontendService for a Frontend.
 type frontendHandler Frontend
 
+// frontendFeatures are the FrontendService extensions a Frontend serves,
+// sent with every job (TSchedulingRequest.frontendFeatures). Read-only.
+var frontendFeatures = int32(sparrowrpc.FRONTEND_MESSAGES)
+
 func (h *frontendHandler) FrontendMessage(ctx context.Context, taskID *sparrowrpc.TFullTaskId, status int32, message []byte) error {
+	h.receive(taskID, status, message)
+	return nil
+}
+
+// FrontendMessages implements FrontendService's extension: the messages
+// are handled in order, each as FrontendMessage handles one.
+func (h *frontendHandler) FrontendMessages(ctx context.Context, messages []*sparrowrpc.TFrontendMessage) error {
+	for _, m := range messages {
+		if m != nil {
+			h.receive(m.TaskId, m.Status, m.Message)
+		}
+	}
+	return nil
+}
+
+// receive hands one message to OnMessage, after forgetting the task's
+// job once every task of it has reported.
+func (h *frontendHandler) receive(taskID *sparrowrpc.TFullTaskId, status int32, message []byte) {
 	f := (*Frontend)(h)
 	msg := Message{Task: refFromWire(taskID), Status: status, Body: message}
 	f.mu.Lock()
@@ -705,5 +728,4 @@ func (h *frontendHandler) FrontendMessage(ctx context.Context, taskID *sparrowrp
 	}
 	f.mu.Unlock()
 	f.cfg.OnMessage(msg)
-	return nil
 }

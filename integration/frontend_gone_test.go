@@ -18,7 +18,9 @@ import (
 )
 
 // countingFrontend is a FrontendService that counts its messages.
-type countingFrontend struct{ got atomic.Int64 }
+type countingFrontend struct {
+	got atomic.Int64
+}
 
 func (f *countingFrontend) FrontendMessage(context.Context, *sparrowrpc.TFullTaskId, int32, []byte) error {
 	f.got.Add(1)

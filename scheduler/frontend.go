@@ -37,6 +37,7 @@ func (s *Scheduler) RegisterFrontend(ctx context.Context, app, socketAddress str
 	// address: pooled connections to the old one would fail, and the
 	// old one's failures must not hold back messages to the new one.
 	s.peers.fronts.Forget(socketAddress)
+	s.frontSend.forget(socketAddress)
 	s.log.Info().Str("app", app).Str("frontend", socketAddress).Msg("frontend registered")
 	return true, nil
 }
@@ -76,12 +77,12 @@ func (s *Scheduler) deliver(app string, taskID *sparrowrpc.TFullTaskId, status i
 // sweep, not logged here (but at debug level), so that a frontend that
 // went away cannot flood the log.
 func (s *Scheduler) deliverCtx(ctx context.Context, app string, taskID *sparrowrpc.TFullTaskId, status int32, message []byte) error {
-	addr, l, probe, err := s.acquire(ctx, app, taskID.GetRequestId())
+	addr, batched, l, probe, err := s.acquire(ctx, app, taskID.GetRequestId())
 	if err != nil {
 		s.log.Debug().Err(err).Str("app", app).Int32("status", status).Msg("frontend message dropped")
 		return err
 	}
-	err = s.peers.fronts.FrontendMessage(context.Background(), addr, taskID, status, message)
+	err = s.frontSend.send(addr, batched, taskID, status, message)
 	outcome := outcomeOK
 	var ae thrift.TApplicationException
 	switch {
@@ -105,12 +106,13 @@ func (s *Scheduler) deliverCtx(ctx context.Context, app string, taskID *sparrowr
 	return nil
 }
 
-// acquire finds the frontend of app's job request and takes an in-flight
-// slot on its link, waiting for one up to the call timeout. It returns
+// acquire finds the frontend of app's job request, and whether the job's
+// messages go there batched, and takes an in-flight slot on its link,
+// waiting for one up to the call timeout. It returns
 // why not if the message is to be dropped: no frontend, the frontend is
 // down (and is deregistered if down for Config.FrontendDeadAfter), or no
 // slot freed.
-func (s *Scheduler) acquire(ctx context.Context, app, request string) (string, *frontendLink, bool, error) {
+func (s *Scheduler) acquire(ctx context.Context, app, request string) (addr string, batched bool, l *frontendLink, probe bool, err error) {
 	var timer *time.Timer
 	defer func() {
 		if timer != nil {
@@ -120,29 +122,29 @@ func (s *Scheduler) acquire(ctx context.Context, app, request string) (string, *
 	for {
 		s.mu.Lock()
 		b := &s.front.links
-		addr, ok := s.front.lookup(app, request)
+		addr, batched, ok := s.front.lookup(app, request)
 		if !ok {
 			b.noFrontend(app)
 			s.mu.Unlock()
-			return "", nil, false, fmt.Errorf("no frontend registered for app %q", app)
+			return "", false, nil, false, fmt.Errorf("no frontend registered for app %q", app)
 		}
 		now := s.now()
 		v, l := b.begin(addr, now)
 		switch v {
 		case linkSend, linkProbe:
 			s.mu.Unlock()
-			return addr, l, v == linkProbe, nil
+			return addr, batched, l, v == linkProbe, nil
 		case linkDown:
 			b.drop(addr, dropUnreachable)
 			down, next := now.Sub(l.downSince), max(l.nextProbe.Sub(now), 0)
 			s.mu.Unlock()
-			return "", nil, false, fmt.Errorf("frontend %s for app %q unreachable for %v: message dropped without a call (next attempt in %v)",
+			return "", false, nil, false, fmt.Errorf("frontend %s for app %q unreachable for %v: message dropped without a call (next attempt in %v)",
 				addr, app, down.Round(time.Millisecond), next.Round(time.Millisecond))
 		case linkDead:
 			b.drop(addr, dropUnreachable)
 			down := now.Sub(l.downSince)
 			s.deregisterAndUnlock(addr, now)
-			return "", nil, false, fmt.Errorf("frontend %s for app %q unreachable for %v: deregistered, message dropped",
+			return "", false, nil, false, fmt.Errorf("frontend %s for app %q unreachable for %v: deregistered, message dropped",
 				addr, app, down.Round(time.Millisecond))
 		case linkFull:
 			free, bound := l.wait(), b.maxInflight
@@ -166,7 +168,7 @@ func (s *Scheduler) acquire(ctx context.Context, app, request string) (string, *
 			}
 			b.drop(addr, dropInflight)
 			s.mu.Unlock()
-			return "", nil, false, fmt.Errorf("%d messages already in flight to frontend %s for app %q: message dropped, no slot freed within %v (or its caller gave up)",
+			return "", false, nil, false, fmt.Errorf("%d messages already in flight to frontend %s for app %q: message dropped, no slot freed within %v (or its caller gave up)",
 				bound, addr, app, s.callTimeout())
 		}
 	}
@@ -185,6 +187,7 @@ func (s *Scheduler) deregisterAndUnlock(addr string, now time.Time) {
 	}
 	s.mu.Unlock()
 	s.peers.fronts.Forget(addr)
+	s.frontSend.forget(addr)
 	if len(apps) == 0 && jobs == 0 {
 		// Its apps registered elsewhere since: nothing to tell.
 		s.log.Debug().Str("frontend", addr).Uint64("dropped", r.total()).Msg("unreachable frontend address forgotten")

@@ -44,12 +44,12 @@ func (f *frontendBook) register(app, addr string) error {
 }
 
 // addJob sends the messages of job (app, request), of tasks tasks, to
-// addr from now on. A job comes from a frontend live at addr a moment
+// addr from now on, batched if batched. A job comes from a frontend live at addr a moment
 // ago, so a link to addr that is down starts afresh, as a registration
 // makes it; revived says so, for the caller to drop the connections
 // kept to the old one.
-func (f *frontendBook) addJob(app, request, addr string, tasks int) (revived bool, err error) {
-	if err := f.jobs.add(app, request, addr, tasks); err != nil {
+func (f *frontendBook) addJob(app, request, addr string, tasks int, batched bool) (revived bool, err error) {
+	if err := f.jobs.add(app, request, addr, tasks, batched); err != nil {
 		return false, err
 	}
 	if f.links.isDown(addr) {
@@ -60,13 +60,14 @@ func (f *frontendBook) addJob(app, request, addr string, tasks int) (revived boo
 }
 
 // lookup returns the frontend address of job (app, request): the one the
-// job named, else its app's registered one.
-func (f *frontendBook) lookup(app, request string) (string, bool) {
-	if addr, ok := f.jobs.lookup(app, request); ok {
-		return addr, true
+// job named, else its app's registered one; batched says the job's
+// messages go there batched, which only a job naming its address can ask.
+func (f *frontendBook) lookup(app, request string) (addr string, batched, ok bool) {
+	if addr, batched, ok := f.jobs.lookup(app, request); ok {
+		return addr, batched, true
 	}
-	addr, ok := f.apps[app]
-	return addr, ok
+	addr, ok = f.apps[app]
+	return addr, false, ok
 }
 
 // deregister removes every app registered at addr, and every job naming

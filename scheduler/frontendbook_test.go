@@ -42,7 +42,7 @@ func TestFrontendBook(t *testing.T) {
 				}
 			}
 			for app, addr := range tt.want {
-				if got, ok := f.lookup(app, "any request"); !ok || got != addr {
+				if got, batched, ok := f.lookup(app, "any request"); !ok || got != addr || batched {
 					t.Fatalf("%s -> %q, %v; want %q", app, got, ok, addr)
 				}
 			}

@@ -38,10 +38,12 @@ const maxJobFrontends = 1 << 20
 // jobKey names a job as its messages do: app and request id.
 type jobKey struct{ app, request string }
 
-// jobFrontend is one job's frontend address and how many of its tasks
+// jobFrontend is one job's frontend address, whether that frontend
+// serves frontendMessages (frontendbatch.go), and how many of its tasks
 // have not ended here.
 type jobFrontend struct {
 	addr    string
+	batched bool
 	open    int
 	endedAt time.Time // when open reached zero
 }
@@ -75,27 +77,28 @@ func (b *jobBook) room() error {
 	return nil
 }
 
-// add keeps job (app, request) of tasks tasks, whose messages go to addr.
-// A job already kept under that name (an earlier submission under the
-// same request id) is replaced.
-func (b *jobBook) add(app, request, addr string, tasks int) error {
+// add keeps job (app, request) of tasks tasks, whose messages go to addr,
+// batched if batched. A job already kept under that name (an earlier
+// submission under the same request id) is replaced.
+func (b *jobBook) add(app, request, addr string, tasks int, batched bool) error {
 	k := jobKey{app, request}
 	if _, ok := b.jobs[k]; !ok {
 		if err := b.room(); err != nil {
 			return err
 		}
 	}
-	b.jobs[k] = &jobFrontend{addr: addr, open: tasks}
+	b.jobs[k] = &jobFrontend{addr: addr, batched: batched, open: tasks}
 	return nil
 }
 
-// lookup returns the address job (app, request) named.
-func (b *jobBook) lookup(app, request string) (string, bool) {
+// lookup returns the address job (app, request) named, and whether its
+// messages go there batched.
+func (b *jobBook) lookup(app, request string) (addr string, batched, ok bool) {
 	j, ok := b.jobs[jobKey{app, request}]
 	if !ok {
-		return "", false
+		return "", false, false
 	}
-	return j.addr, true
+	return j.addr, j.batched, true
 }
 
 // taskEnded counts one task of job (app, request) ended at now.

@@ -87,7 +87,7 @@ func TestJobBook(t *testing.T) {
 				now := t0.Add(s.at)
 				switch s.op {
 				case "add":
-					err := b.add(s.app, s.req, s.addr, s.tasks)
+					err := b.add(s.app, s.req, s.addr, s.tasks, false)
 					if (err == nil) != (s.wantErr == "") || (err != nil && !strings.Contains(err.Error(), s.wantErr)) {
 						t.Fatalf("step %d: add = %v, want error %q", i, err, s.wantErr)
 					}
@@ -107,7 +107,7 @@ func TestJobBook(t *testing.T) {
 				t.Fatalf("%d jobs kept, want %d", b.len(), len(tt.want))
 			}
 			for k, addr := range tt.want {
-				if got, ok := b.lookup(k.app, k.request); !ok || got != addr {
+				if got, _, ok := b.lookup(k.app, k.request); !ok || got != addr {
 					t.Fatalf("%v -> %q, %v; want %q", k, got, ok, addr)
 				}
 			}

@@ -250,6 +250,13 @@ func (m *memNet) OfferOutcome(ctx context.Context, addr, requestID, taskID strin
 }
 
 func (m *memNet) FrontendMessage(ctx context.Context, addr string, taskID *sparrowrpc.TFullTaskId, status int32, message []byte) error {
+	return m.frontendCall(ctx, addr, "frontendMessage", func(ctx context.Context, h sparrowrpc.FrontendService) error {
+		return h.FrontendMessage(ctx, taskID, status, message)
+	})
+}
+
+// frontendCall runs method of the frontend at addr through call.
+func (m *memNet) frontendCall(ctx context.Context, addr, method string, fn func(context.Context, sparrowrpc.FrontendService) error) error {
 	m.mu.Lock()
 	_, hangUp := m.hangUp[addr]
 	m.mu.Unlock()
@@ -257,9 +264,7 @@ func (m *memNet) FrontendMessage(ctx context.Context, addr string, taskID *sparr
 	if h == nil && !hangUp {
 		return unserved(addr)
 	}
-	return m.call(ctx, addr, "frontendMessage", func(ctx context.Context) error {
-		return h.FrontendMessage(ctx, taskID, status, message)
-	})
+	return m.call(ctx, addr, method, func(ctx context.Context) error { return fn(ctx, h) })
 }
 
 func (m *memNet) Forget(string) {}

@@ -81,15 +81,15 @@ func (n thriftNodes) Close() { n.pool.Close() }
 
 // thriftFrontends is Frontends over a Thrift connection pool.
 type thriftFrontends struct {
-	pool *rpc.Pool[*sparrowrpc.FrontendServiceClient]
+	pool *rpc.Pool[*sparrowrpc.ExtendedFrontendServiceClient]
 }
 
 func newThriftFrontends(cfg rpc.Config) thriftFrontends {
-	return thriftFrontends{rpc.NewPool(cfg, sparrowrpc.NewFrontendServiceClient)}
+	return thriftFrontends{rpc.NewPool(cfg, sparrowrpc.NewExtendedFrontendServiceClient)}
 }
 
 func (f thriftFrontends) FrontendMessage(ctx context.Context, addr string, taskID *sparrowrpc.TFullTaskId, status int32, message []byte) error {
-	return f.pool.Call(ctx, addr, func(ctx context.Context, c *sparrowrpc.FrontendServiceClient) error {
+	return f.pool.Call(ctx, addr, func(ctx context.Context, c *sparrowrpc.ExtendedFrontendServiceClient) error {
 		return c.FrontendMessage(ctx, taskID, status, message)
 	})
 }

@@ -151,6 +151,10 @@ type Scheduler struct {
 	short   *shortPolicy      // the long-task-aware policy, nil when off (shortjobs.go)
 	pull    *pullBook         // the short backlog answering pulls, nil when off (pull.go)
 	stats   Stats             // the counts of the decisions made here
+
+	// frontSend sends messages to frontends (frontendbatch.go); it has
+	// its own lock.
+	frontSend *frontendSender
 }
 
 // wiring is what a Scheduler is given: its config, its own address, the
@@ -327,6 +331,7 @@ func newWith(cfg Config, view NodeView, nodes NodeMonitors, fronts Frontends) (*
 		short: short,
 		pull:  newPullBook(cfg.PullAfter, short),
 	}
+	s.frontSend = newFrontendSender(fronts)
 	s.pipe = placementPipeline{view: view, short: short, steer: &s.steer, rand: &s.place}
 	s.front = newFrontendBook(cfg.FrontendMaxInflight, cfg.FrontendDeadAfter, func(d time.Duration) time.Duration {
 		if d <= 0 {
@@ -337,8 +342,10 @@ func newWith(cfg Config, view NodeView, nodes NodeMonitors, fronts Frontends) (*
 	return s, nil
 }
 
-// Close releases the scheduler's connections.
+// Close sends the frontend messages queued, then releases the
+// scheduler's connections.
 func (s *Scheduler) Close() {
+	s.frontSend.wait()
 	s.peers.nodes.Close()
 	s.peers.fronts.Close()
 }
@@ -499,7 +506,8 @@ func (s *Scheduler) addJobFrontendLocked(job Job, id string) {
 	if job.FrontendAddress == "" {
 		return
 	}
-	revived, err := s.front.addJob(job.App, id, job.FrontendAddress, len(job.Tasks))
+	batched := job.FrontendFeatures&sparrowrpc.FRONTEND_MESSAGES != 0
+	revived, err := s.front.addJob(job.App, id, job.FrontendAddress, len(job.Tasks), batched)
 	if err != nil {
 		s.log.Error().Err(err).Str("request", id).Msg("job's frontend address not kept; its messages go by its app's registration")
 		return
@@ -508,6 +516,7 @@ func (s *Scheduler) addJobFrontendLocked(job Job, id string) {
 		// As for a registration: the connections kept to the address may
 		// be to a process that has gone.
 		s.peers.fronts.Forget(job.FrontendAddress)
+		s.frontSend.forget(job.FrontendAddress)
 	}
 }
 

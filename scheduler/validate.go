@@ -44,6 +44,9 @@ type Job struct {
 	// FrontendAddress is the "host:port" the job's messages go to, or ""
 	// for its app's registered frontend (frontendjobs.go).
 	FrontendAddress string
+	// FrontendFeatures are the FRONTEND_* extensions the frontend at
+	// FrontendAddress serves (frontendbatch.go); 0 without an address.
+	FrontendFeatures int32
 }
 
 // Constrained reports whether the job limits where any of its tasks run.
@@ -91,6 +94,7 @@ func ParseRequest(req *sparrowrpc.TSchedulingRequest, ratios Ratios) (Job, error
 			return Job{}, err
 		}
 		job.FrontendAddress = *req.FrontendAddress
+		job.FrontendFeatures = req.GetFrontendFeatures()
 	}
 	if len(req.Constraints) > maxConstraints {
 		return Job{}, fmt.Errorf("job has %d constraints, over the limit of %d", len(req.Constraints), maxConstraints)

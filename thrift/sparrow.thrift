@@ -106,6 +106,23 @@ struct TSchedulingRequest {
   // that sends the submit to another scheduler than the registration.
   // Absent: the address the app registered with registerFrontend.
   9: optional string frontendAddress,
+  // Extension: what the frontend at frontendAddress serves beyond the
+  // original FrontendService, as FRONTEND_* bits. A scheduler calls a
+  // frontend's extension methods for this job's messages only when the
+  // job carried their bit, and only at frontendAddress; others ignore it.
+  10: optional i32 frontendFeatures,
+}
+
+// Extension: bits of TSchedulingRequest.frontendFeatures.
+// FrontendService.frontendMessages.
+const i32 FRONTEND_MESSAGES = 1
+
+// Extension: one message in FrontendService.frontendMessages: the
+// arguments of a frontendMessage call.
+struct TFrontendMessage {
+  1: TFullTaskId taskId,
+  2: i32 status,
+  3: binary message,
 }
 
 struct TEnqueueTaskReservationsRequest {
@@ -339,4 +356,15 @@ service ExtendedBackendService extends BackendService {
 // Frontend, port 50201. Called by schedulers.
 service FrontendService {
   void frontendMessage(1: TFullTaskId taskId, 2: i32 status, 3: binary message),
+}
+
+// Extension: what the client library's frontends serve beyond
+// FrontendService, on the same port. A separate service so that code
+// generated for an original-style frontend (which implements
+// FrontendService) compiles unchanged against this IDL.
+service ExtendedFrontendService extends FrontendService {
+  // frontendMessage for several messages in one call, in order. Called
+  // only for jobs whose TSchedulingRequest.frontendFeatures carried
+  // FRONTEND_MESSAGES. The call fails or succeeds as a whole.
+  void frontendMessages(1: list<TFrontendMessage> messages),
 }

@@ -22,6 +22,7 @@ var _ = bytes.Equal
 const STATUS_APP = 0
 const STATUS_TASK_LOST = 1001
 const STATUS_TASK_FAILED = 1002
+const FRONTEND_MESSAGES = 1
 const SCHEDULER_TASKS_DONE = 1
 const OFFER_UNSEEN = 0
 const OFFER_DECLINED = 1

@@ -1357,6 +1357,7 @@ func (p *TConstraint) String() string {
 //  - RequestId
 //  - TaskSeconds
 //  - FrontendAddress
+//  - FrontendFeatures
 type TSchedulingRequest struct {
   App string `thrift:"app,1" db:"app" json:"app"`
   Tasks []*TTaskSpec `thrift:"tasks,2" db:"tasks" json:"tasks"`
@@ -1367,6 +1368,7 @@ type TSchedulingRequest struct {
   RequestId *string `thrift:"requestId,7" db:"requestId" json:"requestId,omitempty"`
   TaskSeconds *float64 `thrift:"taskSeconds,8" db:"taskSeconds" json:"taskSeconds,omitempty"`
   FrontendAddress *string `thrift:"frontendAddress,9" db:"frontendAddress" json:"frontendAddress,omitempty"`
+  FrontendFeatures *int32 `thrift:"frontendFeatures,10" db:"frontendFeatures" json:"frontendFeatures,omitempty"`
 }
 
 func NewTSchedulingRequest() *TSchedulingRequest {
@@ -1428,6 +1430,13 @@ func (p *TSchedulingRequest) GetFrontendAddress() string {
   }
 return *p.FrontendAddress
 }
+var TSchedulingRequest_FrontendFeatures_DEFAULT int32
+func (p *TSchedulingRequest) GetFrontendFeatures() int32 {
+  if !p.IsSetFrontendFeatures() {
+    return TSchedulingRequest_FrontendFeatures_DEFAULT
+  }
+return *p.FrontendFeatures
+}
 func (p *TSchedulingRequest) IsSetUser() bool {
   return p.User != nil
 }
@@ -1454,6 +1463,10 @@ func (p *TSchedulingRequest) IsSetTaskSeconds() bool {
 
 func (p *TSchedulingRequest) IsSetFrontendAddress() bool {
   return p.FrontendAddress != nil
+}
+
+func (p *TSchedulingRequest) IsSetFrontendFeatures() bool {
+  return p.FrontendFeatures != nil
 }
 
 func (p *TSchedulingRequest) Read(ctx context.Context, iprot thrift.TProtocol) error {
@@ -1552,6 +1565,16 @@ func (p *TSchedulingRequest) Read(ctx context.Context, iprot thrift.TProtocol) e
     case 9:
       if fieldTypeId == thrift.STRING {
         if err := p.ReadField9(ctx, iprot); err != nil {
+          return err
+        }
+      } else {
+        if err := iprot.Skip(ctx, fieldTypeId); err != nil {
+          return err
+        }
+      }
+    case 10:
+      if fieldTypeId == thrift.I32 {
+        if err := p.ReadField10(ctx, iprot); err != nil {
           return err
         }
       } else {
@@ -1676,6 +1699,15 @@ func (p *TSchedulingRequest)  ReadField9(ctx context.Context, iprot thrift.TProt
   return nil
 }
 
+func (p *TSchedulingRequest)  ReadField10(ctx context.Context, iprot thrift.TProtocol) error {
+  if v, err := iprot.ReadI32(ctx); err != nil {
+  return thrift.PrependError("error reading field 10: ", err)
+} else {
+  p.FrontendFeatures = &v
+}
+  return nil
+}
+
 func (p *TSchedulingRequest) Write(ctx context.Context, oprot thrift.TProtocol) error {
   if err := oprot.WriteStructBegin(ctx, "TSchedulingRequest"); err != nil {
     return thrift.PrependError(fmt.Sprintf("%T write struct begin error: ", p), err) }
@@ -1689,6 +1721,7 @@ func (p *TSchedulingRequest) Write(ctx context.Context, oprot thrift.TProtocol) 
     if err := p.writeField7(ctx, oprot); err != nil { return err }
     if err := p.writeField8(ctx, oprot); err != nil { return err }
     if err := p.writeField9(ctx, oprot); err != nil { return err }
+    if err := p.writeField10(ctx, oprot); err != nil { return err }
   }
   if err := oprot.WriteFieldStop(ctx); err != nil {
     return thrift.PrependError("write field stop error: ", err) }
@@ -1818,6 +1851,18 @@ func (p *TSchedulingRequest) writeField9(ctx context.Context, oprot thrift.TProt
   return err
 }
 
+func (p *TSchedulingRequest) writeField10(ctx context.Context, oprot thrift.TProtocol) (err error) {
+  if p.IsSetFrontendFeatures() {
+    if err := oprot.WriteFieldBegin(ctx, "frontendFeatures", thrift.I32, 10); err != nil {
+      return thrift.PrependError(fmt.Sprintf("%T write field begin error 10:frontendFeatures: ", p), err) }
+    if err := oprot.WriteI32(ctx, int32(*p.FrontendFeatures)); err != nil {
+    return thrift.PrependError(fmt.Sprintf("%T.frontendFeatures (10) field write error: ", p), err) }
+    if err := oprot.WriteFieldEnd(ctx); err != nil {
+      return thrift.PrependError(fmt.Sprintf("%T write field end error 10:frontendFeatures: ", p), err) }
+  }
+  return err
+}
+
 func (p *TSchedulingRequest) Equals(other *TSchedulingRequest) bool {
   if p == other {
     return true
@@ -1866,6 +1911,12 @@ func (p *TSchedulingRequest) Equals(other *TSchedulingRequest) bool {
     }
     if (*p.FrontendAddress) != (*other.FrontendAddress) { return false }
   }
+  if p.FrontendFeatures != other.FrontendFeatures {
+    if p.FrontendFeatures == nil || other.FrontendFeatures == nil {
+      return false
+    }
+    if (*p.FrontendFeatures) != (*other.FrontendFeatures) { return false }
+  }
   return true
 }
 
@@ -1874,6 +1925,188 @@ func (p *TSchedulingRequest) String() string {
     return "<nil>"
   }
   return fmt.Sprintf("TSchedulingRequest(%+v)", *p)
+}
+
+// Attributes:
+//  - TaskId
+//  - Status
+//  - Message
+type TFrontendMessage struct {
+  TaskId *TFullTaskId `thrift:"taskId,1" db:"taskId" json:"taskId"`
+  Status int32 `thrift:"status,2" db:"status" json:"status"`
+  Message []byte `thrift:"message,3" db:"message" json:"message"`
+}
+
+func NewTFrontendMessage() *TFrontendMessage {
+  return &TFrontendMessage{}
+}
+
+var TFrontendMessage_TaskId_DEFAULT *TFullTaskId
+func (p *TFrontendMessage) GetTaskId() *TFullTaskId {
+  if !p.IsSetTaskId() {
+    return TFrontendMessage_TaskId_DEFAULT
+  }
+return p.TaskId
+}
+
+func (p *TFrontendMessage) GetStatus() int32 {
+  return p.Status
+}
+
+func (p *TFrontendMessage) GetMessage() []byte {
+  return p.Message
+}
+func (p *TFrontendMessage) IsSetTaskId() bool {
+  return p.TaskId != nil
+}
+
+func (p *TFrontendMessage) Read(ctx context.Context, iprot thrift.TProtocol) error {
+  if _, err := iprot.ReadStructBegin(ctx); err != nil {
+    return thrift.PrependError(fmt.Sprintf("%T read error: ", p), err)
+  }
+
+
+  for {
+    _, fieldTypeId, fieldId, err := iprot.ReadFieldBegin(ctx)
+    if err != nil {
+      return thrift.PrependError(fmt.Sprintf("%T field %d read error: ", p, fieldId), err)
+    }
+    if fieldTypeId == thrift.STOP { break; }
+    switch fieldId {
+    case 1:
+      if fieldTypeId == thrift.STRUCT {
+        if err := p.ReadField1(ctx, iprot); err != nil {
+          return err
+        }
+      } else {
+        if err := iprot.Skip(ctx, fieldTypeId); err != nil {
+          return err
+        }
+      }
+    case 2:
+      if fieldTypeId == thrift.I32 {
+        if err := p.ReadField2(ctx, iprot); err != nil {
+          return err
+        }
+      } else {
+        if err := iprot.Skip(ctx, fieldTypeId); err != nil {
+          return err
+        }
+      }
+    case 3:
+      if fieldTypeId == thrift.STRING {
+        if err := p.ReadField3(ctx, iprot); err != nil {
+          return err
+        }
+      } else {
+        if err := iprot.Skip(ctx, fieldTypeId); err != nil {
+          return err
+        }
+      }
+    default:
+      if err := iprot.Skip(ctx, fieldTypeId); err != nil {
+        return err
+      }
+    }
+    if err := iprot.ReadFieldEnd(ctx); err != nil {
+      return err
+    }
+  }
+  if err := iprot.ReadStructEnd(ctx); err != nil {
+    return thrift.PrependError(fmt.Sprintf("%T read struct end error: ", p), err)
+  }
+  return nil
+}
+
+func (p *TFrontendMessage)  ReadField1(ctx context.Context, iprot thrift.TProtocol) error {
+  p.TaskId = &TFullTaskId{}
+  if err := p.TaskId.Read(ctx, iprot); err != nil {
+    return thrift.PrependError(fmt.Sprintf("%T error reading struct: ", p.TaskId), err)
+  }
+  return nil
+}
+
+func (p *TFrontendMessage)  ReadField2(ctx context.Context, iprot thrift.TProtocol) error {
+  if v, err := iprot.ReadI32(ctx); err != nil {
+  return thrift.PrependError("error reading field 2: ", err)
+} else {
+  p.Status = v
+}
+  return nil
+}
+
+func (p *TFrontendMessage)  ReadField3(ctx context.Context, iprot thrift.TProtocol) error {
+  if v, err := iprot.ReadBinary(ctx); err != nil {
+  return thrift.PrependError("error reading field 3: ", err)
+} else {
+  p.Message = v
+}
+  return nil
+}
+
+func (p *TFrontendMessage) Write(ctx context.Context, oprot thrift.TProtocol) error {
+  if err := oprot.WriteStructBegin(ctx, "TFrontendMessage"); err != nil {
+    return thrift.PrependError(fmt.Sprintf("%T write struct begin error: ", p), err) }
+  if p != nil {
+    if err := p.writeField1(ctx, oprot); err != nil { return err }
+    if err := p.writeField2(ctx, oprot); err != nil { return err }
+    if err := p.writeField3(ctx, oprot); err != nil { return err }
+  }
+  if err := oprot.WriteFieldStop(ctx); err != nil {
+    return thrift.PrependError("write field stop error: ", err) }
+  if err := oprot.WriteStructEnd(ctx); err != nil {
+    return thrift.PrependError("write struct stop error: ", err) }
+  return nil
+}
+
+func (p *TFrontendMessage) writeField1(ctx context.Context, oprot thrift.TProtocol) (err error) {
+  if err := oprot.WriteFieldBegin(ctx, "taskId", thrift.STRUCT, 1); err != nil {
+    return thrift.PrependError(fmt.Sprintf("%T write field begin error 1:taskId: ", p), err) }
+  if err := p.TaskId.Write(ctx, oprot); err != nil {
+    return thrift.PrependError(fmt.Sprintf("%T error writing struct: ", p.TaskId), err)
+  }
+  if err := oprot.WriteFieldEnd(ctx); err != nil {
+    return thrift.PrependError(fmt.Sprintf("%T write field end error 1:taskId: ", p), err) }
+  return err
+}
+
+func (p *TFrontendMessage) writeField2(ctx context.Context, oprot thrift.TProtocol) (err error) {
+  if err := oprot.WriteFieldBegin(ctx, "status", thrift.I32, 2); err != nil {
+    return thrift.PrependError(fmt.Sprintf("%T write field begin error 2:status: ", p), err) }
+  if err := oprot.WriteI32(ctx, int32(p.Status)); err != nil {
+  return thrift.PrependError(fmt.Sprintf("%T.status (2) field write error: ", p), err) }
+  if err := oprot.WriteFieldEnd(ctx); err != nil {
+    return thrift.PrependError(fmt.Sprintf("%T write field end error 2:status: ", p), err) }
+  return err
+}
+
+func (p *TFrontendMessage) writeField3(ctx context.Context, oprot thrift.TProtocol) (err error) {
+  if err := oprot.WriteFieldBegin(ctx, "message", thrift.STRING, 3); err != nil {
+    return thrift.PrependError(fmt.Sprintf("%T write field begin error 3:message: ", p), err) }
+  if err := oprot.WriteBinary(ctx, p.Message); err != nil {
+  return thrift.PrependError(fmt.Sprintf("%T.message (3) field write error: ", p), err) }
+  if err := oprot.WriteFieldEnd(ctx); err != nil {
+    return thrift.PrependError(fmt.Sprintf("%T write field end error 3:message: ", p), err) }
+  return err
+}
+
+func (p *TFrontendMessage) Equals(other *TFrontendMessage) bool {
+  if p == other {
+    return true
+  } else if p == nil || other == nil {
+    return false
+  }
+  if !p.TaskId.Equals(other.TaskId) { return false }
+  if p.Status != other.Status { return false }
+  if bytes.Compare(p.Message, other.Message) != 0 { return false }
+  return true
+}
+
+func (p *TFrontendMessage) String() string {
+  if p == nil {
+    return "<nil>"
+  }
+  return fmt.Sprintf("TFrontendMessage(%+v)", *p)
 }
 
 // Attributes:
@@ -11194,6 +11427,310 @@ func (p *FrontendServiceFrontendMessageResult) String() string {
     return "<nil>"
   }
   return fmt.Sprintf("FrontendServiceFrontendMessageResult(%+v)", *p)
+}
+
+
+type ExtendedFrontendService interface {
+FrontendService
+
+  // Parameters:
+  //  - Messages
+  FrontendMessages(ctx context.Context, messages []*TFrontendMessage) (_err error)
+}
+
+type ExtendedFrontendServiceClient struct {
+  *FrontendServiceClient
+}
+
+func NewExtendedFrontendServiceClientFactory(t thrift.TTransport, f thrift.TProtocolFactory) *ExtendedFrontendServiceClient {
+  return &ExtendedFrontendServiceClient{FrontendServiceClient: NewFrontendServiceClientFactory(t, f)}}
+
+func NewExtendedFrontendServiceClientProtocol(t thrift.TTransport, iprot thrift.TProtocol, oprot thrift.TProtocol) *ExtendedFrontendServiceClient {
+  return &ExtendedFrontendServiceClient{FrontendServiceClient: NewFrontendServiceClientProtocol(t, iprot, oprot)}
+}
+
+func NewExtendedFrontendServiceClient(c thrift.TClient) *ExtendedFrontendServiceClient {
+  return &ExtendedFrontendServiceClient{
+    FrontendServiceClient: NewFrontendServiceClient(c),
+  }
+}
+
+// Parameters:
+//  - Messages
+func (p *ExtendedFrontendServiceClient) FrontendMessages(ctx context.Context, messages []*TFrontendMessage) (_err error) {
+  var _args127 ExtendedFrontendServiceFrontendMessagesArgs
+  _args127.Messages = messages
+  var _result129 ExtendedFrontendServiceFrontendMessagesResult
+  var _meta128 thrift.ResponseMeta
+  _meta128, _err = p.Client_().Call(ctx, "frontendMessages", &_args127, &_result129)
+  p.SetLastResponseMeta_(_meta128)
+  if _err != nil {
+    return
+  }
+  return nil
+}
+
+type ExtendedFrontendServiceProcessor struct {
+  *FrontendServiceProcessor
+}
+
+func NewExtendedFrontendServiceProcessor(handler ExtendedFrontendService) *ExtendedFrontendServiceProcessor {
+  self130 := &ExtendedFrontendServiceProcessor{NewFrontendServiceProcessor(handler)}
+  self130.AddToProcessorMap("frontendMessages", &extendedFrontendServiceProcessorFrontendMessages{handler:handler})
+  return self130
+}
+
+type extendedFrontendServiceProcessorFrontendMessages struct {
+  handler ExtendedFrontendService
+}
+
+func (p *extendedFrontendServiceProcessorFrontendMessages) Process(ctx context.Context, seqId int32, iprot, oprot thrift.TProtocol) (success bool, err thrift.TException) {
+  var _write_err131 error
+  args := ExtendedFrontendServiceFrontendMessagesArgs{}
+  if err2 := args.Read(ctx, iprot); err2 != nil {
+    iprot.ReadMessageEnd(ctx)
+    x := thrift.NewTApplicationException(thrift.PROTOCOL_ERROR, err2.Error())
+    oprot.WriteMessageBegin(ctx, "frontendMessages", thrift.EXCEPTION, seqId)
+    x.Write(ctx, oprot)
+    oprot.WriteMessageEnd(ctx)
+    oprot.Flush(ctx)
+    return false, thrift.WrapTException(err2)
+  }
+  iprot.ReadMessageEnd(ctx)
+
+  tickerCancel := func() {}
+  // Start a goroutine to do server side connectivity check.
+  if thrift.ServerConnectivityCheckInterval > 0 {
+    var cancel context.CancelFunc
+    ctx, cancel = context.WithCancel(ctx)
+    defer cancel()
+    var tickerCtx context.Context
+    tickerCtx, tickerCancel = context.WithCancel(context.Background())
+    defer tickerCancel()
+    go func(ctx context.Context, cancel context.CancelFunc) {
+      ticker := time.NewTicker(thrift.ServerConnectivityCheckInterval)
+      defer ticker.Stop()
+      for {
+        select {
+        case <-ctx.Done():
+          return
+        case <-ticker.C:
+          if !iprot.Transport().IsOpen() {
+            cancel()
+            return
+          }
+        }
+      }
+    }(tickerCtx, cancel)
+  }
+
+  result := ExtendedFrontendServiceFrontendMessagesResult{}
+  if err2 := p.handler.FrontendMessages(ctx, args.Messages); err2 != nil {
+    tickerCancel()
+    err = thrift.WrapTException(err2)
+    if errors.Is(err2, thrift.ErrAbandonRequest) {
+      return false, thrift.WrapTException(err2)
+    }
+    _exc132 := thrift.NewTApplicationException(thrift.INTERNAL_ERROR, "Internal error processing frontendMessages: " + err2.Error())
+    if err2 := oprot.WriteMessageBegin(ctx, "frontendMessages", thrift.EXCEPTION, seqId); err2 != nil {
+      _write_err131 = thrift.WrapTException(err2)
+    }
+    if err2 := _exc132.Write(ctx, oprot); _write_err131 == nil && err2 != nil {
+      _write_err131 = thrift.WrapTException(err2)
+    }
+    if err2 := oprot.WriteMessageEnd(ctx); _write_err131 == nil && err2 != nil {
+      _write_err131 = thrift.WrapTException(err2)
+    }
+    if err2 := oprot.Flush(ctx); _write_err131 == nil && err2 != nil {
+      _write_err131 = thrift.WrapTException(err2)
+    }
+    if _write_err131 != nil {
+      return false, thrift.WrapTException(_write_err131)
+    }
+    return true, err
+  }
+  tickerCancel()
+  if err2 := oprot.WriteMessageBegin(ctx, "frontendMessages", thrift.REPLY, seqId); err2 != nil {
+    _write_err131 = thrift.WrapTException(err2)
+  }
+  if err2 := result.Write(ctx, oprot); _write_err131 == nil && err2 != nil {
+    _write_err131 = thrift.WrapTException(err2)
+  }
+  if err2 := oprot.WriteMessageEnd(ctx); _write_err131 == nil && err2 != nil {
+    _write_err131 = thrift.WrapTException(err2)
+  }
+  if err2 := oprot.Flush(ctx); _write_err131 == nil && err2 != nil {
+    _write_err131 = thrift.WrapTException(err2)
+  }
+  if _write_err131 != nil {
+    return false, thrift.WrapTException(_write_err131)
+  }
+  return true, err
+}
+
+
+// HELPER FUNCTIONS AND STRUCTURES
+
+// Attributes:
+//  - Messages
+type ExtendedFrontendServiceFrontendMessagesArgs struct {
+  Messages []*TFrontendMessage `thrift:"messages,1" db:"messages" json:"messages"`
+}
+
+func NewExtendedFrontendServiceFrontendMessagesArgs() *ExtendedFrontendServiceFrontendMessagesArgs {
+  return &ExtendedFrontendServiceFrontendMessagesArgs{}
+}
+
+
+func (p *ExtendedFrontendServiceFrontendMessagesArgs) GetMessages() []*TFrontendMessage {
+  return p.Messages
+}
+func (p *ExtendedFrontendServiceFrontendMessagesArgs) Read(ctx context.Context, iprot thrift.TProtocol) error {
+  if _, err := iprot.ReadStructBegin(ctx); err != nil {
+    return thrift.PrependError(fmt.Sprintf("%T read error: ", p), err)
+  }
+
+
+  for {
+    _, fieldTypeId, fieldId, err := iprot.ReadFieldBegin(ctx)
+    if err != nil {
+      return thrift.PrependError(fmt.Sprintf("%T field %d read error: ", p, fieldId), err)
+    }
+    if fieldTypeId == thrift.STOP { break; }
+    switch fieldId {
+    case 1:
+      if fieldTypeId == thrift.LIST {
+        if err := p.ReadField1(ctx, iprot); err != nil {
+          return err
+        }
+      } else {
+        if err := iprot.Skip(ctx, fieldTypeId); err != nil {
+          return err
+        }
+      }
+    default:
+      if err := iprot.Skip(ctx, fieldTypeId); err != nil {
+        return err
+      }
+    }
+    if err := iprot.ReadFieldEnd(ctx); err != nil {
+      return err
+    }
+  }
+  if err := iprot.ReadStructEnd(ctx); err != nil {
+    return thrift.PrependError(fmt.Sprintf("%T read struct end error: ", p), err)
+  }
+  return nil
+}
+
+func (p *ExtendedFrontendServiceFrontendMessagesArgs)  ReadField1(ctx context.Context, iprot thrift.TProtocol) error {
+  _, size, err := iprot.ReadListBegin(ctx)
+  if err != nil {
+    return thrift.PrependError("error reading list begin: ", err)
+  }
+  tSlice := make([]*TFrontendMessage, 0, size)
+  p.Messages =  tSlice
+  for i := 0; i < size; i ++ {
+    _elem133 := &TFrontendMessage{}
+    if err := _elem133.Read(ctx, iprot); err != nil {
+      return thrift.PrependError(fmt.Sprintf("%T error reading struct: ", _elem133), err)
+    }
+    p.Messages = append(p.Messages, _elem133)
+  }
+  if err := iprot.ReadListEnd(ctx); err != nil {
+    return thrift.PrependError("error reading list end: ", err)
+  }
+  return nil
+}
+
+func (p *ExtendedFrontendServiceFrontendMessagesArgs) Write(ctx context.Context, oprot thrift.TProtocol) error {
+  if err := oprot.WriteStructBegin(ctx, "frontendMessages_args"); err != nil {
+    return thrift.PrependError(fmt.Sprintf("%T write struct begin error: ", p), err) }
+  if p != nil {
+    if err := p.writeField1(ctx, oprot); err != nil { return err }
+  }
+  if err := oprot.WriteFieldStop(ctx); err != nil {
+    return thrift.PrependError("write field stop error: ", err) }
+  if err := oprot.WriteStructEnd(ctx); err != nil {
+    return thrift.PrependError("write struct stop error: ", err) }
+  return nil
+}
+
+func (p *ExtendedFrontendServiceFrontendMessagesArgs) writeField1(ctx context.Context, oprot thrift.TProtocol) (err error) {
+  if err := oprot.WriteFieldBegin(ctx, "messages", thrift.LIST, 1); err != nil {
+    return thrift.PrependError(fmt.Sprintf("%T write field begin error 1:messages: ", p), err) }
+  if err := oprot.WriteListBegin(ctx, thrift.STRUCT, len(p.Messages)); err != nil {
+    return thrift.PrependError("error writing list begin: ", err)
+  }
+  for _, v := range p.Messages {
+    if err := v.Write(ctx, oprot); err != nil {
+      return thrift.PrependError(fmt.Sprintf("%T error writing struct: ", v), err)
+    }
+  }
+  if err := oprot.WriteListEnd(ctx); err != nil {
+    return thrift.PrependError("error writing list end: ", err)
+  }
+  if err := oprot.WriteFieldEnd(ctx); err != nil {
+    return thrift.PrependError(fmt.Sprintf("%T write field end error 1:messages: ", p), err) }
+  return err
+}
+
+func (p *ExtendedFrontendServiceFrontendMessagesArgs) String() string {
+  if p == nil {
+    return "<nil>"
+  }
+  return fmt.Sprintf("ExtendedFrontendServiceFrontendMessagesArgs(%+v)", *p)
+}
+
+type ExtendedFrontendServiceFrontendMessagesResult struct {
+}
+
+func NewExtendedFrontendServiceFrontendMessagesResult() *ExtendedFrontendServiceFrontendMessagesResult {
+  return &ExtendedFrontendServiceFrontendMessagesResult{}
+}
+
+func (p *ExtendedFrontendServiceFrontendMessagesResult) Read(ctx context.Context, iprot thrift.TProtocol) error {
+  if _, err := iprot.ReadStructBegin(ctx); err != nil {
+    return thrift.PrependError(fmt.Sprintf("%T read error: ", p), err)
+  }
+
+
+  for {
+    _, fieldTypeId, fieldId, err := iprot.ReadFieldBegin(ctx)
+    if err != nil {
+      return thrift.PrependError(fmt.Sprintf("%T field %d read error: ", p, fieldId), err)
+    }
+    if fieldTypeId == thrift.STOP { break; }
+    if err := iprot.Skip(ctx, fieldTypeId); err != nil {
+      return err
+    }
+    if err := iprot.ReadFieldEnd(ctx); err != nil {
+      return err
+    }
+  }
+  if err := iprot.ReadStructEnd(ctx); err != nil {
+    return thrift.PrependError(fmt.Sprintf("%T read struct end error: ", p), err)
+  }
+  return nil
+}
+
+func (p *ExtendedFrontendServiceFrontendMessagesResult) Write(ctx context.Context, oprot thrift.TProtocol) error {
+  if err := oprot.WriteStructBegin(ctx, "frontendMessages_result"); err != nil {
+    return thrift.PrependError(fmt.Sprintf("%T write struct begin error: ", p), err) }
+  if p != nil {
+  }
+  if err := oprot.WriteFieldStop(ctx); err != nil {
+    return thrift.PrependError("write field stop error: ", err) }
+  if err := oprot.WriteStructEnd(ctx); err != nil {
+    return thrift.PrependError("write struct stop error: ", err) }
+  return nil
+}
+
+func (p *ExtendedFrontendServiceFrontendMessagesResult) String() string {
+  if p == nil {
+    return "<nil>"
+  }
+  return fmt.Sprintf("ExtendedFrontendServiceFrontendMessagesResult(%+v)", *p)
 }
 
 

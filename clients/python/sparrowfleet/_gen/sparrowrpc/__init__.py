@@ -1,1 +1,1 @@
-__all__ = ['ttypes', 'constants', 'SchedulerService', 'GetTaskService', 'NodeMonitorService', 'InternalService', 'BackendService', 'ExtendedBackendService', 'FrontendService']
+__all__ = ['ttypes', 'constants', 'SchedulerService', 'GetTaskService', 'NodeMonitorService', 'InternalService', 'BackendService', 'ExtendedBackendService', 'FrontendService', 'ExtendedFrontendService']

@@ -607,11 +607,12 @@ class TSchedulingRequest(object):
      - requestId
      - taskSeconds
      - frontendAddress
+     - frontendFeatures
 
     """
 
 
-    def __init__(self, app=None, tasks=None, user=None, description=None, probeRatio=None, constraints=None, requestId=None, taskSeconds=None, frontendAddress=None,):
+    def __init__(self, app=None, tasks=None, user=None, description=None, probeRatio=None, constraints=None, requestId=None, taskSeconds=None, frontendAddress=None, frontendFeatures=None,):
         self.app = app
         self.tasks = tasks
         self.user = user
@@ -621,6 +622,7 @@ class TSchedulingRequest(object):
         self.requestId = requestId
         self.taskSeconds = taskSeconds
         self.frontendAddress = frontendAddress
+        self.frontendFeatures = frontendFeatures
 
     def read(self, iprot):
         if iprot._fast_decode is not None and isinstance(iprot.trans, TTransport.CReadableTransport) and self.thrift_spec is not None:
@@ -689,6 +691,11 @@ class TSchedulingRequest(object):
                     self.frontendAddress = iprot.readString().decode('utf-8', errors='replace') if sys.version_info[0] == 2 else iprot.readString()
                 else:
                     iprot.skip(ftype)
+            elif fid == 10:
+                if ftype == TType.I32:
+                    self.frontendFeatures = iprot.readI32()
+                else:
+                    iprot.skip(ftype)
             else:
                 iprot.skip(ftype)
             iprot.readFieldEnd()
@@ -740,6 +747,90 @@ class TSchedulingRequest(object):
         if self.frontendAddress is not None:
             oprot.writeFieldBegin('frontendAddress', TType.STRING, 9)
             oprot.writeString(self.frontendAddress.encode('utf-8') if sys.version_info[0] == 2 else self.frontendAddress)
+            oprot.writeFieldEnd()
+        if self.frontendFeatures is not None:
+            oprot.writeFieldBegin('frontendFeatures', TType.I32, 10)
+            oprot.writeI32(self.frontendFeatures)
+            oprot.writeFieldEnd()
+        oprot.writeFieldStop()
+        oprot.writeStructEnd()
+
+    def validate(self):
+        return
+
+    def __repr__(self):
+        L = ['%s=%r' % (key, value)
+             for key, value in self.__dict__.items()]
+        return '%s(%s)' % (self.__class__.__name__, ', '.join(L))
+
+    def __eq__(self, other):
+        return isinstance(other, self.__class__) and self.__dict__ == other.__dict__
+
+    def __ne__(self, other):
+        return not (self == other)
+
+
+class TFrontendMessage(object):
+    """
+    Attributes:
+     - taskId
+     - status
+     - message
+
+    """
+
+
+    def __init__(self, taskId=None, status=None, message=None,):
+        self.taskId = taskId
+        self.status = status
+        self.message = message
+
+    def read(self, iprot):
+        if iprot._fast_decode is not None and isinstance(iprot.trans, TTransport.CReadableTransport) and self.thrift_spec is not None:
+            iprot._fast_decode(self, iprot, [self.__class__, self.thrift_spec])
+            return
+        iprot.readStructBegin()
+        while True:
+            (fname, ftype, fid) = iprot.readFieldBegin()
+            if ftype == TType.STOP:
+                break
+            if fid == 1:
+                if ftype == TType.STRUCT:
+                    self.taskId = TFullTaskId()
+                    self.taskId.read(iprot)
+                else:
+                    iprot.skip(ftype)
+            elif fid == 2:
+                if ftype == TType.I32:
+                    self.status = iprot.readI32()
+                else:
+                    iprot.skip(ftype)
+            elif fid == 3:
+                if ftype == TType.STRING:
+                    self.message = iprot.readBinary()
+                else:
+                    iprot.skip(ftype)
+            else:
+                iprot.skip(ftype)
+            iprot.readFieldEnd()
+        iprot.readStructEnd()
+
+    def write(self, oprot):
+        if oprot._fast_encode is not None and self.thrift_spec is not None:
+            oprot.trans.write(oprot._fast_encode(self, [self.__class__, self.thrift_spec]))
+            return
+        oprot.writeStructBegin('TFrontendMessage')
+        if self.taskId is not None:
+            oprot.writeFieldBegin('taskId', TType.STRUCT, 1)
+            self.taskId.write(oprot)
+            oprot.writeFieldEnd()
+        if self.status is not None:
+            oprot.writeFieldBegin('status', TType.I32, 2)
+            oprot.writeI32(self.status)
+            oprot.writeFieldEnd()
+        if self.message is not None:
+            oprot.writeFieldBegin('message', TType.STRING, 3)
+            oprot.writeBinary(self.message)
             oprot.writeFieldEnd()
         oprot.writeFieldStop()
         oprot.writeStructEnd()
@@ -1573,6 +1664,14 @@ TSchedulingRequest.thrift_spec = (
     (7, TType.STRING, 'requestId', 'UTF8', None, ),  # 7
     (8, TType.DOUBLE, 'taskSeconds', None, None, ),  # 8
     (9, TType.STRING, 'frontendAddress', 'UTF8', None, ),  # 9
+    (10, TType.I32, 'frontendFeatures', None, None, ),  # 10
+)
+all_structs.append(TFrontendMessage)
+TFrontendMessage.thrift_spec = (
+    None,  # 0
+    (1, TType.STRUCT, 'taskId', [TFullTaskId, None], None, ),  # 1
+    (2, TType.I32, 'status', None, None, ),  # 2
+    (3, TType.STRING, 'message', 'BINARY', None, ),  # 3
 )
 all_structs.append(TEnqueueTaskReservationsRequest)
 TEnqueueTaskReservationsRequest.thrift_spec = (
