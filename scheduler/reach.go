@@ -268,10 +268,13 @@ func reachable(hosts []placement.Node, down map[string]bool) []placement.Node {
 // reachDialTimeout bounds a redial of a node monitor held unreachable.
 const reachDialTimeout = time.Second
 
-// reachableView returns the daemon's view of cluster and its Thrift
-// calls to node monitors, sharing one reachability: calls that cannot
-// reach a node monitor take it out of the view's candidates.
-func reachableView(cluster *membership.Cluster, cfg Config) (*MembershipView, NodeMonitors) {
+// reachableView returns the daemon's view of cluster, its Thrift calls to
+// node monitors and its watch on their processes, sharing one
+// reachability: calls that cannot reach a node monitor, and watches whose
+// connection to one ended and could not be opened again, take it out of
+// the view's candidates. The caller keeps the watch's set of node
+// monitors in step with the view and closes it.
+func reachableView(cluster *membership.Cluster, cfg Config) (*MembershipView, NodeMonitors, *nodeWatch) {
 	rc := cfg.RPC
 	if rc.DialLog == nil {
 		rc.DialLog = &cfg.Log
@@ -283,7 +286,7 @@ func reachableView(cluster *membership.Cluster, cfg Config) (*MembershipView, No
 	shareUnreachable(reach, cluster, cfg.Log)
 	view := NewMembershipView(cluster)
 	view.reach = reach
-	return view, reachNodes{NodeMonitors: nodes, reach: reach}
+	return view, reachNodes{NodeMonitors: nodes, reach: reach}, newNodeWatch(nodes.pool, reach.failed)
 }
 
 // Placeable returns the node monitors this scheduler would sample for app

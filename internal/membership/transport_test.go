@@ -174,3 +174,46 @@ func TestListenGossipRefusesHostNames(t *testing.T) {
 		t.Fatal("bound a host name; want an error naming it")
 	}
 }
+
+// BenchmarkTransportPacket sends packets one at a time from one transport
+// to another and receives each, for this package's transport and, as the
+// reference, memberlist's NetTransport. B/op and allocs/op are what one
+// packet costs the receiving side and the sender together.
+func BenchmarkTransportPacket(b *testing.B) {
+	payload := bytes.Repeat([]byte{'p'}, 60) // about a ping
+	kinds := []struct {
+		name string
+		new  func(b *testing.B) (memberlist.Transport, int)
+	}{
+		{"gossipTransport", func(b *testing.B) (memberlist.Transport, int) {
+			tr, err := listenGossip("127.0.0.1", 0, nil, b.Logf)
+			if err != nil {
+				b.Fatal(err)
+			}
+			return tr, tr.Port()
+		}},
+		{"memberlist.NetTransport", func(b *testing.B) (memberlist.Transport, int) {
+			tr, err := memberlist.NewNetTransport(&memberlist.NetTransportConfig{BindAddrs: []string{"127.0.0.1"}, BindPort: 0})
+			if err != nil {
+				b.Fatal(err)
+			}
+			return tr, tr.GetAutoBindPort()
+		}},
+	}
+	for _, k := range kinds {
+		b.Run(k.name, func(b *testing.B) {
+			from, _ := k.new(b)
+			to, port := k.new(b)
+			defer from.Shutdown()
+			defer to.Shutdown()
+			addr := net.JoinHostPort("127.0.0.1", strconv.Itoa(port))
+			b.ReportAllocs()
+			for b.Loop() {
+				if _, err := from.WriteTo(payload, addr); err != nil {
+					b.Fatal(err)
+				}
+				<-to.PacketCh()
+			}
+		})
+	}
+}
