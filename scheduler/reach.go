@@ -88,15 +88,24 @@ func (r *reachability) noted(addr string, err error) {
 	}
 }
 
-// failed holds addr unreachable, if it is not already, schedules its
-// first redial and tells the other schedulers.
-func (r *reachability) failed(addr string, err error) {
+// failed holds addr unreachable after a call to it failed, if it is not
+// already, schedules its first redial and tells the other schedulers.
+func (r *reachability) failed(addr string, err error) { r.markDown(addr, err, true) }
+
+// lost holds addr unreachable as failed does, after a connect that was
+// not a call (the node watch's) failed: lastFailed is not changed, since
+// it says when a call was last wasted on the node monitor.
+func (r *reachability) lost(addr string, err error) { r.markDown(addr, err, false) }
+
+func (r *reachability) markDown(addr string, err error, call bool) {
 	added := r.hold(addr)
-	r.mu.Lock()
-	if u, ok := r.down[addr]; ok {
-		u.lastFailed = time.Now()
+	if call {
+		r.mu.Lock()
+		if u, ok := r.down[addr]; ok {
+			u.lastFailed = time.Now()
+		}
+		r.mu.Unlock()
 	}
-	r.mu.Unlock()
 	if !added {
 		return
 	}
@@ -286,7 +295,7 @@ func reachableView(cluster *membership.Cluster, cfg Config) (*MembershipView, No
 	shareUnreachable(reach, cluster, cfg.Log)
 	view := NewMembershipView(cluster)
 	view.reach = reach
-	return view, reachNodes{NodeMonitors: nodes, reach: reach}, newNodeWatch(nodes.pool, reach.failed)
+	return view, reachNodes{NodeMonitors: nodes, reach: reach}, newNodeWatch(nodes.pool, reach.lost)
 }
 
 // Placeable returns the node monitors this scheduler would sample for app

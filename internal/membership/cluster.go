@@ -215,7 +215,15 @@ func Start(cfg Config) (*Cluster, error) {
 func memberlistConfig(profile string) (*memberlist.Config, error) {
 	switch profile {
 	case "", "lan":
-		return memberlist.DefaultLANConfig(), nil
+		mc := memberlist.DefaultLANConfig()
+		// memberlist compresses every packet with a fresh LZW writer,
+		// whose 64 KiB table is allocated and cleared per packet, probes
+		// and acks included: on a LAN that is most of an idle member's
+		// garbage for bytes that a LAN does not miss (pings gain nothing;
+		// a push-pull of a thousand members is a few hundred KiB every
+		// few minutes). The wan profile keeps it.
+		mc.EnableCompression = false
+		return mc, nil
 	case "local":
 		mc := memberlist.DefaultLocalConfig()
 		// Loopback peers answer in microseconds; detect failures quickly.
