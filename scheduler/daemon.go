@@ -49,6 +49,7 @@ type Daemon struct {
 	done    chan struct{}
 	names   nodeNames // node monitors' member names to addresses (admission.go)
 	meta    membership.Meta
+	watch   *nodeWatch // a held connection to every node monitor in the view
 }
 
 // StartDaemon binds the scheduler's ports, joins the gossip cluster and
@@ -82,15 +83,16 @@ func StartDaemon(cfg DaemonConfig) (*Daemon, error) {
 	}
 	scfg := cfg.Scheduler
 	scfg.Address, scfg.RPC, scfg.Log = svcAddr, cfg.RPC, cfg.Log
-	view, nodes := reachableView(cluster, scfg)
+	view, nodes, watch := reachableView(cluster, scfg)
 	s, err := newWith(scfg, view, nodes, nil)
 	if err != nil {
+		watch.close()
 		svc.Close()
 		gt.Close()
 		cluster.Leave(0)
 		return nil, err
 	}
-	d := &Daemon{Scheduler: s, Cluster: cluster, svc: svc, gt: gt, log: s.log,
+	d := &Daemon{Scheduler: s, Cluster: cluster, svc: svc, gt: gt, log: s.log, watch: watch,
 		stop: make(chan struct{}), done: make(chan struct{}),
 		meta: schedulerMeta(svcAddr, gtAddr, cfg.Scheduler.MaxQueueWait > 0)}
 	// A node monitor that dies or leaves takes its reservations and,
@@ -102,6 +104,11 @@ func StartDaemon(cfg DaemonConfig) (*Daemon, error) {
 		// News of a node monitor, or its departure, ends any doubt about
 		// reaching it that this scheduler's failed calls raised.
 		view.reach.reached(ev.Member.Meta.Internal)
+		if ev.Kind == membership.Left {
+			watch.unwatch(ev.Member.Meta.Internal)
+		} else {
+			watch.watch(ev.Member.Meta.Internal)
+		}
 		switch {
 		case ev.Kind == membership.Left:
 			go d.nodeLeft(ev.Member)
@@ -113,6 +120,10 @@ func StartDaemon(cfg DaemonConfig) (*Daemon, error) {
 			go d.NodeGone(ev.Member.Meta.Internal)
 		}
 	})
+	// Node monitors that joined before the watcher above was registered.
+	for _, m := range cluster.Members(membership.RoleNodeMonitor) {
+		watch.watch(m.Meta.Internal)
+	}
 	// The coordinator's locality prices arrive as direct gossip messages.
 	cluster.OnMessage(s.onGossip)
 	if scfg.MaxQueueWait > 0 {
@@ -197,6 +208,7 @@ func (d *Daemon) GetTaskAddr() string { return d.gt.Addr() }
 func (d *Daemon) Close() error {
 	close(d.stop)
 	<-d.done
+	d.watch.close()
 	err := d.Cluster.Leave(time.Second)
 	d.svc.Close()
 	d.gt.Close()

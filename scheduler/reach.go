@@ -88,15 +88,24 @@ func (r *reachability) noted(addr string, err error) {
 	}
 }
 
-// failed holds addr unreachable, if it is not already, schedules its
-// first redial and tells the other schedulers.
-func (r *reachability) failed(addr string, err error) {
+// failed holds addr unreachable after a call to it failed, if it is not
+// already, schedules its first redial and tells the other schedulers.
+func (r *reachability) failed(addr string, err error) { r.markDown(addr, err, true) }
+
+// lost holds addr unreachable as failed does, after a connect that was
+// not a call (the node watch's) failed: lastFailed is not changed, since
+// it says when a call was last wasted on the node monitor.
+func (r *reachability) lost(addr string, err error) { r.markDown(addr, err, false) }
+
+func (r *reachability) markDown(addr string, err error, call bool) {
 	added := r.hold(addr)
-	r.mu.Lock()
-	if u, ok := r.down[addr]; ok {
-		u.lastFailed = time.Now()
+	if call {
+		r.mu.Lock()
+		if u, ok := r.down[addr]; ok {
+			u.lastFailed = time.Now()
+		}
+		r.mu.Unlock()
 	}
-	r.mu.Unlock()
 	if !added {
 		return
 	}
@@ -268,10 +277,13 @@ func reachable(hosts []placement.Node, down map[string]bool) []placement.Node {
 // reachDialTimeout bounds a redial of a node monitor held unreachable.
 const reachDialTimeout = time.Second
 
-// reachableView returns the daemon's view of cluster and its Thrift
-// calls to node monitors, sharing one reachability: calls that cannot
-// reach a node monitor take it out of the view's candidates.
-func reachableView(cluster *membership.Cluster, cfg Config) (*MembershipView, NodeMonitors) {
+// reachableView returns the daemon's view of cluster, its Thrift calls to
+// node monitors and its watch on their processes, sharing one
+// reachability: calls that cannot reach a node monitor, and watches whose
+// connection to one ended and could not be opened again, take it out of
+// the view's candidates. The caller keeps the watch's set of node
+// monitors in step with the view and closes it.
+func reachableView(cluster *membership.Cluster, cfg Config) (*MembershipView, NodeMonitors, *nodeWatch) {
 	rc := cfg.RPC
 	if rc.DialLog == nil {
 		rc.DialLog = &cfg.Log
@@ -283,7 +295,7 @@ func reachableView(cluster *membership.Cluster, cfg Config) (*MembershipView, No
 	shareUnreachable(reach, cluster, cfg.Log)
 	view := NewMembershipView(cluster)
 	view.reach = reach
-	return view, reachNodes{NodeMonitors: nodes, reach: reach}
+	return view, reachNodes{NodeMonitors: nodes, reach: reach}, newNodeWatch(nodes.pool, reach.lost)
 }
 
 // Placeable returns the node monitors this scheduler would sample for app

@@ -124,6 +124,20 @@ func TestReachability(t *testing.T) {
 				t.Errorf("last failed call at %v (%v), want 500ms after the first", last.Sub(first), ok)
 			}
 		}},
+		{"a watch's failed connect holds it down and tells, but is not a failed call", func(t *testing.T, r *reachability, d *dialScript) {
+			told := make(chan string, 1)
+			r.tell = func(addr string) { told <- addr }
+			r.lost("n", refused)
+			if !slices.Equal(downSet(r), []string{"n"}) {
+				t.Errorf("held unreachable: %v, want [n]", downSet(r))
+			}
+			if _, ok := r.lastFailed("n"); ok {
+				t.Error("a watch's connect counted as a failed call")
+			}
+			if got := <-told; got != "n" {
+				t.Errorf("told of %q, want n", got)
+			}
+		}},
 		{"a call that succeeds ends it", func(t *testing.T, r *reachability, d *dialScript) {
 			r.noted("n", refused)
 			r.noted("n", nil)

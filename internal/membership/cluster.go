@@ -127,15 +127,12 @@ func Start(cfg Config) (*Cluster, error) {
 	if err != nil {
 		return nil, fmt.Errorf("gossip bind address: %w", err)
 	}
-	mc.BindAddr, mc.BindPort = bindHost, bindPort
+	var advHost string
+	var advPort int
 	if cfg.Advertise != "" {
-		advHost, advPort, err := splitHostPort(cfg.Advertise)
-		if err != nil {
+		if advHost, advPort, err = splitHostPort(cfg.Advertise); err != nil {
 			return nil, fmt.Errorf("gossip advertise address: %w", err)
 		}
-		mc.AdvertiseAddr, mc.AdvertisePort = advHost, advPort
-	} else if bindHost != "0.0.0.0" && bindHost != "::" {
-		mc.AdvertiseAddr, mc.AdvertisePort = bindHost, bindPort
 	}
 	c := &Cluster{
 		log:       cfg.Log.With().Str("component", "membership").Logger(),
@@ -148,15 +145,27 @@ func Start(cfg Config) (*Cluster, error) {
 		role:      cfg.Meta.Role,
 		gossipLog: newGossipLog(cfg.Log.With().Str("component", "memberlist").Logger(), time.Now),
 	}
+	mc.Logger = log.New(c.gossipLog, "", 0)
+	c.statesKey, c.states = sink.register()
+	mc.MetricLabels = []gometrics.Label{{Name: clusterLabel, Value: c.statesKey}}
+	transport, err := listenGossip(bindHost, bindPort, mc.MetricLabels, mc.Logger.Printf)
+	if err != nil {
+		sink.unregister(c.statesKey)
+		return nil, fmt.Errorf("start gossip on %s: %w", cfg.Bind, err)
+	}
+	mc.Transport = transport
+	mc.BindAddr, mc.BindPort = bindHost, transport.Port()
+	if cfg.Advertise != "" {
+		mc.AdvertiseAddr, mc.AdvertisePort = advHost, advPort
+	} else if bindHost != "" && bindHost != "0.0.0.0" && bindHost != "::" {
+		mc.AdvertiseAddr, mc.AdvertisePort = bindHost, transport.Port()
+	}
 	mc.Name = cfg.Name
 	if mc.Name == "" {
 		mc.Name = cfg.Bind
 	}
 	mc.Delegate = (*delegate)(c)
 	mc.Events = (*events)(c)
-	mc.Logger = log.New(c.gossipLog, "", 0)
-	c.statesKey, c.states = sink.register()
-	mc.MetricLabels = []gometrics.Label{{Name: clusterLabel, Value: c.statesKey}}
 	mc.Keyring = cfg.Keyring
 	if cfg.Keyring != nil {
 		mc.GossipVerifyIncoming, mc.GossipVerifyOutgoing = true, true
@@ -167,6 +176,7 @@ func Start(cfg Config) (*Cluster, error) {
 	c.msgs.queue = &memberlist.TransmitLimitedQueue{NumNodes: c.numMembers, RetransmitMult: mc.RetransmitMult}
 	ml, err := memberlist.Create(mc)
 	if err != nil {
+		_ = transport.Shutdown()
 		sink.unregister(c.statesKey)
 		return nil, fmt.Errorf("start gossip on %s: %w", cfg.Bind, err)
 	}
@@ -205,7 +215,15 @@ func Start(cfg Config) (*Cluster, error) {
 func memberlistConfig(profile string) (*memberlist.Config, error) {
 	switch profile {
 	case "", "lan":
-		return memberlist.DefaultLANConfig(), nil
+		mc := memberlist.DefaultLANConfig()
+		// memberlist compresses every packet with a fresh LZW writer,
+		// whose 64 KiB table is allocated and cleared per packet, probes
+		// and acks included: on a LAN that is most of an idle member's
+		// garbage for bytes that a LAN does not miss (pings gain nothing;
+		// a push-pull of a thousand members is a few hundred KiB every
+		// few minutes). The wan profile keeps it.
+		mc.EnableCompression = false
+		return mc, nil
 	case "local":
 		mc := memberlist.DefaultLocalConfig()
 		// Loopback peers answer in microseconds; detect failures quickly.
