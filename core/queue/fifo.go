@@ -16,15 +16,19 @@ type FIFO struct {
 	// order, counts and results are the same in both forms.
 	// The ring holds entries, whose shapes are interned in the pool's
 	// table if the FIFO has a pool, else in its own (see table).
-	ring   []entry // power-of-two length; n of them from head
-	head   int
-	n      int // queued reservations, in either form
-	linked bool
+	// The header (ring, pool, head, n, linked) is 48 bytes, so that the
+	// inline ring after it stays 32-byte aligned (one entry never spans
+	// two cache lines) where the FIFO is, and shares the last line of a
+	// slots.Core's header in a node monitor that lays the two side by side.
+	ring []entry // power-of-two length; n of them from head
 	// pool, if set (SetRingPool), lends the array ring moves to when the
 	// queue outgrows small, and takes it back when the queue is short
 	// again (RingPool); big is then unused. It is read on every pop, so it sits with the
 	// ring's header, ahead of small.
-	pool *RingPool
+	pool   *RingPool
+	head   int32
+	n      int32 // queued reservations, in either form
+	linked bool
 	// small is the ring while at most smallRing are queued, inside the
 	// FIFO so that a node monitor's short queue shares its memory; ring
 	// moves to a separate array when the queue outgrows small and comes
@@ -75,7 +79,7 @@ func (f *FIFO) QueuedByUser(out map[string]int) {
 		return
 	}
 	t := f.table()
-	for i := 0; i < f.n; i++ {
+	for i := range int(f.n) {
 		out[t.s[f.ring[f.slot(i)].shape].user]++
 	}
 }
@@ -129,10 +133,10 @@ func (f *FIFO) SetRingPool(p *RingPool) { f.pool = p }
 func (f *FIFO) Push(r Reservation) {
 	if !f.linked {
 		if f.n < ringMax {
-			if f.n == len(f.ring) {
+			if int(f.n) == len(f.ring) {
 				f.growRing()
 			}
-			f.ring[f.slot(f.n)] = f.table().pack(&r)
+			f.ring[f.slot(int(f.n))] = f.table().pack(&r)
 			f.n++
 			return
 		}
@@ -158,7 +162,7 @@ func (f *FIFO) pushNode(r Reservation) {
 }
 
 // slot returns the ring index of the i-th queued reservation.
-func (f *FIFO) slot(i int) int { return (f.head + i) & (len(f.ring) - 1) }
+func (f *FIFO) slot(i int) int { return (int(f.head) + i) & (len(f.ring) - 1) }
 
 // growRing makes the ring small if it has no storage, else doubles it (up
 // to ringMax), keeping the queue in order.
@@ -176,7 +180,7 @@ func (f *FIFO) growRing() {
 		ring = make([]entry, 2*len(f.ring))
 		f.big = ring
 	}
-	for i := 0; i < f.n; i++ {
+	for i := range int(f.n) {
 		j := f.slot(i)
 		ring[i] = f.ring[j]
 		f.ring[j] = entry{}
@@ -198,7 +202,7 @@ func (f *FIFO) emptied() {
 // small and returns the array to the pool, so that a queue that stays
 // short but never quite empties does not hold a long array.
 func (f *FIFO) shrinkRing() {
-	for i := 0; i < f.n; i++ {
+	for i := range int(f.n) {
 		j := f.slot(i)
 		f.small[i] = f.ring[j]
 		f.ring[j] = entry{}
@@ -210,7 +214,7 @@ func (f *FIFO) shrinkRing() {
 // link moves the ring's reservations, in order, into linked nodes filed
 // in the index.
 func (f *FIFO) link() {
-	k := f.n
+	k := int(f.n)
 	f.n = 0
 	t := f.table()
 	for i := 0; i < k; i++ {
@@ -233,7 +237,7 @@ func (f *FIFO) Pop() (Reservation, bool) {
 		// Cleared, so that a served reservation's strings are not kept
 		// alive by the ring.
 		*e = entry{}
-		f.head = (f.head + 1) & (len(f.ring) - 1)
+		f.head = (f.head + 1) & int32(len(f.ring)-1)
 		if f.n--; f.n == 0 {
 			f.emptied()
 		} else if f.pool != nil && f.n == smallRing/2 && len(f.ring) > smallRing {
@@ -279,7 +283,7 @@ func (f *FIFO) RemoveApp(app string) int {
 func (f *FIFO) removeFromRing(drop func(*entry) bool) int {
 	t := f.table()
 	kept := 0
-	for i := 0; i < f.n; i++ {
+	for i := range int(f.n) {
 		e := &f.ring[f.slot(i)]
 		if drop(e) {
 			t.release(e.shape)
@@ -290,11 +294,11 @@ func (f *FIFO) removeFromRing(drop func(*entry) bool) int {
 		}
 		kept++
 	}
-	for i := kept; i < f.n; i++ {
+	for i := kept; i < int(f.n); i++ {
 		f.ring[f.slot(i)] = entry{}
 	}
-	c := f.n - kept
-	f.n = kept
+	c := int(f.n) - kept
+	f.n = int32(kept)
 	if kept == 0 {
 		f.emptied()
 	}
@@ -302,7 +306,7 @@ func (f *FIFO) removeFromRing(drop func(*entry) bool) int {
 }
 
 // Len returns the number of queued reservations.
-func (f *FIFO) Len() int { return f.n }
+func (f *FIFO) Len() int { return int(f.n) }
 
 // detach unlinks n (already out of the index) from the service order.
 func (f *FIFO) detach(n *node) {

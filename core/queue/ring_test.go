@@ -127,7 +127,7 @@ func TestFIFORingAndLinked(t *testing.T) {
 					for _, ring := range rings {
 						for j := range ring {
 							queuedHere := !f.linked && len(ring) == len(f.ring) && &ring[0] == &f.ring[0] &&
-								(j-f.head)&(len(ring)-1) < f.n
+								(j-int(f.head))&(len(ring)-1) < int(f.n)
 							if !queuedHere && ring[j] != (entry{}) {
 								t.Fatalf("step %d: unused ring slot %d holds %+v", step, j, ring[j])
 							}
@@ -153,7 +153,7 @@ func checkShapes(t *testing.T, step int, f *FIFO) {
 	tab := f.table()
 	want := make(map[uint32]int32)
 	if !f.linked {
-		for i := 0; i < f.n; i++ {
+		for i := range int(f.n) {
 			want[f.ring[f.slot(i)].shape]++
 		}
 	}

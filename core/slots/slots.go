@@ -32,15 +32,14 @@ type Core struct {
 	// in rare.users), and rare.queuedReq is then not kept: Enqueue and
 	// Next skip two map operations per reservation.
 	countsUsers bool
-	queue       queue.Discipline
-	// account is the queue discipline's launch and finish hook, if it
-	// keeps one (Choosy does).
-	account queue.Accounting
-	// appList holds the keys of apps, which Enqueue scans instead of
-	// hashing into a map while there are few; firstApp is appList[0]
-	// (or ""), checked first without following appList's pointer.
+	// accounts says the discipline keeps launch and finish accounts
+	// (rare.account).
+	accounts bool
+	// hasApps says rare.appList is not empty, and firstApp is its first
+	// app, which Enqueue checks first without following rare.
+	hasApps  bool
+	queue    queue.Discipline
 	firstApp string
-	appList  []string
 	// running lists the running tasks with the reservation each ran for.
 	// A node has a handful of slots, so a linear scan of a slice finds a
 	// task faster than hashing its two-string key; runIdx (key -> position
@@ -58,6 +57,12 @@ type Core struct {
 // node monitor with one app does not read.
 type coreRare struct {
 	users queue.UserCounter
+	// account is the queue discipline's launch and finish hook, if it
+	// keeps one (Choosy does).
+	account queue.Accounting
+	// appList holds the keys of apps, which Enqueue scans instead of
+	// hashing into apps while there are few.
+	appList []string
 	// apps indexes appList once it has held more than smallApps apps.
 	apps map[string]bool
 	// Per-request counts, for the coordinator's view of who uses this
@@ -136,9 +141,9 @@ func (c *Core) init(slots int, q queue.Discipline) {
 		slots:       int32(min(slots, math.MaxInt32)),
 		maxQueued:   DefaultMaxQueued,
 		queue:       q,
-		account:     account,
+		accounts:    account != nil,
 		countsUsers: users != nil,
-		rare:        &coreRare{users: users},
+		rare:        &coreRare{users: users, account: account},
 	}
 	c.running = c.runInline[:0]
 }
@@ -159,14 +164,15 @@ func (c *Core) AddApp(app string) {
 	if c.hasApp(app) {
 		return
 	}
-	c.appList = append(c.appList, app)
-	c.firstApp = c.appList[0]
-	switch rr := c.rare; {
+	rr := c.rare
+	rr.appList = append(rr.appList, app)
+	c.firstApp, c.hasApps = rr.appList[0], true
+	switch {
 	case rr.apps != nil:
 		rr.apps[app] = true
-	case len(c.appList) > smallApps:
-		rr.apps = make(map[string]bool, len(c.appList))
-		for _, a := range c.appList {
+	case len(rr.appList) > smallApps:
+		rr.apps = make(map[string]bool, len(rr.appList))
+		for _, a := range rr.appList {
 			rr.apps[a] = true
 		}
 	}
@@ -178,23 +184,25 @@ const smallApps = 8
 
 // hasApp is HasApp for the per-reservation path.
 func (c *Core) hasApp(app string) bool {
-	if len(c.appList) > 0 && c.firstApp == app {
+	if c.hasApps && c.firstApp == app {
 		return true
 	}
-	if len(c.appList) > smallApps {
-		return c.rare.apps[app]
+	rr := c.rare
+	if len(rr.appList) > smallApps {
+		return rr.apps[app]
 	}
-	return slices.Contains(c.appList, app)
+	return slices.Contains(rr.appList, app)
 }
 
 // RemoveApp forgets app's executor and drops its queued reservations,
 // returning how many were dropped. Running tasks are left to finish or fail.
 func (c *Core) RemoveApp(app string) int {
 	delete(c.rare.apps, app)
-	c.appList = slices.DeleteFunc(c.appList, func(a string) bool { return a == app })
-	c.firstApp = ""
-	if len(c.appList) > 0 {
-		c.firstApp = c.appList[0]
+	rr := c.rare
+	rr.appList = slices.DeleteFunc(rr.appList, func(a string) bool { return a == app })
+	c.firstApp, c.hasApps = "", len(rr.appList) > 0
+	if c.hasApps {
+		c.firstApp = rr.appList[0]
 	}
 	for id, rc := range c.rare.queuedReq {
 		if rc.app == app {
@@ -208,7 +216,7 @@ func (c *Core) RemoveApp(app string) int {
 func (c *Core) HasApp(app string) bool { return c.hasApp(app) }
 
 // Apps returns the registered apps, in no particular order.
-func (c *Core) Apps() []string { return slices.Clone(c.appList) }
+func (c *Core) Apps() []string { return slices.Clone(c.rare.appList) }
 
 // Enqueue queues n reservations like r. It refuses (returns an error) a
 // reservation for an app with no executor here, so that it is not queued
@@ -304,8 +312,8 @@ func (c *Core) Start(key TaskKey, r queue.Reservation) bool {
 			c.runIdx[c.running[i].key] = i
 		}
 	}
-	if c.account != nil {
-		c.account.Launched(r.User)
+	if c.accounts {
+		c.rare.account.Launched(r.User)
 	}
 	return true
 }
@@ -339,8 +347,8 @@ func (c *Core) reservation(t *runningTask) queue.Reservation {
 
 // ended accounts the end of a running task's reservation r.
 func (c *Core) ended(r queue.Reservation) {
-	if c.account != nil {
-		c.account.Finished(r.User)
+	if c.accounts {
+		c.rare.account.Finished(r.User)
 	}
 }
 
@@ -449,7 +457,7 @@ func (c *Core) Finished(key TaskKey) bool {
 	if i < 0 {
 		return false
 	}
-	if c.account != nil {
+	if c.accounts {
 		c.ended(c.reservation(&c.running[i]))
 	}
 	c.removeAt(i)
