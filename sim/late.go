@@ -44,8 +44,9 @@ type late struct {
 
 // monitor is one simulated node monitor: the product's slots.Core over
 // the product's queue.FIFO. Its size is a multiple of a cache line, so
-// that in a line-aligned slice every monitor's Core header, FIFO header
-// and first ring entries sit on the same few lines (touchLines).
+// that in a line-aligned slice (a slice of thousands of monitors starts on
+// a page) every monitor's Core header, FIFO header and first ring entries
+// sit on the same few lines (touchLines).
 type monitor struct {
 	core slots.Core
 	fifo queue.FIFO
