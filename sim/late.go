@@ -43,10 +43,14 @@ type late struct {
 }
 
 // monitor is one simulated node monitor: the product's slots.Core over
-// the product's queue.FIFO.
+// the product's queue.FIFO. Its size is a multiple of a cache line, so
+// that in a line-aligned slice (a slice of thousands of monitors starts on
+// a page) every monitor's Core header, FIFO header and first ring entries
+// sit on the same few lines (touchLines).
 type monitor struct {
 	core slots.Core
 	fifo queue.FIFO
+	_    [(64 - (unsafe.Sizeof(slots.Core{})+unsafe.Sizeof(queue.FIFO{}))%64) % 64]byte
 }
 
 // touchAhead is how many picks ahead lateEnqueue prefetches a node
@@ -55,12 +59,13 @@ type monitor struct {
 const touchAhead = 8
 
 // touchLines is how many 64-byte lines of a monitor touch loads: the
-// slots.Core's fields, the FIFO's header and the first of its inline
-// ring's reservations, where a short queue's head usually is. A monitor is
-// about 1.5 KB, most of it the rest of the inline ring; loading all of it
-// for every touch cost more than the misses it saved (docs/experiments/simulation.md:
-// 7 lines simulated the Figure-3 point 8-15% faster than all 24).
-const touchLines = 7
+// slots.Core's fields and the FIFO's header (the first three lines) and
+// the first four entries of its inline ring, where a short queue's head
+// usually is (the ring restarts at its first entry whenever it empties).
+// Each line loaded ahead holds one of the few outstanding-miss buffers
+// the CPU has, so loading the rest of a monitor costs more than the
+// misses it would save.
+const touchLines = 5
 
 // touch starts loading the start of node n's Core and FIFO into the cache
 // (see prefetch), without waiting for them.

@@ -14,22 +14,28 @@ type FIFO struct {
 	// queue keeps O(1) pops and removals in time proportional to what is
 	// removed; the FIFO returns to the ring when it next empties. Service
 	// order, counts and results are the same in both forms.
-	ring   []Reservation // power-of-two length; n of them from head
-	head   int
-	n      int // queued reservations, in either form
-	linked bool
+	// The ring holds entries, whose shapes are interned in the pool's
+	// table if the FIFO has a pool, else in its own (see table).
+	// The header (ring, pool, head, n, linked) is 48 bytes, so that the
+	// inline ring after it stays 32-byte aligned (one entry never spans
+	// two cache lines) where the FIFO is, and shares the last line of a
+	// slots.Core's header in a node monitor that lays the two side by side.
+	ring []entry // power-of-two length; n of them from head
 	// pool, if set (SetRingPool), lends the array ring moves to when the
 	// queue outgrows small, and takes it back when the queue is short
 	// again (RingPool); big is then unused. It is read on every pop, so it sits with the
 	// ring's header, ahead of small.
-	pool *RingPool
+	pool   *RingPool
+	head   int32
+	n      int32 // queued reservations, in either form
+	linked bool
 	// small is the ring while at most smallRing are queued, inside the
 	// FIFO so that a node monitor's short queue shares its memory; ring
 	// moves to a separate array when the queue outgrows small and comes
 	// back when it empties. big keeps that array for the next time. So a
 	// FIFO must not be copied once used.
-	small [smallRing]Reservation
-	big   []Reservation
+	small [smallRing]entry
+	big   []entry
 
 	q list // service order when linked, through inQueue
 	// spare heads a list of unlinked nodes for reuse (chained through
@@ -39,7 +45,10 @@ type FIFO struct {
 	// reusing one touches only the node being written anyway.
 	spare  *node
 	nSpare int
-	idx    index // last, as its rarely used maps are at its end
+	idx    index
+	// own interns the ring's shapes when there is no pool. Last, with
+	// idx, as neither is read while a pool's FIFO keeps a short queue.
+	own shapeTable
 }
 
 // ringMax is the most reservations a FIFO keeps in its ring (see FIFO.ring).
@@ -69,8 +78,9 @@ func (f *FIFO) QueuedByUser(out map[string]int) {
 		f.idx.queuedByUser(out)
 		return
 	}
-	for i := 0; i < f.n; i++ {
-		out[f.ring[f.slot(i)].User]++
+	t := f.table()
+	for i := range int(f.n) {
+		out[t.s[f.ring[f.slot(i)].shape].user]++
 	}
 }
 
@@ -87,21 +97,33 @@ func NewFIFO() *FIFO { return &FIFO{} }
 // value is an empty pool ready to use. Not safe for concurrent use: every
 // FIFO sharing a pool must be used from one goroutine.
 type RingPool struct {
-	free [][]Reservation // each of length ringMax, all zero
+	free [][]entry // each of length ringMax, all zero
+	// shapes interns the shapes of every sharing FIFO's ring entries:
+	// FIFOs that share a pool usually queue reservations of the same few
+	// shapes, which one table then keeps in a few cache lines.
+	shapes shapeTable
 }
 
-func (p *RingPool) get() []Reservation {
+func (p *RingPool) get() []entry {
 	if k := len(p.free); k > 0 {
 		r := p.free[k-1]
 		p.free[k-1] = nil
 		p.free = p.free[:k-1]
 		return r
 	}
-	return make([]Reservation, ringMax)
+	return make([]entry, ringMax)
 }
 
-// put takes back r, whose reservations must all be zero.
-func (p *RingPool) put(r []Reservation) { p.free = append(p.free, r) }
+// put takes back r, whose entries must all be zero.
+func (p *RingPool) put(r []entry) { p.free = append(p.free, r) }
+
+// table returns the table interning the shapes of f's ring entries.
+func (f *FIFO) table() *shapeTable {
+	if f.pool != nil {
+		return &f.pool.shapes
+	}
+	return &f.own
+}
 
 // SetRingPool makes f borrow its long ring from p (see RingPool). It must
 // be called before f is first used.
@@ -111,10 +133,10 @@ func (f *FIFO) SetRingPool(p *RingPool) { f.pool = p }
 func (f *FIFO) Push(r Reservation) {
 	if !f.linked {
 		if f.n < ringMax {
-			if f.n == len(f.ring) {
+			if int(f.n) == len(f.ring) {
 				f.growRing()
 			}
-			f.ring[f.slot(f.n)] = r
+			f.ring[f.slot(int(f.n))] = f.table().pack(&r)
 			f.n++
 			return
 		}
@@ -140,7 +162,7 @@ func (f *FIFO) pushNode(r Reservation) {
 }
 
 // slot returns the ring index of the i-th queued reservation.
-func (f *FIFO) slot(i int) int { return (f.head + i) & (len(f.ring) - 1) }
+func (f *FIFO) slot(i int) int { return (int(f.head) + i) & (len(f.ring) - 1) }
 
 // growRing makes the ring small if it has no storage, else doubles it (up
 // to ringMax), keeping the queue in order.
@@ -149,19 +171,19 @@ func (f *FIFO) growRing() {
 		f.ring, f.head = f.small[:], 0
 		return
 	}
-	var ring []Reservation
+	var ring []entry
 	if f.pool != nil {
 		ring = f.pool.get()
 	} else if len(f.ring) == smallRing && len(f.big) > smallRing {
 		ring = f.big
 	} else {
-		ring = make([]Reservation, 2*len(f.ring))
+		ring = make([]entry, 2*len(f.ring))
 		f.big = ring
 	}
-	for i := 0; i < f.n; i++ {
+	for i := range int(f.n) {
 		j := f.slot(i)
 		ring[i] = f.ring[j]
-		f.ring[j] = Reservation{}
+		f.ring[j] = entry{}
 	}
 	f.ring, f.head = ring, 0
 }
@@ -180,10 +202,10 @@ func (f *FIFO) emptied() {
 // small and returns the array to the pool, so that a queue that stays
 // short but never quite empties does not hold a long array.
 func (f *FIFO) shrinkRing() {
-	for i := 0; i < f.n; i++ {
+	for i := range int(f.n) {
 		j := f.slot(i)
 		f.small[i] = f.ring[j]
-		f.ring[j] = Reservation{}
+		f.ring[j] = entry{}
 	}
 	f.pool.put(f.ring)
 	f.ring, f.head = f.small[:], 0
@@ -192,12 +214,13 @@ func (f *FIFO) shrinkRing() {
 // link moves the ring's reservations, in order, into linked nodes filed
 // in the index.
 func (f *FIFO) link() {
-	k := f.n
+	k := int(f.n)
 	f.n = 0
+	t := f.table()
 	for i := 0; i < k; i++ {
 		j := f.slot(i)
-		f.pushNode(f.ring[j])
-		f.ring[j] = Reservation{}
+		f.pushNode(t.unpack(&f.ring[j]))
+		f.ring[j] = entry{}
 	}
 	f.head = 0
 	f.linked = true
@@ -209,11 +232,12 @@ func (f *FIFO) Pop() (Reservation, bool) {
 		if f.n == 0 {
 			return Reservation{}, false
 		}
-		r := f.ring[f.head]
+		e := &f.ring[f.head]
+		r := f.table().unpack(e)
 		// Cleared, so that a served reservation's strings are not kept
 		// alive by the ring.
-		f.ring[f.head] = Reservation{}
-		f.head = (f.head + 1) & (len(f.ring) - 1)
+		*e = entry{}
+		f.head = (f.head + 1) & int32(len(f.ring)-1)
 		if f.n--; f.n == 0 {
 			f.emptied()
 		} else if f.pool != nil && f.n == smallRing/2 && len(f.ring) > smallRing {
@@ -235,7 +259,7 @@ func (f *FIFO) Pop() (Reservation, bool) {
 // many were dropped.
 func (f *FIFO) RemoveRequest(requestID string) int {
 	if !f.linked {
-		return f.removeFromRing(func(r *Reservation) bool { return r.RequestID == requestID })
+		return f.removeFromRing(func(e *entry) bool { return e.requestID == requestID })
 	}
 	c := f.idx.drain(inRequest, requestID, f.detach)
 	f.compactIfEmpty()
@@ -246,7 +270,8 @@ func (f *FIFO) RemoveRequest(requestID string) int {
 // dropped.
 func (f *FIFO) RemoveApp(app string) int {
 	if !f.linked {
-		return f.removeFromRing(func(r *Reservation) bool { return r.App == app })
+		t := f.table()
+		return f.removeFromRing(func(e *entry) bool { return t.s[e.shape].app == app })
 	}
 	c := f.idx.drain(inApp, app, f.detach)
 	f.compactIfEmpty()
@@ -255,23 +280,25 @@ func (f *FIFO) RemoveApp(app string) int {
 
 // removeFromRing drops the ring's reservations for which drop is true,
 // keeping the others in order, and returns how many were dropped.
-func (f *FIFO) removeFromRing(drop func(*Reservation) bool) int {
+func (f *FIFO) removeFromRing(drop func(*entry) bool) int {
+	t := f.table()
 	kept := 0
-	for i := 0; i < f.n; i++ {
-		r := &f.ring[f.slot(i)]
-		if drop(r) {
+	for i := range int(f.n) {
+		e := &f.ring[f.slot(i)]
+		if drop(e) {
+			t.release(e.shape)
 			continue
 		}
 		if kept != i {
-			f.ring[f.slot(kept)] = *r
+			f.ring[f.slot(kept)] = *e
 		}
 		kept++
 	}
-	for i := kept; i < f.n; i++ {
-		f.ring[f.slot(i)] = Reservation{}
+	for i := kept; i < int(f.n); i++ {
+		f.ring[f.slot(i)] = entry{}
 	}
-	c := f.n - kept
-	f.n = kept
+	c := int(f.n) - kept
+	f.n = int32(kept)
 	if kept == 0 {
 		f.emptied()
 	}
@@ -279,7 +306,7 @@ func (f *FIFO) removeFromRing(drop func(*Reservation) bool) int {
 }
 
 // Len returns the number of queued reservations.
-func (f *FIFO) Len() int { return f.n }
+func (f *FIFO) Len() int { return int(f.n) }
 
 // detach unlinks n (already out of the index) from the service order.
 func (f *FIFO) detach(n *node) {

@@ -108,7 +108,7 @@ func TestFIFORingAndLinked(t *testing.T) {
 					if f.n == 0 && len(f.ring) > 0 && &f.ring[0] != &f.small[0] {
 						t.Fatalf("step %d: empty FIFO's ring not back in small", step)
 					}
-					rings := [][]Reservation{f.ring, f.small[:], f.big}
+					rings := [][]entry{f.ring, f.small[:], f.big}
 					if pooled {
 						borrowed = borrowed || len(f.ring) > smallRing
 						inSmall := len(f.ring) == 0 || &f.ring[0] == &f.small[0]
@@ -127,12 +127,13 @@ func TestFIFORingAndLinked(t *testing.T) {
 					for _, ring := range rings {
 						for j := range ring {
 							queuedHere := !f.linked && len(ring) == len(f.ring) && &ring[0] == &f.ring[0] &&
-								(j-f.head)&(len(ring)-1) < f.n
-							if !queuedHere && ring[j] != (Reservation{}) {
+								(j-int(f.head))&(len(ring)-1) < int(f.n)
+							if !queuedHere && ring[j] != (entry{}) {
 								t.Fatalf("step %d: unused ring slot %d holds %+v", step, j, ring[j])
 							}
 						}
 					}
+					checkShapes(t, step, &f)
 					checkBounds(t, &f)
 					peak = max(peak, len(queued))
 					wasLinked = f.linked
@@ -141,6 +142,28 @@ func TestFIFORingAndLinked(t *testing.T) {
 					t.Fatalf("queue peaked at %d, below the %d the case is for", peak, tc.maxLen)
 				}
 			})
+		}
+	}
+}
+
+// checkShapes fails unless f's shape table counts exactly the ring's
+// entries by shape, and keeps no strings of a shape no entry refers to.
+func checkShapes(t *testing.T, step int, f *FIFO) {
+	t.Helper()
+	tab := f.table()
+	want := make(map[uint32]int32)
+	if !f.linked {
+		for i := range int(f.n) {
+			want[f.ring[f.slot(i)].shape]++
+		}
+	}
+	for i := range tab.s {
+		sh := tab.s[i]
+		switch {
+		case sh.refs != want[uint32(i)]:
+			t.Fatalf("step %d: shape %d has %d references, the ring %d", step, i, sh.refs, want[uint32(i)])
+		case sh.refs == 0 && sh != (shape{}):
+			t.Fatalf("step %d: unreferenced shape %d holds %+v", step, i, sh)
 		}
 	}
 }

@@ -2,6 +2,7 @@ package slots
 
 import (
 	"fmt"
+	"math"
 	"slices"
 
 	"github.com/sparrowfleet/sparrow/core/queue"
@@ -21,44 +22,70 @@ type TaskKey struct {
 // Core is one node monitor's slots and reservation queue.
 type Core struct {
 	// The fields every Enqueue, Next, Start and Finished reads come
-	// first, so that they share a few cache lines; a simulator touches
-	// thousands of Cores in turn.
-	slots     int
-	maxQueued int
-	fetching  int
-	queue     queue.Discipline
-	// users, when the discipline implements it, counts queued reservations
-	// by user on demand, and queuedReq is then not kept: Enqueue and Next
-	// skip two map operations per reservation.
+	// first, in as few cache lines as they fit, and the rest is behind
+	// rare: a simulator touches thousands of Cores in turn, and waits on
+	// every line it touches.
+	slots     int32
+	fetching  int32
+	maxQueued int32
+	// countsUsers says the discipline implements queue.UserCounter (kept
+	// in rare.users), and rare.queuedReq is then not kept: Enqueue and
+	// Next skip two map operations per reservation.
+	countsUsers bool
+	// accounts says the discipline keeps launch and finish accounts
+	// (rare.account).
+	accounts bool
+	// hasApps says rare.appList is not empty, and firstApp is its first
+	// app, which Enqueue checks first without following rare.
+	hasApps  bool
+	queue    queue.Discipline
+	firstApp string
+	// running lists the running tasks with the reservation each ran for.
+	// A node has a handful of slots, so a linear scan of a slice finds a
+	// task faster than hashing its two-string key; runIdx (key -> position
+	// in running) is built only once more than smallRunning tasks run.
+	running []runningTask
+	runIdx  map[TaskKey]int
+	// runInline is running's first array, inside the Core, so that a
+	// one-slot node's running task shares the Core's memory instead of
+	// costing a pointer chase to a separate array.
+	runInline [1]runningTask
+	rare      *coreRare
+}
+
+// coreRare is the part of a Core that the per-reservation path of a FIFO
+// node monitor with one app does not read.
+type coreRare struct {
 	users queue.UserCounter
 	// account is the queue discipline's launch and finish hook, if it
 	// keeps one (Choosy does).
 	account queue.Accounting
 	// appList holds the keys of apps, which Enqueue scans instead of
-	// hashing into the map while there are few; firstApp is appList[0]
-	// (or ""), checked first without following appList's pointer.
-	firstApp string
-	appList  []string
-	// running lists the running tasks with the reservation each ran for.
-	// A node has a handful of slots, so a linear scan of a slice finds a
-	// task faster than hashing its two-string key; runIdx (key -> position
-	// in running) is built only once more than smallRunning tasks run.
-	running []RunningTask
-	// runInline is running's first array, inside the Core, so that a
-	// one-slot node's running task shares the Core's memory instead of
-	// costing a pointer chase to a separate array.
-	runInline [1]RunningTask
-
-	runIdx map[TaskKey]int
+	// hashing into apps while there are few.
+	appList []string
 	// apps indexes appList once it has held more than smallApps apps.
 	apps map[string]bool
 	// Per-request counts, for the coordinator's view of who uses this
 	// node: queued reservations by request (every reservation of a request
 	// has the request's user and app), kept only when the discipline
-	// cannot count its queued users itself (see users). Running tasks by
-	// user are counted from running when Usage is asked.
+	// cannot count its queued users itself (see Core.countsUsers). Running
+	// tasks by user are counted from running when Usage is asked.
 	queuedReq map[string]*requestCount
 	spareRC   []*requestCount // emptied counts, for reuse
+	// res holds the reservations of running tasks that carry more than
+	// their request and app (runningTask.res), freeRes its unused slots.
+	res     []queue.Reservation
+	freeRes []int32
+}
+
+// runningTask is a running task as a Core keeps it: a reservation that is
+// only its task's request and an app (what Started records) is kept as the
+// app, any other in rare.res, so that the common entry is 56 bytes, not a
+// RunningTask's 128.
+type runningTask struct {
+	key TaskKey
+	app string
+	res int32 // index in rare.res, or -1: the reservation is {key.RequestID, app}
 }
 
 // requestCount is one request's reservations queued here.
@@ -111,11 +138,12 @@ func (c *Core) init(slots int, q queue.Discipline) {
 	account, _ := q.(queue.Accounting)
 	users, _ := q.(queue.UserCounter)
 	*c = Core{
-		slots:     slots,
-		maxQueued: DefaultMaxQueued,
-		queue:     q,
-		account:   account,
-		users:     users,
+		slots:       int32(min(slots, math.MaxInt32)),
+		maxQueued:   DefaultMaxQueued,
+		queue:       q,
+		accounts:    account != nil,
+		countsUsers: users != nil,
+		rare:        &coreRare{users: users, account: account},
 	}
 	c.running = c.runInline[:0]
 }
@@ -125,7 +153,7 @@ func (c *Core) SetMaxQueued(n int) {
 	if n <= 0 {
 		n = DefaultMaxQueued
 	}
-	c.maxQueued = n
+	c.maxQueued = int32(min(n, math.MaxInt32))
 }
 
 // Queue returns the discipline, so that weights can be changed at run time.
@@ -136,15 +164,16 @@ func (c *Core) AddApp(app string) {
 	if c.hasApp(app) {
 		return
 	}
-	c.appList = append(c.appList, app)
-	c.firstApp = c.appList[0]
+	rr := c.rare
+	rr.appList = append(rr.appList, app)
+	c.firstApp, c.hasApps = rr.appList[0], true
 	switch {
-	case c.apps != nil:
-		c.apps[app] = true
-	case len(c.appList) > smallApps:
-		c.apps = make(map[string]bool, len(c.appList))
-		for _, a := range c.appList {
-			c.apps[a] = true
+	case rr.apps != nil:
+		rr.apps[app] = true
+	case len(rr.appList) > smallApps:
+		rr.apps = make(map[string]bool, len(rr.appList))
+		for _, a := range rr.appList {
+			rr.apps[a] = true
 		}
 	}
 }
@@ -155,27 +184,29 @@ const smallApps = 8
 
 // hasApp is HasApp for the per-reservation path.
 func (c *Core) hasApp(app string) bool {
-	if len(c.appList) > 0 && c.firstApp == app {
+	if c.hasApps && c.firstApp == app {
 		return true
 	}
-	if len(c.appList) > smallApps {
-		return c.apps[app]
+	rr := c.rare
+	if len(rr.appList) > smallApps {
+		return rr.apps[app]
 	}
-	return slices.Contains(c.appList, app)
+	return slices.Contains(rr.appList, app)
 }
 
 // RemoveApp forgets app's executor and drops its queued reservations,
 // returning how many were dropped. Running tasks are left to finish or fail.
 func (c *Core) RemoveApp(app string) int {
-	delete(c.apps, app)
-	c.appList = slices.DeleteFunc(c.appList, func(a string) bool { return a == app })
-	c.firstApp = ""
-	if len(c.appList) > 0 {
-		c.firstApp = c.appList[0]
+	delete(c.rare.apps, app)
+	rr := c.rare
+	rr.appList = slices.DeleteFunc(rr.appList, func(a string) bool { return a == app })
+	c.firstApp, c.hasApps = "", len(rr.appList) > 0
+	if c.hasApps {
+		c.firstApp = rr.appList[0]
 	}
-	for id, rc := range c.queuedReq {
+	for id, rc := range c.rare.queuedReq {
 		if rc.app == app {
-			delete(c.queuedReq, id)
+			delete(c.rare.queuedReq, id)
 		}
 	}
 	return c.queue.RemoveApp(app)
@@ -185,7 +216,7 @@ func (c *Core) RemoveApp(app string) int {
 func (c *Core) HasApp(app string) bool { return c.hasApp(app) }
 
 // Apps returns the registered apps, in no particular order.
-func (c *Core) Apps() []string { return slices.Clone(c.appList) }
+func (c *Core) Apps() []string { return slices.Clone(c.rare.appList) }
 
 // Enqueue queues n reservations like r. It refuses (returns an error) a
 // reservation for an app with no executor here, so that it is not queued
@@ -196,28 +227,29 @@ func (c *Core) Enqueue(r queue.Reservation, n int) error {
 		return fmt.Errorf("request %q: number of reservations must be positive, got %d", r.RequestID, n)
 	case !c.hasApp(r.App):
 		return fmt.Errorf("request %q: no executor registered for app %q", r.RequestID, r.App)
-	case c.queue.Len()+n > c.maxQueued:
+	case c.queue.Len()+n > int(c.maxQueued):
 		return fmt.Errorf("request %q: queue full (%d queued, limit %d)", r.RequestID, c.queue.Len(), c.maxQueued)
 	}
 	for i := 0; i < n; i++ {
 		c.queue.Push(r)
 	}
-	if c.users != nil {
+	if c.countsUsers {
 		return nil
 	}
-	if c.queuedReq == nil {
-		c.queuedReq = make(map[string]*requestCount)
+	rr := c.rare
+	if rr.queuedReq == nil {
+		rr.queuedReq = make(map[string]*requestCount)
 	}
-	rc := c.queuedReq[r.RequestID]
+	rc := rr.queuedReq[r.RequestID]
 	if rc == nil {
-		if k := len(c.spareRC); k > 0 {
-			rc = c.spareRC[k-1]
-			c.spareRC = c.spareRC[:k-1]
+		if k := len(rr.spareRC); k > 0 {
+			rc = rr.spareRC[k-1]
+			rr.spareRC = rr.spareRC[:k-1]
 			*rc = requestCount{user: r.User, app: r.App}
 		} else {
 			rc = &requestCount{user: r.User, app: r.App}
 		}
-		c.queuedReq[r.RequestID] = rc
+		rr.queuedReq[r.RequestID] = rc
 	}
 	rc.n += n
 	return nil
@@ -225,7 +257,7 @@ func (c *Core) Enqueue(r queue.Reservation, n int) error {
 
 // Cancel drops the queued reservations of a request and returns how many.
 func (c *Core) Cancel(requestID string) int {
-	delete(c.queuedReq, requestID)
+	delete(c.rare.queuedReq, requestID)
 	return c.queue.RemoveRequest(requestID)
 }
 
@@ -241,14 +273,15 @@ func (c *Core) Next() (queue.Reservation, bool) {
 		return queue.Reservation{}, false
 	}
 	c.fetching++
-	if c.users != nil {
+	if c.countsUsers {
 		return r, true
 	}
-	if rc := c.queuedReq[r.RequestID]; rc != nil {
+	rr := c.rare
+	if rc := rr.queuedReq[r.RequestID]; rc != nil {
 		if rc.n--; rc.n <= 0 {
-			delete(c.queuedReq, r.RequestID)
-			if len(c.spareRC) < spareCounts {
-				c.spareRC = append(c.spareRC, rc)
+			delete(rr.queuedReq, r.RequestID)
+			if len(rr.spareRC) < spareCounts {
+				rr.spareRC = append(rr.spareRC, rc)
 			}
 		}
 	}
@@ -270,25 +303,52 @@ func (c *Core) Start(key TaskKey, r queue.Reservation) bool {
 	if c.find(key) >= 0 {
 		return false
 	}
-	c.running = append(c.running, RunningTask{Key: key, Reservation: r})
+	c.running = append(c.running, c.pack(key, &r))
 	if c.runIdx != nil {
 		c.runIdx[key] = len(c.running) - 1
 	} else if len(c.running) > smallRunning {
 		c.runIdx = make(map[TaskKey]int, len(c.running))
-		for i, t := range c.running {
-			c.runIdx[t.Key] = i
+		for i := range c.running {
+			c.runIdx[c.running[i].key] = i
 		}
 	}
-	if c.account != nil {
-		c.account.Launched(r.User)
+	if c.accounts {
+		c.rare.account.Launched(r.User)
 	}
 	return true
 }
 
+// pack returns the runningTask of key, fetched for r.
+func (c *Core) pack(key TaskKey, r *queue.Reservation) runningTask {
+	if r.RequestID == key.RequestID && r.User == "" && r.Group == "" && r.Priority == 0 &&
+		r.Scheduler == "" && r.Tag == 0 {
+		return runningTask{key: key, app: r.App, res: -1}
+	}
+	rr := c.rare
+	var i int32
+	if k := len(rr.freeRes); k > 0 {
+		i = rr.freeRes[k-1]
+		rr.freeRes = rr.freeRes[:k-1]
+		rr.res[i] = *r
+	} else {
+		i = int32(len(rr.res))
+		rr.res = append(rr.res, *r)
+	}
+	return runningTask{key: key, app: r.App, res: i}
+}
+
+// reservation returns the reservation t was fetched for.
+func (c *Core) reservation(t *runningTask) queue.Reservation {
+	if t.res < 0 {
+		return queue.Reservation{RequestID: t.key.RequestID, App: t.app}
+	}
+	return c.rare.res[t.res]
+}
+
 // ended accounts the end of a running task's reservation r.
 func (c *Core) ended(r queue.Reservation) {
-	if c.account != nil {
-		c.account.Finished(r.User)
+	if c.accounts {
+		c.rare.account.Finished(r.User)
 	}
 }
 
@@ -298,16 +358,17 @@ func (c *Core) Usage() map[string]Usage {
 	// Running counts come from the running set itself (O(running), at
 	// most about the slot count), so Start and Finished keep no per-user
 	// map.
-	out := make(map[string]Usage, len(c.queuedReq)+1)
+	rr := c.rare
+	out := make(map[string]Usage, len(rr.queuedReq)+1)
 	for i := range c.running {
-		u := c.running[i].Reservation.User
+		u := c.reservation(&c.running[i]).User
 		x := out[u]
 		x.Running++
 		out[u] = x
 	}
-	if c.users != nil {
+	if c.countsUsers {
 		queued := make(map[string]int)
-		c.users.QueuedByUser(queued)
+		rr.users.QueuedByUser(queued)
 		for u, n := range queued {
 			x := out[u]
 			x.Queued += n
@@ -315,7 +376,7 @@ func (c *Core) Usage() map[string]Usage {
 		}
 		return out
 	}
-	for _, rc := range c.queuedReq {
+	for _, rc := range rr.queuedReq {
 		x := out[rc.user]
 		x.Queued += rc.n
 		out[rc.user] = x
@@ -333,11 +394,11 @@ func (c *Core) Started(key TaskKey, app string) bool {
 func (c *Core) FailApp(app string) []RunningTask {
 	var out []RunningTask
 	for i := 0; i < len(c.running); {
-		t := c.running[i]
-		if t.Reservation.App != app {
+		if c.running[i].app != app {
 			i++
 			continue
 		}
+		t := RunningTask{Key: c.running[i].key, Reservation: c.reservation(&c.running[i])}
 		out = append(out, t)
 		c.removeAt(i) // moves the last task to i, which is checked next
 		c.ended(t.Reservation)
@@ -361,7 +422,7 @@ func (c *Core) find(key TaskKey) int {
 		return -1
 	}
 	for i := range c.running {
-		if c.running[i].Key == key {
+		if c.running[i].key == key {
 			return i
 		}
 	}
@@ -373,13 +434,18 @@ func (c *Core) find(key TaskKey) int {
 func (c *Core) removeAt(i int) {
 	last := len(c.running) - 1
 	if c.runIdx != nil {
-		delete(c.runIdx, c.running[i].Key)
+		delete(c.runIdx, c.running[i].key)
 		if i != last {
-			c.runIdx[c.running[last].Key] = i
+			c.runIdx[c.running[last].key] = i
 		}
 	}
+	if k := c.running[i].res; k >= 0 {
+		rr := c.rare
+		rr.res[k] = queue.Reservation{}
+		rr.freeRes = append(rr.freeRes, k)
+	}
 	c.running[i] = c.running[last]
-	c.running[last] = RunningTask{}
+	c.running[last] = runningTask{}
 	c.running = c.running[:last]
 }
 
@@ -391,17 +457,18 @@ func (c *Core) Finished(key TaskKey) bool {
 	if i < 0 {
 		return false
 	}
-	r := c.running[i].Reservation
+	if c.accounts {
+		c.ended(c.reservation(&c.running[i]))
+	}
 	c.removeAt(i)
-	c.ended(r)
 	return true
 }
 
 // Slots returns the configured number of slots.
-func (c *Core) Slots() int { return c.slots }
+func (c *Core) Slots() int { return int(c.slots) }
 
 // Free returns the number of slots neither fetching nor running.
-func (c *Core) Free() int { return c.slots - c.fetching - len(c.running) }
+func (c *Core) Free() int { return int(c.slots) - int(c.fetching) - len(c.running) }
 
 // Queued returns the number of queued reservations.
 func (c *Core) Queued() int { return c.queue.Len() }
@@ -410,4 +477,4 @@ func (c *Core) Queued() int { return c.queue.Len() }
 func (c *Core) Running() int { return len(c.running) }
 
 // Fetching returns the number of slots held while fetching a task.
-func (c *Core) Fetching() int { return c.fetching }
+func (c *Core) Fetching() int { return int(c.fetching) }
