@@ -39,7 +39,8 @@ func TestBenchProcsSmallFleet(t *testing.T) {
 		t.Fatal(err)
 	}
 	if res.TasksCompleted != jobs*tasks || res.Drive.DuplicateOKReports != 0 {
-		t.Fatalf("completed %d tasks (%d duplicates), want %d once each", res.TasksCompleted, res.Drive.DuplicateOKReports, jobs*tasks)
+		t.Fatalf("completed %d tasks (%d duplicates), want %d once each; late and duplicate OKs: %q; lost %d, failed %d, other %d reports",
+			res.TasksCompleted, res.Drive.DuplicateOKReports, jobs*tasks, res.Drive.LateOK, res.Drive.LostReports, res.Drive.FailedReports, res.Drive.OtherReports)
 	}
 	if n := res.Drive.SchedDelayMs.N; n != jobs*tasks {
 		t.Errorf("scheduling delay measured for %d tasks, want %d (executors report launch times)", n, jobs*tasks)

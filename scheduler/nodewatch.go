@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"sync"
+	"syscall"
 	"time"
 
 	"github.com/sparrowfleet/sparrow/internal/rpc"
@@ -32,9 +33,13 @@ type connHolder interface {
 // (with d·m reservations a second spread over a thousand node monitors,
 // seconds away) nor at gossip's verdict (its suspicion timeout). A held
 // connection costs nothing while both processes live. When one ends, the
-// node monitor is connected to again at once: a refused or timed-out
-// connect is a failed call (down, which takes it out of placement and
-// tells the other schedulers); a connect that succeeds holds again. A
+// node monitor is connected to again at once: a refused connect (its host
+// answers, its process does not) takes it out of placement (down, which
+// also tells the other schedulers); a connect that succeeds holds again.
+// A connect that times out is not taken as a death: it is what a busy
+// host or network looks like too, and a live node monitor taken out for
+// it would lose its reservations to the others; calls and gossip judge
+// that case, and the watch tries again later. A
 // server may close connections it finds idle, so a connection that ended
 // soon after it opened is opened again no sooner than nodeWatchRetry,
 // and connects that keep failing are spaced out up to nodeWatchRetryMax:
@@ -118,7 +123,9 @@ func (w *nodeWatch) run(ctx context.Context, addr string) {
 		var dial *rpc.DialError
 		switch {
 		case errors.As(err, &dial):
-			w.down(addr, err)
+			if errors.Is(err, syscall.ECONNREFUSED) {
+				w.down(addr, err)
+			}
 			failing = min(max(2*failing, nodeWatchRetry), nodeWatchRetryMax)
 			pause = failing
 		case time.Since(opened) >= nodeWatchRetry:

@@ -61,6 +61,16 @@ func TestNodeWatch(t *testing.T) {
 				t.Errorf("the live node monitor was taken out")
 			}
 		}},
+		{"connects that time out do not take it out, and are spaced out", func(t *testing.T, w *nodeWatch, holder *rpctest.Holder, log *downLog) {
+			holder.Silence(a)
+			time.Sleep(10 * time.Minute)
+			if d := log.of(a); len(d) != 0 {
+				t.Errorf("taken out of placement %d times for connects that timed out", len(d))
+			}
+			if n := holder.Connects(a); n < 20 || n > 27 {
+				t.Errorf("%d connects in 10 minutes; want about 25", n)
+			}
+		}},
 		{"connects to a dead node monitor are spaced out, doubling", func(t *testing.T, w *nodeWatch, holder *rpctest.Holder, log *downLog) {
 			holder.Kill(a)
 			time.Sleep(10 * time.Minute)

@@ -5,6 +5,7 @@ package rpctest
 import (
 	"context"
 	"io"
+	"os"
 	"sync"
 	"syscall"
 
@@ -20,6 +21,7 @@ import (
 type Holder struct {
 	mu          sync.Mutex
 	dead        map[string]bool
+	silent      map[string]bool // connects time out
 	closeAtOnce bool
 	ends        map[string]chan struct{} // closed to end addr's held connections
 	connects    map[string]int           // connects tried, by address
@@ -27,7 +29,7 @@ type Holder struct {
 
 // NewHolder returns a Holder whose peers are all live.
 func NewHolder() *Holder {
-	return &Holder{dead: map[string]bool{}, ends: map[string]chan struct{}{}, connects: map[string]int{}}
+	return &Holder{dead: map[string]bool{}, silent: map[string]bool{}, ends: map[string]chan struct{}{}, connects: map[string]int{}}
 }
 
 // Hold implements rpc.Pool.Hold's contract in memory.
@@ -37,6 +39,10 @@ func (f *Holder) Hold(ctx context.Context, addr string, opened func()) error {
 	if f.dead[addr] {
 		f.mu.Unlock()
 		return &rpc.DialError{Addr: addr, Err: syscall.ECONNREFUSED}
+	}
+	if f.silent[addr] {
+		f.mu.Unlock()
+		return &rpc.DialError{Addr: addr, Err: os.ErrDeadlineExceeded}
 	}
 	end, ok := f.ends[addr]
 	if !ok {
@@ -70,11 +76,24 @@ func (f *Holder) Kill(addr string) {
 	}
 }
 
+// Silence ends addr's held connections and makes its connects time out
+// from now on, as a host gone from the network does.
+func (f *Holder) Silence(addr string) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.silent[addr] = true
+	if end, ok := f.ends[addr]; ok {
+		close(end)
+		delete(f.ends, addr)
+	}
+}
+
 // Revive makes addr accept connects again.
 func (f *Holder) Revive(addr string) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	delete(f.dead, addr)
+	delete(f.silent, addr)
 }
 
 // CloseAtOnce makes every connection opened from now on end as soon as
