@@ -360,8 +360,14 @@ func (f *Fleet) notReady() string {
 		view := scheduler.NewMembershipView(s.Cluster)
 		for _, app := range f.cfg.Apps {
 			if got, want := view.Candidates(app), f.hosting(app); len(got) != want {
-				return fmt.Sprintf("scheduler %d sees %d of %d node monitors for app %q; %s",
-					i, len(got), want, app, f.unseen(s.Cluster, got, app))
+				msg := fmt.Sprintf("scheduler %d sees %d of %d node monitors for app %q", i, len(got), want, app)
+				if unseen := f.unseen(s.Cluster, got, app); unseen != "" {
+					msg += "; " + unseen
+				}
+				if f.cfg.RemoteNodeMonitors > 0 {
+					msg += fmt.Sprintf("; %d of them run in other processes", f.cfg.RemoteNodeMonitors)
+				}
+				return msg
 			}
 		}
 	}
