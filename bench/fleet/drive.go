@@ -149,7 +149,7 @@ func (f *Fleet) Drive(ctx context.Context, dc DriveConfig) (Result, error) {
 		dc.Drain = 30 * time.Second
 	}
 	rec := &recorder{submitted: map[string]time.Time{}, pending: map[string]int{}, drained: make(chan struct{})}
-	hook := func(node int, t client.LaunchedTask) { rec.launched(t, time.Now()) }
+	hook := func(node int, t client.LaunchedTask, at time.Time) { rec.launched(t, at) }
 	f.hook.Store(&hook)
 	defer f.hook.Store(nil)
 
@@ -281,7 +281,7 @@ func (f *Fleet) result(dc DriveConfig, rec *recorder, refused int, start time.Ti
 	rec.mu.Lock()
 	defer rec.mu.Unlock()
 	res := Result{
-		Schedulers: len(f.Schedulers), NodeMonitors: len(f.NodeMonitors), SlotsPerNode: f.cfg.Slots,
+		Schedulers: len(f.Schedulers), NodeMonitors: len(f.NodeMonitors) + f.cfg.RemoteNodeMonitors, SlotsPerNode: f.cfg.Slots,
 		Load: dc.Spec.Load, TasksPerJob: dc.Spec.TasksPerJob, DurationS: dc.Duration.Seconds(),
 		JobsCompleted: rec.jobsDone, JobsRefused: refused, JobsIncomplete: len(rec.pending),
 		TasksCompleted: rec.tasksDone, TasksFailed: rec.tasksFail,

@@ -91,6 +91,18 @@ type Config struct {
 	// every 50 and after the last, for fleets large enough that starting
 	// them takes a while.
 	Progress func(started, of int)
+	// Join, if set, makes this a slice of a fleet whose schedulers run
+	// elsewhere: it starts no scheduler (Schedulers is ignored) and its node
+	// monitors join the gossip cluster through these addresses.
+	Join []string
+	// FirstNodeMonitor numbers this fleet's node monitors from that index
+	// (names and loopback addresses), so that slices of one fleet started
+	// in different processes take disjoint ones.
+	FirstNodeMonitor int
+	// RemoteNodeMonitors are node monitors started elsewhere (slices with
+	// Join, each hosting every app) that the schedulers here wait for and
+	// place on, beside NodeMonitors of their own (which may then be 0).
+	RemoteNodeMonitors int
 }
 
 // Fleet is a running in-process fleet.
@@ -104,7 +116,7 @@ type Fleet struct {
 	// schedulers first.
 	HTTP     []*httpapi.Server
 	stopHTTP []func()
-	hook     atomic.Pointer[func(node int, t client.LaunchedTask)]
+	hook     atomic.Pointer[func(node int, t client.LaunchedTask, at time.Time)]
 	stopped  []bool
 	killed   map[int]bool // node monitors killed by KillNodeMonitor
 	// StartedAt is when the last member had started, before Start waited
@@ -113,11 +125,17 @@ type Fleet struct {
 }
 
 func (c *Config) defaults() {
-	if c.Schedulers <= 0 {
+	switch {
+	case len(c.Join) > 0:
+		c.Schedulers = 0
+	case c.Schedulers <= 0:
 		c.Schedulers = 1
 	}
-	if c.NodeMonitors <= 0 {
+	if c.NodeMonitors <= 0 && c.RemoteNodeMonitors <= 0 {
 		c.NodeMonitors = 1
+	}
+	if c.NodeMonitors < 0 {
+		c.NodeMonitors = 0
 	}
 	if c.Slots <= 0 {
 		c.Slots = 1
@@ -169,7 +187,22 @@ func (c *Config) host(block, i int) string {
 
 // Start launches the fleet and waits until every scheduler sees every node
 // monitor hosting every app, or ctx ends.
-func Start(ctx context.Context, cfg Config) (_ *Fleet, err error) {
+func Start(ctx context.Context, cfg Config) (*Fleet, error) {
+	f, err := Launch(ctx, cfg)
+	if err != nil {
+		return nil, err
+	}
+	if err := f.WaitReady(ctx); err != nil {
+		f.Close()
+		return nil, err
+	}
+	return f, nil
+}
+
+// Launch starts the fleet's members without waiting for the schedulers to
+// see them (WaitReady does), for a fleet whose remote node monitors start
+// only once its schedulers' gossip addresses are known.
+func Launch(ctx context.Context, cfg Config) (_ *Fleet, err error) {
 	cfg.defaults()
 	f := &Fleet{cfg: cfg, stopped: make([]bool, cfg.Schedulers), killed: map[int]bool{}}
 	defer func() {
@@ -177,7 +210,7 @@ func Start(ctx context.Context, cfg Config) (_ *Fleet, err error) {
 			f.Close()
 		}
 	}()
-	var seeds []string
+	seeds := cfg.Join
 	for i := 0; i < cfg.Schedulers; i++ {
 		h := cfg.host(1, i)
 		d, err := scheduler.StartDaemon(scheduler.DaemonConfig{
@@ -200,7 +233,7 @@ func Start(ctx context.Context, cfg Config) (_ *Fleet, err error) {
 		}
 	}
 	for i := 0; i < cfg.NodeMonitors; i++ {
-		h := cfg.host(10, i)
+		h := cfg.host(10, cfg.FirstNodeMonitor+i)
 		q, err := queue.New(cfg.Queue, 1, cfg.Weights)
 		if err != nil {
 			return nil, err
@@ -211,7 +244,7 @@ func Start(ctx context.Context, cfg Config) (_ *Fleet, err error) {
 		}
 		d, err := nodemonitor.StartDaemon(nodemonitor.DaemonConfig{
 			Listen: h + ":0", InternalListen: h + ":0", Gossip: h + ":0", Join: seeds[:1],
-			GossipProfile: cfg.GossipProfile, Name: fmt.Sprintf("nodemonitor-%d", i),
+			GossipProfile: cfg.GossipProfile, Name: fmt.Sprintf("nodemonitor-%d", cfg.FirstNodeMonitor+i),
 			Slots: cfg.Slots, Queue: q, ShortJobs: cfg.ShortJobs, PullRetry: cfg.ShortPull, Attrs: attrs, Coordination: cfg.Coordination, RPC: cfg.RPC, Log: cfg.Log,
 		})
 		if err != nil {
@@ -242,7 +275,7 @@ func Start(ctx context.Context, cfg Config) (_ *Fleet, err error) {
 		}
 	}
 	f.StartedAt = time.Now()
-	return f, f.WaitReady(ctx)
+	return f, nil
 }
 
 // executorRPC is the fleet's executors' Thrift client configuration:
@@ -288,8 +321,16 @@ func (f *Fleet) onLaunch(node int, t client.LaunchedTask) {
 	if f.cfg.OnLaunch != nil {
 		f.cfg.OnLaunch(node, t)
 	}
+	f.RecordLaunch(node, t, time.Now())
+}
+
+// RecordLaunch tells a running Drive that node monitor node launched t at
+// at: the fleet's own executors do so themselves, and a caller whose
+// remote node monitors' executors report their launches passes them on
+// here.
+func (f *Fleet) RecordLaunch(node int, t client.LaunchedTask, at time.Time) {
 	if h := f.hook.Load(); h != nil {
-		(*h)(node, t)
+		(*h)(node, t, at)
 	}
 }
 
@@ -319,8 +360,14 @@ func (f *Fleet) notReady() string {
 		view := scheduler.NewMembershipView(s.Cluster)
 		for _, app := range f.cfg.Apps {
 			if got, want := view.Candidates(app), f.hosting(app); len(got) != want {
-				return fmt.Sprintf("scheduler %d sees %d of %d node monitors for app %q; %s",
-					i, len(got), want, app, f.unseen(s.Cluster, got, app))
+				msg := fmt.Sprintf("scheduler %d sees %d of %d node monitors for app %q", i, len(got), want, app)
+				if unseen := f.unseen(s.Cluster, got, app); unseen != "" {
+					msg += "; " + unseen
+				}
+				if f.cfg.RemoteNodeMonitors > 0 {
+					msg += fmt.Sprintf("; %d of them run in other processes", f.cfg.RemoteNodeMonitors)
+				}
+				return msg
 			}
 		}
 	}
@@ -360,7 +407,7 @@ func (f *Fleet) unseen(members *membership.Cluster, got []placement.Node, app st
 
 // hosting counts the node monitors that host app.
 func (f *Fleet) hosting(app string) int {
-	n := 0
+	n := f.cfg.RemoteNodeMonitors
 	for i := range f.NodeMonitors {
 		if slices.Contains(f.cfg.appsOn(i), app) {
 			n++
@@ -373,7 +420,19 @@ func (f *Fleet) hosting(app string) int {
 func (f *Fleet) Apps() []string { return f.cfg.Apps }
 
 // TotalSlots returns the fleet's slot count.
-func (f *Fleet) TotalSlots() int { return f.cfg.NodeMonitors * f.cfg.Slots }
+func (f *Fleet) TotalSlots() int {
+	return (f.cfg.NodeMonitors + f.cfg.RemoteNodeMonitors) * f.cfg.Slots
+}
+
+// Seeds returns the schedulers' gossip addresses, for remote node
+// monitors to join through.
+func (f *Fleet) Seeds() []string {
+	out := make([]string, len(f.Schedulers))
+	for i, s := range f.Schedulers {
+		out[i] = s.Cluster.Addr()
+	}
+	return out
+}
 
 // SchedulerAddrs returns the schedulers' SchedulerService addresses.
 func (f *Fleet) SchedulerAddrs() []string {

@@ -74,3 +74,12 @@ func (t GossipTotals) Sub(o GossipTotals) GossipTotals {
 		Alive: t.Alive - o.Alive, Suspect: t.Suspect - o.Suspect,
 	}
 }
+
+// Add is t plus another process's counts.
+func (t GossipTotals) Add(o GossipTotals) GossipTotals {
+	return GossipTotals{
+		UDPBytes: t.UDPBytes + o.UDPBytes, UDPPackets: t.UDPPackets + o.UDPPackets,
+		TCPBytes: t.TCPBytes + o.TCPBytes, TCPWrites: t.TCPWrites + o.TCPWrites,
+		Alive: t.Alive + o.Alive, Suspect: t.Suspect + o.Suspect,
+	}
+}

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 	"path/filepath"
+	"sync"
 	"time"
 
 	"github.com/spf13/pflag"
@@ -47,7 +48,12 @@ func (o *Options) Validate() error {
 
 // Run measures every size, saves the results into Out and prints them.
 func (o *Options) Run(ctx context.Context, out, progress io.Writer) error {
-	o.Say = func(s string) { fmt.Fprintln(progress, s) }
+	var mu sync.Mutex
+	o.Say = func(s string) {
+		mu.Lock()
+		defer mu.Unlock()
+		fmt.Fprintln(progress, s)
+	}
 	rs, err := Run(ctx, o.Config)
 	if err != nil {
 		return err
@@ -64,6 +70,7 @@ func (o *Options) AddFlags(fs *pflag.FlagSet) {
 	fs.StringVar(&o.SizeList, "nodes", "100,300,1000", "comma-separated node monitor counts, one fresh fleet each")
 	fs.IntVar(&o.Schedulers, "schedulers", 3, "schedulers in every fleet")
 	fs.IntVar(&o.Slots, "slots", 1, "slots per node monitor")
+	fs.IntVar(&o.Procs, "procs", 0, fmt.Sprintf("processes hosting the node monitors: 1 keeps them in this process with the schedulers; more starts that many child processes, each with a contiguous slice; 0 picks enough that none holds more than %d", maxPerProcess))
 	fs.StringVar(&o.GossipProfile, "gossip-profile", "lan", "every member's gossip timing: lan, local or wan")
 	fs.DurationVar(&o.Idle, "idle", 10*time.Second, "window with no work over which gossip traffic and idle CPU per member are measured")
 	fs.DurationVar(&o.Settle, "settle", 30*time.Second, "how long to leave the formed fleet before the idle window, so that the formation's gossip has drained")

@@ -16,10 +16,10 @@ type Results []Point
 // WriteTable prints a row per fleet size.
 func (rs Results) WriteTable(w io.Writer) error {
 	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', tabwriter.AlignRight)
-	fmt.Fprintln(tw, "node monitors\tschedulers\tstart s\tformation s\tkill→dropped s\tkill→last call s\tgossip B/s/member\tUDP pkts/s/member\tsuspicions/s/member\tidle CPU ms/s/member\tCPU µs/task\tdelay p50 ms\tdelay p99 ms\ttasks\tstatus ms\tdashboard ms\tload1\t")
+	fmt.Fprintln(tw, "node monitors\tschedulers\tprocs\tstart s\tformation s\tkill→dropped s\tkill→last call s\tgossip B/s/member\tUDP pkts/s/member\tsuspicions/s/member\tidle CPU ms/s/member\tCPU µs/task\tdelay p50 ms\tdelay p99 ms\ttasks\tstatus ms\tdashboard ms\tload1\t")
 	for _, p := range rs {
-		fmt.Fprintf(tw, "%d\t%d\t%.1f\t%.2f\t%.2f\t%.2f\t%.0f\t%.1f\t%.3f\t%.2f\t%.0f\t%.2f\t%.2f\t%d/%d\t%.0f\t%.0f\t%.1f\t\n",
-			p.NodeMonitors, p.Schedulers, p.StartS, p.FormationS, p.KillToDroppedMaxS, p.KillToLastFailedMaxS, p.GossipBytesPerMemberS,
+		fmt.Fprintf(tw, "%d\t%d\t%d\t%.1f\t%.2f\t%.2f\t%.2f\t%.0f\t%.1f\t%.3f\t%.2f\t%.0f\t%.2f\t%.2f\t%d/%d\t%.0f\t%.0f\t%.1f\t\n",
+			p.NodeMonitors, p.Schedulers, p.Processes, p.StartS, p.FormationS, p.KillToDroppedMaxS, p.KillToLastFailedMaxS, p.GossipBytesPerMemberS,
 			p.UDPPacketsPerMemberS, p.SuspicionsPerMemberS, p.IdleCPUMsPerMemberS, p.CPUPerTaskUs, p.SchedDelayMs.P50, p.SchedDelayMs.P99,
 			p.TasksCompleted, p.TasksSubmitted, p.StatusMs, p.DashboardMs, p.Load1)
 	}
@@ -68,7 +68,11 @@ func (rs Results) Save(dir string) error {
 	if len(rs) == 0 {
 		return nil
 	}
-	sub := fmt.Sprintf("%d scheduler(s), one process, memberlist on loopback", rs[0].Schedulers)
+	procs := "node monitors in the schedulers' process"
+	if rs[0].Processes > 1 {
+		procs = fmt.Sprintf("node monitors in %d processes", rs[0].Processes)
+	}
+	sub := fmt.Sprintf("%d scheduler(s), %s, memberlist on loopback", rs[0].Schedulers, procs)
 	for stem, c := range rs.Charts(sub) {
 		for _, ext := range []string{"svg", "png"} {
 			if err := c.Save(filepath.Join(dir, stem+"."+ext)); err != nil {

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"os/exec"
 	"slices"
 	"sync"
 	"syscall"
@@ -49,8 +50,18 @@ type Config struct {
 	// IdleProfile, if set, is called with each size and returns where to
 	// write a CPU profile of the idle window ("" for none).
 	IdleProfile func(n int) string
-	Log         zerolog.Logger
-	// Say, if set, receives progress lines.
+	// Procs is how many processes host the node monitors: 1 puts them in
+	// this process with the schedulers; more runs that many child
+	// processes of ChildCommand, each hosting a contiguous slice, while
+	// the schedulers, the drive and the operator views stay here; 0 picks
+	// enough that none hosts more than maxPerProcess.
+	Procs int
+	// ChildCommand returns a command that runs ServeChild on its stdin
+	// and stdout, for Procs above 1.
+	ChildCommand func() *exec.Cmd
+	Log          zerolog.Logger
+	// Say, if set, receives progress lines, from several goroutines at
+	// once while child processes start.
 	Say func(string)
 }
 
@@ -71,6 +82,8 @@ func (c *Config) Validate() error {
 		return fmt.Errorf("idle window and drive must be positive")
 	case c.JobsPerSec <= 0 || c.Tasks < 1:
 		return fmt.Errorf("want a positive job rate and at least one task per job")
+	case c.Procs < 0:
+		return fmt.Errorf("procs %d: want 0 (as many as the sizes need) or more", c.Procs)
 	}
 	return nil
 }
@@ -85,6 +98,9 @@ func (c *Config) say(format string, args ...any) {
 type Point struct {
 	NodeMonitors int `json:"node_monitors"`
 	Schedulers   int `json:"schedulers"`
+	// Processes is how many processes hosted the node monitors (1: the
+	// schedulers' own).
+	Processes int `json:"processes"`
 	// StartS is how long starting every member took, one after another;
 	// FormationS how long after the last start every scheduler saw every
 	// node monitor with its app.
@@ -103,9 +119,9 @@ type Point struct {
 	KillToLastFailedMaxS float64   `json:"kill_to_last_failed_max_s"`
 	// Idle window: memberlist's own send counters over every member, per
 	// member per second (UDP: probes, acks, gossip; TCP: push-pull and
-	// stream writes), and the process's CPU time per member per second
-	// (getrusage, user + system, schedulers, node monitors, executors and
-	// their HTTP endpoints together).
+	// stream writes), and the CPU time of every process of the fleet per
+	// member per second (user + system, schedulers, node monitors,
+	// executors and their HTTP endpoints together).
 	IdleS                 float64 `json:"idle_s"`
 	GossipBytesPerMemberS float64 `json:"gossip_bytes_per_member_s"`
 	UDPBytesPerMemberS    float64 `json:"udp_bytes_per_member_s"`
@@ -120,10 +136,10 @@ type Point struct {
 	SuspicionsPerMemberS   float64 `json:"suspicions_per_member_s"`
 	IdleCPUMsPerMemberS    float64 `json:"idle_cpu_ms_per_member_s"`
 	IdleCPUCoresWholeFleet float64 `json:"idle_cpu_cores"`
-	// Drive: JobsPerSec jobs for DriveS. CPUPerTaskUs is the process's CPU
-	// time during the drive less the idle rate over the same time, per
-	// task completed: every role's request path (frontend, scheduler,
-	// node monitor, executor), as all share the process.
+	// Drive: JobsPerSec jobs for DriveS. CPUPerTaskUs is the fleet's CPU
+	// time (every process) during the drive less the idle rate over the
+	// same time, per task completed: every role's request path (frontend,
+	// scheduler, node monitor, executor) together.
 	JobsPerSec     float64       `json:"jobs_per_s"`
 	TasksCompleted int           `json:"tasks_completed"`
 	TasksSubmitted int           `json:"tasks_submitted"`
@@ -146,8 +162,10 @@ func Run(ctx context.Context, cfg Config) (Results, error) {
 	if err := cfg.Validate(); err != nil {
 		return nil, err
 	}
-	if err := checkFileLimit(slices.Max(cfg.Sizes)); err != nil {
-		return nil, err
+	for _, n := range cfg.Sizes {
+		if err := checkFileLimit(largestSlice(n, cfg.Procs)); err != nil {
+			return nil, fmt.Errorf("%d node monitors in %d processes: %w", n, processesFor(n, cfg.Procs), err)
+		}
 	}
 	counter := InstallGossipCounter()
 	var out Results
@@ -164,16 +182,12 @@ func Run(ctx context.Context, cfg Config) (Results, error) {
 }
 
 func measure(ctx context.Context, cfg Config, n int, counter *GossipCounter) (Point, error) {
-	p := Point{NodeMonitors: n, Schedulers: cfg.Schedulers, JobsPerSec: cfg.JobsPerSec}
+	p := Point{NodeMonitors: n, Schedulers: cfg.Schedulers, Processes: processesFor(n, cfg.Procs), JobsPerSec: cfg.JobsPerSec}
 	readyCtx, cancel := context.WithTimeout(ctx, cfg.ReadyTimeout)
 	defer cancel()
-	cfg.say("starting %d schedulers and %d node monitors (%s gossip)", cfg.Schedulers, n, cfg.GossipProfile)
+	cfg.say("starting %d schedulers and %d node monitors in %d processes (%s gossip)", cfg.Schedulers, n, p.Processes, cfg.GossipProfile)
 	t0 := time.Now()
-	f, err := fleet.Start(readyCtx, fleet.Config{
-		Schedulers: cfg.Schedulers, NodeMonitors: n, Slots: cfg.Slots,
-		GossipProfile: cfg.GossipProfile, HTTP: true, Log: cfg.Log,
-		Progress: func(started, of int) { cfg.say("%d of %d node monitors started", started, of) },
-	})
+	f, err := startFleet(readyCtx, cfg, n, counter)
 	if err != nil {
 		return p, err
 	}
@@ -189,7 +203,7 @@ func measure(ctx context.Context, cfg Config, n int, counter *GossipCounter) (Po
 	members := float64(n + cfg.Schedulers)
 	cfg.say("settling %v", cfg.Settle)
 	time.Sleep(cfg.Settle) // lets the formation's gossip drain; not synchronisation
-	idle, err := measureIdle(cfg, n, counter)
+	idle, err := measureIdle(ctx, cfg, n, f)
 	if err != nil {
 		return p, err
 	}
@@ -232,7 +246,7 @@ type idleWindow struct {
 	gossip  GossipTotals
 }
 
-func measureIdle(cfg Config, n int, counter *GossipCounter) (idleWindow, error) {
+func measureIdle(ctx context.Context, cfg Config, n int, f *fleetUnderTest) (idleWindow, error) {
 	var stopProfile func()
 	if cfg.IdleProfile != nil {
 		if path := cfg.IdleProfile(n); path != "" {
@@ -243,18 +257,27 @@ func measureIdle(cfg Config, n int, counter *GossipCounter) (idleWindow, error) 
 		}
 	}
 	cfg.say("measuring %v idle", cfg.Idle)
-	g0, c0, t0 := counter.Totals(), processCPU(), time.Now()
+	t0 := time.Now()
+	g0, c0, err := f.usage(ctx)
+	if err != nil {
+		return idleWindow{}, err
+	}
 	time.Sleep(cfg.Idle) // the measurement window itself
-	g1, c1, t1 := counter.Totals(), processCPU(), time.Now()
+	g1, c1, err := f.usage(ctx)
+	t1 := time.Now()
 	if stopProfile != nil {
 		stopProfile()
 	}
-	return idleWindow{seconds: t1.Sub(t0).Seconds(), cpu: c1 - c0, gossip: g1.Sub(g0)}, nil
+	return idleWindow{seconds: t1.Sub(t0).Seconds(), cpu: c1 - c0, gossip: g1.Sub(g0)}, err
 }
 
-func drive(ctx context.Context, cfg Config, f *fleet.Fleet, idleRate float64, p *Point) error {
+func drive(ctx context.Context, cfg Config, f *fleetUnderTest, idleRate float64, p *Point) error {
 	cfg.say("driving %.0f jobs/s of %d x %v for %v", cfg.JobsPerSec, cfg.Tasks, cfg.TaskDuration, cfg.Drive)
-	c0, t0 := processCPU(), time.Now()
+	t0 := time.Now()
+	_, c0, err := f.usage(ctx)
+	if err != nil {
+		return err
+	}
 	res, err := f.Drive(ctx, fleet.DriveConfig{
 		Spec:     workload.Spec{Load: 0.1, Slots: f.TotalSlots(), TasksPerJob: cfg.Tasks, TaskDuration: cfg.TaskDuration},
 		Duration: cfg.Drive, JobsPerSecond: cfg.JobsPerSec, Drain: 10 * time.Second, Seed: 1,
@@ -262,7 +285,11 @@ func drive(ctx context.Context, cfg Config, f *fleet.Fleet, idleRate float64, p 
 	if err != nil {
 		return fmt.Errorf("drive: %w", err)
 	}
-	cpu, secs := (processCPU() - c0).Seconds(), time.Since(t0).Seconds()
+	_, c1, err := f.usage(ctx)
+	if err != nil {
+		return err
+	}
+	cpu, secs := (c1 - c0).Seconds(), time.Since(t0).Seconds()
 	p.TasksCompleted, p.TasksSubmitted = res.TasksCompleted, res.JobsSubmitted*res.TasksPerJob
 	p.SchedDelayMs = res.SchedDelayMs
 	if res.TasksCompleted > 0 {
@@ -275,7 +302,7 @@ func drive(ctx context.Context, cfg Config, f *fleet.Fleet, idleRate float64, p 
 
 // operatorViews times `sparrow status --json` through the first
 // scheduler and one GET of its dashboard page.
-func operatorViews(ctx context.Context, f *fleet.Fleet, p *Point) error {
+func operatorViews(ctx context.Context, f *fleetUnderTest, p *Point) error {
 	var out bytes.Buffer
 	t0 := time.Now()
 	err := fleetstatus.Print(ctx, fleetstatus.Config{
@@ -314,9 +341,7 @@ func operatorViews(ctx context.Context, f *fleet.Fleet, p *Point) error {
 // reservation call came. The jobs keep arriving
 // until every scheduler has dropped it, so that each meets the dead node
 // monitor in its samples as it would in service.
-func killOne(ctx context.Context, cfg Config, f *fleet.Fleet) (waits, lastFailed []float64, err error) {
-	victim := len(f.NodeMonitors) - 1
-	name, addr := f.NodeMonitors[victim].Cluster.Name(), f.NodeMonitors[victim].InternalAddr()
+func killOne(ctx context.Context, cfg Config, f *fleetUnderTest) (waits, lastFailed []float64, err error) {
 	driveCtx, stopDrive := context.WithCancel(ctx)
 	driven := make(chan error, 1)
 	go func() {
@@ -331,9 +356,13 @@ func killOne(ctx context.Context, cfg Config, f *fleet.Fleet) (waits, lastFailed
 		<-driven
 	}()
 	time.Sleep(time.Second) // jobs arriving before the kill; not synchronisation
-	cfg.say("killing %s with %.0f jobs/s arriving", name, cfg.JobsPerSec)
+	cfg.say("killing the last node monitor with %.0f jobs/s arriving", cfg.JobsPerSec)
 	t0 := time.Now()
-	f.KillNodeMonitor(victim)
+	victim, err := f.killLast(ctx)
+	if err != nil {
+		return nil, nil, fmt.Errorf("kill: %w", err)
+	}
+	name, addr := victim.Name, victim.Addr
 	waits = make([]float64, len(f.Schedulers))
 	lastFailed = make([]float64, len(f.Schedulers))
 	var wg sync.WaitGroup
