@@ -7,6 +7,8 @@ import (
 	"sync"
 	"testing"
 
+	"github.com/apache/thrift/lib/go/thrift"
+
 	"github.com/sparrowfleet/sparrow/thrift/gen-go/sparrowrpc"
 )
 
@@ -124,4 +126,31 @@ func TestCallsCountedOverLoopback(t *testing.T) {
 	if got := served.Stats().Made; len(got) != 0 {
 		t.Fatalf("server counted calls made: %v", got)
 	}
+}
+
+// TestServedUnknownNamesCountAsOther sends calls whose names the service
+// lacks, one not even UTF-8, each on its own connection (the server
+// closes a connection after an unknown method).
+func TestServedUnknownNamesCountAsOther(t *testing.T) {
+	var served Calls
+	srv, _ := startFrontend(t, Config{Calls: &served})
+	emptyArgs := func(p thrift.TProtocol) error {
+		ctx := context.Background()
+		if err := p.WriteStructBegin(ctx, "args"); err != nil {
+			return err
+		}
+		if err := p.WriteFieldStop(ctx); err != nil {
+			return err
+		}
+		return p.WriteStructEnd(ctx)
+	}
+	for _, name := range []string{"noSuchMethod", "\xff\xfe", OtherMethod, ""} {
+		c := dialRaw(t, srv.Addr())
+		if _, err := c.Write(rawMessage(t, name, thrift.CALL, emptyArgs)); err != nil {
+			t.Fatal(err)
+		}
+		expectClosed(t, c)
+	}
+	want := map[string]int64{OtherMethod: 4}
+	waitFor(t, "the served counts", func() bool { return maps.Equal(served.Stats().Served, want) })
 }
