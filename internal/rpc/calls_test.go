@@ -154,3 +154,17 @@ func TestServedUnknownNamesCountAsOther(t *testing.T) {
 	want := map[string]int64{OtherMethod: 4}
 	waitFor(t, "the served counts", func() bool { return maps.Equal(served.Stats().Served, want) })
 }
+
+// BenchmarkCallCounterAdd is the cost a call pays to be counted, from
+// parallel callers of a few methods.
+func BenchmarkCallCounterAdd(b *testing.B) {
+	var c CallCounter
+	names := []string{"enqueueTaskReservationsWithOffer", "launchTaskAndWait", "tasksDone", "frontendMessages"}
+	b.RunParallel(func(pb *testing.PB) {
+		i := 0
+		for pb.Next() {
+			c.Add(names[i%len(names)])
+			i++
+		}
+	})
+}
