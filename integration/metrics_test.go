@@ -36,13 +36,14 @@ func TestMetricsReflectAFleet(t *testing.T) {
 	defer f.Close()
 	sm, err := httpapi.Serve(httpapi.Config{Addr: "127.0.0.1:0", Collectors: append(daemon.MemberCollectors(f.Schedulers[0].Cluster),
 		scheduler.Collector(f.Schedulers[0].Stats), metrics.RPCCollector(func() rpc.Stats { return f.Schedulers[0].RPCStats() }),
+		metrics.CallsCollector(f.Schedulers[0].RPCCalls),
 	)})
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer sm.Close()
 	nm, err := httpapi.Serve(httpapi.Config{Addr: "127.0.0.1:0", Collectors: []prometheus.Collector{
-		nodemonitor.Collector(f.NodeMonitors[0].State),
+		nodemonitor.Collector(f.NodeMonitors[0].State), metrics.CallsCollector(f.NodeMonitors[0].RPCCalls),
 	}})
 	if err != nil {
 		t.Fatal(err)
@@ -75,8 +76,10 @@ func TestMetricsReflectAFleet(t *testing.T) {
 	}{
 		{sm.Addr(), []string{"sparrow_scheduler_jobs_submitted_total 1", `sparrow_scheduler_tasks_widened_total{cause="delay",level="rack"} 0`, "sparrow_scheduler_tasks_launched_total 3", "sparrow_rpc_connections_open", "go_goroutines",
 			`sparrow_scheduler_scheduling_delay_seconds_bucket{le="1800"} 3`, "sparrow_scheduler_scheduling_delay_seconds_count 3",
-			`sparrow_build_info{goversion=`, `role="scheduler"`, `sparrow_membership_members{role="nodemonitor"} 1`}},
-		{nm.Addr(), []string{"sparrow_nodemonitor_slots 2", "sparrow_nodemonitor_launches_total 3", `sparrow_nodemonitor_tasks_ended_total{outcome="finished"} 3`}},
+			`sparrow_build_info{goversion=`, `role="scheduler"`, `sparrow_membership_members{role="nodemonitor"} 1`,
+			`sparrow_rpc_calls_served_total{method="submitJob"} 1`, `sparrow_rpc_calls_made_total{method=`}},
+		{nm.Addr(), []string{"sparrow_nodemonitor_slots 2", "sparrow_nodemonitor_launches_total 3", `sparrow_nodemonitor_tasks_ended_total{outcome="finished"} 3`,
+			`sparrow_rpc_calls_served_total{method=`, `sparrow_rpc_calls_made_total{method=`}},
 	} {
 		resp, err := http.Get("http://" + tc.addr + "/metrics")
 		if err != nil {

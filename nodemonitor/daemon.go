@@ -70,6 +70,7 @@ type Daemon struct {
 	*NodeMonitor
 	Cluster       *membership.Cluster
 	svc, internal *rpc.Server
+	calls         *rpc.Calls // counts the calls its services serve and its pools make
 	log           zerolog.Logger
 	stop, done    chan struct{}
 	coord         *coordination
@@ -98,12 +99,15 @@ func StartDaemon(cfg DaemonConfig) (*Daemon, error) {
 	if err != nil {
 		return nil, err
 	}
+	if cfg.RPC.Calls == nil {
+		cfg.RPC.Calls = new(rpc.Calls)
+	}
 	servers, err := rpc.ListenAll(cfg.RPC, cfg.Log, cfg.Listen, cfg.InternalListen)
 	if err != nil {
 		return nil, err
 	}
 	svc, internal := servers[0], servers[1]
-	d := &Daemon{svc: svc, internal: internal, stop: make(chan struct{}), done: make(chan struct{})}
+	d := &Daemon{svc: svc, internal: internal, calls: cfg.RPC.Calls, stop: make(chan struct{}), done: make(chan struct{})}
 	d.meta = membership.Meta{
 		Role: membership.RoleNodeMonitor, Slots: cfg.Slots, Attrs: cfg.Attrs,
 		Service: rpc.Advertised(svc.Addr(), host), Internal: rpc.Advertised(internal.Addr(), host),
@@ -311,3 +315,7 @@ func (m *membershipDirectory) GetTaskAddr(service string) (string, bool) {
 // RPCStats sums the connection counters of the node monitor's two
 // services.
 func (d *Daemon) RPCStats() rpc.Stats { return d.svc.Stats().Add(d.internal.Stats()) }
+
+// RPCCalls counts the Thrift calls the node monitor served and made, per
+// method.
+func (d *Daemon) RPCCalls() rpc.CallStats { return d.calls.Stats() }

@@ -17,7 +17,7 @@ import (
 func (d *Daemon) Surface(seeds []string) httpapi.Surface {
 	return httpapi.Surface{
 		Cluster: d.Cluster, Host: httpapi.HostOf(d.ServiceAddr()),
-		Collectors: []prometheus.Collector{Collector(d.State), metrics.RPCCollector(d.RPCStats)},
+		Collectors: []prometheus.Collector{Collector(d.State), metrics.RPCCollector(d.RPCStats), metrics.CallsCollector(d.RPCCalls)},
 		Ready: httpapi.All(
 			httpapi.Serving(d.Serving),
 			httpapi.Joined(d.Cluster, seeds),

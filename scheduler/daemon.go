@@ -44,6 +44,7 @@ type Daemon struct {
 	*Scheduler
 	Cluster *membership.Cluster
 	svc, gt *rpc.Server
+	calls   *rpc.Calls // counts the calls its services serve and its pools make
 	log     zerolog.Logger
 	stop    chan struct{}
 	done    chan struct{}
@@ -64,6 +65,9 @@ func StartDaemon(cfg DaemonConfig) (*Daemon, error) {
 	host, err := rpc.AdvertiseHost(cfg.AdvertiseHost, cfg.Gossip)
 	if err != nil {
 		return nil, err
+	}
+	if cfg.RPC.Calls == nil {
+		cfg.RPC.Calls = new(rpc.Calls)
 	}
 	servers, err := rpc.ListenAll(cfg.RPC, cfg.Log, cfg.Listen, cfg.GetTaskListen)
 	if err != nil {
@@ -92,7 +96,7 @@ func StartDaemon(cfg DaemonConfig) (*Daemon, error) {
 		cluster.Leave(0)
 		return nil, err
 	}
-	d := &Daemon{Scheduler: s, Cluster: cluster, svc: svc, gt: gt, log: s.log, watch: watch,
+	d := &Daemon{Scheduler: s, Cluster: cluster, svc: svc, gt: gt, calls: cfg.RPC.Calls, log: s.log, watch: watch,
 		stop: make(chan struct{}), done: make(chan struct{}),
 		meta: schedulerMeta(svcAddr, gtAddr, cfg.Scheduler.MaxQueueWait > 0)}
 	// A node monitor that dies or leaves takes its reservations and,
@@ -219,6 +223,10 @@ func (d *Daemon) Close() error {
 
 // RPCStats sums the connection counters of the scheduler's two services.
 func (d *Daemon) RPCStats() rpc.Stats { return d.svc.Stats().Add(d.gt.Stats()) }
+
+// RPCCalls counts the Thrift calls the scheduler served and made, per
+// method.
+func (d *Daemon) RPCCalls() rpc.CallStats { return d.calls.Stats() }
 
 // advertiseBacklog gossips the scheduler's backlog advert, so that node
 // monitors hosting one of its apps queue pulls for it while its work is

@@ -107,6 +107,13 @@ type RoleCost struct {
 	// role. Zero without /proc/PID/io.
 	WritesPerTask float64 `json:"writes_per_task"`
 	ReadsPerTask  float64 `json:"reads_per_task"`
+	// CallsServedPerTask and CallsMadePerTask are the role's Thrift calls
+	// served and made during the drive per task completed, read from its
+	// members' /metrics; CallsPerTask splits them by method. An
+	// executor's are read off its node monitor's, its only Thrift peer.
+	CallsServedPerTask float64 `json:"calls_served_per_task"`
+	CallsMadePerTask   float64 `json:"calls_made_per_task"`
+	CallsPerTask       *Calls  `json:"calls_per_task,omitempty"`
 }
 
 // Result is one benchmark point.
@@ -175,6 +182,10 @@ func Run(ctx context.Context, cfg Config) (res Result, err error) {
 		return res, err
 	}
 	idleFor := time.Since(idleStart)
+	callsBefore, err := scrapeCalls(ctx, members)
+	if err != nil {
+		return res, err
+	}
 
 	cfg.say("driving %d jobs x %d tasks at %g jobs/s", cfg.Jobs, cfg.Tasks, cfg.Rate)
 	driveStart := time.Now()
@@ -191,6 +202,10 @@ func Run(ctx context.Context, cfg Config) (res Result, err error) {
 	if serr != nil {
 		return res, serr
 	}
+	callsAfter, err := scrapeCalls(ctx, members)
+	if err != nil {
+		return res, err
+	}
 	res = Result{
 		Schedulers: cfg.Schedulers, NodeMonitors: cfg.NodeMonitors, SlotsPerNode: cfg.Slots,
 		Jobs: cfg.Jobs, TasksPerJob: cfg.Tasks, RateJobsPerSec: cfg.Rate,
@@ -204,6 +219,11 @@ func Run(ctx context.Context, cfg Config) (res Result, err error) {
 		res.TasksPerSec = float64(sum.TasksCompleted) / driveFor.Seconds()
 	}
 	res.Roles = costs(members, before, idle, after, idleFor, driveFor, sum.TasksCompleted)
+	roles := make([]Role, len(members))
+	for i, m := range members {
+		roles[i] = m.role
+	}
+	addCalls(res.Roles, callCosts(roles, callsBefore, callsAfter, sum.TasksCompleted))
 	fe := RoleCost{Role: Frontend, Processes: len(drives), CPUSeconds: driverCPU.Seconds(), PeakRSSMiB: float64(driverRSS) / (1 << 20)}
 	if sum.TasksCompleted > 0 {
 		fe.CPUPerTaskUs = fe.CPUSeconds * 1e6 / float64(sum.TasksCompleted)

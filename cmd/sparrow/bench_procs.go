@@ -20,7 +20,9 @@ until it has formed, measure it idle for --idle, then drive --jobs jobs of
 --tasks tasks through it with "sparrow drive" at each rate in --rates (a
 fresh fleet per rate; one driver per scheduler, each with its share). Reports, per role, the CPU time per completed task
 (user + system of all its processes, from /proc), the part of it that is
-idle cost (gossip, timers) and peak RSS; and the drive's throughput, job
+idle cost (gossip, timers), peak RSS and the Thrift calls served and made
+per task, by method (from the daemons' /metrics; an executor's are read off
+its node monitor's, its only Thrift peer); and the drive's throughput, job
 response time and scheduling delay (submit to launch, from the executors'
 reported launch times). Linux only.
 

@@ -54,6 +54,7 @@ func docCollectors() []refdocs.Collector {
 		{ServedBy: "nodemonitor", Collector: nodemonitor.Collector(func() nodemonitor.State { return nodemonitor.State{} })},
 		{ServedBy: "coordinator", Collector: coordinator.Collector(func() coordinator.Stats { return coordinator.Stats{} })},
 		{ServedBy: "scheduler, nodemonitor", Collector: metrics.RPCCollector(func() rpc.Stats { return rpc.Stats{} })},
+		{ServedBy: "scheduler, nodemonitor", Collector: metrics.CallsCollector(func() rpc.CallStats { return rpc.CallStats{} })},
 		{ServedBy: "scheduler, nodemonitor, coordinator", Collector: membership.Collector(func() membership.Stats { return membership.Stats{NodesReported: true} })},
 		{ServedBy: "scheduler, nodemonitor, coordinator", Collector: metrics.BuildInfo(buildinfo.Info{}, "")},
 		{ServedBy: "scheduler, nodemonitor, coordinator", Collector: adminGuardForDocs()},

@@ -89,6 +89,8 @@ func TestReferenceCoversEveryFlagAndMetric(t *testing.T) {
 			"| `sparrow_nodemonitor_slots` | gauge |",
 			"| `sparrow_coordinator_active` | gauge |",
 			"| `sparrow_rpc_connections_open` | gauge |",
+			"| `sparrow_rpc_calls_served_total` | not reported while idle | `method` |",
+			"| `sparrow_rpc_calls_made_total` | not reported while idle | `method` |",
 		}},
 	} {
 		got := string(files[tc.file])

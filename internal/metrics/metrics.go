@@ -1,6 +1,7 @@
 package metrics
 
 import (
+	"maps"
 	"slices"
 
 	"github.com/prometheus/client_golang/prometheus"
@@ -162,6 +163,26 @@ func RPCCollector(stats func() rpc.Stats) prometheus.Collector {
 		Counter("sparrow_rpc_connections_idle_closed_total", "Connections closed by the opt-in idle timeout.", func(s st) float64 { return float64(s.IdleClosed) }),
 		Counter("sparrow_rpc_frame_timeouts_total", "Connections closed for not finishing a frame in time.", func(s st) float64 { return float64(s.FrameTimeouts) }),
 		Counter("sparrow_rpc_budget_refused_total", "Requests refused because decode memory stayed taken.", func(s st) float64 { return float64(s.BudgetRefused) }),
+	)
+}
+
+// CallsCollector exposes a daemon's Thrift calls per method: those its
+// servers served and those its client pools made.
+func CallsCollector(calls func() rpc.CallStats) prometheus.Collector {
+	byMethod := func(counts map[string]int64) []Labelled {
+		out := make([]Labelled, 0, len(counts))
+		for _, m := range slices.Sorted(maps.Keys(counts)) {
+			out = append(out, Labelled{Labels: []string{m}, Value: float64(counts[m])})
+		}
+		return out
+	}
+	return NewCollector(calls,
+		CounterVec("sparrow_rpc_calls_served_total",
+			"Thrift calls served, by method; calls of a method the service lacks count as method \"other\".",
+			[]string{"method"}, func(s rpc.CallStats) []Labelled { return byMethod(s.Served) }),
+		CounterVec("sparrow_rpc_calls_made_total",
+			"Thrift calls made to peers, by method, a call sent again counting twice.",
+			[]string{"method"}, func(s rpc.CallStats) []Labelled { return byMethod(s.Made) }),
 	)
 }
 

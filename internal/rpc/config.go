@@ -89,6 +89,11 @@ type Config struct {
 	// Servers log to the logger given to Listen. Nil logs nothing (a
 	// pointer keeps Config comparable).
 	DialLog *zerolog.Logger
+	// Calls, when set, counts the calls that servers built with this
+	// Config serve and that pools built with it make, per method; the
+	// servers and pools of one member should share one. Nil counts
+	// nothing.
+	Calls *Calls
 }
 
 func (c Config) withDefaults() Config {

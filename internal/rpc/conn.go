@@ -101,7 +101,11 @@ func (s *Server) serveConn(c *serverConn) {
 	}
 	br := bufio.NewReaderSize(c.conn, reuseBytes)
 	st := newServerTransport(c.conn, s.cfg.FrameTimeout)
-	prot := newServerProtocol(st, s.tcfg)
+	var served *CallCounter
+	if s.cfg.Calls != nil {
+		served = &s.cfg.Calls.Served
+	}
+	prot := newServerProtocol(st, s.tcfg, served, proc)
 	var spare []byte // a small frame buffer kept for the next call
 	ctx := context.Background()
 	for {

@@ -16,7 +16,9 @@ package rpc
 //     stay under fuzzAllocFixed + fuzzAllocPerByte*len(input): no
 //     allocation driven by a size the peer claims rather than sends;
 //   - bytes written back stay under fuzzWriteFixed +
-//     fuzzWritePerByte*len(input): no reply amplification.
+//     fuzzWritePerByte*len(input): no reply amplification;
+//   - the calls served are counted only under the service's method names
+//     and OtherMethod: no name from the wire becomes a metric label.
 //
 // Run the seeds with go test; explore one target with, e.g.,
 //
@@ -95,11 +97,11 @@ func (c *fuzzConn) SetDeadline(time.Time) error      { return nil }
 func (c *fuzzConn) SetReadDeadline(time.Time) error  { return nil }
 func (c *fuzzConn) SetWriteDeadline(time.Time) error { return nil }
 
-// newFuzzServer returns a Server, built by Listen with the default Config,
-// whose connections are answered by proc. It never accepts: fuzzServe
+// newFuzzServer returns a Server, built by Listen with the default Config
+// counting its calls, whose connections are answered by proc. It never accepts: fuzzServe
 // hands it connections the way Serve does after Accept.
 func newFuzzServer(f *testing.F, proc thrift.TProcessor) *Server {
-	s, err := Listen("127.0.0.1:0", Config{}, zerolog.Nop())
+	s, err := Listen("127.0.0.1:0", Config{Calls: new(Calls)}, zerolog.Nop())
 	if err != nil {
 		f.Fatal(err)
 	}
@@ -153,6 +155,12 @@ func fuzzServe(t testing.TB, s *Server, stream []byte) {
 	}
 	if w, limit := conn.written, fuzzWriteFixed+fuzzWritePerByte*len(stream); w > limit {
 		t.Fatalf("serving a %d-byte stream wrote back %d bytes, over the %d-byte limit", len(stream), w, limit)
+	}
+	known := s.proc.ProcessorMap()
+	for name := range s.cfg.Calls.Stats().Served {
+		if _, ok := known[name]; !ok && name != OtherMethod {
+			t.Fatalf("serving a %d-byte stream counted calls under %q, not a method of the service", len(stream), name)
+		}
 	}
 }
 

@@ -33,6 +33,7 @@ type Pool[C any] struct {
 	newClient func(thrift.TClient) C
 	open      func(ctx context.Context, addr string, c C) error // OnOpen's hook; nil: none
 	addrs     *lastKnownAddrs                                   // resolves peers' host names for dial
+	made      *CallCounter                                      // Config.Calls' Made; nil: not counted
 
 	mu     sync.Mutex
 	peers  map[string]*peer[C]
@@ -136,7 +137,12 @@ const checkIdleAfter = 250 * time.Millisecond
 // sparrowrpc.NewGetTaskServiceClient.
 func NewPool[C any](cfg Config, newClient func(thrift.TClient) C) *Pool[C] {
 	cfg = cfg.withDefaults()
+	var made *CallCounter
+	if cfg.Calls != nil {
+		made = &cfg.Calls.Made
+	}
 	return &Pool[C]{
+		made:      made,
 		cfg:       cfg,
 		tcfg:      cfg.thrift(cfg.CallTimeout),
 		newClient: newClient,
@@ -436,7 +442,7 @@ func (p *Pool[C]) dial(ctx context.Context, addr string, id ConnID) (*pooled[C],
 	}
 	counted := &countingConn{Conn: conn}
 	framed := newFramed(thrift.NewTSocketFromConnConf(counted, p.tcfg), p.tcfg)
-	prot := newProtocol(framed, p.tcfg)
+	prot := newCallerProtocol(framed, p.tcfg, p.made)
 	pc := &pooled[C]{id: id, conn: conn, counted: counted, trans: framed, client: p.newClient(thrift.NewTStandardClient(prot, prot))}
 	if p.open != nil {
 		if err := p.open(ctx, addr, pc.client); err != nil {

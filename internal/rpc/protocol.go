@@ -24,6 +24,12 @@ type boundedProtocol struct {
 	// false on the client side, where replies come from our own peers.
 	left    int64
 	metered bool
+	// made counts the calls a client writes; served counts the calls a
+	// server reads, under their names when known has them (the service's
+	// methods) and as OtherMethod otherwise, so a name from the wire
+	// never becomes a label. Nil counts nothing.
+	made, served *CallCounter
+	known        map[string]thrift.TProcessorFunction
 }
 
 // frameReader is a transport that knows how much of the current frame is
@@ -63,12 +69,45 @@ func newFramed(sock thrift.TTransport, cfg *thrift.TConfiguration) *thrift.TFram
 
 // newProtocol is the client side's protocol: bounded, not metered.
 func newProtocol(framed *thrift.TFramedTransport, cfg *thrift.TConfiguration) thrift.TProtocol {
-	return &boundedProtocol{TProtocol: thrift.NewTBinaryProtocolConf(framed, cfg), frame: framed}
+	return newCallerProtocol(framed, cfg, nil)
 }
 
-// newServerProtocol is a server connection's protocol over t, metered.
-func newServerProtocol(t *serverTransport, cfg *thrift.TConfiguration) *boundedProtocol {
-	return &boundedProtocol{TProtocol: thrift.NewTBinaryProtocolConf(t, cfg), frame: t, metered: true}
+// newCallerProtocol is newProtocol counting the calls it writes in made
+// (nil: not counted).
+func newCallerProtocol(framed *thrift.TFramedTransport, cfg *thrift.TConfiguration, made *CallCounter) *boundedProtocol {
+	return &boundedProtocol{TProtocol: thrift.NewTBinaryProtocolConf(framed, cfg), frame: framed, made: made}
+}
+
+// newServerProtocol is a server connection's protocol over t, metered,
+// counting the calls it reads in served (nil: not counted) by the names
+// of proc's methods.
+func newServerProtocol(t *serverTransport, cfg *thrift.TConfiguration, served *CallCounter, proc thrift.TProcessor) *boundedProtocol {
+	p := &boundedProtocol{TProtocol: thrift.NewTBinaryProtocolConf(t, cfg), frame: t, metered: true, served: served}
+	if served != nil {
+		p.known = proc.ProcessorMap()
+	}
+	return p
+}
+
+// WriteMessageBegin implements thrift.TProtocol, counting a call sent.
+func (p *boundedProtocol) WriteMessageBegin(ctx context.Context, name string, typ thrift.TMessageType, seq int32) error {
+	if p.made != nil && (typ == thrift.CALL || typ == thrift.ONEWAY) {
+		p.made.Add(name)
+	}
+	return p.TProtocol.WriteMessageBegin(ctx, name, typ, seq)
+}
+
+// ReadMessageBegin implements thrift.TProtocol, counting a call received.
+func (p *boundedProtocol) ReadMessageBegin(ctx context.Context) (string, thrift.TMessageType, int32, error) {
+	name, typ, seq, err := p.TProtocol.ReadMessageBegin(ctx)
+	if err == nil && p.served != nil && (typ == thrift.CALL || typ == thrift.ONEWAY) {
+		if _, ok := p.known[name]; ok {
+			p.served.Add(name)
+		} else {
+			p.served.Add(OtherMethod)
+		}
+	}
+	return name, typ, seq, err
 }
 
 // resetMeter starts the allowance of a frame of size bytes.
