@@ -53,17 +53,31 @@ type Observer struct {
 	via    string
 	log    zerolog.Logger
 	// synced is when Collect last took its seed's full state (zero:
-	// never).
-	synced time.Time
+	// never), wait how long after it the next is due, and members how
+	// many members the view held at the last Collect.
+	synced  time.Time
+	wait    time.Duration
+	members int
 }
 
 // resyncEvery is how often a watching observer takes its seed's full
-// state again. Between, gossip keeps its view current as any member's: a
-// full state exchange costs the seed and the observer the whole fleet's
-// member list (hundreds of kilobytes at a thousand members), so it is
-// not made for every sample. It matches the lan profile's push-pull
-// interval, the pace at which members themselves repair missed news.
-const resyncEvery = 30 * time.Second
+// state again once it has watched for a while. Between, gossip keeps its
+// view current as any member's: a full state exchange costs the seed and
+// the observer the whole fleet's member list (hundreds of kilobytes at a
+// thousand members), so it is not made for every sample. It matches the
+// lan profile's push-pull interval, the pace at which members themselves
+// repair missed news.
+//
+// An observer that joined a fleet still forming (its seed not yet linked
+// to the rest) hears of the others only from gossip that may have spent
+// its retransmissions before the observer was known: so the exchanges
+// start resyncFirst after the first and double up to resyncEvery, and a
+// sample whose view gained or lost members since the last one (a fleet in
+// flux) takes one as well, no more often than every resyncFirst.
+const (
+	resyncEvery = 30 * time.Second
+	resyncFirst = time.Second
+)
 
 // observerLeaveWait bounds the wait for the observer's leave message to
 // start spreading: the first gossip round (200 ms on the lan profile)
@@ -122,20 +136,32 @@ func (o *Observer) Addr() string { return o.c.Addr() }
 
 // Collect reads the view and asks every member that advertises an HTTP
 // endpoint for its /status, several at a time. The first Collect, and
-// then one every resyncEvery, first takes the seed's full state (Join
+// then others as resyncEvery says, first takes the seed's full state (Join
 // returns once it sees one member, possibly while a join retried in the
 // background is still merging the rest; and gossip alone may leave a
 // member without news it missed, see membership.Cluster.SyncWithSeed).
 // A seed that does not answer leaves the view as gossip made it.
 func (o *Observer) Collect(ctx context.Context) View {
-	if o.synced.IsZero() || time.Since(o.synced) >= resyncEvery {
+	members := len(o.c.Members(""))
+	if resyncDue(o.synced, o.wait, o.members, members, time.Now()) {
 		if _, err := o.c.SyncWithSeed(); err != nil {
 			o.log.Debug().Err(err).Msg("state sync with the seed failed; reporting the gossip view as it is")
 		} else {
 			o.synced = time.Now()
+			o.wait = min(max(2*o.wait, resyncFirst), resyncEvery)
 		}
+		members = len(o.c.Members(""))
 	}
+	o.members = members
 	return collect(ctx, o.c, o.client, o.via)
+}
+
+// resyncDue reports whether a Collect at now takes the seed's full state:
+// never taken yet, wait passed since the last, or the view's member count
+// moved from before to members and resyncFirst has passed.
+func resyncDue(synced time.Time, wait time.Duration, before, members int, now time.Time) bool {
+	since := now.Sub(synced)
+	return synced.IsZero() || since >= wait || (members != before && since >= resyncFirst)
 }
 
 // routeTo returns the local address, port 0, that the kernel would use to
