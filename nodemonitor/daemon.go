@@ -31,8 +31,12 @@ type DaemonConfig struct {
 	Listen, InternalListen string
 	Gossip                 string
 	Join                   []string
-	GossipProfile          string
-	Keyring                *memberlist.Keyring
+	// JoinLater defers joining the seeds to Cluster.Join
+	// (membership.Config.JoinLater), so that the node monitor joins with
+	// its HTTP endpoint and its executors' apps already advertised.
+	JoinLater     bool
+	GossipProfile string
+	Keyring       *memberlist.Keyring
 	// AdvertiseHost replaces a wildcard host in advertised addresses; it
 	// defaults to the gossip host.
 	AdvertiseHost string
@@ -114,7 +118,7 @@ func StartDaemon(cfg DaemonConfig) (*Daemon, error) {
 		Boot: strconv.FormatInt(time.Now().UnixNano(), 36),
 	}
 	cluster, err := membership.Start(membership.Config{
-		Name: cfg.Name, Bind: cfg.Gossip, Seeds: cfg.Join, Profile: cfg.GossipProfile, Keyring: cfg.Keyring,
+		Name: cfg.Name, Bind: cfg.Gossip, Seeds: cfg.Join, JoinLater: cfg.JoinLater, Profile: cfg.GossipProfile, Keyring: cfg.Keyring,
 		Meta: d.meta, Log: cfg.Log,
 	})
 	if err != nil {

@@ -25,8 +25,12 @@ type DaemonConfig struct {
 	Listen, GetTaskListen string
 	// Gossip is the gossip "host:port" to bind and advertise; Join lists
 	// seed members; GossipProfile is "lan", "local" or "wan".
-	Gossip        string
-	Join          []string
+	Gossip string
+	Join   []string
+	// JoinLater defers joining the seeds to Cluster.Join
+	// (membership.Config.JoinLater), so that the scheduler joins with its
+	// HTTP endpoint already advertised.
+	JoinLater     bool
 	GossipProfile string
 	Keyring       *memberlist.Keyring
 	// AdvertiseHost replaces a wildcard host in the advertised Thrift
@@ -76,7 +80,7 @@ func StartDaemon(cfg DaemonConfig) (*Daemon, error) {
 	svc, gt := servers[0], servers[1]
 	svcAddr, gtAddr := rpc.Advertised(svc.Addr(), host), rpc.Advertised(gt.Addr(), host)
 	cluster, err := membership.Start(membership.Config{
-		Name: cfg.Name, Bind: cfg.Gossip, Seeds: cfg.Join, Profile: cfg.GossipProfile, Keyring: cfg.Keyring,
+		Name: cfg.Name, Bind: cfg.Gossip, Seeds: cfg.Join, JoinLater: cfg.JoinLater, Profile: cfg.GossipProfile, Keyring: cfg.Keyring,
 		Meta: schedulerMeta(svcAddr, gtAddr, cfg.Scheduler.MaxQueueWait > 0),
 		Log:  cfg.Log,
 	})

@@ -111,6 +111,9 @@ tasks.`,
 					return fmt.Errorf("--k8s-node: %w", err)
 				}
 			}
+			// Joined once the HTTP endpoint is advertised: one piece of
+			// gossip news, not two.
+			cfg.JoinLater = true
 			d, err := nodemonitor.StartDaemon(cfg)
 			if err != nil {
 				return err
@@ -131,6 +134,7 @@ tasks.`,
 				return err
 			}
 			defer srv.Close()
+			d.Cluster.Join()
 			return daemon.DrainOnSignal(log, drainAsked, drainFor, func() error {
 				srv.ShuttingDown()
 				d.Drain(drainFor)

@@ -63,6 +63,9 @@ is live in its view; otherwise 503 with the reason.`,
 			if cfg.Keyring, err = sec.Apply(log, &cfg.RPC); err != nil {
 				return err
 			}
+			// Joined once the HTTP endpoint is advertised: one piece of
+			// gossip news, not two.
+			cfg.JoinLater = true
 			d, err := scheduler.StartDaemon(cfg)
 			if err != nil {
 				return err
@@ -73,6 +76,7 @@ is live in its view; otherwise 503 with the reason.`,
 				return err
 			}
 			defer srv.Close()
+			d.Cluster.Join()
 			return daemon.RunUntilSignal(log, func() error {
 				srv.ShuttingDown()
 				d.Drain(drain)

@@ -41,6 +41,13 @@ type Config struct {
 	Profile string
 	// Keyring, when set, encrypts gossip and refuses members without a key.
 	Keyring *memberlist.Keyring
+	// JoinLater makes Start bind and answer gossip but join the seeds only
+	// when Join is called, so that a daemon can first complete its
+	// metadata (its HTTP endpoint, its executors' apps) and join with it:
+	// every metadata change after the join is news that every member of
+	// the fleet relays, and a fleet that starts at once relays every
+	// member's.
+	JoinLater bool
 	// Log receives the member's and memberlist's logs.
 	Log zerolog.Logger
 }
@@ -81,8 +88,10 @@ type Cluster struct {
 	stop       chan struct{}
 	done       sync.WaitGroup
 	// seeds joins the configured seeds; nil without seeds. Set before
-	// Start returns and never changed.
-	seeds *seedJoiner
+	// Start returns and never changed. joinOnce starts it, from Start or,
+	// with Config.JoinLater, from Join.
+	seeds    *seedJoiner
+	joinOnce sync.Once
 	// role is this member's, fixed at start. gossipLog is memberlist's
 	// logger; statesKey and states are what memberlist reports of its
 	// failure detector (states.go).
@@ -197,19 +206,37 @@ func Start(cfg Config) (*Cluster, error) {
 			j.resolve = net.DefaultResolver.LookupHost
 		}
 		c.seeds = j
-		// The first try is made here, so that a member whose seeds are up
-		// returns from Start with them in its view.
-		joined := j.try()
+		if !cfg.JoinLater {
+			c.Join()
+		}
+	}
+	return c, nil
+}
+
+// Join joins the seeds, once: Start does unless Config.JoinLater. The
+// first try is made before Join returns, so that a member whose seeds are
+// up has them in its view; then seeds missing from the view are joined in
+// the background until the member leaves. Without seeds it does nothing.
+func (c *Cluster) Join() {
+	if c.seeds == nil {
+		return
+	}
+	c.joinOnce.Do(func() {
+		select {
+		case <-c.stop:
+			return // left before joining
+		default:
+		}
+		joined := c.seeds.try()
 		if !joined {
-			c.log.Warn().Strs("seeds", seeds).Msg("no seed answered; retrying in the background")
+			c.log.Warn().Strs("seeds", c.seeds.seeds).Msg("no seed answered; retrying in the background")
 		}
 		c.done.Add(1)
 		go func() {
 			defer c.done.Done()
-			j.run(joined, c.stop)
+			c.seeds.run(joined, c.stop)
 		}()
-	}
-	return c, nil
+	})
 }
 
 func memberlistConfig(profile string) (*memberlist.Config, error) {
