@@ -91,6 +91,10 @@ type Config struct {
 	// every 50 and after the last, for fleets large enough that starting
 	// them takes a while.
 	Progress func(started, of int)
+	// StartEvery, if positive, spaces the node monitors' starts: the k-th
+	// starts no sooner than k times StartEvery after the first, so that a
+	// large fleet on a small machine joins at a pace its gossip can relay.
+	StartEvery time.Duration
 	// Join, if set, makes this a slice of a fleet whose schedulers run
 	// elsewhere: it starts no scheduler (Schedulers is ignored) and its node
 	// monitors join the gossip cluster through these addresses.
@@ -214,7 +218,7 @@ func Launch(ctx context.Context, cfg Config) (_ *Fleet, err error) {
 	for i := 0; i < cfg.Schedulers; i++ {
 		h := cfg.host(1, i)
 		d, err := scheduler.StartDaemon(scheduler.DaemonConfig{
-			Listen: h + ":0", GetTaskListen: h + ":0", Gossip: h + ":0", Join: seeds,
+			Listen: h + ":0", GetTaskListen: h + ":0", Gossip: h + ":0", Join: seeds, JoinLater: true,
 			GossipProfile: cfg.GossipProfile, Name: fmt.Sprintf("scheduler-%d", i),
 			Scheduler: scheduler.Config{
 				ProbeRatio: cfg.ProbeRatio, ConstrainedProbeRatio: cfg.ConstrainedProbeRatio,
@@ -231,8 +235,13 @@ func Launch(ctx context.Context, cfg Config) (_ *Fleet, err error) {
 		if err := f.serveHTTP(h, d.Cluster, d.OperatorStatus, d.Serving); err != nil {
 			return nil, fmt.Errorf("scheduler %d: %w", i, err)
 		}
+		d.Cluster.Join()
 	}
+	paceStart := time.Now()
 	for i := 0; i < cfg.NodeMonitors; i++ {
+		if err := waitTurn(ctx, paceStart, i, cfg.StartEvery); err != nil {
+			return nil, err
+		}
 		h := cfg.host(10, cfg.FirstNodeMonitor+i)
 		q, err := queue.New(cfg.Queue, 1, cfg.Weights)
 		if err != nil {
@@ -243,7 +252,7 @@ func Launch(ctx context.Context, cfg Config) (_ *Fleet, err error) {
 			attrs = cfg.NodeAttrs(i)
 		}
 		d, err := nodemonitor.StartDaemon(nodemonitor.DaemonConfig{
-			Listen: h + ":0", InternalListen: h + ":0", Gossip: h + ":0", Join: seeds[:1],
+			Listen: h + ":0", InternalListen: h + ":0", Gossip: h + ":0", Join: seeds[:1], JoinLater: true,
 			GossipProfile: cfg.GossipProfile, Name: fmt.Sprintf("nodemonitor-%d", cfg.FirstNodeMonitor+i),
 			Slots: cfg.Slots, Queue: q, ShortJobs: cfg.ShortJobs, PullRetry: cfg.ShortPull, Attrs: attrs, Coordination: cfg.Coordination, RPC: cfg.RPC, Log: cfg.Log,
 		})
@@ -270,12 +279,35 @@ func Launch(ctx context.Context, cfg Config) (_ *Fleet, err error) {
 			backends = append(backends, b)
 		}
 		f.Backends = append(f.Backends, backends)
+		// A machine's node monitor and executors start together; it joins
+		// with its HTTP endpoint and apps advertised, one piece of news.
+		d.Cluster.Join()
 		if cfg.Progress != nil && ((i+1)%50 == 0 || i+1 == cfg.NodeMonitors) {
 			cfg.Progress(i+1, cfg.NodeMonitors)
 		}
 	}
 	f.StartedAt = time.Now()
 	return f, nil
+}
+
+// waitTurn waits until the k-th start's turn, k times every after start,
+// or until ctx ends. A non-positive every never waits.
+func waitTurn(ctx context.Context, start time.Time, k int, every time.Duration) error {
+	if every <= 0 || k == 0 {
+		return nil
+	}
+	wait := time.Until(start.Add(time.Duration(k) * every))
+	if wait <= 0 {
+		return nil
+	}
+	t := time.NewTimer(wait)
+	defer t.Stop()
+	select {
+	case <-t.C:
+		return nil
+	case <-ctx.Done():
+		return ctx.Err()
+	}
 }
 
 // executorRPC is the fleet's executors' Thrift client configuration:

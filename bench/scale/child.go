@@ -77,7 +77,7 @@ func (s *childServer) handle(ctx context.Context, c Command) (Event, error) {
 		}
 		f, err := fleet.Start(ctx, fleet.Config{
 			Join: sl.Join, FirstNodeMonitor: sl.First, NodeMonitors: sl.Count, Slots: sl.Slots,
-			Apps: sl.Apps, GossipProfile: sl.GossipProfile, HTTP: sl.HTTP, Log: s.log,
+			Apps: sl.Apps, GossipProfile: sl.GossipProfile, HTTP: sl.HTTP, StartEvery: sl.StartEvery, Log: s.log,
 			Progress: func(started, of int) { s.send(Event{Kind: evProgress, Started: started, Of: of}) },
 			OnLaunch: func(node int, t client.LaunchedTask) {
 				s.send(Event{Kind: evLaunch, Launch: &Launch{

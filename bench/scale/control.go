@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"slices"
+	"time"
 )
 
 // The control protocol between the harness and a child process that hosts
@@ -50,6 +51,8 @@ type SliceSpec struct {
 	Join          []string
 	GossipProfile string
 	HTTP          bool
+	// StartEvery spaces the slice's starts (fleet.Config.StartEvery).
+	StartEvery time.Duration `json:",omitempty"`
 }
 
 // Event is one line from a child to the harness.
@@ -83,6 +86,9 @@ type Launch struct {
 	AtUnixNano int64  `json:"at_unix_nano"`
 }
 
+// maxStartEvery bounds the spacing of a slice's starts.
+const maxStartEvery = time.Minute
+
 // maxSliceNodeMonitors bounds a slice to the fleet's address plan.
 const maxSliceNodeMonitors = 2500
 
@@ -106,6 +112,8 @@ func parseCommand(line []byte) (Command, error) {
 			return Command{}, fmt.Errorf("slice apps %q: want named apps", s.Apps)
 		case len(s.Join) == 0:
 			return Command{}, fmt.Errorf("slice with no gossip address to join")
+		case s.StartEvery < 0 || s.StartEvery > maxStartEvery:
+			return Command{}, fmt.Errorf("slice starts every %v: want 0 to %v", s.StartEvery, maxStartEvery)
 		}
 	case opKill:
 		if c.Kill < 0 {

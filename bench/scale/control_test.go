@@ -27,6 +27,9 @@ func TestParseCommand(t *testing.T) {
 		{"unnamed app", strings.Replace(start, `["app-0"]`, `[""]`, 1), "apps"},
 		{"nothing to join", strings.Replace(start, `["127.0.1.1:7946"]`, `null`, 1), "join"},
 		{"negative kill", `{"op":"kill","kill":-1}`, "kill -1"},
+		{"paced start", strings.Replace(start, `"HTTP":true`, `"HTTP":true,"StartEvery":2500000000`, 1), ""},
+		{"start paced backwards", strings.Replace(start, `"HTTP":true`, `"HTTP":true,"StartEvery":-1`, 1), "starts every"},
+		{"start paced beyond a minute", strings.Replace(start, `"HTTP":true`, `"HTTP":true,"StartEvery":61000000000`, 1), "starts every"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			_, err := parseCommand([]byte(tc.line))

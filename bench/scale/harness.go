@@ -48,6 +48,15 @@ func largestSlice(n, procs int) int {
 	return splitSlices(n, processesFor(n, procs))[0].Count
 }
 
+// startEvery is how far apart each of procs processes starts its node
+// monitors for the fleet to start rate of them per second (0: no pacing).
+func startEvery(rate float64, procs int) time.Duration {
+	if rate <= 0 {
+		return 0
+	}
+	return time.Duration(float64(procs) / rate * float64(time.Second))
+}
+
 // fleetUnderTest is the fleet a point measures: the schedulers in this
 // process, the node monitors here too or in child processes.
 type fleetUnderTest struct {
@@ -63,7 +72,8 @@ func startFleet(ctx context.Context, cfg Config, n int, counter *GossipCounter) 
 	fc := fleet.Config{
 		Schedulers: cfg.Schedulers, NodeMonitors: n, Slots: cfg.Slots,
 		GossipProfile: cfg.GossipProfile, HTTP: true, Log: cfg.Log,
-		Progress: func(started, of int) { cfg.say("%d of %d node monitors started", started, of) },
+		Progress:   func(started, of int) { cfg.say("%d of %d node monitors started", started, of) },
+		StartEvery: startEvery(cfg.StartRate, 1),
 	}
 	procs := processesFor(n, cfg.Procs)
 	if procs == 1 {
@@ -119,6 +129,7 @@ func (u *fleetUnderTest) startChildren(ctx context.Context, cfg Config, plan []S
 	var mu sync.Mutex
 	for k, sl := range plan {
 		sl.Slots, sl.Apps, sl.Join, sl.GossipProfile, sl.HTTP = cfg.Slots, u.Apps(), u.Seeds(), cfg.GossipProfile, true
+		sl.StartEvery = startEvery(cfg.StartRate, len(plan))
 		wg.Add(1)
 		go func() {
 			defer wg.Done()

@@ -205,3 +205,20 @@ func TestServeChildStopsAtTheEndOfItsInput(t *testing.T) {
 		t.Errorf("ServeChild at EOF = %v, want nil", err)
 	}
 }
+
+func TestStartEverySpreadsTheRateOverProcesses(t *testing.T) {
+	for _, tc := range []struct {
+		rate  float64
+		procs int
+		want  time.Duration
+	}{
+		{0, 5, 0},
+		{2, 1, 500 * time.Millisecond},
+		{2, 5, 2500 * time.Millisecond},
+		{10, 4, 400 * time.Millisecond},
+	} {
+		if got := startEvery(tc.rate, tc.procs); got != tc.want {
+			t.Errorf("startEvery(%g, %d) = %v, want %v", tc.rate, tc.procs, got, tc.want)
+		}
+	}
+}

@@ -16,12 +16,12 @@ type Results []Point
 // WriteTable prints a row per fleet size.
 func (rs Results) WriteTable(w io.Writer) error {
 	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', tabwriter.AlignRight)
-	fmt.Fprintln(tw, "node monitors\tschedulers\tprocs\tstart s\tformation s\tkill→dropped s\tkill→last call s\tgossip B/s/member\tUDP pkts/s/member\tsuspicions/s/member\tidle CPU ms/s/member\tCPU µs/task\tdelay p50 ms\tdelay p99 ms\ttasks\tstatus ms\tdashboard ms\tload1\t")
+	fmt.Fprintln(tw, "node monitors\tschedulers\tprocs\tstart s\tformation s\tkill→dropped s\tkill→last call s\tgossip B/s/member\tUDP pkts/s/member\tsuspicions/s/member\tidle CPU ms/s/member\tCPU µs/task\tsched proc µs/task\tdelay p50 ms\tdelay p99 ms\ttasks\tstatus answer ms\tstatus ms\tdashboard ms\tload1\t")
 	for _, p := range rs {
-		fmt.Fprintf(tw, "%d\t%d\t%d\t%.1f\t%.2f\t%.2f\t%.2f\t%.0f\t%.1f\t%.3f\t%.2f\t%.0f\t%.2f\t%.2f\t%d/%d\t%.0f\t%.0f\t%.1f\t\n",
+		fmt.Fprintf(tw, "%d\t%d\t%d\t%.1f\t%.2f\t%.2f\t%.2f\t%.0f\t%.1f\t%.3f\t%.2f\t%.0f\t%.0f\t%.2f\t%.2f\t%d/%d\t%.0f\t%.0f\t%.0f\t%.1f\t\n",
 			p.NodeMonitors, p.Schedulers, p.Processes, p.StartS, p.FormationS, p.KillToDroppedMaxS, p.KillToLastFailedMaxS, p.GossipBytesPerMemberS,
-			p.UDPPacketsPerMemberS, p.SuspicionsPerMemberS, p.IdleCPUMsPerMemberS, p.CPUPerTaskUs, p.SchedDelayMs.P50, p.SchedDelayMs.P99,
-			p.TasksCompleted, p.TasksSubmitted, p.StatusMs, p.DashboardMs, p.Load1)
+			p.UDPPacketsPerMemberS, p.SuspicionsPerMemberS, p.IdleCPUMsPerMemberS, p.CPUPerTaskUs, p.SchedulerProcCPUPerTaskUs, p.SchedDelayMs.P50, p.SchedDelayMs.P99,
+			p.TasksCompleted, p.TasksSubmitted, p.StatusAnswerMs, p.StatusMs, p.DashboardMs, p.Load1)
 	}
 	return tw.Flush()
 }

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"os"
 	"os/exec"
 	"slices"
 	"sync"
@@ -40,6 +41,16 @@ type Config struct {
 	Tasks        int
 	TaskDuration time.Duration
 	Drive        time.Duration
+	// Warmup, if positive, drives the fleet that long at the same rate
+	// before the drive that is measured, so that the schedulers hold the
+	// connections a running fleet holds: the first call from a scheduler
+	// to a node monitor dials it, and at a thousand node monitors and
+	// 20 jobs/s most calls of a 10 s drive would be first calls.
+	Warmup time.Duration
+	// StartRate, if positive, is how many node monitors start per second
+	// across the fleet (each of P processes starting one every P/StartRate
+	// seconds); 0 starts each process's as fast as they come up.
+	StartRate float64
 	// Settle is how long the formed fleet is left before the idle window,
 	// so that the join's news (every member's joins and metadata updates,
 	// each retransmitted a few times per member) has finished spreading.
@@ -80,8 +91,12 @@ func (c *Config) Validate() error {
 		return fmt.Errorf("slots %d: want at least 1", c.Slots)
 	case c.Idle <= 0 || c.Drive <= 0:
 		return fmt.Errorf("idle window and drive must be positive")
+	case c.Warmup < 0:
+		return fmt.Errorf("warm-up %v: want 0 (none) or more", c.Warmup)
 	case c.JobsPerSec <= 0 || c.Tasks < 1:
 		return fmt.Errorf("want a positive job rate and at least one task per job")
+	case c.StartRate < 0 || (c.StartRate > 0 && c.StartRate < 0.1):
+		return fmt.Errorf("start rate %g: want 0 (as fast as they come up) or at least 0.1 node monitors per second", c.StartRate)
 	case c.Procs < 0:
 		return fmt.Errorf("procs %d: want 0 (as many as the sizes need) or more", c.Procs)
 	}
@@ -104,8 +119,27 @@ type Point struct {
 	// StartS is how long starting every member took, one after another;
 	// FormationS how long after the last start every scheduler saw every
 	// node monitor with its app.
+	// StartRate is Config.StartRate: node monitors started per second
+	// across the fleet, 0 for as fast as they came up.
+	StartRate  float64 `json:"start_rate"`
 	StartS     float64 `json:"start_s"`
 	FormationS float64 `json:"formation_s"`
+	// FormationAliveNewsPerMember and FormationSuspicionsPerMember are the
+	// alive messages and suspicions each member accepted from the first
+	// start until the fleet had formed. Every member accepts each
+	// incarnation of every other member once, so the first divided by the
+	// members is about how many incarnations (the join, then one per
+	// metadata change or refuted suspicion) a member went through.
+	FormationAliveNewsPerMember  float64 `json:"formation_alive_news_per_member"`
+	FormationSuspicionsPerMember float64 `json:"formation_suspicions_per_member"`
+	// SettledAliveNewsPerMember and SettledSuspicionsPerMember count the
+	// same from the first start to the end of the settle.
+	SettledAliveNewsPerMember  float64 `json:"settled_alive_news_per_member"`
+	SettledSuspicionsPerMember float64 `json:"settled_suspicions_per_member"`
+	// SettledCPUMsPerMember is the CPU time every process of the fleet
+	// spent from the first start to the end of the settle, per member:
+	// what starting the fleet and spreading its news cost.
+	SettledCPUMsPerMember float64 `json:"settled_cpu_ms_per_member"`
 	// KillToDroppedS is, for each scheduler, how long after a node monitor
 	// crashed its gossip view stopped offering it as a candidate, after
 	// which that scheduler makes no new reservation on it; Max is the
@@ -140,18 +174,33 @@ type Point struct {
 	// time (every process) during the drive less the idle rate over the
 	// same time, per task completed: every role's request path (frontend,
 	// scheduler, node monitor, executor) together.
-	JobsPerSec     float64       `json:"jobs_per_s"`
-	TasksCompleted int           `json:"tasks_completed"`
-	TasksSubmitted int           `json:"tasks_submitted"`
-	CPUPerTaskUs   float64       `json:"cpu_per_task_us"`
-	SchedDelayMs   stats.Summary `json:"sched_delay_ms"`
+	JobsPerSec     float64 `json:"jobs_per_s"`
+	TasksCompleted int     `json:"tasks_completed"`
+	TasksSubmitted int     `json:"tasks_submitted"`
+	CPUPerTaskUs   float64 `json:"cpu_per_task_us"`
+	// SchedulerProcCPUPerTaskUs is the same for this process alone (less
+	// its own idle rate): with the node monitors in child processes, the
+	// schedulers, the frontends that submit and hear back from them, and
+	// the harness's bookkeeping. Compared across fleet sizes, it says
+	// whether a scheduler's cost per task grows with the fleet.
+	SchedulerProcCPUPerTaskUs float64       `json:"scheduler_proc_cpu_per_task_us"`
+	SchedDelayMs              stats.Summary `json:"sched_delay_ms"`
 	// StatusMs is one `sparrow status --json` (join as an observer,
 	// sync with the seed, read every member's /status, encode);
 	// DashboardMs one GET of a scheduler's dashboard page.
-	StatusMs       float64 `json:"status_ms"`
+	StatusMs float64 `json:"status_ms"`
+	// StatusAnswerMs is when the same command had printed its answer:
+	// StatusMs less the observer's leave, which follows.
+	StatusAnswerMs float64 `json:"status_answer_ms"`
 	StatusMembers  int     `json:"status_members"`
 	DashboardMs    float64 `json:"dashboard_ms"`
 	DashboardBytes int     `json:"dashboard_bytes"`
+	// ConntrackLimit is the kernel's connection tracking table size and
+	// ConntrackPeak the most flows it held at the formation, the end of
+	// the settle and the end of the idle window (both 0 where the kernel
+	// tracks no connections): at the limit the kernel drops gossip.
+	ConntrackLimit int `json:"conntrack_limit"`
+	ConntrackPeak  int `json:"conntrack_peak"`
 	// Load1 is the machine's one-minute load average when the point
 	// ended: the measurements share the machine with whatever else runs.
 	Load1 float64 `json:"load1"`
@@ -165,6 +214,9 @@ func Run(ctx context.Context, cfg Config) (Results, error) {
 	for _, n := range cfg.Sizes {
 		if err := checkFileLimit(largestSlice(n, cfg.Procs)); err != nil {
 			return nil, fmt.Errorf("%d node monitors in %d processes: %w", n, processesFor(n, cfg.Procs), err)
+		}
+		if err := checkConntrack(n+cfg.Schedulers+1, os.ReadFile); err != nil {
+			return nil, fmt.Errorf("%d node monitors: %w", n, err)
 		}
 	}
 	counter := InstallGossipCounter()
@@ -182,11 +234,12 @@ func Run(ctx context.Context, cfg Config) (Results, error) {
 }
 
 func measure(ctx context.Context, cfg Config, n int, counter *GossipCounter) (Point, error) {
-	p := Point{NodeMonitors: n, Schedulers: cfg.Schedulers, Processes: processesFor(n, cfg.Procs), JobsPerSec: cfg.JobsPerSec}
+	p := Point{NodeMonitors: n, Schedulers: cfg.Schedulers, Processes: processesFor(n, cfg.Procs), JobsPerSec: cfg.JobsPerSec, StartRate: cfg.StartRate}
 	readyCtx, cancel := context.WithTimeout(ctx, cfg.ReadyTimeout)
 	defer cancel()
 	cfg.say("starting %d schedulers and %d node monitors in %d processes (%s gossip)", cfg.Schedulers, n, p.Processes, cfg.GossipProfile)
 	t0 := time.Now()
+	before, cpuBefore := counter.Totals(), processCPU()
 	f, err := startFleet(readyCtx, cfg, n, counter)
 	if err != nil {
 		return p, err
@@ -196,17 +249,44 @@ func measure(ctx context.Context, cfg Config, n int, counter *GossipCounter) (Po
 		f.Close()
 	}()
 	ready := time.Now()
+	members := float64(n + cfg.Schedulers)
 	p.StartS = f.StartedAt.Sub(t0).Seconds()
 	p.FormationS = ready.Sub(f.StartedAt).Seconds()
-	cfg.say("formed: started in %.1f s, every scheduler saw every node monitor %.2f s after the last start", p.StartS, p.FormationS)
+	p.ConntrackLimit, _ = conntrackLimit(os.ReadFile)
+	sampleConntrack := func() {
+		if c, ok := conntrackCount(os.ReadFile); ok {
+			p.ConntrackPeak = max(p.ConntrackPeak, c)
+		}
+	}
+	sampleConntrack()
+	formed, _, err := f.usage(ctx)
+	if err != nil {
+		return p, err
+	}
+	news := formed.Sub(before)
+	p.FormationAliveNewsPerMember = float64(news.Alive) / members
+	p.FormationSuspicionsPerMember = float64(news.Suspect) / members
+	cfg.say("formed: started in %.1f s, every scheduler saw every node monitor %.2f s after the last start; each member accepted %.0f alive messages (%.2f per member of the fleet) and %.1f suspicions",
+		p.StartS, p.FormationS, p.FormationAliveNewsPerMember, p.FormationAliveNewsPerMember/members, p.FormationSuspicionsPerMember)
 
-	members := float64(n + cfg.Schedulers)
 	cfg.say("settling %v", cfg.Settle)
 	time.Sleep(cfg.Settle) // lets the formation's gossip drain; not synchronisation
+	sampleConntrack()
+	settled, settledCPU, err := f.usage(ctx)
+	if err != nil {
+		return p, err
+	}
+	p.SettledCPUMsPerMember = float64((settledCPU - cpuBefore).Milliseconds()) / members
+	news = settled.Sub(before)
+	p.SettledAliveNewsPerMember = float64(news.Alive) / members
+	p.SettledSuspicionsPerMember = float64(news.Suspect) / members
+	cfg.say("settled: each member accepted %.0f alive messages (%.2f per member of the fleet) and %.1f suspicions since the first start, and the fleet spent %.0f ms CPU per member",
+		p.SettledAliveNewsPerMember, p.SettledAliveNewsPerMember/members, p.SettledSuspicionsPerMember, p.SettledCPUMsPerMember)
 	idle, err := measureIdle(ctx, cfg, n, f)
 	if err != nil {
 		return p, err
 	}
+	sampleConntrack()
 	p.IdleS = idle.seconds
 	g := idle.gossip
 	per := func(v int64) float64 { return float64(v) / idle.seconds / members }
@@ -221,13 +301,13 @@ func measure(ctx context.Context, cfg Config, n int, counter *GossipCounter) (Po
 		p.IdleS, p.GossipBytesPerMemberS, p.UDPBytesPerMemberS, p.TCPBytesPerMemberS, p.UDPPacketsPerMemberS+p.TCPWritesPerMemberS,
 		p.AliveNewsPerMemberS, p.SuspicionsPerMemberS, p.IdleCPUMsPerMemberS, idleRate)
 
-	if err := drive(ctx, cfg, f, idleRate, &p); err != nil {
+	if err := drive(ctx, cfg, f, idleRate, idle.parentCPU.Seconds()/idle.seconds, &p); err != nil {
 		return p, err
 	}
 	if err := operatorViews(ctx, f, &p); err != nil {
 		return p, err
 	}
-	cfg.say("status --json %.0f ms (%d members), dashboard %.0f ms", p.StatusMs, p.StatusMembers, p.DashboardMs)
+	cfg.say("status --json answered in %.0f ms and ended in %.0f ms (%d members), dashboard %.0f ms", p.StatusAnswerMs, p.StatusMs, p.StatusMembers, p.DashboardMs)
 
 	if p.KillToDroppedS, p.KillToLastFailedS, err = killOne(ctx, cfg, f); err != nil {
 		return p, err
@@ -243,7 +323,9 @@ func measure(ctx context.Context, cfg Config, n int, counter *GossipCounter) (Po
 type idleWindow struct {
 	seconds float64
 	cpu     time.Duration
-	gossip  GossipTotals
+	// parentCPU is this process's share of cpu.
+	parentCPU time.Duration
+	gossip    GossipTotals
 }
 
 func measureIdle(ctx context.Context, cfg Config, n int, f *fleetUnderTest) (idleWindow, error) {
@@ -258,28 +340,40 @@ func measureIdle(ctx context.Context, cfg Config, n int, f *fleetUnderTest) (idl
 	}
 	cfg.say("measuring %v idle", cfg.Idle)
 	t0 := time.Now()
+	p0 := processCPU()
 	g0, c0, err := f.usage(ctx)
 	if err != nil {
 		return idleWindow{}, err
 	}
 	time.Sleep(cfg.Idle) // the measurement window itself
 	g1, c1, err := f.usage(ctx)
+	p1 := processCPU()
 	t1 := time.Now()
 	if stopProfile != nil {
 		stopProfile()
 	}
-	return idleWindow{seconds: t1.Sub(t0).Seconds(), cpu: c1 - c0, gossip: g1.Sub(g0)}, err
+	return idleWindow{seconds: t1.Sub(t0).Seconds(), cpu: c1 - c0, parentCPU: p1 - p0, gossip: g1.Sub(g0)}, err
 }
 
-func drive(ctx context.Context, cfg Config, f *fleetUnderTest, idleRate float64, p *Point) error {
+func drive(ctx context.Context, cfg Config, f *fleetUnderTest, idleRate, parentIdleRate float64, p *Point) error {
+	spec := workload.Spec{Load: 0.1, Slots: f.TotalSlots(), TasksPerJob: cfg.Tasks, TaskDuration: cfg.TaskDuration}
+	if cfg.Warmup > 0 {
+		cfg.say("warming up: %.0f jobs/s for %v, not measured", cfg.JobsPerSec, cfg.Warmup)
+		if _, err := f.Drive(ctx, fleet.DriveConfig{
+			Spec: spec, Duration: cfg.Warmup, JobsPerSecond: cfg.JobsPerSec, Drain: 10 * time.Second, Seed: 2,
+		}); err != nil {
+			return fmt.Errorf("warm-up drive: %w", err)
+		}
+	}
 	cfg.say("driving %.0f jobs/s of %d x %v for %v", cfg.JobsPerSec, cfg.Tasks, cfg.TaskDuration, cfg.Drive)
 	t0 := time.Now()
+	p0 := processCPU()
 	_, c0, err := f.usage(ctx)
 	if err != nil {
 		return err
 	}
 	res, err := f.Drive(ctx, fleet.DriveConfig{
-		Spec:     workload.Spec{Load: 0.1, Slots: f.TotalSlots(), TasksPerJob: cfg.Tasks, TaskDuration: cfg.TaskDuration},
+		Spec:     spec,
 		Duration: cfg.Drive, JobsPerSecond: cfg.JobsPerSec, Drain: 10 * time.Second, Seed: 1,
 	})
 	if err != nil {
@@ -289,32 +383,49 @@ func drive(ctx context.Context, cfg Config, f *fleetUnderTest, idleRate float64,
 	if err != nil {
 		return err
 	}
+	parent := (processCPU() - p0).Seconds()
 	cpu, secs := (c1 - c0).Seconds(), time.Since(t0).Seconds()
 	p.TasksCompleted, p.TasksSubmitted = res.TasksCompleted, res.JobsSubmitted*res.TasksPerJob
 	p.SchedDelayMs = res.SchedDelayMs
 	if res.TasksCompleted > 0 {
 		p.CPUPerTaskUs = max(0, cpu-idleRate*secs) / float64(res.TasksCompleted) * 1e6
+		p.SchedulerProcCPUPerTaskUs = max(0, parent-parentIdleRate*secs) / float64(res.TasksCompleted) * 1e6
 	}
-	cfg.say("drive: %d of %d tasks, %.0f µs CPU per task, scheduling delay p50 %.2f ms p99 %.2f ms",
-		p.TasksCompleted, p.TasksSubmitted, p.CPUPerTaskUs, p.SchedDelayMs.P50, p.SchedDelayMs.P99)
+	cfg.say("drive: %d of %d tasks, %.0f µs CPU per task (%.0f µs in the schedulers' process), scheduling delay p50 %.2f ms p99 %.2f ms",
+		p.TasksCompleted, p.TasksSubmitted, p.CPUPerTaskUs, p.SchedulerProcCPUPerTaskUs, p.SchedDelayMs.P50, p.SchedDelayMs.P99)
 	return nil
 }
 
 // operatorViews times `sparrow status --json` through the first
 // scheduler and one GET of its dashboard page.
+// firstWrite is a writer that notes when it was first written to.
+type firstWrite struct {
+	w  io.Writer
+	at time.Time
+}
+
+func (f *firstWrite) Write(p []byte) (int, error) {
+	if f.at.IsZero() {
+		f.at = time.Now()
+	}
+	return f.w.Write(p)
+}
+
 func operatorViews(ctx context.Context, f *fleetUnderTest, p *Point) error {
-	var out bytes.Buffer
+	var buf bytes.Buffer
 	t0 := time.Now()
+	out := &firstWrite{w: &buf}
 	err := fleetstatus.Print(ctx, fleetstatus.Config{
 		Join: f.Schedulers[0].Cluster.Addr(), Bind: "127.0.9.1:0", Profile: "lan", Timeout: 10 * time.Second,
 		Log: zerolog.Nop(),
-	}, &out, true, 0)
+	}, out, true, 0)
 	if err != nil {
 		return fmt.Errorf("status: %w", err)
 	}
 	p.StatusMs = stats.Millis(time.Since(t0))
+	p.StatusAnswerMs = stats.Millis(out.at.Sub(t0))
 	var view fleetstatus.View
-	if err := json.Unmarshal(out.Bytes(), &view); err != nil {
+	if err := json.Unmarshal(buf.Bytes(), &view); err != nil {
 		return fmt.Errorf("status printed no view: %w", err)
 	}
 	p.StatusMembers = len(view.Members)
