@@ -115,6 +115,12 @@ func Join(ctx context.Context, cfg Config) (*Observer, error) {
 		return nil, err
 	}
 	o := &Observer{c: c, client: &http.Client{Timeout: cfg.Timeout}, via: cfg.Join, log: cfg.Log}
+	if len(c.Members("")) > 1 {
+		// Start's join exchanged full state with the seeds that answered
+		// just now: the first Collect need not take it again (the whole
+		// fleet's member list, both ways), only the later ones.
+		o.synced, o.wait, o.members = time.Now(), resyncFirst, len(c.Members(""))
+	}
 	if err := waitForPeers(ctx, c, cfg.Timeout); err != nil {
 		o.Leave()
 		return nil, fmt.Errorf("%w via %s (a gossip address? the right key? can the fleet reach %s?)", err, cfg.Join, c.Addr())
@@ -135,9 +141,10 @@ func (o *Observer) Name() string { return o.c.Name() }
 func (o *Observer) Addr() string { return o.c.Addr() }
 
 // Collect reads the view and asks every member that advertises an HTTP
-// endpoint for its /status, several at a time. The first Collect, and
-// then others as resyncEvery says, first takes the seed's full state (Join
-// returns once it sees one member, possibly while a join retried in the
+// endpoint for its /status, several at a time. The first Collect, unless
+// Join's own join just exchanged full state with a seed, and then others
+// as resyncEvery says, first takes the seed's full state (Join returns
+// once it sees one member, possibly while a join retried in the
 // background is still merging the rest; and gossip alone may leave a
 // member without news it missed, see membership.Cluster.SyncWithSeed).
 // A seed that does not answer leaves the view as gossip made it.
