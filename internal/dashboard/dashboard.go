@@ -26,6 +26,7 @@ const (
 	DefaultMaxUsers      = 24
 	DefaultMaxSchedulers = 32
 	DefaultForgetDead    = 10 * time.Minute
+	DefaultViewWait      = 500 * time.Millisecond
 )
 
 // Bounds on what one member's /status may make the dashboard keep.
@@ -62,6 +63,13 @@ type Config struct {
 	// daemon that serves the dashboard costs the fleet nothing while
 	// nobody looks. Zero polls always (`sparrow ui`).
 	IdleAfter time.Duration
+	// ViewWait bounds how long a page view waits for the poll it needs
+	// (the dashboard's first, or its first after a sleep) before it shows
+	// what the dashboard knows: at least the gossip view, with members
+	// whose /status is not read yet shown alive. The poll goes on, and the
+	// page's next refresh shows it. Reading a thousand members' /status
+	// takes about a second.
+	ViewWait time.Duration
 }
 
 func (c *Config) fill() {
@@ -82,6 +90,9 @@ func (c *Config) fill() {
 	}
 	if c.Parallel <= 0 {
 		c.Parallel = 32
+	}
+	if c.ViewWait <= 0 {
+		c.ViewWait = DefaultViewWait
 	}
 }
 
@@ -226,13 +237,24 @@ func (d *Dashboard) Poll(ctx context.Context, now time.Time) {
 }
 
 // current makes the state current for a page viewed at now: it polls
-// first if the last poll is older than two intervals, or there was none
-// (a dashboard that has not polled yet, or slept while nobody looked), so
+// if the last poll is older than two intervals, or there was none (a
+// dashboard that has not polled yet, or slept while nobody looked), so
 // that the first page shows the fleet rather than nothing or the fleet as
-// it was. The page waits at most about an interval: each /status fetch
-// is bounded by it.
+// it was, and waits for that poll up to ViewWait: a poll starts by
+// recording the gossip view, so a page that stops waiting still shows
+// every member.
 func (d *Dashboard) current(ctx context.Context, now time.Time) {
-	d.pollIfOlder(ctx, now, 2*d.cfg.Interval)
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		d.pollIfOlder(ctx, now, 2*d.cfg.Interval)
+	}()
+	t := time.NewTimer(d.cfg.ViewWait)
+	defer t.Stop()
+	select {
+	case <-done:
+	case <-t.C:
+	}
 }
 
 // pollIfOlder polls unless a poll was stamped within age before now,
@@ -252,6 +274,17 @@ func (d *Dashboard) pollIfOlder(ctx context.Context, now time.Time, age time.Dur
 func (d *Dashboard) poll(ctx context.Context, now time.Time) {
 	live := d.cfg.Source.Members("")
 	live = slices.DeleteFunc(live, func(m membership.Member) bool { return m.Name == d.cfg.Self })
+	d.mu.Lock()
+	for _, m := range live {
+		if d.members[m.Name] == nil {
+			ms := gossipState(m)
+			if m.Meta.HTTP != "" {
+				ms.Reason = "status not read yet"
+			}
+			d.members[m.Name] = ms
+		}
+	}
+	d.mu.Unlock()
 	answers := make([]fetched, len(live))
 	sem := make(chan struct{}, d.cfg.Parallel)
 	var wg sync.WaitGroup
@@ -296,12 +329,18 @@ func (d *Dashboard) poll(ctx context.Context, now time.Time) {
 	d.sampleSchedulers(now)
 }
 
-// memberFrom is m's state from gossip and its /status answer.
-func memberFrom(m membership.Member, a fetched) *memberState {
-	ms := &memberState{
+// gossipState is what gossip says of m: alive, with its role, slots and
+// apps.
+func gossipState(m membership.Member) *memberState {
+	return &memberState{
 		Name: m.Name, Gossip: m.Gossip, HTTP: m.Meta.HTTP, Role: m.Meta.Role,
 		Slots: m.Meta.Slots, Apps: capList(m.Meta.Apps, maxAppsPerNode), Health: Alive,
 	}
+}
+
+// memberFrom is m's state from gossip and its /status answer.
+func memberFrom(m membership.Member, a fetched) *memberState {
+	ms := gossipState(m)
 	switch {
 	case m.Meta.HTTP == "":
 		ms.Reason = "no --http-listen"

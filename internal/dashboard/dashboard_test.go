@@ -356,3 +356,55 @@ func settledPolls(d *Dashboard) uint64 {
 	defer d.mu.Unlock()
 	return d.polls
 }
+
+// slowFleet is a fakeFleet whose /status answers wait for release.
+type slowFleet struct {
+	*fakeFleet
+	release chan struct{}
+}
+
+func (s slowFleet) Status(ctx context.Context, addr string) (httpapi.Status, error) {
+	select {
+	case <-s.release:
+	case <-ctx.Done():
+		return httpapi.Status{}, ctx.Err()
+	}
+	return s.fakeFleet.Status(ctx, addr)
+}
+
+// TestFirstViewDoesNotWaitForSlowMembers: a first view whose poll is slow
+// (a large fleet's /status takes a while to read) answers after ViewWait
+// with every member gossip knows, marked as not read yet; the poll goes on
+// and the next view shows what it read.
+func TestFirstViewDoesNotWaitForSlowMembers(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		f := &fakeFleet{}
+		f.add("nm0", membership.RoleNodeMonitor, nodeStatus(1, 0, nil))
+		f.add("sched0", membership.RoleScheduler, httpapi.Status{})
+		slow := slowFleet{f, make(chan struct{})}
+		d := New(Config{Source: f, Fetcher: slow, Interval: 10 * time.Second, ViewWait: 300 * time.Millisecond})
+		view := func() string {
+			rec := httptest.NewRecorder()
+			d.Handler("/ui/").ServeHTTP(rec, httptest.NewRequest("GET", "/ui/", nil))
+			return rec.Body.String()
+		}
+		start := time.Now()
+		page := view()
+		if waited := time.Since(start); waited != 300*time.Millisecond {
+			t.Errorf("the first view waited %v, want ViewWait, 300ms", waited)
+		}
+		for _, name := range []string{"nm0", "sched0"} {
+			if !strings.Contains(page, name) {
+				t.Errorf("the first view does not show %s from gossip:\n%s", name, page)
+			}
+		}
+		if !strings.Contains(page, "status not read yet") {
+			t.Errorf("the first view does not say the members' status is not read yet:\n%s", page)
+		}
+		close(slow.release)
+		synctest.Wait()
+		if page := view(); strings.Contains(page, "status not read yet") || !strings.Contains(page, string(Ready)) {
+			t.Errorf("the view after the poll does not show what it read:\n%s", page)
+		}
+	})
+}
