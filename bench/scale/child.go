@@ -55,6 +55,9 @@ type childServer struct {
 	counter *GossipCounter
 	slice   SliceSpec
 	f       *fleet.Fleet
+	// stopProfile ends the CPU profile opProfile started; nil when none
+	// runs.
+	stopProfile func()
 }
 
 func (s *childServer) send(e Event) {
@@ -90,6 +93,19 @@ func (s *childServer) handle(ctx context.Context, c Command) (Event, error) {
 		}
 		s.f, s.slice = f, sl
 		return Event{Kind: evReady}, nil
+	case opProfile:
+		if s.stopProfile != nil {
+			s.stopProfile()
+			s.stopProfile = nil
+		}
+		if c.Profile != "" {
+			stop, err := startCPUProfile(c.Profile)
+			if err != nil {
+				return Event{}, err
+			}
+			s.stopProfile = stop
+		}
+		return Event{Kind: evProfiled}, nil
 	case opCounters:
 		g := s.counter.Totals()
 		return Event{Kind: evCounters, Gossip: &g, CPUNanos: int64(processCPU())}, nil
@@ -106,6 +122,10 @@ func (s *childServer) handle(ctx context.Context, c Command) (Event, error) {
 }
 
 func (s *childServer) close() {
+	if s.stopProfile != nil {
+		s.stopProfile()
+		s.stopProfile = nil
+	}
 	if s.f != nil {
 		if err := s.f.Close(); err != nil {
 			s.log.Warn().Err(err).Msg("stopping the slice")

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"slices"
+	"strings"
 	"time"
 )
 
@@ -21,6 +22,9 @@ const (
 	opCounters = "counters" // replies counters
 	opKill     = "kill"     // crash node monitor Kill of the slice, no leave; replies killed
 	opStop     = "stop"     // stop the slice; replies stopped, then the child exits
+	// opProfile starts a CPU profile of the child into Profile, or, with
+	// Profile empty, stops and writes the one started; replies profiled.
+	opProfile = "profile"
 )
 
 // Event kinds, child to harness.
@@ -30,8 +34,9 @@ const (
 	evCounters = "counters" // Gossip and CPUNanos: the child's counters so far
 	evKilled   = "killed"   // Victim was crashed
 	evStopped  = "stopped"
-	evLaunch   = "launch" // an executor launched Launch
-	evFailed   = "failed" // the command failed: Error
+	evLaunch   = "launch"   // an executor launched Launch
+	evProfiled = "profiled" // a profile started or stopped
+	evFailed   = "failed"   // the command failed: Error
 )
 
 // Command is one line from the harness to a child.
@@ -39,6 +44,8 @@ type Command struct {
 	Op    string     `json:"op"`
 	Slice *SliceSpec `json:"slice,omitempty"`
 	Kill  int        `json:"kill,omitempty"`
+	// Profile is where opProfile writes the child's CPU profile.
+	Profile string `json:"profile,omitempty"`
 }
 
 // SliceSpec is the contiguous run of node monitors a child hosts.
@@ -86,6 +93,9 @@ type Launch struct {
 	AtUnixNano int64  `json:"at_unix_nano"`
 }
 
+// maxProfilePath bounds a profile's path.
+const maxProfilePath = 4096
+
 // maxStartEvery bounds the spacing of a slice's starts.
 const maxStartEvery = time.Minute
 
@@ -118,6 +128,10 @@ func parseCommand(line []byte) (Command, error) {
 	case opKill:
 		if c.Kill < 0 {
 			return Command{}, fmt.Errorf("kill %d: want an index in the slice", c.Kill)
+		}
+	case opProfile:
+		if len(c.Profile) > maxProfilePath || strings.ContainsRune(c.Profile, 0) {
+			return Command{}, fmt.Errorf("profile path of %d bytes: want a path of at most %d", len(c.Profile), maxProfilePath)
 		}
 	case opCounters, opStop:
 	default:
@@ -153,7 +167,7 @@ func parseEvent(line []byte) (Event, error) {
 		if e.Error == "" {
 			return Event{}, fmt.Errorf("failed without an error")
 		}
-	case evReady, evStopped:
+	case evReady, evStopped, evProfiled:
 	default:
 		return Event{}, fmt.Errorf("unknown event %q", e.Kind)
 	}

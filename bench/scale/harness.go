@@ -4,6 +4,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"path/filepath"
+	"strings"
 	"sync"
 	"time"
 
@@ -172,6 +174,36 @@ func (u *fleetUnderTest) usage(ctx context.Context) (GossipTotals, time.Duration
 		g, cpu = g.Add(r.g), cpu+r.cpu
 	}
 	return g, cpu, nil
+}
+
+// profileChildren starts a CPU profile in every child, child k's beside
+// path as its name with "-child-k" before the extension, or, with path
+// empty, stops and writes them.
+func (u *fleetUnderTest) profileChildren(ctx context.Context, path string) error {
+	if path != "" {
+		abs, err := filepath.Abs(path)
+		if err != nil {
+			return err
+		}
+		path = abs
+	}
+	var errs []error
+	for k, c := range u.children {
+		p := ""
+		if path != "" {
+			p = childProfilePath(path, k)
+		}
+		if _, err := c.call(ctx, Command{Op: opProfile, Profile: p}, evProfiled); err != nil {
+			errs = append(errs, fmt.Errorf("child %d profile: %w", k, err))
+		}
+	}
+	return errors.Join(errs...)
+}
+
+// childProfilePath is where child k writes the profile named path.
+func childProfilePath(path string, k int) string {
+	ext := filepath.Ext(path)
+	return fmt.Sprintf("%s-child-%d%s", strings.TrimSuffix(path, ext), k, ext)
 }
 
 // killLast crashes the fleet's last node monitor (no leave) and names it.

@@ -4,6 +4,9 @@ import (
 	"bufio"
 	"context"
 	"io"
+	"os"
+	"path/filepath"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -175,14 +178,24 @@ func TestUsageSumsEveryProcess(t *testing.T) {
 // TestServeChildAnswersWithoutAFleet drives a child's command loop in
 // memory through the commands that need no running slice.
 func TestServeChildAnswersWithoutAFleet(t *testing.T) {
-	in := strings.Join([]string{
+	got := serveChildKinds(t,
 		`{"op":"counters"}`,
 		`{"op":"kill","kill":0}`,
 		`{"op":"dance"}`,
 		`{"op":"stop"}`,
 		`{"op":"counters"}`, // after stop: never read
-	}, "\n") + "\n"
+	)
+	if want := "counters,failed,failed,stopped"; got != want {
+		t.Errorf("events %s, want %s", got, want)
+	}
+}
+
+// serveChildKinds runs a child's command loop in memory on the command
+// lines and returns the kinds of the events it wrote, comma-separated.
+func serveChildKinds(t *testing.T, lines ...string) string {
+	t.Helper()
 	var out strings.Builder
+	in := strings.Join(lines, "\n") + "\n"
 	if err := ServeChild(context.Background(), strings.NewReader(in), &out, zerolog.Nop()); err != nil {
 		t.Fatal(err)
 	}
@@ -194,8 +207,41 @@ func TestServeChildAnswersWithoutAFleet(t *testing.T) {
 		}
 		kinds = append(kinds, e.Kind)
 	}
-	if got, want := strings.Join(kinds, ","), "counters,failed,failed,stopped"; got != want {
+	return strings.Join(kinds, ",")
+}
+
+// TestServeChildProfiles starts and stops a child's CPU profile through
+// its command loop, and a profile that cannot be written fails the command
+// only.
+func TestServeChildProfiles(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "idle-child-0.pprof")
+	got := serveChildKinds(t,
+		`{"op":"profile","profile":`+strconv.Quote(path)+`}`,
+		`{"op":"profile"}`,
+		`{"op":"profile","profile":`+strconv.Quote(filepath.Join(path, "under-a-file.pprof"))+`}`,
+		`{"op":"stop"}`,
+	)
+	if want := "profiled,profiled,failed,stopped"; got != want {
 		t.Errorf("events %s, want %s", got, want)
+	}
+	if fi, err := os.Stat(path); err != nil || fi.Size() == 0 {
+		t.Errorf("profile %s: %v, want it written", path, err)
+	}
+}
+
+func TestChildProfilePath(t *testing.T) {
+	for _, tc := range []struct {
+		path string
+		k    int
+		want string
+	}{
+		{"/out/idle-1000.pprof", 0, "/out/idle-1000-child-0.pprof"},
+		{"/out/idle-1000.pprof", 4, "/out/idle-1000-child-4.pprof"},
+		{"/out/idle", 1, "/out/idle-child-1"},
+	} {
+		if got := childProfilePath(tc.path, tc.k); got != tc.want {
+			t.Errorf("childProfilePath(%q, %d) = %q, want %q", tc.path, tc.k, got, tc.want)
+		}
 	}
 }
 

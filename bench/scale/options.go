@@ -82,7 +82,7 @@ func (o *Options) AddFlags(fs *pflag.FlagSet) {
 	fs.DurationVar(&o.Drive, "drive", 10*time.Second, "how long jobs arrive in the drive")
 	fs.DurationVar(&o.ReadyTimeout, "ready-timeout", 5*time.Minute, "give up on a fleet that has not formed after this long")
 	fs.DurationVar(&o.KillTimeout, "kill-timeout", time.Minute, "give up if a scheduler still offers a killed node monitor after this long")
-	fs.BoolVar(&o.Profile, "profile", false, "write a CPU profile of each size's idle window into --out (idle-N.pprof; go tool pprof FILE)")
+	fs.BoolVar(&o.Profile, "profile", false, "write a CPU profile of each size's idle window into --out: this process's as idle-N.pprof and, with --procs above 1, each child's as idle-N-child-K.pprof (go tool pprof FILE)")
 	fs.StringVar(&o.Out, "out", "bin/bench-scale", "directory for results.json, the plots and profiles")
 	fs.BoolVar(&o.JSON, "json", false, "print the results as JSON instead of the table")
 }

@@ -336,6 +336,10 @@ func measureIdle(ctx context.Context, cfg Config, n int, f *fleetUnderTest) (idl
 			if stopProfile, err = startCPUProfile(path); err != nil {
 				return idleWindow{}, err
 			}
+			if err := f.profileChildren(ctx, path); err != nil {
+				stopProfile()
+				return idleWindow{}, err
+			}
 		}
 	}
 	cfg.say("measuring %v idle", cfg.Idle)
@@ -351,6 +355,9 @@ func measureIdle(ctx context.Context, cfg Config, n int, f *fleetUnderTest) (idl
 	t1 := time.Now()
 	if stopProfile != nil {
 		stopProfile()
+		if perr := f.profileChildren(ctx, ""); err == nil {
+			err = perr
+		}
 	}
 	return idleWindow{seconds: t1.Sub(t0).Seconds(), cpu: c1 - c0, parentCPU: p1 - p0, gossip: g1.Sub(g0)}, err
 }

@@ -103,7 +103,7 @@ func TestRunAcrossTwoChildProcesses(t *testing.T) {
 	}
 	var out, progress bytes.Buffer
 	o := Options{
-		SizeList: "4", Out: t.TempDir(), JSON: true,
+		SizeList: "4", Out: t.TempDir(), JSON: true, Profile: true,
 		Config: Config{
 			Schedulers: 2, Slots: 1, GossipProfile: "local", Idle: 500 * time.Millisecond,
 			JobsPerSec: 20, Tasks: 2, TaskDuration: time.Millisecond, Drive: 500 * time.Millisecond,
@@ -127,6 +127,11 @@ func TestRunAcrossTwoChildProcesses(t *testing.T) {
 		t.Errorf("%d node monitors in %d processes, want 4 in 2", p.NodeMonitors, p.Processes)
 	}
 	checkPoint(t, 0, rs[0])
+	for _, name := range []string{"idle-4.pprof", "idle-4-child-0.pprof", "idle-4-child-1.pprof"} {
+		if fi, err := os.Stat(filepath.Join(o.Out, name)); err != nil || fi.Size() == 0 {
+			t.Errorf("idle profile %s: %v (want a written profile of each process)", name, err)
+		}
+	}
 	for _, want := range []string{"child 0 (node monitors 0-1): 2 of 2 node monitors started", "child 1 (node monitors 2-3)"} {
 		if !strings.Contains(progress.String(), want) {
 			t.Errorf("progress does not say %q:\n%s", want, progress.String())
