@@ -115,11 +115,11 @@ func Join(ctx context.Context, cfg Config) (*Observer, error) {
 		return nil, err
 	}
 	o := &Observer{c: c, client: &http.Client{Timeout: cfg.Timeout}, via: cfg.Join, log: cfg.Log}
-	if len(c.Members("")) > 1 {
+	if members := len(c.Members("")); members > 1 {
 		// Start's join exchanged full state with the seeds that answered
 		// just now: the first Collect need not take it again (the whole
 		// fleet's member list, both ways), only the later ones.
-		o.synced, o.wait, o.members = time.Now(), resyncFirst, len(c.Members(""))
+		o.synced, o.wait, o.members = time.Now(), resyncFirst, members
 	}
 	if err := waitForPeers(ctx, c, cfg.Timeout); err != nil {
 		o.Leave()
