@@ -171,6 +171,9 @@ func newNodeMonitor(cfg Config, dir SchedulerDirectory, scheds Schedulers, execs
 	if table.pull != nil {
 		table.pull.wake = n.pullWake
 	}
+	if short != nil {
+		short.wake = n.overrunWake
+	}
 	n.fetch = &fetcher{scheds: scheds, caps: caps, gone: &n.gone, retryFor: cfg.FetchRetryFor, log: log}
 	n.fetch.ids.Store(int64(binary.LittleEndian.Uint64(nonce[:]) >> 1))
 	return n, nil
@@ -187,6 +190,14 @@ func (n *NodeMonitor) Close() {
 }
 
 func (n *NodeMonitor) now() time.Time { return time.Now() }
+
+// overrunWake runs on the overrun watch's timer: short tasks that have run
+// for the cutoff now count as long work, and a changed advert is gossiped.
+func (n *NodeMonitor) overrunWake() {
+	if n.slots.overrunDue(n.now()) {
+		n.advertise()
+	}
+}
 
 // State is a snapshot of the slot machine, for tests and status output.
 type State struct {

@@ -300,10 +300,14 @@ func (t *slotTable) pullDrainLocked() {
 	}
 }
 
-// stopPulls stops the retry timer and queues no pull from now on.
+// stopPulls stops the retry timer and queues no pull from now on; it
+// stops the overrun watch too.
 func (t *slotTable) stopPulls() {
 	t.mu.Lock()
 	defer t.mu.Unlock()
+	if t.short != nil {
+		t.short.stopOverrun()
+	}
 	if t.pull != nil {
 		t.pull.off = true
 		if t.pull.timer != nil {

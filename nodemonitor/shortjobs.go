@@ -52,6 +52,14 @@ type shortWork struct {
 	hist *shortjobs.History
 	reqs map[string]*shortReq
 	runs map[slots.TaskKey]shortRun
+	// The overrun watch (Config.Overrun): timer fires wake when the
+	// earliest short task running here reaches the cutoff (timerAt; zero
+	// when none is armed). wake, set by the NodeMonitor, takes
+	// slotTable.mu itself and calls overrunDue.
+	timer   *time.Timer
+	timerAt time.Time
+	wake    func()
+	off     bool // the watch is stopped (Close)
 }
 
 type shortReq struct {
@@ -62,6 +70,8 @@ type shortReq struct {
 }
 
 type shortRun struct {
+	// class is the class the task's fetch was counted under, or Long
+	// once the task has overrun (Config.Overrun).
 	class     shortjobs.Class
 	remaining int
 	est       float64
@@ -179,6 +189,64 @@ func (w *shortWork) launchedAs(key slots.TaskKey, fetched string, r queue.Reserv
 	}
 	w.runs[key] = shortRun{class: c, remaining: remaining, est: est, r: r, at: now}
 	w.mon.Launched(r.RequestID, remaining, est)
+	if c == shortjobs.Short {
+		w.armOverrun(now.Add(w.cutoff()), now)
+	}
+}
+
+// cutoff is Config.Cutoff as a duration.
+func (w *shortWork) cutoff() time.Duration {
+	return time.Duration(w.cfg.Cutoff * float64(time.Second))
+}
+
+// armOverrun arms the overrun watch for at, unless it is off, stopped,
+// or armed for no later.
+func (w *shortWork) armOverrun(at, now time.Time) {
+	if !w.cfg.Overrun || w.wake == nil || w.off || !w.timerAt.IsZero() && !w.timerAt.After(at) {
+		return
+	}
+	if w.timer != nil {
+		w.timer.Stop()
+	}
+	w.timerAt = at
+	w.timer = time.AfterFunc(max(at.Sub(now), 0), w.wake)
+}
+
+// overrunDue counts every short task that has run for the cutoff by now
+// as long work from now on (shortjobs.Monitor.Overran), re-arms the watch
+// for the next, and reports whether any task overran.
+func (w *shortWork) overrunDue(now time.Time) bool {
+	w.timerAt = time.Time{}
+	cut := w.cutoff()
+	var next time.Time
+	over := false
+	for key, run := range w.runs {
+		if run.class != shortjobs.Short {
+			continue
+		}
+		if due := run.at.Add(cut); due.After(now) {
+			if next.IsZero() || due.Before(next) {
+				next = due
+			}
+			continue
+		}
+		run.class = shortjobs.Long
+		w.runs[key] = run
+		w.mon.Overran()
+		over = true
+	}
+	if !next.IsZero() {
+		w.armOverrun(next, now)
+	}
+	return over
+}
+
+// stopOverrun stops the overrun watch for good.
+func (w *shortWork) stopOverrun() {
+	w.off = true
+	if w.timer != nil {
+		w.timer.Stop()
+	}
 }
 
 // ended follows slots.Core.Finished (or FailApp, sticky false) of key at

@@ -233,3 +233,65 @@ func TestShortJobsNoTaskTwice(t *testing.T) {
 		})
 	}
 }
+
+// Under Config.Overrun, a short job's task that has run for the cutoff
+// counts as long work from then until it ends; a task that ends first,
+// and any task with the switch off, is never advertised for it.
+func TestShortJobsOverrun(t *testing.T) {
+	tests := []struct {
+		name    string
+		overrun bool
+		run     func(t *testing.T, a *awareHarness)
+		// adverts are the long-work counts gossiped, in order, after
+		// each step of run that checks them.
+		adverts []byte
+	}{
+		{"a short task past the cutoff is long until it ends", true, func(t *testing.T, a *awareHarness) {
+			a.job(t, "S", 0, 1, 1, "t1")
+			waitFor(t, 9*time.Second)
+			if got := a.gossiped(); len(got) != 0 {
+				t.Fatalf("adverts %v before the cutoff, want none", got)
+			}
+			waitFor(t, 2*time.Second)
+			if got := a.gossiped(); !slices.Equal(got, []byte{1}) {
+				t.Fatalf("adverts %v after the cutoff, want [1]", got)
+			}
+			a.finish("S", "t1")
+		}, []byte{1, 0}},
+		{"a short task ending before the cutoff is not advertised", true, func(t *testing.T, a *awareHarness) {
+			a.job(t, "S", 0, 1, 1, "t1")
+			waitFor(t, 5*time.Second)
+			a.finish("S", "t1")
+			waitFor(t, 20*time.Second)
+		}, nil},
+		{"a long task is counted once", true, func(t *testing.T, a *awareHarness) {
+			a.job(t, "L", 1, 100, 1, "t1")
+			waitFor(t, 20*time.Second)
+			a.finish("L", "t1")
+		}, []byte{1, 0}},
+		{"off: a short task past the cutoff stays short", false, func(t *testing.T, a *awareHarness) {
+			a.job(t, "S", 0, 1, 1, "t1")
+			waitFor(t, 20*time.Second)
+			a.finish("S", "t1")
+		}, nil},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			synctest.Test(t, func(t *testing.T) {
+				a := newAwareHarnessWith(t, 1, shortjobs.Config{Cutoff: 10, StarveLimit: 4, Overrun: tt.overrun})
+				tt.run(t, a)
+				if got := a.gossiped(); !slices.Equal(got, tt.adverts) {
+					t.Fatalf("adverts %v, want %v", got, tt.adverts)
+				}
+				wantState(t, a.harness, State{Slots: 1, Free: 1, Launches: 1})
+			})
+		})
+	}
+}
+
+// waitFor lets d of the bubble's time pass and its goroutines settle.
+func waitFor(t *testing.T, d time.Duration) {
+	t.Helper()
+	time.Sleep(d)
+	synctest.Wait()
+}

@@ -179,6 +179,13 @@ func (t *slotTable) enqueue(r queue.Reservation, count int, h jobHint) error {
 	return nil
 }
 
+// overrunDue runs the overrun watch (shortWork.overrunDue) at now.
+func (t *slotTable) overrunDue(now time.Time) bool {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	return t.short != nil && t.short.overrunDue(now)
+}
+
 // takeAdvert returns the long-work advert (shortjobs.Monitor.Advert2) and
 // whether it changed since the last call that returned true
 // (shortjobs.Monitor.AdvertChanged); false without the policy.

@@ -119,8 +119,8 @@ func (p *shortPolicy) classify(own float64, app string, tasks int) shortJob {
 	if p == nil {
 		return shortJob{}
 	}
-	est, known := shortjobs.Estimate(own, p.hist, app)
-	j := shortJob{class: p.cfg.Classify(est, known)}
+	c, est, known := p.cfg.Judge(own, p.hist, app)
+	j := shortJob{class: c}
 	if known {
 		j.est, j.work = est, est*float64(tasks)
 	}

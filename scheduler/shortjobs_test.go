@@ -83,6 +83,7 @@ func (c *cluster) reservedOn(req string) (nodes map[int]int, msgs []*sparrowrpc.
 // what it tells the node monitors of the job.
 func TestShortJobsPlacement(t *testing.T) {
 	cfg := &shortjobs.Config{Cutoff: 10, ShortShare: 0.3, StarveLimit: 4}
+	byHistory := &shortjobs.Config{Cutoff: 10, ShortShare: 0.3, StarveLimit: 4, Unestimated: shortjobs.UnestimatedByHistory}
 	var shortOnly []int
 	hashes := make([]uint64, 10)
 	for i := range hashes {
@@ -116,7 +117,9 @@ func TestShortJobsPlacement(t *testing.T) {
 			withSeconds(job("s", 2, freeTasks(3)...), 1), 6, nil, 2, thrift.Int32Ptr(0), 3},
 		{"a long job avoids the short-only nodes", cfg, nil,
 			withSeconds(job("l", 2, freeTasks(4)...), 100), 8, shortOnly, 1, thrift.Int32Ptr(1), 400},
-		{"a job without an estimate or history is long", cfg, nil,
+		{"a job without an estimate is short, its work counted in tasks", cfg, []int{0, 1, 2, 3, 4},
+			job("u", 2, freeTasks(2)...), 4, []int{0, 1, 2, 3, 4}, 1, thrift.Int32Ptr(0), 2 * cfg.Cutoff / 2},
+		{"by history, a job without an estimate or history is long", byHistory, nil,
 			job("u", 2, freeTasks(4)...), 8, shortOnly, 1, thrift.Int32Ptr(1), 0},
 		{"policy off: plain Sparrow, no fields", nil, []int{0, 1, 2, 3, 4, 5, 6, 7, 8},
 			withSeconds(job("p", 2, freeTasks(4)...), 1), 8, nil, 1, nil, 0},
@@ -265,11 +268,11 @@ func TestShortJobsOfferCarriesRemainingTasks(t *testing.T) {
 	}
 }
 
-// The scheduler's history of an app's task durations classes the app's
-// next job that states no estimate.
+// Under UnestimatedByHistory, the scheduler's history of an app's task
+// durations classes the app's next job that states no estimate.
 func TestShortJobsHistory(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		c := awareCluster(t, 4, &shortjobs.Config{Cutoff: 10, StarveLimit: 4})
+		c := awareCluster(t, 4, &shortjobs.Config{Cutoff: 10, StarveLimit: 4, Unestimated: shortjobs.UnestimatedByHistory})
 		if err := c.s.SubmitJob(context.Background(), job("a", 1, freeTasks(1)...)); err != nil {
 			t.Fatal(err)
 		}
@@ -292,12 +295,14 @@ func TestShortJobsHistory(t *testing.T) {
 }
 
 // TestShortPolicy: the policy classes a job by its own estimate, else by
-// its app's history of task durations learnt from hand-out to finish,
-// and adds its fields to reservations and getTask answers; off (nil), it
-// classes nothing and adds nothing.
+// its count of tasks (short, half the cutoff per task) or, under
+// UnestimatedByHistory, by its app's history of task durations learnt
+// from hand-out to finish; it adds its fields to reservations and getTask
+// answers. Off (nil), it classes nothing and adds nothing.
 func TestShortPolicy(t *testing.T) {
 	t0 := time.Unix(1000, 0)
 	on := &shortjobs.Config{Cutoff: 10, StarveLimit: 4}
+	byHistory := &shortjobs.Config{Cutoff: 10, StarveLimit: 4, Unestimated: shortjobs.UnestimatedByHistory}
 	tests := []struct {
 		name    string
 		cfg     *shortjobs.Config
@@ -312,10 +317,16 @@ func TestShortPolicy(t *testing.T) {
 			want: shortJob{class: shortjobs.Short, est: 2, work: 6}, wantMsg: true},
 		{name: "its own estimate past the cutoff: long", cfg: on, own: 20, tasks: 2,
 			want: shortJob{class: shortjobs.Long, est: 20, work: 40}, wantMsg: true},
-		{name: "no estimate and no history: long", cfg: on, tasks: 2,
+		{name: "no estimate: short, by its tasks", cfg: on, tasks: 2,
+			want: shortJob{class: shortjobs.Short, est: 5, work: 10}, wantMsg: true},
+		{name: "no estimate: short whatever the app's history", cfg: on, ran: []time.Duration{40 * time.Second}, tasks: 2,
+			want: shortJob{class: shortjobs.Short, est: 5, work: 10}, wantMsg: true},
+		{name: "by history, no estimate and no history: long", cfg: byHistory, tasks: 2,
 			want: shortJob{class: shortjobs.Long}, wantMsg: true},
-		{name: "the app's history", cfg: on, ran: []time.Duration{4 * time.Second}, tasks: 2,
+		{name: "by history, the app's history", cfg: byHistory, ran: []time.Duration{4 * time.Second}, tasks: 2,
 			want: shortJob{class: shortjobs.Short, est: 4, work: 8}, wantMsg: true},
+		{name: "by history, the app's long history", cfg: byHistory, ran: []time.Duration{40 * time.Second}, tasks: 2,
+			want: shortJob{class: shortjobs.Long, est: 40, work: 80}, wantMsg: true},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -97,11 +97,11 @@ const (
 	// between 0.5 and 2, uniform in its logarithm, drawn from a stream
 	// seeded by Seed.
 	EstimateNoisy
-	// EstimateNone gives no estimate: the scheduler falls back on its
-	// application's history (shortjobs.History). The trace names no
-	// applications, so every job is one application's and the history
-	// is the moving mean of every finished task; the first job, with no
-	// history, is long.
+	// EstimateNone gives no estimate: the scheduler falls back on
+	// Aware.Unestimated (shortjobs.Config.Judge). Under
+	// UnestimatedByHistory, the trace naming no applications, every job
+	// is one application's and the history is the moving mean of every
+	// finished task; the first job, with no history, is long.
 	EstimateNone
 	numEstimates
 )
@@ -250,6 +250,7 @@ const (
 	tBacklog                 // a short job has waited PullAfter: the scheduler checks it
 	tPullAdvert              // the scheduler's backlog advert reaches the nodes
 	tPullRetry               // a node's pull that got nothing may be queued again
+	tOverrun                 // a short job's task has run for the cutoff (Aware.Overrun)
 )
 
 // Reservation tags: the job sequence number in the high 32 bits; in the
@@ -481,6 +482,9 @@ func (s *traceSim) run() (TraceResult, error) {
 			s.pullAdvert(advertWork(e.task))
 		case tPullRetry:
 			s.pullRetry(e.node)
+		case tOverrun:
+			s.mon[e.node].pol.Overran()
+			s.advert(e.node)
 		}
 		if s.hooks.afterEvent != nil {
 			s.hooks.afterEvent(s)
@@ -582,12 +586,11 @@ func (s *traceSim) arrival() {
 		case s.hist != nil:
 			own = 0
 		}
-		est, known := shortjobs.Estimate(own, s.hist, simApp)
+		c, est, known := s.cfg.Aware.Judge(own, s.hist, simApp)
 		j.est = 0
 		if known {
 			j.est = s.simMS(est)
 		}
-		c := s.cfg.Aware.Classify(est, known)
 		j.long = c == shortjobs.Long
 		if s.share != nil {
 			if !j.long {
@@ -848,7 +851,17 @@ func (s *traceSim) launch(n, slot, task int32) {
 	if s.hooks.onStart != nil {
 		s.hooks.onStart(n, j.seq, task)
 	}
+	if s.overruns(j, task) {
+		s.h.push(event{t: at + s.simMS(s.cfg.Aware.Cutoff), key: uint64(tOverrun), node: n, slot: slot, task: task, jseq: j.seq})
+	}
 	s.h.push(event{t: end, key: uint64(tTaskDone), node: n, slot: slot, task: task, jseq: j.seq})
+}
+
+// overruns reports whether task of j is a short job's task that runs
+// past the cutoff (so that its overrun comes before its end), which under Aware.Overrun its node counts as long
+// work from the cutoff on.
+func (s *traceSim) overruns(j *traceJob, task int32) bool {
+	return s.cfg.Policy == TraceAware && s.cfg.Aware.Overrun && !j.long && j.dur[task] > s.simMS(s.cfg.Aware.Cutoff)
 }
 
 // reply is an empty answer reaching node n: the held slot is freed.
@@ -878,6 +891,9 @@ func (s *traceSim) taskDone(n, slot, task int32) {
 	if m.pol != nil {
 		sticky := queue.Reservation{RequestID: j.reqID, App: simApp, Scheduler: simScheduler, Tag: tag(j, stickyProbe)}
 		c, rem := class(uint32(sticky.Tag)), int(j.rem[task])
+		if s.overruns(j, task) {
+			c = shortjobs.Long
+		}
 		if m.pull != nil {
 			rem = m.pull.Sticky(c, rem, float64(rem)*j.est)
 		}

@@ -62,7 +62,7 @@ func TestTraceProperties(t *testing.T) {
 		p    TracePolicy
 		pull bool
 		// informed turns on every long-job placement switch
-		// (LongSteer, ClassFirst, WorkRefresh, ShortStickyOnly).
+		// (LongSteer, ClassFirst, WorkRefresh, Overrun, ShortStickyOnly).
 		informed bool
 	}
 	for _, v := range []variant{{TraceSparrow, false, false}, {TraceAware, false, false}, {TraceAware, true, false}, {TraceAware, false, true}, {TraceAware, true, true}} {
@@ -78,10 +78,13 @@ func TestTraceProperties(t *testing.T) {
 					cfg := testTraceConfig(p, c.nodes, c.slots, seed)
 					cfg.Pull, cfg.PullAfter = v.pull, 20
 					if v.informed {
-						cfg.Aware.LongSteer, cfg.Aware.ClassFirst, cfg.Aware.WorkRefresh = true, true, true
+						cfg.Aware.LongSteer, cfg.Aware.ClassFirst, cfg.Aware.WorkRefresh, cfg.Aware.Overrun = true, true, true, true
 						cfg.Aware.ShortStickyOnly = seed%2 == 0
 						cfg.AdaptiveShare = seed%2 == 1
 						cfg.Estimates = TraceEstimates(seed % uint64(numEstimates))
+						if v.pull {
+							cfg.Aware.Unestimated = shortjobs.UnestimatedByHistory
+						}
 					}
 					s, err := newTraceSim(cfg, sliceSource(jobs), jobtrace.NewRecorder(50))
 					if err != nil {
@@ -125,7 +128,10 @@ func TestTraceProperties(t *testing.T) {
 							t.Fatalf("node %d still advertised as holding long work (level %d)", i, s.level[i])
 						}
 					}
-					if p == TraceAware && (res.StickyFetches == 0 || res.AdvertChanges == 0) {
+					// Without estimates, under UnestimatedByTasks every job
+					// is short and no node advertises long work.
+					allShort := cfg.Estimates == EstimateNone && cfg.Aware.Unestimated == shortjobs.UnestimatedByTasks
+					if p == TraceAware && (res.StickyFetches == 0 || res.AdvertChanges == 0 && !allShort) {
 						t.Fatalf("aware run without sticky fetches (%d) or adverts (%d)", res.StickyFetches, res.AdvertChanges)
 					}
 					if v.pull && (res.PulledTasks == 0 || res.BacklogAdverts == 0) {
@@ -317,5 +323,58 @@ func TestParseTraceEstimates(t *testing.T) {
 		if tc.ok && got.String() != tc.name {
 			t.Errorf("%v.String() = %q", got, got.String())
 		}
+	}
+}
+
+// TestTraceOverrun: under Aware.Overrun, a short job's task that runs past
+// the cutoff makes its node advertise long work from the cutoff on (as
+// the schedulers hear it a gossip delay later) until it ends; without
+// it, a node running only short jobs' tasks never does.
+func TestTraceOverrun(t *testing.T) {
+	// One short job (mean 20.8 s, cutoff 50 s) whose last task runs 100 s.
+	jobs := []jobtrace.Job{{Line: 1, Submit: 0, Durations: []float64{1, 1, 1, 1, 100}}}
+	for _, overrun := range []bool{false, true} {
+		t.Run(fmt.Sprintf("overrun=%v", overrun), func(t *testing.T) {
+			cfg := testTraceConfig(TraceAware, 1, 1, 1)
+			cfg.Aware.ShortShare = 0
+			cfg.Aware.Overrun = overrun
+			s, err := newTraceSim(cfg, sliceSource(jobs), jobtrace.NewRecorder(50))
+			if err != nil {
+				t.Fatal(err)
+			}
+			var busyFrom, busyTo float64 = -1, -1
+			var longStart float64 = -1
+			s.hooks.onStart = func(_, _, task int32) {
+				if task == 4 {
+					longStart = s.now + s.half
+				}
+			}
+			s.hooks.afterEvent = func(s *traceSim) {
+				switch {
+				case s.view[0] && busyFrom < 0:
+					busyFrom = s.now
+				case !s.view[0] && busyFrom >= 0 && busyTo < 0:
+					busyTo = s.now
+				}
+			}
+			res, err := s.run()
+			if err != nil {
+				t.Fatal(err)
+			}
+			if res.Short.N != 1 || longStart < 0 {
+				t.Fatalf("%d short jobs, long task started at %v", res.Short.N, longStart)
+			}
+			if !overrun {
+				if busyFrom >= 0 {
+					t.Fatalf("node advertised long work at %v ms without overrun", busyFrom)
+				}
+				return
+			}
+			wantFrom := longStart + 50_000 + cfg.GossipDelay
+			wantTo := longStart + 100_000 + cfg.GossipDelay
+			if math.Abs(busyFrom-wantFrom) > 1 || math.Abs(busyTo-wantTo) > 1 {
+				t.Fatalf("long work heard from %v to %v ms, want %v to %v", busyFrom, busyTo, wantFrom, wantTo)
+			}
+		})
 	}
 }

@@ -25,6 +25,10 @@ type shortJobFlags struct {
 	pullAfter time.Duration
 	// longSteer is --long-steer.
 	longSteer bool
+	// unestimated is --short-unestimated (schedulers only).
+	unestimated string
+	// overrun is --short-overrun (node monitors only).
+	overrun bool
 }
 
 func (f *shortJobFlags) register(fs *pflag.FlagSet, scheduler bool) {
@@ -46,8 +50,10 @@ func (f *shortJobFlags) register(fs *pflag.FlagSet, scheduler bool) {
 		false: "with --short-pull, how long a pull that got no task waits before it is queued again (unless the scheduler's advert changes first)",
 	}[scheduler])
 	if scheduler {
+		fs.StringVar(&f.unestimated, "short-unestimated", "tasks", "with --short-jobs, how a job whose request states no taskSeconds is classed: tasks (short, its remaining work counted as its unlaunched tasks times half --short-cutoff, so that among such jobs the fewest tasks go first) or history (by this scheduler's moving mean of the app's task durations; long before any finished)")
 		fs.Float64Var(&f.share, "short-share", 0.05, "with --short-jobs, the fraction of node monitors that run short jobs only, rounded up to whole node monitors (at least one when above 0) among those hosting the job's app, those of the smallest hash of their names; in [0, 1)")
 	} else {
+		fs.BoolVar(&f.overrun, "short-overrun", true, "with --short-jobs, on by default: count a short job's task that has run here for --short-cutoff as long work until it ends, in the long-work advert and level, so that schedulers steer short jobs and long ones by what the node holds, whatever the job's estimate said (or when it stated none)")
 		fs.IntVar(&f.starve, "starve-limit", shortjobs.DefaultStarveLimit, "with --short-jobs, the most times a queued reservation may be passed over by younger ones, per slot (the queue's bound is this times --slots)")
 	}
 }
@@ -58,7 +64,14 @@ func (f *shortJobFlags) config() (*shortjobs.Config, error) {
 	if !f.on {
 		return nil, nil
 	}
-	c := &shortjobs.Config{Cutoff: f.cutoff.Seconds(), ShortShare: f.share, StarveLimit: f.starve, LongSteer: f.longSteer}
+	c := &shortjobs.Config{Cutoff: f.cutoff.Seconds(), ShortShare: f.share, StarveLimit: f.starve, LongSteer: f.longSteer, Overrun: f.overrun}
+	if f.unestimated != "" {
+		u, err := shortjobs.ParseUnestimated(f.unestimated)
+		if err != nil {
+			return nil, fmt.Errorf("--short-unestimated: %w", err)
+		}
+		c.Unestimated = u
+	}
 	if c.StarveLimit == 0 {
 		c.StarveLimit = shortjobs.DefaultStarveLimit
 	}

@@ -1,9 +1,12 @@
 package main
 
 import (
+	"strings"
 	"testing"
 
 	"github.com/spf13/pflag"
+
+	"github.com/sparrowfleet/sparrow/core/shortjobs"
 )
 
 // --long-steer is on by default with --short-jobs, on schedulers and node
@@ -31,6 +34,40 @@ func TestLongSteerFlag(t *testing.T) {
 			if c.LongSteer != tc.want {
 				t.Errorf("scheduler=%v %v: LongSteer %v, want %v", scheduler, tc.args, c.LongSteer, tc.want)
 			}
+		}
+	}
+}
+
+// --short-unestimated takes tasks (the default) or history on schedulers,
+// and a bad name is refused with the flag named.
+func TestShortUnestimatedFlag(t *testing.T) {
+	for _, tc := range []struct {
+		args    []string
+		want    shortjobs.Unestimated
+		wantErr bool
+	}{
+		{[]string{"--short-jobs"}, shortjobs.UnestimatedByTasks, false},
+		{[]string{"--short-jobs", "--short-unestimated", "history"}, shortjobs.UnestimatedByHistory, false},
+		{[]string{"--short-jobs", "--short-unestimated", "guess"}, 0, true},
+	} {
+		var f shortJobFlags
+		fs := pflag.NewFlagSet("x", pflag.ContinueOnError)
+		f.register(fs, true)
+		if err := fs.Parse(tc.args); err != nil {
+			t.Fatal(err)
+		}
+		c, err := f.config()
+		if tc.wantErr {
+			if err == nil || !strings.Contains(err.Error(), "--short-unestimated") {
+				t.Errorf("%v: error %v, want one naming --short-unestimated", tc.args, err)
+			}
+			continue
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+		if c.Unestimated != tc.want {
+			t.Errorf("%v: Unestimated %v, want %v", tc.args, c.Unestimated, tc.want)
 		}
 	}
 }

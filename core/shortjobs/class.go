@@ -22,8 +22,11 @@ func (c Class) String() string {
 }
 
 // DefaultStarveLimit is the default bound, per slot of the node, on how
-// many times a queued reservation may be passed over by younger ones.
-const DefaultStarveLimit = 32
+// many times a queued reservation may be passed over by younger ones. A
+// low bound lets a long job's reservation, passed over that many times by
+// short ones, take a slot for hours ahead of the short jobs that come
+// after it; this one still ends any starvation.
+const DefaultStarveLimit = 128
 
 // Config is the policy's settings, identical on every scheduler and node
 // monitor of a fleet.
@@ -56,6 +59,14 @@ type Config struct {
 	// tasks enters another WorkStep (RefreshTargets), so that the order
 	// among jobs in those queues follows their progress.
 	WorkRefresh bool
+	// Overrun makes node monitors count a short job's task that has run
+	// for the cutoff as long work (Monitor.Overran) until it ends: a
+	// task that long holds its slot as a long one does, whatever its
+	// job's estimate said.
+	Overrun bool
+	// Unestimated is how a scheduler classes a job that states no
+	// estimate of its own (Config.Judge).
+	Unestimated Unestimated
 	// ShortStickyOnly limits sticky fetches (Monitor.Ended) to short
 	// jobs: a slot freed by a long task serves its queue in order instead
 	// of asking the same long job for another task.
@@ -71,6 +82,8 @@ func (c Config) Validate() error {
 		return fmt.Errorf("shortjobs: short-only share must be in [0, 1), got %v", c.ShortShare)
 	case c.StarveLimit < 1:
 		return fmt.Errorf("shortjobs: starvation limit must be at least 1, got %d", c.StarveLimit)
+	case c.Unestimated >= numUnestimated:
+		return fmt.Errorf("shortjobs: unknown rule for unestimated jobs %d", int(c.Unestimated))
 	}
 	return nil
 }
@@ -83,6 +96,57 @@ func (c Config) Classify(estimate float64, known bool) Class {
 		return Long
 	}
 	return Short
+}
+
+// Unestimated is a rule for a job that states no estimate of its own.
+type Unestimated uint8
+
+// The rules for unestimated jobs.
+const (
+	// UnestimatedByTasks, the default, makes such a job short, with a
+	// nominal mean task duration of half the cutoff: among such jobs,
+	// the one with the fewest unlaunched tasks goes first. Most jobs are
+	// short and small, and a long job with many tasks ranks behind them
+	// all; a job's class is its own, which an application's history of
+	// tasks, dominated by its few long jobs' many tasks, does not tell.
+	UnestimatedByTasks Unestimated = iota
+	// UnestimatedByHistory classes such a job by its application's
+	// History; an application with none is long, so that an unknown job
+	// can never hold the short-only nodes.
+	UnestimatedByHistory
+	numUnestimated
+)
+
+var unestimatedNames = [...]string{"tasks", "history"}
+
+func (u Unestimated) String() string {
+	if u >= numUnestimated {
+		return fmt.Sprintf("Unestimated(%d)", int(u))
+	}
+	return unestimatedNames[u]
+}
+
+// ParseUnestimated parses a rule's name: tasks or history.
+func ParseUnestimated(name string) (Unestimated, error) {
+	for i, n := range unestimatedNames {
+		if n == name {
+			return Unestimated(i), nil
+		}
+	}
+	return 0, fmt.Errorf("unknown rule for unestimated jobs %q (valid: tasks, history)", name)
+}
+
+// Judge returns the class of a job of app whose request states own
+// seconds per task (0 or less, NaN or infinite: none), and the mean task
+// duration to count its remaining work by; known false means there is
+// none (a long job of unknown work). A job's own estimate decides; without
+// one, c.Unestimated does, consulting h (nil: no history).
+func (c Config) Judge(own float64, h *History, app string) (class Class, est float64, known bool) {
+	if own > 0 && !math.IsInf(own, 0) || c.Unestimated == UnestimatedByHistory {
+		est, known = Estimate(own, h, app)
+		return c.Classify(est, known), est, known
+	}
+	return Short, c.Cutoff / 2, true
 }
 
 // History estimates a job's mean task duration from the tasks its

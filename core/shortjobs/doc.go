@@ -5,11 +5,15 @@
 //
 // The parts, each usable on its own by the daemons and the simulator:
 //
-//   - [Config.Classify]: a job is long when its estimated mean task
-//     duration is at least the cutoff. The estimate is the job's own (a
-//     client may state it) or, absent, [History]'s per-application mean
-//     of observed task durations; a job with neither is long, so that an
-//     unknown job can never block the short-only nodes.
+//   - [Config.Judge], [Config.Classify]: a job is long when its estimated
+//     mean task duration is at least the cutoff. The estimate is the
+//     job's own (a client may state it); without one, under
+//     [UnestimatedByTasks] (the default) the job is short with half the
+//     cutoff per task, and under [UnestimatedByHistory] the estimate is
+//     [History]'s per-application mean of observed task durations, a job
+//     with neither being long.
+//   - [Monitor.Overran]: under Config.Overrun, a short job's task that has
+//     run for the cutoff counts as long work on its node until it ends.
 //   - [Partition]: a share of the nodes runs short jobs only (at least
 //     one when the share is above zero), those of the smallest hash of
 //     their names (NodeHash), so that every scheduler agrees without

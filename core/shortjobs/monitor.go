@@ -93,6 +93,12 @@ func (m *Monitor) Launched(id string, remaining int, estimate float64) {
 	}
 }
 
+// Overran is called when a task of a short job has run here for the
+// cutoff (under Config.Overrun): from then on it counts as long work, in
+// the advert and the level, and its end is reported to Ended as Long. It
+// reports whether the advert may have changed.
+func (m *Monitor) Overran() bool { return m.long.Add(1) }
+
 // Ended is called when a task of a job of class c ended, its slot being
 // free, before the node monitor serves its queue. remaining is what
 // Launched was given for the task: if the job still had tasks then, r (a

@@ -5,6 +5,7 @@ import (
 	"maps"
 	"math"
 	"slices"
+	"strings"
 	"testing"
 )
 
@@ -59,6 +60,62 @@ func TestClassifyAndEstimate(t *testing.T) {
 	}
 	if _, known := Estimate(0, nil, "web"); known {
 		t.Error("nil history knows something")
+	}
+}
+
+// TestJudge: a job's own estimate decides under either rule; without
+// one, UnestimatedByTasks makes it short at half the cutoff per task,
+// whatever its app's history, and UnestimatedByHistory follows History.
+func TestJudge(t *testing.T) {
+	h := NewHistory(1)
+	h.Observe("web", 20)
+	h.Observe("batch", 500)
+	byTasks := Config{Cutoff: 100}
+	byHistory := Config{Cutoff: 100, Unestimated: UnestimatedByHistory}
+	tests := []struct {
+		name  string
+		cfg   Config
+		own   float64
+		app   string
+		class Class
+		est   float64
+		known bool
+	}{
+		{"own estimate, by tasks", byTasks, 300, "web", Long, 300, true},
+		{"own estimate, by history", byHistory, 30, "batch", Short, 30, true},
+		{"none, by tasks, long history", byTasks, 0, "batch", Short, 50, true},
+		{"none, by tasks, no history", byTasks, 0, "new", Short, 50, true},
+		{"NaN, by tasks", byTasks, math.NaN(), "batch", Short, 50, true},
+		{"infinite, by tasks", byTasks, math.Inf(1), "batch", Short, 50, true},
+		{"none, by history", byHistory, 0, "batch", Long, 500, true},
+		{"none, by history, short history", byHistory, -2, "web", Short, 20, true},
+		{"none, by history, no history", byHistory, 0, "new", Long, 0, false},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			class, est, known := tc.cfg.Judge(tc.own, h, tc.app)
+			if class != tc.class || est != tc.est || known != tc.known {
+				t.Fatalf("Judge(%v, %s) = %v, %v, %v; want %v, %v, %v", tc.own, tc.app, class, est, known, tc.class, tc.est, tc.known)
+			}
+		})
+	}
+	if c, _, known := byHistory.Judge(0, nil, "web"); c != Long || known {
+		t.Fatalf("by history with no History: %v, known %v; want long, unknown", c, known)
+	}
+}
+
+func TestParseUnestimated(t *testing.T) {
+	for _, u := range []Unestimated{UnestimatedByTasks, UnestimatedByHistory} {
+		got, err := ParseUnestimated(u.String())
+		if err != nil || got != u {
+			t.Fatalf("ParseUnestimated(%q) = %v, %v", u.String(), got, err)
+		}
+	}
+	if _, err := ParseUnestimated("oracle"); err == nil || !strings.Contains(err.Error(), "oracle") {
+		t.Fatalf("ParseUnestimated(oracle) error %v, want one naming it", err)
+	}
+	if err := (Config{Cutoff: 1, StarveLimit: 1, Unestimated: numUnestimated}).Validate(); err == nil {
+		t.Fatal("an unknown rule validated")
 	}
 }
 

@@ -11,7 +11,8 @@
 # --short-pull-after PULL, e.g. 1s; unset: no pulls), SHARE (with aware:
 # the scheduler's --short-share, e.g. 0.65; unset: its default), DEADLINE
 # (sparrow drive's --deadline, default 10m), SCHED_ARGS (more scheduler
-# flags, split on spaces, e.g. "--offers=false").
+# flags, split on spaces, e.g. "--offers=false"), NM_ARGS (more node
+# monitor flags, likewise, e.g. "--starve-limit 32").
 set -euo pipefail
 policy=${1:?policy: sparrow or aware}
 out=${2:?output directory}
@@ -47,13 +48,14 @@ if [ "$policy" = aware ]; then
 fi
 s=$NET.1.1
 read -r -a sched_args <<<"${SCHED_ARGS:-}"
+read -r -a nm_args <<<"${NM_ARGS:-}"
 "$BIN" scheduler --listen $s:20503 --gettask-listen $s:20507 --gossip $s:7946 --name sched --http-listen $s:8080 \
 	"${policy_args[@]}" "${share_args[@]}" "${sched_args[@]}" >"$out/scheduler.log" 2>&1 &
 pids+=($!)
 for i in $(seq 1 "$NODES"); do
 	h=$NET.2.$i
 	"$BIN" nodemonitor --listen $h:20501 --internal-listen $h:20502 --gossip $h:7946 --join $s:7946 \
-		--name nm-$i --slots "$SLOTS" --http-listen $h:8080 "${policy_args[@]}" >"$out/nm-$i.log" 2>&1 &
+		--name nm-$i --slots "$SLOTS" --http-listen $h:8080 "${policy_args[@]}" "${nm_args[@]}" >"$out/nm-$i.log" 2>&1 &
 	pids+=($!)
 	"$BIN" executor --app sleep --listen $h:20101 --node-monitor $h:20501 --node nm-$i \
 		--report-launch-time >"$out/ex-$i.log" 2>&1 &

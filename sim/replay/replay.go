@@ -39,12 +39,17 @@ type Options struct {
 	// LongSteer, ClassFirst, WorkRefresh and ShortStickyOnly are the
 	// policy's switches of the same names (shortjobs.Config).
 	LongSteer, ClassFirst, WorkRefresh, ShortStickyOnly bool
+	// Overrun is shortjobs.Config.Overrun.
+	Overrun bool
 	// AdaptiveShare sizes the short-only share as the run goes, with
 	// ShortShare as its floor.
 	AdaptiveShare bool
 	// Estimates names the source of task duration estimates
 	// (sim.ParseTraceEstimates).
 	Estimates string
+	// Unestimated names the rule for jobs without an estimate
+	// (shortjobs.ParseUnestimated).
+	Unestimated string
 	// Pull turns on pulls (policy aware): after PullAfter ms with tasks
 	// unlaunched, a short job's tasks are pulled by slots freed anywhere.
 	Pull      bool
@@ -103,7 +108,7 @@ var notForTraces = []string{"tasks", "jobs", "warmup", "dist", "pareto-alpha", "
 // traceOnly are the flags of AddFlags that mean something only with
 // --job-trace.
 var traceOnly = []string{"time-scale", "cutoff", "short-share", "starve-limit", "gossip-delay", "pull", "pull-after", "jobs-out",
-	"long-steer", "class-first", "work-refresh", "short-sticky-only", "adaptive-share", "estimates"}
+	"long-steer", "class-first", "work-refresh", "short-sticky-only", "adaptive-share", "estimates", "unestimated", "overrun"}
 
 // CheckUnused refuses the flags of AddFlags given (by changed) without
 // --job-trace: a simulation that silently dropped them would not be the
@@ -182,6 +187,10 @@ func (o *Options) points(progress io.Writer) (pts []*point, loads []float64, own
 	if err != nil {
 		return nil, nil, 0, fmt.Errorf("--estimates: %w", err)
 	}
+	unestimated, err := shortjobs.ParseUnestimated(o.Unestimated)
+	if err != nil {
+		return nil, nil, 0, fmt.Errorf("--unestimated: %w", err)
+	}
 	file, r, err := open(o.File)
 	if err != nil {
 		return nil, nil, 0, err
@@ -214,7 +223,8 @@ func (o *Options) points(progress io.Writer) (pts []*point, loads []float64, own
 				Policy: p, Nodes: s.Nodes, Slots: s.Slots, RTT: s.RTT, ProbeRatio: ratios[0],
 				TimeScale: o.TimeScale, GapScale: own / l, GossipDelay: o.GossipDelay, Pull: o.Pull, PullAfter: o.PullAfter, AdaptiveShare: o.AdaptiveShare, Estimates: estimates, Seed: s.Seed,
 				Aware: shortjobs.Config{Cutoff: o.Cutoff, ShortShare: o.ShortShare, StarveLimit: o.StarveLimit,
-					LongSteer: o.LongSteer, ClassFirst: o.ClassFirst, WorkRefresh: o.WorkRefresh, ShortStickyOnly: o.ShortStickyOnly},
+					LongSteer: o.LongSteer, ClassFirst: o.ClassFirst, WorkRefresh: o.WorkRefresh, ShortStickyOnly: o.ShortStickyOnly,
+					Overrun: o.Overrun, Unestimated: unestimated},
 			}
 			if err := cfg.Validate(); err != nil {
 				return nil, nil, 0, fmt.Errorf("%s: %w", p, err)
@@ -370,7 +380,9 @@ func (o *Options) AddFlags(fs *pflag.FlagSet) {
 	fs.BoolVar(&o.ClassFirst, "class-first", false, "with --job-trace, policy aware: node monitors serve short jobs' reservations before long jobs', then by remaining work")
 	fs.BoolVar(&o.WorkRefresh, "work-refresh", true, "with --job-trace, policy aware: schedulers send a job's remaining work to the nodes holding its reservations each time its unlaunched tasks halve")
 	fs.BoolVar(&o.ShortStickyOnly, "short-sticky-only", false, "with --job-trace, policy aware: only short jobs' slots ask the same job for another task when a task ends; a long task's slot serves its queue")
+	fs.BoolVar(&o.Overrun, "overrun", true, "with --job-trace, policy aware: node monitors count a short job's task that has run for the cutoff as long work until it ends (the daemons: --short-overrun)")
 	fs.BoolVar(&o.AdaptiveShare, "adaptive-share", false, "with --job-trace, policy aware: size the short-only share from the short work arrived over the last 10 minutes and the nodes advertising long work, in steps of 10, 20, 35, 50 and 65% above --short-share (its floor): up at once, down one step after 30 minutes below")
-	fs.StringVar(&o.Estimates, "estimates", "exact", "with --job-trace, policy aware: jobs' task duration estimates: exact (each job's true mean), noisy (the true mean times a random factor from 0.5 to 2) or none (the moving mean of finished tasks, the trace naming no applications)")
+	fs.StringVar(&o.Estimates, "estimates", "exact", "with --job-trace, policy aware: jobs' task duration estimates: exact (each job's true mean), noisy (the true mean times a random factor from 0.5 to 2) or none (the scheduler's fallback, --unestimated)")
+	fs.StringVar(&o.Unestimated, "unestimated", "tasks", "with --job-trace, policy aware: how a job without an estimate is classed: tasks (short, its remaining work counted as its unlaunched tasks times half the cutoff: fewest tasks first) or history (the moving mean of finished tasks, the trace naming no applications; long before any)")
 	fs.Float64Var(&o.PullAfter, "pull-after", 1000, "with --job-trace and --pull: ms a short job waits with tasks unlaunched before its scheduler advertises a backlog; also the retry delay of a pull that got no task")
 }
