@@ -70,9 +70,11 @@ type shortReq struct {
 }
 
 type shortRun struct {
-	// class is the class the task's fetch was counted under, or Long
-	// once the task has overrun (Config.Overrun).
+	// class is the class the task's fetch was counted under; overran is
+	// set once a short task has run for the cutoff (Config.Overrun), from
+	// when it counts as long work.
 	class     shortjobs.Class
+	overran   bool
 	remaining int
 	est       float64
 	r         queue.Reservation
@@ -221,7 +223,7 @@ func (w *shortWork) overrunDue(now time.Time) bool {
 	var next time.Time
 	over := false
 	for key, run := range w.runs {
-		if run.class != shortjobs.Short {
+		if run.class != shortjobs.Short || run.overran {
 			continue
 		}
 		if due := run.at.Add(cut); due.After(now) {
@@ -230,7 +232,7 @@ func (w *shortWork) overrunDue(now time.Time) bool {
 			}
 			continue
 		}
-		run.class = shortjobs.Long
+		run.overran = true
 		w.runs[key] = run
 		w.mon.Overran()
 		over = true
@@ -264,11 +266,17 @@ func (w *shortWork) ended(key slots.TaskKey, now time.Time, sticky bool) {
 	if !sticky {
 		remaining = 0
 	}
+	// An overrun task ends as the long work it has counted as; its
+	// request keeps the class it was queued under.
+	ends := run.class
+	if run.overran {
+		ends = shortjobs.Long
+	}
 	if w.pull != nil && remaining > 0 {
-		remaining = w.pull.Sticky(run.class, remaining, float64(remaining)*run.est)
+		remaining = w.pull.Sticky(ends, remaining, float64(remaining)*run.est)
 	}
 	if remaining > 0 {
 		w.req(run.r.RequestID, run.r.App, run.class).queued++
 	}
-	w.mon.Ended(run.class, remaining, run.r)
+	w.mon.Ended(ends, remaining, run.r)
 }
