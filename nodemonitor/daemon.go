@@ -62,11 +62,22 @@ type DaemonConfig struct {
 	FetchRetryFor time.Duration
 	ExecutorCheck time.Duration
 	MaxQueued     int
+	// LeaveGrace is how long Close, after a drain, keeps answering calls
+	// once it has left the gossip cluster, refusing new work: a scheduler
+	// that has not yet heard of the leave gets a refusal, and knows its
+	// offered task did not launch, instead of a dropped connection that
+	// leaves the task in doubt (and reported lost). 0: stop at once.
+	LeaveGrace time.Duration
 	// Coordination configures work with the optional fairness coordinator.
 	Coordination CoordinationConfig
 	RPC          rpc.Config
 	Log          zerolog.Logger
 }
+
+// DefaultLeaveGrace is the command's default DaemonConfig.LeaveGrace:
+// five rounds of the default gossip profile (200 ms each), in which a
+// leave spreads to a fleet's schedulers.
+const DefaultLeaveGrace = time.Second
 
 // Daemon is a running node monitor: its two Thrift services and its gossip
 // membership.
@@ -83,6 +94,7 @@ type Daemon struct {
 	execWatch     *executorWatch
 	stopExecWatch context.CancelFunc
 	draining      atomic.Bool
+	leaveGrace    time.Duration
 	closeOnce     sync.Once
 	closeErr      error
 
@@ -111,7 +123,7 @@ func StartDaemon(cfg DaemonConfig) (*Daemon, error) {
 		return nil, err
 	}
 	svc, internal := servers[0], servers[1]
-	d := &Daemon{svc: svc, internal: internal, calls: cfg.RPC.Calls, stop: make(chan struct{}), done: make(chan struct{})}
+	d := &Daemon{svc: svc, internal: internal, calls: cfg.RPC.Calls, stop: make(chan struct{}), done: make(chan struct{}), leaveGrace: cfg.LeaveGrace}
 	d.meta = membership.Meta{
 		Role: membership.RoleNodeMonitor, Slots: cfg.Slots, Attrs: cfg.Attrs,
 		Service: rpc.Advertised(svc.Addr(), host), Internal: rpc.Advertised(internal.Addr(), host),
@@ -260,13 +272,18 @@ func (d *Daemon) ServiceAddr() string { return d.meta.Service }
 func (d *Daemon) InternalAddr() string { return d.meta.Internal }
 
 // Close leaves the gossip cluster, so schedulers stop sampling this node,
-// then stops serving. Later calls, and Kill after it, do nothing.
+// then stops serving; after a drain, it first keeps refusing new work for
+// DaemonConfig.LeaveGrace. Later calls, and Kill after it, do nothing.
 func (d *Daemon) Close() error {
 	d.closeOnce.Do(func() {
 		close(d.stop)
 		<-d.done
 		d.coord.close()
 		d.closeErr = d.Cluster.Leave(time.Second)
+		if d.draining.Load() && d.leaveGrace > 0 {
+			d.log.Info().Dur("grace", d.leaveGrace).Msg("left the cluster; refusing new work until the leave has spread")
+			time.Sleep(d.leaveGrace)
+		}
 		d.svc.Close()
 		d.internal.Close()
 		d.NodeMonitor.Close()

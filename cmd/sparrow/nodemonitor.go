@@ -49,8 +49,9 @@ On SIGTERM or SIGINT, or on POST /drain to --http-listen (from loopback, or
 with the bearer token of --http-admin-token-file), it drains: it
 refuses new reservations and hands its queued ones back to their schedulers,
 which place them elsewhere at once; it lets running tasks finish for up to
---drain-timeout; then it leaves the gossip cluster and exits, and schedulers
-report the tasks still running as lost. A second signal stops it at once.
+--drain-timeout; then it leaves the gossip cluster, refuses new work for
+--leave-grace while the leave spreads, and exits, and schedulers report
+the tasks still running as lost. A second signal stops it at once.
 
 With --k8s-node it watches its Kubernetes Node through the API server
 (the pod's service account needs get and watch on nodes): while the Node
@@ -157,6 +158,7 @@ tasks.`,
 	fs.IntVar(&cfg.MaxQueued, "max-queued", slots.DefaultMaxQueued, "most reservations queued at once; past it they are refused and schedulers place them elsewhere")
 	fs.DurationVar(&cfg.GetTaskTimeout, "gettask-timeout", nodemonitor.DefaultGetTaskTimeout, "timeout for getTask calls; a reservation whose scheduler does not answer frees its slot after this")
 	fs.DurationVar(&cfg.FetchRetryFor, "fetch-retry-for", nodemonitor.DefaultFetchRetryFor, "how long a getTask whose call failed after it was sent is asked about again, holding its slot, in case the scheduler handed out a task whose answer was lost")
+	fs.DurationVar(&cfg.LeaveGrace, "leave-grace", nodemonitor.DefaultLeaveGrace, "after a drain, how long the node monitor keeps answering, refusing new work, once it has left the gossip cluster: a scheduler that has not yet heard of the leave gets a refusal instead of a dropped call, whose offered task it would report lost (0: exit at once)")
 	fs.DurationVar(&drainFor, "drain-timeout", nodemonitor.DefaultDrainTimeout, "on SIGTERM or POST /drain, how long running tasks may finish before the node monitor leaves the cluster anyway and their schedulers report them lost (0: do not wait); queued reservations are handed back at once either way. Keep it below the orchestrator's grace period (Kubernetes' terminationGracePeriodSeconds)")
 	fs.DurationVar(&cfg.ExecutorCheck, "executor-check", nodemonitor.DefaultExecutorCheck, "executor liveness: each executor is watched through a connection held open to it; one whose connection ended or refused is connected to again after this long (negative: never watched)")
 	fs.DurationVar(&cfg.Coordination.ReportEvery, "report-every", nodemonitor.DefaultReportEvery, "how often per-user queued and running counts are reported to the fairness coordinator, when one is live (sparrow coordinator), and the node's load to schedulers run with --max-queue-wait")
