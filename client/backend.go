@@ -188,13 +188,14 @@ func (b *Backend) Addr() string { return b.addr }
 const maxLaunchWait = 100 * time.Millisecond
 
 // features are the extensions this executor serves, as
-// registerBackendWithFeatures' bits: launchTaskAndWait when it runs tasks
-// itself (Run), since only then does it see them end.
+// registerBackendWithFeatures' bits: launchTaskAndWait and
+// launchTasksAndWait when it runs tasks itself (Run), since only then does
+// it see them end.
 func (b *Backend) features() int32 {
 	if b.cfg.Run == nil {
 		return 0
 	}
-	return sparrowrpc.BACKEND_LAUNCH_AND_WAIT
+	return sparrowrpc.BACKEND_LAUNCH_AND_WAIT | sparrowrpc.BACKEND_LAUNCH_BATCH
 }
 
 // Register (re-)registers the executor with its node monitor, with the
@@ -374,11 +375,56 @@ func (h *backendHandler) LaunchTaskAndWait(ctx context.Context, message []byte, 
 		return &sparrowrpc.TLaunchReply{}, nil
 	}
 	wait := min(time.Duration(waitMicros)*time.Microsecond, maxLaunchWait)
-	end, ok := hand.await(wait, b.ctx.Done())
+	return awaitReply(hand, wait, b.ctx.Done()), nil
+}
+
+// awaitReply waits up to wait for the task behind hand to end and returns
+// the answer that says so, or that it runs on.
+func awaitReply(hand *handoff, wait time.Duration, stop <-chan struct{}) *sparrowrpc.TLaunchReply {
+	end, ok := hand.await(wait, stop)
 	if !ok {
-		return &sparrowrpc.TLaunchReply{}, nil
+		return &sparrowrpc.TLaunchReply{}
 	}
-	return &sparrowrpc.TLaunchReply{Done: true, Status: &end.status, Message: end.body}, nil
+	return &sparrowrpc.TLaunchReply{Done: true, Status: &end.status, Message: end.body}
+}
+
+// LaunchTasksAndWait implements BackendService's extension:
+// launchTaskAndWait for each of tasks, all launched before any is waited
+// for, under one wait of waitMicros (at most maxLaunchWait) from the
+// call's start. Every task is checked before any is launched, and all are
+// launched under one hold of mu, so a malformed batch, or one that finds
+// the executor closing, launches none.
+func (h *backendHandler) LaunchTasksAndWait(ctx context.Context, tasks []*sparrowrpc.TLaunchItem, waitMicros int32) ([]*sparrowrpc.TLaunchReply, error) {
+	b := (*Backend)(h)
+	for i, t := range tasks {
+		if t == nil || t.TaskId == nil || t.TaskId.TaskId == "" {
+			return nil, fmt.Errorf("launchTasksAndWait: task %d has no task id", i)
+		}
+	}
+	waiting := b.cfg.Run != nil && waitMicros > 0
+	deadline := time.Now().Add(min(time.Duration(waitMicros)*time.Microsecond, maxLaunchWait))
+	hands := make([]*handoff, len(tasks))
+	b.mu.Lock()
+	if b.closed {
+		b.mu.Unlock()
+		return nil, b.closingError("launchTasksAndWait")
+	}
+	for i, t := range tasks {
+		if waiting {
+			hands[i] = newHandoff()
+		}
+		b.startLocked(launchedTask(t.Message, t.TaskId, t.User), hands[i])
+	}
+	b.mu.Unlock()
+	replies := make([]*sparrowrpc.TLaunchReply, len(tasks))
+	for i, hand := range hands {
+		if hand == nil {
+			replies[i] = &sparrowrpc.TLaunchReply{}
+			continue
+		}
+		replies[i] = awaitReply(hand, max(time.Until(deadline), 0), b.ctx.Done())
+	}
+	return replies, nil
 }
 
 // launch starts a launched task (method names the call in errors); its
@@ -387,15 +433,32 @@ func (b *Backend) launch(method string, message []byte, taskID *sparrowrpc.TFull
 	if taskID == nil {
 		return fmt.Errorf("%s: missing task id", method)
 	}
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if b.closed {
+		return b.closingError(method)
+	}
+	b.startLocked(launchedTask(message, taskID, user), hand)
+	return nil
+}
+
+// closingError is the error of a launch that finds the executor closed.
+func (b *Backend) closingError(method string) error {
+	return fmt.Errorf("%s: executor for app %q is shutting down", method, b.cfg.App)
+}
+
+// launchedTask is the task a launch call names; taskID is not nil.
+func launchedTask(message []byte, taskID *sparrowrpc.TFullTaskId, user *sparrowrpc.TUserGroupInfo) LaunchedTask {
 	t := LaunchedTask{Ref: refFromWire(taskID), Message: message}
 	if user != nil {
 		t.User = User{Name: user.User, Group: user.Group, Priority: user.Priority}
 	}
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	if b.closed {
-		return fmt.Errorf("%s: executor for app %q is shutting down", method, b.cfg.App)
-	}
+	return t
+}
+
+// startLocked hands t to OnLaunch and runs it, if the executor runs tasks;
+// its end goes to hand first, if given. Call it with mu held, not closed.
+func (b *Backend) startLocked(t LaunchedTask, hand *handoff) {
 	if b.cfg.OnLaunch != nil {
 		b.cfg.OnLaunch(t)
 	}
@@ -404,5 +467,4 @@ func (b *Backend) launch(method string, message []byte, taskID *sparrowrpc.TFull
 		b.running.Add(1)
 		go b.run(t, hand)
 	}
-	return nil
 }

@@ -62,7 +62,7 @@ func TestNodeMonitorLeaveGrace(t *testing.T) {
 		var err error
 		rep, err = c.EnqueueTaskReservationsWithOffer(ctx, &sparrowrpc.TEnqueueTaskReservationsRequest{
 			AppId: "app", RequestId: "r", SchedulerAddress: self, NumTasks: 1, User: &sparrowrpc.TUserGroupInfo{},
-		}, &sparrowrpc.TTaskLaunchSpec{TaskId: "t", Message: []byte{}})
+		}, &sparrowrpc.TTaskLaunchSpec{TaskId: "t", Message: []byte{}}, nil)
 		return err
 	})
 	select {

@@ -139,6 +139,18 @@ func (b *nmFakeBackend) LaunchTaskAndWait(ctx context.Context, message []byte, i
 	return &sparrowrpc.TLaunchReply{}, b.LaunchTask(ctx, message, id, user)
 }
 
+func (b *nmFakeBackend) LaunchTasksAndWait(ctx context.Context, tasks []*sparrowrpc.TLaunchItem, wait int32) ([]*sparrowrpc.TLaunchReply, error) {
+	replies := make([]*sparrowrpc.TLaunchReply, len(tasks))
+	for i, t := range tasks {
+		r, err := b.LaunchTaskAndWait(ctx, t.Message, t.TaskId, t.User, wait)
+		if err != nil {
+			return nil, err
+		}
+		replies[i] = r
+	}
+	return replies, nil
+}
+
 func (b *nmFakeBackend) count() int {
 	b.mu.Lock()
 	defer b.mu.Unlock()
@@ -584,7 +596,7 @@ func (h *nmHarness) enqueueOffer(t *testing.T, req string, n int, task string) *
 	t.Helper()
 	rep, err := h.nm.EnqueueTaskReservationsWithOffer(context.Background(), &sparrowrpc.TEnqueueTaskReservationsRequest{
 		AppId: "app", RequestId: req, SchedulerAddress: h.self, NumTasks: int32(n), User: &sparrowrpc.TUserGroupInfo{User: "u"},
-	}, &sparrowrpc.TTaskLaunchSpec{TaskId: task, Message: []byte("m")})
+	}, &sparrowrpc.TTaskLaunchSpec{TaskId: task, Message: []byte("m")}, nil)
 	if err != nil {
 		t.Fatalf("enqueue with offer: %v", err)
 	}
@@ -629,13 +641,13 @@ func TestNodeMonitorOfferDeclinedWhenBusy(t *testing.T) {
 	}
 	if _, err := h.nm.EnqueueTaskReservationsWithOffer(context.Background(), &sparrowrpc.TEnqueueTaskReservationsRequest{
 		AppId: "app", RequestId: "r2", SchedulerAddress: h.self, NumTasks: 1,
-	}, nil); err == nil {
+	}, nil, nil); err == nil {
 		t.Error("an offer without a task was accepted")
 	}
 	// An app without an executor here is refused, offer and all.
 	rep, err := h.nm.EnqueueTaskReservationsWithOffer(context.Background(), &sparrowrpc.TEnqueueTaskReservationsRequest{
 		AppId: "other", RequestId: "r3", SchedulerAddress: h.self, NumTasks: 1,
-	}, &sparrowrpc.TTaskLaunchSpec{TaskId: "x"})
+	}, &sparrowrpc.TTaskLaunchSpec{TaskId: "x"}, nil)
 	if err != nil || rep.Accepted || rep.Launched {
 		t.Errorf("unknown app: %+v, %v; want refused", rep, err)
 	}

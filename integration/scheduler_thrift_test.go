@@ -67,7 +67,7 @@ func (n *thriftNM) EnqueueTaskReservations(_ context.Context, req *sparrowrpc.TE
 	return true, nil
 }
 
-func (n *thriftNM) EnqueueTaskReservationsWithOffer(ctx context.Context, req *sparrowrpc.TEnqueueTaskReservationsRequest, _ *sparrowrpc.TTaskLaunchSpec) (*sparrowrpc.TEnqueueOfferReply, error) {
+func (n *thriftNM) EnqueueTaskReservationsWithOffer(ctx context.Context, req *sparrowrpc.TEnqueueTaskReservationsRequest, _ *sparrowrpc.TTaskLaunchSpec, _ []*sparrowrpc.TTaskLaunchSpec) (*sparrowrpc.TEnqueueOfferReply, error) {
 	if _, err := n.EnqueueTaskReservations(ctx, req); err != nil {
 		return nil, err
 	}

@@ -41,6 +41,10 @@ type Executors interface {
 	// BACKEND_LAUNCH_AND_WAIT: it answers with the task's end if the task
 	// ends within wait.
 	LaunchTaskAndWait(addr string, msg []byte, id *sparrowrpc.TFullTaskId, user *sparrowrpc.TUserGroupInfo, wait time.Duration) (*sparrowrpc.TLaunchReply, error)
+	// LaunchTasksAndWait is LaunchTaskAndWait for several tasks in one
+	// call, to an executor registered with BACKEND_LAUNCH_BATCH: one
+	// answer per task, in order.
+	LaunchTasksAndWait(addr string, tasks []*sparrowrpc.TLaunchItem, wait time.Duration) ([]*sparrowrpc.TLaunchReply, error)
 	// Alive checks, within timeout, that the executor accepts connections.
 	Alive(addr string, timeout time.Duration) error
 	// Forget drops pooled connections to addr, for an executor that
@@ -150,6 +154,14 @@ func (t *thriftExecutors) LaunchTaskAndWait(addr string, msg []byte, id *sparrow
 		return err
 	})
 	return reply, err
+}
+
+func (t *thriftExecutors) LaunchTasksAndWait(addr string, tasks []*sparrowrpc.TLaunchItem, wait time.Duration) (replies []*sparrowrpc.TLaunchReply, err error) {
+	err = t.pool.Call(context.Background(), addr, func(ctx context.Context, c *sparrowrpc.ExtendedBackendServiceClient) error {
+		replies, err = c.LaunchTasksAndWait(ctx, tasks, int32(wait/time.Microsecond))
+		return err
+	})
+	return replies, err
 }
 
 func (t *thriftExecutors) Alive(addr string, timeout time.Duration) error {

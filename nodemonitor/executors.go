@@ -113,7 +113,7 @@ func (e *executorRegistry) checked(app, addr string, err error) (lost bool) {
 // queued reservations are dropped, and the node stops advertising the app
 // until an executor registers again. The tasks are counted lost, but for
 // launching, counted failed.
-func (n *NodeMonitor) executorLost(app, backend string, launching *slots.TaskKey, cause error) {
+func (n *NodeMonitor) executorLost(app, backend string, launching []slots.TaskKey, cause error) {
 	if !n.execs.remove(app, backend) {
 		return // already handled, or a new executor registered meanwhile
 	}

@@ -226,6 +226,26 @@ type fakeExecs struct {
 	forgotten  []string
 	reply      *sparrowrpc.TLaunchReply
 	waited     []time.Duration
+	batches    []int // the size of each launchTasksAndWait call
+}
+
+func (e *fakeExecs) LaunchTasksAndWait(addr string, tasks []*sparrowrpc.TLaunchItem, wait time.Duration) ([]*sparrowrpc.TLaunchReply, error) {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	if e.failLaunch || e.dead[addr] {
+		return nil, errors.New("connection refused")
+	}
+	e.batches = append(e.batches, len(tasks))
+	replies := make([]*sparrowrpc.TLaunchReply, len(tasks))
+	for i, t := range tasks {
+		e.launched = append(e.launched, t.TaskId.RequestId+"/"+t.TaskId.TaskId)
+		e.waited = append(e.waited, wait)
+		replies[i] = &sparrowrpc.TLaunchReply{}
+		if e.reply != nil {
+			replies[i] = e.reply
+		}
+	}
+	return replies, nil
 }
 
 func (e *fakeExecs) LaunchTaskAndWait(addr string, msg []byte, id *sparrowrpc.TFullTaskId, user *sparrowrpc.TUserGroupInfo, wait time.Duration) (*sparrowrpc.TLaunchReply, error) {
@@ -398,10 +418,14 @@ func (h *harness) enqueue(t *testing.T, app, request string, n int) bool {
 	return ok
 }
 
-func (h *harness) enqueueOffer(t *testing.T, request string, n int, task string) *sparrowrpc.TEnqueueOfferReply {
+func (h *harness) enqueueOffer(t *testing.T, request string, n int, task string, more ...string) *sparrowrpc.TEnqueueOfferReply {
 	t.Helper()
+	var moreOffers []*sparrowrpc.TTaskLaunchSpec
+	for _, m := range more {
+		moreOffers = append(moreOffers, &sparrowrpc.TTaskLaunchSpec{TaskId: m, Message: []byte("m")})
+	}
 	rep, err := h.nm.EnqueueTaskReservationsWithOffer(t.Context(), h.req("app", request, n),
-		&sparrowrpc.TTaskLaunchSpec{TaskId: task, Message: []byte("m")})
+		&sparrowrpc.TTaskLaunchSpec{TaskId: task, Message: []byte("m")}, moreOffers)
 	if err != nil {
 		t.Fatalf("enqueue with offer: %v", err)
 	}

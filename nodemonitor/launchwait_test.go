@@ -31,7 +31,7 @@ func TestLaunchAndWait(t *testing.T) {
 	}{
 		{name: "original executor", features: 0, reply: done,
 			wantState: State{Slots: 1, Running: 1, Queued: 1, Launches: 1}},
-		{name: "unknown bits only", features: 2, reply: done,
+		{name: "unknown bits only", features: 4, reply: done,
 			wantState: State{Slots: 1, Running: 1, Queued: 1, Launches: 1}},
 		{name: "waiting disabled", features: sparrowrpc.BACKEND_LAUNCH_AND_WAIT, wait: -1, reply: done,
 			wantState: State{Slots: 1, Running: 1, Queued: 1, Launches: 1}},

@@ -284,52 +284,94 @@ func (n *NodeMonitor) EnqueueTaskReservations(ctx context.Context, req *sparrowr
 
 // EnqueueTaskReservationsWithOffer implements InternalService's extension:
 // the reservations are queued as EnqueueTaskReservations queues them, and
-// if one of them reaches a free slot at once, that slot runs the offered
-// task, launched here without asking the scheduler (getTask): the
-// scheduler set the task aside for this node monitor until it hears the
-// answer. Otherwise the offer is declined and every reservation waits for
-// its getTask as usual; so it is, too, while a coordinator guides the
-// queue's weights, since a slot taken by an offer skips the queue's
-// choice, and for an offer its scheduler already heard was unseen
-// (OfferOutcome) or that came twice.
-func (n *NodeMonitor) EnqueueTaskReservationsWithOffer(ctx context.Context, req *sparrowrpc.TEnqueueTaskReservationsRequest, offer *sparrowrpc.TTaskLaunchSpec) (*sparrowrpc.TEnqueueOfferReply, error) {
+// as many of them as reach a free slot at once, up to the tasks offered
+// (offer, then moreOffers), run offered tasks, launched here without
+// asking the scheduler (getTask): the scheduler set the tasks aside for
+// this node monitor until it hears the answer. The other offers are
+// declined, and every other reservation waits for its getTask as usual;
+// every offer is declined while a coordinator guides the queue's weights,
+// since a slot taken by an offer skips the queue's choice, and so is an
+// offer its scheduler already heard was unseen (OfferOutcome) or that came
+// twice.
+func (n *NodeMonitor) EnqueueTaskReservationsWithOffer(ctx context.Context, req *sparrowrpc.TEnqueueTaskReservationsRequest, offer *sparrowrpc.TTaskLaunchSpec, moreOffers []*sparrowrpc.TTaskLaunchSpec) (*sparrowrpc.TEnqueueOfferReply, error) {
 	r, err := reservationOf(req, "enqueueTaskReservationsWithOffer")
 	if err != nil {
 		return nil, err
 	}
-	if offer == nil || offer.TaskId == "" {
-		return nil, fmt.Errorf("enqueueTaskReservationsWithOffer: offer without a task id")
+	offers := append([]*sparrowrpc.TTaskLaunchSpec{offer}, moreOffers...)
+	keys := make([]slots.TaskKey, len(offers))
+	for i, o := range offers {
+		if o == nil || o.TaskId == "" {
+			return nil, fmt.Errorf("enqueueTaskReservationsWithOffer: offer %d without a task id", i)
+		}
+		keys[i] = slots.TaskKey{RequestID: r.RequestID, TaskID: o.TaskId}
 	}
 	n.features.heard(r.Scheduler, req.SchedulerFeatures)
 	if !n.enqueue(r, int(req.NumTasks), hintOf(req)) {
 		return &sparrowrpc.TEnqueueOfferReply{}, nil
 	}
-	key := slots.TaskKey{RequestID: r.RequestID, TaskID: offer.TaskId}
 	guided := n.slots.guided()
-	var ready []queue.Reservation
-	var took queue.Reservation
-	launched := n.offers.decide(key, n.now(), func(fresh bool) bool {
-		mine := &r
-		if guided || !fresh {
-			mine = nil
+	var ready, took []queue.Reservation
+	var free int
+	launched := n.offers.decideAll(keys, n.now(), func(fresh []bool) []bool {
+		want := 0
+		if !guided {
+			want = countTrue(fresh)
 		}
-		var ok bool
-		ready, took, ok = n.slots.ready(mine, &n.gone)
-		return ok
+		var mine *queue.Reservation
+		if want > 0 {
+			mine = &r
+		}
+		ready, took, free = n.slots.ready(mine, want, &n.gone)
+		runs := make([]bool, len(fresh))
+		for i, left := 0, len(took); i < len(fresh) && left > 0; i++ {
+			if fresh[i] && !guided {
+				runs[i] = true
+				left--
+			}
+		}
+		return runs
 	})
 	n.advertise()
 	for _, x := range ready {
 		go n.run(x)
 	}
-	if launched {
-		// The answer goes back while the executor is called.
-		go n.launch(took, offer)
+	var launches []offeredLaunch
+	for i, ran := range launched {
+		if ran {
+			launches = append(launches, offeredLaunch{took[len(launches)], offers[i]})
+		}
 	}
-	reply := &sparrowrpc.TEnqueueOfferReply{Accepted: true, Launched: launched, Boot: &n.boot}
+	if len(launches) > 0 {
+		// The answer goes back while the executor is called.
+		go n.launchOffered(launches)
+	}
+	free32 := int32(free)
+	reply := &sparrowrpc.TEnqueueOfferReply{Accepted: true, Launched: launched[0], Boot: &n.boot, FreeSlots: &free32}
+	if len(moreOffers) > 0 {
+		reply.MoreLaunched = launched[1:]
+	}
 	if guided {
 		reply.Guided = &guided
 	}
 	return reply, nil
+}
+
+// offeredLaunch is an offered task that a slot took, held for r.
+type offeredLaunch struct {
+	r    queue.Reservation
+	spec *sparrowrpc.TTaskLaunchSpec
+}
+
+// countTrue returns how many of bs are true.
+func countTrue(bs []bool) int {
+	n := 0
+	for _, b := range bs {
+		if b {
+			n++
+		}
+	}
+	return n
 }
 
 // OfferOutcome implements InternalService's extension: what this node
@@ -468,7 +510,7 @@ func (n *NodeMonitor) SchedulerBack(service string) { n.gone.remove(service) }
 
 // drive starts a fetch for every reservation that a free slot can take.
 func (n *NodeMonitor) drive() {
-	ready, _, _ := n.slots.ready(nil, &n.gone)
+	ready, _, _ := n.slots.ready(nil, 0, &n.gone)
 	n.advertise()
 	for _, r := range ready {
 		go n.run(r)
@@ -504,6 +546,58 @@ func (n *NodeMonitor) run(r queue.Reservation) {
 	n.launch(r, specs[0])
 }
 
+// launchOffered runs offered tasks in the slots held for them. Several
+// for an executor registered with BACKEND_LAUNCH_BATCH go in one
+// launchTasksAndWait call; otherwise each is launched on its own.
+func (n *NodeMonitor) launchOffered(launches []offeredLaunch) {
+	started := launches[:0:0]
+	for _, l := range launches {
+		key := slots.TaskKey{RequestID: l.r.RequestID, TaskID: l.spec.TaskId}
+		if !n.slots.start(key, l.r, n.now(), int(l.spec.GetRemainingTasks()), l.spec.GetTaskSeconds()) {
+			n.log.Error().Str("request", l.r.RequestID).Str("task", l.spec.TaskId).Msg("task already running here; not launching it twice")
+			n.drive()
+			continue
+		}
+		started = append(started, l)
+	}
+	if len(started) == 0 {
+		return
+	}
+	app := started[0].r.App // one request's tasks: one app
+	backend, features, ok := n.execs.lookup(app)
+	if len(started) == 1 || !ok || features&sparrowrpc.BACKEND_LAUNCH_BATCH == 0 || n.cfg.LaunchWait < 0 {
+		for _, l := range started[1:] {
+			go n.launchStarted(l.r, slots.TaskKey{RequestID: l.r.RequestID, TaskID: l.spec.TaskId}, l.spec)
+		}
+		l := started[0]
+		n.launchStarted(l.r, slots.TaskKey{RequestID: l.r.RequestID, TaskID: l.spec.TaskId}, l.spec)
+		return
+	}
+	items := make([]*sparrowrpc.TLaunchItem, len(started))
+	keys := make([]slots.TaskKey, len(started))
+	for i, l := range started {
+		keys[i] = slots.TaskKey{RequestID: l.r.RequestID, TaskID: l.spec.TaskId}
+		items[i] = &sparrowrpc.TLaunchItem{
+			Message: l.spec.Message,
+			TaskId:  fullID(l.r.Scheduler, keys[i], app),
+			User:    &sparrowrpc.TUserGroupInfo{User: l.r.User, Group: l.r.Group, Priority: l.r.Priority},
+		}
+	}
+	replies, err := n.executors.LaunchTasksAndWait(backend, items, n.cfg.LaunchWait)
+	if err != nil {
+		n.executorLost(app, backend, keys, fmt.Errorf("launchTasksAndWait of %d tasks of %s: %w", len(items), started[0].r.RequestID, err))
+		return
+	}
+	for i, reply := range replies {
+		if i >= len(items) || reply == nil || !reply.Done {
+			continue // it runs on and reports itself
+		}
+		if err := n.ended(app, items[i].TaskId, reply.GetStatus(), reply.GetMessage(), false); err != nil {
+			n.log.Warn().Err(err).Str("task", keys[i].TaskID).Msg("frontend message not relayed")
+		}
+	}
+}
+
 // launch runs spec in the slot held for r, on r's app's executor.
 func (n *NodeMonitor) launch(r queue.Reservation, spec *sparrowrpc.TTaskLaunchSpec) {
 	key := slots.TaskKey{RequestID: r.RequestID, TaskID: spec.TaskId}
@@ -532,14 +626,14 @@ func (n *NodeMonitor) launchStarted(r queue.Reservation, key slots.TaskKey, spec
 	if features&sparrowrpc.BACKEND_LAUNCH_AND_WAIT == 0 || n.cfg.LaunchWait < 0 {
 		if err := n.executors.LaunchTask(backend, spec.Message, id, user); err != nil {
 			// This task, and any other the executor was running, fail with it.
-			n.executorLost(r.App, backend, &key, fmt.Errorf("launchTask of %s/%s: %w", r.RequestID, spec.TaskId, err))
+			n.executorLost(r.App, backend, []slots.TaskKey{key}, fmt.Errorf("launchTask of %s/%s: %w", r.RequestID, spec.TaskId, err))
 		}
 		return
 	}
 	reply, err := n.executors.LaunchTaskAndWait(backend, spec.Message, id, user, n.cfg.LaunchWait)
 	switch {
 	case err != nil:
-		n.executorLost(r.App, backend, &key, fmt.Errorf("launchTaskAndWait of %s/%s: %w", r.RequestID, spec.TaskId, err))
+		n.executorLost(r.App, backend, []slots.TaskKey{key}, fmt.Errorf("launchTaskAndWait of %s/%s: %w", r.RequestID, spec.TaskId, err))
 	case reply != nil && reply.Done:
 		// The executor reports this task's end here, and only here.
 		if err := n.ended(r.App, id, reply.GetStatus(), reply.GetMessage(), false); err != nil {

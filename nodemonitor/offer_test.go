@@ -43,10 +43,10 @@ func TestOfferDeclinedWhenBusy(t *testing.T) {
 			t.Fatalf("answer %+v, want accepted and declined, not as guided", rep)
 		}
 		wantState(t, h, State{Slots: 1, Fetching: 1, Queued: 1})
-		if _, err := h.nm.EnqueueTaskReservationsWithOffer(t.Context(), h.req("app", "r2", 1), nil); err == nil {
+		if _, err := h.nm.EnqueueTaskReservationsWithOffer(t.Context(), h.req("app", "r2", 1), nil, nil); err == nil {
 			t.Error("an offer without a task was accepted")
 		}
-		rep, err := h.nm.EnqueueTaskReservationsWithOffer(t.Context(), h.req("other", "r3", 1), &sparrowrpc.TTaskLaunchSpec{TaskId: "x"})
+		rep, err := h.nm.EnqueueTaskReservationsWithOffer(t.Context(), h.req("other", "r3", 1), &sparrowrpc.TTaskLaunchSpec{TaskId: "x"}, nil)
 		if err != nil || rep.Accepted || rep.Launched {
 			t.Errorf("unknown app: %+v, %v; want refused", rep, err)
 		}
@@ -230,5 +230,76 @@ func TestOfferLedgerForgets(t *testing.T) {
 	}
 	if _, ok := l.decided(slots.TaskKey{RequestID: "r", TaskID: "70"}); !ok {
 		t.Error("an answer younger than offerMemory is forgotten")
+	}
+}
+
+// Several tasks offered in one call take as many free slots as there are,
+// in order, and the rest are declined, their reservations queued. An
+// executor registered with BACKEND_LAUNCH_BATCH gets the taken tasks in one
+// launchTasksAndWait call; any other executor, one launch per task. A task
+// offered twice in one call is taken at most once. The answer says how
+// many slots are left free, and the ledger answers offerOutcome for each.
+func TestSeveralOffersInOneCall(t *testing.T) {
+	batch := int32(sparrowrpc.BACKEND_LAUNCH_AND_WAIT | sparrowrpc.BACKEND_LAUNCH_BATCH)
+	for _, tt := range []struct {
+		name         string
+		features     int32
+		reservations int
+		offers       []string
+		wantMore     []bool
+		wantFree     int32
+		wantBatches  []int
+		wantLaunched []string
+		wantState    State
+	}{
+		{name: "more offers than free slots, batched", features: batch, reservations: 4,
+			offers: []string{"t0", "t1", "t2", "t3"}, wantMore: []bool{true, true, false}, wantFree: 0,
+			wantBatches: []int{3}, wantLaunched: []string{"r/t0", "r/t1", "r/t2"},
+			wantState: State{Slots: 3, Running: 3, Queued: 1, Launches: 3}},
+		{name: "fewer offers than free slots, batched", features: batch, reservations: 2,
+			offers: []string{"t0", "t1"}, wantMore: []bool{true}, wantFree: 1,
+			wantBatches: []int{2}, wantLaunched: []string{"r/t0", "r/t1"},
+			wantState: State{Slots: 3, Free: 1, Running: 2, Launches: 2}},
+		{name: "executor without batches", features: sparrowrpc.BACKEND_LAUNCH_AND_WAIT, reservations: 2,
+			offers: []string{"t0", "t1"}, wantMore: []bool{true}, wantFree: 1,
+			wantLaunched: []string{"r/t0", "r/t1"},
+			wantState:    State{Slots: 3, Free: 1, Running: 2, Launches: 2}},
+		{name: "a task offered twice runs once", features: batch, reservations: 2,
+			offers: []string{"t0", "t0"}, wantMore: []bool{false}, wantFree: 1,
+			wantLaunched: []string{"r/t0"},
+			wantState:    State{Slots: 3, Free: 1, Fetching: 1, Running: 1, Launches: 1}},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			synctest.Test(t, func(t *testing.T) {
+				h := newHarness(t, opts{slots: 3})
+				if ok, err := h.nm.RegisterBackendWithFeatures(t.Context(), "app", backend, tt.features); !ok || err != nil {
+					t.Fatalf("registerBackendWithFeatures: %v %v", ok, err)
+				}
+				h.gate() // a reservation left over asks, and waits
+				rep := h.enqueueOffer(t, "r", tt.reservations, tt.offers[0], tt.offers[1:]...)
+				if !rep.Accepted || !rep.Launched || !slices.Equal(rep.MoreLaunched, tt.wantMore) || rep.GetFreeSlots() != tt.wantFree {
+					t.Errorf("answer %+v, want launched, more %v, %d free", rep, tt.wantMore, tt.wantFree)
+				}
+				wantState(t, h, tt.wantState)
+				h.execs.mu.Lock()
+				batches := slices.Clone(h.execs.batches)
+				h.execs.mu.Unlock()
+				if !slices.Equal(batches, tt.wantBatches) {
+					t.Errorf("launchTasksAndWait batches %v, want %v", batches, tt.wantBatches)
+				}
+				if got := sorted(h.execs.launches()); !slices.Equal(got, tt.wantLaunched) {
+					t.Errorf("launched %v, want %v", got, tt.wantLaunched)
+				}
+				for i, task := range tt.offers {
+					want := int32(sparrowrpc.OFFER_DECLINED)
+					if slices.Contains(tt.wantLaunched, "r/"+task) {
+						want = sparrowrpc.OFFER_TAKEN
+					}
+					if got, _ := h.nm.OfferOutcome(t.Context(), "r", task); got.Outcome != want {
+						t.Errorf("offerOutcome of offer %d (%s): %d, want %d", i, task, got.Outcome, want)
+					}
+				}
+			})
+		})
 	}
 }

@@ -1,6 +1,7 @@
 package nodemonitor
 
 import (
+	"slices"
 	"sync"
 	"time"
 
@@ -48,19 +49,36 @@ type offerLedger struct {
 // the offer, and the earlier answer stands. decide returns what take
 // returned with fresh set, and false otherwise.
 func (l *offerLedger) decide(key slots.TaskKey, now time.Time, take func(fresh bool) bool) (taken bool) {
+	return l.decideAll([]slots.TaskKey{key}, now, func(fresh []bool) []bool {
+		return []bool{take(fresh[0])}
+	})[0]
+}
+
+// decideAll is decide for several offers answered together: take gets,
+// for each key, whether its offer is fresh (a key repeated in keys is
+// fresh at most once) and returns, for each, whether it ran it.
+func (l *offerLedger) decideAll(keys []slots.TaskKey, now time.Time, take func(fresh []bool) []bool) (taken []bool) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	_, asked := l.decided(key)
-	took := take(!asked)
-	if asked {
-		return false
+	fresh := make([]bool, len(keys))
+	for i, key := range keys {
+		_, asked := l.decided(key)
+		fresh[i] = !asked && !slices.Contains(keys[:i], key)
 	}
-	outcome := int32(sparrowrpc.OFFER_DECLINED)
-	if took {
-		outcome = sparrowrpc.OFFER_TAKEN
+	took := take(fresh)
+	taken = make([]bool, len(keys))
+	for i, key := range keys {
+		if !fresh[i] {
+			continue
+		}
+		outcome := int32(sparrowrpc.OFFER_DECLINED)
+		if took[i] {
+			outcome = sparrowrpc.OFFER_TAKEN
+		}
+		l.record(key, outcome, now)
+		taken[i] = took[i]
 	}
-	l.record(key, outcome, now)
-	return took
+	return taken
 }
 
 // ask returns what was answered to the offer of key; an offer not seen is

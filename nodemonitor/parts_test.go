@@ -43,8 +43,8 @@ func TestSlotTable(t *testing.T) {
 				if err := st.enqueue(res("r", "s"), 3, jobHint{}); err != nil {
 					t.Fatal(err)
 				}
-				if ready, _, ok := st.ready(nil, g); len(ready) != 2 || ok {
-					t.Fatalf("ready %v %v, want two", ready, ok)
+				if ready, took, free := st.ready(nil, 0, g); len(ready) != 2 || len(took) != 0 || free != 0 {
+					t.Fatalf("ready %v took %v, %d free; want two ready, none free", ready, took, free)
 				}
 			}}, State{Slots: 2, Fetching: 2, Queued: 1, Apps: []string{"app"}}},
 		{"gone scheduler's reservations released", []step{
@@ -53,7 +53,7 @@ func TestSlotTable(t *testing.T) {
 				g.add("dead")
 				st.enqueue(res("a", "dead"), 2, jobHint{})
 				st.enqueue(res("b", "s"), 1, jobHint{})
-				if ready, _, _ := st.ready(nil, g); len(ready) != 1 || ready[0].RequestID != "b" {
+				if ready, _, _ := st.ready(nil, 0, g); len(ready) != 1 || ready[0].RequestID != "b" {
 					t.Fatalf("ready %v, want b only", ready)
 				}
 			}}, State{Slots: 2, Free: 1, Fetching: 1, Apps: []string{"app"}}},
@@ -63,19 +63,29 @@ func TestSlotTable(t *testing.T) {
 				st.enqueue(res("a", "s"), 1, jobHint{})
 				st.enqueue(res("b", "s"), 1, jobHint{})
 				offer := res("b", "s")
-				ready, took, ok := st.ready(&offer, g)
-				if !ok || took.RequestID != "b" || len(ready) != 1 || ready[0].RequestID != "a" {
-					t.Fatalf("ready %v took %v %v", ready, took, ok)
+				ready, took, _ := st.ready(&offer, 1, g)
+				if len(took) != 1 || took[0].RequestID != "b" || len(ready) != 1 || ready[0].RequestID != "a" {
+					t.Fatalf("ready %v took %v", ready, took)
 				}
-				if !st.start(slots.TaskKey{RequestID: "b", TaskID: "t"}, took, t0, 0, 0) {
+				if !st.start(slots.TaskKey{RequestID: "b", TaskID: "t"}, took[0], t0, 0, 0) {
 					t.Fatal("start refused")
 				}
 			}}, State{Slots: 2, Fetching: 1, Running: 1, Launches: 1, Apps: []string{"app"}}},
+		{"offers take up to their number of their request's reservations", []step{
+			func(t *testing.T, st *slotTable, g *schedulerSet) {
+				st.addApp("app", t0)
+				st.enqueue(res("b", "s"), 3, jobHint{})
+				offer := res("b", "s")
+				ready, took, free := st.ready(&offer, 1, g)
+				if len(took) != 1 || len(ready) != 1 || free != 0 {
+					t.Fatalf("one offer: ready %v took %v, %d free; want one each, none free", ready, took, free)
+				}
+			}}, State{Slots: 2, Fetching: 2, Queued: 1, Apps: []string{"app"}}},
 		{"a task never starts twice, nor finishes twice", []step{
 			func(t *testing.T, st *slotTable, g *schedulerSet) {
 				st.addApp("app", t0)
 				st.enqueue(res("r", "s"), 2, jobHint{})
-				ready, _, _ := st.ready(nil, g)
+				ready, _, _ := st.ready(nil, 0, g)
 				key := slots.TaskKey{RequestID: "r", TaskID: "t"}
 				if !st.start(key, ready[0], t0, 0, 0) || st.start(key, ready[1], t0, 0, 0) {
 					t.Fatal("want the first start only")
@@ -96,7 +106,7 @@ func TestSlotTable(t *testing.T) {
 			func(t *testing.T, st *slotTable, g *schedulerSet) {
 				st.addApp("app", t0)
 				st.enqueue(res("r", "s"), 3, jobHint{})
-				ready, _, _ := st.ready(nil, g)
+				ready, _, _ := st.ready(nil, 0, g)
 				if n := st.drain(); n != 1 {
 					t.Fatalf("drain dropped %d, want the 1 queued", n)
 				}

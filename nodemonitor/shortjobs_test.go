@@ -102,7 +102,7 @@ func (a *awareHarness) offer(t *testing.T, request string, est float64, n int, o
 		spec.RemainingTasks = thrift.Int32Ptr(int32(remaining))
 		spec.TaskSeconds = thrift.Float64Ptr(est)
 	}
-	rep, err := a.nm.EnqueueTaskReservationsWithOffer(t.Context(), req, spec)
+	rep, err := a.nm.EnqueueTaskReservationsWithOffer(t.Context(), req, spec, nil)
 	if err != nil || !rep.GetLaunched() {
 		t.Fatalf("offer %s: %+v %v", request, rep, err)
 	}

@@ -124,15 +124,15 @@ func (t *slotTable) apps() []string {
 
 // removeApp forgets app, drops its queued reservations and fails its
 // running tasks, returning them and how many reservations it dropped.
-// They are counted lost, but for launching, the task whose launch found
-// the executor gone, if any, which is counted failed.
-func (t *slotTable) removeApp(app string, now time.Time, launching *slots.TaskKey) (failed []slots.RunningTask, dropped int) {
+// They are counted lost, but for launching, the tasks whose launch found
+// the executor gone, if any, which are counted failed.
+func (t *slotTable) removeApp(app string, now time.Time, launching []slots.TaskKey) (failed []slots.RunningTask, dropped int) {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	dropped = t.core.RemoveApp(app)
 	failed = t.core.FailApp(app)
 	for _, f := range failed {
-		if launching != nil && f.Key == *launching {
+		if slices.Contains(launching, f.Key) {
 			t.ended[taskFailed]++
 		} else {
 			t.ended[taskLost]++
@@ -218,19 +218,19 @@ func (t *slotTable) guided() bool {
 
 // ready takes every reservation that a free slot can take off the queue,
 // holding a slot for each. A reservation whose scheduler gone reports
-// gone frees its slot at once, uncalled. If offer is set, the first of
-// them for offer's request and scheduler is returned apart, as took with
-// ok set, for the caller to run the offered task in its slot; the rest are
+// gone frees its slot at once, uncalled. If offer is set, the first offers
+// of them for offer's request and scheduler are returned apart, in took,
+// for the caller to run offered tasks in their slots; the rest are
 // returned in ready, to fetch. Each one returned must be answered with
-// exactly one start or released.
-func (t *slotTable) ready(offer *queue.Reservation, gone *schedulerSet) (ready []queue.Reservation, took queue.Reservation, ok bool) {
+// exactly one start or released. free is how many slots are left free.
+func (t *slotTable) ready(offer *queue.Reservation, offers int, gone *schedulerSet) (ready, took []queue.Reservation, free int) {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	for {
 		r, more := t.core.Next()
 		if !more {
 			t.checkIdleLocked()
-			return ready, took, ok
+			return ready, took, t.core.Free()
 		}
 		if t.short != nil {
 			t.short.fetching(r.RequestID)
@@ -247,8 +247,8 @@ func (t *slotTable) ready(offer *queue.Reservation, gone *schedulerSet) (ready [
 			}
 			continue
 		}
-		if offer != nil && !ok && r.RequestID == offer.RequestID && r.Scheduler == offer.Scheduler {
-			took, ok = r, true
+		if offer != nil && len(took) < offers && r.RequestID == offer.RequestID && r.Scheduler == offer.Scheduler {
+			took = append(took, r)
 			continue
 		}
 		ready = append(ready, r)

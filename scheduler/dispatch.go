@@ -3,8 +3,8 @@ package scheduler
 import "github.com/sparrowfleet/sparrow/core/placement"
 
 // reservationBatch is one enqueue a decision wants sent: a request's
-// reservations on one node monitor (probe), carrying task offer of the
-// request unless offer is -1 (offer.go). counted says the request's held
+// reservations on one node monitor (probe), carrying the request's tasks
+// listed in offers, if any (offer.go). counted says the request's held
 // call waits for the answer (countHeldLocked).
 //
 // Decisions that run under the Scheduler's mutex return batches instead
@@ -13,19 +13,19 @@ import "github.com/sparrowfleet/sparrow/core/placement"
 type reservationBatch struct {
 	r       *request
 	probe   placement.Probe
-	offer   int
+	offers  []int
 	counted bool
 }
 
 // appendBatches appends to dst one batch per probe of r, probes[k]
-// carrying task offers[k] unless that is -1 or offers is nil.
-func appendBatches(dst []reservationBatch, r *request, probes []placement.Probe, offers []int, counted bool) []reservationBatch {
+// carrying the tasks offers[k] lists (none if offers is nil).
+func appendBatches(dst []reservationBatch, r *request, probes []placement.Probe, offers [][]int, counted bool) []reservationBatch {
 	for k, p := range probes {
-		offer := -1
+		var offered []int
 		if offers != nil {
-			offer = offers[k]
+			offered = offers[k]
 		}
-		dst = append(dst, reservationBatch{r: r, probe: p, offer: offer, counted: counted})
+		dst = append(dst, reservationBatch{r: r, probe: p, offers: offered, counted: counted})
 	}
 	return dst
 }
@@ -35,6 +35,6 @@ func appendBatches(dst []reservationBatch, r *request, probes []placement.Probe,
 // mutex held.
 func (s *Scheduler) sendReservations(batches []reservationBatch) {
 	for _, b := range batches {
-		go s.enqueueOne(b.r, b.probe, b.counted, b.offer)
+		go s.enqueueOne(b.r, b.probe, b.counted, b.offers)
 	}
 }

@@ -211,14 +211,14 @@ func (m *memNet) EnqueueTaskReservations(ctx context.Context, addr string, req *
 	return ok, err
 }
 
-func (m *memNet) EnqueueTaskReservationsWithOffer(ctx context.Context, addr string, req *sparrowrpc.TEnqueueTaskReservationsRequest, offer *sparrowrpc.TTaskLaunchSpec) (rep *sparrowrpc.TEnqueueOfferReply, err error) {
+func (m *memNet) EnqueueTaskReservationsWithOffer(ctx context.Context, addr string, req *sparrowrpc.TEnqueueTaskReservationsRequest, offers []*sparrowrpc.TTaskLaunchSpec) (rep *sparrowrpc.TEnqueueOfferReply, err error) {
 	h := m.node(addr)
 	if h == nil {
 		return nil, unserved(addr)
 	}
 	var got *sparrowrpc.TEnqueueOfferReply
 	err = m.call(ctx, addr, methodOffer, func(ctx context.Context) error {
-		r, err := h.EnqueueTaskReservationsWithOffer(ctx, req, offer)
+		r, err := h.EnqueueTaskReservationsWithOffer(ctx, req, offers[0], offers[1:])
 		got = r
 		return err
 	})

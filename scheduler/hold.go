@@ -133,9 +133,9 @@ func (s *Scheduler) enqueueAs(r *request, probes []placement.Probe, counted bool
 	s.enqueueOffers(r, probes, nil, counted)
 }
 
-// enqueueOffers is enqueueAs with probes[k] carrying task offers[k] unless
-// that is -1 or offers is nil (offer.go).
-func (s *Scheduler) enqueueOffers(r *request, probes []placement.Probe, offers []int, counted bool) {
+// enqueueOffers is enqueueAs with probes[k] carrying the tasks offers[k]
+// lists, if offers is not nil (offer.go).
+func (s *Scheduler) enqueueOffers(r *request, probes []placement.Probe, offers [][]int, counted bool) {
 	s.sendReservations(appendBatches(nil, r, probes, offers, counted))
 }
 

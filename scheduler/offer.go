@@ -37,9 +37,21 @@ import (
 // out then, a round trip later than they would have: under load the task
 // still has d·m reservations to choose among, one round trip behind.
 
+// Several tasks per call: a node monitor answers an offer with how many
+// of its slots are left free, and the next offers to it carry that many of
+// a job's tasks in one call (up to Config.OfferBatch), each with a
+// reservation of its own. On a fleet with free slots a job's tasks then
+// launch in a call or two instead of one per task, and their ends come
+// back together. A node monitor that has not said is offered one task per
+// call; one that has fewer free slots than it said launches what fits and
+// declines the rest, whose reservations queue there (and the job's backups
+// go out) as for any declined offer.
+
 // splitBackupsLocked returns the probes to send now and the backups to keep
-// back: if offers (planOffers) will cover each of r's tasks, the first
-// probes that can carry one, one per task, are sent, and the rest wait.
+// back: if offers (planOffersLocked) will cover each of r's tasks, the
+// first probes that can carry them, each as many as its node monitor
+// takes at once (offerBook.batch), are sent, and the rest wait, shrunk by
+// the reservations those probes gained so that r keeps as many in all.
 // Otherwise every probe is sent. Call it before r.AddProbes.
 func (s *Scheduler) splitBackupsLocked(r *request, probes []placement.Probe) (now, backup []placement.Probe) {
 	m := r.Unlaunched()
@@ -47,17 +59,39 @@ func (s *Scheduler) splitBackupsLocked(r *request, probes []placement.Probe) (no
 		return probes, nil
 	}
 	now = make([]placement.Probe, 0, m)
+	covered, gained := 0, 0
 	for _, p := range probes {
-		if len(now) < m && s.offers.offersTo(p.Node.Addr, time.Now) {
+		if covered < m && s.offers.offersTo(p.Node.Addr, time.Now) {
+			k := min(s.offers.batch(p.Node.Addr, s.cfg.OfferBatch), m-covered)
+			if k > p.Count {
+				gained += k - p.Count
+				p.Count = k
+			}
+			covered += min(p.Count, m-covered)
 			now = append(now, p)
 		} else {
 			backup = append(backup, p)
 		}
 	}
-	if len(now) < m {
+	if covered < m {
 		return probes, nil
 	}
-	return now, backup
+	return now, shrinkProbes(backup, gained)
+}
+
+// shrinkProbes removes n reservations from the end of probes, dropping
+// probes left with none.
+func shrinkProbes(probes []placement.Probe, n int) []placement.Probe {
+	for n > 0 && len(probes) > 0 {
+		last := &probes[len(probes)-1]
+		cut := min(n, last.Count)
+		last.Count -= cut
+		n -= cut
+		if last.Count == 0 {
+			probes = probes[:len(probes)-1]
+		}
+	}
+	return probes
 }
 
 // sendBackupsLocked sends r's backup reservations, if any are kept back and r
@@ -81,38 +115,41 @@ func (s *Scheduler) sendBackupsLocked(r *request) {
 // (resolveOffer) is not waited for at all.
 const offerWait = 250 * time.Millisecond
 
-// planOffersLocked sets aside one task for each of the first probes, up to the
-// job's size, to send with its reservations; -1 marks a probe without an
-// offer, and nil means none has one. Jobs with constrained or relaxable
-// tasks make no offers, nor do node monitors that lack the method.
-// Call it after r.AddProbes(probes).
-func (s *Scheduler) planOffersLocked(r *request, probes []placement.Probe) []int {
+// planOffersLocked sets aside tasks to send with the probes' reservations:
+// for each probe in turn, as many as its node monitor takes at once
+// (offerBook.batch) and it has reservations, until every task is offered.
+// offers[k] lists probe k's; nil means no probe has one. Jobs with
+// constrained or relaxable tasks make no offers, nor do node monitors that
+// lack the method. Call it after r.AddProbes(probes).
+func (s *Scheduler) planOffersLocked(r *request, probes []placement.Probe) [][]int {
 	if s.cfg.NoOffers || r.loc != nil || r.HasConstrained() {
 		return nil
 	}
-	var offers []int
+	var offers [][]int
+placing:
 	for k, p := range probes {
 		if !s.offers.offersTo(p.Node.Addr, time.Now) {
 			continue
 		}
-		i, ok := r.Offer(p.Node.Addr)
-		if !ok {
-			break
-		}
-		if offers == nil {
-			offers = make([]int, len(probes))
-			for j := range offers {
-				offers[j] = -1
+		n := min(p.Count, s.offers.batch(p.Node.Addr, s.cfg.OfferBatch))
+		for range n {
+			i, ok := r.Offer(p.Node.Addr)
+			if !ok {
+				break placing
 			}
-		}
-		offers[k] = i
-		if b := s.offers.bootOf(p.Node.Addr); b != "" {
-			if r.offerBoot == nil {
-				r.offerBoot = make(map[int]string)
+			if offers == nil {
+				offers = make([][]int, len(probes))
 			}
-			r.offerBoot[i] = b
+			offers[k] = append(offers[k], i)
+			if b := s.offers.bootOf(p.Node.Addr); b != "" {
+				if r.offerBoot == nil {
+					r.offerBoot = make(map[int]string)
+				}
+				r.offerBoot[i] = b
+			}
+			s.offers.made++
 		}
-		s.offers.made++
+		s.offers.offered(p.Node.Addr, len(offers[k]))
 	}
 	if offers != nil {
 		r.short.offerLeft = r.Unlaunched() - r.Offered()
@@ -128,18 +165,59 @@ func (s *Scheduler) planOffersLocked(r *request, probes []placement.Probe) []int
 // whose coordinator is gone takes offers again.
 const guidedOfferPause = 30 * time.Second
 
-// offerCall sends p with task offer offered, and returns the answer;
-// guided is set if the node monitor declined because a coordinator guides
-// its queues.
-func (s *Scheduler) offerCall(r *request, msg *sparrowrpc.TEnqueueTaskReservationsRequest, addr string, offer int) (accepted, launched, guided bool, boot string, err error) {
-	spec := r.specs[offer]
-	launch := &sparrowrpc.TTaskLaunchSpec{TaskId: spec.TaskId, Message: spec.Message}
-	s.short.offer(launch, r.short)
-	rep, err := s.peers.nodes.EnqueueTaskReservationsWithOffer(context.Background(), addr, msg, launch)
-	if err == nil {
-		accepted, launched, guided, boot = rep.GetAccepted(), rep.GetLaunched(), rep.GetGuided(), rep.GetBoot()
+// offerAnswer is what a node monitor answered an offer call: whether it
+// accepted the reservations, which offered tasks it launched (in the
+// call's order), whether it declined because a coordinator guides its
+// queues, its start nonce, and its free slots left (-1: not said).
+type offerAnswer struct {
+	accepted bool
+	launched []bool
+	guided   bool
+	boot     string
+	free     int
+}
+
+// offerCall sends msg with r's tasks offers offered, and returns the
+// answer. An answer without moreLaunched (a node monitor that knows only
+// one offer per call) declines every task after the first.
+func (s *Scheduler) offerCall(r *request, msg *sparrowrpc.TEnqueueTaskReservationsRequest, addr string, offers []int) (offerAnswer, error) {
+	specs := make([]*sparrowrpc.TTaskLaunchSpec, len(offers))
+	for k, i := range offers {
+		spec := r.specs[i]
+		specs[k] = &sparrowrpc.TTaskLaunchSpec{TaskId: spec.TaskId, Message: spec.Message}
+		s.short.offer(specs[k], r.short)
 	}
-	return accepted, launched && accepted, guided && !launched, boot, err
+	ans := offerAnswer{launched: make([]bool, len(offers)), free: -1}
+	rep, err := s.peers.nodes.EnqueueTaskReservationsWithOffer(context.Background(), addr, msg, specs)
+	if err != nil {
+		return ans, err
+	}
+	ans.accepted, ans.boot = rep.GetAccepted(), rep.GetBoot()
+	if ans.accepted {
+		ans.launched[0] = rep.GetLaunched()
+		copy(ans.launched[1:], rep.GetMoreLaunched())
+	}
+	ans.guided = rep.GetGuided() && !ans.launched[0]
+	if rep.IsSetFreeSlots() {
+		ans.free = int(rep.GetFreeSlots())
+	}
+	return ans, nil
+}
+
+// offersAnsweredLocked settles r's tasks offers, sent to addr, from the
+// call's answer or error, and records the node monitor's free slots. It
+// reports resend when the node monitor has no such method: the
+// reservations must go again without the offers.
+func (s *Scheduler) offersAnsweredLocked(r *request, addr string, offers []int, ans offerAnswer, err error) (resend bool) {
+	if err == nil && ans.accepted {
+		s.offers.setFree(addr, ans.free)
+	}
+	for k, i := range offers {
+		if s.offerAnsweredLocked(r, addr, i, ans.launched[k], err) {
+			resend = true
+		}
+	}
+	return resend
 }
 
 // offerAnsweredLocked settles offered task offer of r, sent to addr, from the

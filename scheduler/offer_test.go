@@ -608,3 +608,90 @@ func TestOfferInDoubtAfterTheNodeWasLost(t *testing.T) {
 		c.hub.waitUntil(t, "the loss to reach the frontend", func() bool { return fe.count() == 1 })
 	})
 }
+
+// A node monitor that said it has free slots is offered that many of a
+// job's tasks in one call. What it takes launches there; what it declines
+// (more offers than it has free slots, or an older node monitor that knows
+// one offer per call) goes to the job's backups, handed out once each by
+// getTask. Each answer's free slots are what the next offers go by.
+func TestSeveralOffersPerCall(t *testing.T) {
+	for _, tt := range []struct {
+		name      string
+		takeMost  int32
+		oneOffer  bool
+		wantTaken int
+	}{
+		{name: "all taken", wantTaken: 4},
+		{name: "fewer free slots than said", takeMost: 2, wantTaken: 2},
+		{name: "node monitor with one offer per call", oneOffer: true, wantTaken: 1},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			synctest.Test(t, func(t *testing.T) {
+				c := newCluster(t, 8, Config{})
+				for _, nm := range c.nms {
+					nm.takeOffers.Store(true)
+					nm.takeMost.Store(tt.takeMost)
+					nm.oneOffer.Store(tt.oneOffer)
+					nm.free.Store(3)
+					c.s.mu.Lock()
+					c.s.offers.setFree(nm.addr, 8)
+					c.s.mu.Unlock()
+				}
+				if err := c.s.SubmitJob(context.Background(), job("job", 2, freeTasks(4)...)); err != nil {
+					t.Fatal(err)
+				}
+				synctest.Wait()
+				took := map[string]string{}
+				var takers []*fakeNM
+				for _, nm := range c.nms {
+					nm.mu.Lock()
+					if len(nm.took["job"]) > 0 {
+						takers = append(takers, nm)
+					}
+					for _, id := range nm.took["job"] {
+						if other, dup := took[id]; dup {
+							t.Errorf("task %s taken by %s and %s", id, other, nm.name)
+						}
+						took[id] = nm.name
+					}
+					nm.mu.Unlock()
+				}
+				if len(took) != tt.wantTaken {
+					t.Fatalf("offers taken: %v, want %d", took, tt.wantTaken)
+				}
+				st := c.s.Stats()
+				if st.OffersMade != 4 || st.OffersTaken != uint64(tt.wantTaken) {
+					t.Fatalf("stats %+v: want 4 offers made in one call, %d taken", st, tt.wantTaken)
+				}
+				var offered []*fakeNM
+				for _, nm := range c.nms {
+					if nm.attemptsFor("job") > 0 {
+						offered = append(offered, nm)
+					}
+				}
+				if tt.wantTaken == 4 && (st.BackupsSent != 0 || len(offered) != 1) {
+					t.Fatalf("%d backups sent, %d node monitors called; want 0, 1", st.BackupsSent, len(offered))
+				}
+				holders := c.holders("job")
+				got := c.getTaskOnEach(t, "job", holders)
+				for _, id := range got {
+					if _, dup := took[id]; dup {
+						t.Errorf("task %s handed out by getTask after its offer was taken", id)
+					}
+					took[id] = "getTask"
+				}
+				if len(took) != 4 || !distinct(got) {
+					t.Fatalf("tasks launched %v, want all 4 once each", took)
+				}
+				c.s.mu.Lock()
+				defer c.s.mu.Unlock()
+				if len(takers) != 1 {
+					t.Fatalf("offers taken on %d node monitors, want one call's", len(takers))
+				}
+				if free := c.s.offers.free[takers[0].addr]; free != 3 {
+					t.Errorf("%s's free slots recorded as %d, want the 3 its answer said", takers[0].name, free)
+				}
+			})
+		})
+	}
+}

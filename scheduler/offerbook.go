@@ -16,7 +16,7 @@ const (
 // offerBook is what the scheduler knows of node monitors for offers
 // (offer.go): which lack the offer methods, which asked for a pause in
 // offers because a coordinator guides their queues, each one's start
-// nonce, and the offers in doubt on each, until settled.
+// nonce and free slots, and the offers in doubt on each, until settled.
 //
 // It has no lock of its own, apart from caps (rpc.Capabilities, safe for
 // concurrent use): it is not safe for concurrent use, and its owner
@@ -30,6 +30,10 @@ type offerBook struct {
 	// boot holds each node monitor's start nonce from its latest answer
 	// to an offer or a question about one.
 	boot map[string]string
+	// free holds, for node monitors that said so in an answer to an
+	// offer, how many slots they had free, less the tasks offered to them
+	// since.
+	free map[string]int
 	// doubts holds, by node monitor, the offers whose calls failed after
 	// they were sent, until the node monitor says whether it took them.
 	doubts map[string]map[offerDoubt]struct{}
@@ -77,6 +81,32 @@ func (b *offerBook) setBoot(addr, boot string) {
 	b.boot[addr] = boot
 }
 
+// setFree records that addr has free slots free, unless free is
+// negative (not said).
+func (b *offerBook) setFree(addr string, free int) {
+	if free < 0 {
+		return
+	}
+	if b.free == nil {
+		b.free = make(map[string]int)
+	}
+	b.free[addr] = free
+}
+
+// batch returns how many tasks to offer addr in one call: as many as it
+// is thought to have free slots, at least 1, at most most.
+func (b *offerBook) batch(addr string, most int) int {
+	return min(max(b.free[addr], 1), most)
+}
+
+// offered counts n tasks offered to addr against its free slots, until
+// its answer says how many it has.
+func (b *offerBook) offered(addr string, n int) {
+	if f, ok := b.free[addr]; ok {
+		b.free[addr] = max(f-n, 0)
+	}
+}
+
 // bootOf returns addr's last known start nonce, "" if none.
 func (b *offerBook) bootOf(addr string) string { return b.boot[addr] }
 
@@ -117,6 +147,7 @@ func (b *offerBook) nodeLost(addr string) []offerDoubt {
 		out = append(out, d)
 	}
 	delete(b.doubts, addr)
+	delete(b.free, addr)
 	return out
 }
 

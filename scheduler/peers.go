@@ -16,7 +16,7 @@ import (
 // Safe for concurrent use.
 type NodeMonitors interface {
 	EnqueueTaskReservations(ctx context.Context, addr string, req *sparrowrpc.TEnqueueTaskReservationsRequest) (bool, error)
-	EnqueueTaskReservationsWithOffer(ctx context.Context, addr string, req *sparrowrpc.TEnqueueTaskReservationsRequest, offer *sparrowrpc.TTaskLaunchSpec) (*sparrowrpc.TEnqueueOfferReply, error)
+	EnqueueTaskReservationsWithOffer(ctx context.Context, addr string, req *sparrowrpc.TEnqueueTaskReservationsRequest, offers []*sparrowrpc.TTaskLaunchSpec) (*sparrowrpc.TEnqueueOfferReply, error)
 	CancelTaskReservations(ctx context.Context, addr string, req *sparrowrpc.TCancelTaskReservationsRequest) error
 	OfferOutcome(ctx context.Context, addr, requestID, taskID string) (*sparrowrpc.TOfferOutcome, error)
 	Close()
@@ -55,9 +55,9 @@ func (n thriftNodes) EnqueueTaskReservations(ctx context.Context, addr string, r
 	return accepted, err
 }
 
-func (n thriftNodes) EnqueueTaskReservationsWithOffer(ctx context.Context, addr string, req *sparrowrpc.TEnqueueTaskReservationsRequest, offer *sparrowrpc.TTaskLaunchSpec) (rep *sparrowrpc.TEnqueueOfferReply, err error) {
+func (n thriftNodes) EnqueueTaskReservationsWithOffer(ctx context.Context, addr string, req *sparrowrpc.TEnqueueTaskReservationsRequest, offers []*sparrowrpc.TTaskLaunchSpec) (rep *sparrowrpc.TEnqueueOfferReply, err error) {
 	err = n.pool.Call(ctx, addr, func(ctx context.Context, c *sparrowrpc.InternalServiceClient) error {
-		rep, err = c.EnqueueTaskReservationsWithOffer(ctx, req, offer)
+		rep, err = c.EnqueueTaskReservationsWithOffer(ctx, req, offers[0], offers[1:])
 		return err
 	})
 	return rep, err

@@ -231,8 +231,8 @@ func (n reachNodes) EnqueueTaskReservations(ctx context.Context, addr string, re
 	return ok, err
 }
 
-func (n reachNodes) EnqueueTaskReservationsWithOffer(ctx context.Context, addr string, req *sparrowrpc.TEnqueueTaskReservationsRequest, offer *sparrowrpc.TTaskLaunchSpec) (*sparrowrpc.TEnqueueOfferReply, error) {
-	rep, err := n.NodeMonitors.EnqueueTaskReservationsWithOffer(ctx, addr, req, offer)
+func (n reachNodes) EnqueueTaskReservationsWithOffer(ctx context.Context, addr string, req *sparrowrpc.TEnqueueTaskReservationsRequest, offers []*sparrowrpc.TTaskLaunchSpec) (*sparrowrpc.TEnqueueOfferReply, error) {
+	rep, err := n.NodeMonitors.EnqueueTaskReservationsWithOffer(ctx, addr, req, offers)
 	n.reach.noted(addr, err)
 	return rep, err
 }

@@ -29,6 +29,12 @@ const DefaultProbeRatio = 2.0
 // lost (Config.NodeLostGrace).
 const DefaultNodeLostGrace = time.Second
 
+// DefaultOfferBatch is Config.OfferBatch's default: at most this many
+// tasks offered to one node monitor in one call. A node monitor's free
+// slots bound it first; the bound keeps one large job on an idle fleet
+// from landing on a few node monitors' slots when it could spread.
+const DefaultOfferBatch = 8
+
 // DefaultReservationTimeout bounds how long a request's reservations may go
 // unanswered before more are placed.
 const DefaultReservationTimeout = 30 * time.Second
@@ -55,6 +61,13 @@ type Config struct {
 	// reservations each carry a task, for an idle node monitor to launch
 	// at once (offer.go, which says what that trades).
 	NoOffers bool
+	// OfferBatch bounds the tasks offered to one node monitor in one call:
+	// a node monitor is offered as many of a job's tasks as it said it had
+	// free slots in its last answer to an offer (one while it has not
+	// said), up to this many, and the job's other reservations shrink by
+	// as many, so that its total stays d·m. 0 means DefaultOfferBatch; 1
+	// offers one task per call.
+	OfferBatch int
 	// Seed seeds placement randomness; 0 draws a random seed.
 	Seed uint64
 	// SteerAfter, when > 0, steers a user's new jobs away from node
@@ -262,6 +275,12 @@ func newWith(cfg Config, view NodeView, nodes NodeMonitors, fronts Frontends) (*
 	if cfg.NodeLostGrace == 0 {
 		cfg.NodeLostGrace = DefaultNodeLostGrace
 	}
+	if cfg.OfferBatch == 0 {
+		cfg.OfferBatch = DefaultOfferBatch
+	}
+	if cfg.OfferBatch < 0 {
+		return nil, fmt.Errorf("offer batch %d: want at least 1 (0: the default, %d)", cfg.OfferBatch, DefaultOfferBatch)
+	}
 	if cfg.ReservationTimeout == 0 {
 		cfg.ReservationTimeout = DefaultReservationTimeout
 	}
@@ -428,8 +447,15 @@ func (s *Scheduler) SubmitJob(ctx context.Context, req *sparrowrpc.TSchedulingRe
 
 	s.log.Debug().Str("request", id).Str("app", job.App).Int("tasks", len(job.Tasks)).
 		Int("nodes", len(sub.sends)).Msg("job submitted")
-	s.sendReservations(sub.sends)
 	if r := sub.r; r.hold != nil {
+		// The held call waits for the node monitors' answers anyway: the
+		// last batch is sent from this goroutine, sparing a goroutine's
+		// start and hand-over per job.
+		if n := len(sub.sends); n > 0 {
+			s.sendReservations(sub.sends[:n-1])
+			b := sub.sends[n-1]
+			s.enqueueOne(b.r, b.probe, b.counted, b.offers)
+		}
 		err := s.await(ctx, r)
 		if err != nil && job.FrontendAddress != "" {
 			// Refused whole: none of its tasks will have a message.
@@ -439,6 +465,7 @@ func (s *Scheduler) SubmitJob(ctx context.Context, req *sparrowrpc.TSchedulingRe
 		}
 		return err
 	}
+	s.sendReservations(sub.sends)
 	return nil
 }
 
@@ -530,30 +557,30 @@ func (s *Scheduler) enqueue(r *request, probes []placement.Probe) {
 	s.enqueueAs(r, probes, false)
 }
 
-// enqueueOne sends p, with task offer offered if it is not -1; counted
-// says r's held call waits for the answer.
-func (s *Scheduler) enqueueOne(r *request, p placement.Probe, counted bool, offer int) {
+// enqueueOne sends p, with the tasks of r listed in offers offered (none
+// if empty); counted says r's held call waits for the answer.
+func (s *Scheduler) enqueueOne(r *request, p placement.Probe, counted bool, offers []int) {
 	msg := &sparrowrpc.TEnqueueTaskReservationsRequest{
 		AppId: r.app, User: r.user, RequestId: r.ID, SchedulerAddress: s.self, NumTasks: int32(p.Count),
 		SchedulerFeatures: &schedulerFeatures,
 	}
 	s.short.reservation(msg, r.short)
-	var accepted, launched, guided bool
-	var boot string
+	var ans offerAnswer
 	var err error
-	if offer >= 0 {
-		accepted, launched, guided, boot, err = s.offerCall(r, msg, p.Node.Addr, offer)
+	if len(offers) > 0 {
+		ans, err = s.offerCall(r, msg, p.Node.Addr, offers)
 	} else {
-		accepted, err = s.peers.nodes.EnqueueTaskReservations(context.Background(), p.Node.Addr, msg)
+		ans.accepted, err = s.peers.nodes.EnqueueTaskReservations(context.Background(), p.Node.Addr, msg)
 	}
+	accepted := ans.accepted
 	s.mu.Lock()
-	if guided {
+	if ans.guided {
 		s.offers.pause(p.Node.Addr, time.Now().Add(guidedOfferPause))
 	}
-	s.offers.setBoot(p.Node.Addr, boot)
-	if offer >= 0 && s.offerAnsweredLocked(r, p.Node.Addr, offer, launched, err) {
+	s.offers.setBoot(p.Node.Addr, ans.boot)
+	if len(offers) > 0 && s.offersAnsweredLocked(r, p.Node.Addr, offers, ans, err) {
 		s.mu.Unlock()
-		s.enqueueOne(r, p, counted, -1)
+		s.enqueueOne(r, p, counted, nil)
 		return
 	}
 	if errors.Is(err, rpc.ErrBusy) && s.book.live(r) {
@@ -565,7 +592,7 @@ func (s *Scheduler) enqueueOne(r *request, p placement.Probe, counted bool, offe
 		s.stats.EnqueueBusy++
 		pause := busyRetry + time.Duration(s.place.int63n(int64(busyRetry)))
 		s.mu.Unlock()
-		time.AfterFunc(pause, func() { s.enqueueOne(r, p, counted, -1) })
+		time.AfterFunc(pause, func() { s.enqueueOne(r, p, counted, nil) })
 		return
 	}
 	s.stats.Reservations += uint64(p.Count)

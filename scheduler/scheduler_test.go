@@ -100,6 +100,13 @@ type fakeNM struct {
 	// takeOffers: launch an offered task at once, as an idle node
 	// monitor does; otherwise offers are declined. took records them.
 	takeOffers atomic.Bool
+	// takeMost, if above 0, takes at most that many of a call's offers
+	// (free slots), declining the rest; oneOffer ignores moreOffers, as
+	// a node monitor that knows only one offer per call does; free, if
+	// at least 0, is the free slots each answer reports.
+	takeMost atomic.Int32
+	oneOffer atomic.Bool
+	free     atomic.Int32
 	// guided: decline offers as a node monitor whose queue weights a
 	// coordinator guides does, saying so.
 	guided atomic.Bool
@@ -115,7 +122,7 @@ type fakeNM struct {
 	offered       int                           // offers received
 }
 
-func (n *fakeNM) EnqueueTaskReservationsWithOffer(ctx context.Context, req *sparrowrpc.TEnqueueTaskReservationsRequest, offer *sparrowrpc.TTaskLaunchSpec) (*sparrowrpc.TEnqueueOfferReply, error) {
+func (n *fakeNM) EnqueueTaskReservationsWithOffer(ctx context.Context, req *sparrowrpc.TEnqueueTaskReservationsRequest, offer *sparrowrpc.TTaskLaunchSpec, moreOffers []*sparrowrpc.TTaskLaunchSpec) (*sparrowrpc.TEnqueueOfferReply, error) {
 	n.mu.Lock()
 	gate := n.offerGate
 	n.mu.Unlock()
@@ -128,8 +135,8 @@ func (n *fakeNM) EnqueueTaskReservationsWithOffer(ctx context.Context, req *spar
 	}
 	n.mu.Lock()
 	defer n.mu.Unlock()
-	n.offered++
-	n.offerSpecs = append(n.offerSpecs, offer)
+	n.offered += 1 + len(moreOffers)
+	n.offerSpecs = append(append(n.offerSpecs, offer), moreOffers...)
 	boot := n.bootNonce()
 	if n.guided.Load() {
 		guided := true
@@ -138,9 +145,26 @@ func (n *fakeNM) EnqueueTaskReservationsWithOffer(ctx context.Context, req *spar
 	if !n.takeOffers.Load() {
 		return &sparrowrpc.TEnqueueOfferReply{Accepted: true, Boot: &boot}, nil
 	}
-	n.accepted[req.RequestId]-- // the taken task used one reservation
-	n.took[req.RequestId] = append(n.took[req.RequestId], offer.TaskId)
-	return &sparrowrpc.TEnqueueOfferReply{Accepted: true, Launched: true, Boot: &boot}, nil
+	rep := &sparrowrpc.TEnqueueOfferReply{Accepted: true, Launched: true, Boot: &boot}
+	if f := n.free.Load(); f >= 0 {
+		rep.FreeSlots = &f
+	}
+	offers := []*sparrowrpc.TTaskLaunchSpec{offer}
+	if !n.oneOffer.Load() {
+		offers = append(offers, moreOffers...)
+		rep.MoreLaunched = make([]bool, len(moreOffers))
+	}
+	for k, o := range offers {
+		if most := int(n.takeMost.Load()); most > 0 && k >= most {
+			break
+		}
+		n.accepted[req.RequestId]-- // each taken task uses one reservation
+		n.took[req.RequestId] = append(n.took[req.RequestId], o.TaskId)
+		if k > 0 {
+			rep.MoreLaunched[k-1] = true
+		}
+	}
+	return rep, nil
 }
 
 func (n *fakeNM) OfferOutcome(_ context.Context, requestID, taskID string) (*sparrowrpc.TOfferOutcome, error) {
@@ -256,6 +280,7 @@ func startNM(t *testing.T, h *hub, net *memNet, name string) *fakeNM {
 		accepted: make(map[string]int), attempts: make(map[string]int), cancels: make(map[string]int),
 		took: make(map[string][]string),
 	}
+	nm.free.Store(-1)
 	var err error
 	if nm.hp, err = rpc.ParseHostPort(nm.addr); err != nil {
 		t.Fatal(err)

@@ -198,6 +198,13 @@ struct TEnqueueOfferReply {
   // The node monitor process's start nonce, new each time it starts
   // (see TOfferOutcome.boot).
   4: optional string boot,
+  // One answer per task of the call's moreOffers, in order: true when a
+  // free slot took it, as launched says of the first. Absent (a node
+  // monitor that knows no moreOffers) declines them all.
+  5: optional list<bool> moreLaunched,
+  // How many of this node monitor's slots are free after the call's
+  // launches: a scheduler offers it up to that many tasks at once next.
+  6: optional i32 freeSlots,
 }
 
 // Extension: what a node monitor says of an offer whose answer its
@@ -229,10 +236,19 @@ struct TLaunchReply {
   3: optional binary message,
 }
 
+// Extension: one task of launchTasksAndWait: launchTask's arguments.
+struct TLaunchItem {
+  1: binary message,
+  2: TFullTaskId taskId,
+  3: TUserGroupInfo user,
+}
+
 // Extension: what an executor serves beyond the original BackendService,
 // as bits of registerBackendWithFeatures' features.
 // launchTaskAndWait.
 const i32 BACKEND_LAUNCH_AND_WAIT = 1
+// launchTasksAndWait.
+const i32 BACKEND_LAUNCH_BATCH = 2
 
 exception IncompleteRequestException {
   1: string message,
@@ -324,7 +340,13 @@ service InternalService {
   // Saves two hops and a call per task on an idle node monitor. A
   // scheduler falls back to enqueueTaskReservations when a node monitor
   // answers UNKNOWN_METHOD.
-  TEnqueueOfferReply enqueueTaskReservationsWithOffer(1: TEnqueueTaskReservationsRequest request, 2: TTaskLaunchSpec offer),
+  //
+  // moreOffers, if any, are further tasks of the same request offered
+  // with the same call, one reservation each: a node monitor with several
+  // free slots launches as many as it can and declines the rest
+  // (TEnqueueOfferReply.moreLaunched). request.numTasks counts a
+  // reservation for each offered task.
+  TEnqueueOfferReply enqueueTaskReservationsWithOffer(1: TEnqueueTaskReservationsRequest request, 2: TTaskLaunchSpec offer, 3: list<TTaskLaunchSpec> moreOffers),
   // Extension: whether this node monitor took the offer of task taskId of
   // request requestId, for a scheduler whose enqueueTaskReservationsWithOffer
   // call failed after it was sent. "Unseen" and "declined" are final: an
@@ -351,6 +373,13 @@ service ExtendedBackendService extends BackendService {
   // call per quick task. The node monitor then frees the slot and relays
   // the message as taskDone would.
   TLaunchReply launchTaskAndWait(1: binary message, 2: TFullTaskId taskId, 3: TUserGroupInfo user, 4: i32 waitMicros),
+  // Called only on an executor registered with BACKEND_LAUNCH_BATCH:
+  // launchTaskAndWait for several tasks in one call. The executor launches
+  // them all, waits up to waitMicros for them to end, and answers one
+  // TLaunchReply per task, in order; a task not done within the wait is
+  // reported later as after launchTask. Saves a call per task when a node
+  // monitor launches several at once.
+  list<TLaunchReply> launchTasksAndWait(1: list<TLaunchItem> tasks, 2: i32 waitMicros),
 }
 
 // Frontend, port 50201. Called by schedulers.

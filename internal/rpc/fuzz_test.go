@@ -277,7 +277,7 @@ func (stubInternal) EnqueueTaskReservations(_ context.Context, req *sparrowrpc.T
 	return false, nil
 }
 
-func (stubInternal) EnqueueTaskReservationsWithOffer(_ context.Context, req *sparrowrpc.TEnqueueTaskReservationsRequest, offer *sparrowrpc.TTaskLaunchSpec) (*sparrowrpc.TEnqueueOfferReply, error) {
+func (stubInternal) EnqueueTaskReservationsWithOffer(_ context.Context, req *sparrowrpc.TEnqueueTaskReservationsRequest, offer *sparrowrpc.TTaskLaunchSpec, _ []*sparrowrpc.TTaskLaunchSpec) (*sparrowrpc.TEnqueueOfferReply, error) {
 	if req != nil {
 		return nil, stubErr(req.RequestId)
 	}
@@ -589,7 +589,7 @@ func FuzzInternalService(f *testing.F) {
 		enc(func(ctx context.Context, c *sparrowrpc.InternalServiceClient) error {
 			_, err := c.EnqueueTaskReservationsWithOffer(ctx, &sparrowrpc.TEnqueueTaskReservationsRequest{
 				AppId: "spark", User: seedUser, RequestId: "req-1", SchedulerAddress: seedHP, NumTasks: 2,
-			}, &sparrowrpc.TTaskLaunchSpec{TaskId: "0", Message: []byte("run")})
+			}, &sparrowrpc.TTaskLaunchSpec{TaskId: "0", Message: []byte("run")}, []*sparrowrpc.TTaskLaunchSpec{{TaskId: "1", Message: []byte("run")}})
 			return err
 		}),
 		enc(func(ctx context.Context, c *sparrowrpc.InternalServiceClient) error {

@@ -3289,11 +3289,15 @@ func (p *TTaskLaunchSpec) String() string {
 //  - Launched
 //  - Guided
 //  - Boot
+//  - MoreLaunched
+//  - FreeSlots
 type TEnqueueOfferReply struct {
   Accepted bool `thrift:"accepted,1" db:"accepted" json:"accepted"`
   Launched bool `thrift:"launched,2" db:"launched" json:"launched"`
   Guided *bool `thrift:"guided,3" db:"guided" json:"guided,omitempty"`
   Boot *string `thrift:"boot,4" db:"boot" json:"boot,omitempty"`
+  MoreLaunched []bool `thrift:"moreLaunched,5" db:"moreLaunched" json:"moreLaunched,omitempty"`
+  FreeSlots *int32 `thrift:"freeSlots,6" db:"freeSlots" json:"freeSlots,omitempty"`
 }
 
 func NewTEnqueueOfferReply() *TEnqueueOfferReply {
@@ -3322,12 +3326,32 @@ func (p *TEnqueueOfferReply) GetBoot() string {
   }
 return *p.Boot
 }
+var TEnqueueOfferReply_MoreLaunched_DEFAULT []bool
+
+func (p *TEnqueueOfferReply) GetMoreLaunched() []bool {
+  return p.MoreLaunched
+}
+var TEnqueueOfferReply_FreeSlots_DEFAULT int32
+func (p *TEnqueueOfferReply) GetFreeSlots() int32 {
+  if !p.IsSetFreeSlots() {
+    return TEnqueueOfferReply_FreeSlots_DEFAULT
+  }
+return *p.FreeSlots
+}
 func (p *TEnqueueOfferReply) IsSetGuided() bool {
   return p.Guided != nil
 }
 
 func (p *TEnqueueOfferReply) IsSetBoot() bool {
   return p.Boot != nil
+}
+
+func (p *TEnqueueOfferReply) IsSetMoreLaunched() bool {
+  return p.MoreLaunched != nil
+}
+
+func (p *TEnqueueOfferReply) IsSetFreeSlots() bool {
+  return p.FreeSlots != nil
 }
 
 func (p *TEnqueueOfferReply) Read(ctx context.Context, iprot thrift.TProtocol) error {
@@ -3376,6 +3400,26 @@ func (p *TEnqueueOfferReply) Read(ctx context.Context, iprot thrift.TProtocol) e
     case 4:
       if fieldTypeId == thrift.STRING {
         if err := p.ReadField4(ctx, iprot); err != nil {
+          return err
+        }
+      } else {
+        if err := iprot.Skip(ctx, fieldTypeId); err != nil {
+          return err
+        }
+      }
+    case 5:
+      if fieldTypeId == thrift.LIST {
+        if err := p.ReadField5(ctx, iprot); err != nil {
+          return err
+        }
+      } else {
+        if err := iprot.Skip(ctx, fieldTypeId); err != nil {
+          return err
+        }
+      }
+    case 6:
+      if fieldTypeId == thrift.I32 {
+        if err := p.ReadField6(ctx, iprot); err != nil {
           return err
         }
       } else {
@@ -3434,6 +3478,37 @@ func (p *TEnqueueOfferReply)  ReadField4(ctx context.Context, iprot thrift.TProt
   return nil
 }
 
+func (p *TEnqueueOfferReply)  ReadField5(ctx context.Context, iprot thrift.TProtocol) error {
+  _, size, err := iprot.ReadListBegin(ctx)
+  if err != nil {
+    return thrift.PrependError("error reading list begin: ", err)
+  }
+  tSlice := make([]bool, 0, size)
+  p.MoreLaunched =  tSlice
+  for i := 0; i < size; i ++ {
+var _elem10 bool
+    if v, err := iprot.ReadBool(ctx); err != nil {
+    return thrift.PrependError("error reading field 0: ", err)
+} else {
+    _elem10 = v
+}
+    p.MoreLaunched = append(p.MoreLaunched, _elem10)
+  }
+  if err := iprot.ReadListEnd(ctx); err != nil {
+    return thrift.PrependError("error reading list end: ", err)
+  }
+  return nil
+}
+
+func (p *TEnqueueOfferReply)  ReadField6(ctx context.Context, iprot thrift.TProtocol) error {
+  if v, err := iprot.ReadI32(ctx); err != nil {
+  return thrift.PrependError("error reading field 6: ", err)
+} else {
+  p.FreeSlots = &v
+}
+  return nil
+}
+
 func (p *TEnqueueOfferReply) Write(ctx context.Context, oprot thrift.TProtocol) error {
   if err := oprot.WriteStructBegin(ctx, "TEnqueueOfferReply"); err != nil {
     return thrift.PrependError(fmt.Sprintf("%T write struct begin error: ", p), err) }
@@ -3442,6 +3517,8 @@ func (p *TEnqueueOfferReply) Write(ctx context.Context, oprot thrift.TProtocol) 
     if err := p.writeField2(ctx, oprot); err != nil { return err }
     if err := p.writeField3(ctx, oprot); err != nil { return err }
     if err := p.writeField4(ctx, oprot); err != nil { return err }
+    if err := p.writeField5(ctx, oprot); err != nil { return err }
+    if err := p.writeField6(ctx, oprot); err != nil { return err }
   }
   if err := oprot.WriteFieldStop(ctx); err != nil {
     return thrift.PrependError("write field stop error: ", err) }
@@ -3494,6 +3571,38 @@ func (p *TEnqueueOfferReply) writeField4(ctx context.Context, oprot thrift.TProt
   return err
 }
 
+func (p *TEnqueueOfferReply) writeField5(ctx context.Context, oprot thrift.TProtocol) (err error) {
+  if p.IsSetMoreLaunched() {
+    if err := oprot.WriteFieldBegin(ctx, "moreLaunched", thrift.LIST, 5); err != nil {
+      return thrift.PrependError(fmt.Sprintf("%T write field begin error 5:moreLaunched: ", p), err) }
+    if err := oprot.WriteListBegin(ctx, thrift.BOOL, len(p.MoreLaunched)); err != nil {
+      return thrift.PrependError("error writing list begin: ", err)
+    }
+    for _, v := range p.MoreLaunched {
+      if err := oprot.WriteBool(ctx, bool(v)); err != nil {
+      return thrift.PrependError(fmt.Sprintf("%T. (0) field write error: ", p), err) }
+    }
+    if err := oprot.WriteListEnd(ctx); err != nil {
+      return thrift.PrependError("error writing list end: ", err)
+    }
+    if err := oprot.WriteFieldEnd(ctx); err != nil {
+      return thrift.PrependError(fmt.Sprintf("%T write field end error 5:moreLaunched: ", p), err) }
+  }
+  return err
+}
+
+func (p *TEnqueueOfferReply) writeField6(ctx context.Context, oprot thrift.TProtocol) (err error) {
+  if p.IsSetFreeSlots() {
+    if err := oprot.WriteFieldBegin(ctx, "freeSlots", thrift.I32, 6); err != nil {
+      return thrift.PrependError(fmt.Sprintf("%T write field begin error 6:freeSlots: ", p), err) }
+    if err := oprot.WriteI32(ctx, int32(*p.FreeSlots)); err != nil {
+    return thrift.PrependError(fmt.Sprintf("%T.freeSlots (6) field write error: ", p), err) }
+    if err := oprot.WriteFieldEnd(ctx); err != nil {
+      return thrift.PrependError(fmt.Sprintf("%T write field end error 6:freeSlots: ", p), err) }
+  }
+  return err
+}
+
 func (p *TEnqueueOfferReply) Equals(other *TEnqueueOfferReply) bool {
   if p == other {
     return true
@@ -3513,6 +3622,17 @@ func (p *TEnqueueOfferReply) Equals(other *TEnqueueOfferReply) bool {
       return false
     }
     if (*p.Boot) != (*other.Boot) { return false }
+  }
+  if len(p.MoreLaunched) != len(other.MoreLaunched) { return false }
+  for i, _tgt := range p.MoreLaunched {
+    _src11 := other.MoreLaunched[i]
+    if _tgt != _src11 { return false }
+  }
+  if p.FreeSlots != other.FreeSlots {
+    if p.FreeSlots == nil || other.FreeSlots == nil {
+      return false
+    }
+    if (*p.FreeSlots) != (*other.FreeSlots) { return false }
   }
   return true
 }
@@ -3860,6 +3980,195 @@ func (p *TLaunchReply) String() string {
 
 // Attributes:
 //  - Message
+//  - TaskId
+//  - User
+type TLaunchItem struct {
+  Message []byte `thrift:"message,1" db:"message" json:"message"`
+  TaskId *TFullTaskId `thrift:"taskId,2" db:"taskId" json:"taskId"`
+  User *TUserGroupInfo `thrift:"user,3" db:"user" json:"user"`
+}
+
+func NewTLaunchItem() *TLaunchItem {
+  return &TLaunchItem{}
+}
+
+
+func (p *TLaunchItem) GetMessage() []byte {
+  return p.Message
+}
+var TLaunchItem_TaskId_DEFAULT *TFullTaskId
+func (p *TLaunchItem) GetTaskId() *TFullTaskId {
+  if !p.IsSetTaskId() {
+    return TLaunchItem_TaskId_DEFAULT
+  }
+return p.TaskId
+}
+var TLaunchItem_User_DEFAULT *TUserGroupInfo
+func (p *TLaunchItem) GetUser() *TUserGroupInfo {
+  if !p.IsSetUser() {
+    return TLaunchItem_User_DEFAULT
+  }
+return p.User
+}
+func (p *TLaunchItem) IsSetTaskId() bool {
+  return p.TaskId != nil
+}
+
+func (p *TLaunchItem) IsSetUser() bool {
+  return p.User != nil
+}
+
+func (p *TLaunchItem) Read(ctx context.Context, iprot thrift.TProtocol) error {
+  if _, err := iprot.ReadStructBegin(ctx); err != nil {
+    return thrift.PrependError(fmt.Sprintf("%T read error: ", p), err)
+  }
+
+
+  for {
+    _, fieldTypeId, fieldId, err := iprot.ReadFieldBegin(ctx)
+    if err != nil {
+      return thrift.PrependError(fmt.Sprintf("%T field %d read error: ", p, fieldId), err)
+    }
+    if fieldTypeId == thrift.STOP { break; }
+    switch fieldId {
+    case 1:
+      if fieldTypeId == thrift.STRING {
+        if err := p.ReadField1(ctx, iprot); err != nil {
+          return err
+        }
+      } else {
+        if err := iprot.Skip(ctx, fieldTypeId); err != nil {
+          return err
+        }
+      }
+    case 2:
+      if fieldTypeId == thrift.STRUCT {
+        if err := p.ReadField2(ctx, iprot); err != nil {
+          return err
+        }
+      } else {
+        if err := iprot.Skip(ctx, fieldTypeId); err != nil {
+          return err
+        }
+      }
+    case 3:
+      if fieldTypeId == thrift.STRUCT {
+        if err := p.ReadField3(ctx, iprot); err != nil {
+          return err
+        }
+      } else {
+        if err := iprot.Skip(ctx, fieldTypeId); err != nil {
+          return err
+        }
+      }
+    default:
+      if err := iprot.Skip(ctx, fieldTypeId); err != nil {
+        return err
+      }
+    }
+    if err := iprot.ReadFieldEnd(ctx); err != nil {
+      return err
+    }
+  }
+  if err := iprot.ReadStructEnd(ctx); err != nil {
+    return thrift.PrependError(fmt.Sprintf("%T read struct end error: ", p), err)
+  }
+  return nil
+}
+
+func (p *TLaunchItem)  ReadField1(ctx context.Context, iprot thrift.TProtocol) error {
+  if v, err := iprot.ReadBinary(ctx); err != nil {
+  return thrift.PrependError("error reading field 1: ", err)
+} else {
+  p.Message = v
+}
+  return nil
+}
+
+func (p *TLaunchItem)  ReadField2(ctx context.Context, iprot thrift.TProtocol) error {
+  p.TaskId = &TFullTaskId{}
+  if err := p.TaskId.Read(ctx, iprot); err != nil {
+    return thrift.PrependError(fmt.Sprintf("%T error reading struct: ", p.TaskId), err)
+  }
+  return nil
+}
+
+func (p *TLaunchItem)  ReadField3(ctx context.Context, iprot thrift.TProtocol) error {
+  p.User = &TUserGroupInfo{}
+  if err := p.User.Read(ctx, iprot); err != nil {
+    return thrift.PrependError(fmt.Sprintf("%T error reading struct: ", p.User), err)
+  }
+  return nil
+}
+
+func (p *TLaunchItem) Write(ctx context.Context, oprot thrift.TProtocol) error {
+  if err := oprot.WriteStructBegin(ctx, "TLaunchItem"); err != nil {
+    return thrift.PrependError(fmt.Sprintf("%T write struct begin error: ", p), err) }
+  if p != nil {
+    if err := p.writeField1(ctx, oprot); err != nil { return err }
+    if err := p.writeField2(ctx, oprot); err != nil { return err }
+    if err := p.writeField3(ctx, oprot); err != nil { return err }
+  }
+  if err := oprot.WriteFieldStop(ctx); err != nil {
+    return thrift.PrependError("write field stop error: ", err) }
+  if err := oprot.WriteStructEnd(ctx); err != nil {
+    return thrift.PrependError("write struct stop error: ", err) }
+  return nil
+}
+
+func (p *TLaunchItem) writeField1(ctx context.Context, oprot thrift.TProtocol) (err error) {
+  if err := oprot.WriteFieldBegin(ctx, "message", thrift.STRING, 1); err != nil {
+    return thrift.PrependError(fmt.Sprintf("%T write field begin error 1:message: ", p), err) }
+  if err := oprot.WriteBinary(ctx, p.Message); err != nil {
+  return thrift.PrependError(fmt.Sprintf("%T.message (1) field write error: ", p), err) }
+  if err := oprot.WriteFieldEnd(ctx); err != nil {
+    return thrift.PrependError(fmt.Sprintf("%T write field end error 1:message: ", p), err) }
+  return err
+}
+
+func (p *TLaunchItem) writeField2(ctx context.Context, oprot thrift.TProtocol) (err error) {
+  if err := oprot.WriteFieldBegin(ctx, "taskId", thrift.STRUCT, 2); err != nil {
+    return thrift.PrependError(fmt.Sprintf("%T write field begin error 2:taskId: ", p), err) }
+  if err := p.TaskId.Write(ctx, oprot); err != nil {
+    return thrift.PrependError(fmt.Sprintf("%T error writing struct: ", p.TaskId), err)
+  }
+  if err := oprot.WriteFieldEnd(ctx); err != nil {
+    return thrift.PrependError(fmt.Sprintf("%T write field end error 2:taskId: ", p), err) }
+  return err
+}
+
+func (p *TLaunchItem) writeField3(ctx context.Context, oprot thrift.TProtocol) (err error) {
+  if err := oprot.WriteFieldBegin(ctx, "user", thrift.STRUCT, 3); err != nil {
+    return thrift.PrependError(fmt.Sprintf("%T write field begin error 3:user: ", p), err) }
+  if err := p.User.Write(ctx, oprot); err != nil {
+    return thrift.PrependError(fmt.Sprintf("%T error writing struct: ", p.User), err)
+  }
+  if err := oprot.WriteFieldEnd(ctx); err != nil {
+    return thrift.PrependError(fmt.Sprintf("%T write field end error 3:user: ", p), err) }
+  return err
+}
+
+func (p *TLaunchItem) Equals(other *TLaunchItem) bool {
+  if p == other {
+    return true
+  } else if p == nil || other == nil {
+    return false
+  }
+  if bytes.Compare(p.Message, other.Message) != 0 { return false }
+  if !p.TaskId.Equals(other.TaskId) { return false }
+  if !p.User.Equals(other.User) { return false }
+  return true
+}
+
+func (p *TLaunchItem) String() string {
+  if p == nil {
+    return "<nil>"
+  }
+  return fmt.Sprintf("TLaunchItem(%+v)", *p)
+}
+
+// Attributes:
+//  - Message
 //  - Code
 //  - RetryAfterMs
 type IncompleteRequestException struct {
@@ -4137,34 +4446,34 @@ func (p *SchedulerServiceClient) SetLastResponseMeta_(meta thrift.ResponseMeta) 
 //  - App
 //  - SocketAddress
 func (p *SchedulerServiceClient) RegisterFrontend(ctx context.Context, app string, socketAddress string) (_r bool, _err error) {
-  var _args10 SchedulerServiceRegisterFrontendArgs
-  _args10.App = app
-  _args10.SocketAddress = socketAddress
-  var _result12 SchedulerServiceRegisterFrontendResult
-  var _meta11 thrift.ResponseMeta
-  _meta11, _err = p.Client_().Call(ctx, "registerFrontend", &_args10, &_result12)
-  p.SetLastResponseMeta_(_meta11)
+  var _args12 SchedulerServiceRegisterFrontendArgs
+  _args12.App = app
+  _args12.SocketAddress = socketAddress
+  var _result14 SchedulerServiceRegisterFrontendResult
+  var _meta13 thrift.ResponseMeta
+  _meta13, _err = p.Client_().Call(ctx, "registerFrontend", &_args12, &_result14)
+  p.SetLastResponseMeta_(_meta13)
   if _err != nil {
     return
   }
-  return _result12.GetSuccess(), nil
+  return _result14.GetSuccess(), nil
 }
 
 // Parameters:
 //  - Req
 func (p *SchedulerServiceClient) SubmitJob(ctx context.Context, req *TSchedulingRequest) (_err error) {
-  var _args13 SchedulerServiceSubmitJobArgs
-  _args13.Req = req
-  var _result15 SchedulerServiceSubmitJobResult
-  var _meta14 thrift.ResponseMeta
-  _meta14, _err = p.Client_().Call(ctx, "submitJob", &_args13, &_result15)
-  p.SetLastResponseMeta_(_meta14)
+  var _args15 SchedulerServiceSubmitJobArgs
+  _args15.Req = req
+  var _result17 SchedulerServiceSubmitJobResult
+  var _meta16 thrift.ResponseMeta
+  _meta16, _err = p.Client_().Call(ctx, "submitJob", &_args15, &_result17)
+  p.SetLastResponseMeta_(_meta16)
   if _err != nil {
     return
   }
   switch {
-  case _result15.E!= nil:
-    return _result15.E
+  case _result17.E!= nil:
+    return _result17.E
   }
 
   return nil
@@ -4176,15 +4485,15 @@ func (p *SchedulerServiceClient) SubmitJob(ctx context.Context, req *TScheduling
 //  - Status
 //  - Message
 func (p *SchedulerServiceClient) SendFrontendMessage(ctx context.Context, app string, taskId *TFullTaskId, status int32, message []byte) (_err error) {
-  var _args16 SchedulerServiceSendFrontendMessageArgs
-  _args16.App = app
-  _args16.TaskId = taskId
-  _args16.Status = status
-  _args16.Message = message
-  var _result18 SchedulerServiceSendFrontendMessageResult
-  var _meta17 thrift.ResponseMeta
-  _meta17, _err = p.Client_().Call(ctx, "sendFrontendMessage", &_args16, &_result18)
-  p.SetLastResponseMeta_(_meta17)
+  var _args18 SchedulerServiceSendFrontendMessageArgs
+  _args18.App = app
+  _args18.TaskId = taskId
+  _args18.Status = status
+  _args18.Message = message
+  var _result20 SchedulerServiceSendFrontendMessageResult
+  var _meta19 thrift.ResponseMeta
+  _meta19, _err = p.Client_().Call(ctx, "sendFrontendMessage", &_args18, &_result20)
+  p.SetLastResponseMeta_(_meta19)
   if _err != nil {
     return
   }
@@ -4198,16 +4507,16 @@ func (p *SchedulerServiceClient) SendFrontendMessage(ctx context.Context, app st
 //  - Message
 //  - NodeMonitorAddress
 func (p *SchedulerServiceClient) TaskDone(ctx context.Context, app string, taskId *TFullTaskId, status int32, message []byte, nodeMonitorAddress *THostPort) (_err error) {
-  var _args19 SchedulerServiceTaskDoneArgs
-  _args19.App = app
-  _args19.TaskId = taskId
-  _args19.Status = status
-  _args19.Message = message
-  _args19.NodeMonitorAddress = nodeMonitorAddress
-  var _result21 SchedulerServiceTaskDoneResult
-  var _meta20 thrift.ResponseMeta
-  _meta20, _err = p.Client_().Call(ctx, "taskDone", &_args19, &_result21)
-  p.SetLastResponseMeta_(_meta20)
+  var _args21 SchedulerServiceTaskDoneArgs
+  _args21.App = app
+  _args21.TaskId = taskId
+  _args21.Status = status
+  _args21.Message = message
+  _args21.NodeMonitorAddress = nodeMonitorAddress
+  var _result23 SchedulerServiceTaskDoneResult
+  var _meta22 thrift.ResponseMeta
+  _meta22, _err = p.Client_().Call(ctx, "taskDone", &_args21, &_result23)
+  p.SetLastResponseMeta_(_meta22)
   if _err != nil {
     return
   }
@@ -4218,13 +4527,13 @@ func (p *SchedulerServiceClient) TaskDone(ctx context.Context, app string, taskI
 //  - Tasks
 //  - NodeMonitorAddress
 func (p *SchedulerServiceClient) TasksDone(ctx context.Context, tasks []*TTaskDone, nodeMonitorAddress *THostPort) (_err error) {
-  var _args22 SchedulerServiceTasksDoneArgs
-  _args22.Tasks = tasks
-  _args22.NodeMonitorAddress = nodeMonitorAddress
-  var _result24 SchedulerServiceTasksDoneResult
-  var _meta23 thrift.ResponseMeta
-  _meta23, _err = p.Client_().Call(ctx, "tasksDone", &_args22, &_result24)
-  p.SetLastResponseMeta_(_meta23)
+  var _args24 SchedulerServiceTasksDoneArgs
+  _args24.Tasks = tasks
+  _args24.NodeMonitorAddress = nodeMonitorAddress
+  var _result26 SchedulerServiceTasksDoneResult
+  var _meta25 thrift.ResponseMeta
+  _meta25, _err = p.Client_().Call(ctx, "tasksDone", &_args24, &_result26)
+  p.SetLastResponseMeta_(_meta25)
   if _err != nil {
     return
   }
@@ -4251,13 +4560,13 @@ func (p *SchedulerServiceProcessor) ProcessorMap() map[string]thrift.TProcessorF
 
 func NewSchedulerServiceProcessor(handler SchedulerService) *SchedulerServiceProcessor {
 
-  self25 := &SchedulerServiceProcessor{handler:handler, processorMap:make(map[string]thrift.TProcessorFunction)}
-  self25.processorMap["registerFrontend"] = &schedulerServiceProcessorRegisterFrontend{handler:handler}
-  self25.processorMap["submitJob"] = &schedulerServiceProcessorSubmitJob{handler:handler}
-  self25.processorMap["sendFrontendMessage"] = &schedulerServiceProcessorSendFrontendMessage{handler:handler}
-  self25.processorMap["taskDone"] = &schedulerServiceProcessorTaskDone{handler:handler}
-  self25.processorMap["tasksDone"] = &schedulerServiceProcessorTasksDone{handler:handler}
-return self25
+  self27 := &SchedulerServiceProcessor{handler:handler, processorMap:make(map[string]thrift.TProcessorFunction)}
+  self27.processorMap["registerFrontend"] = &schedulerServiceProcessorRegisterFrontend{handler:handler}
+  self27.processorMap["submitJob"] = &schedulerServiceProcessorSubmitJob{handler:handler}
+  self27.processorMap["sendFrontendMessage"] = &schedulerServiceProcessorSendFrontendMessage{handler:handler}
+  self27.processorMap["taskDone"] = &schedulerServiceProcessorTaskDone{handler:handler}
+  self27.processorMap["tasksDone"] = &schedulerServiceProcessorTasksDone{handler:handler}
+return self27
 }
 
 func (p *SchedulerServiceProcessor) Process(ctx context.Context, iprot, oprot thrift.TProtocol) (success bool, err thrift.TException) {
@@ -4268,12 +4577,12 @@ func (p *SchedulerServiceProcessor) Process(ctx context.Context, iprot, oprot th
   }
   iprot.Skip(ctx, thrift.STRUCT)
   iprot.ReadMessageEnd(ctx)
-  x26 := thrift.NewTApplicationException(thrift.UNKNOWN_METHOD, "Unknown function " + name)
+  x28 := thrift.NewTApplicationException(thrift.UNKNOWN_METHOD, "Unknown function " + name)
   oprot.WriteMessageBegin(ctx, name, thrift.EXCEPTION, seqId)
-  x26.Write(ctx, oprot)
+  x28.Write(ctx, oprot)
   oprot.WriteMessageEnd(ctx)
   oprot.Flush(ctx)
-  return false, x26
+  return false, x28
 
 }
 
@@ -4282,7 +4591,7 @@ type schedulerServiceProcessorRegisterFrontend struct {
 }
 
 func (p *schedulerServiceProcessorRegisterFrontend) Process(ctx context.Context, seqId int32, iprot, oprot thrift.TProtocol) (success bool, err thrift.TException) {
-  var _write_err27 error
+  var _write_err29 error
   args := SchedulerServiceRegisterFrontendArgs{}
   if err2 := args.Read(ctx, iprot); err2 != nil {
     iprot.ReadMessageEnd(ctx)
@@ -4328,21 +4637,21 @@ func (p *schedulerServiceProcessorRegisterFrontend) Process(ctx context.Context,
     if errors.Is(err2, thrift.ErrAbandonRequest) {
       return false, thrift.WrapTException(err2)
     }
-    _exc28 := thrift.NewTApplicationException(thrift.INTERNAL_ERROR, "Internal error processing registerFrontend: " + err2.Error())
+    _exc30 := thrift.NewTApplicationException(thrift.INTERNAL_ERROR, "Internal error processing registerFrontend: " + err2.Error())
     if err2 := oprot.WriteMessageBegin(ctx, "registerFrontend", thrift.EXCEPTION, seqId); err2 != nil {
-      _write_err27 = thrift.WrapTException(err2)
+      _write_err29 = thrift.WrapTException(err2)
     }
-    if err2 := _exc28.Write(ctx, oprot); _write_err27 == nil && err2 != nil {
-      _write_err27 = thrift.WrapTException(err2)
+    if err2 := _exc30.Write(ctx, oprot); _write_err29 == nil && err2 != nil {
+      _write_err29 = thrift.WrapTException(err2)
     }
-    if err2 := oprot.WriteMessageEnd(ctx); _write_err27 == nil && err2 != nil {
-      _write_err27 = thrift.WrapTException(err2)
+    if err2 := oprot.WriteMessageEnd(ctx); _write_err29 == nil && err2 != nil {
+      _write_err29 = thrift.WrapTException(err2)
     }
-    if err2 := oprot.Flush(ctx); _write_err27 == nil && err2 != nil {
-      _write_err27 = thrift.WrapTException(err2)
+    if err2 := oprot.Flush(ctx); _write_err29 == nil && err2 != nil {
+      _write_err29 = thrift.WrapTException(err2)
     }
-    if _write_err27 != nil {
-      return false, thrift.WrapTException(_write_err27)
+    if _write_err29 != nil {
+      return false, thrift.WrapTException(_write_err29)
     }
     return true, err
   } else {
@@ -4350,19 +4659,19 @@ func (p *schedulerServiceProcessorRegisterFrontend) Process(ctx context.Context,
   }
   tickerCancel()
   if err2 := oprot.WriteMessageBegin(ctx, "registerFrontend", thrift.REPLY, seqId); err2 != nil {
-    _write_err27 = thrift.WrapTException(err2)
+    _write_err29 = thrift.WrapTException(err2)
   }
-  if err2 := result.Write(ctx, oprot); _write_err27 == nil && err2 != nil {
-    _write_err27 = thrift.WrapTException(err2)
+  if err2 := result.Write(ctx, oprot); _write_err29 == nil && err2 != nil {
+    _write_err29 = thrift.WrapTException(err2)
   }
-  if err2 := oprot.WriteMessageEnd(ctx); _write_err27 == nil && err2 != nil {
-    _write_err27 = thrift.WrapTException(err2)
+  if err2 := oprot.WriteMessageEnd(ctx); _write_err29 == nil && err2 != nil {
+    _write_err29 = thrift.WrapTException(err2)
   }
-  if err2 := oprot.Flush(ctx); _write_err27 == nil && err2 != nil {
-    _write_err27 = thrift.WrapTException(err2)
+  if err2 := oprot.Flush(ctx); _write_err29 == nil && err2 != nil {
+    _write_err29 = thrift.WrapTException(err2)
   }
-  if _write_err27 != nil {
-    return false, thrift.WrapTException(_write_err27)
+  if _write_err29 != nil {
+    return false, thrift.WrapTException(_write_err29)
   }
   return true, err
 }
@@ -4372,7 +4681,7 @@ type schedulerServiceProcessorSubmitJob struct {
 }
 
 func (p *schedulerServiceProcessorSubmitJob) Process(ctx context.Context, seqId int32, iprot, oprot thrift.TProtocol) (success bool, err thrift.TException) {
-  var _write_err29 error
+  var _write_err31 error
   args := SchedulerServiceSubmitJobArgs{}
   if err2 := args.Read(ctx, iprot); err2 != nil {
     iprot.ReadMessageEnd(ctx)
@@ -4422,40 +4731,40 @@ func (p *schedulerServiceProcessorSubmitJob) Process(ctx context.Context, seqId 
       if errors.Is(err2, thrift.ErrAbandonRequest) {
         return false, thrift.WrapTException(err2)
       }
-      _exc30 := thrift.NewTApplicationException(thrift.INTERNAL_ERROR, "Internal error processing submitJob: " + err2.Error())
+      _exc32 := thrift.NewTApplicationException(thrift.INTERNAL_ERROR, "Internal error processing submitJob: " + err2.Error())
       if err2 := oprot.WriteMessageBegin(ctx, "submitJob", thrift.EXCEPTION, seqId); err2 != nil {
-        _write_err29 = thrift.WrapTException(err2)
+        _write_err31 = thrift.WrapTException(err2)
       }
-      if err2 := _exc30.Write(ctx, oprot); _write_err29 == nil && err2 != nil {
-        _write_err29 = thrift.WrapTException(err2)
+      if err2 := _exc32.Write(ctx, oprot); _write_err31 == nil && err2 != nil {
+        _write_err31 = thrift.WrapTException(err2)
       }
-      if err2 := oprot.WriteMessageEnd(ctx); _write_err29 == nil && err2 != nil {
-        _write_err29 = thrift.WrapTException(err2)
+      if err2 := oprot.WriteMessageEnd(ctx); _write_err31 == nil && err2 != nil {
+        _write_err31 = thrift.WrapTException(err2)
       }
-      if err2 := oprot.Flush(ctx); _write_err29 == nil && err2 != nil {
-        _write_err29 = thrift.WrapTException(err2)
+      if err2 := oprot.Flush(ctx); _write_err31 == nil && err2 != nil {
+        _write_err31 = thrift.WrapTException(err2)
       }
-      if _write_err29 != nil {
-        return false, thrift.WrapTException(_write_err29)
+      if _write_err31 != nil {
+        return false, thrift.WrapTException(_write_err31)
       }
       return true, err
     }
   }
   tickerCancel()
   if err2 := oprot.WriteMessageBegin(ctx, "submitJob", thrift.REPLY, seqId); err2 != nil {
-    _write_err29 = thrift.WrapTException(err2)
+    _write_err31 = thrift.WrapTException(err2)
   }
-  if err2 := result.Write(ctx, oprot); _write_err29 == nil && err2 != nil {
-    _write_err29 = thrift.WrapTException(err2)
+  if err2 := result.Write(ctx, oprot); _write_err31 == nil && err2 != nil {
+    _write_err31 = thrift.WrapTException(err2)
   }
-  if err2 := oprot.WriteMessageEnd(ctx); _write_err29 == nil && err2 != nil {
-    _write_err29 = thrift.WrapTException(err2)
+  if err2 := oprot.WriteMessageEnd(ctx); _write_err31 == nil && err2 != nil {
+    _write_err31 = thrift.WrapTException(err2)
   }
-  if err2 := oprot.Flush(ctx); _write_err29 == nil && err2 != nil {
-    _write_err29 = thrift.WrapTException(err2)
+  if err2 := oprot.Flush(ctx); _write_err31 == nil && err2 != nil {
+    _write_err31 = thrift.WrapTException(err2)
   }
-  if _write_err29 != nil {
-    return false, thrift.WrapTException(_write_err29)
+  if _write_err31 != nil {
+    return false, thrift.WrapTException(_write_err31)
   }
   return true, err
 }
@@ -4465,7 +4774,7 @@ type schedulerServiceProcessorSendFrontendMessage struct {
 }
 
 func (p *schedulerServiceProcessorSendFrontendMessage) Process(ctx context.Context, seqId int32, iprot, oprot thrift.TProtocol) (success bool, err thrift.TException) {
-  var _write_err31 error
+  var _write_err33 error
   args := SchedulerServiceSendFrontendMessageArgs{}
   if err2 := args.Read(ctx, iprot); err2 != nil {
     iprot.ReadMessageEnd(ctx)
@@ -4511,39 +4820,39 @@ func (p *schedulerServiceProcessorSendFrontendMessage) Process(ctx context.Conte
     if errors.Is(err2, thrift.ErrAbandonRequest) {
       return false, thrift.WrapTException(err2)
     }
-    _exc32 := thrift.NewTApplicationException(thrift.INTERNAL_ERROR, "Internal error processing sendFrontendMessage: " + err2.Error())
+    _exc34 := thrift.NewTApplicationException(thrift.INTERNAL_ERROR, "Internal error processing sendFrontendMessage: " + err2.Error())
     if err2 := oprot.WriteMessageBegin(ctx, "sendFrontendMessage", thrift.EXCEPTION, seqId); err2 != nil {
-      _write_err31 = thrift.WrapTException(err2)
+      _write_err33 = thrift.WrapTException(err2)
     }
-    if err2 := _exc32.Write(ctx, oprot); _write_err31 == nil && err2 != nil {
-      _write_err31 = thrift.WrapTException(err2)
+    if err2 := _exc34.Write(ctx, oprot); _write_err33 == nil && err2 != nil {
+      _write_err33 = thrift.WrapTException(err2)
     }
-    if err2 := oprot.WriteMessageEnd(ctx); _write_err31 == nil && err2 != nil {
-      _write_err31 = thrift.WrapTException(err2)
+    if err2 := oprot.WriteMessageEnd(ctx); _write_err33 == nil && err2 != nil {
+      _write_err33 = thrift.WrapTException(err2)
     }
-    if err2 := oprot.Flush(ctx); _write_err31 == nil && err2 != nil {
-      _write_err31 = thrift.WrapTException(err2)
+    if err2 := oprot.Flush(ctx); _write_err33 == nil && err2 != nil {
+      _write_err33 = thrift.WrapTException(err2)
     }
-    if _write_err31 != nil {
-      return false, thrift.WrapTException(_write_err31)
+    if _write_err33 != nil {
+      return false, thrift.WrapTException(_write_err33)
     }
     return true, err
   }
   tickerCancel()
   if err2 := oprot.WriteMessageBegin(ctx, "sendFrontendMessage", thrift.REPLY, seqId); err2 != nil {
-    _write_err31 = thrift.WrapTException(err2)
+    _write_err33 = thrift.WrapTException(err2)
   }
-  if err2 := result.Write(ctx, oprot); _write_err31 == nil && err2 != nil {
-    _write_err31 = thrift.WrapTException(err2)
+  if err2 := result.Write(ctx, oprot); _write_err33 == nil && err2 != nil {
+    _write_err33 = thrift.WrapTException(err2)
   }
-  if err2 := oprot.WriteMessageEnd(ctx); _write_err31 == nil && err2 != nil {
-    _write_err31 = thrift.WrapTException(err2)
+  if err2 := oprot.WriteMessageEnd(ctx); _write_err33 == nil && err2 != nil {
+    _write_err33 = thrift.WrapTException(err2)
   }
-  if err2 := oprot.Flush(ctx); _write_err31 == nil && err2 != nil {
-    _write_err31 = thrift.WrapTException(err2)
+  if err2 := oprot.Flush(ctx); _write_err33 == nil && err2 != nil {
+    _write_err33 = thrift.WrapTException(err2)
   }
-  if _write_err31 != nil {
-    return false, thrift.WrapTException(_write_err31)
+  if _write_err33 != nil {
+    return false, thrift.WrapTException(_write_err33)
   }
   return true, err
 }
@@ -4553,7 +4862,7 @@ type schedulerServiceProcessorTaskDone struct {
 }
 
 func (p *schedulerServiceProcessorTaskDone) Process(ctx context.Context, seqId int32, iprot, oprot thrift.TProtocol) (success bool, err thrift.TException) {
-  var _write_err33 error
+  var _write_err35 error
   args := SchedulerServiceTaskDoneArgs{}
   if err2 := args.Read(ctx, iprot); err2 != nil {
     iprot.ReadMessageEnd(ctx)
@@ -4599,39 +4908,39 @@ func (p *schedulerServiceProcessorTaskDone) Process(ctx context.Context, seqId i
     if errors.Is(err2, thrift.ErrAbandonRequest) {
       return false, thrift.WrapTException(err2)
     }
-    _exc34 := thrift.NewTApplicationException(thrift.INTERNAL_ERROR, "Internal error processing taskDone: " + err2.Error())
+    _exc36 := thrift.NewTApplicationException(thrift.INTERNAL_ERROR, "Internal error processing taskDone: " + err2.Error())
     if err2 := oprot.WriteMessageBegin(ctx, "taskDone", thrift.EXCEPTION, seqId); err2 != nil {
-      _write_err33 = thrift.WrapTException(err2)
+      _write_err35 = thrift.WrapTException(err2)
     }
-    if err2 := _exc34.Write(ctx, oprot); _write_err33 == nil && err2 != nil {
-      _write_err33 = thrift.WrapTException(err2)
+    if err2 := _exc36.Write(ctx, oprot); _write_err35 == nil && err2 != nil {
+      _write_err35 = thrift.WrapTException(err2)
     }
-    if err2 := oprot.WriteMessageEnd(ctx); _write_err33 == nil && err2 != nil {
-      _write_err33 = thrift.WrapTException(err2)
+    if err2 := oprot.WriteMessageEnd(ctx); _write_err35 == nil && err2 != nil {
+      _write_err35 = thrift.WrapTException(err2)
     }
-    if err2 := oprot.Flush(ctx); _write_err33 == nil && err2 != nil {
-      _write_err33 = thrift.WrapTException(err2)
+    if err2 := oprot.Flush(ctx); _write_err35 == nil && err2 != nil {
+      _write_err35 = thrift.WrapTException(err2)
     }
-    if _write_err33 != nil {
-      return false, thrift.WrapTException(_write_err33)
+    if _write_err35 != nil {
+      return false, thrift.WrapTException(_write_err35)
     }
     return true, err
   }
   tickerCancel()
   if err2 := oprot.WriteMessageBegin(ctx, "taskDone", thrift.REPLY, seqId); err2 != nil {
-    _write_err33 = thrift.WrapTException(err2)
+    _write_err35 = thrift.WrapTException(err2)
   }
-  if err2 := result.Write(ctx, oprot); _write_err33 == nil && err2 != nil {
-    _write_err33 = thrift.WrapTException(err2)
+  if err2 := result.Write(ctx, oprot); _write_err35 == nil && err2 != nil {
+    _write_err35 = thrift.WrapTException(err2)
   }
-  if err2 := oprot.WriteMessageEnd(ctx); _write_err33 == nil && err2 != nil {
-    _write_err33 = thrift.WrapTException(err2)
+  if err2 := oprot.WriteMessageEnd(ctx); _write_err35 == nil && err2 != nil {
+    _write_err35 = thrift.WrapTException(err2)
   }
-  if err2 := oprot.Flush(ctx); _write_err33 == nil && err2 != nil {
-    _write_err33 = thrift.WrapTException(err2)
+  if err2 := oprot.Flush(ctx); _write_err35 == nil && err2 != nil {
+    _write_err35 = thrift.WrapTException(err2)
   }
-  if _write_err33 != nil {
-    return false, thrift.WrapTException(_write_err33)
+  if _write_err35 != nil {
+    return false, thrift.WrapTException(_write_err35)
   }
   return true, err
 }
@@ -4641,7 +4950,7 @@ type schedulerServiceProcessorTasksDone struct {
 }
 
 func (p *schedulerServiceProcessorTasksDone) Process(ctx context.Context, seqId int32, iprot, oprot thrift.TProtocol) (success bool, err thrift.TException) {
-  var _write_err35 error
+  var _write_err37 error
   args := SchedulerServiceTasksDoneArgs{}
   if err2 := args.Read(ctx, iprot); err2 != nil {
     iprot.ReadMessageEnd(ctx)
@@ -4687,39 +4996,39 @@ func (p *schedulerServiceProcessorTasksDone) Process(ctx context.Context, seqId 
     if errors.Is(err2, thrift.ErrAbandonRequest) {
       return false, thrift.WrapTException(err2)
     }
-    _exc36 := thrift.NewTApplicationException(thrift.INTERNAL_ERROR, "Internal error processing tasksDone: " + err2.Error())
+    _exc38 := thrift.NewTApplicationException(thrift.INTERNAL_ERROR, "Internal error processing tasksDone: " + err2.Error())
     if err2 := oprot.WriteMessageBegin(ctx, "tasksDone", thrift.EXCEPTION, seqId); err2 != nil {
-      _write_err35 = thrift.WrapTException(err2)
+      _write_err37 = thrift.WrapTException(err2)
     }
-    if err2 := _exc36.Write(ctx, oprot); _write_err35 == nil && err2 != nil {
-      _write_err35 = thrift.WrapTException(err2)
+    if err2 := _exc38.Write(ctx, oprot); _write_err37 == nil && err2 != nil {
+      _write_err37 = thrift.WrapTException(err2)
     }
-    if err2 := oprot.WriteMessageEnd(ctx); _write_err35 == nil && err2 != nil {
-      _write_err35 = thrift.WrapTException(err2)
+    if err2 := oprot.WriteMessageEnd(ctx); _write_err37 == nil && err2 != nil {
+      _write_err37 = thrift.WrapTException(err2)
     }
-    if err2 := oprot.Flush(ctx); _write_err35 == nil && err2 != nil {
-      _write_err35 = thrift.WrapTException(err2)
+    if err2 := oprot.Flush(ctx); _write_err37 == nil && err2 != nil {
+      _write_err37 = thrift.WrapTException(err2)
     }
-    if _write_err35 != nil {
-      return false, thrift.WrapTException(_write_err35)
+    if _write_err37 != nil {
+      return false, thrift.WrapTException(_write_err37)
     }
     return true, err
   }
   tickerCancel()
   if err2 := oprot.WriteMessageBegin(ctx, "tasksDone", thrift.REPLY, seqId); err2 != nil {
-    _write_err35 = thrift.WrapTException(err2)
+    _write_err37 = thrift.WrapTException(err2)
   }
-  if err2 := result.Write(ctx, oprot); _write_err35 == nil && err2 != nil {
-    _write_err35 = thrift.WrapTException(err2)
+  if err2 := result.Write(ctx, oprot); _write_err37 == nil && err2 != nil {
+    _write_err37 = thrift.WrapTException(err2)
   }
-  if err2 := oprot.WriteMessageEnd(ctx); _write_err35 == nil && err2 != nil {
-    _write_err35 = thrift.WrapTException(err2)
+  if err2 := oprot.WriteMessageEnd(ctx); _write_err37 == nil && err2 != nil {
+    _write_err37 = thrift.WrapTException(err2)
   }
-  if err2 := oprot.Flush(ctx); _write_err35 == nil && err2 != nil {
-    _write_err35 = thrift.WrapTException(err2)
+  if err2 := oprot.Flush(ctx); _write_err37 == nil && err2 != nil {
+    _write_err37 = thrift.WrapTException(err2)
   }
-  if _write_err35 != nil {
-    return false, thrift.WrapTException(_write_err35)
+  if _write_err37 != nil {
+    return false, thrift.WrapTException(_write_err37)
   }
   return true, err
 }
@@ -5792,11 +6101,11 @@ func (p *SchedulerServiceTasksDoneArgs)  ReadField1(ctx context.Context, iprot t
   tSlice := make([]*TTaskDone, 0, size)
   p.Tasks =  tSlice
   for i := 0; i < size; i ++ {
-    _elem37 := &TTaskDone{}
-    if err := _elem37.Read(ctx, iprot); err != nil {
-      return thrift.PrependError(fmt.Sprintf("%T error reading struct: ", _elem37), err)
+    _elem39 := &TTaskDone{}
+    if err := _elem39.Read(ctx, iprot); err != nil {
+      return thrift.PrependError(fmt.Sprintf("%T error reading struct: ", _elem39), err)
     }
-    p.Tasks = append(p.Tasks, _elem37)
+    p.Tasks = append(p.Tasks, _elem39)
   }
   if err := iprot.ReadListEnd(ctx); err != nil {
     return thrift.PrependError("error reading list end: ", err)
@@ -5970,28 +6279,28 @@ func (p *GetTaskServiceClient) SetLastResponseMeta_(meta thrift.ResponseMeta) {
 //  - RequestId
 //  - NodeMonitorAddress
 func (p *GetTaskServiceClient) GetTask(ctx context.Context, requestId string, nodeMonitorAddress *THostPort) (_r []*TTaskLaunchSpec, _err error) {
-  var _args38 GetTaskServiceGetTaskArgs
-  _args38.RequestId = requestId
-  _args38.NodeMonitorAddress = nodeMonitorAddress
-  var _result40 GetTaskServiceGetTaskResult
-  var _meta39 thrift.ResponseMeta
-  _meta39, _err = p.Client_().Call(ctx, "getTask", &_args38, &_result40)
-  p.SetLastResponseMeta_(_meta39)
+  var _args40 GetTaskServiceGetTaskArgs
+  _args40.RequestId = requestId
+  _args40.NodeMonitorAddress = nodeMonitorAddress
+  var _result42 GetTaskServiceGetTaskResult
+  var _meta41 thrift.ResponseMeta
+  _meta41, _err = p.Client_().Call(ctx, "getTask", &_args40, &_result42)
+  p.SetLastResponseMeta_(_meta41)
   if _err != nil {
     return
   }
-  return _result40.GetSuccess(), nil
+  return _result42.GetSuccess(), nil
 }
 
 // Parameters:
 //  - NodeMonitorAddress
 //  - Tasks
 func (p *GetTaskServiceClient) TasksFinished(ctx context.Context, nodeMonitorAddress *THostPort, tasks []*TFullTaskId) (_err error) {
-  var _args41 GetTaskServiceTasksFinishedArgs
-  _args41.NodeMonitorAddress = nodeMonitorAddress
-  _args41.Tasks = tasks
+  var _args43 GetTaskServiceTasksFinishedArgs
+  _args43.NodeMonitorAddress = nodeMonitorAddress
+  _args43.Tasks = tasks
   p.SetLastResponseMeta_(thrift.ResponseMeta{})
-  if _, err := p.Client_().Call(ctx, "tasksFinished", &_args41, nil); err != nil {
+  if _, err := p.Client_().Call(ctx, "tasksFinished", &_args43, nil); err != nil {
     return err
   }
   return nil
@@ -6002,18 +6311,18 @@ func (p *GetTaskServiceClient) TasksFinished(ctx context.Context, nodeMonitorAdd
 //  - NodeMonitorAddress
 //  - FetchId
 func (p *GetTaskServiceClient) FetchTask(ctx context.Context, requestId string, nodeMonitorAddress *THostPort, fetchId int64) (_r []*TTaskLaunchSpec, _err error) {
-  var _args42 GetTaskServiceFetchTaskArgs
-  _args42.RequestId = requestId
-  _args42.NodeMonitorAddress = nodeMonitorAddress
-  _args42.FetchId = fetchId
-  var _result44 GetTaskServiceFetchTaskResult
-  var _meta43 thrift.ResponseMeta
-  _meta43, _err = p.Client_().Call(ctx, "fetchTask", &_args42, &_result44)
-  p.SetLastResponseMeta_(_meta43)
+  var _args44 GetTaskServiceFetchTaskArgs
+  _args44.RequestId = requestId
+  _args44.NodeMonitorAddress = nodeMonitorAddress
+  _args44.FetchId = fetchId
+  var _result46 GetTaskServiceFetchTaskResult
+  var _meta45 thrift.ResponseMeta
+  _meta45, _err = p.Client_().Call(ctx, "fetchTask", &_args44, &_result46)
+  p.SetLastResponseMeta_(_meta45)
   if _err != nil {
     return
   }
-  return _result44.GetSuccess(), nil
+  return _result46.GetSuccess(), nil
 }
 
 type GetTaskServiceProcessor struct {
@@ -6036,11 +6345,11 @@ func (p *GetTaskServiceProcessor) ProcessorMap() map[string]thrift.TProcessorFun
 
 func NewGetTaskServiceProcessor(handler GetTaskService) *GetTaskServiceProcessor {
 
-  self45 := &GetTaskServiceProcessor{handler:handler, processorMap:make(map[string]thrift.TProcessorFunction)}
-  self45.processorMap["getTask"] = &getTaskServiceProcessorGetTask{handler:handler}
-  self45.processorMap["tasksFinished"] = &getTaskServiceProcessorTasksFinished{handler:handler}
-  self45.processorMap["fetchTask"] = &getTaskServiceProcessorFetchTask{handler:handler}
-return self45
+  self47 := &GetTaskServiceProcessor{handler:handler, processorMap:make(map[string]thrift.TProcessorFunction)}
+  self47.processorMap["getTask"] = &getTaskServiceProcessorGetTask{handler:handler}
+  self47.processorMap["tasksFinished"] = &getTaskServiceProcessorTasksFinished{handler:handler}
+  self47.processorMap["fetchTask"] = &getTaskServiceProcessorFetchTask{handler:handler}
+return self47
 }
 
 func (p *GetTaskServiceProcessor) Process(ctx context.Context, iprot, oprot thrift.TProtocol) (success bool, err thrift.TException) {
@@ -6051,12 +6360,12 @@ func (p *GetTaskServiceProcessor) Process(ctx context.Context, iprot, oprot thri
   }
   iprot.Skip(ctx, thrift.STRUCT)
   iprot.ReadMessageEnd(ctx)
-  x46 := thrift.NewTApplicationException(thrift.UNKNOWN_METHOD, "Unknown function " + name)
+  x48 := thrift.NewTApplicationException(thrift.UNKNOWN_METHOD, "Unknown function " + name)
   oprot.WriteMessageBegin(ctx, name, thrift.EXCEPTION, seqId)
-  x46.Write(ctx, oprot)
+  x48.Write(ctx, oprot)
   oprot.WriteMessageEnd(ctx)
   oprot.Flush(ctx)
-  return false, x46
+  return false, x48
 
 }
 
@@ -6065,7 +6374,7 @@ type getTaskServiceProcessorGetTask struct {
 }
 
 func (p *getTaskServiceProcessorGetTask) Process(ctx context.Context, seqId int32, iprot, oprot thrift.TProtocol) (success bool, err thrift.TException) {
-  var _write_err47 error
+  var _write_err49 error
   args := GetTaskServiceGetTaskArgs{}
   if err2 := args.Read(ctx, iprot); err2 != nil {
     iprot.ReadMessageEnd(ctx)
@@ -6111,21 +6420,21 @@ func (p *getTaskServiceProcessorGetTask) Process(ctx context.Context, seqId int3
     if errors.Is(err2, thrift.ErrAbandonRequest) {
       return false, thrift.WrapTException(err2)
     }
-    _exc48 := thrift.NewTApplicationException(thrift.INTERNAL_ERROR, "Internal error processing getTask: " + err2.Error())
+    _exc50 := thrift.NewTApplicationException(thrift.INTERNAL_ERROR, "Internal error processing getTask: " + err2.Error())
     if err2 := oprot.WriteMessageBegin(ctx, "getTask", thrift.EXCEPTION, seqId); err2 != nil {
-      _write_err47 = thrift.WrapTException(err2)
+      _write_err49 = thrift.WrapTException(err2)
     }
-    if err2 := _exc48.Write(ctx, oprot); _write_err47 == nil && err2 != nil {
-      _write_err47 = thrift.WrapTException(err2)
+    if err2 := _exc50.Write(ctx, oprot); _write_err49 == nil && err2 != nil {
+      _write_err49 = thrift.WrapTException(err2)
     }
-    if err2 := oprot.WriteMessageEnd(ctx); _write_err47 == nil && err2 != nil {
-      _write_err47 = thrift.WrapTException(err2)
+    if err2 := oprot.WriteMessageEnd(ctx); _write_err49 == nil && err2 != nil {
+      _write_err49 = thrift.WrapTException(err2)
     }
-    if err2 := oprot.Flush(ctx); _write_err47 == nil && err2 != nil {
-      _write_err47 = thrift.WrapTException(err2)
+    if err2 := oprot.Flush(ctx); _write_err49 == nil && err2 != nil {
+      _write_err49 = thrift.WrapTException(err2)
     }
-    if _write_err47 != nil {
-      return false, thrift.WrapTException(_write_err47)
+    if _write_err49 != nil {
+      return false, thrift.WrapTException(_write_err49)
     }
     return true, err
   } else {
@@ -6133,19 +6442,19 @@ func (p *getTaskServiceProcessorGetTask) Process(ctx context.Context, seqId int3
   }
   tickerCancel()
   if err2 := oprot.WriteMessageBegin(ctx, "getTask", thrift.REPLY, seqId); err2 != nil {
-    _write_err47 = thrift.WrapTException(err2)
+    _write_err49 = thrift.WrapTException(err2)
   }
-  if err2 := result.Write(ctx, oprot); _write_err47 == nil && err2 != nil {
-    _write_err47 = thrift.WrapTException(err2)
+  if err2 := result.Write(ctx, oprot); _write_err49 == nil && err2 != nil {
+    _write_err49 = thrift.WrapTException(err2)
   }
-  if err2 := oprot.WriteMessageEnd(ctx); _write_err47 == nil && err2 != nil {
-    _write_err47 = thrift.WrapTException(err2)
+  if err2 := oprot.WriteMessageEnd(ctx); _write_err49 == nil && err2 != nil {
+    _write_err49 = thrift.WrapTException(err2)
   }
-  if err2 := oprot.Flush(ctx); _write_err47 == nil && err2 != nil {
-    _write_err47 = thrift.WrapTException(err2)
+  if err2 := oprot.Flush(ctx); _write_err49 == nil && err2 != nil {
+    _write_err49 = thrift.WrapTException(err2)
   }
-  if _write_err47 != nil {
-    return false, thrift.WrapTException(_write_err47)
+  if _write_err49 != nil {
+    return false, thrift.WrapTException(_write_err49)
   }
   return true, err
 }
@@ -6178,7 +6487,7 @@ type getTaskServiceProcessorFetchTask struct {
 }
 
 func (p *getTaskServiceProcessorFetchTask) Process(ctx context.Context, seqId int32, iprot, oprot thrift.TProtocol) (success bool, err thrift.TException) {
-  var _write_err49 error
+  var _write_err51 error
   args := GetTaskServiceFetchTaskArgs{}
   if err2 := args.Read(ctx, iprot); err2 != nil {
     iprot.ReadMessageEnd(ctx)
@@ -6224,21 +6533,21 @@ func (p *getTaskServiceProcessorFetchTask) Process(ctx context.Context, seqId in
     if errors.Is(err2, thrift.ErrAbandonRequest) {
       return false, thrift.WrapTException(err2)
     }
-    _exc50 := thrift.NewTApplicationException(thrift.INTERNAL_ERROR, "Internal error processing fetchTask: " + err2.Error())
+    _exc52 := thrift.NewTApplicationException(thrift.INTERNAL_ERROR, "Internal error processing fetchTask: " + err2.Error())
     if err2 := oprot.WriteMessageBegin(ctx, "fetchTask", thrift.EXCEPTION, seqId); err2 != nil {
-      _write_err49 = thrift.WrapTException(err2)
+      _write_err51 = thrift.WrapTException(err2)
     }
-    if err2 := _exc50.Write(ctx, oprot); _write_err49 == nil && err2 != nil {
-      _write_err49 = thrift.WrapTException(err2)
+    if err2 := _exc52.Write(ctx, oprot); _write_err51 == nil && err2 != nil {
+      _write_err51 = thrift.WrapTException(err2)
     }
-    if err2 := oprot.WriteMessageEnd(ctx); _write_err49 == nil && err2 != nil {
-      _write_err49 = thrift.WrapTException(err2)
+    if err2 := oprot.WriteMessageEnd(ctx); _write_err51 == nil && err2 != nil {
+      _write_err51 = thrift.WrapTException(err2)
     }
-    if err2 := oprot.Flush(ctx); _write_err49 == nil && err2 != nil {
-      _write_err49 = thrift.WrapTException(err2)
+    if err2 := oprot.Flush(ctx); _write_err51 == nil && err2 != nil {
+      _write_err51 = thrift.WrapTException(err2)
     }
-    if _write_err49 != nil {
-      return false, thrift.WrapTException(_write_err49)
+    if _write_err51 != nil {
+      return false, thrift.WrapTException(_write_err51)
     }
     return true, err
   } else {
@@ -6246,19 +6555,19 @@ func (p *getTaskServiceProcessorFetchTask) Process(ctx context.Context, seqId in
   }
   tickerCancel()
   if err2 := oprot.WriteMessageBegin(ctx, "fetchTask", thrift.REPLY, seqId); err2 != nil {
-    _write_err49 = thrift.WrapTException(err2)
+    _write_err51 = thrift.WrapTException(err2)
   }
-  if err2 := result.Write(ctx, oprot); _write_err49 == nil && err2 != nil {
-    _write_err49 = thrift.WrapTException(err2)
+  if err2 := result.Write(ctx, oprot); _write_err51 == nil && err2 != nil {
+    _write_err51 = thrift.WrapTException(err2)
   }
-  if err2 := oprot.WriteMessageEnd(ctx); _write_err49 == nil && err2 != nil {
-    _write_err49 = thrift.WrapTException(err2)
+  if err2 := oprot.WriteMessageEnd(ctx); _write_err51 == nil && err2 != nil {
+    _write_err51 = thrift.WrapTException(err2)
   }
-  if err2 := oprot.Flush(ctx); _write_err49 == nil && err2 != nil {
-    _write_err49 = thrift.WrapTException(err2)
+  if err2 := oprot.Flush(ctx); _write_err51 == nil && err2 != nil {
+    _write_err51 = thrift.WrapTException(err2)
   }
-  if _write_err49 != nil {
-    return false, thrift.WrapTException(_write_err49)
+  if _write_err51 != nil {
+    return false, thrift.WrapTException(_write_err51)
   }
   return true, err
 }
@@ -6465,11 +6774,11 @@ func (p *GetTaskServiceGetTaskResult)  ReadField0(ctx context.Context, iprot thr
   tSlice := make([]*TTaskLaunchSpec, 0, size)
   p.Success =  tSlice
   for i := 0; i < size; i ++ {
-    _elem51 := &TTaskLaunchSpec{}
-    if err := _elem51.Read(ctx, iprot); err != nil {
-      return thrift.PrependError(fmt.Sprintf("%T error reading struct: ", _elem51), err)
+    _elem53 := &TTaskLaunchSpec{}
+    if err := _elem53.Read(ctx, iprot); err != nil {
+      return thrift.PrependError(fmt.Sprintf("%T error reading struct: ", _elem53), err)
     }
-    p.Success = append(p.Success, _elem51)
+    p.Success = append(p.Success, _elem53)
   }
   if err := iprot.ReadListEnd(ctx); err != nil {
     return thrift.PrependError("error reading list end: ", err)
@@ -6609,11 +6918,11 @@ func (p *GetTaskServiceTasksFinishedArgs)  ReadField2(ctx context.Context, iprot
   tSlice := make([]*TFullTaskId, 0, size)
   p.Tasks =  tSlice
   for i := 0; i < size; i ++ {
-    _elem52 := &TFullTaskId{}
-    if err := _elem52.Read(ctx, iprot); err != nil {
-      return thrift.PrependError(fmt.Sprintf("%T error reading struct: ", _elem52), err)
+    _elem54 := &TFullTaskId{}
+    if err := _elem54.Read(ctx, iprot); err != nil {
+      return thrift.PrependError(fmt.Sprintf("%T error reading struct: ", _elem54), err)
     }
-    p.Tasks = append(p.Tasks, _elem52)
+    p.Tasks = append(p.Tasks, _elem54)
   }
   if err := iprot.ReadListEnd(ctx); err != nil {
     return thrift.PrependError("error reading list end: ", err)
@@ -6907,11 +7216,11 @@ func (p *GetTaskServiceFetchTaskResult)  ReadField0(ctx context.Context, iprot t
   tSlice := make([]*TTaskLaunchSpec, 0, size)
   p.Success =  tSlice
   for i := 0; i < size; i ++ {
-    _elem53 := &TTaskLaunchSpec{}
-    if err := _elem53.Read(ctx, iprot); err != nil {
-      return thrift.PrependError(fmt.Sprintf("%T error reading struct: ", _elem53), err)
+    _elem55 := &TTaskLaunchSpec{}
+    if err := _elem55.Read(ctx, iprot); err != nil {
+      return thrift.PrependError(fmt.Sprintf("%T error reading struct: ", _elem55), err)
     }
-    p.Success = append(p.Success, _elem53)
+    p.Success = append(p.Success, _elem55)
   }
   if err := iprot.ReadListEnd(ctx); err != nil {
     return thrift.PrependError("error reading list end: ", err)
@@ -7027,28 +7336,28 @@ func (p *NodeMonitorServiceClient) SetLastResponseMeta_(meta thrift.ResponseMeta
 //  - App
 //  - ListenSocket
 func (p *NodeMonitorServiceClient) RegisterBackend(ctx context.Context, app string, listenSocket string) (_r bool, _err error) {
-  var _args54 NodeMonitorServiceRegisterBackendArgs
-  _args54.App = app
-  _args54.ListenSocket = listenSocket
-  var _result56 NodeMonitorServiceRegisterBackendResult
-  var _meta55 thrift.ResponseMeta
-  _meta55, _err = p.Client_().Call(ctx, "registerBackend", &_args54, &_result56)
-  p.SetLastResponseMeta_(_meta55)
+  var _args56 NodeMonitorServiceRegisterBackendArgs
+  _args56.App = app
+  _args56.ListenSocket = listenSocket
+  var _result58 NodeMonitorServiceRegisterBackendResult
+  var _meta57 thrift.ResponseMeta
+  _meta57, _err = p.Client_().Call(ctx, "registerBackend", &_args56, &_result58)
+  p.SetLastResponseMeta_(_meta57)
   if _err != nil {
     return
   }
-  return _result56.GetSuccess(), nil
+  return _result58.GetSuccess(), nil
 }
 
 // Parameters:
 //  - Tasks
 func (p *NodeMonitorServiceClient) TasksFinished(ctx context.Context, tasks []*TFullTaskId) (_err error) {
-  var _args57 NodeMonitorServiceTasksFinishedArgs
-  _args57.Tasks = tasks
-  var _result59 NodeMonitorServiceTasksFinishedResult
-  var _meta58 thrift.ResponseMeta
-  _meta58, _err = p.Client_().Call(ctx, "tasksFinished", &_args57, &_result59)
-  p.SetLastResponseMeta_(_meta58)
+  var _args59 NodeMonitorServiceTasksFinishedArgs
+  _args59.Tasks = tasks
+  var _result61 NodeMonitorServiceTasksFinishedResult
+  var _meta60 thrift.ResponseMeta
+  _meta60, _err = p.Client_().Call(ctx, "tasksFinished", &_args59, &_result61)
+  p.SetLastResponseMeta_(_meta60)
   if _err != nil {
     return
   }
@@ -7061,15 +7370,15 @@ func (p *NodeMonitorServiceClient) TasksFinished(ctx context.Context, tasks []*T
 //  - Status
 //  - Message
 func (p *NodeMonitorServiceClient) SendFrontendMessage(ctx context.Context, app string, taskId *TFullTaskId, status int32, message []byte) (_err error) {
-  var _args60 NodeMonitorServiceSendFrontendMessageArgs
-  _args60.App = app
-  _args60.TaskId = taskId
-  _args60.Status = status
-  _args60.Message = message
-  var _result62 NodeMonitorServiceSendFrontendMessageResult
-  var _meta61 thrift.ResponseMeta
-  _meta61, _err = p.Client_().Call(ctx, "sendFrontendMessage", &_args60, &_result62)
-  p.SetLastResponseMeta_(_meta61)
+  var _args62 NodeMonitorServiceSendFrontendMessageArgs
+  _args62.App = app
+  _args62.TaskId = taskId
+  _args62.Status = status
+  _args62.Message = message
+  var _result64 NodeMonitorServiceSendFrontendMessageResult
+  var _meta63 thrift.ResponseMeta
+  _meta63, _err = p.Client_().Call(ctx, "sendFrontendMessage", &_args62, &_result64)
+  p.SetLastResponseMeta_(_meta63)
   if _err != nil {
     return
   }
@@ -7082,15 +7391,15 @@ func (p *NodeMonitorServiceClient) SendFrontendMessage(ctx context.Context, app 
 //  - Status
 //  - Message
 func (p *NodeMonitorServiceClient) TaskDone(ctx context.Context, app string, taskId *TFullTaskId, status int32, message []byte) (_err error) {
-  var _args63 NodeMonitorServiceTaskDoneArgs
-  _args63.App = app
-  _args63.TaskId = taskId
-  _args63.Status = status
-  _args63.Message = message
-  var _result65 NodeMonitorServiceTaskDoneResult
-  var _meta64 thrift.ResponseMeta
-  _meta64, _err = p.Client_().Call(ctx, "taskDone", &_args63, &_result65)
-  p.SetLastResponseMeta_(_meta64)
+  var _args65 NodeMonitorServiceTaskDoneArgs
+  _args65.App = app
+  _args65.TaskId = taskId
+  _args65.Status = status
+  _args65.Message = message
+  var _result67 NodeMonitorServiceTaskDoneResult
+  var _meta66 thrift.ResponseMeta
+  _meta66, _err = p.Client_().Call(ctx, "taskDone", &_args65, &_result67)
+  p.SetLastResponseMeta_(_meta66)
   if _err != nil {
     return
   }
@@ -7102,18 +7411,18 @@ func (p *NodeMonitorServiceClient) TaskDone(ctx context.Context, app string, tas
 //  - ListenSocket
 //  - Features
 func (p *NodeMonitorServiceClient) RegisterBackendWithFeatures(ctx context.Context, app string, listenSocket string, features int32) (_r bool, _err error) {
-  var _args66 NodeMonitorServiceRegisterBackendWithFeaturesArgs
-  _args66.App = app
-  _args66.ListenSocket = listenSocket
-  _args66.Features = features
-  var _result68 NodeMonitorServiceRegisterBackendWithFeaturesResult
-  var _meta67 thrift.ResponseMeta
-  _meta67, _err = p.Client_().Call(ctx, "registerBackendWithFeatures", &_args66, &_result68)
-  p.SetLastResponseMeta_(_meta67)
+  var _args68 NodeMonitorServiceRegisterBackendWithFeaturesArgs
+  _args68.App = app
+  _args68.ListenSocket = listenSocket
+  _args68.Features = features
+  var _result70 NodeMonitorServiceRegisterBackendWithFeaturesResult
+  var _meta69 thrift.ResponseMeta
+  _meta69, _err = p.Client_().Call(ctx, "registerBackendWithFeatures", &_args68, &_result70)
+  p.SetLastResponseMeta_(_meta69)
   if _err != nil {
     return
   }
-  return _result68.GetSuccess(), nil
+  return _result70.GetSuccess(), nil
 }
 
 type NodeMonitorServiceProcessor struct {
@@ -7136,13 +7445,13 @@ func (p *NodeMonitorServiceProcessor) ProcessorMap() map[string]thrift.TProcesso
 
 func NewNodeMonitorServiceProcessor(handler NodeMonitorService) *NodeMonitorServiceProcessor {
 
-  self69 := &NodeMonitorServiceProcessor{handler:handler, processorMap:make(map[string]thrift.TProcessorFunction)}
-  self69.processorMap["registerBackend"] = &nodeMonitorServiceProcessorRegisterBackend{handler:handler}
-  self69.processorMap["tasksFinished"] = &nodeMonitorServiceProcessorTasksFinished{handler:handler}
-  self69.processorMap["sendFrontendMessage"] = &nodeMonitorServiceProcessorSendFrontendMessage{handler:handler}
-  self69.processorMap["taskDone"] = &nodeMonitorServiceProcessorTaskDone{handler:handler}
-  self69.processorMap["registerBackendWithFeatures"] = &nodeMonitorServiceProcessorRegisterBackendWithFeatures{handler:handler}
-return self69
+  self71 := &NodeMonitorServiceProcessor{handler:handler, processorMap:make(map[string]thrift.TProcessorFunction)}
+  self71.processorMap["registerBackend"] = &nodeMonitorServiceProcessorRegisterBackend{handler:handler}
+  self71.processorMap["tasksFinished"] = &nodeMonitorServiceProcessorTasksFinished{handler:handler}
+  self71.processorMap["sendFrontendMessage"] = &nodeMonitorServiceProcessorSendFrontendMessage{handler:handler}
+  self71.processorMap["taskDone"] = &nodeMonitorServiceProcessorTaskDone{handler:handler}
+  self71.processorMap["registerBackendWithFeatures"] = &nodeMonitorServiceProcessorRegisterBackendWithFeatures{handler:handler}
+return self71
 }
 
 func (p *NodeMonitorServiceProcessor) Process(ctx context.Context, iprot, oprot thrift.TProtocol) (success bool, err thrift.TException) {
@@ -7153,12 +7462,12 @@ func (p *NodeMonitorServiceProcessor) Process(ctx context.Context, iprot, oprot 
   }
   iprot.Skip(ctx, thrift.STRUCT)
   iprot.ReadMessageEnd(ctx)
-  x70 := thrift.NewTApplicationException(thrift.UNKNOWN_METHOD, "Unknown function " + name)
+  x72 := thrift.NewTApplicationException(thrift.UNKNOWN_METHOD, "Unknown function " + name)
   oprot.WriteMessageBegin(ctx, name, thrift.EXCEPTION, seqId)
-  x70.Write(ctx, oprot)
+  x72.Write(ctx, oprot)
   oprot.WriteMessageEnd(ctx)
   oprot.Flush(ctx)
-  return false, x70
+  return false, x72
 
 }
 
@@ -7167,7 +7476,7 @@ type nodeMonitorServiceProcessorRegisterBackend struct {
 }
 
 func (p *nodeMonitorServiceProcessorRegisterBackend) Process(ctx context.Context, seqId int32, iprot, oprot thrift.TProtocol) (success bool, err thrift.TException) {
-  var _write_err71 error
+  var _write_err73 error
   args := NodeMonitorServiceRegisterBackendArgs{}
   if err2 := args.Read(ctx, iprot); err2 != nil {
     iprot.ReadMessageEnd(ctx)
@@ -7213,21 +7522,21 @@ func (p *nodeMonitorServiceProcessorRegisterBackend) Process(ctx context.Context
     if errors.Is(err2, thrift.ErrAbandonRequest) {
       return false, thrift.WrapTException(err2)
     }
-    _exc72 := thrift.NewTApplicationException(thrift.INTERNAL_ERROR, "Internal error processing registerBackend: " + err2.Error())
+    _exc74 := thrift.NewTApplicationException(thrift.INTERNAL_ERROR, "Internal error processing registerBackend: " + err2.Error())
     if err2 := oprot.WriteMessageBegin(ctx, "registerBackend", thrift.EXCEPTION, seqId); err2 != nil {
-      _write_err71 = thrift.WrapTException(err2)
+      _write_err73 = thrift.WrapTException(err2)
     }
-    if err2 := _exc72.Write(ctx, oprot); _write_err71 == nil && err2 != nil {
-      _write_err71 = thrift.WrapTException(err2)
+    if err2 := _exc74.Write(ctx, oprot); _write_err73 == nil && err2 != nil {
+      _write_err73 = thrift.WrapTException(err2)
     }
-    if err2 := oprot.WriteMessageEnd(ctx); _write_err71 == nil && err2 != nil {
-      _write_err71 = thrift.WrapTException(err2)
+    if err2 := oprot.WriteMessageEnd(ctx); _write_err73 == nil && err2 != nil {
+      _write_err73 = thrift.WrapTException(err2)
     }
-    if err2 := oprot.Flush(ctx); _write_err71 == nil && err2 != nil {
-      _write_err71 = thrift.WrapTException(err2)
+    if err2 := oprot.Flush(ctx); _write_err73 == nil && err2 != nil {
+      _write_err73 = thrift.WrapTException(err2)
     }
-    if _write_err71 != nil {
-      return false, thrift.WrapTException(_write_err71)
+    if _write_err73 != nil {
+      return false, thrift.WrapTException(_write_err73)
     }
     return true, err
   } else {
@@ -7235,19 +7544,19 @@ func (p *nodeMonitorServiceProcessorRegisterBackend) Process(ctx context.Context
   }
   tickerCancel()
   if err2 := oprot.WriteMessageBegin(ctx, "registerBackend", thrift.REPLY, seqId); err2 != nil {
-    _write_err71 = thrift.WrapTException(err2)
+    _write_err73 = thrift.WrapTException(err2)
   }
-  if err2 := result.Write(ctx, oprot); _write_err71 == nil && err2 != nil {
-    _write_err71 = thrift.WrapTException(err2)
+  if err2 := result.Write(ctx, oprot); _write_err73 == nil && err2 != nil {
+    _write_err73 = thrift.WrapTException(err2)
   }
-  if err2 := oprot.WriteMessageEnd(ctx); _write_err71 == nil && err2 != nil {
-    _write_err71 = thrift.WrapTException(err2)
+  if err2 := oprot.WriteMessageEnd(ctx); _write_err73 == nil && err2 != nil {
+    _write_err73 = thrift.WrapTException(err2)
   }
-  if err2 := oprot.Flush(ctx); _write_err71 == nil && err2 != nil {
-    _write_err71 = thrift.WrapTException(err2)
+  if err2 := oprot.Flush(ctx); _write_err73 == nil && err2 != nil {
+    _write_err73 = thrift.WrapTException(err2)
   }
-  if _write_err71 != nil {
-    return false, thrift.WrapTException(_write_err71)
+  if _write_err73 != nil {
+    return false, thrift.WrapTException(_write_err73)
   }
   return true, err
 }
@@ -7257,7 +7566,7 @@ type nodeMonitorServiceProcessorTasksFinished struct {
 }
 
 func (p *nodeMonitorServiceProcessorTasksFinished) Process(ctx context.Context, seqId int32, iprot, oprot thrift.TProtocol) (success bool, err thrift.TException) {
-  var _write_err73 error
+  var _write_err75 error
   args := NodeMonitorServiceTasksFinishedArgs{}
   if err2 := args.Read(ctx, iprot); err2 != nil {
     iprot.ReadMessageEnd(ctx)
@@ -7303,39 +7612,39 @@ func (p *nodeMonitorServiceProcessorTasksFinished) Process(ctx context.Context, 
     if errors.Is(err2, thrift.ErrAbandonRequest) {
       return false, thrift.WrapTException(err2)
     }
-    _exc74 := thrift.NewTApplicationException(thrift.INTERNAL_ERROR, "Internal error processing tasksFinished: " + err2.Error())
+    _exc76 := thrift.NewTApplicationException(thrift.INTERNAL_ERROR, "Internal error processing tasksFinished: " + err2.Error())
     if err2 := oprot.WriteMessageBegin(ctx, "tasksFinished", thrift.EXCEPTION, seqId); err2 != nil {
-      _write_err73 = thrift.WrapTException(err2)
+      _write_err75 = thrift.WrapTException(err2)
     }
-    if err2 := _exc74.Write(ctx, oprot); _write_err73 == nil && err2 != nil {
-      _write_err73 = thrift.WrapTException(err2)
+    if err2 := _exc76.Write(ctx, oprot); _write_err75 == nil && err2 != nil {
+      _write_err75 = thrift.WrapTException(err2)
     }
-    if err2 := oprot.WriteMessageEnd(ctx); _write_err73 == nil && err2 != nil {
-      _write_err73 = thrift.WrapTException(err2)
+    if err2 := oprot.WriteMessageEnd(ctx); _write_err75 == nil && err2 != nil {
+      _write_err75 = thrift.WrapTException(err2)
     }
-    if err2 := oprot.Flush(ctx); _write_err73 == nil && err2 != nil {
-      _write_err73 = thrift.WrapTException(err2)
+    if err2 := oprot.Flush(ctx); _write_err75 == nil && err2 != nil {
+      _write_err75 = thrift.WrapTException(err2)
     }
-    if _write_err73 != nil {
-      return false, thrift.WrapTException(_write_err73)
+    if _write_err75 != nil {
+      return false, thrift.WrapTException(_write_err75)
     }
     return true, err
   }
   tickerCancel()
   if err2 := oprot.WriteMessageBegin(ctx, "tasksFinished", thrift.REPLY, seqId); err2 != nil {
-    _write_err73 = thrift.WrapTException(err2)
+    _write_err75 = thrift.WrapTException(err2)
   }
-  if err2 := result.Write(ctx, oprot); _write_err73 == nil && err2 != nil {
-    _write_err73 = thrift.WrapTException(err2)
+  if err2 := result.Write(ctx, oprot); _write_err75 == nil && err2 != nil {
+    _write_err75 = thrift.WrapTException(err2)
   }
-  if err2 := oprot.WriteMessageEnd(ctx); _write_err73 == nil && err2 != nil {
-    _write_err73 = thrift.WrapTException(err2)
+  if err2 := oprot.WriteMessageEnd(ctx); _write_err75 == nil && err2 != nil {
+    _write_err75 = thrift.WrapTException(err2)
   }
-  if err2 := oprot.Flush(ctx); _write_err73 == nil && err2 != nil {
-    _write_err73 = thrift.WrapTException(err2)
+  if err2 := oprot.Flush(ctx); _write_err75 == nil && err2 != nil {
+    _write_err75 = thrift.WrapTException(err2)
   }
-  if _write_err73 != nil {
-    return false, thrift.WrapTException(_write_err73)
+  if _write_err75 != nil {
+    return false, thrift.WrapTException(_write_err75)
   }
   return true, err
 }
@@ -7345,7 +7654,7 @@ type nodeMonitorServiceProcessorSendFrontendMessage struct {
 }
 
 func (p *nodeMonitorServiceProcessorSendFrontendMessage) Process(ctx context.Context, seqId int32, iprot, oprot thrift.TProtocol) (success bool, err thrift.TException) {
-  var _write_err75 error
+  var _write_err77 error
   args := NodeMonitorServiceSendFrontendMessageArgs{}
   if err2 := args.Read(ctx, iprot); err2 != nil {
     iprot.ReadMessageEnd(ctx)
@@ -7391,39 +7700,39 @@ func (p *nodeMonitorServiceProcessorSendFrontendMessage) Process(ctx context.Con
     if errors.Is(err2, thrift.ErrAbandonRequest) {
       return false, thrift.WrapTException(err2)
     }
-    _exc76 := thrift.NewTApplicationException(thrift.INTERNAL_ERROR, "Internal error processing sendFrontendMessage: " + err2.Error())
+    _exc78 := thrift.NewTApplicationException(thrift.INTERNAL_ERROR, "Internal error processing sendFrontendMessage: " + err2.Error())
     if err2 := oprot.WriteMessageBegin(ctx, "sendFrontendMessage", thrift.EXCEPTION, seqId); err2 != nil {
-      _write_err75 = thrift.WrapTException(err2)
+      _write_err77 = thrift.WrapTException(err2)
     }
-    if err2 := _exc76.Write(ctx, oprot); _write_err75 == nil && err2 != nil {
-      _write_err75 = thrift.WrapTException(err2)
+    if err2 := _exc78.Write(ctx, oprot); _write_err77 == nil && err2 != nil {
+      _write_err77 = thrift.WrapTException(err2)
     }
-    if err2 := oprot.WriteMessageEnd(ctx); _write_err75 == nil && err2 != nil {
-      _write_err75 = thrift.WrapTException(err2)
+    if err2 := oprot.WriteMessageEnd(ctx); _write_err77 == nil && err2 != nil {
+      _write_err77 = thrift.WrapTException(err2)
     }
-    if err2 := oprot.Flush(ctx); _write_err75 == nil && err2 != nil {
-      _write_err75 = thrift.WrapTException(err2)
+    if err2 := oprot.Flush(ctx); _write_err77 == nil && err2 != nil {
+      _write_err77 = thrift.WrapTException(err2)
     }
-    if _write_err75 != nil {
-      return false, thrift.WrapTException(_write_err75)
+    if _write_err77 != nil {
+      return false, thrift.WrapTException(_write_err77)
     }
     return true, err
   }
   tickerCancel()
   if err2 := oprot.WriteMessageBegin(ctx, "sendFrontendMessage", thrift.REPLY, seqId); err2 != nil {
-    _write_err75 = thrift.WrapTException(err2)
+    _write_err77 = thrift.WrapTException(err2)
   }
-  if err2 := result.Write(ctx, oprot); _write_err75 == nil && err2 != nil {
-    _write_err75 = thrift.WrapTException(err2)
+  if err2 := result.Write(ctx, oprot); _write_err77 == nil && err2 != nil {
+    _write_err77 = thrift.WrapTException(err2)
   }
-  if err2 := oprot.WriteMessageEnd(ctx); _write_err75 == nil && err2 != nil {
-    _write_err75 = thrift.WrapTException(err2)
+  if err2 := oprot.WriteMessageEnd(ctx); _write_err77 == nil && err2 != nil {
+    _write_err77 = thrift.WrapTException(err2)
   }
-  if err2 := oprot.Flush(ctx); _write_err75 == nil && err2 != nil {
-    _write_err75 = thrift.WrapTException(err2)
+  if err2 := oprot.Flush(ctx); _write_err77 == nil && err2 != nil {
+    _write_err77 = thrift.WrapTException(err2)
   }
-  if _write_err75 != nil {
-    return false, thrift.WrapTException(_write_err75)
+  if _write_err77 != nil {
+    return false, thrift.WrapTException(_write_err77)
   }
   return true, err
 }
@@ -7433,7 +7742,7 @@ type nodeMonitorServiceProcessorTaskDone struct {
 }
 
 func (p *nodeMonitorServiceProcessorTaskDone) Process(ctx context.Context, seqId int32, iprot, oprot thrift.TProtocol) (success bool, err thrift.TException) {
-  var _write_err77 error
+  var _write_err79 error
   args := NodeMonitorServiceTaskDoneArgs{}
   if err2 := args.Read(ctx, iprot); err2 != nil {
     iprot.ReadMessageEnd(ctx)
@@ -7479,39 +7788,39 @@ func (p *nodeMonitorServiceProcessorTaskDone) Process(ctx context.Context, seqId
     if errors.Is(err2, thrift.ErrAbandonRequest) {
       return false, thrift.WrapTException(err2)
     }
-    _exc78 := thrift.NewTApplicationException(thrift.INTERNAL_ERROR, "Internal error processing taskDone: " + err2.Error())
+    _exc80 := thrift.NewTApplicationException(thrift.INTERNAL_ERROR, "Internal error processing taskDone: " + err2.Error())
     if err2 := oprot.WriteMessageBegin(ctx, "taskDone", thrift.EXCEPTION, seqId); err2 != nil {
-      _write_err77 = thrift.WrapTException(err2)
+      _write_err79 = thrift.WrapTException(err2)
     }
-    if err2 := _exc78.Write(ctx, oprot); _write_err77 == nil && err2 != nil {
-      _write_err77 = thrift.WrapTException(err2)
+    if err2 := _exc80.Write(ctx, oprot); _write_err79 == nil && err2 != nil {
+      _write_err79 = thrift.WrapTException(err2)
     }
-    if err2 := oprot.WriteMessageEnd(ctx); _write_err77 == nil && err2 != nil {
-      _write_err77 = thrift.WrapTException(err2)
+    if err2 := oprot.WriteMessageEnd(ctx); _write_err79 == nil && err2 != nil {
+      _write_err79 = thrift.WrapTException(err2)
     }
-    if err2 := oprot.Flush(ctx); _write_err77 == nil && err2 != nil {
-      _write_err77 = thrift.WrapTException(err2)
+    if err2 := oprot.Flush(ctx); _write_err79 == nil && err2 != nil {
+      _write_err79 = thrift.WrapTException(err2)
     }
-    if _write_err77 != nil {
-      return false, thrift.WrapTException(_write_err77)
+    if _write_err79 != nil {
+      return false, thrift.WrapTException(_write_err79)
     }
     return true, err
   }
   tickerCancel()
   if err2 := oprot.WriteMessageBegin(ctx, "taskDone", thrift.REPLY, seqId); err2 != nil {
-    _write_err77 = thrift.WrapTException(err2)
+    _write_err79 = thrift.WrapTException(err2)
   }
-  if err2 := result.Write(ctx, oprot); _write_err77 == nil && err2 != nil {
-    _write_err77 = thrift.WrapTException(err2)
+  if err2 := result.Write(ctx, oprot); _write_err79 == nil && err2 != nil {
+    _write_err79 = thrift.WrapTException(err2)
   }
-  if err2 := oprot.WriteMessageEnd(ctx); _write_err77 == nil && err2 != nil {
-    _write_err77 = thrift.WrapTException(err2)
+  if err2 := oprot.WriteMessageEnd(ctx); _write_err79 == nil && err2 != nil {
+    _write_err79 = thrift.WrapTException(err2)
   }
-  if err2 := oprot.Flush(ctx); _write_err77 == nil && err2 != nil {
-    _write_err77 = thrift.WrapTException(err2)
+  if err2 := oprot.Flush(ctx); _write_err79 == nil && err2 != nil {
+    _write_err79 = thrift.WrapTException(err2)
   }
-  if _write_err77 != nil {
-    return false, thrift.WrapTException(_write_err77)
+  if _write_err79 != nil {
+    return false, thrift.WrapTException(_write_err79)
   }
   return true, err
 }
@@ -7521,7 +7830,7 @@ type nodeMonitorServiceProcessorRegisterBackendWithFeatures struct {
 }
 
 func (p *nodeMonitorServiceProcessorRegisterBackendWithFeatures) Process(ctx context.Context, seqId int32, iprot, oprot thrift.TProtocol) (success bool, err thrift.TException) {
-  var _write_err79 error
+  var _write_err81 error
   args := NodeMonitorServiceRegisterBackendWithFeaturesArgs{}
   if err2 := args.Read(ctx, iprot); err2 != nil {
     iprot.ReadMessageEnd(ctx)
@@ -7567,21 +7876,21 @@ func (p *nodeMonitorServiceProcessorRegisterBackendWithFeatures) Process(ctx con
     if errors.Is(err2, thrift.ErrAbandonRequest) {
       return false, thrift.WrapTException(err2)
     }
-    _exc80 := thrift.NewTApplicationException(thrift.INTERNAL_ERROR, "Internal error processing registerBackendWithFeatures: " + err2.Error())
+    _exc82 := thrift.NewTApplicationException(thrift.INTERNAL_ERROR, "Internal error processing registerBackendWithFeatures: " + err2.Error())
     if err2 := oprot.WriteMessageBegin(ctx, "registerBackendWithFeatures", thrift.EXCEPTION, seqId); err2 != nil {
-      _write_err79 = thrift.WrapTException(err2)
+      _write_err81 = thrift.WrapTException(err2)
     }
-    if err2 := _exc80.Write(ctx, oprot); _write_err79 == nil && err2 != nil {
-      _write_err79 = thrift.WrapTException(err2)
+    if err2 := _exc82.Write(ctx, oprot); _write_err81 == nil && err2 != nil {
+      _write_err81 = thrift.WrapTException(err2)
     }
-    if err2 := oprot.WriteMessageEnd(ctx); _write_err79 == nil && err2 != nil {
-      _write_err79 = thrift.WrapTException(err2)
+    if err2 := oprot.WriteMessageEnd(ctx); _write_err81 == nil && err2 != nil {
+      _write_err81 = thrift.WrapTException(err2)
     }
-    if err2 := oprot.Flush(ctx); _write_err79 == nil && err2 != nil {
-      _write_err79 = thrift.WrapTException(err2)
+    if err2 := oprot.Flush(ctx); _write_err81 == nil && err2 != nil {
+      _write_err81 = thrift.WrapTException(err2)
     }
-    if _write_err79 != nil {
-      return false, thrift.WrapTException(_write_err79)
+    if _write_err81 != nil {
+      return false, thrift.WrapTException(_write_err81)
     }
     return true, err
   } else {
@@ -7589,19 +7898,19 @@ func (p *nodeMonitorServiceProcessorRegisterBackendWithFeatures) Process(ctx con
   }
   tickerCancel()
   if err2 := oprot.WriteMessageBegin(ctx, "registerBackendWithFeatures", thrift.REPLY, seqId); err2 != nil {
-    _write_err79 = thrift.WrapTException(err2)
+    _write_err81 = thrift.WrapTException(err2)
   }
-  if err2 := result.Write(ctx, oprot); _write_err79 == nil && err2 != nil {
-    _write_err79 = thrift.WrapTException(err2)
+  if err2 := result.Write(ctx, oprot); _write_err81 == nil && err2 != nil {
+    _write_err81 = thrift.WrapTException(err2)
   }
-  if err2 := oprot.WriteMessageEnd(ctx); _write_err79 == nil && err2 != nil {
-    _write_err79 = thrift.WrapTException(err2)
+  if err2 := oprot.WriteMessageEnd(ctx); _write_err81 == nil && err2 != nil {
+    _write_err81 = thrift.WrapTException(err2)
   }
-  if err2 := oprot.Flush(ctx); _write_err79 == nil && err2 != nil {
-    _write_err79 = thrift.WrapTException(err2)
+  if err2 := oprot.Flush(ctx); _write_err81 == nil && err2 != nil {
+    _write_err81 = thrift.WrapTException(err2)
   }
-  if _write_err79 != nil {
-    return false, thrift.WrapTException(_write_err79)
+  if _write_err81 != nil {
+    return false, thrift.WrapTException(_write_err81)
   }
   return true, err
 }
@@ -7896,11 +8205,11 @@ func (p *NodeMonitorServiceTasksFinishedArgs)  ReadField1(ctx context.Context, i
   tSlice := make([]*TFullTaskId, 0, size)
   p.Tasks =  tSlice
   for i := 0; i < size; i ++ {
-    _elem81 := &TFullTaskId{}
-    if err := _elem81.Read(ctx, iprot); err != nil {
-      return thrift.PrependError(fmt.Sprintf("%T error reading struct: ", _elem81), err)
+    _elem83 := &TFullTaskId{}
+    if err := _elem83.Read(ctx, iprot); err != nil {
+      return thrift.PrependError(fmt.Sprintf("%T error reading struct: ", _elem83), err)
     }
-    p.Tasks = append(p.Tasks, _elem81)
+    p.Tasks = append(p.Tasks, _elem83)
   }
   if err := iprot.ReadListEnd(ctx); err != nil {
     return thrift.PrependError("error reading list end: ", err)
@@ -8786,7 +9095,8 @@ type InternalService interface {
   // Parameters:
   //  - Request
   //  - Offer
-  EnqueueTaskReservationsWithOffer(ctx context.Context, request *TEnqueueTaskReservationsRequest, offer *TTaskLaunchSpec) (_r *TEnqueueOfferReply, _err error)
+  //  - MoreOffers
+  EnqueueTaskReservationsWithOffer(ctx context.Context, request *TEnqueueTaskReservationsRequest, offer *TTaskLaunchSpec, moreOffers []*TTaskLaunchSpec) (_r *TEnqueueOfferReply, _err error)
   // Parameters:
   //  - RequestId
   //  - TaskId
@@ -8831,27 +9141,27 @@ func (p *InternalServiceClient) SetLastResponseMeta_(meta thrift.ResponseMeta) {
 // Parameters:
 //  - Request
 func (p *InternalServiceClient) EnqueueTaskReservations(ctx context.Context, request *TEnqueueTaskReservationsRequest) (_r bool, _err error) {
-  var _args82 InternalServiceEnqueueTaskReservationsArgs
-  _args82.Request = request
-  var _result84 InternalServiceEnqueueTaskReservationsResult
-  var _meta83 thrift.ResponseMeta
-  _meta83, _err = p.Client_().Call(ctx, "enqueueTaskReservations", &_args82, &_result84)
-  p.SetLastResponseMeta_(_meta83)
+  var _args84 InternalServiceEnqueueTaskReservationsArgs
+  _args84.Request = request
+  var _result86 InternalServiceEnqueueTaskReservationsResult
+  var _meta85 thrift.ResponseMeta
+  _meta85, _err = p.Client_().Call(ctx, "enqueueTaskReservations", &_args84, &_result86)
+  p.SetLastResponseMeta_(_meta85)
   if _err != nil {
     return
   }
-  return _result84.GetSuccess(), nil
+  return _result86.GetSuccess(), nil
 }
 
 // Parameters:
 //  - Request
 func (p *InternalServiceClient) CancelTaskReservations(ctx context.Context, request *TCancelTaskReservationsRequest) (_err error) {
-  var _args85 InternalServiceCancelTaskReservationsArgs
-  _args85.Request = request
-  var _result87 InternalServiceCancelTaskReservationsResult
-  var _meta86 thrift.ResponseMeta
-  _meta86, _err = p.Client_().Call(ctx, "cancelTaskReservations", &_args85, &_result87)
-  p.SetLastResponseMeta_(_meta86)
+  var _args87 InternalServiceCancelTaskReservationsArgs
+  _args87.Request = request
+  var _result89 InternalServiceCancelTaskReservationsResult
+  var _meta88 thrift.ResponseMeta
+  _meta88, _err = p.Client_().Call(ctx, "cancelTaskReservations", &_args87, &_result89)
+  p.SetLastResponseMeta_(_meta88)
   if _err != nil {
     return
   }
@@ -8861,19 +9171,21 @@ func (p *InternalServiceClient) CancelTaskReservations(ctx context.Context, requ
 // Parameters:
 //  - Request
 //  - Offer
-func (p *InternalServiceClient) EnqueueTaskReservationsWithOffer(ctx context.Context, request *TEnqueueTaskReservationsRequest, offer *TTaskLaunchSpec) (_r *TEnqueueOfferReply, _err error) {
-  var _args88 InternalServiceEnqueueTaskReservationsWithOfferArgs
-  _args88.Request = request
-  _args88.Offer = offer
-  var _result90 InternalServiceEnqueueTaskReservationsWithOfferResult
-  var _meta89 thrift.ResponseMeta
-  _meta89, _err = p.Client_().Call(ctx, "enqueueTaskReservationsWithOffer", &_args88, &_result90)
-  p.SetLastResponseMeta_(_meta89)
+//  - MoreOffers
+func (p *InternalServiceClient) EnqueueTaskReservationsWithOffer(ctx context.Context, request *TEnqueueTaskReservationsRequest, offer *TTaskLaunchSpec, moreOffers []*TTaskLaunchSpec) (_r *TEnqueueOfferReply, _err error) {
+  var _args90 InternalServiceEnqueueTaskReservationsWithOfferArgs
+  _args90.Request = request
+  _args90.Offer = offer
+  _args90.MoreOffers = moreOffers
+  var _result92 InternalServiceEnqueueTaskReservationsWithOfferResult
+  var _meta91 thrift.ResponseMeta
+  _meta91, _err = p.Client_().Call(ctx, "enqueueTaskReservationsWithOffer", &_args90, &_result92)
+  p.SetLastResponseMeta_(_meta91)
   if _err != nil {
     return
   }
-  if _ret91 := _result90.GetSuccess(); _ret91 != nil {
-    return _ret91, nil
+  if _ret93 := _result92.GetSuccess(); _ret93 != nil {
+    return _ret93, nil
   }
   return nil, thrift.NewTApplicationException(thrift.MISSING_RESULT, "enqueueTaskReservationsWithOffer failed: unknown result")
 }
@@ -8882,18 +9194,18 @@ func (p *InternalServiceClient) EnqueueTaskReservationsWithOffer(ctx context.Con
 //  - RequestId
 //  - TaskId
 func (p *InternalServiceClient) OfferOutcome(ctx context.Context, requestId string, taskId string) (_r *TOfferOutcome, _err error) {
-  var _args92 InternalServiceOfferOutcomeArgs
-  _args92.RequestId = requestId
-  _args92.TaskId = taskId
-  var _result94 InternalServiceOfferOutcomeResult
-  var _meta93 thrift.ResponseMeta
-  _meta93, _err = p.Client_().Call(ctx, "offerOutcome", &_args92, &_result94)
-  p.SetLastResponseMeta_(_meta93)
+  var _args94 InternalServiceOfferOutcomeArgs
+  _args94.RequestId = requestId
+  _args94.TaskId = taskId
+  var _result96 InternalServiceOfferOutcomeResult
+  var _meta95 thrift.ResponseMeta
+  _meta95, _err = p.Client_().Call(ctx, "offerOutcome", &_args94, &_result96)
+  p.SetLastResponseMeta_(_meta95)
   if _err != nil {
     return
   }
-  if _ret95 := _result94.GetSuccess(); _ret95 != nil {
-    return _ret95, nil
+  if _ret97 := _result96.GetSuccess(); _ret97 != nil {
+    return _ret97, nil
   }
   return nil, thrift.NewTApplicationException(thrift.MISSING_RESULT, "offerOutcome failed: unknown result")
 }
@@ -8918,12 +9230,12 @@ func (p *InternalServiceProcessor) ProcessorMap() map[string]thrift.TProcessorFu
 
 func NewInternalServiceProcessor(handler InternalService) *InternalServiceProcessor {
 
-  self96 := &InternalServiceProcessor{handler:handler, processorMap:make(map[string]thrift.TProcessorFunction)}
-  self96.processorMap["enqueueTaskReservations"] = &internalServiceProcessorEnqueueTaskReservations{handler:handler}
-  self96.processorMap["cancelTaskReservations"] = &internalServiceProcessorCancelTaskReservations{handler:handler}
-  self96.processorMap["enqueueTaskReservationsWithOffer"] = &internalServiceProcessorEnqueueTaskReservationsWithOffer{handler:handler}
-  self96.processorMap["offerOutcome"] = &internalServiceProcessorOfferOutcome{handler:handler}
-return self96
+  self98 := &InternalServiceProcessor{handler:handler, processorMap:make(map[string]thrift.TProcessorFunction)}
+  self98.processorMap["enqueueTaskReservations"] = &internalServiceProcessorEnqueueTaskReservations{handler:handler}
+  self98.processorMap["cancelTaskReservations"] = &internalServiceProcessorCancelTaskReservations{handler:handler}
+  self98.processorMap["enqueueTaskReservationsWithOffer"] = &internalServiceProcessorEnqueueTaskReservationsWithOffer{handler:handler}
+  self98.processorMap["offerOutcome"] = &internalServiceProcessorOfferOutcome{handler:handler}
+return self98
 }
 
 func (p *InternalServiceProcessor) Process(ctx context.Context, iprot, oprot thrift.TProtocol) (success bool, err thrift.TException) {
@@ -8934,12 +9246,12 @@ func (p *InternalServiceProcessor) Process(ctx context.Context, iprot, oprot thr
   }
   iprot.Skip(ctx, thrift.STRUCT)
   iprot.ReadMessageEnd(ctx)
-  x97 := thrift.NewTApplicationException(thrift.UNKNOWN_METHOD, "Unknown function " + name)
+  x99 := thrift.NewTApplicationException(thrift.UNKNOWN_METHOD, "Unknown function " + name)
   oprot.WriteMessageBegin(ctx, name, thrift.EXCEPTION, seqId)
-  x97.Write(ctx, oprot)
+  x99.Write(ctx, oprot)
   oprot.WriteMessageEnd(ctx)
   oprot.Flush(ctx)
-  return false, x97
+  return false, x99
 
 }
 
@@ -8948,7 +9260,7 @@ type internalServiceProcessorEnqueueTaskReservations struct {
 }
 
 func (p *internalServiceProcessorEnqueueTaskReservations) Process(ctx context.Context, seqId int32, iprot, oprot thrift.TProtocol) (success bool, err thrift.TException) {
-  var _write_err98 error
+  var _write_err100 error
   args := InternalServiceEnqueueTaskReservationsArgs{}
   if err2 := args.Read(ctx, iprot); err2 != nil {
     iprot.ReadMessageEnd(ctx)
@@ -8994,21 +9306,21 @@ func (p *internalServiceProcessorEnqueueTaskReservations) Process(ctx context.Co
     if errors.Is(err2, thrift.ErrAbandonRequest) {
       return false, thrift.WrapTException(err2)
     }
-    _exc99 := thrift.NewTApplicationException(thrift.INTERNAL_ERROR, "Internal error processing enqueueTaskReservations: " + err2.Error())
+    _exc101 := thrift.NewTApplicationException(thrift.INTERNAL_ERROR, "Internal error processing enqueueTaskReservations: " + err2.Error())
     if err2 := oprot.WriteMessageBegin(ctx, "enqueueTaskReservations", thrift.EXCEPTION, seqId); err2 != nil {
-      _write_err98 = thrift.WrapTException(err2)
+      _write_err100 = thrift.WrapTException(err2)
     }
-    if err2 := _exc99.Write(ctx, oprot); _write_err98 == nil && err2 != nil {
-      _write_err98 = thrift.WrapTException(err2)
+    if err2 := _exc101.Write(ctx, oprot); _write_err100 == nil && err2 != nil {
+      _write_err100 = thrift.WrapTException(err2)
     }
-    if err2 := oprot.WriteMessageEnd(ctx); _write_err98 == nil && err2 != nil {
-      _write_err98 = thrift.WrapTException(err2)
+    if err2 := oprot.WriteMessageEnd(ctx); _write_err100 == nil && err2 != nil {
+      _write_err100 = thrift.WrapTException(err2)
     }
-    if err2 := oprot.Flush(ctx); _write_err98 == nil && err2 != nil {
-      _write_err98 = thrift.WrapTException(err2)
+    if err2 := oprot.Flush(ctx); _write_err100 == nil && err2 != nil {
+      _write_err100 = thrift.WrapTException(err2)
     }
-    if _write_err98 != nil {
-      return false, thrift.WrapTException(_write_err98)
+    if _write_err100 != nil {
+      return false, thrift.WrapTException(_write_err100)
     }
     return true, err
   } else {
@@ -9016,19 +9328,19 @@ func (p *internalServiceProcessorEnqueueTaskReservations) Process(ctx context.Co
   }
   tickerCancel()
   if err2 := oprot.WriteMessageBegin(ctx, "enqueueTaskReservations", thrift.REPLY, seqId); err2 != nil {
-    _write_err98 = thrift.WrapTException(err2)
+    _write_err100 = thrift.WrapTException(err2)
   }
-  if err2 := result.Write(ctx, oprot); _write_err98 == nil && err2 != nil {
-    _write_err98 = thrift.WrapTException(err2)
+  if err2 := result.Write(ctx, oprot); _write_err100 == nil && err2 != nil {
+    _write_err100 = thrift.WrapTException(err2)
   }
-  if err2 := oprot.WriteMessageEnd(ctx); _write_err98 == nil && err2 != nil {
-    _write_err98 = thrift.WrapTException(err2)
+  if err2 := oprot.WriteMessageEnd(ctx); _write_err100 == nil && err2 != nil {
+    _write_err100 = thrift.WrapTException(err2)
   }
-  if err2 := oprot.Flush(ctx); _write_err98 == nil && err2 != nil {
-    _write_err98 = thrift.WrapTException(err2)
+  if err2 := oprot.Flush(ctx); _write_err100 == nil && err2 != nil {
+    _write_err100 = thrift.WrapTException(err2)
   }
-  if _write_err98 != nil {
-    return false, thrift.WrapTException(_write_err98)
+  if _write_err100 != nil {
+    return false, thrift.WrapTException(_write_err100)
   }
   return true, err
 }
@@ -9038,7 +9350,7 @@ type internalServiceProcessorCancelTaskReservations struct {
 }
 
 func (p *internalServiceProcessorCancelTaskReservations) Process(ctx context.Context, seqId int32, iprot, oprot thrift.TProtocol) (success bool, err thrift.TException) {
-  var _write_err100 error
+  var _write_err102 error
   args := InternalServiceCancelTaskReservationsArgs{}
   if err2 := args.Read(ctx, iprot); err2 != nil {
     iprot.ReadMessageEnd(ctx)
@@ -9084,39 +9396,39 @@ func (p *internalServiceProcessorCancelTaskReservations) Process(ctx context.Con
     if errors.Is(err2, thrift.ErrAbandonRequest) {
       return false, thrift.WrapTException(err2)
     }
-    _exc101 := thrift.NewTApplicationException(thrift.INTERNAL_ERROR, "Internal error processing cancelTaskReservations: " + err2.Error())
+    _exc103 := thrift.NewTApplicationException(thrift.INTERNAL_ERROR, "Internal error processing cancelTaskReservations: " + err2.Error())
     if err2 := oprot.WriteMessageBegin(ctx, "cancelTaskReservations", thrift.EXCEPTION, seqId); err2 != nil {
-      _write_err100 = thrift.WrapTException(err2)
+      _write_err102 = thrift.WrapTException(err2)
     }
-    if err2 := _exc101.Write(ctx, oprot); _write_err100 == nil && err2 != nil {
-      _write_err100 = thrift.WrapTException(err2)
+    if err2 := _exc103.Write(ctx, oprot); _write_err102 == nil && err2 != nil {
+      _write_err102 = thrift.WrapTException(err2)
     }
-    if err2 := oprot.WriteMessageEnd(ctx); _write_err100 == nil && err2 != nil {
-      _write_err100 = thrift.WrapTException(err2)
+    if err2 := oprot.WriteMessageEnd(ctx); _write_err102 == nil && err2 != nil {
+      _write_err102 = thrift.WrapTException(err2)
     }
-    if err2 := oprot.Flush(ctx); _write_err100 == nil && err2 != nil {
-      _write_err100 = thrift.WrapTException(err2)
+    if err2 := oprot.Flush(ctx); _write_err102 == nil && err2 != nil {
+      _write_err102 = thrift.WrapTException(err2)
     }
-    if _write_err100 != nil {
-      return false, thrift.WrapTException(_write_err100)
+    if _write_err102 != nil {
+      return false, thrift.WrapTException(_write_err102)
     }
     return true, err
   }
   tickerCancel()
   if err2 := oprot.WriteMessageBegin(ctx, "cancelTaskReservations", thrift.REPLY, seqId); err2 != nil {
-    _write_err100 = thrift.WrapTException(err2)
+    _write_err102 = thrift.WrapTException(err2)
   }
-  if err2 := result.Write(ctx, oprot); _write_err100 == nil && err2 != nil {
-    _write_err100 = thrift.WrapTException(err2)
+  if err2 := result.Write(ctx, oprot); _write_err102 == nil && err2 != nil {
+    _write_err102 = thrift.WrapTException(err2)
   }
-  if err2 := oprot.WriteMessageEnd(ctx); _write_err100 == nil && err2 != nil {
-    _write_err100 = thrift.WrapTException(err2)
+  if err2 := oprot.WriteMessageEnd(ctx); _write_err102 == nil && err2 != nil {
+    _write_err102 = thrift.WrapTException(err2)
   }
-  if err2 := oprot.Flush(ctx); _write_err100 == nil && err2 != nil {
-    _write_err100 = thrift.WrapTException(err2)
+  if err2 := oprot.Flush(ctx); _write_err102 == nil && err2 != nil {
+    _write_err102 = thrift.WrapTException(err2)
   }
-  if _write_err100 != nil {
-    return false, thrift.WrapTException(_write_err100)
+  if _write_err102 != nil {
+    return false, thrift.WrapTException(_write_err102)
   }
   return true, err
 }
@@ -9126,7 +9438,7 @@ type internalServiceProcessorEnqueueTaskReservationsWithOffer struct {
 }
 
 func (p *internalServiceProcessorEnqueueTaskReservationsWithOffer) Process(ctx context.Context, seqId int32, iprot, oprot thrift.TProtocol) (success bool, err thrift.TException) {
-  var _write_err102 error
+  var _write_err104 error
   args := InternalServiceEnqueueTaskReservationsWithOfferArgs{}
   if err2 := args.Read(ctx, iprot); err2 != nil {
     iprot.ReadMessageEnd(ctx)
@@ -9166,27 +9478,27 @@ func (p *internalServiceProcessorEnqueueTaskReservationsWithOffer) Process(ctx c
   }
 
   result := InternalServiceEnqueueTaskReservationsWithOfferResult{}
-  if retval, err2 := p.handler.EnqueueTaskReservationsWithOffer(ctx, args.Request, args.Offer); err2 != nil {
+  if retval, err2 := p.handler.EnqueueTaskReservationsWithOffer(ctx, args.Request, args.Offer, args.MoreOffers); err2 != nil {
     tickerCancel()
     err = thrift.WrapTException(err2)
     if errors.Is(err2, thrift.ErrAbandonRequest) {
       return false, thrift.WrapTException(err2)
     }
-    _exc103 := thrift.NewTApplicationException(thrift.INTERNAL_ERROR, "Internal error processing enqueueTaskReservationsWithOffer: " + err2.Error())
+    _exc105 := thrift.NewTApplicationException(thrift.INTERNAL_ERROR, "Internal error processing enqueueTaskReservationsWithOffer: " + err2.Error())
     if err2 := oprot.WriteMessageBegin(ctx, "enqueueTaskReservationsWithOffer", thrift.EXCEPTION, seqId); err2 != nil {
-      _write_err102 = thrift.WrapTException(err2)
+      _write_err104 = thrift.WrapTException(err2)
     }
-    if err2 := _exc103.Write(ctx, oprot); _write_err102 == nil && err2 != nil {
-      _write_err102 = thrift.WrapTException(err2)
+    if err2 := _exc105.Write(ctx, oprot); _write_err104 == nil && err2 != nil {
+      _write_err104 = thrift.WrapTException(err2)
     }
-    if err2 := oprot.WriteMessageEnd(ctx); _write_err102 == nil && err2 != nil {
-      _write_err102 = thrift.WrapTException(err2)
+    if err2 := oprot.WriteMessageEnd(ctx); _write_err104 == nil && err2 != nil {
+      _write_err104 = thrift.WrapTException(err2)
     }
-    if err2 := oprot.Flush(ctx); _write_err102 == nil && err2 != nil {
-      _write_err102 = thrift.WrapTException(err2)
+    if err2 := oprot.Flush(ctx); _write_err104 == nil && err2 != nil {
+      _write_err104 = thrift.WrapTException(err2)
     }
-    if _write_err102 != nil {
-      return false, thrift.WrapTException(_write_err102)
+    if _write_err104 != nil {
+      return false, thrift.WrapTException(_write_err104)
     }
     return true, err
   } else {
@@ -9194,19 +9506,19 @@ func (p *internalServiceProcessorEnqueueTaskReservationsWithOffer) Process(ctx c
   }
   tickerCancel()
   if err2 := oprot.WriteMessageBegin(ctx, "enqueueTaskReservationsWithOffer", thrift.REPLY, seqId); err2 != nil {
-    _write_err102 = thrift.WrapTException(err2)
+    _write_err104 = thrift.WrapTException(err2)
   }
-  if err2 := result.Write(ctx, oprot); _write_err102 == nil && err2 != nil {
-    _write_err102 = thrift.WrapTException(err2)
+  if err2 := result.Write(ctx, oprot); _write_err104 == nil && err2 != nil {
+    _write_err104 = thrift.WrapTException(err2)
   }
-  if err2 := oprot.WriteMessageEnd(ctx); _write_err102 == nil && err2 != nil {
-    _write_err102 = thrift.WrapTException(err2)
+  if err2 := oprot.WriteMessageEnd(ctx); _write_err104 == nil && err2 != nil {
+    _write_err104 = thrift.WrapTException(err2)
   }
-  if err2 := oprot.Flush(ctx); _write_err102 == nil && err2 != nil {
-    _write_err102 = thrift.WrapTException(err2)
+  if err2 := oprot.Flush(ctx); _write_err104 == nil && err2 != nil {
+    _write_err104 = thrift.WrapTException(err2)
   }
-  if _write_err102 != nil {
-    return false, thrift.WrapTException(_write_err102)
+  if _write_err104 != nil {
+    return false, thrift.WrapTException(_write_err104)
   }
   return true, err
 }
@@ -9216,7 +9528,7 @@ type internalServiceProcessorOfferOutcome struct {
 }
 
 func (p *internalServiceProcessorOfferOutcome) Process(ctx context.Context, seqId int32, iprot, oprot thrift.TProtocol) (success bool, err thrift.TException) {
-  var _write_err104 error
+  var _write_err106 error
   args := InternalServiceOfferOutcomeArgs{}
   if err2 := args.Read(ctx, iprot); err2 != nil {
     iprot.ReadMessageEnd(ctx)
@@ -9262,21 +9574,21 @@ func (p *internalServiceProcessorOfferOutcome) Process(ctx context.Context, seqI
     if errors.Is(err2, thrift.ErrAbandonRequest) {
       return false, thrift.WrapTException(err2)
     }
-    _exc105 := thrift.NewTApplicationException(thrift.INTERNAL_ERROR, "Internal error processing offerOutcome: " + err2.Error())
+    _exc107 := thrift.NewTApplicationException(thrift.INTERNAL_ERROR, "Internal error processing offerOutcome: " + err2.Error())
     if err2 := oprot.WriteMessageBegin(ctx, "offerOutcome", thrift.EXCEPTION, seqId); err2 != nil {
-      _write_err104 = thrift.WrapTException(err2)
+      _write_err106 = thrift.WrapTException(err2)
     }
-    if err2 := _exc105.Write(ctx, oprot); _write_err104 == nil && err2 != nil {
-      _write_err104 = thrift.WrapTException(err2)
+    if err2 := _exc107.Write(ctx, oprot); _write_err106 == nil && err2 != nil {
+      _write_err106 = thrift.WrapTException(err2)
     }
-    if err2 := oprot.WriteMessageEnd(ctx); _write_err104 == nil && err2 != nil {
-      _write_err104 = thrift.WrapTException(err2)
+    if err2 := oprot.WriteMessageEnd(ctx); _write_err106 == nil && err2 != nil {
+      _write_err106 = thrift.WrapTException(err2)
     }
-    if err2 := oprot.Flush(ctx); _write_err104 == nil && err2 != nil {
-      _write_err104 = thrift.WrapTException(err2)
+    if err2 := oprot.Flush(ctx); _write_err106 == nil && err2 != nil {
+      _write_err106 = thrift.WrapTException(err2)
     }
-    if _write_err104 != nil {
-      return false, thrift.WrapTException(_write_err104)
+    if _write_err106 != nil {
+      return false, thrift.WrapTException(_write_err106)
     }
     return true, err
   } else {
@@ -9284,19 +9596,19 @@ func (p *internalServiceProcessorOfferOutcome) Process(ctx context.Context, seqI
   }
   tickerCancel()
   if err2 := oprot.WriteMessageBegin(ctx, "offerOutcome", thrift.REPLY, seqId); err2 != nil {
-    _write_err104 = thrift.WrapTException(err2)
+    _write_err106 = thrift.WrapTException(err2)
   }
-  if err2 := result.Write(ctx, oprot); _write_err104 == nil && err2 != nil {
-    _write_err104 = thrift.WrapTException(err2)
+  if err2 := result.Write(ctx, oprot); _write_err106 == nil && err2 != nil {
+    _write_err106 = thrift.WrapTException(err2)
   }
-  if err2 := oprot.WriteMessageEnd(ctx); _write_err104 == nil && err2 != nil {
-    _write_err104 = thrift.WrapTException(err2)
+  if err2 := oprot.WriteMessageEnd(ctx); _write_err106 == nil && err2 != nil {
+    _write_err106 = thrift.WrapTException(err2)
   }
-  if err2 := oprot.Flush(ctx); _write_err104 == nil && err2 != nil {
-    _write_err104 = thrift.WrapTException(err2)
+  if err2 := oprot.Flush(ctx); _write_err106 == nil && err2 != nil {
+    _write_err106 = thrift.WrapTException(err2)
   }
-  if _write_err104 != nil {
-    return false, thrift.WrapTException(_write_err104)
+  if _write_err106 != nil {
+    return false, thrift.WrapTException(_write_err106)
   }
   return true, err
 }
@@ -9654,9 +9966,11 @@ func (p *InternalServiceCancelTaskReservationsResult) String() string {
 // Attributes:
 //  - Request
 //  - Offer
+//  - MoreOffers
 type InternalServiceEnqueueTaskReservationsWithOfferArgs struct {
   Request *TEnqueueTaskReservationsRequest `thrift:"request,1" db:"request" json:"request"`
   Offer *TTaskLaunchSpec `thrift:"offer,2" db:"offer" json:"offer"`
+  MoreOffers []*TTaskLaunchSpec `thrift:"moreOffers,3" db:"moreOffers" json:"moreOffers"`
 }
 
 func NewInternalServiceEnqueueTaskReservationsWithOfferArgs() *InternalServiceEnqueueTaskReservationsWithOfferArgs {
@@ -9676,6 +9990,10 @@ func (p *InternalServiceEnqueueTaskReservationsWithOfferArgs) GetOffer() *TTaskL
     return InternalServiceEnqueueTaskReservationsWithOfferArgs_Offer_DEFAULT
   }
 return p.Offer
+}
+
+func (p *InternalServiceEnqueueTaskReservationsWithOfferArgs) GetMoreOffers() []*TTaskLaunchSpec {
+  return p.MoreOffers
 }
 func (p *InternalServiceEnqueueTaskReservationsWithOfferArgs) IsSetRequest() bool {
   return p.Request != nil
@@ -9718,6 +10036,16 @@ func (p *InternalServiceEnqueueTaskReservationsWithOfferArgs) Read(ctx context.C
           return err
         }
       }
+    case 3:
+      if fieldTypeId == thrift.LIST {
+        if err := p.ReadField3(ctx, iprot); err != nil {
+          return err
+        }
+      } else {
+        if err := iprot.Skip(ctx, fieldTypeId); err != nil {
+          return err
+        }
+      }
     default:
       if err := iprot.Skip(ctx, fieldTypeId); err != nil {
         return err
@@ -9749,12 +10077,33 @@ func (p *InternalServiceEnqueueTaskReservationsWithOfferArgs)  ReadField2(ctx co
   return nil
 }
 
+func (p *InternalServiceEnqueueTaskReservationsWithOfferArgs)  ReadField3(ctx context.Context, iprot thrift.TProtocol) error {
+  _, size, err := iprot.ReadListBegin(ctx)
+  if err != nil {
+    return thrift.PrependError("error reading list begin: ", err)
+  }
+  tSlice := make([]*TTaskLaunchSpec, 0, size)
+  p.MoreOffers =  tSlice
+  for i := 0; i < size; i ++ {
+    _elem108 := &TTaskLaunchSpec{}
+    if err := _elem108.Read(ctx, iprot); err != nil {
+      return thrift.PrependError(fmt.Sprintf("%T error reading struct: ", _elem108), err)
+    }
+    p.MoreOffers = append(p.MoreOffers, _elem108)
+  }
+  if err := iprot.ReadListEnd(ctx); err != nil {
+    return thrift.PrependError("error reading list end: ", err)
+  }
+  return nil
+}
+
 func (p *InternalServiceEnqueueTaskReservationsWithOfferArgs) Write(ctx context.Context, oprot thrift.TProtocol) error {
   if err := oprot.WriteStructBegin(ctx, "enqueueTaskReservationsWithOffer_args"); err != nil {
     return thrift.PrependError(fmt.Sprintf("%T write struct begin error: ", p), err) }
   if p != nil {
     if err := p.writeField1(ctx, oprot); err != nil { return err }
     if err := p.writeField2(ctx, oprot); err != nil { return err }
+    if err := p.writeField3(ctx, oprot); err != nil { return err }
   }
   if err := oprot.WriteFieldStop(ctx); err != nil {
     return thrift.PrependError("write field stop error: ", err) }
@@ -9782,6 +10131,25 @@ func (p *InternalServiceEnqueueTaskReservationsWithOfferArgs) writeField2(ctx co
   }
   if err := oprot.WriteFieldEnd(ctx); err != nil {
     return thrift.PrependError(fmt.Sprintf("%T write field end error 2:offer: ", p), err) }
+  return err
+}
+
+func (p *InternalServiceEnqueueTaskReservationsWithOfferArgs) writeField3(ctx context.Context, oprot thrift.TProtocol) (err error) {
+  if err := oprot.WriteFieldBegin(ctx, "moreOffers", thrift.LIST, 3); err != nil {
+    return thrift.PrependError(fmt.Sprintf("%T write field begin error 3:moreOffers: ", p), err) }
+  if err := oprot.WriteListBegin(ctx, thrift.STRUCT, len(p.MoreOffers)); err != nil {
+    return thrift.PrependError("error writing list begin: ", err)
+  }
+  for _, v := range p.MoreOffers {
+    if err := v.Write(ctx, oprot); err != nil {
+      return thrift.PrependError(fmt.Sprintf("%T error writing struct: ", v), err)
+    }
+  }
+  if err := oprot.WriteListEnd(ctx); err != nil {
+    return thrift.PrependError("error writing list end: ", err)
+  }
+  if err := oprot.WriteFieldEnd(ctx); err != nil {
+    return thrift.PrependError(fmt.Sprintf("%T write field end error 3:moreOffers: ", p), err) }
   return err
 }
 
@@ -10168,14 +10536,14 @@ func (p *BackendServiceClient) SetLastResponseMeta_(meta thrift.ResponseMeta) {
 //  - TaskId
 //  - User
 func (p *BackendServiceClient) LaunchTask(ctx context.Context, message []byte, taskId *TFullTaskId, user *TUserGroupInfo) (_err error) {
-  var _args106 BackendServiceLaunchTaskArgs
-  _args106.Message = message
-  _args106.TaskId = taskId
-  _args106.User = user
-  var _result108 BackendServiceLaunchTaskResult
-  var _meta107 thrift.ResponseMeta
-  _meta107, _err = p.Client_().Call(ctx, "launchTask", &_args106, &_result108)
-  p.SetLastResponseMeta_(_meta107)
+  var _args109 BackendServiceLaunchTaskArgs
+  _args109.Message = message
+  _args109.TaskId = taskId
+  _args109.User = user
+  var _result111 BackendServiceLaunchTaskResult
+  var _meta110 thrift.ResponseMeta
+  _meta110, _err = p.Client_().Call(ctx, "launchTask", &_args109, &_result111)
+  p.SetLastResponseMeta_(_meta110)
   if _err != nil {
     return
   }
@@ -10202,9 +10570,9 @@ func (p *BackendServiceProcessor) ProcessorMap() map[string]thrift.TProcessorFun
 
 func NewBackendServiceProcessor(handler BackendService) *BackendServiceProcessor {
 
-  self109 := &BackendServiceProcessor{handler:handler, processorMap:make(map[string]thrift.TProcessorFunction)}
-  self109.processorMap["launchTask"] = &backendServiceProcessorLaunchTask{handler:handler}
-return self109
+  self112 := &BackendServiceProcessor{handler:handler, processorMap:make(map[string]thrift.TProcessorFunction)}
+  self112.processorMap["launchTask"] = &backendServiceProcessorLaunchTask{handler:handler}
+return self112
 }
 
 func (p *BackendServiceProcessor) Process(ctx context.Context, iprot, oprot thrift.TProtocol) (success bool, err thrift.TException) {
@@ -10215,12 +10583,12 @@ func (p *BackendServiceProcessor) Process(ctx context.Context, iprot, oprot thri
   }
   iprot.Skip(ctx, thrift.STRUCT)
   iprot.ReadMessageEnd(ctx)
-  x110 := thrift.NewTApplicationException(thrift.UNKNOWN_METHOD, "Unknown function " + name)
+  x113 := thrift.NewTApplicationException(thrift.UNKNOWN_METHOD, "Unknown function " + name)
   oprot.WriteMessageBegin(ctx, name, thrift.EXCEPTION, seqId)
-  x110.Write(ctx, oprot)
+  x113.Write(ctx, oprot)
   oprot.WriteMessageEnd(ctx)
   oprot.Flush(ctx)
-  return false, x110
+  return false, x113
 
 }
 
@@ -10229,7 +10597,7 @@ type backendServiceProcessorLaunchTask struct {
 }
 
 func (p *backendServiceProcessorLaunchTask) Process(ctx context.Context, seqId int32, iprot, oprot thrift.TProtocol) (success bool, err thrift.TException) {
-  var _write_err111 error
+  var _write_err114 error
   args := BackendServiceLaunchTaskArgs{}
   if err2 := args.Read(ctx, iprot); err2 != nil {
     iprot.ReadMessageEnd(ctx)
@@ -10275,39 +10643,39 @@ func (p *backendServiceProcessorLaunchTask) Process(ctx context.Context, seqId i
     if errors.Is(err2, thrift.ErrAbandonRequest) {
       return false, thrift.WrapTException(err2)
     }
-    _exc112 := thrift.NewTApplicationException(thrift.INTERNAL_ERROR, "Internal error processing launchTask: " + err2.Error())
+    _exc115 := thrift.NewTApplicationException(thrift.INTERNAL_ERROR, "Internal error processing launchTask: " + err2.Error())
     if err2 := oprot.WriteMessageBegin(ctx, "launchTask", thrift.EXCEPTION, seqId); err2 != nil {
-      _write_err111 = thrift.WrapTException(err2)
+      _write_err114 = thrift.WrapTException(err2)
     }
-    if err2 := _exc112.Write(ctx, oprot); _write_err111 == nil && err2 != nil {
-      _write_err111 = thrift.WrapTException(err2)
+    if err2 := _exc115.Write(ctx, oprot); _write_err114 == nil && err2 != nil {
+      _write_err114 = thrift.WrapTException(err2)
     }
-    if err2 := oprot.WriteMessageEnd(ctx); _write_err111 == nil && err2 != nil {
-      _write_err111 = thrift.WrapTException(err2)
+    if err2 := oprot.WriteMessageEnd(ctx); _write_err114 == nil && err2 != nil {
+      _write_err114 = thrift.WrapTException(err2)
     }
-    if err2 := oprot.Flush(ctx); _write_err111 == nil && err2 != nil {
-      _write_err111 = thrift.WrapTException(err2)
+    if err2 := oprot.Flush(ctx); _write_err114 == nil && err2 != nil {
+      _write_err114 = thrift.WrapTException(err2)
     }
-    if _write_err111 != nil {
-      return false, thrift.WrapTException(_write_err111)
+    if _write_err114 != nil {
+      return false, thrift.WrapTException(_write_err114)
     }
     return true, err
   }
   tickerCancel()
   if err2 := oprot.WriteMessageBegin(ctx, "launchTask", thrift.REPLY, seqId); err2 != nil {
-    _write_err111 = thrift.WrapTException(err2)
+    _write_err114 = thrift.WrapTException(err2)
   }
-  if err2 := result.Write(ctx, oprot); _write_err111 == nil && err2 != nil {
-    _write_err111 = thrift.WrapTException(err2)
+  if err2 := result.Write(ctx, oprot); _write_err114 == nil && err2 != nil {
+    _write_err114 = thrift.WrapTException(err2)
   }
-  if err2 := oprot.WriteMessageEnd(ctx); _write_err111 == nil && err2 != nil {
-    _write_err111 = thrift.WrapTException(err2)
+  if err2 := oprot.WriteMessageEnd(ctx); _write_err114 == nil && err2 != nil {
+    _write_err114 = thrift.WrapTException(err2)
   }
-  if err2 := oprot.Flush(ctx); _write_err111 == nil && err2 != nil {
-    _write_err111 = thrift.WrapTException(err2)
+  if err2 := oprot.Flush(ctx); _write_err114 == nil && err2 != nil {
+    _write_err114 = thrift.WrapTException(err2)
   }
-  if _write_err111 != nil {
-    return false, thrift.WrapTException(_write_err111)
+  if _write_err114 != nil {
+    return false, thrift.WrapTException(_write_err114)
   }
   return true, err
 }
@@ -10553,6 +10921,10 @@ BackendService
   //  - User
   //  - WaitMicros
   LaunchTaskAndWait(ctx context.Context, message []byte, taskId *TFullTaskId, user *TUserGroupInfo, waitMicros int32) (_r *TLaunchReply, _err error)
+  // Parameters:
+  //  - Tasks
+  //  - WaitMicros
+  LaunchTasksAndWait(ctx context.Context, tasks []*TLaunchItem, waitMicros int32) (_r []*TLaunchReply, _err error)
 }
 
 type ExtendedBackendServiceClient struct {
@@ -10578,22 +10950,39 @@ func NewExtendedBackendServiceClient(c thrift.TClient) *ExtendedBackendServiceCl
 //  - User
 //  - WaitMicros
 func (p *ExtendedBackendServiceClient) LaunchTaskAndWait(ctx context.Context, message []byte, taskId *TFullTaskId, user *TUserGroupInfo, waitMicros int32) (_r *TLaunchReply, _err error) {
-  var _args113 ExtendedBackendServiceLaunchTaskAndWaitArgs
-  _args113.Message = message
-  _args113.TaskId = taskId
-  _args113.User = user
-  _args113.WaitMicros = waitMicros
-  var _result115 ExtendedBackendServiceLaunchTaskAndWaitResult
-  var _meta114 thrift.ResponseMeta
-  _meta114, _err = p.Client_().Call(ctx, "launchTaskAndWait", &_args113, &_result115)
-  p.SetLastResponseMeta_(_meta114)
+  var _args116 ExtendedBackendServiceLaunchTaskAndWaitArgs
+  _args116.Message = message
+  _args116.TaskId = taskId
+  _args116.User = user
+  _args116.WaitMicros = waitMicros
+  var _result118 ExtendedBackendServiceLaunchTaskAndWaitResult
+  var _meta117 thrift.ResponseMeta
+  _meta117, _err = p.Client_().Call(ctx, "launchTaskAndWait", &_args116, &_result118)
+  p.SetLastResponseMeta_(_meta117)
   if _err != nil {
     return
   }
-  if _ret116 := _result115.GetSuccess(); _ret116 != nil {
-    return _ret116, nil
+  if _ret119 := _result118.GetSuccess(); _ret119 != nil {
+    return _ret119, nil
   }
   return nil, thrift.NewTApplicationException(thrift.MISSING_RESULT, "launchTaskAndWait failed: unknown result")
+}
+
+// Parameters:
+//  - Tasks
+//  - WaitMicros
+func (p *ExtendedBackendServiceClient) LaunchTasksAndWait(ctx context.Context, tasks []*TLaunchItem, waitMicros int32) (_r []*TLaunchReply, _err error) {
+  var _args120 ExtendedBackendServiceLaunchTasksAndWaitArgs
+  _args120.Tasks = tasks
+  _args120.WaitMicros = waitMicros
+  var _result122 ExtendedBackendServiceLaunchTasksAndWaitResult
+  var _meta121 thrift.ResponseMeta
+  _meta121, _err = p.Client_().Call(ctx, "launchTasksAndWait", &_args120, &_result122)
+  p.SetLastResponseMeta_(_meta121)
+  if _err != nil {
+    return
+  }
+  return _result122.GetSuccess(), nil
 }
 
 type ExtendedBackendServiceProcessor struct {
@@ -10601,9 +10990,10 @@ type ExtendedBackendServiceProcessor struct {
 }
 
 func NewExtendedBackendServiceProcessor(handler ExtendedBackendService) *ExtendedBackendServiceProcessor {
-  self117 := &ExtendedBackendServiceProcessor{NewBackendServiceProcessor(handler)}
-  self117.AddToProcessorMap("launchTaskAndWait", &extendedBackendServiceProcessorLaunchTaskAndWait{handler:handler})
-  return self117
+  self123 := &ExtendedBackendServiceProcessor{NewBackendServiceProcessor(handler)}
+  self123.AddToProcessorMap("launchTaskAndWait", &extendedBackendServiceProcessorLaunchTaskAndWait{handler:handler})
+  self123.AddToProcessorMap("launchTasksAndWait", &extendedBackendServiceProcessorLaunchTasksAndWait{handler:handler})
+  return self123
 }
 
 type extendedBackendServiceProcessorLaunchTaskAndWait struct {
@@ -10611,7 +11001,7 @@ type extendedBackendServiceProcessorLaunchTaskAndWait struct {
 }
 
 func (p *extendedBackendServiceProcessorLaunchTaskAndWait) Process(ctx context.Context, seqId int32, iprot, oprot thrift.TProtocol) (success bool, err thrift.TException) {
-  var _write_err118 error
+  var _write_err124 error
   args := ExtendedBackendServiceLaunchTaskAndWaitArgs{}
   if err2 := args.Read(ctx, iprot); err2 != nil {
     iprot.ReadMessageEnd(ctx)
@@ -10657,21 +11047,21 @@ func (p *extendedBackendServiceProcessorLaunchTaskAndWait) Process(ctx context.C
     if errors.Is(err2, thrift.ErrAbandonRequest) {
       return false, thrift.WrapTException(err2)
     }
-    _exc119 := thrift.NewTApplicationException(thrift.INTERNAL_ERROR, "Internal error processing launchTaskAndWait: " + err2.Error())
+    _exc125 := thrift.NewTApplicationException(thrift.INTERNAL_ERROR, "Internal error processing launchTaskAndWait: " + err2.Error())
     if err2 := oprot.WriteMessageBegin(ctx, "launchTaskAndWait", thrift.EXCEPTION, seqId); err2 != nil {
-      _write_err118 = thrift.WrapTException(err2)
+      _write_err124 = thrift.WrapTException(err2)
     }
-    if err2 := _exc119.Write(ctx, oprot); _write_err118 == nil && err2 != nil {
-      _write_err118 = thrift.WrapTException(err2)
+    if err2 := _exc125.Write(ctx, oprot); _write_err124 == nil && err2 != nil {
+      _write_err124 = thrift.WrapTException(err2)
     }
-    if err2 := oprot.WriteMessageEnd(ctx); _write_err118 == nil && err2 != nil {
-      _write_err118 = thrift.WrapTException(err2)
+    if err2 := oprot.WriteMessageEnd(ctx); _write_err124 == nil && err2 != nil {
+      _write_err124 = thrift.WrapTException(err2)
     }
-    if err2 := oprot.Flush(ctx); _write_err118 == nil && err2 != nil {
-      _write_err118 = thrift.WrapTException(err2)
+    if err2 := oprot.Flush(ctx); _write_err124 == nil && err2 != nil {
+      _write_err124 = thrift.WrapTException(err2)
     }
-    if _write_err118 != nil {
-      return false, thrift.WrapTException(_write_err118)
+    if _write_err124 != nil {
+      return false, thrift.WrapTException(_write_err124)
     }
     return true, err
   } else {
@@ -10679,19 +11069,109 @@ func (p *extendedBackendServiceProcessorLaunchTaskAndWait) Process(ctx context.C
   }
   tickerCancel()
   if err2 := oprot.WriteMessageBegin(ctx, "launchTaskAndWait", thrift.REPLY, seqId); err2 != nil {
-    _write_err118 = thrift.WrapTException(err2)
+    _write_err124 = thrift.WrapTException(err2)
   }
-  if err2 := result.Write(ctx, oprot); _write_err118 == nil && err2 != nil {
-    _write_err118 = thrift.WrapTException(err2)
+  if err2 := result.Write(ctx, oprot); _write_err124 == nil && err2 != nil {
+    _write_err124 = thrift.WrapTException(err2)
   }
-  if err2 := oprot.WriteMessageEnd(ctx); _write_err118 == nil && err2 != nil {
-    _write_err118 = thrift.WrapTException(err2)
+  if err2 := oprot.WriteMessageEnd(ctx); _write_err124 == nil && err2 != nil {
+    _write_err124 = thrift.WrapTException(err2)
   }
-  if err2 := oprot.Flush(ctx); _write_err118 == nil && err2 != nil {
-    _write_err118 = thrift.WrapTException(err2)
+  if err2 := oprot.Flush(ctx); _write_err124 == nil && err2 != nil {
+    _write_err124 = thrift.WrapTException(err2)
   }
-  if _write_err118 != nil {
-    return false, thrift.WrapTException(_write_err118)
+  if _write_err124 != nil {
+    return false, thrift.WrapTException(_write_err124)
+  }
+  return true, err
+}
+
+type extendedBackendServiceProcessorLaunchTasksAndWait struct {
+  handler ExtendedBackendService
+}
+
+func (p *extendedBackendServiceProcessorLaunchTasksAndWait) Process(ctx context.Context, seqId int32, iprot, oprot thrift.TProtocol) (success bool, err thrift.TException) {
+  var _write_err126 error
+  args := ExtendedBackendServiceLaunchTasksAndWaitArgs{}
+  if err2 := args.Read(ctx, iprot); err2 != nil {
+    iprot.ReadMessageEnd(ctx)
+    x := thrift.NewTApplicationException(thrift.PROTOCOL_ERROR, err2.Error())
+    oprot.WriteMessageBegin(ctx, "launchTasksAndWait", thrift.EXCEPTION, seqId)
+    x.Write(ctx, oprot)
+    oprot.WriteMessageEnd(ctx)
+    oprot.Flush(ctx)
+    return false, thrift.WrapTException(err2)
+  }
+  iprot.ReadMessageEnd(ctx)
+
+  tickerCancel := func() {}
+  // Start a goroutine to do server side connectivity check.
+  if thrift.ServerConnectivityCheckInterval > 0 {
+    var cancel context.CancelFunc
+    ctx, cancel = context.WithCancel(ctx)
+    defer cancel()
+    var tickerCtx context.Context
+    tickerCtx, tickerCancel = context.WithCancel(context.Background())
+    defer tickerCancel()
+    go func(ctx context.Context, cancel context.CancelFunc) {
+      ticker := time.NewTicker(thrift.ServerConnectivityCheckInterval)
+      defer ticker.Stop()
+      for {
+        select {
+        case <-ctx.Done():
+          return
+        case <-ticker.C:
+          if !iprot.Transport().IsOpen() {
+            cancel()
+            return
+          }
+        }
+      }
+    }(tickerCtx, cancel)
+  }
+
+  result := ExtendedBackendServiceLaunchTasksAndWaitResult{}
+  if retval, err2 := p.handler.LaunchTasksAndWait(ctx, args.Tasks, args.WaitMicros); err2 != nil {
+    tickerCancel()
+    err = thrift.WrapTException(err2)
+    if errors.Is(err2, thrift.ErrAbandonRequest) {
+      return false, thrift.WrapTException(err2)
+    }
+    _exc127 := thrift.NewTApplicationException(thrift.INTERNAL_ERROR, "Internal error processing launchTasksAndWait: " + err2.Error())
+    if err2 := oprot.WriteMessageBegin(ctx, "launchTasksAndWait", thrift.EXCEPTION, seqId); err2 != nil {
+      _write_err126 = thrift.WrapTException(err2)
+    }
+    if err2 := _exc127.Write(ctx, oprot); _write_err126 == nil && err2 != nil {
+      _write_err126 = thrift.WrapTException(err2)
+    }
+    if err2 := oprot.WriteMessageEnd(ctx); _write_err126 == nil && err2 != nil {
+      _write_err126 = thrift.WrapTException(err2)
+    }
+    if err2 := oprot.Flush(ctx); _write_err126 == nil && err2 != nil {
+      _write_err126 = thrift.WrapTException(err2)
+    }
+    if _write_err126 != nil {
+      return false, thrift.WrapTException(_write_err126)
+    }
+    return true, err
+  } else {
+    result.Success = retval
+  }
+  tickerCancel()
+  if err2 := oprot.WriteMessageBegin(ctx, "launchTasksAndWait", thrift.REPLY, seqId); err2 != nil {
+    _write_err126 = thrift.WrapTException(err2)
+  }
+  if err2 := result.Write(ctx, oprot); _write_err126 == nil && err2 != nil {
+    _write_err126 = thrift.WrapTException(err2)
+  }
+  if err2 := oprot.WriteMessageEnd(ctx); _write_err126 == nil && err2 != nil {
+    _write_err126 = thrift.WrapTException(err2)
+  }
+  if err2 := oprot.Flush(ctx); _write_err126 == nil && err2 != nil {
+    _write_err126 = thrift.WrapTException(err2)
+  }
+  if _write_err126 != nil {
+    return false, thrift.WrapTException(_write_err126)
   }
   return true, err
 }
@@ -11012,6 +11492,271 @@ func (p *ExtendedBackendServiceLaunchTaskAndWaitResult) String() string {
   return fmt.Sprintf("ExtendedBackendServiceLaunchTaskAndWaitResult(%+v)", *p)
 }
 
+// Attributes:
+//  - Tasks
+//  - WaitMicros
+type ExtendedBackendServiceLaunchTasksAndWaitArgs struct {
+  Tasks []*TLaunchItem `thrift:"tasks,1" db:"tasks" json:"tasks"`
+  WaitMicros int32 `thrift:"waitMicros,2" db:"waitMicros" json:"waitMicros"`
+}
+
+func NewExtendedBackendServiceLaunchTasksAndWaitArgs() *ExtendedBackendServiceLaunchTasksAndWaitArgs {
+  return &ExtendedBackendServiceLaunchTasksAndWaitArgs{}
+}
+
+
+func (p *ExtendedBackendServiceLaunchTasksAndWaitArgs) GetTasks() []*TLaunchItem {
+  return p.Tasks
+}
+
+func (p *ExtendedBackendServiceLaunchTasksAndWaitArgs) GetWaitMicros() int32 {
+  return p.WaitMicros
+}
+func (p *ExtendedBackendServiceLaunchTasksAndWaitArgs) Read(ctx context.Context, iprot thrift.TProtocol) error {
+  if _, err := iprot.ReadStructBegin(ctx); err != nil {
+    return thrift.PrependError(fmt.Sprintf("%T read error: ", p), err)
+  }
+
+
+  for {
+    _, fieldTypeId, fieldId, err := iprot.ReadFieldBegin(ctx)
+    if err != nil {
+      return thrift.PrependError(fmt.Sprintf("%T field %d read error: ", p, fieldId), err)
+    }
+    if fieldTypeId == thrift.STOP { break; }
+    switch fieldId {
+    case 1:
+      if fieldTypeId == thrift.LIST {
+        if err := p.ReadField1(ctx, iprot); err != nil {
+          return err
+        }
+      } else {
+        if err := iprot.Skip(ctx, fieldTypeId); err != nil {
+          return err
+        }
+      }
+    case 2:
+      if fieldTypeId == thrift.I32 {
+        if err := p.ReadField2(ctx, iprot); err != nil {
+          return err
+        }
+      } else {
+        if err := iprot.Skip(ctx, fieldTypeId); err != nil {
+          return err
+        }
+      }
+    default:
+      if err := iprot.Skip(ctx, fieldTypeId); err != nil {
+        return err
+      }
+    }
+    if err := iprot.ReadFieldEnd(ctx); err != nil {
+      return err
+    }
+  }
+  if err := iprot.ReadStructEnd(ctx); err != nil {
+    return thrift.PrependError(fmt.Sprintf("%T read struct end error: ", p), err)
+  }
+  return nil
+}
+
+func (p *ExtendedBackendServiceLaunchTasksAndWaitArgs)  ReadField1(ctx context.Context, iprot thrift.TProtocol) error {
+  _, size, err := iprot.ReadListBegin(ctx)
+  if err != nil {
+    return thrift.PrependError("error reading list begin: ", err)
+  }
+  tSlice := make([]*TLaunchItem, 0, size)
+  p.Tasks =  tSlice
+  for i := 0; i < size; i ++ {
+    _elem128 := &TLaunchItem{}
+    if err := _elem128.Read(ctx, iprot); err != nil {
+      return thrift.PrependError(fmt.Sprintf("%T error reading struct: ", _elem128), err)
+    }
+    p.Tasks = append(p.Tasks, _elem128)
+  }
+  if err := iprot.ReadListEnd(ctx); err != nil {
+    return thrift.PrependError("error reading list end: ", err)
+  }
+  return nil
+}
+
+func (p *ExtendedBackendServiceLaunchTasksAndWaitArgs)  ReadField2(ctx context.Context, iprot thrift.TProtocol) error {
+  if v, err := iprot.ReadI32(ctx); err != nil {
+  return thrift.PrependError("error reading field 2: ", err)
+} else {
+  p.WaitMicros = v
+}
+  return nil
+}
+
+func (p *ExtendedBackendServiceLaunchTasksAndWaitArgs) Write(ctx context.Context, oprot thrift.TProtocol) error {
+  if err := oprot.WriteStructBegin(ctx, "launchTasksAndWait_args"); err != nil {
+    return thrift.PrependError(fmt.Sprintf("%T write struct begin error: ", p), err) }
+  if p != nil {
+    if err := p.writeField1(ctx, oprot); err != nil { return err }
+    if err := p.writeField2(ctx, oprot); err != nil { return err }
+  }
+  if err := oprot.WriteFieldStop(ctx); err != nil {
+    return thrift.PrependError("write field stop error: ", err) }
+  if err := oprot.WriteStructEnd(ctx); err != nil {
+    return thrift.PrependError("write struct stop error: ", err) }
+  return nil
+}
+
+func (p *ExtendedBackendServiceLaunchTasksAndWaitArgs) writeField1(ctx context.Context, oprot thrift.TProtocol) (err error) {
+  if err := oprot.WriteFieldBegin(ctx, "tasks", thrift.LIST, 1); err != nil {
+    return thrift.PrependError(fmt.Sprintf("%T write field begin error 1:tasks: ", p), err) }
+  if err := oprot.WriteListBegin(ctx, thrift.STRUCT, len(p.Tasks)); err != nil {
+    return thrift.PrependError("error writing list begin: ", err)
+  }
+  for _, v := range p.Tasks {
+    if err := v.Write(ctx, oprot); err != nil {
+      return thrift.PrependError(fmt.Sprintf("%T error writing struct: ", v), err)
+    }
+  }
+  if err := oprot.WriteListEnd(ctx); err != nil {
+    return thrift.PrependError("error writing list end: ", err)
+  }
+  if err := oprot.WriteFieldEnd(ctx); err != nil {
+    return thrift.PrependError(fmt.Sprintf("%T write field end error 1:tasks: ", p), err) }
+  return err
+}
+
+func (p *ExtendedBackendServiceLaunchTasksAndWaitArgs) writeField2(ctx context.Context, oprot thrift.TProtocol) (err error) {
+  if err := oprot.WriteFieldBegin(ctx, "waitMicros", thrift.I32, 2); err != nil {
+    return thrift.PrependError(fmt.Sprintf("%T write field begin error 2:waitMicros: ", p), err) }
+  if err := oprot.WriteI32(ctx, int32(p.WaitMicros)); err != nil {
+  return thrift.PrependError(fmt.Sprintf("%T.waitMicros (2) field write error: ", p), err) }
+  if err := oprot.WriteFieldEnd(ctx); err != nil {
+    return thrift.PrependError(fmt.Sprintf("%T write field end error 2:waitMicros: ", p), err) }
+  return err
+}
+
+func (p *ExtendedBackendServiceLaunchTasksAndWaitArgs) String() string {
+  if p == nil {
+    return "<nil>"
+  }
+  return fmt.Sprintf("ExtendedBackendServiceLaunchTasksAndWaitArgs(%+v)", *p)
+}
+
+// Attributes:
+//  - Success
+type ExtendedBackendServiceLaunchTasksAndWaitResult struct {
+  Success []*TLaunchReply `thrift:"success,0" db:"success" json:"success,omitempty"`
+}
+
+func NewExtendedBackendServiceLaunchTasksAndWaitResult() *ExtendedBackendServiceLaunchTasksAndWaitResult {
+  return &ExtendedBackendServiceLaunchTasksAndWaitResult{}
+}
+
+var ExtendedBackendServiceLaunchTasksAndWaitResult_Success_DEFAULT []*TLaunchReply
+
+func (p *ExtendedBackendServiceLaunchTasksAndWaitResult) GetSuccess() []*TLaunchReply {
+  return p.Success
+}
+func (p *ExtendedBackendServiceLaunchTasksAndWaitResult) IsSetSuccess() bool {
+  return p.Success != nil
+}
+
+func (p *ExtendedBackendServiceLaunchTasksAndWaitResult) Read(ctx context.Context, iprot thrift.TProtocol) error {
+  if _, err := iprot.ReadStructBegin(ctx); err != nil {
+    return thrift.PrependError(fmt.Sprintf("%T read error: ", p), err)
+  }
+
+
+  for {
+    _, fieldTypeId, fieldId, err := iprot.ReadFieldBegin(ctx)
+    if err != nil {
+      return thrift.PrependError(fmt.Sprintf("%T field %d read error: ", p, fieldId), err)
+    }
+    if fieldTypeId == thrift.STOP { break; }
+    switch fieldId {
+    case 0:
+      if fieldTypeId == thrift.LIST {
+        if err := p.ReadField0(ctx, iprot); err != nil {
+          return err
+        }
+      } else {
+        if err := iprot.Skip(ctx, fieldTypeId); err != nil {
+          return err
+        }
+      }
+    default:
+      if err := iprot.Skip(ctx, fieldTypeId); err != nil {
+        return err
+      }
+    }
+    if err := iprot.ReadFieldEnd(ctx); err != nil {
+      return err
+    }
+  }
+  if err := iprot.ReadStructEnd(ctx); err != nil {
+    return thrift.PrependError(fmt.Sprintf("%T read struct end error: ", p), err)
+  }
+  return nil
+}
+
+func (p *ExtendedBackendServiceLaunchTasksAndWaitResult)  ReadField0(ctx context.Context, iprot thrift.TProtocol) error {
+  _, size, err := iprot.ReadListBegin(ctx)
+  if err != nil {
+    return thrift.PrependError("error reading list begin: ", err)
+  }
+  tSlice := make([]*TLaunchReply, 0, size)
+  p.Success =  tSlice
+  for i := 0; i < size; i ++ {
+    _elem129 := &TLaunchReply{}
+    if err := _elem129.Read(ctx, iprot); err != nil {
+      return thrift.PrependError(fmt.Sprintf("%T error reading struct: ", _elem129), err)
+    }
+    p.Success = append(p.Success, _elem129)
+  }
+  if err := iprot.ReadListEnd(ctx); err != nil {
+    return thrift.PrependError("error reading list end: ", err)
+  }
+  return nil
+}
+
+func (p *ExtendedBackendServiceLaunchTasksAndWaitResult) Write(ctx context.Context, oprot thrift.TProtocol) error {
+  if err := oprot.WriteStructBegin(ctx, "launchTasksAndWait_result"); err != nil {
+    return thrift.PrependError(fmt.Sprintf("%T write struct begin error: ", p), err) }
+  if p != nil {
+    if err := p.writeField0(ctx, oprot); err != nil { return err }
+  }
+  if err := oprot.WriteFieldStop(ctx); err != nil {
+    return thrift.PrependError("write field stop error: ", err) }
+  if err := oprot.WriteStructEnd(ctx); err != nil {
+    return thrift.PrependError("write struct stop error: ", err) }
+  return nil
+}
+
+func (p *ExtendedBackendServiceLaunchTasksAndWaitResult) writeField0(ctx context.Context, oprot thrift.TProtocol) (err error) {
+  if p.IsSetSuccess() {
+    if err := oprot.WriteFieldBegin(ctx, "success", thrift.LIST, 0); err != nil {
+      return thrift.PrependError(fmt.Sprintf("%T write field begin error 0:success: ", p), err) }
+    if err := oprot.WriteListBegin(ctx, thrift.STRUCT, len(p.Success)); err != nil {
+      return thrift.PrependError("error writing list begin: ", err)
+    }
+    for _, v := range p.Success {
+      if err := v.Write(ctx, oprot); err != nil {
+        return thrift.PrependError(fmt.Sprintf("%T error writing struct: ", v), err)
+      }
+    }
+    if err := oprot.WriteListEnd(ctx); err != nil {
+      return thrift.PrependError("error writing list end: ", err)
+    }
+    if err := oprot.WriteFieldEnd(ctx); err != nil {
+      return thrift.PrependError(fmt.Sprintf("%T write field end error 0:success: ", p), err) }
+  }
+  return err
+}
+
+func (p *ExtendedBackendServiceLaunchTasksAndWaitResult) String() string {
+  if p == nil {
+    return "<nil>"
+  }
+  return fmt.Sprintf("ExtendedBackendServiceLaunchTasksAndWaitResult(%+v)", *p)
+}
+
 
 type FrontendService interface {
   // Parameters:
@@ -11061,14 +11806,14 @@ func (p *FrontendServiceClient) SetLastResponseMeta_(meta thrift.ResponseMeta) {
 //  - Status
 //  - Message
 func (p *FrontendServiceClient) FrontendMessage(ctx context.Context, taskId *TFullTaskId, status int32, message []byte) (_err error) {
-  var _args120 FrontendServiceFrontendMessageArgs
-  _args120.TaskId = taskId
-  _args120.Status = status
-  _args120.Message = message
-  var _result122 FrontendServiceFrontendMessageResult
-  var _meta121 thrift.ResponseMeta
-  _meta121, _err = p.Client_().Call(ctx, "frontendMessage", &_args120, &_result122)
-  p.SetLastResponseMeta_(_meta121)
+  var _args130 FrontendServiceFrontendMessageArgs
+  _args130.TaskId = taskId
+  _args130.Status = status
+  _args130.Message = message
+  var _result132 FrontendServiceFrontendMessageResult
+  var _meta131 thrift.ResponseMeta
+  _meta131, _err = p.Client_().Call(ctx, "frontendMessage", &_args130, &_result132)
+  p.SetLastResponseMeta_(_meta131)
   if _err != nil {
     return
   }
@@ -11095,9 +11840,9 @@ func (p *FrontendServiceProcessor) ProcessorMap() map[string]thrift.TProcessorFu
 
 func NewFrontendServiceProcessor(handler FrontendService) *FrontendServiceProcessor {
 
-  self123 := &FrontendServiceProcessor{handler:handler, processorMap:make(map[string]thrift.TProcessorFunction)}
-  self123.processorMap["frontendMessage"] = &frontendServiceProcessorFrontendMessage{handler:handler}
-return self123
+  self133 := &FrontendServiceProcessor{handler:handler, processorMap:make(map[string]thrift.TProcessorFunction)}
+  self133.processorMap["frontendMessage"] = &frontendServiceProcessorFrontendMessage{handler:handler}
+return self133
 }
 
 func (p *FrontendServiceProcessor) Process(ctx context.Context, iprot, oprot thrift.TProtocol) (success bool, err thrift.TException) {
@@ -11108,12 +11853,12 @@ func (p *FrontendServiceProcessor) Process(ctx context.Context, iprot, oprot thr
   }
   iprot.Skip(ctx, thrift.STRUCT)
   iprot.ReadMessageEnd(ctx)
-  x124 := thrift.NewTApplicationException(thrift.UNKNOWN_METHOD, "Unknown function " + name)
+  x134 := thrift.NewTApplicationException(thrift.UNKNOWN_METHOD, "Unknown function " + name)
   oprot.WriteMessageBegin(ctx, name, thrift.EXCEPTION, seqId)
-  x124.Write(ctx, oprot)
+  x134.Write(ctx, oprot)
   oprot.WriteMessageEnd(ctx)
   oprot.Flush(ctx)
-  return false, x124
+  return false, x134
 
 }
 
@@ -11122,7 +11867,7 @@ type frontendServiceProcessorFrontendMessage struct {
 }
 
 func (p *frontendServiceProcessorFrontendMessage) Process(ctx context.Context, seqId int32, iprot, oprot thrift.TProtocol) (success bool, err thrift.TException) {
-  var _write_err125 error
+  var _write_err135 error
   args := FrontendServiceFrontendMessageArgs{}
   if err2 := args.Read(ctx, iprot); err2 != nil {
     iprot.ReadMessageEnd(ctx)
@@ -11168,39 +11913,39 @@ func (p *frontendServiceProcessorFrontendMessage) Process(ctx context.Context, s
     if errors.Is(err2, thrift.ErrAbandonRequest) {
       return false, thrift.WrapTException(err2)
     }
-    _exc126 := thrift.NewTApplicationException(thrift.INTERNAL_ERROR, "Internal error processing frontendMessage: " + err2.Error())
+    _exc136 := thrift.NewTApplicationException(thrift.INTERNAL_ERROR, "Internal error processing frontendMessage: " + err2.Error())
     if err2 := oprot.WriteMessageBegin(ctx, "frontendMessage", thrift.EXCEPTION, seqId); err2 != nil {
-      _write_err125 = thrift.WrapTException(err2)
+      _write_err135 = thrift.WrapTException(err2)
     }
-    if err2 := _exc126.Write(ctx, oprot); _write_err125 == nil && err2 != nil {
-      _write_err125 = thrift.WrapTException(err2)
+    if err2 := _exc136.Write(ctx, oprot); _write_err135 == nil && err2 != nil {
+      _write_err135 = thrift.WrapTException(err2)
     }
-    if err2 := oprot.WriteMessageEnd(ctx); _write_err125 == nil && err2 != nil {
-      _write_err125 = thrift.WrapTException(err2)
+    if err2 := oprot.WriteMessageEnd(ctx); _write_err135 == nil && err2 != nil {
+      _write_err135 = thrift.WrapTException(err2)
     }
-    if err2 := oprot.Flush(ctx); _write_err125 == nil && err2 != nil {
-      _write_err125 = thrift.WrapTException(err2)
+    if err2 := oprot.Flush(ctx); _write_err135 == nil && err2 != nil {
+      _write_err135 = thrift.WrapTException(err2)
     }
-    if _write_err125 != nil {
-      return false, thrift.WrapTException(_write_err125)
+    if _write_err135 != nil {
+      return false, thrift.WrapTException(_write_err135)
     }
     return true, err
   }
   tickerCancel()
   if err2 := oprot.WriteMessageBegin(ctx, "frontendMessage", thrift.REPLY, seqId); err2 != nil {
-    _write_err125 = thrift.WrapTException(err2)
+    _write_err135 = thrift.WrapTException(err2)
   }
-  if err2 := result.Write(ctx, oprot); _write_err125 == nil && err2 != nil {
-    _write_err125 = thrift.WrapTException(err2)
+  if err2 := result.Write(ctx, oprot); _write_err135 == nil && err2 != nil {
+    _write_err135 = thrift.WrapTException(err2)
   }
-  if err2 := oprot.WriteMessageEnd(ctx); _write_err125 == nil && err2 != nil {
-    _write_err125 = thrift.WrapTException(err2)
+  if err2 := oprot.WriteMessageEnd(ctx); _write_err135 == nil && err2 != nil {
+    _write_err135 = thrift.WrapTException(err2)
   }
-  if err2 := oprot.Flush(ctx); _write_err125 == nil && err2 != nil {
-    _write_err125 = thrift.WrapTException(err2)
+  if err2 := oprot.Flush(ctx); _write_err135 == nil && err2 != nil {
+    _write_err135 = thrift.WrapTException(err2)
   }
-  if _write_err125 != nil {
-    return false, thrift.WrapTException(_write_err125)
+  if _write_err135 != nil {
+    return false, thrift.WrapTException(_write_err135)
   }
   return true, err
 }
@@ -11458,12 +12203,12 @@ func NewExtendedFrontendServiceClient(c thrift.TClient) *ExtendedFrontendService
 // Parameters:
 //  - Messages
 func (p *ExtendedFrontendServiceClient) FrontendMessages(ctx context.Context, messages []*TFrontendMessage) (_err error) {
-  var _args127 ExtendedFrontendServiceFrontendMessagesArgs
-  _args127.Messages = messages
-  var _result129 ExtendedFrontendServiceFrontendMessagesResult
-  var _meta128 thrift.ResponseMeta
-  _meta128, _err = p.Client_().Call(ctx, "frontendMessages", &_args127, &_result129)
-  p.SetLastResponseMeta_(_meta128)
+  var _args137 ExtendedFrontendServiceFrontendMessagesArgs
+  _args137.Messages = messages
+  var _result139 ExtendedFrontendServiceFrontendMessagesResult
+  var _meta138 thrift.ResponseMeta
+  _meta138, _err = p.Client_().Call(ctx, "frontendMessages", &_args137, &_result139)
+  p.SetLastResponseMeta_(_meta138)
   if _err != nil {
     return
   }
@@ -11475,9 +12220,9 @@ type ExtendedFrontendServiceProcessor struct {
 }
 
 func NewExtendedFrontendServiceProcessor(handler ExtendedFrontendService) *ExtendedFrontendServiceProcessor {
-  self130 := &ExtendedFrontendServiceProcessor{NewFrontendServiceProcessor(handler)}
-  self130.AddToProcessorMap("frontendMessages", &extendedFrontendServiceProcessorFrontendMessages{handler:handler})
-  return self130
+  self140 := &ExtendedFrontendServiceProcessor{NewFrontendServiceProcessor(handler)}
+  self140.AddToProcessorMap("frontendMessages", &extendedFrontendServiceProcessorFrontendMessages{handler:handler})
+  return self140
 }
 
 type extendedFrontendServiceProcessorFrontendMessages struct {
@@ -11485,7 +12230,7 @@ type extendedFrontendServiceProcessorFrontendMessages struct {
 }
 
 func (p *extendedFrontendServiceProcessorFrontendMessages) Process(ctx context.Context, seqId int32, iprot, oprot thrift.TProtocol) (success bool, err thrift.TException) {
-  var _write_err131 error
+  var _write_err141 error
   args := ExtendedFrontendServiceFrontendMessagesArgs{}
   if err2 := args.Read(ctx, iprot); err2 != nil {
     iprot.ReadMessageEnd(ctx)
@@ -11531,39 +12276,39 @@ func (p *extendedFrontendServiceProcessorFrontendMessages) Process(ctx context.C
     if errors.Is(err2, thrift.ErrAbandonRequest) {
       return false, thrift.WrapTException(err2)
     }
-    _exc132 := thrift.NewTApplicationException(thrift.INTERNAL_ERROR, "Internal error processing frontendMessages: " + err2.Error())
+    _exc142 := thrift.NewTApplicationException(thrift.INTERNAL_ERROR, "Internal error processing frontendMessages: " + err2.Error())
     if err2 := oprot.WriteMessageBegin(ctx, "frontendMessages", thrift.EXCEPTION, seqId); err2 != nil {
-      _write_err131 = thrift.WrapTException(err2)
+      _write_err141 = thrift.WrapTException(err2)
     }
-    if err2 := _exc132.Write(ctx, oprot); _write_err131 == nil && err2 != nil {
-      _write_err131 = thrift.WrapTException(err2)
+    if err2 := _exc142.Write(ctx, oprot); _write_err141 == nil && err2 != nil {
+      _write_err141 = thrift.WrapTException(err2)
     }
-    if err2 := oprot.WriteMessageEnd(ctx); _write_err131 == nil && err2 != nil {
-      _write_err131 = thrift.WrapTException(err2)
+    if err2 := oprot.WriteMessageEnd(ctx); _write_err141 == nil && err2 != nil {
+      _write_err141 = thrift.WrapTException(err2)
     }
-    if err2 := oprot.Flush(ctx); _write_err131 == nil && err2 != nil {
-      _write_err131 = thrift.WrapTException(err2)
+    if err2 := oprot.Flush(ctx); _write_err141 == nil && err2 != nil {
+      _write_err141 = thrift.WrapTException(err2)
     }
-    if _write_err131 != nil {
-      return false, thrift.WrapTException(_write_err131)
+    if _write_err141 != nil {
+      return false, thrift.WrapTException(_write_err141)
     }
     return true, err
   }
   tickerCancel()
   if err2 := oprot.WriteMessageBegin(ctx, "frontendMessages", thrift.REPLY, seqId); err2 != nil {
-    _write_err131 = thrift.WrapTException(err2)
+    _write_err141 = thrift.WrapTException(err2)
   }
-  if err2 := result.Write(ctx, oprot); _write_err131 == nil && err2 != nil {
-    _write_err131 = thrift.WrapTException(err2)
+  if err2 := result.Write(ctx, oprot); _write_err141 == nil && err2 != nil {
+    _write_err141 = thrift.WrapTException(err2)
   }
-  if err2 := oprot.WriteMessageEnd(ctx); _write_err131 == nil && err2 != nil {
-    _write_err131 = thrift.WrapTException(err2)
+  if err2 := oprot.WriteMessageEnd(ctx); _write_err141 == nil && err2 != nil {
+    _write_err141 = thrift.WrapTException(err2)
   }
-  if err2 := oprot.Flush(ctx); _write_err131 == nil && err2 != nil {
-    _write_err131 = thrift.WrapTException(err2)
+  if err2 := oprot.Flush(ctx); _write_err141 == nil && err2 != nil {
+    _write_err141 = thrift.WrapTException(err2)
   }
-  if _write_err131 != nil {
-    return false, thrift.WrapTException(_write_err131)
+  if _write_err141 != nil {
+    return false, thrift.WrapTException(_write_err141)
   }
   return true, err
 }
@@ -11631,11 +12376,11 @@ func (p *ExtendedFrontendServiceFrontendMessagesArgs)  ReadField1(ctx context.Co
   tSlice := make([]*TFrontendMessage, 0, size)
   p.Messages =  tSlice
   for i := 0; i < size; i ++ {
-    _elem133 := &TFrontendMessage{}
-    if err := _elem133.Read(ctx, iprot); err != nil {
-      return thrift.PrependError(fmt.Sprintf("%T error reading struct: ", _elem133), err)
+    _elem143 := &TFrontendMessage{}
+    if err := _elem143.Read(ctx, iprot); err != nil {
+      return thrift.PrependError(fmt.Sprintf("%T error reading struct: ", _elem143), err)
     }
-    p.Messages = append(p.Messages, _elem133)
+    p.Messages = append(p.Messages, _elem143)
   }
   if err := iprot.ReadListEnd(ctx); err != nil {
     return thrift.PrependError("error reading list end: ", err)

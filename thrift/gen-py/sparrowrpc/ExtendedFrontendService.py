@@ -139,11 +139,11 @@ class frontendMessages_args(object):
             if fid == 1:
                 if ftype == TType.LIST:
                     self.messages = []
-                    (_etype73, _size70) = iprot.readListBegin()
-                    for _i74 in range(_size70):
-                        _elem75 = TFrontendMessage()
-                        _elem75.read(iprot)
-                        self.messages.append(_elem75)
+                    (_etype101, _size98) = iprot.readListBegin()
+                    for _i102 in range(_size98):
+                        _elem103 = TFrontendMessage()
+                        _elem103.read(iprot)
+                        self.messages.append(_elem103)
                     iprot.readListEnd()
                 else:
                     iprot.skip(ftype)
@@ -160,8 +160,8 @@ class frontendMessages_args(object):
         if self.messages is not None:
             oprot.writeFieldBegin('messages', TType.LIST, 1)
             oprot.writeListBegin(TType.STRUCT, len(self.messages))
-            for iter76 in self.messages:
-                iter76.write(oprot)
+            for iter104 in self.messages:
+                iter104.write(oprot)
             oprot.writeListEnd()
             oprot.writeFieldEnd()
         oprot.writeFieldStop()

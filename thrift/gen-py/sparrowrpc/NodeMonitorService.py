@@ -556,11 +556,11 @@ class tasksFinished_args(object):
             if fid == 1:
                 if ftype == TType.LIST:
                     self.tasks = []
-                    (_etype66, _size63) = iprot.readListBegin()
-                    for _i67 in range(_size63):
-                        _elem68 = TFullTaskId()
-                        _elem68.read(iprot)
-                        self.tasks.append(_elem68)
+                    (_etype73, _size70) = iprot.readListBegin()
+                    for _i74 in range(_size70):
+                        _elem75 = TFullTaskId()
+                        _elem75.read(iprot)
+                        self.tasks.append(_elem75)
                     iprot.readListEnd()
                 else:
                     iprot.skip(ftype)
@@ -577,8 +577,8 @@ class tasksFinished_args(object):
         if self.tasks is not None:
             oprot.writeFieldBegin('tasks', TType.LIST, 1)
             oprot.writeListBegin(TType.STRUCT, len(self.tasks))
-            for iter69 in self.tasks:
-                iter69.write(oprot)
+            for iter76 in self.tasks:
+                iter76.write(oprot)
             oprot.writeListEnd()
             oprot.writeFieldEnd()
         oprot.writeFieldStop()

@@ -1276,15 +1276,19 @@ class TEnqueueOfferReply(object):
      - launched
      - guided
      - boot
+     - moreLaunched
+     - freeSlots
 
     """
 
 
-    def __init__(self, accepted=None, launched=None, guided=None, boot=None,):
+    def __init__(self, accepted=None, launched=None, guided=None, boot=None, moreLaunched=None, freeSlots=None,):
         self.accepted = accepted
         self.launched = launched
         self.guided = guided
         self.boot = boot
+        self.moreLaunched = moreLaunched
+        self.freeSlots = freeSlots
 
     def read(self, iprot):
         if iprot._fast_decode is not None and isinstance(iprot.trans, TTransport.CReadableTransport) and self.thrift_spec is not None:
@@ -1315,6 +1319,21 @@ class TEnqueueOfferReply(object):
                     self.boot = iprot.readString().decode('utf-8', errors='replace') if sys.version_info[0] == 2 else iprot.readString()
                 else:
                     iprot.skip(ftype)
+            elif fid == 5:
+                if ftype == TType.LIST:
+                    self.moreLaunched = []
+                    (_etype38, _size35) = iprot.readListBegin()
+                    for _i39 in range(_size35):
+                        _elem40 = iprot.readBool()
+                        self.moreLaunched.append(_elem40)
+                    iprot.readListEnd()
+                else:
+                    iprot.skip(ftype)
+            elif fid == 6:
+                if ftype == TType.I32:
+                    self.freeSlots = iprot.readI32()
+                else:
+                    iprot.skip(ftype)
             else:
                 iprot.skip(ftype)
             iprot.readFieldEnd()
@@ -1340,6 +1359,17 @@ class TEnqueueOfferReply(object):
         if self.boot is not None:
             oprot.writeFieldBegin('boot', TType.STRING, 4)
             oprot.writeString(self.boot.encode('utf-8') if sys.version_info[0] == 2 else self.boot)
+            oprot.writeFieldEnd()
+        if self.moreLaunched is not None:
+            oprot.writeFieldBegin('moreLaunched', TType.LIST, 5)
+            oprot.writeListBegin(TType.BOOL, len(self.moreLaunched))
+            for iter41 in self.moreLaunched:
+                oprot.writeBool(iter41)
+            oprot.writeListEnd()
+            oprot.writeFieldEnd()
+        if self.freeSlots is not None:
+            oprot.writeFieldBegin('freeSlots', TType.I32, 6)
+            oprot.writeI32(self.freeSlots)
             oprot.writeFieldEnd()
         oprot.writeFieldStop()
         oprot.writeStructEnd()
@@ -1487,6 +1517,87 @@ class TLaunchReply(object):
         if self.message is not None:
             oprot.writeFieldBegin('message', TType.STRING, 3)
             oprot.writeBinary(self.message)
+            oprot.writeFieldEnd()
+        oprot.writeFieldStop()
+        oprot.writeStructEnd()
+
+    def validate(self):
+        return
+
+    def __repr__(self):
+        L = ['%s=%r' % (key, value)
+             for key, value in self.__dict__.items()]
+        return '%s(%s)' % (self.__class__.__name__, ', '.join(L))
+
+    def __eq__(self, other):
+        return isinstance(other, self.__class__) and self.__dict__ == other.__dict__
+
+    def __ne__(self, other):
+        return not (self == other)
+
+
+class TLaunchItem(object):
+    """
+    Attributes:
+     - message
+     - taskId
+     - user
+
+    """
+
+
+    def __init__(self, message=None, taskId=None, user=None,):
+        self.message = message
+        self.taskId = taskId
+        self.user = user
+
+    def read(self, iprot):
+        if iprot._fast_decode is not None and isinstance(iprot.trans, TTransport.CReadableTransport) and self.thrift_spec is not None:
+            iprot._fast_decode(self, iprot, [self.__class__, self.thrift_spec])
+            return
+        iprot.readStructBegin()
+        while True:
+            (fname, ftype, fid) = iprot.readFieldBegin()
+            if ftype == TType.STOP:
+                break
+            if fid == 1:
+                if ftype == TType.STRING:
+                    self.message = iprot.readBinary()
+                else:
+                    iprot.skip(ftype)
+            elif fid == 2:
+                if ftype == TType.STRUCT:
+                    self.taskId = TFullTaskId()
+                    self.taskId.read(iprot)
+                else:
+                    iprot.skip(ftype)
+            elif fid == 3:
+                if ftype == TType.STRUCT:
+                    self.user = TUserGroupInfo()
+                    self.user.read(iprot)
+                else:
+                    iprot.skip(ftype)
+            else:
+                iprot.skip(ftype)
+            iprot.readFieldEnd()
+        iprot.readStructEnd()
+
+    def write(self, oprot):
+        if oprot._fast_encode is not None and self.thrift_spec is not None:
+            oprot.trans.write(oprot._fast_encode(self, [self.__class__, self.thrift_spec]))
+            return
+        oprot.writeStructBegin('TLaunchItem')
+        if self.message is not None:
+            oprot.writeFieldBegin('message', TType.STRING, 1)
+            oprot.writeBinary(self.message)
+            oprot.writeFieldEnd()
+        if self.taskId is not None:
+            oprot.writeFieldBegin('taskId', TType.STRUCT, 2)
+            self.taskId.write(oprot)
+            oprot.writeFieldEnd()
+        if self.user is not None:
+            oprot.writeFieldBegin('user', TType.STRUCT, 3)
+            self.user.write(oprot)
             oprot.writeFieldEnd()
         oprot.writeFieldStop()
         oprot.writeStructEnd()
@@ -1717,6 +1828,8 @@ TEnqueueOfferReply.thrift_spec = (
     (2, TType.BOOL, 'launched', None, None, ),  # 2
     (3, TType.BOOL, 'guided', None, None, ),  # 3
     (4, TType.STRING, 'boot', 'UTF8', None, ),  # 4
+    (5, TType.LIST, 'moreLaunched', (TType.BOOL, None, False), None, ),  # 5
+    (6, TType.I32, 'freeSlots', None, None, ),  # 6
 )
 all_structs.append(TOfferOutcome)
 TOfferOutcome.thrift_spec = (
@@ -1730,6 +1843,13 @@ TLaunchReply.thrift_spec = (
     (1, TType.BOOL, 'done', None, None, ),  # 1
     (2, TType.I32, 'status', None, None, ),  # 2
     (3, TType.STRING, 'message', 'BINARY', None, ),  # 3
+)
+all_structs.append(TLaunchItem)
+TLaunchItem.thrift_spec = (
+    None,  # 0
+    (1, TType.STRING, 'message', 'BINARY', None, ),  # 1
+    (2, TType.STRUCT, 'taskId', [TFullTaskId, None], None, ),  # 2
+    (3, TType.STRUCT, 'user', [TUserGroupInfo, None], None, ),  # 3
 )
 all_structs.append(IncompleteRequestException)
 IncompleteRequestException.thrift_spec = (

@@ -31,6 +31,15 @@ class Iface(sparrowrpc.BackendService.Iface):
         """
         pass
 
+    def launchTasksAndWait(self, tasks, waitMicros):
+        """
+        Parameters:
+         - tasks
+         - waitMicros
+
+        """
+        pass
+
 
 class Client(sparrowrpc.BackendService.Client, Iface):
     def __init__(self, iprot, oprot=None):
@@ -74,11 +83,46 @@ class Client(sparrowrpc.BackendService.Client, Iface):
             return result.success
         raise TApplicationException(TApplicationException.MISSING_RESULT, "launchTaskAndWait failed: unknown result")
 
+    def launchTasksAndWait(self, tasks, waitMicros):
+        """
+        Parameters:
+         - tasks
+         - waitMicros
+
+        """
+        self.send_launchTasksAndWait(tasks, waitMicros)
+        return self.recv_launchTasksAndWait()
+
+    def send_launchTasksAndWait(self, tasks, waitMicros):
+        self._oprot.writeMessageBegin('launchTasksAndWait', TMessageType.CALL, self._seqid)
+        args = launchTasksAndWait_args()
+        args.tasks = tasks
+        args.waitMicros = waitMicros
+        args.write(self._oprot)
+        self._oprot.writeMessageEnd()
+        self._oprot.trans.flush()
+
+    def recv_launchTasksAndWait(self):
+        iprot = self._iprot
+        (fname, mtype, rseqid) = iprot.readMessageBegin()
+        if mtype == TMessageType.EXCEPTION:
+            x = TApplicationException()
+            x.read(iprot)
+            iprot.readMessageEnd()
+            raise x
+        result = launchTasksAndWait_result()
+        result.read(iprot)
+        iprot.readMessageEnd()
+        if result.success is not None:
+            return result.success
+        raise TApplicationException(TApplicationException.MISSING_RESULT, "launchTasksAndWait failed: unknown result")
+
 
 class Processor(sparrowrpc.BackendService.Processor, Iface, TProcessor):
     def __init__(self, handler):
         sparrowrpc.BackendService.Processor.__init__(self, handler)
         self._processMap["launchTaskAndWait"] = Processor.process_launchTaskAndWait
+        self._processMap["launchTasksAndWait"] = Processor.process_launchTasksAndWait
         self._on_message_begin = None
 
     def on_message_begin(self, func):
@@ -120,6 +164,29 @@ class Processor(sparrowrpc.BackendService.Processor, Iface, TProcessor):
             msg_type = TMessageType.EXCEPTION
             result = TApplicationException(TApplicationException.INTERNAL_ERROR, 'Internal error')
         oprot.writeMessageBegin("launchTaskAndWait", msg_type, seqid)
+        result.write(oprot)
+        oprot.writeMessageEnd()
+        oprot.trans.flush()
+
+    def process_launchTasksAndWait(self, seqid, iprot, oprot):
+        args = launchTasksAndWait_args()
+        args.read(iprot)
+        iprot.readMessageEnd()
+        result = launchTasksAndWait_result()
+        try:
+            result.success = self._handler.launchTasksAndWait(args.tasks, args.waitMicros)
+            msg_type = TMessageType.REPLY
+        except TTransport.TTransportException:
+            raise
+        except TApplicationException as ex:
+            logging.exception('TApplication exception in handler')
+            msg_type = TMessageType.EXCEPTION
+            result = ex
+        except Exception:
+            logging.exception('Unexpected exception in handler')
+            msg_type = TMessageType.EXCEPTION
+            result = TApplicationException(TApplicationException.INTERNAL_ERROR, 'Internal error')
+        oprot.writeMessageBegin("launchTasksAndWait", msg_type, seqid)
         result.write(oprot)
         oprot.writeMessageEnd()
         oprot.trans.flush()
@@ -286,6 +353,159 @@ class launchTaskAndWait_result(object):
 all_structs.append(launchTaskAndWait_result)
 launchTaskAndWait_result.thrift_spec = (
     (0, TType.STRUCT, 'success', [TLaunchReply, None], None, ),  # 0
+)
+
+
+class launchTasksAndWait_args(object):
+    """
+    Attributes:
+     - tasks
+     - waitMicros
+
+    """
+
+
+    def __init__(self, tasks=None, waitMicros=None,):
+        self.tasks = tasks
+        self.waitMicros = waitMicros
+
+    def read(self, iprot):
+        if iprot._fast_decode is not None and isinstance(iprot.trans, TTransport.CReadableTransport) and self.thrift_spec is not None:
+            iprot._fast_decode(self, iprot, [self.__class__, self.thrift_spec])
+            return
+        iprot.readStructBegin()
+        while True:
+            (fname, ftype, fid) = iprot.readFieldBegin()
+            if ftype == TType.STOP:
+                break
+            if fid == 1:
+                if ftype == TType.LIST:
+                    self.tasks = []
+                    (_etype87, _size84) = iprot.readListBegin()
+                    for _i88 in range(_size84):
+                        _elem89 = TLaunchItem()
+                        _elem89.read(iprot)
+                        self.tasks.append(_elem89)
+                    iprot.readListEnd()
+                else:
+                    iprot.skip(ftype)
+            elif fid == 2:
+                if ftype == TType.I32:
+                    self.waitMicros = iprot.readI32()
+                else:
+                    iprot.skip(ftype)
+            else:
+                iprot.skip(ftype)
+            iprot.readFieldEnd()
+        iprot.readStructEnd()
+
+    def write(self, oprot):
+        if oprot._fast_encode is not None and self.thrift_spec is not None:
+            oprot.trans.write(oprot._fast_encode(self, [self.__class__, self.thrift_spec]))
+            return
+        oprot.writeStructBegin('launchTasksAndWait_args')
+        if self.tasks is not None:
+            oprot.writeFieldBegin('tasks', TType.LIST, 1)
+            oprot.writeListBegin(TType.STRUCT, len(self.tasks))
+            for iter90 in self.tasks:
+                iter90.write(oprot)
+            oprot.writeListEnd()
+            oprot.writeFieldEnd()
+        if self.waitMicros is not None:
+            oprot.writeFieldBegin('waitMicros', TType.I32, 2)
+            oprot.writeI32(self.waitMicros)
+            oprot.writeFieldEnd()
+        oprot.writeFieldStop()
+        oprot.writeStructEnd()
+
+    def validate(self):
+        return
+
+    def __repr__(self):
+        L = ['%s=%r' % (key, value)
+             for key, value in self.__dict__.items()]
+        return '%s(%s)' % (self.__class__.__name__, ', '.join(L))
+
+    def __eq__(self, other):
+        return isinstance(other, self.__class__) and self.__dict__ == other.__dict__
+
+    def __ne__(self, other):
+        return not (self == other)
+all_structs.append(launchTasksAndWait_args)
+launchTasksAndWait_args.thrift_spec = (
+    None,  # 0
+    (1, TType.LIST, 'tasks', (TType.STRUCT, [TLaunchItem, None], False), None, ),  # 1
+    (2, TType.I32, 'waitMicros', None, None, ),  # 2
+)
+
+
+class launchTasksAndWait_result(object):
+    """
+    Attributes:
+     - success
+
+    """
+
+
+    def __init__(self, success=None,):
+        self.success = success
+
+    def read(self, iprot):
+        if iprot._fast_decode is not None and isinstance(iprot.trans, TTransport.CReadableTransport) and self.thrift_spec is not None:
+            iprot._fast_decode(self, iprot, [self.__class__, self.thrift_spec])
+            return
+        iprot.readStructBegin()
+        while True:
+            (fname, ftype, fid) = iprot.readFieldBegin()
+            if ftype == TType.STOP:
+                break
+            if fid == 0:
+                if ftype == TType.LIST:
+                    self.success = []
+                    (_etype94, _size91) = iprot.readListBegin()
+                    for _i95 in range(_size91):
+                        _elem96 = TLaunchReply()
+                        _elem96.read(iprot)
+                        self.success.append(_elem96)
+                    iprot.readListEnd()
+                else:
+                    iprot.skip(ftype)
+            else:
+                iprot.skip(ftype)
+            iprot.readFieldEnd()
+        iprot.readStructEnd()
+
+    def write(self, oprot):
+        if oprot._fast_encode is not None and self.thrift_spec is not None:
+            oprot.trans.write(oprot._fast_encode(self, [self.__class__, self.thrift_spec]))
+            return
+        oprot.writeStructBegin('launchTasksAndWait_result')
+        if self.success is not None:
+            oprot.writeFieldBegin('success', TType.LIST, 0)
+            oprot.writeListBegin(TType.STRUCT, len(self.success))
+            for iter97 in self.success:
+                iter97.write(oprot)
+            oprot.writeListEnd()
+            oprot.writeFieldEnd()
+        oprot.writeFieldStop()
+        oprot.writeStructEnd()
+
+    def validate(self):
+        return
+
+    def __repr__(self):
+        L = ['%s=%r' % (key, value)
+             for key, value in self.__dict__.items()]
+        return '%s(%s)' % (self.__class__.__name__, ', '.join(L))
+
+    def __eq__(self, other):
+        return isinstance(other, self.__class__) and self.__dict__ == other.__dict__
+
+    def __ne__(self, other):
+        return not (self == other)
+all_structs.append(launchTasksAndWait_result)
+launchTasksAndWait_result.thrift_spec = (
+    (0, TType.LIST, 'success', (TType.STRUCT, [TLaunchReply, None], False), None, ),  # 0
 )
 fix_spec(all_structs)
 del all_structs

@@ -35,11 +35,12 @@ class Iface(object):
         """
         pass
 
-    def enqueueTaskReservationsWithOffer(self, request, offer):
+    def enqueueTaskReservationsWithOffer(self, request, offer, moreOffers):
         """
         Parameters:
          - request
          - offer
+         - moreOffers
 
         """
         pass
@@ -123,21 +124,23 @@ class Client(Iface):
         iprot.readMessageEnd()
         return
 
-    def enqueueTaskReservationsWithOffer(self, request, offer):
+    def enqueueTaskReservationsWithOffer(self, request, offer, moreOffers):
         """
         Parameters:
          - request
          - offer
+         - moreOffers
 
         """
-        self.send_enqueueTaskReservationsWithOffer(request, offer)
+        self.send_enqueueTaskReservationsWithOffer(request, offer, moreOffers)
         return self.recv_enqueueTaskReservationsWithOffer()
 
-    def send_enqueueTaskReservationsWithOffer(self, request, offer):
+    def send_enqueueTaskReservationsWithOffer(self, request, offer, moreOffers):
         self._oprot.writeMessageBegin('enqueueTaskReservationsWithOffer', TMessageType.CALL, self._seqid)
         args = enqueueTaskReservationsWithOffer_args()
         args.request = request
         args.offer = offer
+        args.moreOffers = moreOffers
         args.write(self._oprot)
         self._oprot.writeMessageEnd()
         self._oprot.trans.flush()
@@ -274,7 +277,7 @@ class Processor(Iface, TProcessor):
         iprot.readMessageEnd()
         result = enqueueTaskReservationsWithOffer_result()
         try:
-            result.success = self._handler.enqueueTaskReservationsWithOffer(args.request, args.offer)
+            result.success = self._handler.enqueueTaskReservationsWithOffer(args.request, args.offer, args.moreOffers)
             msg_type = TMessageType.REPLY
         except TTransport.TTransportException:
             raise
@@ -552,13 +555,15 @@ class enqueueTaskReservationsWithOffer_args(object):
     Attributes:
      - request
      - offer
+     - moreOffers
 
     """
 
 
-    def __init__(self, request=None, offer=None,):
+    def __init__(self, request=None, offer=None, moreOffers=None,):
         self.request = request
         self.offer = offer
+        self.moreOffers = moreOffers
 
     def read(self, iprot):
         if iprot._fast_decode is not None and isinstance(iprot.trans, TTransport.CReadableTransport) and self.thrift_spec is not None:
@@ -581,6 +586,17 @@ class enqueueTaskReservationsWithOffer_args(object):
                     self.offer.read(iprot)
                 else:
                     iprot.skip(ftype)
+            elif fid == 3:
+                if ftype == TType.LIST:
+                    self.moreOffers = []
+                    (_etype80, _size77) = iprot.readListBegin()
+                    for _i81 in range(_size77):
+                        _elem82 = TTaskLaunchSpec()
+                        _elem82.read(iprot)
+                        self.moreOffers.append(_elem82)
+                    iprot.readListEnd()
+                else:
+                    iprot.skip(ftype)
             else:
                 iprot.skip(ftype)
             iprot.readFieldEnd()
@@ -598,6 +614,13 @@ class enqueueTaskReservationsWithOffer_args(object):
         if self.offer is not None:
             oprot.writeFieldBegin('offer', TType.STRUCT, 2)
             self.offer.write(oprot)
+            oprot.writeFieldEnd()
+        if self.moreOffers is not None:
+            oprot.writeFieldBegin('moreOffers', TType.LIST, 3)
+            oprot.writeListBegin(TType.STRUCT, len(self.moreOffers))
+            for iter83 in self.moreOffers:
+                iter83.write(oprot)
+            oprot.writeListEnd()
             oprot.writeFieldEnd()
         oprot.writeFieldStop()
         oprot.writeStructEnd()
@@ -620,6 +643,7 @@ enqueueTaskReservationsWithOffer_args.thrift_spec = (
     None,  # 0
     (1, TType.STRUCT, 'request', [TEnqueueTaskReservationsRequest, None], None, ),  # 1
     (2, TType.STRUCT, 'offer', [TTaskLaunchSpec, None], None, ),  # 2
+    (3, TType.LIST, 'moreOffers', (TType.STRUCT, [TTaskLaunchSpec, None], False), None, ),  # 3
 )
 
 

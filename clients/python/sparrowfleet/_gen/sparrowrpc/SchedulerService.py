@@ -983,11 +983,11 @@ class tasksDone_args(object):
             if fid == 1:
                 if ftype == TType.LIST:
                     self.tasks = []
-                    (_etype38, _size35) = iprot.readListBegin()
-                    for _i39 in range(_size35):
-                        _elem40 = TTaskDone()
-                        _elem40.read(iprot)
-                        self.tasks.append(_elem40)
+                    (_etype45, _size42) = iprot.readListBegin()
+                    for _i46 in range(_size42):
+                        _elem47 = TTaskDone()
+                        _elem47.read(iprot)
+                        self.tasks.append(_elem47)
                     iprot.readListEnd()
                 else:
                     iprot.skip(ftype)
@@ -1010,8 +1010,8 @@ class tasksDone_args(object):
         if self.tasks is not None:
             oprot.writeFieldBegin('tasks', TType.LIST, 1)
             oprot.writeListBegin(TType.STRUCT, len(self.tasks))
-            for iter41 in self.tasks:
-                iter41.write(oprot)
+            for iter48 in self.tasks:
+                iter48.write(oprot)
             oprot.writeListEnd()
             oprot.writeFieldEnd()
         if self.nodeMonitorAddress is not None:
