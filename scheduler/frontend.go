@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"sync"
 	"time"
 
 	"github.com/apache/thrift/lib/go/thrift"
@@ -48,17 +49,26 @@ func (s *Scheduler) RegisterFrontend(ctx context.Context, app, socketAddress str
 // that the sender knows; a frontend that is down costs no call per message
 // (frontendlink.go).
 func (s *Scheduler) SendFrontendMessage(ctx context.Context, app string, taskID *sparrowrpc.TFullTaskId, status int32, message []byte) error {
-	if taskID != nil {
-		s.mu.Lock()
-		late := s.running.late(runningTask{app: taskID.AppId, request: taskID.RequestId, task: taskID.TaskId})
-		s.mu.Unlock()
-		if late {
-			s.log.Info().Str("request", taskID.RequestId).Str("task", taskID.TaskId).
-				Msg("dropping a message about a task already reported lost")
-			return nil
-		}
+	if s.lateMessage(taskID) {
+		return nil
 	}
 	return s.deliverCtx(ctx, app, taskID, status, message)
+}
+
+// lateMessage reports whether a message about taskID comes after the task
+// was reported lost, and is to be dropped (and logs so).
+func (s *Scheduler) lateMessage(taskID *sparrowrpc.TFullTaskId) bool {
+	if taskID == nil {
+		return false
+	}
+	s.mu.Lock()
+	late := s.running.late(runningTask{app: taskID.AppId, request: taskID.RequestId, task: taskID.TaskId})
+	s.mu.Unlock()
+	if late {
+		s.log.Info().Str("request", taskID.RequestId).Str("task", taskID.TaskId).
+			Msg("dropping a message about a task already reported lost")
+	}
+	return late
 }
 
 // deliver is deliverCtx for the scheduler's own reports (failed and lost
@@ -82,7 +92,13 @@ func (s *Scheduler) deliverCtx(ctx context.Context, app string, taskID *sparrowr
 		s.log.Debug().Err(err).Str("app", app).Int32("status", status).Msg("frontend message dropped")
 		return err
 	}
-	err = s.frontSend.send(addr, batched, taskID, status, message)
+	return s.delivered(app, addr, l, probe, s.frontSend.send(addr, batched, taskID, status, message))
+}
+
+// delivered gives back the in-flight slot on addr's link (l, taken as a
+// probe or not) of a message to app's frontend whose call ended with err,
+// and returns err with its context.
+func (s *Scheduler) delivered(app, addr string, l *frontendLink, probe bool, err error) error {
 	outcome := outcomeOK
 	var ae thrift.TApplicationException
 	switch {
@@ -104,6 +120,52 @@ func (s *Scheduler) deliverCtx(ctx context.Context, app string, taskID *sparrowr
 		return fmt.Errorf("deliver frontend message for app %q to %s: %w", app, addr, err)
 	}
 	return nil
+}
+
+// deliverTogether delivers msgs, about tasks of app's job request, and
+// returns each one's error. When the job's frontend serves
+// frontendMessages and its link has room for several at once, they go in
+// one call; any its link has no room for at once, or all when the frontend
+// takes them one by one, go each alone, in parallel, as deliverCtx sends
+// them.
+func (s *Scheduler) deliverTogether(ctx context.Context, app, request string, msgs []*sparrowrpc.TFrontendMessage) []error {
+	errs := make([]error, len(msgs))
+	alone := func(from int) *sync.WaitGroup {
+		var wg sync.WaitGroup
+		for i := from; i < len(msgs); i++ {
+			m := msgs[i]
+			wg.Go(func() { errs[i] = s.deliverCtx(ctx, app, m.TaskId, m.Status, m.Message) })
+		}
+		return &wg
+	}
+	if len(msgs) < 2 {
+		alone(0).Wait()
+		return errs
+	}
+	addr, batched, l, probe, err := s.acquire(ctx, app, request)
+	if err != nil {
+		s.log.Debug().Err(err).Str("app", app).Msg("frontend message dropped")
+		errs[0] = err
+		alone(1).Wait()
+		return errs
+	}
+	n := 1
+	if !probe && s.frontSend.batching(addr, batched) {
+		s.mu.Lock()
+		n += s.front.links.beginMore(l, len(msgs)-1)
+		s.mu.Unlock()
+	}
+	rest := alone(n)
+	if n == 1 {
+		m := msgs[0]
+		errs[0] = s.delivered(app, addr, l, probe, s.frontSend.send(addr, batched, m.TaskId, m.Status, m.Message))
+	} else {
+		for i, err := range s.frontSend.sendTogether(addr, msgs[:n]) {
+			errs[i] = s.delivered(app, addr, l, false, err)
+		}
+	}
+	rest.Wait()
+	return errs
 }
 
 // acquire finds the frontend of app's job request, and whether the job's

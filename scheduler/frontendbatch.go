@@ -76,22 +76,41 @@ func newFrontendSender(fronts Frontends) *frontendSender {
 // send delivers one message to addr and returns the call's error; batched
 // says the message's job advertised frontendMessages.
 func (f *frontendSender) send(addr string, batched bool, taskID *sparrowrpc.TFullTaskId, status int32, message []byte) error {
-	if !batched || f.batches == nil || f.caps.Lacks(addr, methodFrontendMessages) {
+	if !f.batching(addr, batched) {
 		return f.fronts.FrontendMessage(context.Background(), addr, taskID, status, message)
 	}
-	it := frontendItem{msg: &sparrowrpc.TFrontendMessage{TaskId: taskID, Status: status, Message: message}, done: make(chan error, 1)}
+	return f.sendTogether(addr, []*sparrowrpc.TFrontendMessage{{TaskId: taskID, Status: status, Message: message}})[0]
+}
+
+// batching reports whether messages of a job that advertised
+// frontendMessages (batched) go to addr in batches.
+func (f *frontendSender) batching(addr string, batched bool) bool {
+	return batched && f.batches != nil && !f.caps.Lacks(addr, methodFrontendMessages)
+}
+
+// sendTogether queues msgs for addr in one batch, of a job that
+// advertised frontendMessages, and returns each one's error once every one
+// is answered.
+func (f *frontendSender) sendTogether(addr string, msgs []*sparrowrpc.TFrontendMessage) []error {
+	items := make([]frontendItem, len(msgs))
+	for i, m := range msgs {
+		items[i] = frontendItem{msg: m, done: make(chan error, 1)}
+	}
 	f.mu.Lock()
-	f.queued++
+	f.queued += len(items)
 	f.mu.Unlock()
-	f.queue.Add(addr, it)
-	err := <-it.done
+	f.queue.SendAll(addr, items...)
+	errs := make([]error, len(items))
+	for i, it := range items {
+		errs[i] = <-it.done
+	}
 	f.mu.Lock()
-	f.queued--
+	f.queued -= len(items)
 	if f.queued == 0 {
 		f.idle.Broadcast()
 	}
 	f.mu.Unlock()
-	return err
+	return errs
 }
 
 // sendBatch sends one batch to addr and tells each message's sender the

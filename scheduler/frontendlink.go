@@ -239,6 +239,20 @@ func (b *linkBook) begin(addr string, now time.Time) (linkVerdict, *frontendLink
 	return linkSend, l
 }
 
+// beginMore takes up to n more in-flight slots on l, a link begin just
+// answered linkSend, for messages sent with that one, if the link is up
+// and has room for them without waiting, and returns how many it took.
+// Each is given back with end, as begin's is.
+func (b *linkBook) beginMore(l *frontendLink, n int) int {
+	if l.down {
+		return 0
+	}
+	k := max(min(n, b.maxInflight-l.inflight), 0)
+	l.inflight += k
+	b.stats.Inflight += k
+	return k
+}
+
 // end gives back the slot begin took for a delivery to addr that ended
 // with outcome at now; probe says begin answered linkProbe.
 func (b *linkBook) end(addr string, l *frontendLink, now time.Time, probe bool, outcome linkOutcome) {

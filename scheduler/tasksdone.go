@@ -16,8 +16,9 @@ var schedulerFeatures = int32(sparrowrpc.SCHEDULER_TASKS_DONE)
 
 // TasksDone implements SchedulerService's extension: TaskDone for several
 // tasks in one call. Every task is recorded finished first, then the
-// messages are delivered, in parallel; the call answers once all are,
-// with an error naming those that failed.
+// messages are delivered, those of one job together (deliverTogether) and
+// jobs in parallel; the call answers once all are, with an error naming
+// those that failed.
 func (s *Scheduler) TasksDone(ctx context.Context, tasks []*sparrowrpc.TTaskDone, nm *sparrowrpc.THostPort) error {
 	if nm == nil {
 		return fmt.Errorf("tasksDone: missing node monitor address")
@@ -36,28 +37,53 @@ func (s *Scheduler) TasksDone(ctx context.Context, tasks []*sparrowrpc.TTaskDone
 	}
 	var mu sync.Mutex
 	var wg sync.WaitGroup
-	deliver := func(t *sparrowrpc.TTaskDone) {
-		if err := s.SendFrontendMessage(ctx, t.App, t.TaskId, t.Status, t.Message); err != nil {
-			mu.Lock()
-			errs = append(errs, fmt.Errorf("task %q of request %q: %w", t.TaskId.TaskId, t.TaskId.RequestId, err))
-			mu.Unlock()
+	deliver := func(g doneGroup) {
+		for i, err := range s.deliverTogether(ctx, g.app, g.request, g.msgs) {
+			if err != nil {
+				mu.Lock()
+				errs = append(errs, fmt.Errorf("task %q of request %q: %w", g.msgs[i].TaskId.TaskId, g.request, err))
+				mu.Unlock()
+			}
 		}
 	}
-	// The first message is delivered on this goroutine, the others
-	// beside it.
-	var first *sparrowrpc.TTaskDone
-	for _, t := range tasks {
-		switch {
-		case t == nil || t.TaskId == nil:
-		case first == nil:
-			first = t
-		default:
-			wg.Go(func() { deliver(t) })
-		}
+	// The first job's messages are delivered on this goroutine, the
+	// others' beside it.
+	groups := s.groupDone(tasks)
+	for _, g := range groups[min(1, len(groups)):] {
+		wg.Go(func() { deliver(g) })
 	}
-	if first != nil {
-		deliver(first)
+	if len(groups) > 0 {
+		deliver(groups[0])
 	}
 	wg.Wait()
 	return errors.Join(errs...)
+}
+
+// doneGroup is the messages of one job's tasks in a tasksDone call.
+type doneGroup struct {
+	app, request string
+	msgs         []*sparrowrpc.TFrontendMessage
+}
+
+// groupDone groups tasks' messages by job, in the order the jobs first
+// appear, leaving out tasks without an id and those already reported lost
+// (lateMessage).
+func (s *Scheduler) groupDone(tasks []*sparrowrpc.TTaskDone) []doneGroup {
+	var groups []doneGroup
+	index := make(map[[2]string]int)
+	for _, t := range tasks {
+		if t == nil || t.TaskId == nil || s.lateMessage(t.TaskId) {
+			continue
+		}
+		m := &sparrowrpc.TFrontendMessage{TaskId: t.TaskId, Status: t.Status, Message: t.Message}
+		job := [2]string{t.App, t.TaskId.RequestId}
+		k, ok := index[job]
+		if !ok {
+			k = len(groups)
+			index[job] = k
+			groups = append(groups, doneGroup{app: t.App, request: t.TaskId.RequestId})
+		}
+		groups[k].msgs = append(groups[k].msgs, m)
+	}
+	return groups
 }

@@ -80,3 +80,44 @@ func TestBatcherConcurrentAdds(t *testing.T) {
 		}
 	}
 }
+
+// SendAll sends on the caller's goroutine when no sender runs for the key,
+// and returns once that batch is sent; items queued while it sends go in
+// the next batch, on a sender of their own; with a sender running, it
+// only queues. Every item is delivered once, in order.
+func TestBatcherSendAll(t *testing.T) {
+	var mu sync.Mutex
+	var got [][]int
+	sent := make(chan struct{})
+	gate := make(chan struct{})
+	b := New(func(_ string, items []int) {
+		if items[0] == 0 {
+			close(sent)
+			<-gate
+		}
+		mu.Lock()
+		defer mu.Unlock()
+		got = append(got, slices.Clone(items))
+	})
+	returned := make(chan struct{})
+	go func() {
+		b.SendAll("k", 0, 1)
+		close(returned)
+	}()
+	<-sent
+	b.SendAll("k", 2) // a sender (the first caller) runs: queued only
+	b.Add("k", 3)
+	select {
+	case <-returned:
+		t.Fatal("SendAll returned before its batch was sent")
+	default:
+	}
+	close(gate)
+	<-returned
+	b.Wait()
+	mu.Lock()
+	defer mu.Unlock()
+	if want := [][]int{{0, 1}, {2, 3}}; !slices.EqualFunc(got, want, slices.Equal) {
+		t.Errorf("batches %v, want %v", got, want)
+	}
+}
