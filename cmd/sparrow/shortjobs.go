@@ -20,9 +20,12 @@ type shortJobFlags struct {
 	cutoff time.Duration
 	share  float64
 	starve int
-	// pull and pullAfter are --short-pull and --short-pull-after.
+	// pull and pullAfter are --short-pull and --short-pull-after; fs is
+	// the flag set they were registered on, to tell a --short-pull given
+	// from its default.
 	pull      bool
 	pullAfter time.Duration
+	fs        *pflag.FlagSet
 	// longSteer is --long-steer.
 	longSteer bool
 	// unestimated is --short-unestimated (schedulers only).
@@ -41,7 +44,8 @@ func (f *shortJobFlags) register(fs *pflag.FlagSet, scheduler bool) {
 		true:  "place long jobs' reservations on the node monitors off the short-only share of the lowest advertised long-work levels, whole levels from the lowest until there are enough for the job's reservations, at random among them (a node monitor that advertises no level counts by its long tasks running); off: anywhere off the short-only share",
 		false: "gossip a coarse level of this node's long work, running and queued (0 none, 1 one task, 2 two or three, 3 four to seven, ...), so that schedulers place long jobs on the least loaded node monitors; with it off, only whether it runs long work",
 	}[scheduler])
-	fs.BoolVar(&f.pull, "short-pull", false, "with --short-jobs, run pulls, off by default: "+map[bool]string{
+	f.fs = fs
+	fs.BoolVar(&f.pull, "short-pull", true, "with --short-jobs, run pulls, on by default (--short-pull=false turns them off): "+map[bool]string{
 		true:  "keep the short jobs that still have unlaunched tasks --short-pull-after after submission in a backlog, gossip its least remaining work and its apps (at most 8, else any app), and answer a node monitor's pull with a task of the backlogged job with the least remaining work among the apps it hosts",
 		false: "while a scheduler gossips a short backlog of an app with an executor here (or of any app), keep one pull reservation for it in the queue with that remaining work, so that a freed slot asks it for a waiting short task; every scheduler and node monitor of a fleet should set it alike",
 	}[scheduler])
@@ -87,8 +91,10 @@ func (f *shortJobFlags) pullDelay() (time.Duration, error) {
 	switch {
 	case !f.pull:
 		return 0, nil
-	case !f.on:
+	case !f.on && f.fs != nil && f.fs.Changed("short-pull"):
 		return 0, fmt.Errorf("--short-pull needs --short-jobs")
+	case !f.on:
+		return 0, nil
 	case f.pullAfter <= 0:
 		return 0, fmt.Errorf("--short-pull-after must be positive, got %v", f.pullAfter)
 	}

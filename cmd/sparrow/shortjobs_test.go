@@ -3,6 +3,7 @@ package main
 import (
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/spf13/pflag"
 
@@ -68,6 +69,44 @@ func TestShortUnestimatedFlag(t *testing.T) {
 		}
 		if c.Unestimated != tc.want {
 			t.Errorf("%v: Unestimated %v, want %v", tc.args, c.Unestimated, tc.want)
+		}
+	}
+}
+
+// Pulls run by default with --short-jobs, after --short-pull-after, on
+// schedulers and node monitors alike; --short-pull=false turns them off;
+// without --short-jobs there are none, and asking for them is an error
+// naming the flag.
+func TestShortPullFlag(t *testing.T) {
+	for _, tc := range []struct {
+		args    []string
+		want    time.Duration
+		wantErr bool
+	}{
+		{[]string{"--short-jobs"}, time.Second, false},
+		{[]string{"--short-jobs", "--short-pull-after", "200ms"}, 200 * time.Millisecond, false},
+		{[]string{"--short-jobs", "--short-pull=false"}, 0, false},
+		{nil, 0, false},
+		{[]string{"--short-pull"}, 0, true},
+		{[]string{"--short-jobs", "--short-pull-after", "0s"}, 0, true},
+	} {
+		for _, scheduler := range []bool{true, false} {
+			var f shortJobFlags
+			fs := pflag.NewFlagSet("x", pflag.ContinueOnError)
+			f.register(fs, scheduler)
+			if err := fs.Parse(tc.args); err != nil {
+				t.Fatal(err)
+			}
+			got, err := f.pullDelay()
+			if tc.wantErr {
+				if err == nil || !strings.Contains(err.Error(), "--short-pull") {
+					t.Errorf("scheduler=%v %v: error %v, want one naming --short-pull", scheduler, tc.args, err)
+				}
+				continue
+			}
+			if err != nil || got != tc.want {
+				t.Errorf("scheduler=%v %v: pull delay %v, %v; want %v", scheduler, tc.args, got, err, tc.want)
+			}
 		}
 	}
 }

@@ -7,8 +7,9 @@
 #   scripts/bench/trace-live.sh sparrow|aware OUTDIR
 # Environment: BIN (sparrow binary), TRACE, JOBS, SCALE (--time-scale),
 # NODES, SLOTS (per node monitor), CUTOFF (trace seconds), NET (first two
-# octets of the members' loopback addresses), PULL (with aware: run pulls,
-# --short-pull-after PULL, e.g. 1s; unset: no pulls), SHARE (with aware:
+# octets of the members' loopback addresses), PULL (with aware: pulls after
+# PULL, e.g. 1s, i.e. --short-pull-after; off: --short-pull=false; unset:
+# the daemons' default, pulls after 1 s), SHARE (with aware:
 # the scheduler's --short-share, e.g. 0.65; unset: its default), DEADLINE
 # (sparrow drive's --deadline, default 10m), SCHED_ARGS (more scheduler
 # flags, split on spaces, e.g. "--offers=false"), NM_ARGS (more node
@@ -36,9 +37,11 @@ drive_args=()
 if [ "$policy" = aware ]; then
 	cut=$(awk -v c="$CUTOFF" -v k="$SCALE" 'BEGIN { printf "%.6fs", c / k }')
 	policy_args=(--short-jobs --short-cutoff "$cut")
-	if [ -n "${PULL:-}" ]; then
-		policy_args+=(--short-pull --short-pull-after "$PULL")
-	fi
+	case "${PULL:-}" in
+	"") ;;
+	off) policy_args+=(--short-pull=false) ;;
+	*) policy_args+=(--short-pull --short-pull-after "$PULL") ;;
+	esac
 	drive_args=(--send-estimates)
 	# The short-only share is the schedulers' to apply: node monitors
 	# have no such flag.
