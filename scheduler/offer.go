@@ -148,8 +148,8 @@ placing:
 				r.offerBoot[i] = b
 			}
 			s.offers.made++
+			s.offers.offered(p.Node.Addr, 1)
 		}
-		s.offers.offered(p.Node.Addr, len(offers[k]))
 	}
 	if offers != nil {
 		r.short.offerLeft = r.Unlaunched() - r.Offered()
