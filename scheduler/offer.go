@@ -10,8 +10,9 @@ import (
 	"github.com/sparrowfleet/sparrow/thrift/gen-go/sparrowrpc"
 )
 
-// Offers (on unless Config.NoOffers): a new job's first reservations each
-// carry one of its tasks (InternalService.enqueueTaskReservationsWithOffer). A node monitor with a
+// Offers (on unless Config.NoOffers): a new job's first reservations
+// carry its tasks, one each, or several to a node monitor with free slots
+// (below) (InternalService.enqueueTaskReservationsWithOffer). A node monitor with a
 // slot free at once launches the offered task without the getTask round
 // trip, which on an idle fleet is two of a task's five hops from submit
 // to launch; a busy one declines, and the task goes to whichever
