@@ -54,10 +54,12 @@ type Observer struct {
 	log    zerolog.Logger
 	// synced is when Collect last took its seed's full state (zero:
 	// never), wait how long after it the next is due, and members how
-	// many members the view held at the last Collect.
+	// many members the view held at the last Collect; behind, that a
+	// member's own view held daemons the observer's lacked then.
 	synced  time.Time
 	wait    time.Duration
 	members int
+	behind  bool
 }
 
 // resyncEvery is how often a watching observer takes its seed's full
@@ -73,10 +75,14 @@ type Observer struct {
 // its retransmissions before the observer was known: so the exchanges
 // start resyncFirst after the first and double up to resyncEvery, and a
 // sample whose view gained or lost members since the last one (a fleet in
-// flux) takes one as well, no more often than every resyncFirst.
+// flux) takes one as well, no more often than every resyncFirst. So does
+// a sample after one in which a member's own view held more daemons than
+// the observer's (news the observer's gossip has not brought yet), no
+// more often than every resyncBehind.
 const (
-	resyncEvery = 30 * time.Second
-	resyncFirst = time.Second
+	resyncEvery  = 30 * time.Second
+	resyncFirst  = time.Second
+	resyncBehind = 500 * time.Millisecond
 )
 
 // observerLeaveWait bounds the wait for the observer's leave message to
@@ -150,7 +156,7 @@ func (o *Observer) Addr() string { return o.c.Addr() }
 // A seed that does not answer leaves the view as gossip made it.
 func (o *Observer) Collect(ctx context.Context) View {
 	members := len(o.c.Members(""))
-	if resyncDue(o.synced, o.wait, o.members, members, time.Now()) {
+	if resyncDue(o.synced, o.wait, o.members, members, o.behind, time.Now()) {
 		if _, err := o.c.SyncWithSeed(); err != nil {
 			o.log.Debug().Err(err).Msg("state sync with the seed failed; reporting the gossip view as it is")
 		} else {
@@ -160,15 +166,36 @@ func (o *Observer) Collect(ctx context.Context) View {
 		members = len(o.c.Members(""))
 	}
 	o.members = members
-	return collect(ctx, o.c, o.client, o.via)
+	v := collect(ctx, o.c, o.client, o.via)
+	o.behind = behindFleet(v)
+	return v
 }
 
 // resyncDue reports whether a Collect at now takes the seed's full state:
-// never taken yet, wait passed since the last, or the view's member count
-// moved from before to members and resyncFirst has passed.
-func resyncDue(synced time.Time, wait time.Duration, before, members int, now time.Time) bool {
+// never taken yet, wait passed since the last, the view's member count
+// moved from before to members and resyncFirst has passed, or the last
+// sample found the view behind a member's and resyncBehind has passed.
+func resyncDue(synced time.Time, wait time.Duration, before, members int, behind bool, now time.Time) bool {
 	since := now.Sub(synced)
-	return synced.IsZero() || since >= wait || (members != before && since >= resyncFirst)
+	return synced.IsZero() || since >= wait || (members != before && since >= resyncFirst) ||
+		(behind && since >= resyncBehind)
+}
+
+// behindFleet reports whether some member of v said its own view holds
+// more daemons than v lists.
+func behindFleet(v View) bool {
+	daemons := 0
+	for _, m := range v.Members {
+		if m.Role != membership.RoleObserver {
+			daemons++
+		}
+	}
+	for _, m := range v.Members {
+		if m.ViewSize > daemons {
+			return true
+		}
+	}
+	return false
 }
 
 // routeTo returns the local address, port 0, that the kernel would use to
