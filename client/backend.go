@@ -187,6 +187,12 @@ func (b *Backend) Addr() string { return b.addr }
 // task, whatever the node monitor asks.
 const maxLaunchWait = 100 * time.Millisecond
 
+// launchWait is how long a launch call waits for its tasks: waitMicros,
+// at most maxLaunchWait.
+func launchWait(waitMicros int32) time.Duration {
+	return min(time.Duration(waitMicros)*time.Microsecond, maxLaunchWait)
+}
+
 // features are the extensions this executor serves, as
 // registerBackendWithFeatures' bits: launchTaskAndWait and
 // launchTasksAndWait when it runs tasks itself (Run), since only then does
@@ -374,7 +380,7 @@ func (h *backendHandler) LaunchTaskAndWait(ctx context.Context, message []byte, 
 	if hand == nil {
 		return &sparrowrpc.TLaunchReply{}, nil
 	}
-	wait := min(time.Duration(waitMicros)*time.Microsecond, maxLaunchWait)
+	wait := launchWait(waitMicros)
 	return awaitReply(hand, wait, b.ctx.Done()), nil
 }
 
@@ -402,7 +408,7 @@ func (h *backendHandler) LaunchTasksAndWait(ctx context.Context, tasks []*sparro
 		}
 	}
 	waiting := b.cfg.Run != nil && waitMicros > 0
-	deadline := time.Now().Add(min(time.Duration(waitMicros)*time.Microsecond, maxLaunchWait))
+	deadline := time.Now().Add(launchWait(waitMicros))
 	hands := make([]*handoff, len(tasks))
 	b.mu.Lock()
 	if b.closed {

@@ -363,6 +363,11 @@ type offeredLaunch struct {
 	spec *sparrowrpc.TTaskLaunchSpec
 }
 
+// key is the task's key in the slot table.
+func (l offeredLaunch) key() slots.TaskKey {
+	return slots.TaskKey{RequestID: l.r.RequestID, TaskID: l.spec.TaskId}
+}
+
 // countTrue returns how many of bs are true.
 func countTrue(bs []bool) int {
 	n := 0
@@ -552,8 +557,7 @@ func (n *NodeMonitor) run(r queue.Reservation) {
 func (n *NodeMonitor) launchOffered(launches []offeredLaunch) {
 	started := launches[:0:0]
 	for _, l := range launches {
-		key := slots.TaskKey{RequestID: l.r.RequestID, TaskID: l.spec.TaskId}
-		if !n.slots.start(key, l.r, n.now(), int(l.spec.GetRemainingTasks()), l.spec.GetTaskSeconds()) {
+		if !n.slots.start(l.key(), l.r, n.now(), int(l.spec.GetRemainingTasks()), l.spec.GetTaskSeconds()) {
 			n.log.Error().Str("request", l.r.RequestID).Str("task", l.spec.TaskId).Msg("task already running here; not launching it twice")
 			n.drive()
 			continue
@@ -567,16 +571,16 @@ func (n *NodeMonitor) launchOffered(launches []offeredLaunch) {
 	backend, features, ok := n.execs.lookup(app)
 	if len(started) == 1 || !ok || features&sparrowrpc.BACKEND_LAUNCH_BATCH == 0 || n.cfg.LaunchWait < 0 {
 		for _, l := range started[1:] {
-			go n.launchStarted(l.r, slots.TaskKey{RequestID: l.r.RequestID, TaskID: l.spec.TaskId}, l.spec)
+			go n.launchStarted(l.r, l.key(), l.spec)
 		}
 		l := started[0]
-		n.launchStarted(l.r, slots.TaskKey{RequestID: l.r.RequestID, TaskID: l.spec.TaskId}, l.spec)
+		n.launchStarted(l.r, l.key(), l.spec)
 		return
 	}
 	items := make([]*sparrowrpc.TLaunchItem, len(started))
 	keys := make([]slots.TaskKey, len(started))
 	for i, l := range started {
-		keys[i] = slots.TaskKey{RequestID: l.r.RequestID, TaskID: l.spec.TaskId}
+		keys[i] = l.key()
 		items[i] = &sparrowrpc.TLaunchItem{
 			Message: l.spec.Message,
 			TaskId:  fullID(l.r.Scheduler, keys[i], app),

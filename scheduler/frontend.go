@@ -138,12 +138,12 @@ func (s *Scheduler) deliverTogether(ctx context.Context, app, request string, ms
 		}
 		return &wg
 	}
-	if len(msgs) == 1 {
+	switch len(msgs) {
+	case 0:
+		return errs
+	case 1:
 		m := msgs[0]
 		errs[0] = s.deliverCtx(ctx, app, m.TaskId, m.Status, m.Message)
-		return errs
-	}
-	if len(msgs) == 0 {
 		return errs
 	}
 	addr, batched, l, probe, err := s.acquire(ctx, app, request)

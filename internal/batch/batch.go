@@ -18,24 +18,19 @@ func New[K comparable, V any](send func(key K, items []V)) *Batcher[K, V] {
 }
 
 // Add queues item for key, starting a sender for key if none is running.
-func (b *Batcher[K, V]) Add(key K, item V) { b.AddAll(key, item) }
-
-// AddAll queues items for key together, so that they go in one batch
-// (with whatever else is queued for key), starting a sender for key if none
-// is running.
-func (b *Batcher[K, V]) AddAll(key K, items ...V) {
+func (b *Batcher[K, V]) Add(key K, item V) {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	list, running := b.pending[key]
-	b.pending[key] = append(list, items...)
+	b.pending[key] = append(list, item)
 	if !running {
 		b.wg.Add(1)
 		go b.flush(key)
 	}
 }
 
-// SendAll queues items for key together, like AddAll; but if no sender is
-// running for key, the calling goroutine sends the batch holding them
+// SendAll queues items for key together, so that they go in one batch
+// (with whatever else is queued for key); if no sender is running for key, the calling goroutine sends the batch holding them
 // itself, sparing a goroutine's start and hand-over, and returns once it
 // is sent, leaving what queued meanwhile to a sender of its own. A caller
 // that waits for its items' outcome anyway loses nothing by it.
