@@ -16,7 +16,6 @@ const (
 	evLaunchJob              // random/pertask/batch: the job's tasks reach their nodes
 	evTaskDone               // a task finishes on a node (or, omniscient, a slot)
 	evEnqueue                // late: the job's reservations reach their nodes
-	evGetTask                // late: a node's getTask reaches the scheduler
 	evReply                  // late: the scheduler's empty reply reaches the node
 	evCancel                 // late: the job's cancellations reach their nodes
 )
@@ -233,9 +232,6 @@ func (s *sim) run() error {
 			s.taskDone(e.node, e.slot, e.task)
 		case evEnqueue:
 			s.lateEnqueue(e.slot)
-		case evGetTask:
-			s.lateAhead()
-			s.lateGetTask(e.node, e.slot, e.task, e.jseq)
 		case evReply:
 			s.lateAhead()
 			s.lateReply(e.node)

@@ -93,11 +93,12 @@ func (h *eventHeap) pop() event {
 }
 
 // agenda is the set of pending events: a FIFO for events scheduled a fixed
-// delay (RTT/2) after the current time, a timing wheel (if useWheel was
-// called) for other events due within its span, and a heap for the rest.
-// The simulated clock never goes back, so events pushed on the FIFO arrive
-// in (t, seq) order already and need no sifting; most of the late policy's
-// events (getTask, reply) are of this kind. pop takes the earliest of the
+// delay after the current time (one delay per run: RTT/2, or the late
+// policy's round trip), a timing wheel (if useWheel was called) for other
+// events due within its span, and a heap for the rest. The simulated clock
+// never goes back, so events pushed on the FIFO arrive in (t, seq) order
+// already and need no sifting; the late policy's empty replies are of this
+// kind. pop takes the earliest of the
 // three on (t, seq), and all draw seq from one counter, so the processing
 // order is exactly that of a single heap.
 type agenda struct {
@@ -183,6 +184,18 @@ func (a *agenda) peekTimed() *event {
 		best = &a.h.ev[0]
 	}
 	return best
+}
+
+// peekWheel returns an event about k events after the earliest on the
+// timing wheel, or nil: the k-th in bucket order from the first bucket
+// that may hold one, within the next aheadBuckets buckets. Events in one
+// bucket are in no order, so it is a hint, for loading what a coming
+// event will touch; the caller may read it but not change it.
+func (a *agenda) peekWheel(k int) *event {
+	if a.wh == nil {
+		return nil
+	}
+	return a.wh.ahead(k)
 }
 
 // pop removes and returns the earliest event; the agenda must not be empty.
@@ -304,6 +317,28 @@ func (w *wheel) first() int32 {
 	}
 	w.known, w.minI = true, i
 	return i
+}
+
+// aheadBuckets bounds the scan of wheel.ahead.
+const aheadBuckets = 64
+
+// ahead returns the k-th event in bucket order from the first bucket that
+// may hold one (see agenda.peekWheel), or nil if fewer than k+1 are in the
+// next aheadBuckets buckets.
+func (w *wheel) ahead(k int) *event {
+	if w.n == 0 {
+		return nil
+	}
+	b := max(w.cur, w.base)
+	for end := b + aheadBuckets; b < end; b++ {
+		p := b & (wheelBuckets - 1)
+		c := int(w.cnt[p])
+		if k < c {
+			return &w.ev[p*bucketEvents+int64(k)]
+		}
+		k -= c
+	}
+	return nil
 }
 
 // remove takes ev[i], which first returned, off the wheel.

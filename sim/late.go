@@ -159,7 +159,9 @@ func (s *sim) lateArrival(slot int32) {
 		lt.seqSlot = append(lt.seqSlot, -1)
 	}
 	lt.seqSlot[j.seq] = slot
-	s.scheduleHalf(evEnqueue, -1, slot, -1, j.seq)
+	// Not on the agenda's fixed-delay FIFO, which holds the late
+	// policy's round-trip events (replies, cancellations).
+	s.schedule(s.now+s.half, evEnqueue, -1, slot, -1, j.seq)
 }
 
 // lateEnqueue delivers the job's reservations (sent together, so arriving
@@ -188,7 +190,7 @@ func (s *sim) lateEnqueue(slot int32) {
 }
 
 // lateDrain hands reservations to free slots on node n: each held slot sends
-// a getTask that reaches the scheduler RTT/2 later.
+// a getTask that reaches the scheduler RTT/2 later (lateGetTask).
 func (s *sim) lateDrain(n int32) {
 	lt := s.lt
 	c := lt.core(n)
@@ -204,52 +206,91 @@ func (s *sim) lateDrain(n int32) {
 			}
 		}
 		lt.fetches++
-		s.scheduleHalf(evGetTask, n, slot, probe, jseq)
+		s.lateGetTask(n, slot, probe, jseq)
 	}
 }
 
-// eventsAhead is how many one-hop events ahead of the current one
-// lateAhead looks.
-const eventsAhead = 8
+// nodeAhead and holdAhead are how many round-trip events ahead of the
+// current one lateAhead loads a reply's node monitor, and the reservation
+// count its next getTask will read. The second is read from the node's
+// queue, so it comes after the first has had time to arrive.
+const (
+	nodeAhead = 8
+	holdAhead = 4
+)
 
-// lateAhead prefetches what the event eventsAhead places ahead on the
-// one-hop ring will read first: a reply's node monitor, or the reservation
-// count a getTask's placement.Request.AssignAt reads (HoldAddr), at random
-// in one of a hundred-odd live jobs' thousand-entry tables, and the node
-// monitor lateLaunch starts the task on. Every getTask
-// and reply goes through the ring, in order, so each is prefetched about
-// once, some eventsAhead events before it runs.
+// lateAhead prefetches for the replies coming on the agenda's fixed-delay
+// FIFO, in two stages: a reply's node monitor nodeAhead events ahead, and
+// holdAhead events ahead the reservation count that placement.Request.Assign
+// will read for the reservation at the head of its queue (lateAheadHold).
+// Every reply goes through the FIFO, in order, so each is prefetched about
+// once, some events before it frees its slot.
 func (s *sim) lateAhead() {
-	e := s.h.peekFixed(eventsAhead)
-	switch {
-	case e == nil:
-	case e.kind() == evReply:
+	if e := s.h.peekFixed(nodeAhead); e != nil && e.kind() == evReply {
 		s.lt.touch(e.node)
-	case e.kind() == evGetTask && e.slot >= 0:
-		if j := &s.jobs[e.slot]; j.live && j.seq == e.jseq && j.req != nil && !j.req.Launched() {
-			if a := j.req.HoldAddr(int(e.task)); a != 0 {
-				prefetch(a, 1)
-			}
-			s.lt.touch(e.node)
+	}
+	if e := s.h.peekFixed(holdAhead); e != nil && e.kind() == evReply {
+		s.lateAheadHold(e.node)
+	}
+}
+
+// lateAheadDone prefetches for the next task ends, the late policy's only
+// events on the timing wheel, in the same two stages: the node monitor of
+// the one doneNodeAhead ends ahead, and the reservation count for the head
+// of the queue of the next one, whose node an earlier end loaded.
+func (s *sim) lateAheadDone() {
+	if e := s.h.peekWheel(doneNodeAhead); e != nil && e.kind() == evTaskDone {
+		s.lt.touch(e.node)
+	}
+	if e := s.h.peekTimed(); e != nil && e.kind() == evTaskDone {
+		s.lateAheadHold(e.node)
+	}
+}
+
+// doneNodeAhead is how many task ends ahead lateAheadDone loads a node
+// monitor.
+const doneNodeAhead = 2
+
+// lateAheadHold starts loading the reservation count that the getTask for
+// the reservation at the head of node n's queue will read (HoldAddr), at
+// random in one of a hundred-odd live jobs' thousand-entry tables. It
+// reads the head of n's queue, so n should be loading already.
+func (s *sim) lateAheadHold(n int32) {
+	lt := s.lt
+	tag, ok := lt.mon[n].fifo.HeadTag()
+	if !ok {
+		return
+	}
+	seq := int(tag >> 32)
+	if seq >= len(lt.seqSlot) {
+		return
+	}
+	slot := lt.seqSlot[seq]
+	if slot < 0 {
+		return
+	}
+	if j := &s.jobs[slot]; j.req != nil && !j.req.Launched() {
+		if a := j.req.HoldAddr(int(uint32(tag))); a != 0 {
+			prefetch(a, 1)
 		}
 	}
 }
 
-// lateAheadDone prefetches the node monitor of the next task to finish, if
-// it is the earliest timed event (task ends are the only late-policy
-// events scheduled further than one hop ahead, so they are not on the
-// ring). It usually runs a few ring events later.
-func (s *sim) lateAheadDone() {
-	if e := s.h.peekTimed(); e != nil && e.kind() == evTaskDone {
-		s.lt.touch(e.node)
-	}
-}
-
-// lateGetTask is the scheduler answering node n's getTask through
+// lateGetTask is the scheduler answering node n's getTask, sent now, through
 // placement.Request.Assign. A request the scheduler has forgotten (the job
 // finished) gets no task, as in the daemon, and so does one whose tasks
 // have all been launched, without asking it: Assign could only answer
 // none.
+//
+// The getTask reaches the scheduler RTT/2 from now, but it is answered
+// here, when it is sent, which saves an event per getTask and changes
+// nothing simulated. Every getTask takes the same RTT/2, so the getTasks
+// the scheduler answers before this one are exactly those sent before it,
+// and nothing else that happens in between changes the answer: a job's
+// request is opened before any of its reservations is sent, and a job
+// that finishes in between had every task launched, so it answers none
+// either way. What the answer causes is timed from the getTask's arrival:
+// the task starts, or the empty reply reaches node n, one hop after it.
 func (s *sim) lateGetTask(n, slot, probe, jseq int32) {
 	lt := s.lt
 	task := int32(-1)
@@ -270,16 +311,25 @@ func (s *sim) lateGetTask(n, slot, probe, jseq int32) {
 	}
 	if task < 0 {
 		lt.empty++
-		s.scheduleHalf(evReply, n, slot, task, jseq)
+		s.scheduleRoundTrip(evReply, n, slot, task, jseq)
 		return
 	}
 	s.lateLaunch(n, slot, task)
 }
 
+// scheduleRoundTrip schedules an event one hop after a message sent now
+// reaches its peer: at (now + RTT/2) + RTT/2, the same float sum as two
+// hops scheduled one after the other. The late policy puts only these on
+// the agenda's fixed-delay FIFO, so they arrive there in order.
+func (s *sim) scheduleRoundTrip(kind uint8, node, slot, task, jseq int32) {
+	s.h.pushFixed(event{t: (s.now + s.half) + s.half, key: uint64(kind), node: node, slot: slot, task: task, jseq: jseq})
+}
+
 // lateLaunch is the scheduler's task reaching node n, which starts it in
-// the slot held for the fetch: at the reply's arrival, RTT/2 from now.
-// It is done here, when the scheduler answers, rather than as an event of
-// its own, which saves one event per task and changes nothing simulated:
+// the slot held for the fetch: at the reply's arrival, a round trip after
+// the getTask was sent (now). It is done here, when the scheduler answers,
+// rather than as an event of its own, which saves one event per task and
+// changes nothing simulated:
 // slots.Core counts a fetching slot and a running one alike as taken, so
 // nothing that reaches node n before the reply (a reservation, a
 // cancellation, another slot's task ending) sees a difference, and the
@@ -292,13 +342,14 @@ func (s *sim) lateLaunch(n, slot, task int32) {
 		s.err = fmt.Errorf("sim: node %d: task %s/%s launched twice", n, key.RequestID, key.TaskID)
 		return
 	}
-	at := s.now + s.half
+	at := (s.now + s.half) + s.half
 	s.startedAt(j, n, task, at)
 	s.schedule(at+j.dur[task], evTaskDone, n, slot, task, j.seq)
 }
 
 // lateSendCancel sends cancellations to every node monitor still holding a
-// reservation of the just-launched job (placement.Request.Outstanding).
+// reservation of the just-launched job (placement.Request.Outstanding), when
+// the getTask that launched its last task reaches the scheduler.
 func (s *sim) lateSendCancel(slot int32) {
 	lt := s.lt
 	j := &s.jobs[slot]
@@ -312,7 +363,7 @@ func (s *sim) lateSendCancel(slot int32) {
 		j.cancelNode = append(j.cancelNode, n)
 	}
 	j.cancelPending = true
-	s.scheduleHalf(evCancel, -1, slot, -1, j.seq)
+	s.scheduleRoundTrip(evCancel, -1, slot, -1, j.seq)
 }
 
 // lateReply is the scheduler's empty answer reaching node n: the slot

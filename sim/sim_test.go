@@ -517,6 +517,15 @@ func TestAgendaWheelMatchesHeap(t *testing.T) {
 					if p, w := plain.peekTimed(), wheeled.peekTimed(); (p == nil) != (w == nil) || (p != nil && *p != *w) {
 						t.Fatalf("step %d: peekTimed %v, with wheel %v", step, p, w)
 					}
+					if wh := wheeled.wh; wh.n > 0 {
+						first := wh.ev[wh.first()]
+						if e := wheeled.peekWheel(0); e != nil && int64(e.t*wh.inv) != int64(first.t*wh.inv) {
+							t.Fatalf("step %d: peekWheel(0) %v is not in the earliest event's bucket (%v)", step, *e, first)
+						}
+						if e := wheeled.peekWheel(1 + rng.IntN(6)); e != nil && e.before(&first) {
+							t.Fatalf("step %d: peekWheel %v is before the earliest event %v", step, *e, first)
+						}
+					}
 					a, b := plain.pop(), wheeled.pop()
 					if a != b {
 						t.Fatalf("step %d: popped %v, with wheel %v", step, a, b)

@@ -255,6 +255,20 @@ func (f *FIFO) Pop() (Reservation, bool) {
 	return r, true
 }
 
+// HeadTag returns the Tag of the reservation Pop would return next, without
+// removing it; false when the queue is empty. It reads only that
+// reservation's entry, so a caller that knows which queue it will pop soon
+// (the simulator) can have its head loaded into the cache early.
+func (f *FIFO) HeadTag() (uint64, bool) {
+	if f.n == 0 {
+		return 0, false
+	}
+	if !f.linked {
+		return f.ring[f.head].tag, true
+	}
+	return f.q.head.r.Tag, true
+}
+
 // RemoveRequest drops every queued reservation of requestID and returns how
 // many were dropped.
 func (f *FIFO) RemoveRequest(requestID string) int {

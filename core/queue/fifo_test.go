@@ -1,6 +1,7 @@
 package queue
 
 import (
+	"fmt"
 	"slices"
 	"testing"
 )
@@ -75,5 +76,61 @@ func TestFIFOZeroValueAndInterleaving(t *testing.T) {
 	f.Push(rv("b1"))
 	if got := drain(t, &f); !slices.Equal(got, []string{"b1"}) {
 		t.Fatalf("order %v", got)
+	}
+}
+
+// TestFIFOHeadTag checks that HeadTag names the reservation the next Pop
+// returns, in the inline ring, a pooled ring and the linked form, with
+// pushes and pops interleaved so that the head wraps around the ring.
+func TestFIFOHeadTag(t *testing.T) {
+	cases := []struct {
+		name   string
+		pooled bool
+		push   int // reservations pushed before draining
+		popMid int // reservations popped, then as many pushed again, before draining
+	}{
+		{name: "empty"},
+		{name: "one", push: 1},
+		{name: "inline ring wraps", push: smallRing, popMid: smallRing - 2},
+		{name: "own ring", push: ringMax, popMid: 5},
+		{name: "pooled ring", pooled: true, push: ringMax - 1, popMid: 3},
+		{name: "linked", push: 2*ringMax + 3, popMid: 7},
+		{name: "pooled linked", pooled: true, push: ringMax + 1, popMid: 1},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			var f FIFO
+			var pool RingPool
+			if tc.pooled {
+				f.SetRingPool(&pool)
+			}
+			next := uint64(1)
+			push := func(k int) {
+				for range k {
+					f.Push(Reservation{RequestID: fmt.Sprintf("r%d", next%3), App: "a", Tag: next})
+					next++
+				}
+			}
+			popChecked := func() bool {
+				head, okHead := f.HeadTag()
+				r, ok := f.Pop()
+				if ok != okHead || (ok && r.Tag != head) {
+					t.Fatalf("HeadTag = (%d, %v), then Pop = (%d, %v)", head, okHead, r.Tag, ok)
+				}
+				return ok
+			}
+			push(tc.push)
+			for range tc.popMid {
+				popChecked()
+			}
+			push(tc.popMid)
+			popped := 0
+			for popChecked() {
+				popped++
+			}
+			if want := tc.push; popped != want {
+				t.Fatalf("drained %d, want %d", popped, want)
+			}
+		})
 	}
 }
