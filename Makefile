@@ -12,6 +12,9 @@ PYTHON      ?= /usr/bin/python3
 # by the same compiler from the same IDL: pip builds the package from
 # clients/python alone, so it cannot reach thrift/gen-py.
 PY_GEN      := clients/python/sparrowfleet/_gen
+# The package's copy imports its own modules under the package's name
+# (an extended service imports the service it extends).
+PY_PKG_OPT  := package_prefix=sparrowfleet._gen.
 
 .PHONY: help build test test-short test-python run pgo thrift thrift-check lint fmt clean fuzz-short docs
 
@@ -50,14 +53,15 @@ thrift: ## regenerate the Go and Python code from the IDL (and the Python packag
 	mkdir -p thrift/gen-go thrift/gen-py $(PY_GEN)
 	$(THRIFT) --gen go:package_prefix=$(GO_PREFIX),skip_remote -out thrift/gen-go $(IDL)
 	$(THRIFT) --gen py -out thrift/gen-py $(IDL)
-	$(THRIFT) --gen py -out $(PY_GEN) $(IDL)
+	$(THRIFT) --gen py:$(PY_PKG_OPT) -out $(PY_GEN) $(IDL)
 
 thrift-check: ## fail if the checked-in generated code does not match the IDL
 	@tmp=$$(mktemp -d) && \
-	mkdir -p $$tmp/gen-go $$tmp/gen-py && \
+	mkdir -p $$tmp/gen-go $$tmp/gen-py $$tmp/gen-pkg && \
 	$(THRIFT) --gen go:package_prefix=$(GO_PREFIX),skip_remote -out $$tmp/gen-go $(IDL) && \
 	$(THRIFT) --gen py -out $$tmp/gen-py $(IDL) && \
-	diff -r $$tmp/gen-go thrift/gen-go && diff -r -x __pycache__ $$tmp/gen-py thrift/gen-py && diff -r -x __pycache__ $$tmp/gen-py $(PY_GEN) && \
+	$(THRIFT) --gen py:$(PY_PKG_OPT) -out $$tmp/gen-pkg $(IDL) && \
+	diff -r $$tmp/gen-go thrift/gen-go && diff -r -x __pycache__ $$tmp/gen-py thrift/gen-py && diff -r -x __pycache__ $$tmp/gen-pkg $(PY_GEN) && \
 	rm -rf $$tmp && echo "generated Thrift code matches $(IDL)"
 
 lint: ## gofmt and go vet

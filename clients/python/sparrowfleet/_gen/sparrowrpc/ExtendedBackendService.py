@@ -3,7 +3,7 @@
 #
 # DO NOT EDIT UNLESS YOU ARE SURE THAT YOU KNOW WHAT YOU ARE DOING
 #
-#  options string: py
+#  options string: py:package_prefix=sparrowfleet._gen.
 #
 
 from thrift.Thrift import TType, TMessageType, TFrozenDict, TException, TApplicationException
@@ -11,7 +11,7 @@ from thrift.protocol.TProtocol import TProtocolException
 from thrift.TRecursive import fix_spec
 
 import sys
-import sparrowrpc.BackendService
+import sparrowfleet._gen.sparrowrpc.BackendService
 import logging
 from .ttypes import *
 from thrift.Thrift import TProcessor
@@ -19,7 +19,7 @@ from thrift.transport import TTransport
 all_structs = []
 
 
-class Iface(sparrowrpc.BackendService.Iface):
+class Iface(sparrowfleet._gen.sparrowrpc.BackendService.Iface):
     def launchTaskAndWait(self, message, taskId, user, waitMicros):
         """
         Parameters:
@@ -41,9 +41,9 @@ class Iface(sparrowrpc.BackendService.Iface):
         pass
 
 
-class Client(sparrowrpc.BackendService.Client, Iface):
+class Client(sparrowfleet._gen.sparrowrpc.BackendService.Client, Iface):
     def __init__(self, iprot, oprot=None):
-        sparrowrpc.BackendService.Client.__init__(self, iprot, oprot)
+        sparrowfleet._gen.sparrowrpc.BackendService.Client.__init__(self, iprot, oprot)
 
     def launchTaskAndWait(self, message, taskId, user, waitMicros):
         """
@@ -118,9 +118,9 @@ class Client(sparrowrpc.BackendService.Client, Iface):
         raise TApplicationException(TApplicationException.MISSING_RESULT, "launchTasksAndWait failed: unknown result")
 
 
-class Processor(sparrowrpc.BackendService.Processor, Iface, TProcessor):
+class Processor(sparrowfleet._gen.sparrowrpc.BackendService.Processor, Iface, TProcessor):
     def __init__(self, handler):
-        sparrowrpc.BackendService.Processor.__init__(self, handler)
+        sparrowfleet._gen.sparrowrpc.BackendService.Processor.__init__(self, handler)
         self._processMap["launchTaskAndWait"] = Processor.process_launchTaskAndWait
         self._processMap["launchTasksAndWait"] = Processor.process_launchTasksAndWait
         self._on_message_begin = None

@@ -3,7 +3,7 @@
 #
 # DO NOT EDIT UNLESS YOU ARE SURE THAT YOU KNOW WHAT YOU ARE DOING
 #
-#  options string: py
+#  options string: py:package_prefix=sparrowfleet._gen.
 #
 
 from thrift.Thrift import TType, TMessageType, TFrozenDict, TException, TApplicationException
@@ -11,7 +11,7 @@ from thrift.protocol.TProtocol import TProtocolException
 from thrift.TRecursive import fix_spec
 
 import sys
-import sparrowrpc.FrontendService
+import sparrowfleet._gen.sparrowrpc.FrontendService
 import logging
 from .ttypes import *
 from thrift.Thrift import TProcessor
@@ -19,7 +19,7 @@ from thrift.transport import TTransport
 all_structs = []
 
 
-class Iface(sparrowrpc.FrontendService.Iface):
+class Iface(sparrowfleet._gen.sparrowrpc.FrontendService.Iface):
     def frontendMessages(self, messages):
         """
         Parameters:
@@ -29,9 +29,9 @@ class Iface(sparrowrpc.FrontendService.Iface):
         pass
 
 
-class Client(sparrowrpc.FrontendService.Client, Iface):
+class Client(sparrowfleet._gen.sparrowrpc.FrontendService.Client, Iface):
     def __init__(self, iprot, oprot=None):
-        sparrowrpc.FrontendService.Client.__init__(self, iprot, oprot)
+        sparrowfleet._gen.sparrowrpc.FrontendService.Client.__init__(self, iprot, oprot)
 
     def frontendMessages(self, messages):
         """
@@ -64,9 +64,9 @@ class Client(sparrowrpc.FrontendService.Client, Iface):
         return
 
 
-class Processor(sparrowrpc.FrontendService.Processor, Iface, TProcessor):
+class Processor(sparrowfleet._gen.sparrowrpc.FrontendService.Processor, Iface, TProcessor):
     def __init__(self, handler):
-        sparrowrpc.FrontendService.Processor.__init__(self, handler)
+        sparrowfleet._gen.sparrowrpc.FrontendService.Processor.__init__(self, handler)
         self._processMap["frontendMessages"] = Processor.process_frontendMessages
         self._on_message_begin = None
 
