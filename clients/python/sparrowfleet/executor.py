@@ -9,6 +9,14 @@ each task on a thread pool, ends each task with one taskDone call (or the
 original tasksFinished and sendFrontendMessage with a node monitor that
 does not know taskDone), and drains on SIGTERM: it stops taking tasks and
 lets running ones finish, for a bounded time.
+
+It also serves the extensions of ExtendedBackendService and says so when it
+registers (registerBackendWithFeatures), as the Go client does: a launch
+that waits briefly for its task and answers with the task's end, which then
+needs no call of its own (launchTaskAndWait), and several such launches in
+one call (launchTasksAndWait). A node monitor without
+registerBackendWithFeatures gets the original registerBackend, and then
+calls only launchTask.
 """
 
 import logging
@@ -22,7 +30,9 @@ from dataclasses import dataclass, field
 from thrift.Thrift import TApplicationException, TException
 
 from sparrowfleet import _rpc
-from sparrowfleet._gen.sparrowrpc import BackendService, NodeMonitorService
+from sparrowfleet._gen.sparrowrpc import ExtendedBackendService, NodeMonitorService
+from sparrowfleet._gen.sparrowrpc.constants import BACKEND_LAUNCH_AND_WAIT, BACKEND_LAUNCH_BATCH
+from sparrowfleet._gen.sparrowrpc.ttypes import TLaunchReply
 from sparrowfleet.errors import RegistrationError
 from sparrowfleet.types import (
     STATUS_FAILED,
@@ -40,6 +50,12 @@ DEFAULT_TIMEOUT = 5.0
 DEFAULT_REGISTER_TIMEOUT = 120.0
 DEFAULT_WATCH = 1.0
 DEFAULT_DRAIN = 5.0
+# MAX_LAUNCH_WAIT bounds, in seconds, how long a launch call waits for its
+# tasks to end, whatever the node monitor asks.
+MAX_LAUNCH_WAIT = 0.1
+# FEATURES are the extensions the executor serves, as
+# registerBackendWithFeatures' bits.
+FEATURES = BACKEND_LAUNCH_AND_WAIT | BACKEND_LAUNCH_BATCH
 
 log = logging.getLogger("sparrowfleet.executor")
 
@@ -54,6 +70,47 @@ class LaunchedTask:
     message: bytes
     user: User
     cancelled: threading.Event = field(default_factory=threading.Event, repr=False)
+
+
+class _Handoff:
+    """Where a task's end goes first: to the launch call waiting for it, if
+    that call still waits when the task ends. Exactly one of the two, the
+    waiting call or the task's own report, carries the end."""
+
+    def __init__(self):
+        self._cv = threading.Condition()
+        self._end = None  # (status, body) once handed over
+        self._abandoned = False
+
+    def finish(self, status, body):
+        """Hands the end to the waiting call; False if it stopped waiting,
+        and the task must then report itself."""
+        with self._cv:
+            if self._abandoned:
+                return False
+            self._end = (status, body)
+            self._cv.notify_all()
+            return True
+
+    def wait(self, deadline, stop):
+        """The end, if the task ends before deadline (time.monotonic()) and
+        stop is not set; else None, and the task reports itself."""
+        with self._cv:
+            while self._end is None:
+                left = deadline - time.monotonic()
+                if left <= 0 or stop.is_set():
+                    self._abandoned = True
+                    return None
+                self._cv.wait(left)
+            return self._end
+
+
+def _reply(hand, deadline, stop):
+    """The TLaunchReply for the task behind hand (None: not waited for)."""
+    end = hand.wait(deadline, stop) if hand is not None else None
+    if end is None:
+        return TLaunchReply(done=False)
+    return TLaunchReply(done=True, status=end[0], message=end[1])
 
 
 class ShuttingDown(Exception):
@@ -87,7 +144,10 @@ class Executor:
 
     registrations counts the node monitor's accepted registrations, and
     node_monitor_reachable is what the last watch saw: both for
-    monitoring.
+    monitoring. features is what the last registration offered the node
+    monitor: FEATURES, or 0 once a node monitor without
+    registerBackendWithFeatures has been found. launch_calls counts the
+    node monitor's launch calls by method.
     """
 
     def __init__(self, app, run, *, node_monitor=DEFAULT_NODE_MONITOR, listen="127.0.0.1:0",
@@ -112,11 +172,13 @@ class Executor:
         self._running = {}  # request id, task id -> LaunchedTask
         self._accepting = True
         self._no_task_done = False
+        self.features = FEATURES
+        self.launch_calls = {"launchTask": 0, "launchTaskAndWait": 0, "launchTasksAndWait": 0}
         self._stop = threading.Event()
         self._closed = False
         self.registrations = 0
         self.node_monitor_reachable = True
-        self._server = _rpc.Server(BackendService.Processor(_Handler(self)), listen, advertise_host,
+        self._server = _rpc.Server(ExtendedBackendService.Processor(_Handler(self)), listen, advertise_host,
                                    "sparrowfleet-executor")
         self.address = self._server.address
         try:
@@ -149,8 +211,23 @@ class Executor:
             return len(self._running)
 
     def register(self):
-        """(Re-)registers with the node monitor once; raises on failure."""
-        ok = self._nm.call(self.node_monitor, lambda c: c.registerBackend(self.app, self.address))
+        """(Re-)registers with the node monitor once, with the extensions it
+        serves (registerBackendWithFeatures), or with the original
+        registerBackend to a node monitor without that method; raises on
+        failure."""
+        ok = None
+        if self.features:
+            try:
+                ok = self._nm.call(self.node_monitor,
+                                   lambda c: c.registerBackendWithFeatures(self.app, self.address, self.features))
+            except TApplicationException as e:
+                if e.type != TApplicationException.UNKNOWN_METHOD:
+                    raise
+                log.info("node monitor %s has no registerBackendWithFeatures; registering with registerBackend",
+                         self.node_monitor)
+                self.features = 0
+        if not self.features:
+            ok = self._nm.call(self.node_monitor, lambda c: c.registerBackend(self.app, self.address))
         if not ok:
             raise RegistrationError("node monitor %s refused the executor of app %r" % (self.node_monitor, self.app))
         with self._lock:
@@ -220,33 +297,48 @@ class Executor:
         body = as_bytes(body)
         self._nm.call(self.node_monitor, lambda c: c.sendFrontendMessage(ref.app, ref_to_wire(ref), status, body))
 
-    def _launch(self, message, tid, user):
-        if tid is None:
-            raise ValueError("launchTask: missing task id")
-        task = LaunchedTask(ref=ref_from_wire(tid), message=message or b"",
+    def _task(self, method, message, tid, user):
+        """The LaunchedTask a launch call names; raises ValueError if it names none."""
+        if tid is None or not tid.taskId:
+            raise ValueError("%s: missing task id" % method)
+        return LaunchedTask(ref=ref_from_wire(tid), message=message or b"",
                             user=User(user.user or "", user.group or "", user.priority or 0) if user else User())
-        key = (task.ref.request_id, task.ref.task_id)
-        with self._lock:
-            if not self._accepting:
-                raise ShuttingDown("launchTask: executor of app %r is shutting down" % self.app)
-            self._running[key] = task
-        try:
-            if self._on_launch is not None:
-                self._on_launch(task)
-            self._pool.submit(self._run_task, key, task)
-        except BaseException:
-            with self._lock:
-                self._running.pop(key, None)
-                self._idle.notify_all()
-            raise
 
-    def _run_task(self, key, task):
+    def _launch(self, method, items, wait_micros=0):
+        """Launches the tasks of items ((message, taskId, user) each) and
+        returns their handoffs (None each when not waiting). Every item is
+        checked, and all are taken under one hold of the lock, so a malformed
+        batch, or one that finds the executor draining, launches none."""
+        tasks = [self._task(method, *item) for item in items]
+        hands = [_Handoff() if wait_micros > 0 else None for _ in tasks]
+        keys = [(t.ref.request_id, t.ref.task_id) for t in tasks]
+        with self._lock:
+            self.launch_calls[method] += 1
+            if not self._accepting:
+                raise ShuttingDown("%s: executor of app %r is shutting down" % (method, self.app))
+            for key, task in zip(keys, tasks):
+                self._running[key] = task
+        for i, (key, task, hand) in enumerate(zip(keys, tasks, hands)):
+            try:
+                if self._on_launch is not None:
+                    self._on_launch(task)
+                self._pool.submit(self._run_task, key, task, hand)
+            except BaseException:
+                with self._lock:
+                    for k in keys[i:]:
+                        self._running.pop(k, None)
+                    self._idle.notify_all()
+                raise
+        return hands
+
+    def _run_task(self, key, task, hand=None):
         try:
             status, body = STATUS_OK, as_bytes(self._run(task))
         except Exception as e:  # the task's failure is its message
             status, body = STATUS_FAILED, str(e).encode("utf-8", "replace") or type(e).__name__.encode()
         try:
-            self._report(task.ref, status, body)
+            if hand is None or not hand.finish(status, body):
+                self._report(task.ref, status, body)
         finally:
             with self._lock:
                 self._running.pop(key, None)
@@ -364,4 +456,32 @@ class _Handler:
         self._executor = executor
 
     def launchTask(self, message, taskId, user):
-        self._executor._launch(message, taskId, user)
+        self._executor._launch("launchTask", [(message, taskId, user)])
+
+    def launchTaskAndWait(self, message, taskId, user, waitMicros):
+        """launchTask, then a wait of up to waitMicros (at most
+        MAX_LAUNCH_WAIT) for the task to end: an end within it is the
+        answer, and is reported no other way."""
+        ex = self._executor
+        deadline = time.monotonic() + _wait_seconds(waitMicros)
+        (hand,) = ex._launch("launchTaskAndWait", [(message, taskId, user)], waitMicros or 0)
+        return _reply(hand, deadline, ex._stop)
+
+    def launchTasksAndWait(self, tasks, waitMicros):
+        """launchTaskAndWait for each of tasks, all launched before any is
+        waited for, under one wait from the call's start; one TLaunchReply
+        per task, in order."""
+        ex = self._executor
+        deadline = time.monotonic() + _wait_seconds(waitMicros)
+        items = []
+        for i, t in enumerate(tasks or []):
+            if t is None:
+                raise ValueError("launchTasksAndWait: task %d is missing" % i)
+            items.append((t.message, t.taskId, t.user))
+        hands = ex._launch("launchTasksAndWait", items, waitMicros or 0)
+        return [_reply(hand, deadline, ex._stop) for hand in hands]
+
+
+def _wait_seconds(wait_micros):
+    """How long a launch call waits: waitMicros, at most MAX_LAUNCH_WAIT."""
+    return min(max(wait_micros or 0, 0) / 1e6, MAX_LAUNCH_WAIT)

@@ -98,8 +98,7 @@ class LiveFleetTest(unittest.TestCase):
     def test_jobs_complete_exactly_once(self):
         sched = self.fleet.scheduler()
         nms = [self.fleet.nodemonitor("nm%d" % i, slots=3) for i in range(2)]
-        for nm in nms:
-            self.executor(nm, lambda t: b"ran:" + t.message)
+        executors = [self.executor(nm, lambda t: b"ran:" + t.message) for nm in nms]
         fe = self.frontend([sched])
         want = {}
         for j in range(15):
@@ -121,6 +120,13 @@ class LiveFleetTest(unittest.TestCase):
             self.assertEqual(set(self.rec.messages), set(want) | {(rid, "0")})
         self.assertEqual(fe.in_flight(), [])
         self.assertEqual(self.rec.failovers, [])
+        # The node monitors launched through the extensions the executors
+        # registered with, whose replies carry the tasks' ends.
+        for ex in executors:
+            self.assertEqual(ex.features, sf.executor.FEATURES)
+            self.assertEqual(ex.launch_calls["launchTask"], 0, ex.launch_calls)
+        self.assertGreater(sum(ex.launch_calls["launchTaskAndWait"] + ex.launch_calls["launchTasksAndWait"]
+                               for ex in executors), 0)
 
     def test_scheduler_killed_midway_is_failed_over(self):
         first, second = self.fleet.scheduler("sched1"), self.fleet.scheduler("sched2")
