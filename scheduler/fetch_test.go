@@ -197,3 +197,51 @@ func TestFetchBook(t *testing.T) {
 		t.Fatal("a getTask's answer was recorded as a fetch")
 	}
 }
+
+// TestTasksFinishedFreesOfferSlots: each of this scheduler's tasks
+// reported finished on a node monitor counts as a slot free there for the
+// next offers, once that node monitor has said how many it has free; a
+// stray or repeated report counts nothing.
+func TestTasksFinishedFreesOfferSlots(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		c := newCluster(t, 1, Config{NoOffers: true})
+		nm := c.nms[0]
+		if err := c.s.SubmitJob(context.Background(), job("j", 2, freeTasks(2)...)); err != nil {
+			t.Fatal(err)
+		}
+		c.waitAccepted(t, "j", 4)
+		got := append(c.fetch(t, "j", nm, 1), c.fetch(t, "j", nm, 2)...)
+		if len(got) != 2 {
+			t.Fatalf("fetched %v, want both tasks", taskIDs(got))
+		}
+		freeAfter := func(tasks ...string) int {
+			var ids []*sparrowrpc.TFullTaskId
+			for _, id := range tasks {
+				ids = append(ids, &sparrowrpc.TFullTaskId{AppId: app, RequestId: "j", TaskId: id})
+			}
+			if err := c.s.TasksFinished(context.Background(), nm.hp, ids); err != nil {
+				t.Fatal(err)
+			}
+			c.s.mu.Lock()
+			defer c.s.mu.Unlock()
+			return c.s.offers.free[nm.addr]
+		}
+		if free := freeAfter(got[0].TaskId); free != 0 {
+			t.Fatalf("free slots %d before the node monitor said any, want none recorded", free)
+		}
+		c.s.mu.Lock()
+		c.s.offers.setFree(nm.addr, 0)
+		c.s.mu.Unlock()
+		for _, step := range []struct {
+			tasks []string
+			want  int
+		}{
+			{[]string{got[1].TaskId, "no-such-task"}, 1},
+			{[]string{got[1].TaskId}, 1},
+		} {
+			if free := freeAfter(step.tasks...); free != step.want {
+				t.Fatalf("after %v finished: %d free slots, want %d", step.tasks, free, step.want)
+			}
+		}
+	})
+}

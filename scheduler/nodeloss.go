@@ -91,6 +91,7 @@ func (s *Scheduler) TasksFinished(ctx context.Context, nm *sparrowrpc.THostPort,
 	addr := rpc.HostPortString(nm)
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	ended := 0
 	for _, t := range tasks {
 		if t == nil {
 			continue
@@ -99,9 +100,11 @@ func (s *Scheduler) TasksFinished(ctx context.Context, nm *sparrowrpc.THostPort,
 		if _, submitted, ok := s.running.finished(addr, rt); ok {
 			s.stats.ResponseSeconds.Observe(ResponseBuckets, s.now().Sub(submitted).Seconds())
 			s.front.jobs.taskEnded(t.AppId, t.RequestId, s.now())
+			ended++
 		}
 		s.short.finished(rt, s.now())
 	}
+	s.offers.finished(addr, ended)
 	return nil
 }
 

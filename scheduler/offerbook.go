@@ -32,7 +32,10 @@ type offerBook struct {
 	boot map[string]string
 	// free holds, for node monitors that said so in an answer to an
 	// offer, how many slots they had free, less the tasks offered to them
-	// since.
+	// since, plus this scheduler's tasks that ended there since: a slot
+	// a task of its own frees is free until the node monitor fills it
+	// from its queue, and an offer it then has no slot for is declined
+	// and waits for its reservation, as it would have without the offer.
 	free map[string]int
 	// doubts holds, by node monitor, the offers whose calls failed after
 	// they were sent, until the node monitor says whether it took them.
@@ -92,6 +95,18 @@ func (b *offerBook) setFree(addr string, free int) {
 	}
 	b.free[addr] = free
 }
+
+// finished counts n of this scheduler's tasks that ended on addr as
+// freeing slots there, if addr has said how many it has free.
+func (b *offerBook) finished(addr string, n int) {
+	if f, ok := b.free[addr]; ok && n > 0 {
+		b.free[addr] = min(f+n, maxFreeSlots)
+	}
+}
+
+// maxFreeSlots bounds offerBook.free, which finished reports raise
+// between a node monitor's answers; batch caps each offer far lower.
+const maxFreeSlots = 1 << 16
 
 // batch returns how many tasks to offer addr in one call: as many as it
 // is thought to have free slots, at least 1, at most most.

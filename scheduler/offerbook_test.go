@@ -111,3 +111,43 @@ func TestOfferBookBoot(t *testing.T) {
 		}
 	}
 }
+
+// TestOfferBookFreeSlots: a node monitor's free slots are what its last
+// answer said, less the tasks offered since, plus this scheduler's tasks
+// that ended there since; unknown until it has answered.
+func TestOfferBookFreeSlots(t *testing.T) {
+	type step struct {
+		op        string // "said", "offered", "finished"
+		n         int
+		wantBatch int // batch("n", 8) after the step
+	}
+	tests := []struct {
+		name  string
+		steps []step
+	}{
+		{"unknown: one at a time, whatever ends", []step{{"finished", 5, 1}, {"offered", 1, 1}}},
+		{"said, then offered", []step{{"said", 6, 6}, {"offered", 4, 2}, {"offered", 4, 1}}},
+		{"ends free slots again", []step{{"said", 0, 1}, {"finished", 3, 3}, {"offered", 2, 1}, {"finished", 1, 2}}},
+		{"capped by the batch", []step{{"said", 2, 2}, {"finished", 20, 8}}},
+		{"a new answer replaces the count", []step{{"said", 1, 1}, {"finished", 6, 7}, {"said", 2, 2}}},
+		{"not said keeps the count", []step{{"said", 3, 3}, {"said", -1, 3}}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			var b offerBook
+			for i, st := range tt.steps {
+				switch st.op {
+				case "said":
+					b.setFree("n", st.n)
+				case "offered":
+					b.offered("n", st.n)
+				case "finished":
+					b.finished("n", st.n)
+				}
+				if got := b.batch("n", 8); got != st.wantBatch {
+					t.Fatalf("step %d (%s %d): batch %d, want %d", i, st.op, st.n, got, st.wantBatch)
+				}
+			}
+		})
+	}
+}
