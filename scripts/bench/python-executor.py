@@ -8,7 +8,9 @@ that submits JOBS jobs of TASKS tasks, one every GAP seconds. Each round
 runs the executor once as it registers by default (the extensions) and
 once registered with the original registerBackend (only launchTask), and
 once with no jobs, whose CPU (start-up, imports, registration) is taken
-off the other two. Prints one JSON object per run and, last, the ratios.
+off the other two. Prints one JSON object per run (messages counts every
+task message the frontend got, tasks the distinct ones) and, last, the
+ratios.
 
     SPARROW_BIN=bin/sparrow /usr/bin/python3 scripts/bench/python-executor.py --rounds 2
 """
@@ -62,9 +64,11 @@ def run(mode, jobs, tasks, gap):
             raise RuntimeError("the executor did not start")
         lock, all_done, done = threading.Lock(), threading.Event(), set()
         want = tasks * (jobs + 1)
+        messages = [0]
 
         def on_message(m):
             with lock:
+                messages[0] += 1
                 done.add((m.task.request_id, m.task.task_id))
                 if len(done) >= want:
                     all_done.set()
@@ -92,7 +96,8 @@ def run(mode, jobs, tasks, gap):
         out = json.loads(ex.stdout.readline())
         ex.wait(10)
         fe.close()
-        out.update(mode=mode, tasks=want)
+        with lock:
+            out.update(mode=mode, tasks=want, messages=messages[0])
         return out
     finally:
         fleet.close()
