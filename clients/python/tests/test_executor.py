@@ -6,7 +6,7 @@ import threading
 import unittest
 
 import sparrowfleet as sf
-from sparrowfleet import _rpc
+from sparrowfleet import _rpc, executor
 from sparrowfleet._gen.sparrowrpc import ExtendedBackendService, NodeMonitorService
 from sparrowfleet._gen.sparrowrpc.ttypes import TLaunchItem, TUserGroupInfo
 from sparrowfleet.executor import FEATURES
@@ -73,6 +73,11 @@ class ExecutorExtensionsTest(unittest.TestCase):
         self.closers = []
         self.release = threading.Event()
         self.closers.append(self.release.set)
+        # A quick task must end within its launch's wait even on a loaded
+        # machine: the tests ask long waits, which the executor would cap.
+        saved = executor.MAX_LAUNCH_WAIT
+        executor.MAX_LAUNCH_WAIT = 10.0
+        self.closers.append(lambda: setattr(executor, "MAX_LAUNCH_WAIT", saved))
 
     def tearDown(self):
         for close in reversed(self.closers):
@@ -111,8 +116,8 @@ class ExecutorExtensionsTest(unittest.TestCase):
     def test_launch_and_wait(self):
         cases = [
             # message, wait (us), want done, want status, want body
-            ("quick task ends within the wait", b"quick", 100_000, True, sf.STATUS_OK, b"ran:quick"),
-            ("failing task ends within the wait", b"fail", 100_000, True, sf.STATUS_FAILED, b"failed: fail"),
+            ("quick task ends within the wait", b"quick", 5_000_000, True, sf.STATUS_OK, b"ran:quick"),
+            ("failing task ends within the wait", b"fail", 5_000_000, True, sf.STATUS_FAILED, b"failed: fail"),
             ("slow task outlives the wait", b"slow", 20_000, False, sf.STATUS_OK, b"ran:slow"),
             ("no wait asked", b"nowait", 0, False, sf.STATUS_OK, b"ran:nowait"),
         ]
@@ -135,7 +140,7 @@ class ExecutorExtensionsTest(unittest.TestCase):
     def test_launch_batch(self):
         nm, ex, call = self.start()
         items = [item("0", b"quick-a"), item("1", b"slow-b"), item("2", b"fail-c"), item("3", b"quick-d")]
-        replies = call(lambda c: c.launchTasksAndWait(items, 50_000))
+        replies = call(lambda c: c.launchTasksAndWait(items, 1_000_000))
         self.assertEqual([r.done for r in replies], [True, False, True, True])
         self.assertEqual((replies[0].status, replies[0].message), (sf.STATUS_OK, b"ran:quick-a"))
         self.assertEqual((replies[2].status, replies[2].message), (sf.STATUS_FAILED, b"failed: fail-c"))
