@@ -292,9 +292,9 @@ func (r *Request) AssignAt(h int) (task int, ok bool) {
 // HoldAddr returns the address of the memory AssignAt(h) reads first (the
 // reservation count of handle h), or 0 for an out-of-range handle, so that a
 // caller that knows which handles will be asked soon (the simulator, which
-// sees its getTask events coming) can have the CPU load it early: with
-// thousands of requests of a thousand handles each, that count is rarely in
-// cache. It is a hint and only a number: it must never be turned back into a
+// sees which reservations its node monitors serve next) can have the CPU
+// load it early: with thousands of requests of a thousand handles each,
+// that count is rarely in cache. It is a hint and only a number: it must never be turned back into a
 // pointer, and it goes stale at the next AddProbes, AddPicks or Reset.
 func (r *Request) HoldAddr(h int) uintptr {
 	if h < 0 || h >= len(r.holds) {
