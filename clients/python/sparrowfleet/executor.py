@@ -92,6 +92,11 @@ class _Handoff:
             self._cv.notify_all()
             return True
 
+    def abandon(self):
+        """No call waits: the task reports itself."""
+        with self._cv:
+            self._abandoned = True
+
     def wait(self, deadline, stop):
         """The end, if the task ends before deadline (time.monotonic()) and
         stop is not set; else None, and the task reports itself."""
@@ -328,6 +333,11 @@ class Executor:
                     for k in keys[i:]:
                         self._running.pop(k, None)
                     self._idle.notify_all()
+                # The call fails, so nothing waits for the tasks already
+                # running: they report themselves.
+                for h in hands[:i]:
+                    if h is not None:
+                        h.abandon()
                 raise
         return hands
 

@@ -150,6 +150,20 @@ class ExecutorExtensionsTest(unittest.TestCase):
         self.assertEqual(nm.reported(), [("1", sf.STATUS_OK, b"ran:slow-b")])
         self.assertEqual(ex.launch_calls, {"launchTask": 0, "launchTaskAndWait": 0, "launchTasksAndWait": 1})
 
+    def test_failed_launch_leaves_running_tasks_to_report(self):
+        nm, ex, call = self.start()
+
+        def on_launch(task):
+            if task.ref.task_id == "1":
+                raise RuntimeError("on_launch refused task 1")
+        ex._on_launch = on_launch
+        items = [item("0", b"slow-a"), item("1", b"quick-b")]
+        with self.assertRaises(TApplicationException):
+            call(lambda c: c.launchTasksAndWait(items, 1_000_000))
+        self.release.set()
+        wait_until(lambda: ex.running == 0 and nm.reported(), 10, "task 0 to end and report")
+        self.assertEqual(nm.reported(), [("0", sf.STATUS_OK, b"ran:slow-a")])
+
     def test_batch_launches_all_or_none(self):
         cases = [
             ("a task without an id", lambda ex: None, [item("0", b"quick"), TLaunchItem(message=b"x")]),
