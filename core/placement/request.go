@@ -331,6 +331,44 @@ func (r *Request) assign(h *holding) (task int, ok bool) {
 	return 0, false
 }
 
+// Decline consumes one of addr's reservations and hands out no task, as
+// when the node should not run any of the request's tasks after all. It
+// reports whether addr held one.
+func (r *Request) Decline(addr string) bool {
+	h := r.holding(addr)
+	if h == nil {
+		return false
+	}
+	return r.decline(h)
+}
+
+// DeclineAt is Decline for the node of reservation handle h (see
+// AssignAt).
+func (r *Request) DeclineAt(h int) bool {
+	if h < 0 || h >= len(r.holds) {
+		return false
+	}
+	if h >= r.indexed && r.holds[h].n == 0 {
+		r.index()
+	}
+	if h < r.indexed {
+		h = int(r.holds[h].canon)
+	}
+	return r.decline(&r.holds[h])
+}
+
+func (r *Request) decline(h *holding) bool {
+	if h.n == 0 {
+		return false
+	}
+	h.n--
+	r.total--
+	if len(r.constrained) > 0 {
+		r.addCover(r.holdNode[h.canon], -1)
+	}
+	return true
+}
+
 // nextUnconstrained takes the next unconstrained task to hand out: a
 // declined offer first, else the earliest not yet handed out or offered.
 func (r *Request) nextUnconstrained() (int, bool) {

@@ -658,3 +658,31 @@ func FuzzRequest(f *testing.F) {
 		}
 	})
 }
+
+// TestRequestDecline: a declined reservation is used up with no task
+// handed out, by address or by handle; the tasks go to the reservations
+// left, and what they no longer cover shows in Uncovered.
+func TestRequestDecline(t *testing.T) {
+	nodes := letterNodes("ABC")
+	r := NewRequest("r", free(2))
+	r.AddProbes(probesOn(nodes, "A", "A", "B", "C"))
+	if !r.Decline("A:1") || !r.DeclineAt(1) {
+		t.Fatal("A's two reservations were not declined")
+	}
+	if r.Decline("A:1") || r.Holds("A:1") || r.Decline("D:1") || r.DeclineAt(9) {
+		t.Fatal("a node with no reservation left declined one")
+	}
+	if r.Unlaunched() != 2 {
+		t.Fatalf("%d tasks unlaunched after declines, want 2", r.Unlaunched())
+	}
+	if u := r.Uncovered(); len(u) != 0 {
+		t.Fatalf("uncovered %v with B and C holding one reservation each", u)
+	}
+	runAsks(t, r, []ask{{node: "A", want: -1}, {node: "B", want: 0, wantOK: true}})
+	if !r.Decline("C:1") {
+		t.Fatal("C's reservation was not declined")
+	}
+	if u := r.Uncovered(); len(u) != 1 || u[0].ID != "t1" {
+		t.Fatalf("uncovered %v, want [t1]: no reservation is left for it", u)
+	}
+}
