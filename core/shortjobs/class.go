@@ -62,7 +62,11 @@ type Config struct {
 	// Overrun makes node monitors count a short job's task that has run
 	// for the cutoff as long work (Monitor.Overran) until it ends: a
 	// task that long holds its slot as a long one does, whatever its
-	// job's estimate said.
+	// job's estimate said. On schedulers, it takes a short job that
+	// stated no estimate of its own as long once one of its tasks has run
+	// for the cutoff: its remaining work is counted at OverrunEstimate per
+	// task, it leaves the pull backlog, and short-only nodes get no more
+	// of its tasks.
 	Overrun bool
 	// Unestimated is how a scheduler classes a job that states no
 	// estimate of its own (Config.Judge).
@@ -142,12 +146,27 @@ func ParseUnestimated(name string) (Unestimated, error) {
 // none (a long job of unknown work). A job's own estimate decides; without
 // one, c.Unestimated does, consulting h (nil: no history).
 func (c Config) Judge(own float64, h *History, app string) (class Class, est float64, known bool) {
-	if own > 0 && !math.IsInf(own, 0) || c.Unestimated == UnestimatedByHistory {
+	if Stated(own) || c.Unestimated == UnestimatedByHistory {
 		est, known = Estimate(own, h, app)
 		return c.Classify(est, known), est, known
 	}
 	return Short, c.Cutoff / 2, true
 }
+
+// Stated reports whether own, the seconds per task a job's request
+// states, is an estimate: > 0 and finite.
+func Stated(own float64) bool { return own > 0 && !math.IsInf(own, 0) }
+
+// overrunFactor is how many cutoffs OverrunEstimate takes a task to last.
+const overrunFactor = 100
+
+// OverrunEstimate is the mean task duration a scheduler counts, under
+// Config.Overrun, for a job that stated no estimate, was classed short,
+// and has a task that ran for cutoff: it is taken to be as long as the
+// long jobs (a hundred cutoffs), so that its queued reservations fall
+// behind every short job's, since one task past the cutoff says nothing
+// more of its job's length except that it is not short.
+func OverrunEstimate(cutoff float64) float64 { return overrunFactor * cutoff }
 
 // History estimates a job's mean task duration from the tasks its
 // application ran before: the mean of the last durations observed, each
@@ -193,7 +212,7 @@ func (h *History) Estimate(app string) (float64, bool) {
 // Estimate picks a job's estimate: the job's own if given (> 0 and
 // finite), else the app's history.
 func Estimate(own float64, h *History, app string) (float64, bool) {
-	if own > 0 && !math.IsInf(own, 0) {
+	if Stated(own) {
 		return own, true
 	}
 	if h == nil {
