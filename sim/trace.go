@@ -287,6 +287,11 @@ type traceJob struct {
 	req     *placement.Request
 	reqID   string
 	backlog bool // in the scheduler's backlog (pulls)
+	// guessed: a short job that stated no estimate (Aware.Overrun may
+	// take it as long); overran: it was, once one of its tasks ran for
+	// the cutoff.
+	guessed bool
+	overran bool
 	picks   []placement.Pick
 	cancel  []int32
 	pending bool // cancellations in flight
@@ -485,6 +490,7 @@ func (s *traceSim) run() (TraceResult, error) {
 		case tOverrun:
 			s.mon[e.node].pol.Overran()
 			s.advert(e.node)
+			s.overran(e.slot, e.jseq)
 		}
 		if s.hooks.afterEvent != nil {
 			s.hooks.afterEvent(s)
@@ -592,6 +598,8 @@ func (s *traceSim) arrival() {
 			j.est = s.simMS(est)
 		}
 		j.long = c == shortjobs.Long
+		j.guessed = c == shortjobs.Short && !shortjobs.Stated(own)
+		j.overran = false
 		if s.share != nil {
 			if !j.long {
 				s.share.AddShortWork(msDuration(s.now), float64(m)*j.est/1000)
@@ -710,14 +718,9 @@ func (s *traceSim) refreshWork(n int32, j *traceJob) {
 	if shortjobs.WorkStep(left) == shortjobs.WorkStep(left+1) || left == 0 {
 		return
 	}
-	s.holders = s.holders[:0]
-	for _, p := range j.req.Outstanding() {
-		i, err := strconv.Atoi(p.Node.Addr[1:])
-		if err != nil {
-			s.err = fmt.Errorf("sim: node address %q", p.Node.Addr)
-			return
-		}
-		s.holders = append(s.holders, int32(i))
+	if err := s.holdersOf(j); err != nil {
+		s.err = err
+		return
 	}
 	s.holders = shortjobs.RefreshTargets(s.holders[:0], s.holders, n, left+1, left)
 	w := remaining(j)
@@ -725,6 +728,32 @@ func (s *traceSim) refreshWork(n int32, j *traceJob) {
 		s.mon[h].pol.Queued(j.reqID, w)
 		s.res.WorkUpdates++
 	}
+}
+
+// heldOffShortOnly reports whether job j holds a queued reservation on a
+// node outside the short-only share.
+func (s *traceSim) heldOffShortOnly(j *traceJob) bool {
+	for _, p := range j.req.Outstanding() {
+		i, err := strconv.Atoi(p.Node.Addr[1:])
+		if err == nil && !s.shortOnly[i] {
+			return true
+		}
+	}
+	return false
+}
+
+// holdersOf sets holders to the nodes holding job j's queued
+// reservations.
+func (s *traceSim) holdersOf(j *traceJob) error {
+	s.holders = s.holders[:0]
+	for _, p := range j.req.Outstanding() {
+		i, err := strconv.Atoi(p.Node.Addr[1:])
+		if err != nil {
+			return fmt.Errorf("sim: node address %q", p.Node.Addr)
+		}
+		s.holders = append(s.holders, int32(i))
+	}
+	return nil
 }
 
 // remaining is the estimated remaining work of job j, in ms.
@@ -796,7 +825,15 @@ func (s *traceSim) getTask(n, slot int32, low uint32, jseq int32) {
 	task := -1
 	if slot >= 0 {
 		j := &s.jobs[slot]
-		if j.live && j.seq == jseq {
+		switch {
+		case !j.live || j.seq != jseq:
+		case j.overran && s.shortOnly[n] && s.heldOffShortOnly(j):
+			// A job taken long runs off the short-only share while it
+			// has a reservation there; this one is used up unanswered.
+			if low&^longBit != stickyProbe {
+				j.req.DeclineAt(int(low &^ longBit))
+			}
+		default:
 			var ok bool
 			if low&^longBit == stickyProbe {
 				// A sticky fetch holds no reservation: the scheduler
@@ -862,6 +899,37 @@ func (s *traceSim) launch(n, slot, task int32) {
 // work from the cutoff on.
 func (s *traceSim) overruns(j *traceJob, task int32) bool {
 	return s.cfg.Policy == TraceAware && s.cfg.Aware.Overrun && !j.long && j.dur[task] > s.simMS(s.cfg.Aware.Cutoff)
+}
+
+// overran is job jseq's scheduler learning that one of its tasks has run
+// for the cutoff. A job that stated no estimate is taken as long from then
+// on (shortjobs.OverrunEstimate): its remaining work, at the estimate of
+// a long job, goes to the nodes holding its reservations (under
+// Aware.WorkRefresh), it leaves the pull backlog, and getTasks from
+// short-only nodes get none of its tasks.
+func (s *traceSim) overran(slot, jseq int32) {
+	j := &s.jobs[slot]
+	if !j.live || j.seq != jseq || !j.guessed || j.overran {
+		return
+	}
+	j.overran = true
+	j.est = s.simMS(shortjobs.OverrunEstimate(s.cfg.Aware.Cutoff))
+	if s.cfg.Aware.WorkRefresh {
+		if err := s.holdersOf(j); err != nil {
+			s.err = err
+			return
+		}
+		w := remaining(j)
+		for _, h := range s.holders {
+			s.mon[h].pol.Queued(j.reqID, w)
+			s.res.WorkUpdates++
+		}
+	}
+	if j.backlog {
+		s.backlog.Remove(j.reqID)
+		j.backlog = false
+		s.publishBacklog()
+	}
 }
 
 // reply is an empty answer reaching node n: the held slot is freed.
@@ -969,7 +1037,7 @@ func msDuration(ms float64) time.Duration { return time.Duration(ms * float64(ti
 // unlaunched tasks, the scheduler adds it to its backlog.
 func (s *traceSim) backlogCheck(slot, jseq int32) {
 	j := &s.jobs[slot]
-	if !j.live || j.seq != jseq || j.req.Unlaunched() == 0 {
+	if !j.live || j.seq != jseq || j.req.Unlaunched() == 0 || j.overran {
 		return
 	}
 	s.backlog.Set(j.reqID, remaining(j))

@@ -378,3 +378,92 @@ func TestTraceOverrun(t *testing.T) {
 		})
 	}
 }
+
+// TestTraceOverrunTakesUnestimatedJobLong: under Aware.Overrun, once a
+// task of a job that stated no estimate has run for the cutoff, its
+// scheduler takes the job as long. A short job queued behind it then goes
+// first (its remaining work, refreshed on the nodes holding it, is a long
+// job's), short-only nodes get none of its tasks, and it leaves the pull
+// backlog. Without Overrun, none of these happens.
+func TestTraceOverrunTakesUnestimatedJobLong(t *testing.T) {
+	t.Run("queue order", func(t *testing.T) {
+		// One node of two slots. X's one task holds a slot until 70 s; A's
+		// first task runs on the other past the cutoff (50 s) at 51 s; B,
+		// smaller than A by tasks, arrives at 60 s. X's end frees a slot
+		// with both A's and B's reservations queued.
+		jobs := []jobtrace.Job{
+			{Line: 1, Submit: 0, Durations: []float64{70}},
+			{Line: 2, Submit: 1, Durations: []float64{100, 1, 1}},
+			{Line: 3, Submit: 60, Durations: []float64{1, 1, 1}},
+		}
+		for _, overrun := range []bool{false, true} {
+			t.Run(fmt.Sprintf("overrun=%v", overrun), func(t *testing.T) {
+				cfg := testTraceConfig(TraceAware, 1, 2, 1)
+				cfg.Aware.ShortShare = 0
+				cfg.Aware.Overrun, cfg.Aware.WorkRefresh = overrun, true
+				cfg.Estimates = EstimateNone
+				s, err := newTraceSim(cfg, sliceSource(jobs), jobtrace.NewRecorder(50))
+				if err != nil {
+					t.Fatal(err)
+				}
+				first := int32(-1)
+				s.hooks.onStart = func(_, jseq, _ int32) {
+					if first < 0 && s.now >= 70_000 {
+						first = jseq
+					}
+				}
+				if _, err := s.run(); err != nil {
+					t.Fatal(err)
+				}
+				want := map[bool]int32{false: 1, true: 2}[overrun]
+				if first != want {
+					t.Fatalf("the slot X freed ran job %d, want %d", first, want)
+				}
+			})
+		}
+	})
+	t.Run("short-only nodes and backlog", func(t *testing.T) {
+		// Four one-slot nodes, one of them short-only; one job of eight
+		// 100-s tasks that states no estimate. Its first four tasks start
+		// at once, one per node, and run past the cutoff (50 s).
+		jobs := []jobtrace.Job{{Line: 1, Submit: 0, Durations: []float64{100, 100, 100, 100, 100, 100, 100, 100}}}
+		for _, overrun := range []bool{false, true} {
+			t.Run(fmt.Sprintf("overrun=%v", overrun), func(t *testing.T) {
+				cfg := testTraceConfig(TraceAware, 4, 1, 1)
+				cfg.Aware.ShortShare = 0.25
+				cfg.Aware.Overrun = overrun
+				cfg.Estimates = EstimateNone
+				cfg.Pull, cfg.PullAfter = true, 1000
+				s, err := newTraceSim(cfg, sliceSource(jobs), jobtrace.NewRecorder(50))
+				if err != nil {
+					t.Fatal(err)
+				}
+				shortOnlyLate := 0
+				s.hooks.onStart = func(n, _, _ int32) {
+					if s.shortOnly[n] && s.now > 50_000 {
+						shortOnlyLate++
+					}
+				}
+				inBacklogLate := false
+				s.hooks.afterEvent = func(s *traceSim) {
+					if s.now > 50_000+1 && s.backlog.Has("0") {
+						inBacklogLate = true
+					}
+				}
+				res, err := s.run()
+				if err != nil {
+					t.Fatal(err)
+				}
+				if res.Long.N != 1 {
+					t.Fatalf("%d long jobs measured, want 1", res.Long.N)
+				}
+				if overrun && (shortOnlyLate != 0 || inBacklogLate) {
+					t.Fatalf("after the overrun: %d tasks started on the short-only node, in the backlog %v", shortOnlyLate, inBacklogLate)
+				}
+				if !overrun && (shortOnlyLate == 0 || !inBacklogLate) {
+					t.Fatalf("without overrun: %d tasks started on the short-only node after 50 s, in the backlog %v; the test shows nothing", shortOnlyLate, inBacklogLate)
+				}
+			})
+		}
+	})
+}
