@@ -53,6 +53,8 @@ func Collector(stats func() Stats) prometheus.Collector {
 		c("sparrow_scheduler_reprobes_total", "Rounds of reservations placed again.", func(s st) float64 { return float64(s.Reprobes) }),
 		c("sparrow_scheduler_steered_total", "Reservations added, with --steer-after, on node monitors serving a request's user while its others sat where the user is not served.", func(s st) float64 { return float64(s.Steered) }),
 		c("sparrow_scheduler_sticky_fetches_total", "getTask calls, under the long-task-aware policy (--short-jobs), from a node monitor holding no reservation of the request: a freed slot asking its job for another task.", func(s st) float64 { return float64(s.StickyFetches) }),
+		c("sparrow_scheduler_overrun_long_total", "Jobs that stated no estimate, classed short under the long-task-aware policy, taken as long once one of their tasks ran for --short-cutoff (--short-overrun).", func(s st) float64 { return float64(s.OverrunLong) }),
+		c("sparrow_scheduler_overrun_declined_total", "getTask calls from node monitors of the short-only share answered with no task because the job was taken long by its overrun and holds reservations elsewhere.", func(s st) float64 { return float64(s.OverrunDeclined) }),
 		c("sparrow_scheduler_sweeps_saturated_total", "Requests past their reservation timeout given no extra reservations because a node monitor had recently refused reservations as full.", func(s st) float64 { return float64(s.SweepsSaturated) }),
 		c("sparrow_scheduler_tasks_lost_total", "Running tasks reported lost with their node monitor.", func(s st) float64 { return float64(s.TasksLost) }),
 		g("sparrow_scheduler_active_requests", "Requests with unlaunched tasks.", func(s st) float64 { return float64(s.ActiveRequests) }),

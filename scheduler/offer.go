@@ -254,7 +254,7 @@ func (s *Scheduler) offerTakenLocked(r *request, addr string, i int) {
 	s.offerDoneLocked(r)
 	s.offers.taken++
 	s.launchedLocked(r, i, addr, 0)
-	s.short.handedOut(runningTask{app: r.app, request: r.ID, task: r.specs[i].TaskId}, s.now())
+	s.short.handedOut(runningTask{app: r.app, request: r.ID, task: r.specs[i].TaskId}, r.short, s.now())
 	for _, p := range s.forgetLaunchedLocked(r) {
 		go s.cancel(r.ID, p.Node.Addr)
 	}

@@ -247,6 +247,11 @@ type Stats struct {
 	// policy, from a node monitor holding no reservation of the request
 	// (a freed slot asking its job for another task).
 	StickyFetches uint64
+	// OverrunLong counts short jobs that stated no estimate taken as
+	// long once a task of theirs ran for the cutoff
+	// (shortjobs.Config.Overrun), and OverrunDeclined the getTask calls
+	// from the short-only share such a job then answered with no task.
+	OverrunLong, OverrunDeclined uint64
 	// PullsAnswered counts pulls answered (Config.PullAfter), and
 	// PulledTasks those that got a task.
 	PullsAnswered, PulledTasks uint64
@@ -725,9 +730,17 @@ func (s *Scheduler) getTask(requestID, addr string, fetch int64) []*sparrowrpc.T
 	}
 	var spec *sparrowrpc.TTaskLaunchSpec
 	var task runningTask
-	idx, got := r.Assign(addr)
-	if !got {
-		idx, got = s.stickyLocked(r, addr)
+	var idx int
+	var got bool
+	if s.overrunDeclinesLocked(r, addr) {
+		// A sticky fetch holds no reservation to use up.
+		r.Decline(addr)
+		s.stats.OverrunDeclined++
+	} else {
+		idx, got = r.Assign(addr)
+		if !got {
+			idx, got = s.stickyLocked(r, addr)
+		}
 	}
 	if got {
 		s.launchedLocked(r, idx, addr, fetch)

@@ -53,13 +53,17 @@ func (v *MembershipView) LongLevel(addr string) uint8 {
 
 // shortJob is what the long-task-aware policy decided about a request at
 // submission: its class and estimated task duration (0: unknown), and
-// the remaining work sent with its reservations; and offerLeft, the tasks
-// neither launched nor offered once its offers were planned, sent with
-// each offered task (set before the offers are sent, read-only after).
+// the remaining work sent with its reservations; guessed, that it is a
+// short job that stated no estimate of its own, which the overrun rule
+// may take as long later (overrunSweep changes class, est and work then);
+// and offerLeft, the tasks neither launched nor offered once its offers
+// were planned, sent with each offered task (set before the offers are
+// sent, read-only after).
 type shortJob struct {
 	class     shortjobs.Class
 	est       float64
 	work      float64
+	guessed   bool
 	offerLeft int
 }
 
@@ -79,6 +83,10 @@ type shortPolicy struct {
 	cfg     shortjobs.Config
 	hist    *shortjobs.History
 	started map[runningTask]time.Time // tasks handed out, for the history
+	// watch holds the guessed short jobs' tasks handed out, for the
+	// overrun rule (nil when it is off); dueScratch is overrunSweep's.
+	watch      *overrunWatch
+	dueScratch []runningTask
 	// parts is each app's short-only share, over the node monitors
 	// hosting it, as last computed.
 	parts map[string]appPartition
@@ -109,7 +117,7 @@ func newShortPolicy(cfg *shortjobs.Config) (*shortPolicy, error) {
 	}
 	return &shortPolicy{
 		cfg: *cfg, hist: shortjobs.NewHistory(0), started: make(map[runningTask]time.Time),
-		parts: make(map[string]appPartition),
+		parts: make(map[string]appPartition), watch: newOverrunWatch(*cfg),
 	}, nil
 }
 
@@ -120,7 +128,7 @@ func (p *shortPolicy) classify(own float64, app string, tasks int) shortJob {
 		return shortJob{}
 	}
 	c, est, known := p.cfg.Judge(own, p.hist, app)
-	j := shortJob{class: c}
+	j := shortJob{class: c, guessed: c == shortjobs.Short && !shortjobs.Stated(own)}
 	if known {
 		j.est, j.work = est, est*float64(tasks)
 	}
@@ -219,7 +227,7 @@ func (p *shortPolicy) answer(spec *sparrowrpc.TTaskLaunchSpec, j shortJob, unlau
 		return
 	}
 	p.launchFields(spec, j, unlaunched)
-	p.handedOut(t, now)
+	p.handedOut(t, j, now)
 }
 
 // offer adds to an offered task of a request with j the tasks the job
@@ -243,15 +251,26 @@ func (p *shortPolicy) launchFields(spec *sparrowrpc.TTaskLaunchSpec, j shortJob,
 	}
 }
 
-// handedOut records that t was handed out (a getTask answer, or an offer
-// taken) at now, for the history.
-func (p *shortPolicy) handedOut(t runningTask, now time.Time) {
+// handedOut records that t, a task of a job with j, was handed out (a
+// getTask answer, or an offer taken) at now, for the history, and for the
+// overrun rule when j is a guessed short job.
+func (p *shortPolicy) handedOut(t runningTask, j shortJob, now time.Time) {
 	if p == nil {
 		return
 	}
 	if len(p.started) < maxTracked {
 		p.started[t] = now
+		if j.guessed && j.class == shortjobs.Short {
+			p.watch.handedOut(t, now)
+		}
 	}
+}
+
+// running reports whether t was handed out and not yet reported
+// finished, as far as the policy tracks it.
+func (p *shortPolicy) running(t runningTask) bool {
+	_, ok := p.started[t]
+	return ok
 }
 
 // finished learns t's duration, reported finished at now.

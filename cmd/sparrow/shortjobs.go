@@ -30,7 +30,7 @@ type shortJobFlags struct {
 	longSteer bool
 	// unestimated is --short-unestimated (schedulers only).
 	unestimated string
-	// overrun is --short-overrun (node monitors only).
+	// overrun is --short-overrun.
 	overrun bool
 }
 
@@ -53,11 +53,14 @@ func (f *shortJobFlags) register(fs *pflag.FlagSet, scheduler bool) {
 		true:  "with --short-pull, how long a short job waits with tasks unlaunched before it joins the backlog",
 		false: "with --short-pull, how long a pull that got no task waits before it is queued again (unless the scheduler's advert changes first)",
 	}[scheduler])
+	fs.BoolVar(&f.overrun, "short-overrun", true, "with --short-jobs, on by default: "+map[bool]string{
+		true:  "take a job whose request states no taskSeconds, classed short, as long once one of its tasks has run for --short-cutoff by this scheduler's account: its remaining work is then counted at 100 times --short-cutoff per task, it leaves the pull backlog, and node monitors of the short-only share get none of its tasks while it holds a reservation elsewhere",
+		false: "count a short job's task that has run here for --short-cutoff as long work until it ends, in the long-work advert and level, so that schedulers steer short jobs and long ones by what the node holds, whatever the job's estimate said (or when it stated none)",
+	}[scheduler])
 	if scheduler {
 		fs.StringVar(&f.unestimated, "short-unestimated", "tasks", "with --short-jobs, how a job whose request states no taskSeconds is classed: tasks (short, its remaining work counted as its unlaunched tasks times half --short-cutoff, so that among such jobs the fewest tasks go first) or history (by this scheduler's moving mean of the app's task durations; long before any finished)")
 		fs.Float64Var(&f.share, "short-share", 0.05, "with --short-jobs, the fraction of node monitors that run short jobs only, rounded up to whole node monitors (at least one when above 0) among those hosting the job's app, those of the smallest hash of their names; in [0, 1)")
 	} else {
-		fs.BoolVar(&f.overrun, "short-overrun", true, "with --short-jobs, on by default: count a short job's task that has run here for --short-cutoff as long work until it ends, in the long-work advert and level, so that schedulers steer short jobs and long ones by what the node holds, whatever the job's estimate said (or when it stated none)")
 		fs.IntVar(&f.starve, "starve-limit", shortjobs.DefaultStarveLimit, "with --short-jobs, the most times a queued reservation may be passed over by younger ones, per slot (the queue's bound is this times --slots)")
 	}
 }
