@@ -13,7 +13,10 @@
 # the scheduler's --short-share, e.g. 0.65; unset: its default), DEADLINE
 # (sparrow drive's --deadline, default 10m), SCHED_ARGS (more scheduler
 # flags, split on spaces, e.g. "--offers=false"), NM_ARGS (more node
-# monitor flags, likewise, e.g. "--starve-limit 32").
+# monitor flags, likewise, e.g. "--starve-limit 32"), ESTIMATES (with
+# aware: unset, the driver sends each job's mean task duration as its
+# estimate; none, it sends none, and the scheduler's rule for jobs without
+# one decides).
 set -euo pipefail
 policy=${1:?policy: sparrow or aware}
 out=${2:?output directory}
@@ -42,7 +45,14 @@ if [ "$policy" = aware ]; then
 	off) policy_args+=(--short-pull=false) ;;
 	*) policy_args+=(--short-pull --short-pull-after "$PULL") ;;
 	esac
-	drive_args=(--send-estimates)
+	case "${ESTIMATES:-}" in
+	"") drive_args=(--send-estimates) ;;
+	none) ;;
+	*)
+		echo "ESTIMATES must be unset or none, got $ESTIMATES" >&2
+		exit 2
+		;;
+	esac
 	# The short-only share is the schedulers' to apply: node monitors
 	# have no such flag.
 	if [ -n "${SHARE:-}" ]; then
