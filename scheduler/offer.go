@@ -127,8 +127,17 @@ func (s *Scheduler) planOffersLocked(r *request, probes []placement.Probe) [][]i
 		return nil
 	}
 	var offers [][]int
+	// The probes are in node order; starting at a random one keeps the
+	// offers of jobs placed on a mostly idle fleet from all going to the
+	// same first few node monitors.
+	start := 0
+	if len(probes) > 1 {
+		start = int(s.place.int63n(int64(len(probes))))
+	}
 placing:
-	for k, p := range probes {
+	for j := range probes {
+		k := (start + j) % len(probes)
+		p := probes[k]
 		if !s.offers.offersTo(p.Node.Addr, time.Now) {
 			continue
 		}

@@ -695,3 +695,39 @@ func TestSeveralOffersPerCall(t *testing.T) {
 		})
 	}
 }
+
+// TestOffersSpreadOverIdleNodeMonitors: jobs whose reservations cover
+// every node monitor of an idle fleet offer their tasks starting at a
+// random one of them, not always at the first in node order, so that
+// every node monitor gets its share of the work.
+func TestOffersSpreadOverIdleNodeMonitors(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		c := newCluster(t, 6, Config{})
+		for _, nm := range c.nms {
+			// Idle node monitors of two slots: each answer says two are
+			// free, so the scheduler offers each two tasks at once.
+			nm.takeOffers.Store(true)
+			nm.free.Store(2)
+		}
+		for j := range 30 {
+			id := fmt.Sprintf("job%d", j)
+			if err := c.s.SubmitJob(context.Background(), job(id, 2, freeTasks(6)...)); err != nil {
+				t.Fatal(err)
+			}
+			c.hub.waitUntil(t, id+" to launch", func() bool { return c.s.Stats().ActiveRequests == 0 })
+		}
+		for _, nm := range c.nms {
+			nm.mu.Lock()
+			took := 0
+			for _, ids := range nm.took {
+				took += len(ids)
+			}
+			nm.mu.Unlock()
+			// A sixth of the tasks each on average; the first few in node
+			// order would take them all.
+			if took < 10 {
+				t.Errorf("%s took %d offers of 30 jobs' 180 tasks, want at least 10", nm.name, took)
+			}
+		}
+	})
+}
