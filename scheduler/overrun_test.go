@@ -45,16 +45,7 @@ func TestShortJobsOverrunTakesUnestimatedJobLong(t *testing.T) {
 					t.Fatal(err)
 				}
 				c.waitAccepted(t, "u", 10)
-				var shortOnly, general []*fakeNM
-				part := c.s.short.partition(app, c.view.Candidates(app))
-				for _, nm := range c.holders("u") {
-					n, _ := c.view.Node(nm.addr)
-					if part.ShortOnly(shortjobs.NodeHash(n.Name)) {
-						shortOnly = append(shortOnly, nm)
-					} else {
-						general = append(general, nm)
-					}
-				}
+				shortOnly, general := c.holdersByShare("u")
 				if len(shortOnly) == 0 || len(general) < 3 {
 					t.Fatalf("holders: %d short-only, %d general; the test needs both", len(shortOnly), len(general))
 				}
@@ -164,16 +155,7 @@ func TestShortJobsOverrunNeverStrandsAJob(t *testing.T) {
 			t.Fatal(err)
 		}
 		c.waitAccepted(t, "u", 10)
-		var shortOnly, general []*fakeNM
-		part := c.s.short.partition(app, c.view.Candidates(app))
-		for _, nm := range c.holders("u") {
-			n, _ := c.view.Node(nm.addr)
-			if part.ShortOnly(shortjobs.NodeHash(n.Name)) {
-				shortOnly = append(shortOnly, nm)
-			} else {
-				general = append(general, nm)
-			}
-		}
+		shortOnly, general := c.holdersByShare("u")
 		if len(shortOnly) == 0 || len(general) == 0 || len(shortOnly)+len(general) != 10 {
 			t.Fatalf("holders: %d short-only, %d general; want one reservation on each of 10 nodes, of both kinds", len(shortOnly), len(general))
 		}
@@ -188,4 +170,19 @@ func TestShortJobsOverrunNeverStrandsAJob(t *testing.T) {
 			t.Fatalf("tasks handed out %v with %d getTasks declined; want each of 10 once, none declined", ids, st.OverrunDeclined)
 		}
 	})
+}
+
+// holdersByShare returns the node monitors holding req's reservations,
+// split into those of app's short-only share and the others.
+func (c *cluster) holdersByShare(req string) (shortOnly, general []*fakeNM) {
+	part := c.s.short.partition(app, c.view.Candidates(app))
+	for _, nm := range c.holders(req) {
+		n, _ := c.view.Node(nm.addr)
+		if part.ShortOnly(shortjobs.NodeHash(n.Name)) {
+			shortOnly = append(shortOnly, nm)
+		} else {
+			general = append(general, nm)
+		}
+	}
+	return shortOnly, general
 }
