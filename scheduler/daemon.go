@@ -145,7 +145,8 @@ func StartDaemon(cfg DaemonConfig) (*Daemon, error) {
 	return d, nil
 }
 
-// sweep runs the reservation-deadline check every second and the
+// sweep runs the reservation-deadline check every second, the pull
+// backlog's and the overrun rule's sweeps on their ticks, and the
 // relaxation of placement preferences when one is due, until Close. The
 // relaxation timer is armed only while a relaxable task is pending, for
 // the earliest step, and at most once per relaxMinGap.
@@ -166,6 +167,12 @@ func (d *Daemon) sweep() {
 		defer pt.Stop()
 		pullC = pt.C
 	}
+	var overrunC <-chan time.Time
+	if tick := d.OverrunTick(); tick > 0 {
+		ot := time.NewTicker(tick)
+		defer ot.Stop()
+		overrunC = ot.C
+	}
 	for {
 		if at, ok := d.NextRelax(); ok {
 			wait := max(time.Until(at), time.Until(last.Add(relaxMinGap)), 0)
@@ -182,6 +189,8 @@ func (d *Daemon) sweep() {
 			if adv, changed := d.PullSweep(now); changed {
 				d.advertiseBacklog(adv)
 			}
+		case now := <-overrunC:
+			d.OverrunSweep(now)
 		case <-d.RelaxWake():
 		case now := <-relax.C:
 			last = now

@@ -76,7 +76,18 @@ func (w *overrunWatch) len() int {
 	return len(w.watched) - w.head
 }
 
-// overrunSweep takes as long every live short job that stated no
+// OverrunTick returns how often the daemon should run OverrunSweep: a
+// tenth of the cutoff, between 10 ms and a second, so that a job is taken
+// long within a tenth of the cutoff of its overrun, or a second when the
+// cutoff is longer; 0 when the overrun rule is off.
+func (s *Scheduler) OverrunTick() time.Duration {
+	if s.short == nil || s.short.watch == nil {
+		return 0
+	}
+	return min(max(s.short.watch.cutoff/10, 10*time.Millisecond), time.Second)
+}
+
+// OverrunSweep takes as long every live short job that stated no
 // estimate and has a task still running, by this scheduler's account,
 // the cutoff after it was handed out (shortjobs.Config.Overrun): one task
 // that long says the job is not a short one. From then on its remaining
@@ -85,7 +96,7 @@ func (w *overrunWatch) len() int {
 // it off the short-only share as any long job's; and node monitors of
 // the short-only share get none of its tasks while it holds a
 // reservation elsewhere (overrunDeclinesLocked).
-func (s *Scheduler) overrunSweep(now time.Time) {
+func (s *Scheduler) OverrunSweep(now time.Time) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	p := s.short
@@ -115,7 +126,7 @@ func (s *Scheduler) overrunSweep(now time.Time) {
 }
 
 // overrunDeclinesLocked reports whether addr's getTask for r gets no task
-// because r was taken long by its overrun (overrunSweep) and addr is a
+// because r was taken long by its overrun (OverrunSweep) and addr is a
 // node monitor of r's app's short-only share, while r holds a reservation
 // on a node monitor outside it: a long job runs off the short-only share
 // when it can, and is never left waiting on reservations it will not use.

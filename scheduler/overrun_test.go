@@ -7,6 +7,9 @@ import (
 	"testing/synctest"
 	"time"
 
+	"github.com/rs/zerolog"
+
+	"github.com/sparrowfleet/sparrow/core/placement"
 	"github.com/sparrowfleet/sparrow/core/shortjobs"
 	"github.com/sparrowfleet/sparrow/thrift/gen-go/sparrowrpc"
 )
@@ -63,11 +66,11 @@ func TestShortJobsOverrunTakesUnestimatedJobLong(t *testing.T) {
 						t.Fatal(err)
 					}
 				}
-				c.s.Sweep(time.Now().Add((cutoff - 2) * time.Second))
+				c.s.OverrunSweep(time.Now().Add((cutoff - 2) * time.Second))
 				if got := c.s.Stats().OverrunLong; got != 0 {
 					t.Fatalf("%d jobs taken long before the cutoff", got)
 				}
-				c.s.Sweep(time.Now().Add(cutoff * time.Second))
+				c.s.OverrunSweep(time.Now().Add(cutoff * time.Second))
 				st := c.s.Stats()
 				if got := st.OverrunLong == 1; got != tt.wantLong {
 					t.Fatalf("taken long: %v (%d), want %v", got, st.OverrunLong, tt.wantLong)
@@ -160,7 +163,7 @@ func TestShortJobsOverrunNeverStrandsAJob(t *testing.T) {
 			t.Fatalf("holders: %d short-only, %d general; want one reservation on each of 10 nodes, of both kinds", len(shortOnly), len(general))
 		}
 		ids := c.getTaskOnEach(t, "u", general[:1])
-		c.s.Sweep(time.Now().Add(time.Minute))
+		c.s.OverrunSweep(time.Now().Add(time.Minute))
 		if got := c.s.Stats().OverrunLong; got != 1 {
 			t.Fatalf("%d jobs taken long, want 1", got)
 		}
@@ -185,4 +188,29 @@ func (c *cluster) holdersByShare(req string) (shortOnly, general []*fakeNM) {
 		}
 	}
 	return shortOnly, general
+}
+
+// TestOverrunTick: the daemon sweeps for overruns every tenth of the
+// cutoff, within [10 ms, 1 s], and not at all with the rule off.
+func TestOverrunTick(t *testing.T) {
+	for _, tt := range []struct {
+		cutoff  float64
+		overrun bool
+		want    time.Duration
+	}{
+		{90.5811, true, time.Second},
+		{0.9, true, 90 * time.Millisecond},
+		{0.01, true, 10 * time.Millisecond},
+		{90, false, 0},
+	} {
+		cfg := &shortjobs.Config{Cutoff: tt.cutoff, StarveLimit: 4, Overrun: tt.overrun}
+		s, err := newWith(Config{Address: schedAddr, Seed: 1, ShortJobs: cfg, Log: zerolog.Nop()}, &fakeView{byApp: map[string][]placement.Node{}}, nil, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := s.OverrunTick(); got != tt.want {
+			t.Errorf("cutoff %v s, overrun %v: tick %v, want %v", tt.cutoff, tt.overrun, got, tt.want)
+		}
+		s.Close()
+	}
 }

@@ -55,7 +55,7 @@ func (v *MembershipView) LongLevel(addr string) uint8 {
 // submission: its class and estimated task duration (0: unknown), and
 // the remaining work sent with its reservations; guessed, that it is a
 // short job that stated no estimate of its own, which the overrun rule
-// may take as long later (overrunSweep changes class, est and work then);
+// may take as long later (OverrunSweep changes class, est and work then);
 // and offerLeft, the tasks neither launched nor offered once its offers
 // were planned, sent with each offered task (set before the offers are
 // sent, read-only after).
@@ -84,7 +84,7 @@ type shortPolicy struct {
 	hist    *shortjobs.History
 	started map[runningTask]time.Time // tasks handed out, for the history
 	// watch holds the guessed short jobs' tasks handed out, for the
-	// overrun rule (nil when it is off); dueScratch is overrunSweep's.
+	// overrun rule (nil when it is off); dueScratch is OverrunSweep's.
 	watch      *overrunWatch
 	dueScratch []runningTask
 	// parts is each app's short-only share, over the node monitors

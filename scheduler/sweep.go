@@ -18,12 +18,10 @@ import (
 // unanswered reservations are queued ones, and more of them would only
 // meet full queues. The daemon calls Sweep periodically; tests call it
 // with a chosen time. It also sweeps the links to frontends
-// (frontendlink.go), steers stranded requests (steerStranded) and takes
-// overrun jobs as long (overrunSweep).
+// (frontendlink.go) and steers stranded requests (steerStranded).
 func (s *Scheduler) Sweep(now time.Time) {
 	s.sweepFrontends(now)
 	s.steerStranded(now)
-	s.overrunSweep(now)
 	if s.cfg.ReservationTimeout <= 0 {
 		return
 	}

@@ -226,6 +226,12 @@ type TraceResult struct {
 	// nodes holding their jobs' reservations (Aware.WorkRefresh), one
 	// per node and update.
 	WorkUpdates int64 `json:"work_updates,omitempty"`
+	// OverrunLong counts jobs that stated no estimate taken as long once
+	// a task of theirs ran for the cutoff (Aware.Overrun), and
+	// OverrunDeclined the fetches from short-only nodes they then got no
+	// task for.
+	OverrunLong     int64 `json:"overrun_long,omitempty"`
+	OverrunDeclined int64 `json:"overrun_declined,omitempty"`
 	// ShareChanges counts the adaptive short-only share's changes, and
 	// ShareMax is the largest share it took (TraceConfig.AdaptiveShare).
 	ShareChanges int64   `json:"share_changes,omitempty"`
@@ -833,6 +839,7 @@ func (s *traceSim) getTask(n, slot int32, low uint32, jseq int32) {
 			if low&^longBit != stickyProbe {
 				j.req.DeclineAt(int(low &^ longBit))
 			}
+			s.res.OverrunDeclined++
 		default:
 			var ok bool
 			if low&^longBit == stickyProbe {
@@ -909,10 +916,12 @@ func (s *traceSim) overruns(j *traceJob, task int32) bool {
 // short-only nodes get none of its tasks.
 func (s *traceSim) overran(slot, jseq int32) {
 	j := &s.jobs[slot]
-	if !j.live || j.seq != jseq || !j.guessed || j.overran {
+	if !j.live || j.seq != jseq || !j.guessed || j.overran || j.req.Unlaunched() == 0 {
+		// A job with every task handed out has nothing left to place.
 		return
 	}
 	j.overran = true
+	s.res.OverrunLong++
 	j.est = s.simMS(shortjobs.OverrunEstimate(s.cfg.Aware.Cutoff))
 	if s.cfg.Aware.WorkRefresh {
 		if err := s.holdersOf(j); err != nil {

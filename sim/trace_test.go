@@ -457,6 +457,9 @@ func TestTraceOverrunTakesUnestimatedJobLong(t *testing.T) {
 				if res.Long.N != 1 {
 					t.Fatalf("%d long jobs measured, want 1", res.Long.N)
 				}
+				if overrun && (res.OverrunLong != 1 || res.OverrunDeclined == 0) {
+					t.Fatalf("%d jobs taken long, %d fetches declined; want 1 and some", res.OverrunLong, res.OverrunDeclined)
+				}
 				if overrun && (shortOnlyLate != 0 || inBacklogLate) {
 					t.Fatalf("after the overrun: %d tasks started on the short-only node, in the backlog %v", shortOnlyLate, inBacklogLate)
 				}
