@@ -49,12 +49,12 @@ func (w *overrunWatch) handedOut(t runningTask, at time.Time) {
 
 // due appends to out the watched tasks handed out at least the cutoff
 // before now, oldest first, and stops watching them.
-func (w *overrunWatch) due(out []runningTask, now time.Time) []runningTask {
+func (w *overrunWatch) due(out []handOut, now time.Time) []handOut {
 	if w == nil {
 		return out
 	}
 	for w.head < len(w.watched) && !now.Before(w.watched[w.head].at.Add(w.cutoff)) {
-		out = append(out, w.watched[w.head].task)
+		out = append(out, w.watched[w.head])
 		w.watched[w.head] = handOut{}
 		w.head++
 	}
@@ -104,11 +104,11 @@ func (s *Scheduler) OverrunSweep(now time.Time) {
 		return
 	}
 	p.dueScratch = p.watch.due(p.dueScratch[:0], now)
-	for _, t := range p.dueScratch {
-		if !p.running(t) {
+	for _, h := range p.dueScratch {
+		if !p.runningSince(h.task, h.at) {
 			continue
 		}
-		r, ok := s.book.get(t.request)
+		r, ok := s.book.get(h.task.request)
 		if !ok || !r.short.guessed || r.short.class != shortjobs.Short {
 			continue
 		}

@@ -127,8 +127,8 @@ func TestOverrunWatch(t *testing.T) {
 		{time.Hour, []string{"3", "4", "5"}},
 	} {
 		var got []string
-		for _, t := range w.due(nil, t0.Add(step.at)) {
-			got = append(got, t.request)
+		for _, h := range w.due(nil, t0.Add(step.at)) {
+			got = append(got, h.task.request)
 		}
 		if fmt.Sprint(got) != fmt.Sprint(step.want) {
 			t.Fatalf("due at +%v: %v, want %v", step.at, got, step.want)
@@ -212,5 +212,36 @@ func TestOverrunTick(t *testing.T) {
 			t.Errorf("cutoff %v s, overrun %v: tick %v, want %v", tt.cutoff, tt.overrun, got, tt.want)
 		}
 		s.Close()
+	}
+}
+
+// TestOverrunRunningSince: a watched task counts as running past the
+// cutoff only if the hand-out the watch saw is the one still running: not
+// once it finished, nor once the same task of a request id used again was
+// handed out later.
+func TestOverrunRunningSince(t *testing.T) {
+	p, err := newShortPolicy(&shortjobs.Config{Cutoff: 10, StarveLimit: 4, Overrun: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	guessed := shortJob{class: shortjobs.Short, guessed: true}
+	t0 := time.Unix(1000, 0)
+	finished := runningTask{app: app, request: "a", task: "0"}
+	again := runningTask{app: app, request: "b", task: "0"}
+	running := runningTask{app: app, request: "c", task: "0"}
+	p.handedOut(finished, guessed, t0)
+	p.handedOut(again, guessed, t0)
+	p.handedOut(running, guessed, t0)
+	p.handedOut(runningTask{app: app, request: "stated", task: "0"}, shortJob{class: shortjobs.Short}, t0)
+	p.finished(finished, t0.Add(time.Second))
+	p.handedOut(again, guessed, t0.Add(5*time.Second))
+	var still []string
+	for _, h := range p.watch.due(nil, t0.Add(10*time.Second)) {
+		if p.runningSince(h.task, h.at) {
+			still = append(still, h.task.request)
+		}
+	}
+	if fmt.Sprint(still) != "[c]" {
+		t.Fatalf("running past the cutoff: %v, want [c]", still)
 	}
 }

@@ -86,7 +86,7 @@ type shortPolicy struct {
 	// watch holds the guessed short jobs' tasks handed out, for the
 	// overrun rule (nil when it is off); dueScratch is OverrunSweep's.
 	watch      *overrunWatch
-	dueScratch []runningTask
+	dueScratch []handOut
 	// parts is each app's short-only share, over the node monitors
 	// hosting it, as last computed.
 	parts map[string]appPartition
@@ -266,11 +266,12 @@ func (p *shortPolicy) handedOut(t runningTask, j shortJob, now time.Time) {
 	}
 }
 
-// running reports whether t was handed out and not yet reported
-// finished, as far as the policy tracks it.
-func (p *shortPolicy) running(t runningTask) bool {
-	_, ok := p.started[t]
-	return ok
+// runningSince reports whether t, handed out at at, is still running as
+// far as the policy tracks it: not reported finished, and not handed out
+// again since (a request id used again for another job).
+func (p *shortPolicy) runningSince(t runningTask, at time.Time) bool {
+	v, ok := p.started[t]
+	return ok && v.Equal(at)
 }
 
 // finished learns t's duration, reported finished at now.
