@@ -737,11 +737,14 @@ func (s *traceSim) refreshWork(n int32, j *traceJob) {
 }
 
 // heldOffShortOnly reports whether job j holds a queued reservation on a
-// node outside the short-only share.
+// node outside the short-only share. It overwrites holders.
 func (s *traceSim) heldOffShortOnly(j *traceJob) bool {
-	for _, p := range j.req.Outstanding() {
-		i, err := strconv.Atoi(p.Node.Addr[1:])
-		if err == nil && !s.shortOnly[i] {
+	if err := s.holdersOf(j); err != nil {
+		s.err = err
+		return false
+	}
+	for _, h := range s.holders {
+		if !s.shortOnly[h] {
 			return true
 		}
 	}
