@@ -84,6 +84,10 @@ func (n *thriftNM) CancelTaskReservations(context.Context, *sparrowrpc.TCancelTa
 	return nil
 }
 
+func (n *thriftNM) UpdateRemainingWork(context.Context, []*sparrowrpc.TRemainingWork) error {
+	return nil
+}
+
 func (n *thriftNM) OfferOutcome(context.Context, string, string) (*sparrowrpc.TOfferOutcome, error) {
 	return &sparrowrpc.TOfferOutcome{Outcome: sparrowrpc.OFFER_DECLINED}, nil
 }

@@ -99,3 +99,41 @@ func TestShortJobsSteeredFromLongWork(t *testing.T) {
 		return true
 	})
 }
+
+// TestShortJobsWorkRefreshOverThrift: under the policy a scheduler sends
+// a job's remaining work to the node monitors holding its reservations
+// (updateRemainingWork) as its tasks launch, and they apply it; every
+// task launches once.
+func TestShortJobsWorkRefreshOverThrift(t *testing.T) {
+	const nodes, tasks = 4, 16
+	led := newLedger()
+	f := startFleet(t, fleet.Config{
+		Schedulers: 1, NodeMonitors: nodes, Slots: 1, Apps: []string{"app"}, NoOffers: true,
+		ShortJobs: &shortjobs.Config{Cutoff: 10, StarveLimit: shortjobs.DefaultStarveLimit, WorkRefresh: true},
+		OnLaunch:  led.launched,
+	})
+	fe := ledgerFrontend(t, f, led, "127.0.4.3")
+	// Two reservations a task on four one-slot node monitors: most wait
+	// queued while the job's tasks launch.
+	job := client.Job{RequestID: "big", TaskDuration: 20 * time.Millisecond, ProbeRatio: 2}
+	for k := range tasks {
+		job.Tasks = append(job.Tasks, client.Task{ID: fmt.Sprint(k), Message: []byte("20ms")})
+	}
+	if _, err := fe.Submit(context.Background(), job); err != nil {
+		t.Fatal(err)
+	}
+	waitFor(t, "every task's message", 30*time.Second, func() bool {
+		_, m := led.counts()
+		return m == tasks
+	})
+	led.checkOnce(t, tasks)
+	st := f.Schedulers[0].Stats()
+	var applied uint64
+	for _, nm := range f.NodeMonitors {
+		applied += nm.State().WorkUpdates
+	}
+	if st.WorkUpdatesSent == 0 || st.WorkUpdatesFailed != 0 || applied == 0 || applied > st.WorkUpdatesSent {
+		t.Fatalf("updates: %d sent in %d calls, %d failed; %d applied by the node monitors", st.WorkUpdatesSent, st.WorkUpdateCalls, st.WorkUpdatesFailed, applied)
+	}
+	t.Logf("updates: %d sent in %d calls, %d applied", st.WorkUpdatesSent, st.WorkUpdateCalls, applied)
+}

@@ -37,6 +37,7 @@ func Collector(state func() State) prometheus.Collector {
 					{Labels: []string{"empty"}, Value: float64(s.PullsEmpty)},
 				}
 			}),
+		c("sparrow_nodemonitor_work_updates_total", "Schedulers' updates of a job's remaining work (updateRemainingWork, under --short-jobs) that reordered its reservations queued here.", func(s st) float64 { return float64(s.WorkUpdates) }),
 	)
 }
 

@@ -213,6 +213,9 @@ type State struct {
 	// PullTasks and PullsEmpty count the pulls (Config.PullRetry) whose
 	// answer launched a task here and those that launched none.
 	PullTasks, PullsEmpty uint64
+	// WorkUpdates counts the schedulers' updates of a job's remaining
+	// work (updateRemainingWork) that reordered reservations queued here.
+	WorkUpdates uint64
 }
 
 // State returns a snapshot of the node monitor's slots and queue.
@@ -423,6 +426,21 @@ func (n *NodeMonitor) CancelTaskReservations(ctx context.Context, req *sparrowrp
 	if req != nil {
 		n.slots.cancel(req.RequestId)
 		n.advertise()
+	}
+	return nil
+}
+
+// UpdateRemainingWork implements InternalService's extension: schedulers
+// under the long-task-aware policy send their jobs' remaining work as
+// their tasks launch, and the job's reservations queued here are
+// reordered by it. Entries for requests with nothing queued here, and
+// every entry without the policy, are ignored.
+func (n *NodeMonitor) UpdateRemainingWork(ctx context.Context, updates []*sparrowrpc.TRemainingWork) error {
+	for _, u := range updates {
+		if u == nil || u.RequestId == "" {
+			continue
+		}
+		n.slots.setWork(u.RequestId, u.RemainingWork)
 	}
 	return nil
 }

@@ -52,6 +52,8 @@ type shortWork struct {
 	hist *shortjobs.History
 	reqs map[string]*shortReq
 	runs map[slots.TaskKey]shortRun
+	// workUpdates counts the remaining-work updates applied (setWork).
+	workUpdates uint64
 	// The overrun watch (Config.Overrun): timer fires wake when the
 	// earliest short task running here reaches the cutoff (timerAt; zero
 	// when none is armed). wake, set by the NodeMonitor, takes
@@ -128,6 +130,19 @@ func (w *shortWork) queued(r queue.Reservation, count int, h jobHint) {
 	}
 	w.req(r.RequestID, r.App, c).queued += count
 	w.mon.QueuedClass(r.RequestID, c, h.work)
+}
+
+// setWork applies a scheduler's update of id's remaining work
+// (updateRemainingWork) and reports whether id has reservations queued
+// here to reorder; an update for any other request is ignored, so that
+// nothing is kept for a request gone from here.
+func (w *shortWork) setWork(id string, work float64) bool {
+	if q := w.reqs[id]; q == nil || q.queued <= 0 {
+		return false
+	}
+	w.mon.Queued(id, work)
+	w.workUpdates++
+	return true
 }
 
 // cancelled follows slots.Core.Cancel, which dropped n queued

@@ -295,3 +295,60 @@ func waitFor(t *testing.T, d time.Duration) {
 	time.Sleep(d)
 	synctest.Wait()
 }
+
+// TestShortJobsRemainingWorkUpdate: a scheduler's update of a job's
+// remaining work (updateRemainingWork) reorders its reservations queued
+// here; updates for requests with nothing queued here, and every update
+// without the policy, change nothing and are not counted.
+func TestShortJobsRemainingWorkUpdate(t *testing.T) {
+	for _, tt := range []struct {
+		name     string
+		updates  []*sparrowrpc.TRemainingWork
+		launches []string
+		applied  uint64
+	}{
+		{"none", nil, []string{"first/t1", "small/t1", "big/t1"}, 0},
+		{"the big job's work shrinks below the small one's", []*sparrowrpc.TRemainingWork{{RequestId: "big", RemainingWork: 0.5}},
+			[]string{"first/t1", "big/t1", "small/t1"}, 1},
+		{"the latest update counts", []*sparrowrpc.TRemainingWork{{RequestId: "big", RemainingWork: 0.5}, {RequestId: "big", RemainingWork: 9}},
+			[]string{"first/t1", "small/t1", "big/t1"}, 2},
+		{"requests not queued here are ignored", []*sparrowrpc.TRemainingWork{{RequestId: "gone", RemainingWork: 0.1}, {RequestId: "first", RemainingWork: 0.1}, nil, {RemainingWork: 1}},
+			[]string{"first/t1", "small/t1", "big/t1"}, 0},
+		{"negative work is ignored", []*sparrowrpc.TRemainingWork{{RequestId: "big", RemainingWork: -1}},
+			[]string{"first/t1", "small/t1", "big/t1"}, 1},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			synctest.Test(t, func(t *testing.T) {
+				a := newAwareHarness(t, 1)
+				a.job(t, "first", 0, 1, 1, "t1") // takes the slot
+				a.job(t, "big", 0, 5, 1, "t1")
+				a.job(t, "small", 0, 1, 1, "t1")
+				if err := a.nm.UpdateRemainingWork(t.Context(), tt.updates); err != nil {
+					t.Fatal(err)
+				}
+				a.finish("first", "t1")
+				a.finish(tt.launches[1][:len(tt.launches[1])-3], "t1")
+				a.finish(tt.launches[2][:len(tt.launches[2])-3], "t1")
+				if got := a.execs.launchOrder(); !slices.Equal(got, tt.launches) {
+					t.Fatalf("launched %v, want %v", got, tt.launches)
+				}
+				wantState(t, a.harness, State{Slots: 1, Free: 1, Launches: 3, WorkUpdates: tt.applied})
+			})
+		})
+	}
+	t.Run("without the policy", func(t *testing.T) {
+		synctest.Test(t, func(t *testing.T) {
+			h := newHarness(t, opts{slots: 1})
+			h.sched.script("j", "t1")
+			if ok, err := h.nm.EnqueueTaskReservations(t.Context(), h.req("app", "j", 1)); !ok || err != nil {
+				t.Fatalf("enqueue: %v %v", ok, err)
+			}
+			synctest.Wait()
+			if err := h.nm.UpdateRemainingWork(t.Context(), []*sparrowrpc.TRemainingWork{{RequestId: "j", RemainingWork: 1}}); err != nil {
+				t.Fatal(err)
+			}
+			h.finish("j", "t1")
+			wantState(t, h, State{Slots: 1, Free: 1, Launches: 1})
+		})
+	})
+}

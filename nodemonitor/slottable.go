@@ -92,6 +92,9 @@ func (t *slotTable) state() State {
 	if t.pull != nil {
 		st.PullTasks, st.PullsEmpty = t.pull.task, t.pull.empty
 	}
+	if t.short != nil {
+		st.WorkUpdates = t.short.workUpdates
+	}
 	return st
 }
 
@@ -196,6 +199,15 @@ func (t *slotTable) takeAdvert() ([2]byte, bool) {
 		return [2]byte{}, false
 	}
 	return t.short.mon.Advert2(), true
+}
+
+// setWork gives the long-task-aware policy a scheduler's update of
+// request's remaining work and reports whether it had reservations
+// queued here to reorder (false without the policy).
+func (t *slotTable) setWork(request string, work float64) bool {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	return t.short != nil && t.short.setWork(request, work)
 }
 
 // cancel drops request's queued reservations and returns how many.

@@ -249,6 +249,16 @@ func (m *memNet) OfferOutcome(ctx context.Context, addr, requestID, taskID strin
 	return got, err
 }
 
+func (m *memNet) UpdateRemainingWork(ctx context.Context, addr string, updates []*sparrowrpc.TRemainingWork) error {
+	h := m.node(addr)
+	if h == nil {
+		return unserved(addr)
+	}
+	return m.call(ctx, addr, methodUpdateRemainingWork, func(ctx context.Context) error {
+		return h.UpdateRemainingWork(ctx, updates)
+	})
+}
+
 func (m *memNet) FrontendMessage(ctx context.Context, addr string, taskID *sparrowrpc.TFullTaskId, status int32, message []byte) error {
 	return m.frontendCall(ctx, addr, "frontendMessage", func(ctx context.Context, h sparrowrpc.FrontendService) error {
 		return h.FrontendMessage(ctx, taskID, status, message)

@@ -55,6 +55,15 @@ func Collector(stats func() Stats) prometheus.Collector {
 		c("sparrow_scheduler_sticky_fetches_total", "getTask calls, under the long-task-aware policy (--short-jobs), from a node monitor holding no reservation of the request: a freed slot asking its job for another task.", func(s st) float64 { return float64(s.StickyFetches) }),
 		c("sparrow_scheduler_overrun_long_total", "Jobs that stated no estimate, classed short under the long-task-aware policy, taken as long once one of their tasks ran for --short-cutoff (--short-overrun).", func(s st) float64 { return float64(s.OverrunLong) }),
 		c("sparrow_scheduler_overrun_declined_total", "getTask calls from node monitors of the short-only share answered with no task because the job was taken long by its overrun and holds reservations elsewhere.", func(s st) float64 { return float64(s.OverrunDeclined) }),
+		metrics.CounterVec("sparrow_scheduler_work_updates_total",
+			"Jobs' remaining-work updates for the node monitors holding their reservations (--short-work-refresh), by result: sent (delivered), failed (dropped: the call failed, or the node monitor lacks updateRemainingWork).",
+			[]string{"result"}, func(s st) []metrics.Labelled {
+				return []metrics.Labelled{
+					{Labels: []string{"sent"}, Value: float64(s.WorkUpdatesSent)},
+					{Labels: []string{"failed"}, Value: float64(s.WorkUpdatesFailed)},
+				}
+			}),
+		c("sparrow_scheduler_work_update_calls_total", "updateRemainingWork calls to node monitors, each carrying the updates queued for one node monitor.", func(s st) float64 { return float64(s.WorkUpdateCalls) }),
 		c("sparrow_scheduler_sweeps_saturated_total", "Requests past their reservation timeout given no extra reservations because a node monitor had recently refused reservations as full.", func(s st) float64 { return float64(s.SweepsSaturated) }),
 		c("sparrow_scheduler_tasks_lost_total", "Running tasks reported lost with their node monitor.", func(s st) float64 { return float64(s.TasksLost) }),
 		g("sparrow_scheduler_active_requests", "Requests with unlaunched tasks.", func(s st) float64 { return float64(s.ActiveRequests) }),

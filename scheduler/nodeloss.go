@@ -113,6 +113,9 @@ func (s *Scheduler) TasksFinished(ctx context.Context, nm *sparrowrpc.THostPort,
 // running tasks stay tracked: NodeLost reports them, once it is clear the
 // node monitor is not coming back (the daemon waits NodeLostGrace).
 func (s *Scheduler) NodeGone(addr string) {
+	// A node monitor that comes back at the address may be a newer
+	// build, with the extensions this one lacked.
+	s.workSend.forget(addr)
 	s.mu.Lock()
 	affected := s.book.holding(addr)
 	s.mu.Unlock()

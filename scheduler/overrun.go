@@ -92,10 +92,11 @@ func (s *Scheduler) OverrunTick() time.Duration {
 // the cutoff after it was handed out (shortjobs.Config.Overrun): one task
 // that long says the job is not a short one. From then on its remaining
 // work is counted at shortjobs.OverrunEstimate per task, in getTask
-// answers and the backlog; it leaves the pull backlog; re-placements keep
-// it off the short-only share as any long job's; and node monitors of
-// the short-only share get none of its tasks while it holds a
-// reservation elsewhere (overrunDeclinesLocked).
+// answers and the backlog, and sent to the node monitors holding its
+// reservations (under shortjobs.Config.WorkRefresh); it leaves the pull
+// backlog; re-placements keep it off the short-only share as any long
+// job's; and node monitors of the short-only share get none of its tasks
+// while it holds a reservation elsewhere (overrunDeclinesLocked).
 func (s *Scheduler) OverrunSweep(now time.Time) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -117,6 +118,9 @@ func (s *Scheduler) OverrunSweep(now time.Time) {
 		r.short.work = r.short.est * float64(r.Unlaunched())
 		if s.pull != nil {
 			s.pull.remove(r)
+		}
+		if p.cfg.WorkRefresh {
+			s.workSend.send(s.holdersLocked(r), r.ID, r.short.work)
 		}
 		s.stats.OverrunLong++
 		s.log.Info().Str("request", r.ID).Str("app", r.app).Int("unlaunched", r.Unlaunched()).

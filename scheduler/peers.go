@@ -19,6 +19,7 @@ type NodeMonitors interface {
 	EnqueueTaskReservationsWithOffer(ctx context.Context, addr string, req *sparrowrpc.TEnqueueTaskReservationsRequest, offers []*sparrowrpc.TTaskLaunchSpec) (*sparrowrpc.TEnqueueOfferReply, error)
 	CancelTaskReservations(ctx context.Context, addr string, req *sparrowrpc.TCancelTaskReservationsRequest) error
 	OfferOutcome(ctx context.Context, addr, requestID, taskID string) (*sparrowrpc.TOfferOutcome, error)
+	UpdateRemainingWork(ctx context.Context, addr string, updates []*sparrowrpc.TRemainingWork) error
 	Close()
 }
 
@@ -75,6 +76,12 @@ func (n thriftNodes) OfferOutcome(ctx context.Context, addr, requestID, taskID s
 		return err
 	})
 	return ans, err
+}
+
+func (n thriftNodes) UpdateRemainingWork(ctx context.Context, addr string, updates []*sparrowrpc.TRemainingWork) error {
+	return n.pool.Call(ctx, addr, func(ctx context.Context, c *sparrowrpc.InternalServiceClient) error {
+		return c.UpdateRemainingWork(ctx, updates)
+	})
 }
 
 func (n thriftNodes) Close() { n.pool.Close() }

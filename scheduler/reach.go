@@ -249,6 +249,12 @@ func (n reachNodes) OfferOutcome(ctx context.Context, addr, requestID, taskID st
 	return ans, err
 }
 
+func (n reachNodes) UpdateRemainingWork(ctx context.Context, addr string, updates []*sparrowrpc.TRemainingWork) error {
+	err := n.NodeMonitors.UpdateRemainingWork(ctx, addr, updates)
+	n.reach.noted(addr, err)
+	return err
+}
+
 func (n reachNodes) Close() {
 	n.reach.close()
 	n.NodeMonitors.Close()

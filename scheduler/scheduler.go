@@ -165,9 +165,11 @@ type Scheduler struct {
 	pull    *pullBook         // the short backlog answering pulls, nil when off (pull.go)
 	stats   Stats             // the counts of the decisions made here
 
-	// frontSend sends messages to frontends (frontendbatch.go); it has
-	// its own lock.
+	// frontSend sends messages to frontends (frontendbatch.go), and
+	// workSend jobs' remaining work to node monitors (workrefresh.go);
+	// each has its own lock.
 	frontSend *frontendSender
+	workSend  *workRefresher
 }
 
 // wiring is what a Scheduler is given: its config, its own address, the
@@ -252,6 +254,12 @@ type Stats struct {
 	// (shortjobs.Config.Overrun), and OverrunDeclined the getTask calls
 	// from the short-only share such a job then answered with no task.
 	OverrunLong, OverrunDeclined uint64
+	// WorkUpdatesSent and WorkUpdatesFailed count the jobs' remaining-work
+	// updates delivered to node monitors holding their reservations
+	// (shortjobs.Config.WorkRefresh) and those dropped because their call
+	// failed or the node monitor lacks the method; WorkUpdateCalls counts
+	// the calls that carried them.
+	WorkUpdatesSent, WorkUpdatesFailed, WorkUpdateCalls uint64
 	// PullsAnswered counts pulls answered (Config.PullAfter), and
 	// PulledTasks those that got a task.
 	PullsAnswered, PulledTasks uint64
@@ -356,6 +364,7 @@ func newWith(cfg Config, view NodeView, nodes NodeMonitors, fronts Frontends) (*
 		pull:  newPullBook(cfg.PullAfter, short),
 	}
 	s.frontSend = newFrontendSender(fronts)
+	s.workSend = newWorkRefresher(nodes, &s.log)
 	s.pipe = placementPipeline{view: view, short: short, steer: &s.steer, rand: &s.place}
 	s.front = newFrontendBook(cfg.FrontendMaxInflight, cfg.FrontendDeadAfter, func(d time.Duration) time.Duration {
 		if d <= 0 {
@@ -366,10 +375,11 @@ func newWith(cfg Config, view NodeView, nodes NodeMonitors, fronts Frontends) (*
 	return s, nil
 }
 
-// Close sends the frontend messages queued, then releases the
-// scheduler's connections.
+// Close sends the frontend messages and remaining-work updates queued,
+// then releases the scheduler's connections.
 func (s *Scheduler) Close() {
 	s.frontSend.wait()
+	s.workSend.close()
 	s.peers.nodes.Close()
 	s.peers.fronts.Close()
 }
@@ -386,6 +396,7 @@ func (s *Scheduler) Stats() Stats {
 	}
 	s.running.statsInto(&st)
 	s.offers.statsInto(&st)
+	s.workSend.statsInto(&st)
 	st.Locality = s.relax.snapshot(s.now())
 	st.Hold = s.gate.snapshot()
 	st.Frontend = s.front.snapshot()
@@ -790,6 +801,7 @@ func (s *Scheduler) launchedLocked(r *request, idx int, addr string, fetch int64
 	s.stats.LaunchDelaySeconds += delay
 	s.stats.LaunchDelay.Observe(DelayBuckets, delay)
 	s.pullLaunchedLocked(r)
+	s.refreshWorkLocked(r, addr)
 }
 
 // forgetLaunchedLocked drops r once every task has launched, and returns the

@@ -117,9 +117,11 @@ type fakeNM struct {
 	boot          atomic.Value // string
 	questionFails atomic.Bool
 	questions     int
-	took          map[string][]string           // request -> offered task ids taken
-	offerSpecs    []*sparrowrpc.TTaskLaunchSpec // every offered task received
-	offered       int                           // offers received
+	took          map[string][]string // request -> offered task ids taken
+	// works holds each updateRemainingWork call's updates, in order.
+	works      [][]*sparrowrpc.TRemainingWork
+	offerSpecs []*sparrowrpc.TTaskLaunchSpec // every offered task received
+	offered    int                           // offers received
 }
 
 func (n *fakeNM) EnqueueTaskReservationsWithOffer(ctx context.Context, req *sparrowrpc.TEnqueueTaskReservationsRequest, offer *sparrowrpc.TTaskLaunchSpec, moreOffers []*sparrowrpc.TTaskLaunchSpec) (*sparrowrpc.TEnqueueOfferReply, error) {
@@ -219,6 +221,21 @@ func (n *fakeNM) CancelTaskReservations(_ context.Context, req *sparrowrpc.TCanc
 	defer n.mu.Unlock()
 	n.cancels[req.RequestId]++
 	return nil
+}
+
+func (n *fakeNM) UpdateRemainingWork(_ context.Context, updates []*sparrowrpc.TRemainingWork) error {
+	defer n.hub.changed()
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	n.works = append(n.works, updates)
+	return nil
+}
+
+// workCalls returns the updateRemainingWork calls received so far.
+func (n *fakeNM) workCalls() [][]*sparrowrpc.TRemainingWork {
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	return slices.Clone(n.works)
 }
 
 func (n *fakeNM) get(m map[string]int, req string) int {

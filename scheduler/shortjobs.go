@@ -95,6 +95,8 @@ type shortPolicy struct {
 	level           []uint8
 	cand            []int32
 	hashes          []uint64
+	// scratch for refreshWorkLocked
+	holders, targets []string
 }
 
 // appPartition is an app's short-only share over the node list the view

@@ -164,6 +164,15 @@ struct TCancelTaskReservationsRequest {
   1: string requestId,
 }
 
+// Extension: one job's estimated remaining work in
+// InternalService.updateRemainingWork: its unlaunched tasks times their
+// estimated duration, in seconds, as
+// TEnqueueTaskReservationsRequest.remainingWork.
+struct TRemainingWork {
+  1: string requestId,
+  2: double remainingWork,
+}
+
 struct TTaskLaunchSpec {
   1: string taskId,
   2: binary message,
@@ -354,6 +363,14 @@ service InternalService {
   // a few minutes; a scheduler that gets UNKNOWN_METHOD counts the task
   // launched there, as before this method.
   TOfferOutcome offerOutcome(1: string requestId, 2: string taskId),
+  // Extension, sent by schedulers with the long-task-aware policy: the
+  // remaining work of jobs holding reservations queued here, sent each
+  // time a job's unlaunched tasks enter another power-of-two step. A
+  // node monitor with the policy reorders those jobs' queued reservations
+  // by it; one without the policy, or with none of a job's reservations
+  // queued, ignores the job's entry. A scheduler stops sending them to a
+  // node monitor that answers UNKNOWN_METHOD.
+  void updateRemainingWork(1: list<TRemainingWork> updates),
 }
 
 // Executor, port 20101. Called by its node monitor.

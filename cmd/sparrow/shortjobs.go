@@ -32,6 +32,8 @@ type shortJobFlags struct {
 	unestimated string
 	// overrun is --short-overrun.
 	overrun bool
+	// workRefresh is --short-work-refresh (schedulers only).
+	workRefresh bool
 }
 
 func (f *shortJobFlags) register(fs *pflag.FlagSet, scheduler bool) {
@@ -59,6 +61,7 @@ func (f *shortJobFlags) register(fs *pflag.FlagSet, scheduler bool) {
 	}[scheduler])
 	if scheduler {
 		fs.StringVar(&f.unestimated, "short-unestimated", "tasks", "with --short-jobs, how a job whose request states no taskSeconds is classed: tasks (short, its remaining work counted as its unlaunched tasks times half --short-cutoff, so that among such jobs the fewest tasks go first) or history (by this scheduler's moving mean of the app's task durations; long before any finished)")
+		fs.BoolVar(&f.workRefresh, "short-work-refresh", true, "with --short-jobs, on by default: each time a job's unlaunched tasks enter another power-of-two step (and when --short-overrun takes it long), send its remaining work to the node monitors holding its reservations (updateRemainingWork, batched per node monitor), so that their queues order it by its progress; node monitors built without the method are sent none")
 		fs.Float64Var(&f.share, "short-share", 0.05, "with --short-jobs, the fraction of node monitors that run short jobs only, rounded up to whole node monitors (at least one when above 0) among those hosting the job's app, those of the smallest hash of their names; in [0, 1)")
 	} else {
 		fs.IntVar(&f.starve, "starve-limit", shortjobs.DefaultStarveLimit, "with --short-jobs, the most times a queued reservation may be passed over by younger ones, per slot (the queue's bound is this times --slots)")
@@ -71,7 +74,7 @@ func (f *shortJobFlags) config() (*shortjobs.Config, error) {
 	if !f.on {
 		return nil, nil
 	}
-	c := &shortjobs.Config{Cutoff: f.cutoff.Seconds(), ShortShare: f.share, StarveLimit: f.starve, LongSteer: f.longSteer, Overrun: f.overrun}
+	c := &shortjobs.Config{Cutoff: f.cutoff.Seconds(), ShortShare: f.share, StarveLimit: f.starve, LongSteer: f.longSteer, Overrun: f.overrun, WorkRefresh: f.workRefresh}
 	if f.unestimated != "" {
 		u, err := shortjobs.ParseUnestimated(f.unestimated)
 		if err != nil {

@@ -291,6 +291,13 @@ func (stubInternal) OfferOutcome(_ context.Context, requestID, taskID string) (*
 	return &sparrowrpc.TOfferOutcome{}, nil
 }
 
+func (stubInternal) UpdateRemainingWork(_ context.Context, updates []*sparrowrpc.TRemainingWork) error {
+	if len(updates) > 0 && updates[0] != nil {
+		return stubErr(updates[0].RequestId)
+	}
+	return nil
+}
+
 func (stubInternal) CancelTaskReservations(_ context.Context, req *sparrowrpc.TCancelTaskReservationsRequest) error {
 	if req != nil {
 		return stubErr(req.RequestId)
@@ -599,11 +606,15 @@ func FuzzInternalService(f *testing.F) {
 			_, err := c.OfferOutcome(ctx, "req-1", "0")
 			return err
 		}),
+		enc(func(ctx context.Context, c *sparrowrpc.InternalServiceClient) error {
+			return c.UpdateRemainingWork(ctx, []*sparrowrpc.TRemainingWork{{RequestId: "req-1", RemainingWork: 12.5}, {RequestId: "req-2"}})
+		}),
 	})
 	addMethodSeeds(f, "enqueueTaskReservations", 0, 0)
 	addMethodSeeds(f, "enqueueTaskReservationsWithOffer", 0, 0)
 	addMethodSeeds(f, "cancelTaskReservations", 0, 0)
 	addMethodSeeds(f, "offerOutcome", 0, 0)
+	addMethodSeeds(f, "updateRemainingWork", 1, thrift.STRUCT)
 	s := newFuzzServer(f, sparrowrpc.NewInternalServiceProcessor(stubInternal{}))
 	f.Fuzz(func(t *testing.T, framed bool, data []byte) {
 		fuzzServe(t, s, frameStream(framed, data))

@@ -2897,6 +2897,144 @@ func (p *TCancelTaskReservationsRequest) String() string {
 }
 
 // Attributes:
+//  - RequestId
+//  - RemainingWork
+type TRemainingWork struct {
+  RequestId string `thrift:"requestId,1" db:"requestId" json:"requestId"`
+  RemainingWork float64 `thrift:"remainingWork,2" db:"remainingWork" json:"remainingWork"`
+}
+
+func NewTRemainingWork() *TRemainingWork {
+  return &TRemainingWork{}
+}
+
+
+func (p *TRemainingWork) GetRequestId() string {
+  return p.RequestId
+}
+
+func (p *TRemainingWork) GetRemainingWork() float64 {
+  return p.RemainingWork
+}
+func (p *TRemainingWork) Read(ctx context.Context, iprot thrift.TProtocol) error {
+  if _, err := iprot.ReadStructBegin(ctx); err != nil {
+    return thrift.PrependError(fmt.Sprintf("%T read error: ", p), err)
+  }
+
+
+  for {
+    _, fieldTypeId, fieldId, err := iprot.ReadFieldBegin(ctx)
+    if err != nil {
+      return thrift.PrependError(fmt.Sprintf("%T field %d read error: ", p, fieldId), err)
+    }
+    if fieldTypeId == thrift.STOP { break; }
+    switch fieldId {
+    case 1:
+      if fieldTypeId == thrift.STRING {
+        if err := p.ReadField1(ctx, iprot); err != nil {
+          return err
+        }
+      } else {
+        if err := iprot.Skip(ctx, fieldTypeId); err != nil {
+          return err
+        }
+      }
+    case 2:
+      if fieldTypeId == thrift.DOUBLE {
+        if err := p.ReadField2(ctx, iprot); err != nil {
+          return err
+        }
+      } else {
+        if err := iprot.Skip(ctx, fieldTypeId); err != nil {
+          return err
+        }
+      }
+    default:
+      if err := iprot.Skip(ctx, fieldTypeId); err != nil {
+        return err
+      }
+    }
+    if err := iprot.ReadFieldEnd(ctx); err != nil {
+      return err
+    }
+  }
+  if err := iprot.ReadStructEnd(ctx); err != nil {
+    return thrift.PrependError(fmt.Sprintf("%T read struct end error: ", p), err)
+  }
+  return nil
+}
+
+func (p *TRemainingWork)  ReadField1(ctx context.Context, iprot thrift.TProtocol) error {
+  if v, err := iprot.ReadString(ctx); err != nil {
+  return thrift.PrependError("error reading field 1: ", err)
+} else {
+  p.RequestId = v
+}
+  return nil
+}
+
+func (p *TRemainingWork)  ReadField2(ctx context.Context, iprot thrift.TProtocol) error {
+  if v, err := iprot.ReadDouble(ctx); err != nil {
+  return thrift.PrependError("error reading field 2: ", err)
+} else {
+  p.RemainingWork = v
+}
+  return nil
+}
+
+func (p *TRemainingWork) Write(ctx context.Context, oprot thrift.TProtocol) error {
+  if err := oprot.WriteStructBegin(ctx, "TRemainingWork"); err != nil {
+    return thrift.PrependError(fmt.Sprintf("%T write struct begin error: ", p), err) }
+  if p != nil {
+    if err := p.writeField1(ctx, oprot); err != nil { return err }
+    if err := p.writeField2(ctx, oprot); err != nil { return err }
+  }
+  if err := oprot.WriteFieldStop(ctx); err != nil {
+    return thrift.PrependError("write field stop error: ", err) }
+  if err := oprot.WriteStructEnd(ctx); err != nil {
+    return thrift.PrependError("write struct stop error: ", err) }
+  return nil
+}
+
+func (p *TRemainingWork) writeField1(ctx context.Context, oprot thrift.TProtocol) (err error) {
+  if err := oprot.WriteFieldBegin(ctx, "requestId", thrift.STRING, 1); err != nil {
+    return thrift.PrependError(fmt.Sprintf("%T write field begin error 1:requestId: ", p), err) }
+  if err := oprot.WriteString(ctx, string(p.RequestId)); err != nil {
+  return thrift.PrependError(fmt.Sprintf("%T.requestId (1) field write error: ", p), err) }
+  if err := oprot.WriteFieldEnd(ctx); err != nil {
+    return thrift.PrependError(fmt.Sprintf("%T write field end error 1:requestId: ", p), err) }
+  return err
+}
+
+func (p *TRemainingWork) writeField2(ctx context.Context, oprot thrift.TProtocol) (err error) {
+  if err := oprot.WriteFieldBegin(ctx, "remainingWork", thrift.DOUBLE, 2); err != nil {
+    return thrift.PrependError(fmt.Sprintf("%T write field begin error 2:remainingWork: ", p), err) }
+  if err := oprot.WriteDouble(ctx, float64(p.RemainingWork)); err != nil {
+  return thrift.PrependError(fmt.Sprintf("%T.remainingWork (2) field write error: ", p), err) }
+  if err := oprot.WriteFieldEnd(ctx); err != nil {
+    return thrift.PrependError(fmt.Sprintf("%T write field end error 2:remainingWork: ", p), err) }
+  return err
+}
+
+func (p *TRemainingWork) Equals(other *TRemainingWork) bool {
+  if p == other {
+    return true
+  } else if p == nil || other == nil {
+    return false
+  }
+  if p.RequestId != other.RequestId { return false }
+  if p.RemainingWork != other.RemainingWork { return false }
+  return true
+}
+
+func (p *TRemainingWork) String() string {
+  if p == nil {
+    return "<nil>"
+  }
+  return fmt.Sprintf("TRemainingWork(%+v)", *p)
+}
+
+// Attributes:
 //  - TaskId
 //  - Message
 //  - RemainingTasks
@@ -9101,6 +9239,9 @@ type InternalService interface {
   //  - RequestId
   //  - TaskId
   OfferOutcome(ctx context.Context, requestId string, taskId string) (_r *TOfferOutcome, _err error)
+  // Parameters:
+  //  - Updates
+  UpdateRemainingWork(ctx context.Context, updates []*TRemainingWork) (_err error)
 }
 
 type InternalServiceClient struct {
@@ -9210,6 +9351,21 @@ func (p *InternalServiceClient) OfferOutcome(ctx context.Context, requestId stri
   return nil, thrift.NewTApplicationException(thrift.MISSING_RESULT, "offerOutcome failed: unknown result")
 }
 
+// Parameters:
+//  - Updates
+func (p *InternalServiceClient) UpdateRemainingWork(ctx context.Context, updates []*TRemainingWork) (_err error) {
+  var _args98 InternalServiceUpdateRemainingWorkArgs
+  _args98.Updates = updates
+  var _result100 InternalServiceUpdateRemainingWorkResult
+  var _meta99 thrift.ResponseMeta
+  _meta99, _err = p.Client_().Call(ctx, "updateRemainingWork", &_args98, &_result100)
+  p.SetLastResponseMeta_(_meta99)
+  if _err != nil {
+    return
+  }
+  return nil
+}
+
 type InternalServiceProcessor struct {
   processorMap map[string]thrift.TProcessorFunction
   handler InternalService
@@ -9230,12 +9386,13 @@ func (p *InternalServiceProcessor) ProcessorMap() map[string]thrift.TProcessorFu
 
 func NewInternalServiceProcessor(handler InternalService) *InternalServiceProcessor {
 
-  self98 := &InternalServiceProcessor{handler:handler, processorMap:make(map[string]thrift.TProcessorFunction)}
-  self98.processorMap["enqueueTaskReservations"] = &internalServiceProcessorEnqueueTaskReservations{handler:handler}
-  self98.processorMap["cancelTaskReservations"] = &internalServiceProcessorCancelTaskReservations{handler:handler}
-  self98.processorMap["enqueueTaskReservationsWithOffer"] = &internalServiceProcessorEnqueueTaskReservationsWithOffer{handler:handler}
-  self98.processorMap["offerOutcome"] = &internalServiceProcessorOfferOutcome{handler:handler}
-return self98
+  self101 := &InternalServiceProcessor{handler:handler, processorMap:make(map[string]thrift.TProcessorFunction)}
+  self101.processorMap["enqueueTaskReservations"] = &internalServiceProcessorEnqueueTaskReservations{handler:handler}
+  self101.processorMap["cancelTaskReservations"] = &internalServiceProcessorCancelTaskReservations{handler:handler}
+  self101.processorMap["enqueueTaskReservationsWithOffer"] = &internalServiceProcessorEnqueueTaskReservationsWithOffer{handler:handler}
+  self101.processorMap["offerOutcome"] = &internalServiceProcessorOfferOutcome{handler:handler}
+  self101.processorMap["updateRemainingWork"] = &internalServiceProcessorUpdateRemainingWork{handler:handler}
+return self101
 }
 
 func (p *InternalServiceProcessor) Process(ctx context.Context, iprot, oprot thrift.TProtocol) (success bool, err thrift.TException) {
@@ -9246,12 +9403,12 @@ func (p *InternalServiceProcessor) Process(ctx context.Context, iprot, oprot thr
   }
   iprot.Skip(ctx, thrift.STRUCT)
   iprot.ReadMessageEnd(ctx)
-  x99 := thrift.NewTApplicationException(thrift.UNKNOWN_METHOD, "Unknown function " + name)
+  x102 := thrift.NewTApplicationException(thrift.UNKNOWN_METHOD, "Unknown function " + name)
   oprot.WriteMessageBegin(ctx, name, thrift.EXCEPTION, seqId)
-  x99.Write(ctx, oprot)
+  x102.Write(ctx, oprot)
   oprot.WriteMessageEnd(ctx)
   oprot.Flush(ctx)
-  return false, x99
+  return false, x102
 
 }
 
@@ -9260,7 +9417,7 @@ type internalServiceProcessorEnqueueTaskReservations struct {
 }
 
 func (p *internalServiceProcessorEnqueueTaskReservations) Process(ctx context.Context, seqId int32, iprot, oprot thrift.TProtocol) (success bool, err thrift.TException) {
-  var _write_err100 error
+  var _write_err103 error
   args := InternalServiceEnqueueTaskReservationsArgs{}
   if err2 := args.Read(ctx, iprot); err2 != nil {
     iprot.ReadMessageEnd(ctx)
@@ -9306,21 +9463,21 @@ func (p *internalServiceProcessorEnqueueTaskReservations) Process(ctx context.Co
     if errors.Is(err2, thrift.ErrAbandonRequest) {
       return false, thrift.WrapTException(err2)
     }
-    _exc101 := thrift.NewTApplicationException(thrift.INTERNAL_ERROR, "Internal error processing enqueueTaskReservations: " + err2.Error())
+    _exc104 := thrift.NewTApplicationException(thrift.INTERNAL_ERROR, "Internal error processing enqueueTaskReservations: " + err2.Error())
     if err2 := oprot.WriteMessageBegin(ctx, "enqueueTaskReservations", thrift.EXCEPTION, seqId); err2 != nil {
-      _write_err100 = thrift.WrapTException(err2)
+      _write_err103 = thrift.WrapTException(err2)
     }
-    if err2 := _exc101.Write(ctx, oprot); _write_err100 == nil && err2 != nil {
-      _write_err100 = thrift.WrapTException(err2)
+    if err2 := _exc104.Write(ctx, oprot); _write_err103 == nil && err2 != nil {
+      _write_err103 = thrift.WrapTException(err2)
     }
-    if err2 := oprot.WriteMessageEnd(ctx); _write_err100 == nil && err2 != nil {
-      _write_err100 = thrift.WrapTException(err2)
+    if err2 := oprot.WriteMessageEnd(ctx); _write_err103 == nil && err2 != nil {
+      _write_err103 = thrift.WrapTException(err2)
     }
-    if err2 := oprot.Flush(ctx); _write_err100 == nil && err2 != nil {
-      _write_err100 = thrift.WrapTException(err2)
+    if err2 := oprot.Flush(ctx); _write_err103 == nil && err2 != nil {
+      _write_err103 = thrift.WrapTException(err2)
     }
-    if _write_err100 != nil {
-      return false, thrift.WrapTException(_write_err100)
+    if _write_err103 != nil {
+      return false, thrift.WrapTException(_write_err103)
     }
     return true, err
   } else {
@@ -9328,19 +9485,19 @@ func (p *internalServiceProcessorEnqueueTaskReservations) Process(ctx context.Co
   }
   tickerCancel()
   if err2 := oprot.WriteMessageBegin(ctx, "enqueueTaskReservations", thrift.REPLY, seqId); err2 != nil {
-    _write_err100 = thrift.WrapTException(err2)
+    _write_err103 = thrift.WrapTException(err2)
   }
-  if err2 := result.Write(ctx, oprot); _write_err100 == nil && err2 != nil {
-    _write_err100 = thrift.WrapTException(err2)
+  if err2 := result.Write(ctx, oprot); _write_err103 == nil && err2 != nil {
+    _write_err103 = thrift.WrapTException(err2)
   }
-  if err2 := oprot.WriteMessageEnd(ctx); _write_err100 == nil && err2 != nil {
-    _write_err100 = thrift.WrapTException(err2)
+  if err2 := oprot.WriteMessageEnd(ctx); _write_err103 == nil && err2 != nil {
+    _write_err103 = thrift.WrapTException(err2)
   }
-  if err2 := oprot.Flush(ctx); _write_err100 == nil && err2 != nil {
-    _write_err100 = thrift.WrapTException(err2)
+  if err2 := oprot.Flush(ctx); _write_err103 == nil && err2 != nil {
+    _write_err103 = thrift.WrapTException(err2)
   }
-  if _write_err100 != nil {
-    return false, thrift.WrapTException(_write_err100)
+  if _write_err103 != nil {
+    return false, thrift.WrapTException(_write_err103)
   }
   return true, err
 }
@@ -9350,7 +9507,7 @@ type internalServiceProcessorCancelTaskReservations struct {
 }
 
 func (p *internalServiceProcessorCancelTaskReservations) Process(ctx context.Context, seqId int32, iprot, oprot thrift.TProtocol) (success bool, err thrift.TException) {
-  var _write_err102 error
+  var _write_err105 error
   args := InternalServiceCancelTaskReservationsArgs{}
   if err2 := args.Read(ctx, iprot); err2 != nil {
     iprot.ReadMessageEnd(ctx)
@@ -9396,39 +9553,39 @@ func (p *internalServiceProcessorCancelTaskReservations) Process(ctx context.Con
     if errors.Is(err2, thrift.ErrAbandonRequest) {
       return false, thrift.WrapTException(err2)
     }
-    _exc103 := thrift.NewTApplicationException(thrift.INTERNAL_ERROR, "Internal error processing cancelTaskReservations: " + err2.Error())
+    _exc106 := thrift.NewTApplicationException(thrift.INTERNAL_ERROR, "Internal error processing cancelTaskReservations: " + err2.Error())
     if err2 := oprot.WriteMessageBegin(ctx, "cancelTaskReservations", thrift.EXCEPTION, seqId); err2 != nil {
-      _write_err102 = thrift.WrapTException(err2)
+      _write_err105 = thrift.WrapTException(err2)
     }
-    if err2 := _exc103.Write(ctx, oprot); _write_err102 == nil && err2 != nil {
-      _write_err102 = thrift.WrapTException(err2)
+    if err2 := _exc106.Write(ctx, oprot); _write_err105 == nil && err2 != nil {
+      _write_err105 = thrift.WrapTException(err2)
     }
-    if err2 := oprot.WriteMessageEnd(ctx); _write_err102 == nil && err2 != nil {
-      _write_err102 = thrift.WrapTException(err2)
+    if err2 := oprot.WriteMessageEnd(ctx); _write_err105 == nil && err2 != nil {
+      _write_err105 = thrift.WrapTException(err2)
     }
-    if err2 := oprot.Flush(ctx); _write_err102 == nil && err2 != nil {
-      _write_err102 = thrift.WrapTException(err2)
+    if err2 := oprot.Flush(ctx); _write_err105 == nil && err2 != nil {
+      _write_err105 = thrift.WrapTException(err2)
     }
-    if _write_err102 != nil {
-      return false, thrift.WrapTException(_write_err102)
+    if _write_err105 != nil {
+      return false, thrift.WrapTException(_write_err105)
     }
     return true, err
   }
   tickerCancel()
   if err2 := oprot.WriteMessageBegin(ctx, "cancelTaskReservations", thrift.REPLY, seqId); err2 != nil {
-    _write_err102 = thrift.WrapTException(err2)
+    _write_err105 = thrift.WrapTException(err2)
   }
-  if err2 := result.Write(ctx, oprot); _write_err102 == nil && err2 != nil {
-    _write_err102 = thrift.WrapTException(err2)
+  if err2 := result.Write(ctx, oprot); _write_err105 == nil && err2 != nil {
+    _write_err105 = thrift.WrapTException(err2)
   }
-  if err2 := oprot.WriteMessageEnd(ctx); _write_err102 == nil && err2 != nil {
-    _write_err102 = thrift.WrapTException(err2)
+  if err2 := oprot.WriteMessageEnd(ctx); _write_err105 == nil && err2 != nil {
+    _write_err105 = thrift.WrapTException(err2)
   }
-  if err2 := oprot.Flush(ctx); _write_err102 == nil && err2 != nil {
-    _write_err102 = thrift.WrapTException(err2)
+  if err2 := oprot.Flush(ctx); _write_err105 == nil && err2 != nil {
+    _write_err105 = thrift.WrapTException(err2)
   }
-  if _write_err102 != nil {
-    return false, thrift.WrapTException(_write_err102)
+  if _write_err105 != nil {
+    return false, thrift.WrapTException(_write_err105)
   }
   return true, err
 }
@@ -9438,7 +9595,7 @@ type internalServiceProcessorEnqueueTaskReservationsWithOffer struct {
 }
 
 func (p *internalServiceProcessorEnqueueTaskReservationsWithOffer) Process(ctx context.Context, seqId int32, iprot, oprot thrift.TProtocol) (success bool, err thrift.TException) {
-  var _write_err104 error
+  var _write_err107 error
   args := InternalServiceEnqueueTaskReservationsWithOfferArgs{}
   if err2 := args.Read(ctx, iprot); err2 != nil {
     iprot.ReadMessageEnd(ctx)
@@ -9484,21 +9641,21 @@ func (p *internalServiceProcessorEnqueueTaskReservationsWithOffer) Process(ctx c
     if errors.Is(err2, thrift.ErrAbandonRequest) {
       return false, thrift.WrapTException(err2)
     }
-    _exc105 := thrift.NewTApplicationException(thrift.INTERNAL_ERROR, "Internal error processing enqueueTaskReservationsWithOffer: " + err2.Error())
+    _exc108 := thrift.NewTApplicationException(thrift.INTERNAL_ERROR, "Internal error processing enqueueTaskReservationsWithOffer: " + err2.Error())
     if err2 := oprot.WriteMessageBegin(ctx, "enqueueTaskReservationsWithOffer", thrift.EXCEPTION, seqId); err2 != nil {
-      _write_err104 = thrift.WrapTException(err2)
+      _write_err107 = thrift.WrapTException(err2)
     }
-    if err2 := _exc105.Write(ctx, oprot); _write_err104 == nil && err2 != nil {
-      _write_err104 = thrift.WrapTException(err2)
+    if err2 := _exc108.Write(ctx, oprot); _write_err107 == nil && err2 != nil {
+      _write_err107 = thrift.WrapTException(err2)
     }
-    if err2 := oprot.WriteMessageEnd(ctx); _write_err104 == nil && err2 != nil {
-      _write_err104 = thrift.WrapTException(err2)
+    if err2 := oprot.WriteMessageEnd(ctx); _write_err107 == nil && err2 != nil {
+      _write_err107 = thrift.WrapTException(err2)
     }
-    if err2 := oprot.Flush(ctx); _write_err104 == nil && err2 != nil {
-      _write_err104 = thrift.WrapTException(err2)
+    if err2 := oprot.Flush(ctx); _write_err107 == nil && err2 != nil {
+      _write_err107 = thrift.WrapTException(err2)
     }
-    if _write_err104 != nil {
-      return false, thrift.WrapTException(_write_err104)
+    if _write_err107 != nil {
+      return false, thrift.WrapTException(_write_err107)
     }
     return true, err
   } else {
@@ -9506,19 +9663,19 @@ func (p *internalServiceProcessorEnqueueTaskReservationsWithOffer) Process(ctx c
   }
   tickerCancel()
   if err2 := oprot.WriteMessageBegin(ctx, "enqueueTaskReservationsWithOffer", thrift.REPLY, seqId); err2 != nil {
-    _write_err104 = thrift.WrapTException(err2)
+    _write_err107 = thrift.WrapTException(err2)
   }
-  if err2 := result.Write(ctx, oprot); _write_err104 == nil && err2 != nil {
-    _write_err104 = thrift.WrapTException(err2)
+  if err2 := result.Write(ctx, oprot); _write_err107 == nil && err2 != nil {
+    _write_err107 = thrift.WrapTException(err2)
   }
-  if err2 := oprot.WriteMessageEnd(ctx); _write_err104 == nil && err2 != nil {
-    _write_err104 = thrift.WrapTException(err2)
+  if err2 := oprot.WriteMessageEnd(ctx); _write_err107 == nil && err2 != nil {
+    _write_err107 = thrift.WrapTException(err2)
   }
-  if err2 := oprot.Flush(ctx); _write_err104 == nil && err2 != nil {
-    _write_err104 = thrift.WrapTException(err2)
+  if err2 := oprot.Flush(ctx); _write_err107 == nil && err2 != nil {
+    _write_err107 = thrift.WrapTException(err2)
   }
-  if _write_err104 != nil {
-    return false, thrift.WrapTException(_write_err104)
+  if _write_err107 != nil {
+    return false, thrift.WrapTException(_write_err107)
   }
   return true, err
 }
@@ -9528,7 +9685,7 @@ type internalServiceProcessorOfferOutcome struct {
 }
 
 func (p *internalServiceProcessorOfferOutcome) Process(ctx context.Context, seqId int32, iprot, oprot thrift.TProtocol) (success bool, err thrift.TException) {
-  var _write_err106 error
+  var _write_err109 error
   args := InternalServiceOfferOutcomeArgs{}
   if err2 := args.Read(ctx, iprot); err2 != nil {
     iprot.ReadMessageEnd(ctx)
@@ -9574,21 +9731,21 @@ func (p *internalServiceProcessorOfferOutcome) Process(ctx context.Context, seqI
     if errors.Is(err2, thrift.ErrAbandonRequest) {
       return false, thrift.WrapTException(err2)
     }
-    _exc107 := thrift.NewTApplicationException(thrift.INTERNAL_ERROR, "Internal error processing offerOutcome: " + err2.Error())
+    _exc110 := thrift.NewTApplicationException(thrift.INTERNAL_ERROR, "Internal error processing offerOutcome: " + err2.Error())
     if err2 := oprot.WriteMessageBegin(ctx, "offerOutcome", thrift.EXCEPTION, seqId); err2 != nil {
-      _write_err106 = thrift.WrapTException(err2)
+      _write_err109 = thrift.WrapTException(err2)
     }
-    if err2 := _exc107.Write(ctx, oprot); _write_err106 == nil && err2 != nil {
-      _write_err106 = thrift.WrapTException(err2)
+    if err2 := _exc110.Write(ctx, oprot); _write_err109 == nil && err2 != nil {
+      _write_err109 = thrift.WrapTException(err2)
     }
-    if err2 := oprot.WriteMessageEnd(ctx); _write_err106 == nil && err2 != nil {
-      _write_err106 = thrift.WrapTException(err2)
+    if err2 := oprot.WriteMessageEnd(ctx); _write_err109 == nil && err2 != nil {
+      _write_err109 = thrift.WrapTException(err2)
     }
-    if err2 := oprot.Flush(ctx); _write_err106 == nil && err2 != nil {
-      _write_err106 = thrift.WrapTException(err2)
+    if err2 := oprot.Flush(ctx); _write_err109 == nil && err2 != nil {
+      _write_err109 = thrift.WrapTException(err2)
     }
-    if _write_err106 != nil {
-      return false, thrift.WrapTException(_write_err106)
+    if _write_err109 != nil {
+      return false, thrift.WrapTException(_write_err109)
     }
     return true, err
   } else {
@@ -9596,19 +9753,107 @@ func (p *internalServiceProcessorOfferOutcome) Process(ctx context.Context, seqI
   }
   tickerCancel()
   if err2 := oprot.WriteMessageBegin(ctx, "offerOutcome", thrift.REPLY, seqId); err2 != nil {
-    _write_err106 = thrift.WrapTException(err2)
+    _write_err109 = thrift.WrapTException(err2)
   }
-  if err2 := result.Write(ctx, oprot); _write_err106 == nil && err2 != nil {
-    _write_err106 = thrift.WrapTException(err2)
+  if err2 := result.Write(ctx, oprot); _write_err109 == nil && err2 != nil {
+    _write_err109 = thrift.WrapTException(err2)
   }
-  if err2 := oprot.WriteMessageEnd(ctx); _write_err106 == nil && err2 != nil {
-    _write_err106 = thrift.WrapTException(err2)
+  if err2 := oprot.WriteMessageEnd(ctx); _write_err109 == nil && err2 != nil {
+    _write_err109 = thrift.WrapTException(err2)
   }
-  if err2 := oprot.Flush(ctx); _write_err106 == nil && err2 != nil {
-    _write_err106 = thrift.WrapTException(err2)
+  if err2 := oprot.Flush(ctx); _write_err109 == nil && err2 != nil {
+    _write_err109 = thrift.WrapTException(err2)
   }
-  if _write_err106 != nil {
-    return false, thrift.WrapTException(_write_err106)
+  if _write_err109 != nil {
+    return false, thrift.WrapTException(_write_err109)
+  }
+  return true, err
+}
+
+type internalServiceProcessorUpdateRemainingWork struct {
+  handler InternalService
+}
+
+func (p *internalServiceProcessorUpdateRemainingWork) Process(ctx context.Context, seqId int32, iprot, oprot thrift.TProtocol) (success bool, err thrift.TException) {
+  var _write_err111 error
+  args := InternalServiceUpdateRemainingWorkArgs{}
+  if err2 := args.Read(ctx, iprot); err2 != nil {
+    iprot.ReadMessageEnd(ctx)
+    x := thrift.NewTApplicationException(thrift.PROTOCOL_ERROR, err2.Error())
+    oprot.WriteMessageBegin(ctx, "updateRemainingWork", thrift.EXCEPTION, seqId)
+    x.Write(ctx, oprot)
+    oprot.WriteMessageEnd(ctx)
+    oprot.Flush(ctx)
+    return false, thrift.WrapTException(err2)
+  }
+  iprot.ReadMessageEnd(ctx)
+
+  tickerCancel := func() {}
+  // Start a goroutine to do server side connectivity check.
+  if thrift.ServerConnectivityCheckInterval > 0 {
+    var cancel context.CancelFunc
+    ctx, cancel = context.WithCancel(ctx)
+    defer cancel()
+    var tickerCtx context.Context
+    tickerCtx, tickerCancel = context.WithCancel(context.Background())
+    defer tickerCancel()
+    go func(ctx context.Context, cancel context.CancelFunc) {
+      ticker := time.NewTicker(thrift.ServerConnectivityCheckInterval)
+      defer ticker.Stop()
+      for {
+        select {
+        case <-ctx.Done():
+          return
+        case <-ticker.C:
+          if !iprot.Transport().IsOpen() {
+            cancel()
+            return
+          }
+        }
+      }
+    }(tickerCtx, cancel)
+  }
+
+  result := InternalServiceUpdateRemainingWorkResult{}
+  if err2 := p.handler.UpdateRemainingWork(ctx, args.Updates); err2 != nil {
+    tickerCancel()
+    err = thrift.WrapTException(err2)
+    if errors.Is(err2, thrift.ErrAbandonRequest) {
+      return false, thrift.WrapTException(err2)
+    }
+    _exc112 := thrift.NewTApplicationException(thrift.INTERNAL_ERROR, "Internal error processing updateRemainingWork: " + err2.Error())
+    if err2 := oprot.WriteMessageBegin(ctx, "updateRemainingWork", thrift.EXCEPTION, seqId); err2 != nil {
+      _write_err111 = thrift.WrapTException(err2)
+    }
+    if err2 := _exc112.Write(ctx, oprot); _write_err111 == nil && err2 != nil {
+      _write_err111 = thrift.WrapTException(err2)
+    }
+    if err2 := oprot.WriteMessageEnd(ctx); _write_err111 == nil && err2 != nil {
+      _write_err111 = thrift.WrapTException(err2)
+    }
+    if err2 := oprot.Flush(ctx); _write_err111 == nil && err2 != nil {
+      _write_err111 = thrift.WrapTException(err2)
+    }
+    if _write_err111 != nil {
+      return false, thrift.WrapTException(_write_err111)
+    }
+    return true, err
+  }
+  tickerCancel()
+  if err2 := oprot.WriteMessageBegin(ctx, "updateRemainingWork", thrift.REPLY, seqId); err2 != nil {
+    _write_err111 = thrift.WrapTException(err2)
+  }
+  if err2 := result.Write(ctx, oprot); _write_err111 == nil && err2 != nil {
+    _write_err111 = thrift.WrapTException(err2)
+  }
+  if err2 := oprot.WriteMessageEnd(ctx); _write_err111 == nil && err2 != nil {
+    _write_err111 = thrift.WrapTException(err2)
+  }
+  if err2 := oprot.Flush(ctx); _write_err111 == nil && err2 != nil {
+    _write_err111 = thrift.WrapTException(err2)
+  }
+  if _write_err111 != nil {
+    return false, thrift.WrapTException(_write_err111)
   }
   return true, err
 }
@@ -10085,11 +10330,11 @@ func (p *InternalServiceEnqueueTaskReservationsWithOfferArgs)  ReadField3(ctx co
   tSlice := make([]*TTaskLaunchSpec, 0, size)
   p.MoreOffers =  tSlice
   for i := 0; i < size; i ++ {
-    _elem108 := &TTaskLaunchSpec{}
-    if err := _elem108.Read(ctx, iprot); err != nil {
-      return thrift.PrependError(fmt.Sprintf("%T error reading struct: ", _elem108), err)
+    _elem113 := &TTaskLaunchSpec{}
+    if err := _elem113.Read(ctx, iprot); err != nil {
+      return thrift.PrependError(fmt.Sprintf("%T error reading struct: ", _elem113), err)
     }
-    p.MoreOffers = append(p.MoreOffers, _elem108)
+    p.MoreOffers = append(p.MoreOffers, _elem113)
   }
   if err := iprot.ReadListEnd(ctx); err != nil {
     return thrift.PrependError("error reading list end: ", err)
@@ -10487,6 +10732,168 @@ func (p *InternalServiceOfferOutcomeResult) String() string {
   return fmt.Sprintf("InternalServiceOfferOutcomeResult(%+v)", *p)
 }
 
+// Attributes:
+//  - Updates
+type InternalServiceUpdateRemainingWorkArgs struct {
+  Updates []*TRemainingWork `thrift:"updates,1" db:"updates" json:"updates"`
+}
+
+func NewInternalServiceUpdateRemainingWorkArgs() *InternalServiceUpdateRemainingWorkArgs {
+  return &InternalServiceUpdateRemainingWorkArgs{}
+}
+
+
+func (p *InternalServiceUpdateRemainingWorkArgs) GetUpdates() []*TRemainingWork {
+  return p.Updates
+}
+func (p *InternalServiceUpdateRemainingWorkArgs) Read(ctx context.Context, iprot thrift.TProtocol) error {
+  if _, err := iprot.ReadStructBegin(ctx); err != nil {
+    return thrift.PrependError(fmt.Sprintf("%T read error: ", p), err)
+  }
+
+
+  for {
+    _, fieldTypeId, fieldId, err := iprot.ReadFieldBegin(ctx)
+    if err != nil {
+      return thrift.PrependError(fmt.Sprintf("%T field %d read error: ", p, fieldId), err)
+    }
+    if fieldTypeId == thrift.STOP { break; }
+    switch fieldId {
+    case 1:
+      if fieldTypeId == thrift.LIST {
+        if err := p.ReadField1(ctx, iprot); err != nil {
+          return err
+        }
+      } else {
+        if err := iprot.Skip(ctx, fieldTypeId); err != nil {
+          return err
+        }
+      }
+    default:
+      if err := iprot.Skip(ctx, fieldTypeId); err != nil {
+        return err
+      }
+    }
+    if err := iprot.ReadFieldEnd(ctx); err != nil {
+      return err
+    }
+  }
+  if err := iprot.ReadStructEnd(ctx); err != nil {
+    return thrift.PrependError(fmt.Sprintf("%T read struct end error: ", p), err)
+  }
+  return nil
+}
+
+func (p *InternalServiceUpdateRemainingWorkArgs)  ReadField1(ctx context.Context, iprot thrift.TProtocol) error {
+  _, size, err := iprot.ReadListBegin(ctx)
+  if err != nil {
+    return thrift.PrependError("error reading list begin: ", err)
+  }
+  tSlice := make([]*TRemainingWork, 0, size)
+  p.Updates =  tSlice
+  for i := 0; i < size; i ++ {
+    _elem114 := &TRemainingWork{}
+    if err := _elem114.Read(ctx, iprot); err != nil {
+      return thrift.PrependError(fmt.Sprintf("%T error reading struct: ", _elem114), err)
+    }
+    p.Updates = append(p.Updates, _elem114)
+  }
+  if err := iprot.ReadListEnd(ctx); err != nil {
+    return thrift.PrependError("error reading list end: ", err)
+  }
+  return nil
+}
+
+func (p *InternalServiceUpdateRemainingWorkArgs) Write(ctx context.Context, oprot thrift.TProtocol) error {
+  if err := oprot.WriteStructBegin(ctx, "updateRemainingWork_args"); err != nil {
+    return thrift.PrependError(fmt.Sprintf("%T write struct begin error: ", p), err) }
+  if p != nil {
+    if err := p.writeField1(ctx, oprot); err != nil { return err }
+  }
+  if err := oprot.WriteFieldStop(ctx); err != nil {
+    return thrift.PrependError("write field stop error: ", err) }
+  if err := oprot.WriteStructEnd(ctx); err != nil {
+    return thrift.PrependError("write struct stop error: ", err) }
+  return nil
+}
+
+func (p *InternalServiceUpdateRemainingWorkArgs) writeField1(ctx context.Context, oprot thrift.TProtocol) (err error) {
+  if err := oprot.WriteFieldBegin(ctx, "updates", thrift.LIST, 1); err != nil {
+    return thrift.PrependError(fmt.Sprintf("%T write field begin error 1:updates: ", p), err) }
+  if err := oprot.WriteListBegin(ctx, thrift.STRUCT, len(p.Updates)); err != nil {
+    return thrift.PrependError("error writing list begin: ", err)
+  }
+  for _, v := range p.Updates {
+    if err := v.Write(ctx, oprot); err != nil {
+      return thrift.PrependError(fmt.Sprintf("%T error writing struct: ", v), err)
+    }
+  }
+  if err := oprot.WriteListEnd(ctx); err != nil {
+    return thrift.PrependError("error writing list end: ", err)
+  }
+  if err := oprot.WriteFieldEnd(ctx); err != nil {
+    return thrift.PrependError(fmt.Sprintf("%T write field end error 1:updates: ", p), err) }
+  return err
+}
+
+func (p *InternalServiceUpdateRemainingWorkArgs) String() string {
+  if p == nil {
+    return "<nil>"
+  }
+  return fmt.Sprintf("InternalServiceUpdateRemainingWorkArgs(%+v)", *p)
+}
+
+type InternalServiceUpdateRemainingWorkResult struct {
+}
+
+func NewInternalServiceUpdateRemainingWorkResult() *InternalServiceUpdateRemainingWorkResult {
+  return &InternalServiceUpdateRemainingWorkResult{}
+}
+
+func (p *InternalServiceUpdateRemainingWorkResult) Read(ctx context.Context, iprot thrift.TProtocol) error {
+  if _, err := iprot.ReadStructBegin(ctx); err != nil {
+    return thrift.PrependError(fmt.Sprintf("%T read error: ", p), err)
+  }
+
+
+  for {
+    _, fieldTypeId, fieldId, err := iprot.ReadFieldBegin(ctx)
+    if err != nil {
+      return thrift.PrependError(fmt.Sprintf("%T field %d read error: ", p, fieldId), err)
+    }
+    if fieldTypeId == thrift.STOP { break; }
+    if err := iprot.Skip(ctx, fieldTypeId); err != nil {
+      return err
+    }
+    if err := iprot.ReadFieldEnd(ctx); err != nil {
+      return err
+    }
+  }
+  if err := iprot.ReadStructEnd(ctx); err != nil {
+    return thrift.PrependError(fmt.Sprintf("%T read struct end error: ", p), err)
+  }
+  return nil
+}
+
+func (p *InternalServiceUpdateRemainingWorkResult) Write(ctx context.Context, oprot thrift.TProtocol) error {
+  if err := oprot.WriteStructBegin(ctx, "updateRemainingWork_result"); err != nil {
+    return thrift.PrependError(fmt.Sprintf("%T write struct begin error: ", p), err) }
+  if p != nil {
+  }
+  if err := oprot.WriteFieldStop(ctx); err != nil {
+    return thrift.PrependError("write field stop error: ", err) }
+  if err := oprot.WriteStructEnd(ctx); err != nil {
+    return thrift.PrependError("write struct stop error: ", err) }
+  return nil
+}
+
+func (p *InternalServiceUpdateRemainingWorkResult) String() string {
+  if p == nil {
+    return "<nil>"
+  }
+  return fmt.Sprintf("InternalServiceUpdateRemainingWorkResult(%+v)", *p)
+}
+
 
 type BackendService interface {
   // Parameters:
@@ -10536,14 +10943,14 @@ func (p *BackendServiceClient) SetLastResponseMeta_(meta thrift.ResponseMeta) {
 //  - TaskId
 //  - User
 func (p *BackendServiceClient) LaunchTask(ctx context.Context, message []byte, taskId *TFullTaskId, user *TUserGroupInfo) (_err error) {
-  var _args109 BackendServiceLaunchTaskArgs
-  _args109.Message = message
-  _args109.TaskId = taskId
-  _args109.User = user
-  var _result111 BackendServiceLaunchTaskResult
-  var _meta110 thrift.ResponseMeta
-  _meta110, _err = p.Client_().Call(ctx, "launchTask", &_args109, &_result111)
-  p.SetLastResponseMeta_(_meta110)
+  var _args115 BackendServiceLaunchTaskArgs
+  _args115.Message = message
+  _args115.TaskId = taskId
+  _args115.User = user
+  var _result117 BackendServiceLaunchTaskResult
+  var _meta116 thrift.ResponseMeta
+  _meta116, _err = p.Client_().Call(ctx, "launchTask", &_args115, &_result117)
+  p.SetLastResponseMeta_(_meta116)
   if _err != nil {
     return
   }
@@ -10570,9 +10977,9 @@ func (p *BackendServiceProcessor) ProcessorMap() map[string]thrift.TProcessorFun
 
 func NewBackendServiceProcessor(handler BackendService) *BackendServiceProcessor {
 
-  self112 := &BackendServiceProcessor{handler:handler, processorMap:make(map[string]thrift.TProcessorFunction)}
-  self112.processorMap["launchTask"] = &backendServiceProcessorLaunchTask{handler:handler}
-return self112
+  self118 := &BackendServiceProcessor{handler:handler, processorMap:make(map[string]thrift.TProcessorFunction)}
+  self118.processorMap["launchTask"] = &backendServiceProcessorLaunchTask{handler:handler}
+return self118
 }
 
 func (p *BackendServiceProcessor) Process(ctx context.Context, iprot, oprot thrift.TProtocol) (success bool, err thrift.TException) {
@@ -10583,12 +10990,12 @@ func (p *BackendServiceProcessor) Process(ctx context.Context, iprot, oprot thri
   }
   iprot.Skip(ctx, thrift.STRUCT)
   iprot.ReadMessageEnd(ctx)
-  x113 := thrift.NewTApplicationException(thrift.UNKNOWN_METHOD, "Unknown function " + name)
+  x119 := thrift.NewTApplicationException(thrift.UNKNOWN_METHOD, "Unknown function " + name)
   oprot.WriteMessageBegin(ctx, name, thrift.EXCEPTION, seqId)
-  x113.Write(ctx, oprot)
+  x119.Write(ctx, oprot)
   oprot.WriteMessageEnd(ctx)
   oprot.Flush(ctx)
-  return false, x113
+  return false, x119
 
 }
 
@@ -10597,7 +11004,7 @@ type backendServiceProcessorLaunchTask struct {
 }
 
 func (p *backendServiceProcessorLaunchTask) Process(ctx context.Context, seqId int32, iprot, oprot thrift.TProtocol) (success bool, err thrift.TException) {
-  var _write_err114 error
+  var _write_err120 error
   args := BackendServiceLaunchTaskArgs{}
   if err2 := args.Read(ctx, iprot); err2 != nil {
     iprot.ReadMessageEnd(ctx)
@@ -10643,39 +11050,39 @@ func (p *backendServiceProcessorLaunchTask) Process(ctx context.Context, seqId i
     if errors.Is(err2, thrift.ErrAbandonRequest) {
       return false, thrift.WrapTException(err2)
     }
-    _exc115 := thrift.NewTApplicationException(thrift.INTERNAL_ERROR, "Internal error processing launchTask: " + err2.Error())
+    _exc121 := thrift.NewTApplicationException(thrift.INTERNAL_ERROR, "Internal error processing launchTask: " + err2.Error())
     if err2 := oprot.WriteMessageBegin(ctx, "launchTask", thrift.EXCEPTION, seqId); err2 != nil {
-      _write_err114 = thrift.WrapTException(err2)
+      _write_err120 = thrift.WrapTException(err2)
     }
-    if err2 := _exc115.Write(ctx, oprot); _write_err114 == nil && err2 != nil {
-      _write_err114 = thrift.WrapTException(err2)
+    if err2 := _exc121.Write(ctx, oprot); _write_err120 == nil && err2 != nil {
+      _write_err120 = thrift.WrapTException(err2)
     }
-    if err2 := oprot.WriteMessageEnd(ctx); _write_err114 == nil && err2 != nil {
-      _write_err114 = thrift.WrapTException(err2)
+    if err2 := oprot.WriteMessageEnd(ctx); _write_err120 == nil && err2 != nil {
+      _write_err120 = thrift.WrapTException(err2)
     }
-    if err2 := oprot.Flush(ctx); _write_err114 == nil && err2 != nil {
-      _write_err114 = thrift.WrapTException(err2)
+    if err2 := oprot.Flush(ctx); _write_err120 == nil && err2 != nil {
+      _write_err120 = thrift.WrapTException(err2)
     }
-    if _write_err114 != nil {
-      return false, thrift.WrapTException(_write_err114)
+    if _write_err120 != nil {
+      return false, thrift.WrapTException(_write_err120)
     }
     return true, err
   }
   tickerCancel()
   if err2 := oprot.WriteMessageBegin(ctx, "launchTask", thrift.REPLY, seqId); err2 != nil {
-    _write_err114 = thrift.WrapTException(err2)
+    _write_err120 = thrift.WrapTException(err2)
   }
-  if err2 := result.Write(ctx, oprot); _write_err114 == nil && err2 != nil {
-    _write_err114 = thrift.WrapTException(err2)
+  if err2 := result.Write(ctx, oprot); _write_err120 == nil && err2 != nil {
+    _write_err120 = thrift.WrapTException(err2)
   }
-  if err2 := oprot.WriteMessageEnd(ctx); _write_err114 == nil && err2 != nil {
-    _write_err114 = thrift.WrapTException(err2)
+  if err2 := oprot.WriteMessageEnd(ctx); _write_err120 == nil && err2 != nil {
+    _write_err120 = thrift.WrapTException(err2)
   }
-  if err2 := oprot.Flush(ctx); _write_err114 == nil && err2 != nil {
-    _write_err114 = thrift.WrapTException(err2)
+  if err2 := oprot.Flush(ctx); _write_err120 == nil && err2 != nil {
+    _write_err120 = thrift.WrapTException(err2)
   }
-  if _write_err114 != nil {
-    return false, thrift.WrapTException(_write_err114)
+  if _write_err120 != nil {
+    return false, thrift.WrapTException(_write_err120)
   }
   return true, err
 }
@@ -10950,20 +11357,20 @@ func NewExtendedBackendServiceClient(c thrift.TClient) *ExtendedBackendServiceCl
 //  - User
 //  - WaitMicros
 func (p *ExtendedBackendServiceClient) LaunchTaskAndWait(ctx context.Context, message []byte, taskId *TFullTaskId, user *TUserGroupInfo, waitMicros int32) (_r *TLaunchReply, _err error) {
-  var _args116 ExtendedBackendServiceLaunchTaskAndWaitArgs
-  _args116.Message = message
-  _args116.TaskId = taskId
-  _args116.User = user
-  _args116.WaitMicros = waitMicros
-  var _result118 ExtendedBackendServiceLaunchTaskAndWaitResult
-  var _meta117 thrift.ResponseMeta
-  _meta117, _err = p.Client_().Call(ctx, "launchTaskAndWait", &_args116, &_result118)
-  p.SetLastResponseMeta_(_meta117)
+  var _args122 ExtendedBackendServiceLaunchTaskAndWaitArgs
+  _args122.Message = message
+  _args122.TaskId = taskId
+  _args122.User = user
+  _args122.WaitMicros = waitMicros
+  var _result124 ExtendedBackendServiceLaunchTaskAndWaitResult
+  var _meta123 thrift.ResponseMeta
+  _meta123, _err = p.Client_().Call(ctx, "launchTaskAndWait", &_args122, &_result124)
+  p.SetLastResponseMeta_(_meta123)
   if _err != nil {
     return
   }
-  if _ret119 := _result118.GetSuccess(); _ret119 != nil {
-    return _ret119, nil
+  if _ret125 := _result124.GetSuccess(); _ret125 != nil {
+    return _ret125, nil
   }
   return nil, thrift.NewTApplicationException(thrift.MISSING_RESULT, "launchTaskAndWait failed: unknown result")
 }
@@ -10972,17 +11379,17 @@ func (p *ExtendedBackendServiceClient) LaunchTaskAndWait(ctx context.Context, me
 //  - Tasks
 //  - WaitMicros
 func (p *ExtendedBackendServiceClient) LaunchTasksAndWait(ctx context.Context, tasks []*TLaunchItem, waitMicros int32) (_r []*TLaunchReply, _err error) {
-  var _args120 ExtendedBackendServiceLaunchTasksAndWaitArgs
-  _args120.Tasks = tasks
-  _args120.WaitMicros = waitMicros
-  var _result122 ExtendedBackendServiceLaunchTasksAndWaitResult
-  var _meta121 thrift.ResponseMeta
-  _meta121, _err = p.Client_().Call(ctx, "launchTasksAndWait", &_args120, &_result122)
-  p.SetLastResponseMeta_(_meta121)
+  var _args126 ExtendedBackendServiceLaunchTasksAndWaitArgs
+  _args126.Tasks = tasks
+  _args126.WaitMicros = waitMicros
+  var _result128 ExtendedBackendServiceLaunchTasksAndWaitResult
+  var _meta127 thrift.ResponseMeta
+  _meta127, _err = p.Client_().Call(ctx, "launchTasksAndWait", &_args126, &_result128)
+  p.SetLastResponseMeta_(_meta127)
   if _err != nil {
     return
   }
-  return _result122.GetSuccess(), nil
+  return _result128.GetSuccess(), nil
 }
 
 type ExtendedBackendServiceProcessor struct {
@@ -10990,10 +11397,10 @@ type ExtendedBackendServiceProcessor struct {
 }
 
 func NewExtendedBackendServiceProcessor(handler ExtendedBackendService) *ExtendedBackendServiceProcessor {
-  self123 := &ExtendedBackendServiceProcessor{NewBackendServiceProcessor(handler)}
-  self123.AddToProcessorMap("launchTaskAndWait", &extendedBackendServiceProcessorLaunchTaskAndWait{handler:handler})
-  self123.AddToProcessorMap("launchTasksAndWait", &extendedBackendServiceProcessorLaunchTasksAndWait{handler:handler})
-  return self123
+  self129 := &ExtendedBackendServiceProcessor{NewBackendServiceProcessor(handler)}
+  self129.AddToProcessorMap("launchTaskAndWait", &extendedBackendServiceProcessorLaunchTaskAndWait{handler:handler})
+  self129.AddToProcessorMap("launchTasksAndWait", &extendedBackendServiceProcessorLaunchTasksAndWait{handler:handler})
+  return self129
 }
 
 type extendedBackendServiceProcessorLaunchTaskAndWait struct {
@@ -11001,7 +11408,7 @@ type extendedBackendServiceProcessorLaunchTaskAndWait struct {
 }
 
 func (p *extendedBackendServiceProcessorLaunchTaskAndWait) Process(ctx context.Context, seqId int32, iprot, oprot thrift.TProtocol) (success bool, err thrift.TException) {
-  var _write_err124 error
+  var _write_err130 error
   args := ExtendedBackendServiceLaunchTaskAndWaitArgs{}
   if err2 := args.Read(ctx, iprot); err2 != nil {
     iprot.ReadMessageEnd(ctx)
@@ -11047,21 +11454,21 @@ func (p *extendedBackendServiceProcessorLaunchTaskAndWait) Process(ctx context.C
     if errors.Is(err2, thrift.ErrAbandonRequest) {
       return false, thrift.WrapTException(err2)
     }
-    _exc125 := thrift.NewTApplicationException(thrift.INTERNAL_ERROR, "Internal error processing launchTaskAndWait: " + err2.Error())
+    _exc131 := thrift.NewTApplicationException(thrift.INTERNAL_ERROR, "Internal error processing launchTaskAndWait: " + err2.Error())
     if err2 := oprot.WriteMessageBegin(ctx, "launchTaskAndWait", thrift.EXCEPTION, seqId); err2 != nil {
-      _write_err124 = thrift.WrapTException(err2)
+      _write_err130 = thrift.WrapTException(err2)
     }
-    if err2 := _exc125.Write(ctx, oprot); _write_err124 == nil && err2 != nil {
-      _write_err124 = thrift.WrapTException(err2)
+    if err2 := _exc131.Write(ctx, oprot); _write_err130 == nil && err2 != nil {
+      _write_err130 = thrift.WrapTException(err2)
     }
-    if err2 := oprot.WriteMessageEnd(ctx); _write_err124 == nil && err2 != nil {
-      _write_err124 = thrift.WrapTException(err2)
+    if err2 := oprot.WriteMessageEnd(ctx); _write_err130 == nil && err2 != nil {
+      _write_err130 = thrift.WrapTException(err2)
     }
-    if err2 := oprot.Flush(ctx); _write_err124 == nil && err2 != nil {
-      _write_err124 = thrift.WrapTException(err2)
+    if err2 := oprot.Flush(ctx); _write_err130 == nil && err2 != nil {
+      _write_err130 = thrift.WrapTException(err2)
     }
-    if _write_err124 != nil {
-      return false, thrift.WrapTException(_write_err124)
+    if _write_err130 != nil {
+      return false, thrift.WrapTException(_write_err130)
     }
     return true, err
   } else {
@@ -11069,19 +11476,19 @@ func (p *extendedBackendServiceProcessorLaunchTaskAndWait) Process(ctx context.C
   }
   tickerCancel()
   if err2 := oprot.WriteMessageBegin(ctx, "launchTaskAndWait", thrift.REPLY, seqId); err2 != nil {
-    _write_err124 = thrift.WrapTException(err2)
+    _write_err130 = thrift.WrapTException(err2)
   }
-  if err2 := result.Write(ctx, oprot); _write_err124 == nil && err2 != nil {
-    _write_err124 = thrift.WrapTException(err2)
+  if err2 := result.Write(ctx, oprot); _write_err130 == nil && err2 != nil {
+    _write_err130 = thrift.WrapTException(err2)
   }
-  if err2 := oprot.WriteMessageEnd(ctx); _write_err124 == nil && err2 != nil {
-    _write_err124 = thrift.WrapTException(err2)
+  if err2 := oprot.WriteMessageEnd(ctx); _write_err130 == nil && err2 != nil {
+    _write_err130 = thrift.WrapTException(err2)
   }
-  if err2 := oprot.Flush(ctx); _write_err124 == nil && err2 != nil {
-    _write_err124 = thrift.WrapTException(err2)
+  if err2 := oprot.Flush(ctx); _write_err130 == nil && err2 != nil {
+    _write_err130 = thrift.WrapTException(err2)
   }
-  if _write_err124 != nil {
-    return false, thrift.WrapTException(_write_err124)
+  if _write_err130 != nil {
+    return false, thrift.WrapTException(_write_err130)
   }
   return true, err
 }
@@ -11091,7 +11498,7 @@ type extendedBackendServiceProcessorLaunchTasksAndWait struct {
 }
 
 func (p *extendedBackendServiceProcessorLaunchTasksAndWait) Process(ctx context.Context, seqId int32, iprot, oprot thrift.TProtocol) (success bool, err thrift.TException) {
-  var _write_err126 error
+  var _write_err132 error
   args := ExtendedBackendServiceLaunchTasksAndWaitArgs{}
   if err2 := args.Read(ctx, iprot); err2 != nil {
     iprot.ReadMessageEnd(ctx)
@@ -11137,21 +11544,21 @@ func (p *extendedBackendServiceProcessorLaunchTasksAndWait) Process(ctx context.
     if errors.Is(err2, thrift.ErrAbandonRequest) {
       return false, thrift.WrapTException(err2)
     }
-    _exc127 := thrift.NewTApplicationException(thrift.INTERNAL_ERROR, "Internal error processing launchTasksAndWait: " + err2.Error())
+    _exc133 := thrift.NewTApplicationException(thrift.INTERNAL_ERROR, "Internal error processing launchTasksAndWait: " + err2.Error())
     if err2 := oprot.WriteMessageBegin(ctx, "launchTasksAndWait", thrift.EXCEPTION, seqId); err2 != nil {
-      _write_err126 = thrift.WrapTException(err2)
+      _write_err132 = thrift.WrapTException(err2)
     }
-    if err2 := _exc127.Write(ctx, oprot); _write_err126 == nil && err2 != nil {
-      _write_err126 = thrift.WrapTException(err2)
+    if err2 := _exc133.Write(ctx, oprot); _write_err132 == nil && err2 != nil {
+      _write_err132 = thrift.WrapTException(err2)
     }
-    if err2 := oprot.WriteMessageEnd(ctx); _write_err126 == nil && err2 != nil {
-      _write_err126 = thrift.WrapTException(err2)
+    if err2 := oprot.WriteMessageEnd(ctx); _write_err132 == nil && err2 != nil {
+      _write_err132 = thrift.WrapTException(err2)
     }
-    if err2 := oprot.Flush(ctx); _write_err126 == nil && err2 != nil {
-      _write_err126 = thrift.WrapTException(err2)
+    if err2 := oprot.Flush(ctx); _write_err132 == nil && err2 != nil {
+      _write_err132 = thrift.WrapTException(err2)
     }
-    if _write_err126 != nil {
-      return false, thrift.WrapTException(_write_err126)
+    if _write_err132 != nil {
+      return false, thrift.WrapTException(_write_err132)
     }
     return true, err
   } else {
@@ -11159,19 +11566,19 @@ func (p *extendedBackendServiceProcessorLaunchTasksAndWait) Process(ctx context.
   }
   tickerCancel()
   if err2 := oprot.WriteMessageBegin(ctx, "launchTasksAndWait", thrift.REPLY, seqId); err2 != nil {
-    _write_err126 = thrift.WrapTException(err2)
+    _write_err132 = thrift.WrapTException(err2)
   }
-  if err2 := result.Write(ctx, oprot); _write_err126 == nil && err2 != nil {
-    _write_err126 = thrift.WrapTException(err2)
+  if err2 := result.Write(ctx, oprot); _write_err132 == nil && err2 != nil {
+    _write_err132 = thrift.WrapTException(err2)
   }
-  if err2 := oprot.WriteMessageEnd(ctx); _write_err126 == nil && err2 != nil {
-    _write_err126 = thrift.WrapTException(err2)
+  if err2 := oprot.WriteMessageEnd(ctx); _write_err132 == nil && err2 != nil {
+    _write_err132 = thrift.WrapTException(err2)
   }
-  if err2 := oprot.Flush(ctx); _write_err126 == nil && err2 != nil {
-    _write_err126 = thrift.WrapTException(err2)
+  if err2 := oprot.Flush(ctx); _write_err132 == nil && err2 != nil {
+    _write_err132 = thrift.WrapTException(err2)
   }
-  if _write_err126 != nil {
-    return false, thrift.WrapTException(_write_err126)
+  if _write_err132 != nil {
+    return false, thrift.WrapTException(_write_err132)
   }
   return true, err
 }
@@ -11568,11 +11975,11 @@ func (p *ExtendedBackendServiceLaunchTasksAndWaitArgs)  ReadField1(ctx context.C
   tSlice := make([]*TLaunchItem, 0, size)
   p.Tasks =  tSlice
   for i := 0; i < size; i ++ {
-    _elem128 := &TLaunchItem{}
-    if err := _elem128.Read(ctx, iprot); err != nil {
-      return thrift.PrependError(fmt.Sprintf("%T error reading struct: ", _elem128), err)
+    _elem134 := &TLaunchItem{}
+    if err := _elem134.Read(ctx, iprot); err != nil {
+      return thrift.PrependError(fmt.Sprintf("%T error reading struct: ", _elem134), err)
     }
-    p.Tasks = append(p.Tasks, _elem128)
+    p.Tasks = append(p.Tasks, _elem134)
   }
   if err := iprot.ReadListEnd(ctx); err != nil {
     return thrift.PrependError("error reading list end: ", err)
@@ -11704,11 +12111,11 @@ func (p *ExtendedBackendServiceLaunchTasksAndWaitResult)  ReadField0(ctx context
   tSlice := make([]*TLaunchReply, 0, size)
   p.Success =  tSlice
   for i := 0; i < size; i ++ {
-    _elem129 := &TLaunchReply{}
-    if err := _elem129.Read(ctx, iprot); err != nil {
-      return thrift.PrependError(fmt.Sprintf("%T error reading struct: ", _elem129), err)
+    _elem135 := &TLaunchReply{}
+    if err := _elem135.Read(ctx, iprot); err != nil {
+      return thrift.PrependError(fmt.Sprintf("%T error reading struct: ", _elem135), err)
     }
-    p.Success = append(p.Success, _elem129)
+    p.Success = append(p.Success, _elem135)
   }
   if err := iprot.ReadListEnd(ctx); err != nil {
     return thrift.PrependError("error reading list end: ", err)
@@ -11806,14 +12213,14 @@ func (p *FrontendServiceClient) SetLastResponseMeta_(meta thrift.ResponseMeta) {
 //  - Status
 //  - Message
 func (p *FrontendServiceClient) FrontendMessage(ctx context.Context, taskId *TFullTaskId, status int32, message []byte) (_err error) {
-  var _args130 FrontendServiceFrontendMessageArgs
-  _args130.TaskId = taskId
-  _args130.Status = status
-  _args130.Message = message
-  var _result132 FrontendServiceFrontendMessageResult
-  var _meta131 thrift.ResponseMeta
-  _meta131, _err = p.Client_().Call(ctx, "frontendMessage", &_args130, &_result132)
-  p.SetLastResponseMeta_(_meta131)
+  var _args136 FrontendServiceFrontendMessageArgs
+  _args136.TaskId = taskId
+  _args136.Status = status
+  _args136.Message = message
+  var _result138 FrontendServiceFrontendMessageResult
+  var _meta137 thrift.ResponseMeta
+  _meta137, _err = p.Client_().Call(ctx, "frontendMessage", &_args136, &_result138)
+  p.SetLastResponseMeta_(_meta137)
   if _err != nil {
     return
   }
@@ -11840,9 +12247,9 @@ func (p *FrontendServiceProcessor) ProcessorMap() map[string]thrift.TProcessorFu
 
 func NewFrontendServiceProcessor(handler FrontendService) *FrontendServiceProcessor {
 
-  self133 := &FrontendServiceProcessor{handler:handler, processorMap:make(map[string]thrift.TProcessorFunction)}
-  self133.processorMap["frontendMessage"] = &frontendServiceProcessorFrontendMessage{handler:handler}
-return self133
+  self139 := &FrontendServiceProcessor{handler:handler, processorMap:make(map[string]thrift.TProcessorFunction)}
+  self139.processorMap["frontendMessage"] = &frontendServiceProcessorFrontendMessage{handler:handler}
+return self139
 }
 
 func (p *FrontendServiceProcessor) Process(ctx context.Context, iprot, oprot thrift.TProtocol) (success bool, err thrift.TException) {
@@ -11853,12 +12260,12 @@ func (p *FrontendServiceProcessor) Process(ctx context.Context, iprot, oprot thr
   }
   iprot.Skip(ctx, thrift.STRUCT)
   iprot.ReadMessageEnd(ctx)
-  x134 := thrift.NewTApplicationException(thrift.UNKNOWN_METHOD, "Unknown function " + name)
+  x140 := thrift.NewTApplicationException(thrift.UNKNOWN_METHOD, "Unknown function " + name)
   oprot.WriteMessageBegin(ctx, name, thrift.EXCEPTION, seqId)
-  x134.Write(ctx, oprot)
+  x140.Write(ctx, oprot)
   oprot.WriteMessageEnd(ctx)
   oprot.Flush(ctx)
-  return false, x134
+  return false, x140
 
 }
 
@@ -11867,7 +12274,7 @@ type frontendServiceProcessorFrontendMessage struct {
 }
 
 func (p *frontendServiceProcessorFrontendMessage) Process(ctx context.Context, seqId int32, iprot, oprot thrift.TProtocol) (success bool, err thrift.TException) {
-  var _write_err135 error
+  var _write_err141 error
   args := FrontendServiceFrontendMessageArgs{}
   if err2 := args.Read(ctx, iprot); err2 != nil {
     iprot.ReadMessageEnd(ctx)
@@ -11913,39 +12320,39 @@ func (p *frontendServiceProcessorFrontendMessage) Process(ctx context.Context, s
     if errors.Is(err2, thrift.ErrAbandonRequest) {
       return false, thrift.WrapTException(err2)
     }
-    _exc136 := thrift.NewTApplicationException(thrift.INTERNAL_ERROR, "Internal error processing frontendMessage: " + err2.Error())
+    _exc142 := thrift.NewTApplicationException(thrift.INTERNAL_ERROR, "Internal error processing frontendMessage: " + err2.Error())
     if err2 := oprot.WriteMessageBegin(ctx, "frontendMessage", thrift.EXCEPTION, seqId); err2 != nil {
-      _write_err135 = thrift.WrapTException(err2)
+      _write_err141 = thrift.WrapTException(err2)
     }
-    if err2 := _exc136.Write(ctx, oprot); _write_err135 == nil && err2 != nil {
-      _write_err135 = thrift.WrapTException(err2)
+    if err2 := _exc142.Write(ctx, oprot); _write_err141 == nil && err2 != nil {
+      _write_err141 = thrift.WrapTException(err2)
     }
-    if err2 := oprot.WriteMessageEnd(ctx); _write_err135 == nil && err2 != nil {
-      _write_err135 = thrift.WrapTException(err2)
+    if err2 := oprot.WriteMessageEnd(ctx); _write_err141 == nil && err2 != nil {
+      _write_err141 = thrift.WrapTException(err2)
     }
-    if err2 := oprot.Flush(ctx); _write_err135 == nil && err2 != nil {
-      _write_err135 = thrift.WrapTException(err2)
+    if err2 := oprot.Flush(ctx); _write_err141 == nil && err2 != nil {
+      _write_err141 = thrift.WrapTException(err2)
     }
-    if _write_err135 != nil {
-      return false, thrift.WrapTException(_write_err135)
+    if _write_err141 != nil {
+      return false, thrift.WrapTException(_write_err141)
     }
     return true, err
   }
   tickerCancel()
   if err2 := oprot.WriteMessageBegin(ctx, "frontendMessage", thrift.REPLY, seqId); err2 != nil {
-    _write_err135 = thrift.WrapTException(err2)
+    _write_err141 = thrift.WrapTException(err2)
   }
-  if err2 := result.Write(ctx, oprot); _write_err135 == nil && err2 != nil {
-    _write_err135 = thrift.WrapTException(err2)
+  if err2 := result.Write(ctx, oprot); _write_err141 == nil && err2 != nil {
+    _write_err141 = thrift.WrapTException(err2)
   }
-  if err2 := oprot.WriteMessageEnd(ctx); _write_err135 == nil && err2 != nil {
-    _write_err135 = thrift.WrapTException(err2)
+  if err2 := oprot.WriteMessageEnd(ctx); _write_err141 == nil && err2 != nil {
+    _write_err141 = thrift.WrapTException(err2)
   }
-  if err2 := oprot.Flush(ctx); _write_err135 == nil && err2 != nil {
-    _write_err135 = thrift.WrapTException(err2)
+  if err2 := oprot.Flush(ctx); _write_err141 == nil && err2 != nil {
+    _write_err141 = thrift.WrapTException(err2)
   }
-  if _write_err135 != nil {
-    return false, thrift.WrapTException(_write_err135)
+  if _write_err141 != nil {
+    return false, thrift.WrapTException(_write_err141)
   }
   return true, err
 }
@@ -12203,12 +12610,12 @@ func NewExtendedFrontendServiceClient(c thrift.TClient) *ExtendedFrontendService
 // Parameters:
 //  - Messages
 func (p *ExtendedFrontendServiceClient) FrontendMessages(ctx context.Context, messages []*TFrontendMessage) (_err error) {
-  var _args137 ExtendedFrontendServiceFrontendMessagesArgs
-  _args137.Messages = messages
-  var _result139 ExtendedFrontendServiceFrontendMessagesResult
-  var _meta138 thrift.ResponseMeta
-  _meta138, _err = p.Client_().Call(ctx, "frontendMessages", &_args137, &_result139)
-  p.SetLastResponseMeta_(_meta138)
+  var _args143 ExtendedFrontendServiceFrontendMessagesArgs
+  _args143.Messages = messages
+  var _result145 ExtendedFrontendServiceFrontendMessagesResult
+  var _meta144 thrift.ResponseMeta
+  _meta144, _err = p.Client_().Call(ctx, "frontendMessages", &_args143, &_result145)
+  p.SetLastResponseMeta_(_meta144)
   if _err != nil {
     return
   }
@@ -12220,9 +12627,9 @@ type ExtendedFrontendServiceProcessor struct {
 }
 
 func NewExtendedFrontendServiceProcessor(handler ExtendedFrontendService) *ExtendedFrontendServiceProcessor {
-  self140 := &ExtendedFrontendServiceProcessor{NewFrontendServiceProcessor(handler)}
-  self140.AddToProcessorMap("frontendMessages", &extendedFrontendServiceProcessorFrontendMessages{handler:handler})
-  return self140
+  self146 := &ExtendedFrontendServiceProcessor{NewFrontendServiceProcessor(handler)}
+  self146.AddToProcessorMap("frontendMessages", &extendedFrontendServiceProcessorFrontendMessages{handler:handler})
+  return self146
 }
 
 type extendedFrontendServiceProcessorFrontendMessages struct {
@@ -12230,7 +12637,7 @@ type extendedFrontendServiceProcessorFrontendMessages struct {
 }
 
 func (p *extendedFrontendServiceProcessorFrontendMessages) Process(ctx context.Context, seqId int32, iprot, oprot thrift.TProtocol) (success bool, err thrift.TException) {
-  var _write_err141 error
+  var _write_err147 error
   args := ExtendedFrontendServiceFrontendMessagesArgs{}
   if err2 := args.Read(ctx, iprot); err2 != nil {
     iprot.ReadMessageEnd(ctx)
@@ -12276,39 +12683,39 @@ func (p *extendedFrontendServiceProcessorFrontendMessages) Process(ctx context.C
     if errors.Is(err2, thrift.ErrAbandonRequest) {
       return false, thrift.WrapTException(err2)
     }
-    _exc142 := thrift.NewTApplicationException(thrift.INTERNAL_ERROR, "Internal error processing frontendMessages: " + err2.Error())
+    _exc148 := thrift.NewTApplicationException(thrift.INTERNAL_ERROR, "Internal error processing frontendMessages: " + err2.Error())
     if err2 := oprot.WriteMessageBegin(ctx, "frontendMessages", thrift.EXCEPTION, seqId); err2 != nil {
-      _write_err141 = thrift.WrapTException(err2)
+      _write_err147 = thrift.WrapTException(err2)
     }
-    if err2 := _exc142.Write(ctx, oprot); _write_err141 == nil && err2 != nil {
-      _write_err141 = thrift.WrapTException(err2)
+    if err2 := _exc148.Write(ctx, oprot); _write_err147 == nil && err2 != nil {
+      _write_err147 = thrift.WrapTException(err2)
     }
-    if err2 := oprot.WriteMessageEnd(ctx); _write_err141 == nil && err2 != nil {
-      _write_err141 = thrift.WrapTException(err2)
+    if err2 := oprot.WriteMessageEnd(ctx); _write_err147 == nil && err2 != nil {
+      _write_err147 = thrift.WrapTException(err2)
     }
-    if err2 := oprot.Flush(ctx); _write_err141 == nil && err2 != nil {
-      _write_err141 = thrift.WrapTException(err2)
+    if err2 := oprot.Flush(ctx); _write_err147 == nil && err2 != nil {
+      _write_err147 = thrift.WrapTException(err2)
     }
-    if _write_err141 != nil {
-      return false, thrift.WrapTException(_write_err141)
+    if _write_err147 != nil {
+      return false, thrift.WrapTException(_write_err147)
     }
     return true, err
   }
   tickerCancel()
   if err2 := oprot.WriteMessageBegin(ctx, "frontendMessages", thrift.REPLY, seqId); err2 != nil {
-    _write_err141 = thrift.WrapTException(err2)
+    _write_err147 = thrift.WrapTException(err2)
   }
-  if err2 := result.Write(ctx, oprot); _write_err141 == nil && err2 != nil {
-    _write_err141 = thrift.WrapTException(err2)
+  if err2 := result.Write(ctx, oprot); _write_err147 == nil && err2 != nil {
+    _write_err147 = thrift.WrapTException(err2)
   }
-  if err2 := oprot.WriteMessageEnd(ctx); _write_err141 == nil && err2 != nil {
-    _write_err141 = thrift.WrapTException(err2)
+  if err2 := oprot.WriteMessageEnd(ctx); _write_err147 == nil && err2 != nil {
+    _write_err147 = thrift.WrapTException(err2)
   }
-  if err2 := oprot.Flush(ctx); _write_err141 == nil && err2 != nil {
-    _write_err141 = thrift.WrapTException(err2)
+  if err2 := oprot.Flush(ctx); _write_err147 == nil && err2 != nil {
+    _write_err147 = thrift.WrapTException(err2)
   }
-  if _write_err141 != nil {
-    return false, thrift.WrapTException(_write_err141)
+  if _write_err147 != nil {
+    return false, thrift.WrapTException(_write_err147)
   }
   return true, err
 }
@@ -12376,11 +12783,11 @@ func (p *ExtendedFrontendServiceFrontendMessagesArgs)  ReadField1(ctx context.Co
   tSlice := make([]*TFrontendMessage, 0, size)
   p.Messages =  tSlice
   for i := 0; i < size; i ++ {
-    _elem143 := &TFrontendMessage{}
-    if err := _elem143.Read(ctx, iprot); err != nil {
-      return thrift.PrependError(fmt.Sprintf("%T error reading struct: ", _elem143), err)
+    _elem149 := &TFrontendMessage{}
+    if err := _elem149.Read(ctx, iprot); err != nil {
+      return thrift.PrependError(fmt.Sprintf("%T error reading struct: ", _elem149), err)
     }
-    p.Messages = append(p.Messages, _elem143)
+    p.Messages = append(p.Messages, _elem149)
   }
   if err := iprot.ReadListEnd(ctx); err != nil {
     return thrift.PrependError("error reading list end: ", err)

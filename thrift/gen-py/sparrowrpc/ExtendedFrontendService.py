@@ -139,11 +139,11 @@ class frontendMessages_args(object):
             if fid == 1:
                 if ftype == TType.LIST:
                     self.messages = []
-                    (_etype101, _size98) = iprot.readListBegin()
-                    for _i102 in range(_size98):
-                        _elem103 = TFrontendMessage()
-                        _elem103.read(iprot)
-                        self.messages.append(_elem103)
+                    (_etype108, _size105) = iprot.readListBegin()
+                    for _i109 in range(_size105):
+                        _elem110 = TFrontendMessage()
+                        _elem110.read(iprot)
+                        self.messages.append(_elem110)
                     iprot.readListEnd()
                 else:
                     iprot.skip(ftype)
@@ -160,8 +160,8 @@ class frontendMessages_args(object):
         if self.messages is not None:
             oprot.writeFieldBegin('messages', TType.LIST, 1)
             oprot.writeListBegin(TType.STRUCT, len(self.messages))
-            for iter104 in self.messages:
-                iter104.write(oprot)
+            for iter111 in self.messages:
+                iter111.write(oprot)
             oprot.writeListEnd()
             oprot.writeFieldEnd()
         oprot.writeFieldStop()

@@ -54,6 +54,14 @@ class Iface(object):
         """
         pass
 
+    def updateRemainingWork(self, updates):
+        """
+        Parameters:
+         - updates
+
+        """
+        pass
+
 
 class Client(Iface):
     def __init__(self, iprot, oprot=None):
@@ -194,6 +202,36 @@ class Client(Iface):
             return result.success
         raise TApplicationException(TApplicationException.MISSING_RESULT, "offerOutcome failed: unknown result")
 
+    def updateRemainingWork(self, updates):
+        """
+        Parameters:
+         - updates
+
+        """
+        self.send_updateRemainingWork(updates)
+        self.recv_updateRemainingWork()
+
+    def send_updateRemainingWork(self, updates):
+        self._oprot.writeMessageBegin('updateRemainingWork', TMessageType.CALL, self._seqid)
+        args = updateRemainingWork_args()
+        args.updates = updates
+        args.write(self._oprot)
+        self._oprot.writeMessageEnd()
+        self._oprot.trans.flush()
+
+    def recv_updateRemainingWork(self):
+        iprot = self._iprot
+        (fname, mtype, rseqid) = iprot.readMessageBegin()
+        if mtype == TMessageType.EXCEPTION:
+            x = TApplicationException()
+            x.read(iprot)
+            iprot.readMessageEnd()
+            raise x
+        result = updateRemainingWork_result()
+        result.read(iprot)
+        iprot.readMessageEnd()
+        return
+
 
 class Processor(Iface, TProcessor):
     def __init__(self, handler):
@@ -203,6 +241,7 @@ class Processor(Iface, TProcessor):
         self._processMap["cancelTaskReservations"] = Processor.process_cancelTaskReservations
         self._processMap["enqueueTaskReservationsWithOffer"] = Processor.process_enqueueTaskReservationsWithOffer
         self._processMap["offerOutcome"] = Processor.process_offerOutcome
+        self._processMap["updateRemainingWork"] = Processor.process_updateRemainingWork
         self._on_message_begin = None
 
     def on_message_begin(self, func):
@@ -313,6 +352,29 @@ class Processor(Iface, TProcessor):
             msg_type = TMessageType.EXCEPTION
             result = TApplicationException(TApplicationException.INTERNAL_ERROR, 'Internal error')
         oprot.writeMessageBegin("offerOutcome", msg_type, seqid)
+        result.write(oprot)
+        oprot.writeMessageEnd()
+        oprot.trans.flush()
+
+    def process_updateRemainingWork(self, seqid, iprot, oprot):
+        args = updateRemainingWork_args()
+        args.read(iprot)
+        iprot.readMessageEnd()
+        result = updateRemainingWork_result()
+        try:
+            self._handler.updateRemainingWork(args.updates)
+            msg_type = TMessageType.REPLY
+        except TTransport.TTransportException:
+            raise
+        except TApplicationException as ex:
+            logging.exception('TApplication exception in handler')
+            msg_type = TMessageType.EXCEPTION
+            result = ex
+        except Exception:
+            logging.exception('Unexpected exception in handler')
+            msg_type = TMessageType.EXCEPTION
+            result = TApplicationException(TApplicationException.INTERNAL_ERROR, 'Internal error')
+        oprot.writeMessageBegin("updateRemainingWork", msg_type, seqid)
         result.write(oprot)
         oprot.writeMessageEnd()
         oprot.trans.flush()
@@ -842,6 +904,120 @@ class offerOutcome_result(object):
 all_structs.append(offerOutcome_result)
 offerOutcome_result.thrift_spec = (
     (0, TType.STRUCT, 'success', [TOfferOutcome, None], None, ),  # 0
+)
+
+
+class updateRemainingWork_args(object):
+    """
+    Attributes:
+     - updates
+
+    """
+
+
+    def __init__(self, updates=None,):
+        self.updates = updates
+
+    def read(self, iprot):
+        if iprot._fast_decode is not None and isinstance(iprot.trans, TTransport.CReadableTransport) and self.thrift_spec is not None:
+            iprot._fast_decode(self, iprot, [self.__class__, self.thrift_spec])
+            return
+        iprot.readStructBegin()
+        while True:
+            (fname, ftype, fid) = iprot.readFieldBegin()
+            if ftype == TType.STOP:
+                break
+            if fid == 1:
+                if ftype == TType.LIST:
+                    self.updates = []
+                    (_etype87, _size84) = iprot.readListBegin()
+                    for _i88 in range(_size84):
+                        _elem89 = TRemainingWork()
+                        _elem89.read(iprot)
+                        self.updates.append(_elem89)
+                    iprot.readListEnd()
+                else:
+                    iprot.skip(ftype)
+            else:
+                iprot.skip(ftype)
+            iprot.readFieldEnd()
+        iprot.readStructEnd()
+
+    def write(self, oprot):
+        if oprot._fast_encode is not None and self.thrift_spec is not None:
+            oprot.trans.write(oprot._fast_encode(self, [self.__class__, self.thrift_spec]))
+            return
+        oprot.writeStructBegin('updateRemainingWork_args')
+        if self.updates is not None:
+            oprot.writeFieldBegin('updates', TType.LIST, 1)
+            oprot.writeListBegin(TType.STRUCT, len(self.updates))
+            for iter90 in self.updates:
+                iter90.write(oprot)
+            oprot.writeListEnd()
+            oprot.writeFieldEnd()
+        oprot.writeFieldStop()
+        oprot.writeStructEnd()
+
+    def validate(self):
+        return
+
+    def __repr__(self):
+        L = ['%s=%r' % (key, value)
+             for key, value in self.__dict__.items()]
+        return '%s(%s)' % (self.__class__.__name__, ', '.join(L))
+
+    def __eq__(self, other):
+        return isinstance(other, self.__class__) and self.__dict__ == other.__dict__
+
+    def __ne__(self, other):
+        return not (self == other)
+all_structs.append(updateRemainingWork_args)
+updateRemainingWork_args.thrift_spec = (
+    None,  # 0
+    (1, TType.LIST, 'updates', (TType.STRUCT, [TRemainingWork, None], False), None, ),  # 1
+)
+
+
+class updateRemainingWork_result(object):
+
+
+    def read(self, iprot):
+        if iprot._fast_decode is not None and isinstance(iprot.trans, TTransport.CReadableTransport) and self.thrift_spec is not None:
+            iprot._fast_decode(self, iprot, [self.__class__, self.thrift_spec])
+            return
+        iprot.readStructBegin()
+        while True:
+            (fname, ftype, fid) = iprot.readFieldBegin()
+            if ftype == TType.STOP:
+                break
+            else:
+                iprot.skip(ftype)
+            iprot.readFieldEnd()
+        iprot.readStructEnd()
+
+    def write(self, oprot):
+        if oprot._fast_encode is not None and self.thrift_spec is not None:
+            oprot.trans.write(oprot._fast_encode(self, [self.__class__, self.thrift_spec]))
+            return
+        oprot.writeStructBegin('updateRemainingWork_result')
+        oprot.writeFieldStop()
+        oprot.writeStructEnd()
+
+    def validate(self):
+        return
+
+    def __repr__(self):
+        L = ['%s=%r' % (key, value)
+             for key, value in self.__dict__.items()]
+        return '%s(%s)' % (self.__class__.__name__, ', '.join(L))
+
+    def __eq__(self, other):
+        return isinstance(other, self.__class__) and self.__dict__ == other.__dict__
+
+    def __ne__(self, other):
+        return not (self == other)
+all_structs.append(updateRemainingWork_result)
+updateRemainingWork_result.thrift_spec = (
 )
 fix_spec(all_structs)
 del all_structs

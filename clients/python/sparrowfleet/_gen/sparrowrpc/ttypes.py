@@ -1145,6 +1145,74 @@ class TCancelTaskReservationsRequest(object):
         return not (self == other)
 
 
+class TRemainingWork(object):
+    """
+    Attributes:
+     - requestId
+     - remainingWork
+
+    """
+
+
+    def __init__(self, requestId=None, remainingWork=None,):
+        self.requestId = requestId
+        self.remainingWork = remainingWork
+
+    def read(self, iprot):
+        if iprot._fast_decode is not None and isinstance(iprot.trans, TTransport.CReadableTransport) and self.thrift_spec is not None:
+            iprot._fast_decode(self, iprot, [self.__class__, self.thrift_spec])
+            return
+        iprot.readStructBegin()
+        while True:
+            (fname, ftype, fid) = iprot.readFieldBegin()
+            if ftype == TType.STOP:
+                break
+            if fid == 1:
+                if ftype == TType.STRING:
+                    self.requestId = iprot.readString().decode('utf-8', errors='replace') if sys.version_info[0] == 2 else iprot.readString()
+                else:
+                    iprot.skip(ftype)
+            elif fid == 2:
+                if ftype == TType.DOUBLE:
+                    self.remainingWork = iprot.readDouble()
+                else:
+                    iprot.skip(ftype)
+            else:
+                iprot.skip(ftype)
+            iprot.readFieldEnd()
+        iprot.readStructEnd()
+
+    def write(self, oprot):
+        if oprot._fast_encode is not None and self.thrift_spec is not None:
+            oprot.trans.write(oprot._fast_encode(self, [self.__class__, self.thrift_spec]))
+            return
+        oprot.writeStructBegin('TRemainingWork')
+        if self.requestId is not None:
+            oprot.writeFieldBegin('requestId', TType.STRING, 1)
+            oprot.writeString(self.requestId.encode('utf-8') if sys.version_info[0] == 2 else self.requestId)
+            oprot.writeFieldEnd()
+        if self.remainingWork is not None:
+            oprot.writeFieldBegin('remainingWork', TType.DOUBLE, 2)
+            oprot.writeDouble(self.remainingWork)
+            oprot.writeFieldEnd()
+        oprot.writeFieldStop()
+        oprot.writeStructEnd()
+
+    def validate(self):
+        return
+
+    def __repr__(self):
+        L = ['%s=%r' % (key, value)
+             for key, value in self.__dict__.items()]
+        return '%s(%s)' % (self.__class__.__name__, ', '.join(L))
+
+    def __eq__(self, other):
+        return isinstance(other, self.__class__) and self.__dict__ == other.__dict__
+
+    def __ne__(self, other):
+        return not (self == other)
+
+
 class TTaskLaunchSpec(object):
     """
     Attributes:
@@ -1809,6 +1877,12 @@ all_structs.append(TCancelTaskReservationsRequest)
 TCancelTaskReservationsRequest.thrift_spec = (
     None,  # 0
     (1, TType.STRING, 'requestId', 'UTF8', None, ),  # 1
+)
+all_structs.append(TRemainingWork)
+TRemainingWork.thrift_spec = (
+    None,  # 0
+    (1, TType.STRING, 'requestId', 'UTF8', None, ),  # 1
+    (2, TType.DOUBLE, 'remainingWork', None, None, ),  # 2
 )
 all_structs.append(TTaskLaunchSpec)
 TTaskLaunchSpec.thrift_spec = (
