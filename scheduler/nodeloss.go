@@ -115,6 +115,7 @@ func (s *Scheduler) TasksFinished(ctx context.Context, nm *sparrowrpc.THostPort,
 func (s *Scheduler) NodeGone(addr string) {
 	// A node monitor that comes back at the address may be a newer
 	// build, with the extensions this one lacked.
+	s.offers.caps.Forget(addr)
 	s.workSend.forget(addr)
 	s.mu.Lock()
 	affected := s.book.holding(addr)

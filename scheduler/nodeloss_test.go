@@ -77,3 +77,25 @@ func TestNodeGoneReplacesReservationsKeepsRunningTasks(t *testing.T) {
 		}
 	})
 }
+
+// A node monitor gone from the membership may come back at its address
+// as a newer build: NodeGone forgets which extensions it lacked (offers,
+// remaining-work updates), so that they are tried again; another node
+// monitor's are kept.
+func TestNodeGoneForgetsLackingExtensions(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		c := newCluster(t, 2, Config{})
+		gone, kept := c.nms[0].addr, c.nms[1].addr
+		for _, addr := range []string{gone, kept} {
+			c.s.offers.caps.MarkLacking(addr, methodOffer)
+			c.s.workSend.caps.MarkLacking(addr, methodUpdateRemainingWork)
+		}
+		c.s.NodeGone(gone)
+		if c.s.offers.caps.Lacks(gone, methodOffer) || c.s.workSend.caps.Lacks(gone, methodUpdateRemainingWork) {
+			t.Error("the gone node monitor is still taken to lack the extensions")
+		}
+		if !c.s.offers.caps.Lacks(kept, methodOffer) || !c.s.workSend.caps.Lacks(kept, methodUpdateRemainingWork) {
+			t.Error("another node monitor's missing extensions were forgotten")
+		}
+	})
+}
