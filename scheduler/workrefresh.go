@@ -19,10 +19,9 @@ const methodUpdateRemainingWork = "updateRemainingWork"
 
 // workRefreshWindow is how long a node monitor's first queued update
 // waits for others to share its call, and maxWorkUpdates the most
-// updates one call carries. A job's tasks launch close together, so its
-// updates to a node monitor come in bursts across jobs; an update only
-// reorders a queue whose reservations wait at least a task's duration,
-// so a few milliseconds late costs little next to the call it saves.
+// updates one call carries. An update only reorders a queue whose
+// reservations wait at least a task's duration, so holding it a few
+// milliseconds for others to the same node monitor costs little.
 const (
 	workRefreshWindow = 10 * time.Millisecond
 	maxWorkUpdates    = 256
@@ -32,11 +31,11 @@ const (
 // their queued reservations (shortjobs.Config.WorkRefresh), batched per
 // node monitor: the updates queued for one within workRefreshWindow of
 // the first go together in one call, and within a call only a job's
-// latest update is sent. A node
-// monitor that answers UNKNOWN_METHOD (one built before the extension)
-// is sent no more. An update is a hint: one whose call fails is counted
-// and dropped, since a node monitor that launches one of the job's tasks
-// learns its remaining work from the answer anyway.
+// latest update is sent. A node monitor that answers UNKNOWN_METHOD (one
+// built before the extension) is sent no more until forget. An update is
+// a hint: one whose call fails is counted and dropped, since a node
+// monitor that launches one of the job's tasks learns its remaining work
+// from the answer anyway.
 //
 // Safe for concurrent use: queue and caps have their own locks, the
 // counters are atomic and the rest is set once.
