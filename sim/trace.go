@@ -44,10 +44,16 @@ const (
 	// duration), with no network delay but the late-binding delay (1.5
 	// RTT) before a job's first dispatch.
 	TraceCentral
+	// TraceBound is not a scheduler but a bound below every scheduler:
+	// per class, times that the quantiles of the jobs' response times
+	// reach under any scheduler on the same slots, placement, order,
+	// preemption and knowledge aside (package sim/lowerbound). Its means
+	// are the ideal's. It is not in "all".
+	TraceBound
 	numTracePolicies
 )
 
-var tracePolicyNames = [...]string{"sparrow", "aware", "ideal", "central"}
+var tracePolicyNames = [...]string{"sparrow", "aware", "ideal", "central", "bound"}
 
 func (p TracePolicy) String() string {
 	if p < 0 || p >= numTracePolicies {
@@ -363,8 +369,12 @@ type traceHooks struct {
 
 // RunTrace replays the jobs next returns (io.EOF after the last) under
 // cfg, recording each job and task in rec, and summarises the run. Jobs
-// are read one arrival ahead, so the trace is never held in memory.
+// are read one arrival ahead, so the trace is never held in memory;
+// TraceBound alone holds three numbers per job and records nothing.
 func RunTrace(cfg TraceConfig, next func() (jobtrace.Job, error), rec *jobtrace.Recorder) (TraceResult, error) {
+	if cfg.Policy == TraceBound {
+		return runTraceBound(cfg, next)
+	}
 	s, err := newTraceSim(cfg, next, rec)
 	if err != nil {
 		return TraceResult{}, err

@@ -33,7 +33,8 @@ The defaults reproduce the paper's Figure 3 (10,000 nodes, 500-task jobs,
 exponential 100 ms tasks, 1 ms RTT, d=2). Random placement at high load
 needs a far longer warm-up than the others (e.g. --warmup 10%,random=60000):
 watch the drift column, the change in mean response between the two halves
-of the measured jobs. See docs/SIMULATION.md.`,
+of the measured jobs. See docs/experiments/simulation.md, and
+docs/experiments/traces.md for --job-trace.`,
 		Example: `  sparrow sim                                   # Figure 3, all policies
   sparrow sim --slots 4 --plot fig3-4slot.svg
   sparrow sim --zero-wait --tasks 100 --jobs 5000 --load 0.1,0.3,0.5,0.7,0.9

@@ -349,6 +349,9 @@ func (o *Options) writePlots(pts []*point, multiLoad bool) error {
 	long := strings.TrimSuffix(o.Plot, ext) + "-long" + ext
 	var runs []jobtrace.CDFRun
 	for _, p := range pts {
+		if p.cfg.Policy == sim.TraceBound {
+			continue // it records no job: nothing to draw
+		}
 		runs = append(runs, jobtrace.CDFRun{Name: p.name(multiLoad), Rec: p.rec})
 	}
 	c := pts[0].cfg
@@ -368,7 +371,7 @@ func (o *Options) writePlots(pts []*point, multiLoad bool) error {
 // AddFlags declares the job-trace flags of `sparrow sim` on fs, with their
 // defaults.
 func (o *Options) AddFlags(fs *pflag.FlagSet) {
-	fs.StringVar(&o.File, "job-trace", "", "replay this job trace (Hawk/Eagle format: submit_s n_tasks mean_task_s d_1..d_n per line), streamed; --policy then takes sparrow, aware, ideal, central or all (see docs/experiments/traces.md)")
+	fs.StringVar(&o.File, "job-trace", "", "replay this job trace (Hawk/Eagle format: submit_s n_tasks mean_task_s d_1..d_n per line), streamed; --policy then takes sparrow, aware, ideal, central, bound (a bound below any scheduler's response times on the same slots) or all (all but bound) (see docs/experiments/traces.md)")
 	fs.Float64Var(&o.TimeScale, "time-scale", 1, "with --job-trace: divide every task duration and arrival gap by this factor")
 	fs.Float64Var(&o.Cutoff, "cutoff", jobtrace.CutoffYahoo, "with --job-trace: jobs whose mean task duration is at least this many seconds are long (Hawk/Eagle: 90.5811 for Yahoo, 1129.532 for Google)")
 	fs.Float64Var(&o.ShortShare, "short-share", 0.05, "with --job-trace, policy aware: fraction of nodes reserved for short jobs, rounded up to whole nodes (at least one when above 0), those of the smallest hash of their names (Eagle used 0.02 for Yahoo, 0.17 for Google)")

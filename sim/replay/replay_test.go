@@ -83,11 +83,11 @@ func TestSimJobTraceJSON(t *testing.T) {
 }
 
 func TestSimJobTraceTableAndErrors(t *testing.T) {
-	out, errOut, err := run(options(googSlice, func(o *Options) { o.Spec.Nodes, o.Spec.Policies, o.TimeScale = 300, "sparrow,ideal", 10 }))
+	out, errOut, err := run(options(googSlice, func(o *Options) { o.Spec.Nodes, o.Spec.Policies, o.TimeScale = 300, "sparrow,ideal,bound", 10 }))
 	if err != nil {
 		t.Fatalf("%v\n%s", err, errOut)
 	}
-	for _, want := range []string{"p99/ideal", "sparrow", "short", "long", "time scale 10"} {
+	for _, want := range []string{"p99/ideal", "sparrow", "bound", "short", "long", "time scale 10"} {
 		if !strings.Contains(out, want) {
 			t.Errorf("table lacks %q:\n%s", want, out)
 		}
