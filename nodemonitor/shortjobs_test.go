@@ -189,6 +189,33 @@ func TestShortJobsNodeMonitor(t *testing.T) {
 	}
 }
 
+// Under Config.ClassFirst (the daemon's --short-class-first) a short job
+// is served before a long one with less remaining work; without it the
+// least remaining work goes first, whatever the class.
+func TestShortJobsClassFirst(t *testing.T) {
+	for _, tt := range []struct {
+		classFirst bool
+		launches   []string
+	}{
+		{true, []string{"first/t1", "wide/t1", "wide/t2", "long/t1"}},
+		{false, []string{"first/t1", "long/t1", "wide/t1", "wide/t2"}},
+	} {
+		synctest.Test(t, func(t *testing.T) {
+			a := newAwareHarnessWith(t, 1, shortjobs.Config{Cutoff: 10, StarveLimit: 4, ClassFirst: tt.classFirst})
+			a.job(t, "first", 0, 1, 1, "t1")
+			a.job(t, "long", 1, 11, 1, "t1")      // 11 s of work left
+			a.job(t, "wide", 0, 9, 1, "t1", "t2") // 18 s of work left
+			for _, x := range tt.launches {
+				a.finish(x[:len(x)-3], x[len(x)-2:])
+			}
+			if got := a.execs.launchOrder(); !slices.Equal(got, tt.launches) {
+				t.Fatalf("class first %v: launched %v, want %v", tt.classFirst, got, tt.launches)
+			}
+			wantState(t, a.harness, State{Slots: 1, Free: 1, Launches: uint64(len(tt.launches))})
+		})
+	}
+}
+
 // Under any interleaving of jobs of both classes, with and without the
 // policy's fields, no task launches twice, every task launches, and the
 // advert returns to zero when the node is idle.

@@ -34,6 +34,8 @@ type shortJobFlags struct {
 	overrun bool
 	// workRefresh is --short-work-refresh (schedulers only).
 	workRefresh bool
+	// classFirst is --short-class-first (node monitors only).
+	classFirst bool
 }
 
 func (f *shortJobFlags) register(fs *pflag.FlagSet, scheduler bool) {
@@ -65,6 +67,7 @@ func (f *shortJobFlags) register(fs *pflag.FlagSet, scheduler bool) {
 		fs.Float64Var(&f.share, "short-share", 0.05, "with --short-jobs, the fraction of node monitors that run short jobs only, rounded up to whole node monitors (at least one when above 0) among those hosting the job's app, those of the smallest hash of their names; in [0, 1)")
 	} else {
 		fs.IntVar(&f.starve, "starve-limit", shortjobs.DefaultStarveLimit, "with --short-jobs, the most times a queued reservation may be passed over by younger ones, per slot (the queue's bound is this times --slots)")
+		fs.BoolVar(&f.classFirst, "short-class-first", false, "with --short-jobs, serve every queued reservation of a short job before any of a long job's, then by remaining work; off by default, ordering by remaining work alone, under which a long job with little work left may go before a short job with many tasks but a short job whose estimate crossed the cutoff is not put behind every short one (see docs/experiments/traces.md)")
 	}
 }
 
@@ -74,7 +77,7 @@ func (f *shortJobFlags) config() (*shortjobs.Config, error) {
 	if !f.on {
 		return nil, nil
 	}
-	c := &shortjobs.Config{Cutoff: f.cutoff.Seconds(), ShortShare: f.share, StarveLimit: f.starve, LongSteer: f.longSteer, Overrun: f.overrun, WorkRefresh: f.workRefresh}
+	c := &shortjobs.Config{Cutoff: f.cutoff.Seconds(), ShortShare: f.share, StarveLimit: f.starve, LongSteer: f.longSteer, Overrun: f.overrun, WorkRefresh: f.workRefresh, ClassFirst: f.classFirst}
 	if f.unestimated != "" {
 		u, err := shortjobs.ParseUnestimated(f.unestimated)
 		if err != nil {

@@ -110,3 +110,35 @@ func TestShortPullFlag(t *testing.T) {
 		}
 	}
 }
+
+// --short-class-first is a node monitor's flag, off by default; schedulers
+// have none, the queues it orders being the node monitors'.
+func TestShortClassFirstFlag(t *testing.T) {
+	for _, tc := range []struct {
+		args []string
+		want bool
+	}{
+		{[]string{"--short-jobs"}, false},
+		{[]string{"--short-jobs", "--short-class-first"}, true},
+	} {
+		var f shortJobFlags
+		fs := pflag.NewFlagSet("x", pflag.ContinueOnError)
+		f.register(fs, false)
+		if err := fs.Parse(tc.args); err != nil {
+			t.Fatal(err)
+		}
+		c, err := f.config()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if c.ClassFirst != tc.want {
+			t.Errorf("%v: ClassFirst %v, want %v", tc.args, c.ClassFirst, tc.want)
+		}
+	}
+	var f shortJobFlags
+	fs := pflag.NewFlagSet("x", pflag.ContinueOnError)
+	f.register(fs, true)
+	if fs.Lookup("short-class-first") != nil {
+		t.Error("schedulers register --short-class-first; it orders node monitors' queues only")
+	}
+}
