@@ -10,6 +10,23 @@ import (
 	"github.com/sparrowfleet/sparrow/core/shortjobs"
 )
 
+// parseShortJobFlags returns the policy's settings a scheduler's or a
+// node monitor's flags give for args, failing the test on an error.
+func parseShortJobFlags(t *testing.T, scheduler bool, args []string) *shortjobs.Config {
+	t.Helper()
+	var f shortJobFlags
+	fs := pflag.NewFlagSet("x", pflag.ContinueOnError)
+	f.register(fs, scheduler)
+	if err := fs.Parse(args); err != nil {
+		t.Fatal(err)
+	}
+	c, err := f.config()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return c
+}
+
 // --long-steer is on by default with --short-jobs, on schedulers and node
 // monitors alike, and can be turned off.
 func TestLongSteerFlag(t *testing.T) {
@@ -22,17 +39,7 @@ func TestLongSteerFlag(t *testing.T) {
 		{[]string{"--short-jobs", "--long-steer"}, true},
 	} {
 		for _, scheduler := range []bool{true, false} {
-			var f shortJobFlags
-			fs := pflag.NewFlagSet("x", pflag.ContinueOnError)
-			f.register(fs, scheduler)
-			if err := fs.Parse(tc.args); err != nil {
-				t.Fatal(err)
-			}
-			c, err := f.config()
-			if err != nil {
-				t.Fatal(err)
-			}
-			if c.LongSteer != tc.want {
+			if c := parseShortJobFlags(t, scheduler, tc.args); c.LongSteer != tc.want {
 				t.Errorf("scheduler=%v %v: LongSteer %v, want %v", scheduler, tc.args, c.LongSteer, tc.want)
 			}
 		}
@@ -121,17 +128,7 @@ func TestShortClassFirstFlag(t *testing.T) {
 		{[]string{"--short-jobs"}, false},
 		{[]string{"--short-jobs", "--short-class-first"}, true},
 	} {
-		var f shortJobFlags
-		fs := pflag.NewFlagSet("x", pflag.ContinueOnError)
-		f.register(fs, false)
-		if err := fs.Parse(tc.args); err != nil {
-			t.Fatal(err)
-		}
-		c, err := f.config()
-		if err != nil {
-			t.Fatal(err)
-		}
-		if c.ClassFirst != tc.want {
+		if c := parseShortJobFlags(t, false, tc.args); c.ClassFirst != tc.want {
 			t.Errorf("%v: ClassFirst %v, want %v", tc.args, c.ClassFirst, tc.want)
 		}
 	}
