@@ -45,10 +45,10 @@ const (
 	// RTT) before a job's first dispatch.
 	TraceCentral
 	// TraceBound is not a scheduler but a bound below every scheduler:
-	// per class, times that the quantiles of the jobs' response times
-	// reach under any scheduler on the same slots, placement, order,
-	// preemption and knowledge aside (package sim/lowerbound). Its means
-	// are the ideal's. It is not in "all".
+	// per class, times that the mean and the quantiles of the jobs'
+	// response times reach under any scheduler on the same slots,
+	// placement, order, preemption and knowledge aside (package
+	// sim/lowerbound). It is not in "all".
 	TraceBound
 	numTracePolicies
 )

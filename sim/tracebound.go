@@ -18,8 +18,7 @@ const boundMaxSpan = 4096
 // the jobs' response times under any scheduler on cfg's slots
 // (package lowerbound), with the arrivals and ideals the other policies
 // see: a job arrives when the simulation would deliver it, and its ideal
-// is TraceIdeal's response. Each class's mean is bounded by its ideal
-// mean only. Nothing is recorded per job.
+// is TraceIdeal's response. Nothing is recorded per job.
 func runTraceBound(cfg TraceConfig, next func() (jobtrace.Job, error)) (TraceResult, error) {
 	if err := cfg.Validate(); err != nil {
 		return TraceResult{}, err
@@ -57,21 +56,17 @@ func runTraceBound(cfg TraceConfig, next func() (jobtrace.Job, error)) (TraceRes
 	return res, nil
 }
 
-// boundSummary is the bound's summary of one class: its quantiles'
-// bounds, and its ideal mean.
+// boundSummary is the bound's summary of one class: the bounds of its
+// mean and quantiles.
 func boundSummary(jobs []lowerbound.Job, slots int) jobtrace.Summary {
 	if len(jobs) == 0 {
 		return jobtrace.Summary{}
 	}
 	p := lowerbound.New(jobs, slots)
 	p.MaxSpan = boundMaxSpan
-	mean := 0.0
-	for _, j := range jobs {
-		mean += j.Ideal
-	}
 	return jobtrace.Summary{
 		N:    len(jobs),
-		Mean: mean / float64(len(jobs)),
+		Mean: p.Mean(),
 		P50:  p.Quantile(0.50),
 		P90:  p.Quantile(0.90),
 		P99:  p.Quantile(0.99),

@@ -15,7 +15,8 @@
 // rest fit. Windows disjoint in time hold disjoint jobs, so their counts
 // add up. Late is the best sum over disjoint windows (dynamic programming
 // over windows that start and end at arrivals, plus the jobs whose ideal
-// alone exceeds T); Quantile turns it into a bound on a quantile.
+// alone exceeds T); Quantile turns it into a bound on a quantile, and
+// Mean bounds the mean by the relaxation's optimum.
 //
 // Every function is pure and deterministic.
 package lowerbound
@@ -190,6 +191,103 @@ func (p *Problem) Quantile(q float64) float64 {
 		}
 	}
 	return lo
+}
+
+// Mean returns a time that the mean of the jobs' response times reaches
+// under any scheduler: the larger of their ideals' mean and the mean
+// response of the relaxation's own optimum, shortest remaining work first
+// over the whole cluster as one divisible machine (optimal for the sum of
+// response times of preemptible jobs released over time on one machine).
+// NaN for no jobs.
+func (p *Problem) Mean() float64 {
+	n := len(p.jobs)
+	if n == 0 {
+		return math.NaN()
+	}
+	ideal := 0.0
+	for _, j := range p.jobs {
+		ideal += j.Ideal
+	}
+	return max(ideal, p.fluidSRPT()) / float64(n)
+}
+
+// fluidSRPT is the sum of the jobs' response times when the cluster's
+// slots serve, as one divisible machine, the released job with the least
+// work left.
+func (p *Problem) fluidSRPT() float64 {
+	var (
+		left  remainingHeap
+		total float64
+		now   float64
+		next  int
+	)
+	for next < len(p.jobs) || len(left) > 0 {
+		if len(left) == 0 {
+			now = max(now, p.jobs[next].Arrival)
+		}
+		for next < len(p.jobs) && p.jobs[next].Arrival <= now {
+			left.push(remaining{arrival: p.jobs[next].Arrival, work: p.jobs[next].Work})
+			next++
+		}
+		until := math.Inf(1) // the next arrival
+		if next < len(p.jobs) {
+			until = p.jobs[next].Arrival
+		}
+		top := &left[0]
+		if end := now + top.work/p.slots; end <= until {
+			now = end
+			total += now - top.arrival
+			left.pop()
+		} else {
+			top.work -= (until - now) * p.slots
+			now = until
+		}
+	}
+	return total
+}
+
+// remaining is a released job's work left in fluidSRPT.
+type remaining struct {
+	arrival, work float64
+}
+
+// remainingHeap is a binary min-heap of jobs by work left. Serving the
+// top shrinks its work, which keeps it on top.
+type remainingHeap []remaining
+
+func (h *remainingHeap) push(r remaining) {
+	*h = append(*h, r)
+	a := *h
+	for i := len(a) - 1; i > 0; {
+		parent := (i - 1) / 2
+		if a[parent].work <= a[i].work {
+			break
+		}
+		a[parent], a[i] = a[i], a[parent]
+		i = parent
+	}
+}
+
+func (h *remainingHeap) pop() {
+	a := *h
+	last := len(a) - 1
+	a[0] = a[last]
+	a = a[:last]
+	for i := 0; ; {
+		small, l, r := i, 2*i+1, 2*i+2
+		if l < len(a) && a[l].work < a[small].work {
+			small = l
+		}
+		if r < len(a) && a[r].work < a[small].work {
+			small = r
+		}
+		if small == i {
+			break
+		}
+		a[i], a[small] = a[small], a[i]
+		i = small
+	}
+	*h = a
 }
 
 // largest is a Fenwick tree over work ranks (largest work first) holding

@@ -1,6 +1,7 @@
 package lowerbound
 
 import (
+	"fmt"
 	"math"
 	"math/rand/v2"
 	"slices"
@@ -200,6 +201,90 @@ func TestMaxSpanOnlyWeakens(t *testing.T) {
 		capped.MaxSpan = 1 + r.IntN(5)
 		if got := capped.Late(tt); got > full {
 			t.Fatalf("trial %d: MaxSpan %d gave %d late, over the uncapped %d", trial, capped.MaxSpan, got, full)
+		}
+	}
+}
+
+func TestMean(t *testing.T) {
+	tests := []struct {
+		name  string
+		jobs  []Job
+		slots int
+		want  float64
+	}{
+		{"one slot, three at once", []Job{{0, 10, 1}, {0, 10, 1}, {0, 10, 1}}, 1, 20},
+		{"a smaller job preempts", []Job{{0, 10, 1}, {1, 2, 1}}, 1, 7},
+		{"ideals above the fluid optimum", []Job{{0, 10, 50}, {0, 10, 30}}, 10, 40},
+		{"slots share the work", []Job{{0, 10, 1}, {0, 10, 1}}, 2, 7.5},
+		{"idle between jobs", []Job{{0, 2, 1}, {100, 2, 1}}, 1, 2},
+	}
+	for _, tc := range tests {
+		if got := New(tc.jobs, tc.slots).Mean(); math.Abs(got-tc.want) > 1e-9 {
+			t.Errorf("%s: Mean = %v, want %v", tc.name, got, tc.want)
+		}
+	}
+	if got := New(nil, 1).Mean(); !math.IsNaN(got) {
+		t.Errorf("Mean of no jobs = %v, want NaN", got)
+	}
+}
+
+// bestSum is the least sum of response times of jobs with integer
+// arrivals and works on one slot, preempting at whole time units, by
+// exhaustive search over which released job runs in each unit.
+func bestSum(arrival, work []int) int {
+	memo := map[string]int{}
+	var search func(now int, left []int) int
+	search = func(now int, left []int) int {
+		key := fmt.Sprint(now, left)
+		if v, ok := memo[key]; ok {
+			return v
+		}
+		best, any := math.MaxInt, false
+		for i := range left {
+			if left[i] == 0 || arrival[i] > now {
+				continue
+			}
+			any = true
+			next := slices.Clone(left)
+			next[i]--
+			cost := 0
+			if next[i] == 0 {
+				cost = now + 1 - arrival[i]
+			}
+			best = min(best, cost+search(now+1, next))
+		}
+		if !any {
+			done := true
+			for _, l := range left {
+				done = done && l == 0
+			}
+			if done {
+				best = 0
+			} else {
+				best = search(now+1, left)
+			}
+		}
+		memo[key] = best
+		return best
+	}
+	return search(0, work)
+}
+
+// TestMeanMatchesExhaustive checks Mean's relaxation optimum against
+// exhaustive search on one slot, with ideals too small to matter.
+func TestMeanMatchesExhaustive(t *testing.T) {
+	r := rand.New(rand.NewPCG(5, 8))
+	for trial := range 300 {
+		n := 1 + r.IntN(4)
+		arrival, work := make([]int, n), make([]int, n)
+		jobs := make([]Job, n)
+		for i := range jobs {
+			arrival[i], work[i] = r.IntN(6), 1+r.IntN(4)
+			jobs[i] = Job{Arrival: float64(arrival[i]), Work: float64(work[i]), Ideal: 0.5}
+		}
+		want := float64(bestSum(arrival, work)) / float64(n)
+		if got := New(jobs, 1).Mean(); math.Abs(got-want) > 1e-9 {
+			t.Fatalf("trial %d: Mean = %v, exhaustive optimum %v, for arrivals %v works %v", trial, got, want, arrival, work)
 		}
 	}
 }
