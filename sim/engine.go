@@ -198,13 +198,13 @@ func newSim(cfg Config) (*sim, error) {
 }
 
 func (s *sim) schedule(t float64, kind uint8, node, slot, task, jseq int32) {
-	s.h.push(event{t: t, key: uint64(kind), node: node, slot: slot, task: task, jseq: jseq})
+	s.h.pushAt(t, uint64(kind), node, slot, task, jseq)
 }
 
 // scheduleHalf schedules an event one network hop (RTT/2) from now. These
 // go on the agenda's FIFO, which keeps them in order without a heap.
 func (s *sim) scheduleHalf(kind uint8, node, slot, task, jseq int32) {
-	s.h.pushFixed(event{t: s.now + s.half, key: uint64(kind), node: node, slot: slot, task: task, jseq: jseq})
+	s.h.pushFixedAt(s.now+s.half, uint64(kind), node, slot, task, jseq)
 }
 
 func (s *sim) run() error {

@@ -134,24 +134,35 @@ func (a *agenda) useWheel(width float64) {
 }
 
 // push schedules e at any time not before the current one.
-func (a *agenda) push(e event) {
-	e.key |= a.h.seq << kindBits
+func (a *agenda) push(e event) { a.pushAt(e.t, e.key, e.node, e.slot, e.task, e.jseq) }
+
+// pushAt is push of the event of these fields, which it writes in place
+// one by one: an event built in a variable and copied whole is read back
+// in wider loads than its fields were stored with, and the CPU stalls on
+// such a read while the stores are pending, once per event.
+func (a *agenda) pushAt(t float64, key uint64, node, slot, task, jseq int32) {
+	key |= a.h.seq << kindBits
 	a.h.seq++
-	if a.wh != nil && a.wh.add(e) {
+	if a.wh != nil && a.wh.addAt(t, key, node, slot, task, jseq) {
 		return
 	}
-	a.h.insert(e)
+	a.h.insert(event{t: t, key: key, node: node, slot: slot, task: task, jseq: jseq})
 }
 
 // pushFixed schedules e, whose time must not be before that of any event
 // pushed with pushFixed earlier (it is now + a constant delay).
-func (a *agenda) pushFixed(e event) {
-	e.key |= a.h.seq << kindBits
-	a.h.seq++
+func (a *agenda) pushFixed(e event) { a.pushFixedAt(e.t, e.key, e.node, e.slot, e.task, e.jseq) }
+
+// pushFixedAt is pushFixed of the event of these fields, written in place
+// (see pushAt).
+func (a *agenda) pushFixedAt(t float64, key uint64, node, slot, task, jseq int32) {
 	if a.n == len(a.fixed) {
 		a.grow()
 	}
-	a.fixed[(a.head+a.n)&(len(a.fixed)-1)] = e
+	e := &a.fixed[(a.head+a.n)&(len(a.fixed)-1)]
+	e.t, e.key = t, key|a.h.seq<<kindBits
+	e.node, e.slot, e.task, e.jseq = node, slot, task, jseq
+	a.h.seq++
 	a.n++
 }
 
@@ -271,10 +282,11 @@ func newWheel(width float64) *wheel {
 	}
 }
 
-// add puts e on the wheel if it is due within the wheel's span and its
+// addAt puts the event of these fields on the wheel, written in place
+// (see agenda.pushAt), if it is due within the wheel's span and its
 // bucket has room, and reports whether it did.
-func (w *wheel) add(e event) bool {
-	f := e.t * w.inv
+func (w *wheel) addAt(t float64, key uint64, node, slot, task, jseq int32) bool {
+	f := t * w.inv
 	if !(f < float64(w.base+wheelBuckets)) {
 		return false
 	}
@@ -287,7 +299,9 @@ func (w *wheel) add(e event) bool {
 	if c == bucketEvents {
 		return false
 	}
-	w.ev[p*bucketEvents+int64(c)] = e
+	e := &w.ev[p*bucketEvents+int64(c)]
+	e.t, e.key = t, key
+	e.node, e.slot, e.task, e.jseq = node, slot, task, jseq
 	w.cnt[p] = c + 1
 	w.n++
 	if b <= w.cur {

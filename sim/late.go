@@ -180,7 +180,7 @@ func (s *sim) lateEnqueue(slot int32) {
 		// placement.Request reservation handle (one probe per node, all
 		// with positive counts, passed to AddProbes in this order).
 		r.Tag = uint64(uint32(j.seq))<<32 | uint64(uint32(k))
-		if err := lt.core(n).Enqueue(r, c); err != nil {
+		if err := lt.core(n).EnqueueFrom(&r, c); err != nil {
 			s.err = fmt.Errorf("sim: node %d: %w", n, err)
 			return
 		}
@@ -194,11 +194,8 @@ func (s *sim) lateEnqueue(slot int32) {
 func (s *sim) lateDrain(n int32) {
 	lt := s.lt
 	c := lt.core(n)
-	for {
-		r, ok := c.Next()
-		if !ok {
-			return
-		}
+	var r queue.Reservation
+	for c.NextInto(&r) {
 		slot, jseq, probe := int32(-1), int32(-1), int32(r.Tag)
 		if seq := int(r.Tag >> 32); seq < len(lt.seqSlot) {
 			if sl := lt.seqSlot[seq]; sl >= 0 {
@@ -322,7 +319,7 @@ func (s *sim) lateGetTask(n, slot, probe, jseq int32) {
 // hops scheduled one after the other. The late policy puts only these on
 // the agenda's fixed-delay FIFO, so they arrive there in order.
 func (s *sim) scheduleRoundTrip(kind uint8, node, slot, task, jseq int32) {
-	s.h.pushFixed(event{t: (s.now + s.half) + s.half, key: uint64(kind), node: node, slot: slot, task: task, jseq: jseq})
+	s.h.pushFixedAt((s.now+s.half)+s.half, uint64(kind), node, slot, task, jseq)
 }
 
 // lateLaunch is the scheduler's task reaching node n, which starts it in

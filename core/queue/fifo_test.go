@@ -134,3 +134,38 @@ func TestFIFOHeadTag(t *testing.T) {
 		})
 	}
 }
+
+// PushFrom and PopInto are Push and Pop through pointers: the same
+// reservations come out in the same order, in the ring and once the queue
+// has outgrown it, with and without a ring pool, and PopInto leaves its
+// target alone when the queue is empty.
+func TestFIFOPushFromPopInto(t *testing.T) {
+	for _, pooled := range []bool{false, true} {
+		var byValue, byPointer FIFO
+		if pooled {
+			byValue.SetRingPool(&RingPool{})
+			byPointer.SetRingPool(&RingPool{})
+		}
+		var r Reservation
+		for round, n := range []int{3, ringMax + 5, 1, 2 * ringMax} {
+			for i := range n {
+				in := Reservation{
+					RequestID: fmt.Sprintf("r%d-%d", round, i), App: "a", User: fmt.Sprintf("u%d", i%3),
+					Priority: int32(i % 2), Scheduler: "s", Tag: uint64(i),
+				}
+				byValue.Push(in)
+				byPointer.PushFrom(&in)
+			}
+			for i := range n {
+				want, ok := byValue.Pop()
+				if !ok || !byPointer.PopInto(&r) || r != want {
+					t.Fatalf("pooled %v, round %d, pop %d: PopInto gave %+v, Pop %+v (%v)", pooled, round, i, r, want, ok)
+				}
+			}
+		}
+		kept := r
+		if byPointer.PopInto(&r) || r != kept {
+			t.Fatalf("pooled %v: PopInto on an empty queue returned true or changed its target to %+v", pooled, r)
+		}
+	}
+}

@@ -134,6 +134,20 @@ func (t *shapeTable) reservation(e *entry) Reservation {
 	}
 }
 
+// unpackTo is unpack into *r, field by field, not through a value copied
+// in (see FIFO.PopInto).
+func (t *shapeTable) unpackTo(r *Reservation, e *entry) {
+	sh := &t.s[e.shape]
+	r.RequestID = e.requestID
+	r.App = sh.app
+	r.User = sh.user
+	r.Group = sh.group
+	r.Priority = sh.priority
+	r.Scheduler = sh.scheduler
+	r.Tag = e.tag
+	t.release(e.shape)
+}
+
 // unpack is reservation, releasing e's shape.
 func (t *shapeTable) unpack(e *entry) Reservation {
 	r := t.reservation(e)

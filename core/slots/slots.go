@@ -221,7 +221,12 @@ func (c *Core) Apps() []string { return slices.Clone(c.rare.appList) }
 // Enqueue queues n reservations like r. It refuses (returns an error) a
 // reservation for an app with no executor here, so that it is not queued
 // forever, and any that would pass the queue bound.
-func (c *Core) Enqueue(r queue.Reservation, n int) error {
+func (c *Core) Enqueue(r queue.Reservation, n int) error { return c.EnqueueFrom(&r, n) }
+
+// EnqueueFrom is Enqueue of *r, which it reads field by field (see
+// queue.FIFO.PushFrom): for a caller that sets a field of one
+// reservation after another and queues each.
+func (c *Core) EnqueueFrom(r *queue.Reservation, n int) error {
 	switch {
 	case n <= 0:
 		return fmt.Errorf("request %q: number of reservations must be positive, got %d", r.RequestID, n)
@@ -230,8 +235,14 @@ func (c *Core) Enqueue(r queue.Reservation, n int) error {
 	case c.queue.Len()+n > int(c.maxQueued):
 		return fmt.Errorf("request %q: queue full (%d queued, limit %d)", r.RequestID, c.queue.Len(), c.maxQueued)
 	}
-	for i := 0; i < n; i++ {
-		c.queue.Push(r)
+	if f, isFIFO := c.queue.(*queue.FIFO); isFIFO {
+		for i := 0; i < n; i++ {
+			f.PushFrom(r)
+		}
+	} else {
+		for i := 0; i < n; i++ {
+			c.queue.Push(*r)
+		}
 	}
 	if c.countsUsers {
 		return nil
@@ -264,17 +275,36 @@ func (c *Core) Cancel(requestID string) int {
 // Next returns the next reservation to fetch a task for, and holds a slot
 // for it, if a slot is free and a reservation is queued. The caller must
 // answer each one with exactly one Started or Released.
-func (c *Core) Next() (queue.Reservation, bool) {
+func (c *Core) Next() (r queue.Reservation, ok bool) {
+	ok = c.NextInto(&r)
+	return r, ok
+}
+
+// NextInto is Next into *r, which it leaves alone when it returns false:
+// a caller on a hot path keeps one variable for every reservation it
+// takes, since a reservation returned by value is stored 8 bytes at a
+// time and copied out 16 at a time, a read the CPU cannot serve from its
+// pending stores, which stalls (queue.FIFO.PopInto, which the default
+// discipline pops with, avoids the same copy).
+func (c *Core) NextInto(r *queue.Reservation) bool {
 	if c.Free() == 0 {
-		return queue.Reservation{}, false
+		return false
 	}
-	r, ok := c.queue.Pop()
+	var ok bool
+	if f, isFIFO := c.queue.(*queue.FIFO); isFIFO {
+		ok = f.PopInto(r)
+	} else {
+		var popped queue.Reservation
+		if popped, ok = c.queue.Pop(); ok {
+			*r = popped
+		}
+	}
 	if !ok {
-		return queue.Reservation{}, false
+		return false
 	}
 	c.fetching++
 	if c.countsUsers {
-		return r, true
+		return true
 	}
 	rr := c.rare
 	if rc := rr.queuedReq[r.RequestID]; rc != nil {
@@ -285,7 +315,7 @@ func (c *Core) Next() (queue.Reservation, bool) {
 			}
 		}
 	}
-	return r, true
+	return true
 }
 
 // Released frees the slot held for a fetch that produced no task.
@@ -298,12 +328,18 @@ func (c *Core) Released() {
 // Start turns the slot held for a fetch of r into one running task. It
 // returns false, and frees the slot, if that task is already running here:
 // the fleet never runs a task twice.
-func (c *Core) Start(key TaskKey, r queue.Reservation) bool {
+func (c *Core) Start(key TaskKey, r queue.Reservation) bool { return c.start(key, &r) }
+
+// start is Start of *r, which it reads field by field, and it files the
+// running task in place: values built and then copied whole are read back
+// in wider loads than they were stored with, which stalls.
+func (c *Core) start(key TaskKey, r *queue.Reservation) bool {
 	c.Released()
 	if c.find(key) >= 0 {
 		return false
 	}
-	c.running = append(c.running, c.pack(key, &r))
+	c.running = append(c.running, runningTask{})
+	c.packInto(&c.running[len(c.running)-1], key, r)
 	if c.runIdx != nil {
 		c.runIdx[key] = len(c.running) - 1
 	} else if len(c.running) > smallRunning {
@@ -318,23 +354,26 @@ func (c *Core) Start(key TaskKey, r queue.Reservation) bool {
 	return true
 }
 
-// pack returns the runningTask of key, fetched for r.
-func (c *Core) pack(key TaskKey, r *queue.Reservation) runningTask {
+// packInto fills t, a zero runningTask, as the running task of key,
+// fetched for r.
+func (c *Core) packInto(t *runningTask, key TaskKey, r *queue.Reservation) {
+	t.key.RequestID = key.RequestID
+	t.key.TaskID = key.TaskID
+	t.app = r.App
+	t.res = -1
 	if r.RequestID == key.RequestID && r.User == "" && r.Group == "" && r.Priority == 0 &&
 		r.Scheduler == "" && r.Tag == 0 {
-		return runningTask{key: key, app: r.App, res: -1}
+		return
 	}
 	rr := c.rare
-	var i int32
 	if k := len(rr.freeRes); k > 0 {
-		i = rr.freeRes[k-1]
+		t.res = rr.freeRes[k-1]
 		rr.freeRes = rr.freeRes[:k-1]
-		rr.res[i] = *r
+		rr.res[t.res] = *r
 	} else {
-		i = int32(len(rr.res))
+		t.res = int32(len(rr.res))
 		rr.res = append(rr.res, *r)
 	}
-	return runningTask{key: key, app: r.App, res: i}
 }
 
 // reservation returns the reservation t was fetched for.
@@ -386,7 +425,10 @@ func (c *Core) Usage() map[string]Usage {
 
 // Started is Start for callers that know only the task's app.
 func (c *Core) Started(key TaskKey, app string) bool {
-	return c.Start(key, queue.Reservation{RequestID: key.RequestID, App: app})
+	var r queue.Reservation
+	r.RequestID = key.RequestID
+	r.App = app
+	return c.start(key, &r)
 }
 
 // FailApp frees the slots of app's running tasks, because its executor is

@@ -458,3 +458,47 @@ func TestAppsAgainstSet(t *testing.T) {
 		})
 	}
 }
+
+// EnqueueFrom and NextInto behave as Enqueue and Next, over the FIFO they
+// pop in place and over another discipline, and NextInto leaves its
+// target alone when it hands out nothing.
+func TestEnqueueFromNextInto(t *testing.T) {
+	fair, err := queue.NewFair(1, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for name, q := range map[string]queue.Discipline{"fifo": queue.NewFIFO(), "fair": fair} {
+		c, err := New(2, q)
+		if err != nil {
+			t.Fatal(err)
+		}
+		c.AddApp("a")
+		r := queue.Reservation{RequestID: "R", App: "a", User: "u", Tag: 7}
+		if err := c.EnqueueFrom(&r, 3); err != nil {
+			t.Fatalf("%s: %v", name, err)
+		}
+		bad := queue.Reservation{RequestID: "X", App: "none"}
+		if err := c.EnqueueFrom(&bad, 1); err == nil {
+			t.Fatalf("%s: EnqueueFrom accepted an app with no executor", name)
+		}
+		var got queue.Reservation
+		for i := range 2 {
+			if !c.NextInto(&got) || got != r {
+				t.Fatalf("%s: NextInto %d gave %+v, want %+v", name, i, got, r)
+			}
+		}
+		expect(t, c, state{free: 0, fetching: 2, running: 0, queued: 1})
+		got = queue.Reservation{RequestID: "kept"}
+		if c.NextInto(&got) || got.RequestID != "kept" {
+			t.Fatalf("%s: NextInto with no free slot returned true or changed its target to %+v", name, got)
+		}
+		if !c.Started(TaskKey{RequestID: "R", TaskID: "t1"}, "a") {
+			t.Fatalf("%s: Started refused a held slot", name)
+		}
+		c.Released()
+		if !c.NextInto(&got) || got != r {
+			t.Fatalf("%s: NextInto after a release gave %+v, want %+v", name, got, r)
+		}
+		expect(t, c, state{free: 0, fetching: 1, running: 1, queued: 0})
+	}
+}
