@@ -531,14 +531,9 @@ func TestPicksScannedMatchSorted(t *testing.T) {
 				// into two Samplers, listed both ways, and through
 				// PlanPicks into a third.
 				for _, sp := range []*Sampler{&sorted, &scanned} {
-					sp.cnt = resizeInts(sp.cnt, tc.nodes)
+					sp.resize(tc.nodes)
 					rng := rand.New(rand.NewPCG(uint64(round), 1))
-					sp.pick(rng, tc.nodes, draws, func(idx, c int) {
-						if sp.cnt[idx] == 0 {
-							sp.touched = append(sp.touched, idx)
-						}
-						sp.cnt[idx] += int32(c)
-					})
+					sp.pick(rng, tc.nodes, draws, sp.add)
 				}
 				if got := len(sorted.touched)*denseScan >= tc.nodes; got != tc.wantScan {
 					t.Fatalf("round %d: %d of %d nodes touched: scan %v, want %v", round, len(sorted.touched), tc.nodes, got, tc.wantScan)
@@ -549,7 +544,8 @@ func TestPicksScannedMatchSorted(t *testing.T) {
 					t.Fatalf("round %d: sorted %v, scanned %v", round, a, b)
 				}
 				for _, sp := range []*Sampler{&sorted, &scanned} {
-					if len(sp.touched) != 0 || slices.ContainsFunc(sp.cnt, func(c int32) bool { return c != 0 }) {
+					if len(sp.touched) != 0 || slices.ContainsFunc(sp.cnt, func(c int32) bool { return c != 0 }) ||
+						slices.ContainsFunc(sp.seen, func(w uint64) bool { return w != 0 }) {
 						t.Fatalf("round %d: counts not reset", round)
 					}
 				}
@@ -563,11 +559,4 @@ func TestPicksScannedMatchSorted(t *testing.T) {
 			}
 		})
 	}
-}
-
-func resizeInts(b []int32, n int) []int32 {
-	if len(b) != n {
-		return make([]int32, n)
-	}
-	return b
 }
