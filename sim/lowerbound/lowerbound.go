@@ -22,6 +22,7 @@
 package lowerbound
 
 import (
+	"container/heap"
 	"math"
 	"slices"
 )
@@ -226,7 +227,7 @@ func (p *Problem) fluidSRPT() float64 {
 			now = max(now, p.jobs[next].Arrival)
 		}
 		for next < len(p.jobs) && p.jobs[next].Arrival <= now {
-			left.push(remaining{arrival: p.jobs[next].Arrival, work: p.jobs[next].Work})
+			heap.Push(&left, remaining{arrival: p.jobs[next].Arrival, work: p.jobs[next].Work})
 			next++
 		}
 		until := math.Inf(1) // the next arrival
@@ -237,7 +238,7 @@ func (p *Problem) fluidSRPT() float64 {
 		if end := now + top.work/p.slots; end <= until {
 			now = end
 			total += now - top.arrival
-			left.pop()
+			heap.Pop(&left)
 		} else {
 			top.work -= (until - now) * p.slots
 			now = until
@@ -251,43 +252,19 @@ type remaining struct {
 	arrival, work float64
 }
 
-// remainingHeap is a binary min-heap of jobs by work left. Serving the
-// top shrinks its work, which keeps it on top.
+// remainingHeap orders released jobs by work left, for container/heap.
+// Serving the top shrinks its work, which keeps it on top.
 type remainingHeap []remaining
 
-func (h *remainingHeap) push(r remaining) {
-	*h = append(*h, r)
-	a := *h
-	for i := len(a) - 1; i > 0; {
-		parent := (i - 1) / 2
-		if a[parent].work <= a[i].work {
-			break
-		}
-		a[parent], a[i] = a[i], a[parent]
-		i = parent
-	}
-}
-
-func (h *remainingHeap) pop() {
-	a := *h
-	last := len(a) - 1
-	a[0] = a[last]
-	a = a[:last]
-	for i := 0; ; {
-		small, l, r := i, 2*i+1, 2*i+2
-		if l < len(a) && a[l].work < a[small].work {
-			small = l
-		}
-		if r < len(a) && a[r].work < a[small].work {
-			small = r
-		}
-		if small == i {
-			break
-		}
-		a[i], a[small] = a[small], a[i]
-		i = small
-	}
-	*h = a
+func (h remainingHeap) Len() int           { return len(h) }
+func (h remainingHeap) Less(i, j int) bool { return h[i].work < h[j].work }
+func (h remainingHeap) Swap(i, j int)      { h[i], h[j] = h[j], h[i] }
+func (h *remainingHeap) Push(x any)        { *h = append(*h, x.(remaining)) }
+func (h *remainingHeap) Pop() any {
+	old := *h
+	r := old[len(old)-1]
+	*h = old[:len(old)-1]
+	return r
 }
 
 // largest is a Fenwick tree over work ranks (largest work first) holding
