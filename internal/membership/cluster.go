@@ -112,9 +112,11 @@ type Cluster struct {
 	msgs messaging
 
 	// spread serialises metadata updates (gossipMeta): pending says one is
-	// wanted, spreading that a goroutine is making them.
+	// wanted, spreading that a goroutine is making them; spreadDone is
+	// signalled when that goroutine stops.
 	spread             sync.Mutex
 	pending, spreading bool
+	spreadDone         *sync.Cond
 }
 
 // Start creates a member, binds its gossip port and joins the seeds.
@@ -154,6 +156,7 @@ func Start(cfg Config) (*Cluster, error) {
 		role:      cfg.Meta.Role,
 		gossipLog: newGossipLog(cfg.Log.With().Str("component", "memberlist").Logger(), time.Now),
 	}
+	c.spreadDone = sync.NewCond(&c.spread)
 	mc.Logger = log.New(c.gossipLog, "", 0)
 	c.statesKey, c.states = sink.register()
 	mc.MetricLabels = []gometrics.Label{{Name: clusterLabel, Value: c.statesKey}}
@@ -227,6 +230,17 @@ func (c *Cluster) Join() {
 			return // left before joining
 		default:
 		}
+		// Metadata set before Join (SetMeta, SetHTTPAddr) reaches
+		// memberlist's own record of this member only when spreadMeta
+		// has made its update, in the background; the join's state
+		// exchange carries that record, so wait for it, or the seeds
+		// would first see this member without it. With no peer yet each
+		// update waits at most metaUpdateWait.
+		c.spread.Lock()
+		for c.spreading {
+			c.spreadDone.Wait()
+		}
+		c.spread.Unlock()
 		joined := c.seeds.try()
 		if !joined {
 			c.log.Warn().Strs("seeds", c.seeds.seeds).Msg("no seed answered; retrying in the background")
@@ -425,6 +439,7 @@ func (c *Cluster) spreadMeta() {
 		c.spread.Lock()
 		if !c.pending {
 			c.spreading = false
+			c.spreadDone.Broadcast()
 			c.spread.Unlock()
 			return
 		}
