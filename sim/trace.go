@@ -164,6 +164,10 @@ type TraceConfig struct {
 	// and the nodes advertising long work as the scheduler hears them;
 	// Aware.ShortShare is then its floor.
 	AdaptiveShare bool
+	// ShareHold is how long, in simulated time, the adaptive share's
+	// target must stay below its step before the share falls one step;
+	// 0 is shortjobs.DefaultShareHold.
+	ShareHold time.Duration
 	// Estimates is where TraceAware's task duration estimates come from.
 	Estimates TraceEstimates
 	// Seed seeds placement.
@@ -192,6 +196,8 @@ func (c *TraceConfig) Validate() error {
 		return fmt.Errorf("unknown estimate source %d", int(c.Estimates))
 	case c.Pull && (math.IsNaN(c.PullAfter) || math.IsInf(c.PullAfter, 0) || c.PullAfter < 0):
 		return fmt.Errorf("pull delay must be a finite number >= 0 ms, got %v", c.PullAfter)
+	case c.ShareHold < 0:
+		return fmt.Errorf("adaptive share hold must be >= 0, got %v", c.ShareHold)
 	}
 	if err := placement.CheckProbeRatio(c.ProbeRatio); err != nil {
 		return err
@@ -443,7 +449,7 @@ func newTraceSim(cfg TraceConfig, next func() (jobtrace.Job, error), rec *jobtra
 			s.hist = shortjobs.NewHistory(0)
 		}
 		if cfg.AdaptiveShare {
-			s.share = shortjobs.NewAdaptiveShare(cfg.Aware.ShortShare, 0, 0, 0)
+			s.share = shortjobs.NewAdaptiveShare(cfg.Aware.ShortShare, 0, cfg.ShareHold, 0)
 			s.res.ShareMax = cfg.Aware.ShortShare
 		}
 	}

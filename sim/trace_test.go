@@ -7,6 +7,7 @@ import (
 	"math/rand/v2"
 	"os"
 	"testing"
+	"time"
 
 	"github.com/sparrowfleet/sparrow/core/shortjobs"
 	"github.com/sparrowfleet/sparrow/internal/jobtrace"
@@ -214,6 +215,7 @@ func TestTraceConfigValidate(t *testing.T) {
 		func(c *TraceConfig) { c.Pull, c.PullAfter = true, -1 },
 		func(c *TraceConfig) { c.Pull, c.PullAfter = true, math.NaN() },
 		func(c *TraceConfig) { c.Aware.Cutoff = 0 },
+		func(c *TraceConfig) { c.AdaptiveShare, c.ShareHold = true, -time.Second },
 		func(c *TraceConfig) { c.Policy = numTracePolicies },
 	}
 	for i, f := range bad {
@@ -469,4 +471,56 @@ func TestTraceOverrunTakesUnestimatedJobLong(t *testing.T) {
 			})
 		}
 	})
+}
+
+// TestTraceShareHold replays long work, a burst of short work that raises
+// the adaptive share to 50%, then hours of sparse short jobs: with a hold
+// of a minute the share falls back to its floor by the end, and with a
+// hold longer than the run it stays at its peak.
+func TestTraceShareHold(t *testing.T) {
+	var jobs []jobtrace.Job
+	for i := range 10 { // half the nodes run a long task all run
+		jobs = append(jobs, jobtrace.Job{Submit: float64(i), Durations: []float64{100000}})
+	}
+	for i := range 60 { // 6,000 slot-seconds of short work in a minute
+		d := make([]float64, 10)
+		for k := range d {
+			d[k] = 10
+		}
+		jobs = append(jobs, jobtrace.Job{Submit: float64(100 + i), Durations: d})
+	}
+	for k := range 10 { // then a one-second job every 40 minutes
+		jobs = append(jobs, jobtrace.Job{Submit: float64(1000 + 2400*k), Durations: []float64{1}})
+	}
+	tests := []struct {
+		name string
+		hold time.Duration
+		want float64 // the share at the end
+	}{
+		{"a minute", time.Minute, 0.1},
+		{"longer than the run", 100 * time.Hour, 0.5},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			cfg := testTraceConfig(TraceAware, 20, 1, 1)
+			cfg.AdaptiveShare, cfg.ShareHold = true, tc.hold
+			for i := range jobs {
+				jobs[i].Line = i + 1
+			}
+			s, err := newTraceSim(cfg, sliceSource(jobs), jobtrace.NewRecorder(50))
+			if err != nil {
+				t.Fatal(err)
+			}
+			res, err := s.run()
+			if err != nil {
+				t.Fatal(err)
+			}
+			if res.ShareMax != 0.5 {
+				t.Errorf("largest share %v, want 0.5", res.ShareMax)
+			}
+			if got := s.share.Share(); got != tc.want {
+				t.Errorf("share at the end %v, want %v (%d changes)", got, tc.want, res.ShareChanges)
+			}
+		})
+	}
 }

@@ -42,8 +42,10 @@ type Options struct {
 	// Overrun is shortjobs.Config.Overrun.
 	Overrun bool
 	// AdaptiveShare sizes the short-only share as the run goes, with
-	// ShortShare as its floor.
+	// ShortShare as its floor; ShareHold is how long its target must stay
+	// below a step before it falls one.
 	AdaptiveShare bool
+	ShareHold     time.Duration
 	// Estimates names the source of task duration estimates
 	// (sim.ParseTraceEstimates).
 	Estimates string
@@ -108,7 +110,7 @@ var notForTraces = []string{"tasks", "jobs", "warmup", "dist", "pareto-alpha", "
 // traceOnly are the flags of AddFlags that mean something only with
 // --job-trace.
 var traceOnly = []string{"time-scale", "cutoff", "short-share", "starve-limit", "gossip-delay", "pull", "pull-after", "jobs-out",
-	"long-steer", "class-first", "work-refresh", "short-sticky-only", "adaptive-share", "estimates", "unestimated", "overrun"}
+	"long-steer", "class-first", "work-refresh", "short-sticky-only", "adaptive-share", "share-hold", "estimates", "unestimated", "overrun"}
 
 // CheckUnused refuses the flags of AddFlags given (by changed) without
 // --job-trace: a simulation that silently dropped them would not be the
@@ -170,6 +172,9 @@ func (o *Options) points(progress io.Writer) (pts []*point, loads []float64, own
 	if !(o.TimeScale > 0) || math.IsInf(o.TimeScale, 0) {
 		return nil, nil, 0, fmt.Errorf("--time-scale must be a finite number > 0, got %v", o.TimeScale)
 	}
+	if o.given("share-hold") && !o.AdaptiveShare {
+		return nil, nil, 0, fmt.Errorf("--share-hold needs --adaptive-share")
+	}
 	policies, err := sim.ParseTracePolicies(o.Spec.Policies)
 	if err != nil {
 		return nil, nil, 0, fmt.Errorf("--policy: %w", err)
@@ -221,7 +226,7 @@ func (o *Options) points(progress io.Writer) (pts []*point, loads []float64, own
 		for _, p := range policies {
 			cfg := sim.TraceConfig{
 				Policy: p, Nodes: s.Nodes, Slots: s.Slots, RTT: s.RTT, ProbeRatio: ratios[0],
-				TimeScale: o.TimeScale, GapScale: own / l, GossipDelay: o.GossipDelay, Pull: o.Pull, PullAfter: o.PullAfter, AdaptiveShare: o.AdaptiveShare, Estimates: estimates, Seed: s.Seed,
+				TimeScale: o.TimeScale, GapScale: own / l, GossipDelay: o.GossipDelay, Pull: o.Pull, PullAfter: o.PullAfter, AdaptiveShare: o.AdaptiveShare, ShareHold: o.ShareHold, Estimates: estimates, Seed: s.Seed,
 				Aware: shortjobs.Config{Cutoff: o.Cutoff, ShortShare: o.ShortShare, StarveLimit: o.StarveLimit,
 					LongSteer: o.LongSteer, ClassFirst: o.ClassFirst, WorkRefresh: o.WorkRefresh, ShortStickyOnly: o.ShortStickyOnly,
 					Overrun: o.Overrun, Unestimated: unestimated},
@@ -384,7 +389,8 @@ func (o *Options) AddFlags(fs *pflag.FlagSet) {
 	fs.BoolVar(&o.WorkRefresh, "work-refresh", true, "with --job-trace, policy aware: schedulers send a job's remaining work to the nodes holding its reservations each time its unlaunched tasks halve")
 	fs.BoolVar(&o.ShortStickyOnly, "short-sticky-only", false, "with --job-trace, policy aware: only short jobs' slots ask the same job for another task when a task ends; a long task's slot serves its queue")
 	fs.BoolVar(&o.Overrun, "overrun", true, "with --job-trace, policy aware: node monitors count a short job's task that has run for the cutoff as long work until it ends, and schedulers take a job that stated no estimate as long from then on (its remaining work counted at 100 cutoffs per task, out of the pull backlog, off the short-only nodes) (the daemons: --short-overrun)")
-	fs.BoolVar(&o.AdaptiveShare, "adaptive-share", false, "with --job-trace, policy aware: size the short-only share from the short work arrived over the last 10 minutes and the nodes advertising long work, in steps of 10, 20, 35, 50 and 65% above --short-share (its floor): up at once, down one step after 30 minutes below")
+	fs.BoolVar(&o.AdaptiveShare, "adaptive-share", false, "with --job-trace, policy aware: size the short-only share from the short work arrived over the last 10 minutes and the nodes advertising long work, in steps of 10, 20, 35, 50 and 65% above --short-share (its floor): up at once, down one step after --share-hold below")
+	fs.DurationVar(&o.ShareHold, "share-hold", shortjobs.DefaultShareHold, "with --job-trace and --adaptive-share: how long, in simulated time, the share's target must stay below its step before the share falls one step")
 	fs.StringVar(&o.Estimates, "estimates", "exact", "with --job-trace, policy aware: jobs' task duration estimates: exact (each job's true mean), noisy (the true mean times a random factor from 0.5 to 2) or none (the scheduler's fallback, --unestimated)")
 	fs.StringVar(&o.Unestimated, "unestimated", "tasks", "with --job-trace, policy aware: how a job without an estimate is classed: tasks (short, its remaining work counted as its unlaunched tasks times half the cutoff: fewest tasks first) or history (the moving mean of finished tasks, the trace naming no applications; long before any)")
 	fs.Float64Var(&o.PullAfter, "pull-after", 1000, "with --job-trace and --pull: ms a short job waits with tasks unlaunched before its scheduler advertises a backlog; also the retry delay of a pull that got no task")

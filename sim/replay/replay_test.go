@@ -12,6 +12,7 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/spf13/pflag"
 )
@@ -105,6 +106,8 @@ func TestSimJobTraceTableAndErrors(t *testing.T) {
 		{"--tasks 5", options(googSlice, func(*Options) {}, "tasks"), "--tasks does not apply"},
 		{"--policy late", options(googSlice, func(o *Options) { o.Spec.Policies = "late" }), "unknown trace policy"},
 		{"--time-scale 0", options(googSlice, func(o *Options) { o.TimeScale = 0 }), "--time-scale"},
+		{"--share-hold 1h", options(googSlice, func(o *Options) { o.ShareHold = time.Hour }, "share-hold"), "--share-hold needs --adaptive-share"},
+		{"--adaptive-share --share-hold -1s", options(googSlice, func(o *Options) { o.AdaptiveShare, o.ShareHold = true, -time.Second }, "share-hold"), "adaptive share hold must be >= 0"},
 		{"--job-trace none.tr", options(filepath.Join(t.TempDir(), "none.tr"), func(*Options) {}), "no such file"},
 	} {
 		_, _, err := run(tc.o)
