@@ -259,6 +259,7 @@ func (s *sim) freeJob(slot int32) {
 	if s.lt != nil {
 		if int(j.seq) < len(s.lt.seqSlot) {
 			s.lt.seqSlot[j.seq] = -1
+			s.lt.holdBase[j.seq] = 0
 		}
 	}
 	j.live = false

@@ -35,6 +35,11 @@ type late struct {
 	// the decimal job sequence number, so a reservation's job is found by
 	// parsing its ID and indexing, not by hashing it into a map.
 	seqSlot []int32
+	// holdBase[seq] is the address of live job seq's first reservation
+	// count (placement.Request.HoldAddr(0)) while it has tasks to hand
+	// out, else 0: lateAheadHold finds a count to load from a
+	// reservation's tag alone, without reading the job or its request.
+	holdBase []uintptr
 
 	reservations int64 // reservations enqueued on node monitors
 	fetches      int64 // getTask calls (a reservation reached a free slot)
@@ -157,8 +162,10 @@ func (s *sim) lateArrival(slot int32) {
 	j.req.AddPicks(lt.nodes, picks)
 	for int(j.seq) >= len(lt.seqSlot) {
 		lt.seqSlot = append(lt.seqSlot, -1)
+		lt.holdBase = append(lt.holdBase, 0)
 	}
 	lt.seqSlot[j.seq] = slot
+	lt.holdBase[j.seq] = j.req.HoldAddr(0)
 	// Not on the agenda's fixed-delay FIFO, which holds the late
 	// policy's round-trip events (replies, cancellations).
 	s.schedule(s.now+s.half, evEnqueue, -1, slot, -1, j.seq)
@@ -258,17 +265,9 @@ func (s *sim) lateAheadHold(n int32) {
 	if !ok {
 		return
 	}
-	seq := int(tag >> 32)
-	if seq >= len(lt.seqSlot) {
-		return
-	}
-	slot := lt.seqSlot[seq]
-	if slot < 0 {
-		return
-	}
-	if j := &s.jobs[slot]; j.req != nil && !j.req.Launched() {
-		if a := j.req.HoldAddr(int(uint32(tag))); a != 0 {
-			prefetch(a, 1)
+	if seq := int(tag >> 32); seq < len(lt.holdBase) {
+		if b := lt.holdBase[seq]; b != 0 {
+			prefetch(b+uintptr(uint32(tag))*placement.HoldStride, 1)
 		}
 	}
 }
@@ -300,8 +299,11 @@ func (s *sim) lateGetTask(n, slot, probe, jseq int32) {
 			}
 			if ok {
 				task = int32(i)
-				if s.cfg.Cancel && j.req.Launched() {
-					s.lateSendCancel(slot)
+				if j.req.Launched() {
+					lt.holdBase[jseq] = 0
+					if s.cfg.Cancel {
+						s.lateSendCancel(slot)
+					}
 				}
 			}
 		}

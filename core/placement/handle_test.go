@@ -156,7 +156,8 @@ func TestAssignAtMatchesAssign(t *testing.T) {
 }
 
 // TestHoldAddr checks that HoldAddr gives the address of each handle's
-// count and 0 outside the handles, before and after asks, and that asking
+// count, HoldStride apart, and 0 outside the handles, before and after
+// asks, and that asking
 // it changes no answer or state: a Request asked HoldAddr of every handle
 // before each AssignAt must answer and end as one that is not.
 func TestHoldAddr(t *testing.T) {
@@ -181,6 +182,9 @@ func TestHoldAddr(t *testing.T) {
 					}
 					if got := hinted.HoldAddr(k); got != want {
 						t.Fatalf("ask %d: HoldAddr(%d) = %#x, want %#x", i, k, got, want)
+					}
+					if base := hinted.HoldAddr(0); want != 0 && base+uintptr(k)*HoldStride != want {
+						t.Fatalf("ask %d: HoldAddr(0) + %d*HoldStride = %#x, want %#x", i, k, base+uintptr(k)*HoldStride, want)
 					}
 				}
 				wantTask, wantOK := plain.AssignAt(h)

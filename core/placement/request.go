@@ -296,6 +296,10 @@ func (r *Request) AssignAt(h int) (task int, ok bool) {
 // load it early: with thousands of requests of a thousand handles each,
 // that count is rarely in cache. It is a hint and only a number: it must never be turned back into a
 // pointer, and it goes stale at the next AddProbes, AddPicks or Reset.
+// HoldStride is how far apart, in bytes, HoldAddr places consecutive
+// handles: HoldAddr(h) is HoldAddr(0) + h*HoldStride for every handle h.
+const HoldStride = unsafe.Sizeof(holding{})
+
 func (r *Request) HoldAddr(h int) uintptr {
 	if h < 0 || h >= len(r.holds) {
 		return 0
