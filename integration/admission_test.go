@@ -89,9 +89,32 @@ func (f *holdFleet) submitUntilHeld(t *testing.T, fe *client.Frontend) (<-chan e
 		if err != nil {
 			t.Fatalf("job %d: %v", accepted, err)
 		}
+		// Until the fleet settles, a queue may still shrink (a launched
+		// job's spare reservation cancelled, a getTask on its way), and
+		// a job held on it would rightly be admitted moments later.
+		waitFor(t, "the accepted jobs' reservations to settle", 20*time.Second, func() bool { return f.settled(accepted + 1) })
 	}
 	t.Fatal("40 jobs accepted and none held by admission")
 	return nil, 0
+}
+
+// settled reports whether the fleet holds k accepted one-task blocking
+// jobs as it will until the gate opens: one running on each one-slot node
+// monitor (fewer if k is smaller), and each of the others queued once on
+// every node monitor, the launched jobs' spare reservations cancelled.
+func (f *holdFleet) settled(k int) bool {
+	running := 0
+	for _, nm := range f.nms {
+		queued := 0
+		for _, u := range nm.Usage() {
+			queued += u.Queued
+			running += u.Running
+		}
+		if queued != max(0, k-len(f.nms)) {
+			return false
+		}
+	}
+	return running == min(k, len(f.nms))
 }
 
 // TestAdmissionHoldsThenAdmits: with --max-queue-wait, once the node
