@@ -479,7 +479,7 @@ func TestTraceOverrunTakesUnestimatedJobLong(t *testing.T) {
 // hold longer than the run it stays at its peak.
 func TestTraceShareHold(t *testing.T) {
 	var jobs []jobtrace.Job
-	for i := range 10 { // half the nodes run a long task all run
+	for i := range 10 { // half the nodes run a long task for the whole run
 		jobs = append(jobs, jobtrace.Job{Submit: float64(i), Durations: []float64{100000}})
 	}
 	for i := range 60 { // 6,000 slot-seconds of short work in a minute
