@@ -1,6 +1,9 @@
 package sim
 
-import "math"
+import (
+	"math"
+	"unsafe"
+)
 
 // event is one scheduled occurrence. Events are small values held directly
 // in the heap's slice, so scheduling one allocates nothing once the slice
@@ -110,10 +113,24 @@ type agenda struct {
 	head  int
 	n     int
 	wh    *wheel // nil: every other event is on the heap
+	// staged holds the last few events pushed with a wheel in use, each
+	// with its sequence number, whose wheel slot pushAt started loading:
+	// stageN of them, the newest just before stageAt. An event is filed
+	// on the wheel (or the heap) when its place in the ring is needed, by
+	// which time its slot is in cache, and every one is filed before pop
+	// could pass it (stageMin is at or below the earliest staged time).
+	staged   [stageLen]event
+	stageN   int
+	stageAt  int
+	stageMin float64
 }
 
+// stageLen is how many pushes an event bound for the wheel waits, its
+// wheel slot loading, before it is filed: a power of two.
+const stageLen = 4
+
 func (a *agenda) len() int {
-	n := a.h.len() + a.n
+	n := a.h.len() + a.n + a.stageN
 	if a.wh != nil {
 		n += a.wh.n
 	}
@@ -143,10 +160,41 @@ func (a *agenda) push(e event) { a.pushAt(e.t, e.key, e.node, e.slot, e.task, e.
 func (a *agenda) pushAt(t float64, key uint64, node, slot, task, jseq int32) {
 	key |= a.h.seq << kindBits
 	a.h.seq++
-	if a.wh != nil && a.wh.addAt(t, key, node, slot, task, jseq) {
+	if a.wh == nil {
+		a.h.insert(event{t: t, key: key, node: node, slot: slot, task: task, jseq: jseq})
 		return
 	}
-	a.h.insert(event{t: t, key: key, node: node, slot: slot, task: task, jseq: jseq})
+	i := a.stageAt
+	e := &a.staged[i]
+	if a.stageN == stageLen {
+		a.file(e)
+	} else {
+		if a.stageN == 0 {
+			a.stageMin = math.Inf(1)
+		}
+		a.stageN++
+	}
+	e.t, e.key = t, key
+	e.node, e.slot, e.task, e.jseq = node, slot, task, jseq
+	a.stageAt = (i + 1) & (stageLen - 1)
+	a.stageMin = min(a.stageMin, t)
+	a.wh.load(t)
+}
+
+// file puts e, a staged event, on the wheel, or on the heap if the wheel
+// has no room for it.
+func (a *agenda) file(e *event) {
+	if !a.wh.addAt(e.t, e.key, e.node, e.slot, e.task, e.jseq) {
+		a.h.insert(*e)
+	}
+}
+
+// fileStaged files every staged event.
+func (a *agenda) fileStaged() {
+	for k := a.stageN; k > 0; k-- {
+		a.file(&a.staged[(a.stageAt-k)&(stageLen-1)])
+	}
+	a.stageN = 0
 }
 
 // pushFixed schedules e, whose time must not be before that of any event
@@ -185,7 +233,8 @@ func (a *agenda) peekFixed(k int) *event {
 }
 
 // peekTimed returns the earliest pending event not on the fixed-delay
-// FIFO, or nil if there is none. The caller may read it but not change it.
+// FIFO and not staged, or nil if there is none: a hint, as a staged event
+// may come before it. The caller may read it but not change it.
 func (a *agenda) peekTimed() *event {
 	var best *event
 	if a.wh != nil && a.wh.n > 0 {
@@ -215,6 +264,7 @@ func (a *agenda) pop() event {
 	var best *event
 	from := 0
 	var wi int32
+choose:
 	if a.n > 0 {
 		best, from = &a.fixed[a.head], fromFixed
 	}
@@ -225,7 +275,13 @@ func (a *agenda) pop() event {
 		}
 	}
 	if len(a.h.ev) > 0 && (best == nil || a.h.ev[0].before(best)) {
-		from = fromHeap
+		best, from = &a.h.ev[0], fromHeap
+	}
+	if a.stageN > 0 && (best == nil || a.stageMin <= best.t) {
+		// A staged event may come first: file them all and choose again.
+		a.fileStaged()
+		best, from = nil, 0
+		goto choose
 	}
 	var e event
 	switch from {
@@ -353,6 +409,19 @@ func (w *wheel) ahead(k int) *event {
 		k -= c
 	}
 	return nil
+}
+
+// load starts loading the slot an event due at t would take on the
+// wheel, if it would take one.
+func (w *wheel) load(t float64) {
+	f := t * w.inv
+	if !(f < float64(w.base+wheelBuckets)) || int64(f) < w.base {
+		return
+	}
+	p := int64(f) & (wheelBuckets - 1)
+	if c := w.cnt[p]; c < bucketEvents {
+		prefetch(uintptr(unsafe.Pointer(&w.ev[p*bucketEvents+int64(c)])), 1)
+	}
 }
 
 // remove takes ev[i], which first returned, off the wheel.
