@@ -8,8 +8,10 @@
 // every member (memberlist does not relay user broadcasts: members relay
 // what Receiver reports as fresh). So the guidance is small on purpose:
 //
-//   - a name table (EncodeNames), sent when the set of users or machine
-//     types grows and every TableEvery periods, numbers users and types;
+//   - a name table (EncodeNames), sent in TableSends periods in a row
+//     when the set of users or machine types grows (no version can be
+//     installed without it) and every TableEvery periods, numbers users
+//     and types;
 //     names are front coded (shared prefix length, then the rest);
 //   - guidance chunks (EncodeIndexed) refer to users and types by index,
 //     with uvarint index gaps, exact running counts and CMMF weights in

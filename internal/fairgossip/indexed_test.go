@@ -515,3 +515,70 @@ func TestPublisherRewarm(t *testing.T) {
 		t.Fatal("Rewarm lasted beyond Warmup periods")
 	}
 }
+
+// TestNewTableSurvivesALostSending: a member that loses every message of
+// the period that names a new user installs guidance again at the next
+// snapshot, which it could not before the table's periodic resend if the
+// table went out once; the new table goes out in TableSends periods, then
+// stops.
+func TestNewTableSurvivesALostSending(t *testing.T) {
+	const snapEvery = 4
+	p := &Publisher{SnapshotEvery: snapEvery, TableEvery: 100}
+	running := map[string]uint64{"a": 1, "b": 2}
+	weights := map[string]map[string]float64{"t": {"a": 1, "b": 1}}
+	var r Receiver
+	v := uint64(0)
+	// publish sends one period to r, unless lost, and returns what it
+	// sent and whether r installed that period's version.
+	publish := func(lost bool) (Publication, bool) {
+		t.Helper()
+		v++
+		running["a"] = v // a change every period, so deltas are not empty
+		pub, err := p.Publish(v, running, weights)
+		if err != nil {
+			t.Fatal(err)
+		}
+		installed := false
+		if !lost {
+			for _, m := range append(append([]Message{}, pub.Table...), pub.Guidance...) {
+				res, err := r.Add(m.Bytes)
+				if err != nil {
+					t.Fatal(err)
+				}
+				if res.Installed {
+					installed = res.Guidance.Version == v
+				}
+			}
+		}
+		return pub, installed
+	}
+	for range Warmup + 2 {
+		if _, ok := publish(false); !ok {
+			t.Fatalf("period %d not installed", v)
+		}
+	}
+	running["c"] = 3
+	weights["t"]["c"] = 2
+	if pub, _ := publish(true); pub.Table == nil || pub.Base != 0 {
+		t.Fatalf("a new user's period: table %v, base %d; want the table and a snapshot", pub.Table != nil, pub.Base)
+	}
+	tables, installedAt := 1, 0
+	for k := 1; k <= 2*snapEvery; k++ {
+		pub, ok := publish(false)
+		if pub.Table != nil {
+			tables++
+			if k >= TableSends {
+				t.Fatalf("period %d after a new table sent it again", k)
+			}
+		}
+		if ok && installedAt == 0 {
+			installedAt = k
+		}
+	}
+	if tables != TableSends {
+		t.Errorf("a new table went out in %d periods; want %d", tables, TableSends)
+	}
+	if installedAt == 0 || installedAt > snapEvery {
+		t.Errorf("after a lost new table, the first version installed %d periods on; want within %d", installedAt, snapEvery)
+	}
+}

@@ -16,6 +16,10 @@ const (
 	// DefaultTableEvery bounds how long a member without the name table
 	// waits for it to be sent again.
 	DefaultTableEvery = 30
+	// TableSends is how many periods in a row send a new name table: a
+	// member that lost it gets it again in the next period instead of
+	// TableEvery periods on.
+	TableSends = 3
 	// Warmup is how many first periods of a Publisher each send the name
 	// table and a snapshot: members drop what they had when the active
 	// coordinator changes (Receiver.Reset), possibly after the new one's
@@ -58,9 +62,10 @@ func (p Publication) Bytes() int {
 }
 
 // Publisher encodes the coordinator's guidance period after period: a name
-// table whenever the set of names grows (and every TableEvery periods, for
-// members that missed it), a snapshot every SnapshotEvery periods (and
-// with every new table), and in between deltas against the last snapshot.
+// table in TableSends periods in a row whenever the set of names grows
+// (and every TableEvery periods, for members that missed it), a snapshot
+// every SnapshotEvery periods (and with every new table), and in between
+// deltas against the last snapshot.
 // It holds the coordinator's side of the state and is not safe for
 // concurrent use; the zero value uses the defaults.
 type Publisher struct {
@@ -70,6 +75,7 @@ type Publisher struct {
 	users, types     []string
 	userIdx, typeIdx map[string]uint32
 	sinceTable       int
+	tableSends       int    // periods left that send the newest table again
 	last             uint64 // last version published
 	periods          int    // publications so far
 
@@ -118,8 +124,17 @@ func (p *Publisher) Publish(version uint64, running map[string]uint64, weights m
 	}
 	if newTable {
 		p.newTable(version, running, weights)
+		// Every version from now on needs this table: a member that lost
+		// its one sending could install nothing until the periodic
+		// resend, TableEvery periods on, and meanwhile kept the old
+		// guidance, which gives the newly named users the floor weight.
+		p.tableSends = TableSends
 	}
-	if newTable || warm || p.sinceTable+1 >= tableEvery {
+	resend := p.tableSends > 0
+	if resend {
+		p.tableSends--
+	}
+	if resend || warm || p.sinceTable+1 >= tableEvery {
 		chunks, err := EncodeNames(p.epoch, p.users, p.types)
 		if err != nil {
 			return Publication{}, err
