@@ -482,24 +482,33 @@ func TestGossipLoad(t *testing.T) {
 // TestPublisherRewarm: once warmed up, a publisher sends deltas without
 // the table; after Rewarm (a member joined or came back from a partition)
 // its next Warmup publications carry the table and a snapshot again.
-func TestPublisherRewarm(t *testing.T) {
-	p := &Publisher{SnapshotEvery: 100, TableEvery: 100}
-	running := map[string]uint64{"a": 1, "b": 2}
-	weights := map[string]map[string]float64{"t": {"a": 1, "b": 1}}
+// changingPeriods returns a function that publishes p's next period, of
+// users a and b with a's running count changing every period, so that
+// deltas are never empty, and the maps it publishes, to change between
+// periods.
+func changingPeriods(t *testing.T, p *Publisher) (next func() Publication, running map[string]uint64, weights map[string]map[string]float64) {
+	running = map[string]uint64{"a": 1, "b": 2}
+	weights = map[string]map[string]float64{"t": {"a": 1, "b": 1}}
 	v := uint64(0)
-	publish := func() Publication {
+	next = func() Publication {
 		t.Helper()
 		v++
-		running["a"] = v // a change every period, so deltas are not empty
+		running["a"] = v
 		pub, err := p.Publish(v, running, weights)
 		if err != nil {
 			t.Fatal(err)
 		}
 		return pub
 	}
+	return next, running, weights
+}
+
+func TestPublisherRewarm(t *testing.T) {
+	p := &Publisher{SnapshotEvery: 100, TableEvery: 100}
+	publish, _, _ := changingPeriods(t, p)
 	for range Warmup {
 		if pub := publish(); pub.Table == nil || pub.Base != 0 {
-			t.Fatalf("warm-up period %d: table %v, base %d; want the table and a snapshot", v, pub.Table != nil, pub.Base)
+			t.Fatalf("warm-up period %d: table %v, base %d; want the table and a snapshot", pub.Version, pub.Table != nil, pub.Base)
 		}
 	}
 	if pub := publish(); pub.Table != nil || pub.Base == 0 {
@@ -508,7 +517,7 @@ func TestPublisherRewarm(t *testing.T) {
 	p.Rewarm()
 	for range Warmup {
 		if pub := publish(); pub.Table == nil || pub.Base != 0 {
-			t.Fatalf("after Rewarm, period %d: table %v, base %d; want the table and a snapshot", v, pub.Table != nil, pub.Base)
+			t.Fatalf("after Rewarm, period %d: table %v, base %d; want the table and a snapshot", pub.Version, pub.Table != nil, pub.Base)
 		}
 	}
 	if pub := publish(); pub.Table != nil {
@@ -523,21 +532,13 @@ func TestPublisherRewarm(t *testing.T) {
 // stops.
 func TestNewTableSurvivesALostSending(t *testing.T) {
 	const snapEvery = 4
-	p := &Publisher{SnapshotEvery: snapEvery, TableEvery: 100}
-	running := map[string]uint64{"a": 1, "b": 2}
-	weights := map[string]map[string]float64{"t": {"a": 1, "b": 1}}
+	next, running, weights := changingPeriods(t, &Publisher{SnapshotEvery: snapEvery, TableEvery: 100})
 	var r Receiver
-	v := uint64(0)
 	// publish sends one period to r, unless lost, and returns what it
 	// sent and whether r installed that period's version.
 	publish := func(lost bool) (Publication, bool) {
 		t.Helper()
-		v++
-		running["a"] = v // a change every period, so deltas are not empty
-		pub, err := p.Publish(v, running, weights)
-		if err != nil {
-			t.Fatal(err)
-		}
+		pub := next()
 		installed := false
 		if !lost {
 			for _, m := range append(append([]Message{}, pub.Table...), pub.Guidance...) {
@@ -546,15 +547,15 @@ func TestNewTableSurvivesALostSending(t *testing.T) {
 					t.Fatal(err)
 				}
 				if res.Installed {
-					installed = res.Guidance.Version == v
+					installed = res.Guidance.Version == pub.Version
 				}
 			}
 		}
 		return pub, installed
 	}
 	for range Warmup + 2 {
-		if _, ok := publish(false); !ok {
-			t.Fatalf("period %d not installed", v)
+		if pub, ok := publish(false); !ok {
+			t.Fatalf("version %d not installed", pub.Version)
 		}
 	}
 	running["c"] = 3
