@@ -130,10 +130,16 @@ func (f *Fair) reweigh(user string, old, w float64) {
 	// Capped so that the tag stays finite for the most extreme weights
 	// CheckWeight accepts; renormalize and serve keep it so.
 	fl.tag = f.vtime + min(lead*(old/w), maxLead)
-	if fl.q.empty() {
-		heap.Fix(&f.idle, fl.pos)
-	} else {
+	switch {
+	case !fl.q.empty():
 		heap.Fix(&f.active, fl.pos)
+	case fl.tag > f.vtime:
+		heap.Fix(&f.idle, fl.pos)
+	default:
+		// The lead rounded away: an idle user with no lead is forgotten
+		// (retire), as it would restart at vtime anyway.
+		heap.Remove(&f.idle, fl.pos)
+		delete(f.flows, fl.user)
 	}
 }
 

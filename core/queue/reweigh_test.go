@@ -132,3 +132,38 @@ func TestWeightChangeIdleUser(t *testing.T) {
 		t.Fatalf("a got %d of 20 pops after its weight was raised, want about half", counts["a"])
 	}
 }
+
+// TestWeightRaiseForgetsAnIdleUserWhoseLeadRoundsAway: an idle user is
+// remembered only while its finish tag is ahead of the virtual time. A
+// weight raised so far that its rescaled lead vanishes in rounding (2 +
+// 1e-300 is 2) leaves it with no lead: it is forgotten, as it would be
+// once the virtual time caught up.
+func TestWeightRaiseForgetsAnIdleUserWhoseLeadRoundsAway(t *testing.T) {
+	for _, kind := range []string{"fair", "priority", "choosy"} {
+		t.Run(kind, func(t *testing.T) {
+			q, err := New(kind, 1, nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			for i := range 4 {
+				q.Push(Reservation{User: "b", RequestID: fmt.Sprintf("b%d", i), App: "app"})
+			}
+			// b's pops move the virtual time to 2; then a, new, starts
+			// there and is served first, going idle with a lead of 1.
+			for range 3 {
+				if r, ok := q.Pop(); !ok || r.User != "b" {
+					t.Fatalf("pop %v %v, want b's", r, ok)
+				}
+			}
+			q.Push(Reservation{User: "a", RequestID: "a0", App: "app"})
+			if r, ok := q.Pop(); !ok || r.User != "a" {
+				t.Fatalf("pop %v %v, want a's", r, ok)
+			}
+			checkBounds(t, q)
+			if err := q.(Weights).SetWeight("a", 1e300); err != nil {
+				t.Fatal(err)
+			}
+			checkBounds(t, q)
+		})
+	}
+}
