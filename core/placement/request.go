@@ -164,7 +164,7 @@ func (r *Request) AddProbes(probes []Probe) {
 	if !lazy {
 		r.index()
 	}
-	r.grow(len(probes))
+	r.grow(len(probes), true)
 	for _, p := range probes {
 		if p.Count <= 0 {
 			continue
@@ -194,7 +194,7 @@ func (r *Request) AddPicks(nodes []Node, picks []Pick) {
 		}
 		return
 	}
-	r.grow(len(picks))
+	r.grow(len(picks), false)
 	r.pickNodes = nodes
 	for _, p := range picks {
 		if p.Count <= 0 {
@@ -205,10 +205,14 @@ func (r *Request) AddPicks(nodes []Node, picks []Pick) {
 	}
 }
 
-// grow makes room for n more holds.
-func (r *Request) grow(n int) {
+// grow makes room for n more holds, and for their nodes if withNodes: a
+// request filed by AddPicks may never copy a node, and a Node is far
+// larger than a holding.
+func (r *Request) grow(n int, withNodes bool) {
 	if r.holds == nil {
 		r.holds = make([]holding, 0, n)
+	}
+	if withNodes && r.holdNode == nil {
 		r.holdNode = make([]Node, 0, n)
 	}
 }
