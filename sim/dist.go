@@ -107,6 +107,12 @@ func (d *Dist) MeanMS() float64 {
 	return d.Mean
 }
 
+// continuous reports whether no duration has a positive probability, so
+// that two times made of different durations and delays meet only by a
+// coincidence of float sums, not by design (constant durations, or a
+// trace's durations, meet the round trips' lattice of times).
+func (d *Dist) continuous() bool { return d.Kind == Exp || d.Kind == Pareto }
+
 // sample draws one duration with the given mean (ignored for Trace).
 func (d *Dist) sample(rng *rand.Rand, mean float64) float64 {
 	switch d.Kind {

@@ -234,7 +234,7 @@ func (s *sim) run() error {
 			s.lateEnqueue(e.slot)
 		case evReply:
 			s.lateAhead()
-			s.lateReply(e.node)
+			s.lateReply(e.node, e.key)
 		case evCancel:
 			s.lateCancel(e.slot)
 		default:

@@ -157,9 +157,22 @@ func (a *agenda) push(e event) { a.pushAt(e.t, e.key, e.node, e.slot, e.task, e.
 // one by one: an event built in a variable and copied whole is read back
 // in wider loads than its fields were stored with, and the CPU stalls on
 // such a read while the stores are pending, once per event.
-func (a *agenda) pushAt(t float64, key uint64, node, slot, task, jseq int32) {
-	key |= a.h.seq << kindBits
+func (a *agenda) pushAt(t float64, kind uint64, node, slot, task, jseq int32) {
+	a.pushKeyedAt(t, a.newKey(kind), node, slot, task, jseq)
+}
+
+// newKey returns the key of an event of this kind pushed now: the next
+// sequence number over the kind.
+func (a *agenda) newKey(kind uint64) uint64 {
+	k := kind | a.h.seq<<kindBits
 	a.h.seq++
+	return k
+}
+
+// pushKeyedAt is pushAt of an event whose key (newKey) was drawn
+// earlier: an event that is ordered as one drawn then, among those at
+// its time.
+func (a *agenda) pushKeyedAt(t float64, key uint64, node, slot, task, jseq int32) {
 	if a.wh == nil {
 		a.h.insert(event{t: t, key: key, node: node, slot: slot, task: task, jseq: jseq})
 		return
@@ -203,14 +216,20 @@ func (a *agenda) pushFixed(e event) { a.pushFixedAt(e.t, e.key, e.node, e.slot, 
 
 // pushFixedAt is pushFixed of the event of these fields, written in place
 // (see pushAt).
-func (a *agenda) pushFixedAt(t float64, key uint64, node, slot, task, jseq int32) {
+func (a *agenda) pushFixedAt(t float64, kind uint64, node, slot, task, jseq int32) {
+	a.pushFixedKeyedAt(t, a.newKey(kind), node, slot, task, jseq)
+}
+
+// pushFixedKeyedAt is pushFixedAt of an event whose key was drawn earlier
+// (see pushKeyedAt). Among the fixed-delay events due at one time, keys
+// must be pushed in increasing order.
+func (a *agenda) pushFixedKeyedAt(t float64, key uint64, node, slot, task, jseq int32) {
 	if a.n == len(a.fixed) {
 		a.grow()
 	}
 	e := &a.fixed[(a.head+a.n)&(len(a.fixed)-1)]
-	e.t, e.key = t, key|a.h.seq<<kindBits
+	e.t, e.key = t, key
 	e.node, e.slot, e.task, e.jseq = node, slot, task, jseq
-	a.h.seq++
 	a.n++
 }
 

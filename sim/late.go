@@ -41,6 +41,11 @@ type late struct {
 	// reservation's tag alone, without reading the job or its request.
 	holdBase []uintptr
 
+	// chainEmpty says a node monitor answers, at once, the getTasks
+	// of the reservations at the head of its queue whose jobs can only
+	// answer none (chainEmpties).
+	chainEmpty bool
+
 	reservations int64 // reservations enqueued on node monitors
 	fetches      int64 // getTask calls (a reservation reached a free slot)
 	empty        int64 // getTask calls answered with no task
@@ -92,6 +97,12 @@ func newLate(cfg Config) (*late, error) {
 		addrIdx: make(map[string]int32, cfg.Nodes),
 		mon:     make([]monitor, cfg.Nodes),
 		tasks:   make([]placement.Task, cfg.Tasks),
+		// With one slot only the held slot's own reply pops the queue,
+		// and without cancellation nothing else removes a reservation;
+		// with no delay the replies would be due now, among events
+		// already pending; with durations of positive probability
+		// other events meet the replies' times (see chainEmpties).
+		chainEmpty: cfg.Slots == 1 && !cfg.Cancel && cfg.RTT > 0 && cfg.Dist.continuous(),
 	}
 	adviseHugePages(unsafe.Pointer(unsafe.SliceData(lt.mon)))
 	for i := range lt.nodes {
@@ -132,6 +143,10 @@ func (s *sim) lateArrival(slot int32) {
 	j.reqID = strconv.Itoa(int(j.seq))
 	j.cancelPending = false
 	tasks := lt.tasks[:s.m]
+	if j.picks == nil {
+		// At most one pick per reservation: the list never regrows.
+		j.picks = make([]placement.Pick, 0, min(placement.Reservations(s.cfg.ProbeRatio, s.m), len(lt.nodes)))
+	}
 	picks, err := lt.sampler.PlanPicks(j.picks[:0], s.place, lt.nodes, tasks, s.cfg.ProbeRatio)
 	j.picks = picks
 	if err != nil {
@@ -192,13 +207,15 @@ func (s *sim) lateEnqueue(slot int32) {
 			return
 		}
 		lt.reservations += int64(c)
-		s.lateDrain(n)
+		s.lateDrain(n, 0)
 	}
 }
 
 // lateDrain hands reservations to free slots on node n: each held slot sends
-// a getTask that reaches the scheduler RTT/2 later (lateGetTask).
-func (s *sim) lateDrain(n int32) {
+// a getTask that reaches the scheduler RTT/2 later (lateGetTask). lineage is
+// the key of the empty reply being handled, if the drain follows one, else
+// 0 (see chainEmpties).
+func (s *sim) lateDrain(n int32, lineage uint64) {
 	lt := s.lt
 	c := lt.core(n)
 	var r queue.Reservation
@@ -210,7 +227,7 @@ func (s *sim) lateDrain(n int32) {
 			}
 		}
 		lt.fetches++
-		s.lateGetTask(n, slot, probe, jseq)
+		s.lateGetTask(n, slot, probe, jseq, lineage)
 	}
 }
 
@@ -238,15 +255,16 @@ func (s *sim) lateAhead() {
 	}
 }
 
-// lateAheadDone prefetches for the next task ends, the late policy's only
-// events on the timing wheel, in the same two stages: the node monitor of
-// the one doneNodeAhead ends ahead, and the reservation count for the head
-// of the queue of the next one, whose node an earlier end loaded.
+// lateAheadDone prefetches for the next task ends and chained empty
+// replies (chainEmpties), the late policy's events on the timing wheel
+// that concern a node, in the same two stages: the node monitor of the
+// one doneNodeAhead events ahead, and the reservation count for the head
+// of the queue of the next one, whose node an earlier event loaded.
 func (s *sim) lateAheadDone() {
-	if e := s.h.peekWheel(doneNodeAhead); e != nil && e.kind() == evTaskDone {
+	if e := s.h.peekWheel(doneNodeAhead); e != nil && e.node >= 0 {
 		s.lt.touch(e.node)
 	}
-	if e := s.h.peekTimed(); e != nil && e.kind() == evTaskDone {
+	if e := s.h.peekTimed(); e != nil && e.node >= 0 {
 		s.lateAheadHold(e.node)
 	}
 }
@@ -287,7 +305,7 @@ func (s *sim) lateAheadHold(n int32) {
 // that finishes in between had every task launched, so it answers none
 // either way. What the answer causes is timed from the getTask's arrival:
 // the task starts, or the empty reply reaches node n, one hop after it.
-func (s *sim) lateGetTask(n, slot, probe, jseq int32) {
+func (s *sim) lateGetTask(n, slot, probe, jseq int32, lineage uint64) {
 	lt := s.lt
 	task := int32(-1)
 	if slot >= 0 {
@@ -310,10 +328,76 @@ func (s *sim) lateGetTask(n, slot, probe, jseq int32) {
 	}
 	if task < 0 {
 		lt.empty++
+		if lt.chainEmpty {
+			s.chainEmpties(n, lineage)
+			return
+		}
 		s.scheduleRoundTrip(evReply, n, slot, task, jseq)
 		return
 	}
 	s.lateLaunch(n, slot, task)
+}
+
+// chainEmpties schedules the empty reply to the getTask node n sent now,
+// after answering at once the getTasks of the reservations behind it
+// whose jobs can only answer none (answersNone): each would be sent when
+// the reply before it frees the slot, a round trip later, and get an empty
+// reply itself. One event, at the last reply, stands for the chain.
+//
+// This needs a node of one slot and no cancellations (late.chainEmpty):
+// then nothing pops or removes the reservations at the head of the queue
+// while the slot is held, reservations that arrive meanwhile queue behind
+// them, and a job that can answer none never can again. The times are the
+// same float sums as one reply after another.
+//
+// The chain's event keeps the key of the first empty reply of its lineage
+// (the replies that followed one another on this node), so that among
+// events due at one time it runs where the last reply of a lineage
+// unchained would. With durations of no positive probability
+// (Dist.continuous), the events due at the time of a reply are, float
+// sums that happen to meet aside, replies of lineages started at one
+// time, and unchained those run in the order their first replies were
+// pushed, since each reply is pushed while the one before it runs.
+func (s *sim) chainEmpties(n int32, lineage uint64) {
+	lt := s.lt
+	at := (s.now + s.half) + s.half
+	if lineage == 0 || at <= s.now {
+		// A new lineage; or a round trip too short to move the clock,
+		// whose reply is due among the events pending now.
+		lineage = s.h.newKey(uint64(evReply))
+	}
+	c, f := lt.core(n), &lt.mon[n].fifo
+	chained := false
+	var r queue.Reservation
+	for {
+		tag, ok := f.HeadTag()
+		if !ok || !lt.answersNone(tag) {
+			break
+		}
+		next := (at + s.half) + s.half
+		if next <= at {
+			break // a round trip too short to move the clock
+		}
+		c.Released()
+		c.NextInto(&r)
+		lt.fetches++
+		lt.empty++
+		at = next
+		chained = true
+	}
+	if chained {
+		s.h.pushKeyedAt(at, lineage, n, -1, -1, -1)
+	} else {
+		s.h.pushFixedKeyedAt(at, lineage, n, -1, -1, -1)
+	}
+}
+
+// answersNone reports whether a getTask for the reservation of this tag,
+// sent now or later, gets no task: its job has handed out every task or
+// is gone, which holdBase records as 0 for good.
+func (lt *late) answersNone(tag uint64) bool {
+	seq := int(tag >> 32)
+	return seq < len(lt.holdBase) && lt.holdBase[seq] == 0
 }
 
 // scheduleRoundTrip schedules an event one hop after a message sent now
@@ -367,9 +451,10 @@ func (s *sim) lateSendCancel(slot int32) {
 
 // lateReply is the scheduler's empty answer reaching node n: the slot
 // held for the fetch is freed. (A reply with a task is lateLaunch.)
-func (s *sim) lateReply(n int32) {
+// key is the reply event's (see chainEmpties).
+func (s *sim) lateReply(n int32, key uint64) {
 	s.lt.core(n).Released()
-	s.lateDrain(n)
+	s.lateDrain(n, key)
 }
 
 func (s *sim) lateTaskDone(n, slot, task int32) {
@@ -381,7 +466,7 @@ func (s *sim) lateTaskDone(n, slot, task int32) {
 		return
 	}
 	s.finishTask(slot)
-	s.lateDrain(n)
+	s.lateDrain(n, 0)
 }
 
 // lateCancel delivers a job's cancellations (slots.Core.Cancel) to the nodes

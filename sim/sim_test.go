@@ -121,10 +121,32 @@ type assignRec struct {
 // exactly what placement.Request.Assign returns when replayed, every task
 // must launch exactly once, and every node's slots.Core must account for
 // exactly the tasks the simulator saw start and finish there.
+// pendingEvents lists the events on a, in no order.
+func pendingEvents(a *agenda) []event {
+	var out []event
+	for k := 0; k < a.n; k++ {
+		out = append(out, *a.peekFixed(k))
+	}
+	out = append(out, a.h.ev...)
+	for k := 1; k <= a.stageN; k++ {
+		out = append(out, a.staged[(a.stageAt-k)&(stageLen-1)])
+	}
+	if w := a.wh; w != nil {
+		for p, c := range w.cnt {
+			out = append(out, w.ev[p*bucketEvents:][:c]...)
+		}
+	}
+	return out
+}
+
 func TestLateRunsProductCode(t *testing.T) {
-	for _, cancel := range []bool{false, true} {
+	for _, tc := range []struct {
+		cancel bool
+		slots  int // 1 chains empty replies (chainEmpties)
+	}{{false, 2}, {true, 2}, {false, 1}, {true, 1}} {
+		cancel := tc.cancel
 		cfg := small(Late)
-		cfg.Cancel = cancel
+		cfg.Cancel, cfg.Slots = cancel, tc.slots
 		cfg.ProbeRatio = 1.5 // ceil(1.5*8) = 12 reservations per job
 		s, err := newSim(cfg)
 		if err != nil {
@@ -233,8 +255,16 @@ func TestLateRunsProductCode(t *testing.T) {
 		if got := r.Late.EndQueued + int(r.Late.Fetches) + int(r.Late.Cancelled); int64(got) != r.Late.Reservations {
 			t.Fatalf("queued %d + fetched %d + cancelled %d != %d enqueued", r.Late.EndQueued, r.Late.Fetches, r.Late.Cancelled, r.Late.Reservations)
 		}
-		if r.Late.Reservations != int64(len(planned)*placement.Reservations(cfg.ProbeRatio, cfg.Tasks)) {
-			t.Fatalf("%d reservations enqueued for %d jobs", r.Late.Reservations, len(planned))
+		// Every planned job's reservations arrived, but for those of the
+		// jobs whose reservations were still on their way at the end.
+		inFlight := 0
+		for _, e := range pendingEvents(&s.h) {
+			if e.kind() == evEnqueue {
+				inFlight++
+			}
+		}
+		if r.Late.Reservations != int64((len(planned)-inFlight)*placement.Reservations(cfg.ProbeRatio, cfg.Tasks)) {
+			t.Fatalf("%d reservations enqueued for %d jobs, %d on their way", r.Late.Reservations, len(planned), inFlight)
 		}
 		// Fetches that got a task are exactly the launches (some replies may
 		// still be in flight at the end).
@@ -557,6 +587,77 @@ func TestAgendaWheelMatchesHeap(t *testing.T) {
 			}
 			if !sawWheel || sawHeap != tc.wantHeap {
 				t.Fatalf("events on the wheel %v, on the heap %v; want true, %v", sawWheel, sawHeap, tc.wantHeap)
+			}
+		})
+	}
+}
+
+// TestChainedEmptyRepliesChangeNoResult runs late binding with a node's
+// empty replies chained (chainEmpties) and one by one, and checks that
+// every statistic agrees but the event count and the counters of getTasks
+// and queued reservations, which count a chain's getTasks when it is
+// made. The configurations that must not chain (cancellation, several
+// slots, no delay, durations whose sums meet the round trips' times:
+// constant, trace) must give the same events too.
+func TestChainedEmptyRepliesChangeNoResult(t *testing.T) {
+	base := Config{Policy: Late, Nodes: 200, Slots: 1, Tasks: 20, Load: 0.9,
+		Jobs: 1500, Warmup: 150, Dist: Dist{Kind: Exp, Mean: 100}, RTT: 1, ProbeRatio: 2, Seed: 3}
+	cases := []struct {
+		name  string
+		edit  func(*Config)
+		chain bool
+	}{
+		{"figure-3 shape", func(*Config) {}, true},
+		{"load 0.5", func(c *Config) { c.Load = 0.5 }, true},
+		{"load 0.97, d = 3", func(c *Config) { c.Load, c.ProbeRatio = 0.97, 3 }, true},
+		{"d = 1.2", func(c *Config) { c.ProbeRatio = 1.2 }, true},
+		{"500 tasks", func(c *Config) { c.Nodes, c.Tasks, c.Jobs, c.Warmup = 2000, 500, 300, 30 }, true},
+		{"one task", func(c *Config) { c.Tasks = 1 }, true},
+		{"constant", func(c *Config) { c.Dist = Dist{Kind: Const, Mean: 100} }, false},
+		{"constant, two round trips", func(c *Config) { c.Dist = Dist{Kind: Const, Mean: 2} }, false},
+		{"trace of whole ms", func(c *Config) { c.Dist = Dist{Kind: Trace, Trace: []float64{1, 2, 3, 5, 200}} }, false},
+		{"pareto", func(c *Config) { c.Dist = Dist{Kind: Pareto, Mean: 100, Alpha: 1.5} }, true},
+		{"long jobs", func(c *Config) { c.Long = LongJobs{Fraction: 0.1, Mean: 1000} }, true},
+		{"rtt 5", func(c *Config) { c.RTT = 5 }, true},
+		{"rtt 1e-13", func(c *Config) { c.RTT = 1e-13 }, true},
+		{"rtt 0", func(c *Config) { c.RTT = 0 }, false},
+		{"two slots", func(c *Config) { c.Slots = 2 }, false},
+		{"cancel", func(c *Config) { c.Cancel = true }, false},
+	}
+	comparable := func(r Result) Result {
+		r.Events = 0
+		l := *r.Late
+		l.Fetches, l.EmptyFetches, l.EndQueued, l.EndFetching = 0, 0, 0, 0
+		r.Late = &l
+		return r
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			cfg := base
+			tc.edit(&cfg)
+			run := func(chain bool) Result {
+				s, err := newSim(cfg)
+				if err != nil {
+					t.Fatal(err)
+				}
+				if s.lt.chainEmpty != tc.chain {
+					t.Fatalf("chainEmpty is %v, want %v", s.lt.chainEmpty, tc.chain)
+				}
+				s.lt.chainEmpty = chain
+				if err := s.run(); err != nil {
+					t.Fatal(err)
+				}
+				return s.result()
+			}
+			chained, unchained := run(tc.chain), run(false)
+			if got, want := comparable(chained), comparable(unchained); !reflect.DeepEqual(got, want) {
+				t.Fatalf("chained: %+v %+v\nunchained: %+v %+v", got, *got.Late, want, *want.Late)
+			}
+			if tc.chain && chained.Events >= unchained.Events {
+				t.Fatalf("chaining left %d events of %d", chained.Events, unchained.Events)
+			}
+			if !tc.chain && chained.Events != unchained.Events {
+				t.Fatalf("%d events, %d unchained", chained.Events, unchained.Events)
 			}
 		})
 	}
