@@ -312,7 +312,10 @@ func TestChurnMemory(t *testing.T) {
 			checkBounds(t, d)
 			switch d := d.(type) {
 			case *FIFO:
-				if d.idx.byKey[inRequest] != nil {
+				if d.long == nil {
+					t.Fatal("FIFO never took its linked form")
+				}
+				if d.long.idx.byKey[inRequest] != nil {
 					t.Fatal("FIFO index not compacted")
 				}
 			case *Fair:

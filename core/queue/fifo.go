@@ -37,7 +37,18 @@ type FIFO struct {
 	small [smallRing]entry
 	big   []entry
 
-	q list // service order when linked, through inQueue
+	// long is the linked form, allocated the first time the queue
+	// outgrows its ring and kept for the next: it is most of a FIFO's
+	// size, and most of a simulator's thousands of FIFOs never need it.
+	long *linkedQueue
+	// own interns the ring's shapes when there is no pool. Last, as it is
+	// not read while a pool's FIFO keeps a short queue.
+	own shapeTable
+}
+
+// linkedQueue is a FIFO's linked form (see FIFO.ring).
+type linkedQueue struct {
+	q list // service order, through inQueue
 	// spare heads a list of unlinked nodes for reuse (chained through
 	// their inQueue next link), so that a node monitor that queues and
 	// serves reservations all day does not allocate one each. A list
@@ -46,9 +57,6 @@ type FIFO struct {
 	spare  *node
 	nSpare int
 	idx    index
-	// own interns the ring's shapes when there is no pool. Last, with
-	// idx, as neither is read while a pool's FIFO keeps a short queue.
-	own shapeTable
 }
 
 // ringMax is the most reservations a FIFO keeps in its ring (see FIFO.ring).
@@ -75,7 +83,7 @@ type UserCounter interface {
 // O(queued reservations).
 func (f *FIFO) QueuedByUser(out map[string]int) {
 	if f.linked {
-		f.idx.queuedByUser(out)
+		f.long.idx.queuedByUser(out)
 		return
 	}
 	t := f.table()
@@ -153,17 +161,18 @@ func (f *FIFO) PushFrom(r *Reservation) {
 
 // pushNode appends r to the linked queue.
 func (f *FIFO) pushNode(r Reservation) {
-	n := f.spare
+	lq := f.long
+	n := lq.spare
 	if n != nil {
-		f.spare = n.links[inQueue].next
-		f.nSpare--
+		lq.spare = n.links[inQueue].next
+		lq.nSpare--
 		n.links[inQueue].next = nil
 		n.r = r
 	} else {
 		n = &node{r: r}
 	}
-	f.q.pushBack(inQueue, n)
-	f.idx.add(n)
+	lq.q.pushBack(inQueue, n)
+	lq.idx.add(n)
 	f.n++
 }
 
@@ -220,6 +229,9 @@ func (f *FIFO) shrinkRing() {
 // link moves the ring's reservations, in order, into linked nodes filed
 // in the index.
 func (f *FIFO) link() {
+	if f.long == nil {
+		f.long = &linkedQueue{}
+	}
 	k := int(f.n)
 	f.n = 0
 	t := f.table()
@@ -261,9 +273,10 @@ func (f *FIFO) PopInto(r *Reservation) bool {
 		}
 		return true
 	}
-	n := f.q.head
-	f.q.remove(inQueue, n)
-	f.idx.remove(n)
+	lq := f.long
+	n := lq.q.head
+	lq.q.remove(inQueue, n)
+	lq.idx.remove(n)
 	f.n--
 	*r = n.r
 	f.recycle(n)
@@ -282,7 +295,7 @@ func (f *FIFO) HeadTag() (uint64, bool) {
 	if !f.linked {
 		return f.ring[f.head].tag, true
 	}
-	return f.q.head.r.Tag, true
+	return f.long.q.head.r.Tag, true
 }
 
 // RemoveRequest drops every queued reservation of requestID and returns how
@@ -291,7 +304,7 @@ func (f *FIFO) RemoveRequest(requestID string) int {
 	if !f.linked {
 		return f.removeFromRing(func(e *entry) bool { return e.requestID == requestID })
 	}
-	c := f.idx.drain(inRequest, requestID, f.detach)
+	c := f.long.idx.drain(inRequest, requestID, f.detach)
 	f.compactIfEmpty()
 	return c
 }
@@ -303,7 +316,7 @@ func (f *FIFO) RemoveApp(app string) int {
 		t := f.table()
 		return f.removeFromRing(func(e *entry) bool { return t.s[e.shape].app == app })
 	}
-	c := f.idx.drain(inApp, app, f.detach)
+	c := f.long.idx.drain(inApp, app, f.detach)
 	f.compactIfEmpty()
 	return c
 }
@@ -340,7 +353,7 @@ func (f *FIFO) Len() int { return int(f.n) }
 
 // detach unlinks n (already out of the index) from the service order.
 func (f *FIFO) detach(n *node) {
-	f.q.remove(inQueue, n)
+	f.long.q.remove(inQueue, n)
 	f.n--
 	f.recycle(n)
 }
@@ -348,18 +361,18 @@ func (f *FIFO) detach(n *node) {
 // recycle keeps n, unlinked from every list, for reuse by Push, up to a
 // bound so that a burst's worth of nodes is not pinned forever.
 func (f *FIFO) recycle(n *node) {
-	if f.nSpare < shrinkAbove {
+	if lq := f.long; lq.nSpare < shrinkAbove {
 		*n = node{}
-		n.links[inQueue].next = f.spare
-		f.spare = n
-		f.nSpare++
+		n.links[inQueue].next = lq.spare
+		lq.spare = n
+		lq.nSpare++
 	}
 }
 
 // compactIfEmpty returns an emptied linked FIFO to its ring.
 func (f *FIFO) compactIfEmpty() {
 	if f.n == 0 {
-		f.idx.compact()
+		f.long.idx.compact()
 		f.linked = false
 		f.emptied()
 	}

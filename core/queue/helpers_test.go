@@ -214,7 +214,9 @@ func checkBounds(t testing.TB, d Discipline) {
 	}
 	switch d := d.(type) {
 	case *FIFO:
-		checkIndex(&d.idx)
+		if d.long != nil {
+			checkIndex(&d.long.idx)
+		}
 	case *Fair:
 		checkIndex(d.idx)
 		checkFair(d, n)

@@ -102,7 +102,7 @@ func TestFIFORingAndLinked(t *testing.T) {
 					case f.linked && !wasLinked && wasEmpty:
 						t.Fatalf("step %d: linked after a single push on an empty FIFO", step)
 					}
-					if !f.linked && (f.q.head != nil || f.idx.lastList[inRequest] != nil) {
+					if lq := f.long; !f.linked && lq != nil && (lq.q.head != nil || lq.idx.lastList[inRequest] != nil) {
 						t.Fatalf("step %d: ring form with linked nodes left over", step)
 					}
 					if f.n == 0 && len(f.ring) > 0 && &f.ring[0] != &f.small[0] {
