@@ -115,12 +115,6 @@ type assignRec struct {
 	ok   bool
 }
 
-// TestLateRunsProductCode fails if the late-binding policy stops running
-// the daemons' placement and slot code: its probe sets must be exactly what
-// placement.Sampler.Plan returns on the placement stream, its task choices
-// exactly what placement.Request.Assign returns when replayed, every task
-// must launch exactly once, and every node's slots.Core must account for
-// exactly the tasks the simulator saw start and finish there.
 // pendingEvents lists the events on a, in no order.
 func pendingEvents(a *agenda) []event {
 	var out []event
@@ -139,6 +133,12 @@ func pendingEvents(a *agenda) []event {
 	return out
 }
 
+// TestLateRunsProductCode fails if the late-binding policy stops running
+// the daemons' placement and slot code: its probe sets must be exactly what
+// placement.Sampler.Plan returns on the placement stream, its task choices
+// exactly what placement.Request.Assign returns when replayed, every task
+// must launch exactly once, and every node's slots.Core must account for
+// exactly the tasks the simulator saw start and finish there.
 func TestLateRunsProductCode(t *testing.T) {
 	for _, tc := range []struct {
 		cancel bool
