@@ -130,17 +130,14 @@ func (f *Fair) reweigh(user string, old, w float64) {
 	// Capped so that the tag stays finite for the most extreme weights
 	// CheckWeight accepts; renormalize and serve keep it so.
 	fl.tag = f.vtime + min(lead*(old/w), maxLead)
-	switch {
-	case !fl.q.empty():
+	if !fl.q.empty() {
 		heap.Fix(&f.active, fl.pos)
-	case fl.tag > f.vtime:
-		heap.Fix(&f.idle, fl.pos)
-	default:
-		// The lead rounded away: an idle user with no lead is forgotten
-		// (retire), as it would restart at vtime anyway.
-		heap.Remove(&f.idle, fl.pos)
-		delete(f.flows, fl.user)
+		return
 	}
+	// Filed again as an idle user is: remembered only while its tag is
+	// ahead of vtime, which a lead that rounded away is not.
+	heap.Remove(&f.idle, fl.pos)
+	f.retire(fl)
 }
 
 // maxLead bounds a rescaled lead (reweigh).
