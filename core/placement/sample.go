@@ -72,18 +72,7 @@ func (s *Sampler) pick(rng *rand.Rand, n, k int, add func(idx, count int)) {
 	if k >= n {
 		base, extra = k/n, k%n
 	}
-	if len(s.perm) != n {
-		s.perm = make([]int32, n)
-		for i := range s.perm {
-			s.perm[i] = int32(i)
-		}
-	}
-	// Partial Fisher-Yates: the first `extra` entries become a uniform random
-	// subset. The slice stays a permutation, so no reset is needed next time.
-	for i := 0; i < extra; i++ {
-		j := i + rng.IntN(n-i)
-		s.perm[i], s.perm[j] = s.perm[j], s.perm[i]
-	}
+	s.shuffleFront(rng, n, extra)
 	if base == 0 {
 		for _, idx := range s.perm[:extra] {
 			add(int(idx), 1)
@@ -95,6 +84,23 @@ func (s *Sampler) pick(rng *rand.Rand, n, k int, add func(idx, count int)) {
 	}
 	for _, idx := range s.perm[:extra] {
 		add(int(idx), 1)
+	}
+}
+
+// shuffleFront makes s.perm[:k] a uniform random k-subset of [0,n), k <= n,
+// by a partial Fisher-Yates shuffle of the permutation s.perm of [0,n).
+// The slice stays a permutation, so no reset is needed next time.
+func (s *Sampler) shuffleFront(rng *rand.Rand, n, k int) {
+	if len(s.perm) != n {
+		s.perm = make([]int32, n)
+		for i := range s.perm {
+			s.perm[i] = int32(i)
+		}
+	}
+	perm := s.perm
+	for i := 0; i < k; i++ {
+		j := i + rng.IntN(n-i)
+		perm[i], perm[j] = perm[j], perm[i]
 	}
 }
 
@@ -170,7 +176,11 @@ func (s *Sampler) PlanPicks(dst []Pick, rng *rand.Rand, nodes []Node, tasks []Ta
 		var sub Sampler
 		sub.pick(rng, len(allowed), perTask, func(idx, c int) { add(allowed[idx], c) })
 	}
-	s.pick(rng, len(nodes), Reservations(d, unconstrained), add)
+	k := Reservations(d, unconstrained)
+	if unconstrained == len(tasks) && k < len(nodes) {
+		return s.appendDistinct(dst, rng, len(nodes), k), nil
+	}
+	s.pick(rng, len(nodes), k, add)
 
 	// Node order keeps the result deterministic for a seed.
 	if len(s.touched)*denseScan >= len(s.cnt) {
@@ -227,6 +237,34 @@ func (s *Sampler) appendScanned(dst []Pick) []Pick {
 		s.seen[w] = 0
 	}
 	s.touched = s.touched[:0]
+	return dst
+}
+
+// appendDistinct is PlanPicks for k < n reservations of unconstrained
+// tasks alone: pick's k distinct nodes, each of count 1, appended in node
+// order, drawing the same random numbers. Every count is 1, so it lists
+// the picked nodes straight from the permutation, without counting them.
+func (s *Sampler) appendDistinct(dst []Pick, rng *rand.Rand, n, k int) []Pick {
+	s.shuffleFront(rng, n, k)
+	picked := s.perm[:k]
+	if k*denseScan < n {
+		from := len(dst)
+		for _, i := range picked {
+			dst = append(dst, Pick{Node: i, Count: 1})
+		}
+		slices.SortFunc(dst[from:], func(a, b Pick) int { return int(a.Node - b.Node) })
+		return dst
+	}
+	for _, i := range picked {
+		s.seen[i>>6] |= 1 << (i & 63)
+	}
+	for w, word := range s.seen {
+		for word != 0 {
+			dst = append(dst, Pick{Node: int32(w<<6 | bits.TrailingZeros64(word)), Count: 1})
+			word &= word - 1
+		}
+		s.seen[w] = 0
+	}
 	return dst
 }
 

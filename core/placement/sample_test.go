@@ -498,7 +498,8 @@ func TestPlanErrors(t *testing.T) {
 // the picked nodes (sorting the touched nodes, or scanning every node's
 // count when many are touched) give the same picks and leave the Sampler
 // in the same state, at densities on both sides of denseScan, and that
-// PlanPicks gives the same picks whichever it uses.
+// PlanPicks gives the same picks whichever it uses, also when it lists
+// distinct picks straight from the permutation (appendDistinct).
 func TestPicksScannedMatchSorted(t *testing.T) {
 	tests := []struct {
 		name     string
@@ -511,6 +512,8 @@ func TestPicksScannedMatchSorted(t *testing.T) {
 		{"just below the scan density", 1024, 31, 2, false},
 		{"at the scan density", 1024, 32, 2, true},
 		{"Figure 3 job", 10000, 500, 2, true},
+		{"all but one node", 100, 99, 1, true},
+		{"as many reservations as nodes", 100, 50, 2, true},
 		{"more reservations than nodes", 10, 40, 1.5, true},
 		{"single node", 1, 3, 2, true},
 	}
