@@ -1,5 +1,7 @@
 package queue
 
+import "github.com/sparrowfleet/sparrow/internal/samestr"
+
 // entry is a reservation as a FIFO's ring keeps it: the fields that
 // differ from one reservation to the next (request and tag) by value, and
 // the rest (app, user, group, priority, scheduler), which a node monitor's
@@ -42,8 +44,8 @@ type shapeKey struct {
 const scanShapes = 8
 
 func (sh *shape) matches(r *Reservation) bool {
-	return sh.refs > 0 && sh.app == r.App && sh.user == r.User && sh.group == r.Group &&
-		sh.priority == r.Priority && sh.scheduler == r.Scheduler
+	return sh.refs > 0 && samestr.Equal(sh.app, r.App) && samestr.Equal(sh.user, r.User) &&
+		samestr.Equal(sh.group, r.Group) && sh.priority == r.Priority && samestr.Equal(sh.scheduler, r.Scheduler)
 }
 
 // acquire returns the slot of r's shape, adding it if no queued entry has

@@ -6,6 +6,7 @@ import (
 	"slices"
 
 	"github.com/sparrowfleet/sparrow/core/queue"
+	"github.com/sparrowfleet/sparrow/internal/samestr"
 )
 
 // DefaultMaxQueued bounds queued reservations, so that a flood of
@@ -184,7 +185,7 @@ const smallApps = 8
 
 // hasApp is HasApp for the per-reservation path.
 func (c *Core) hasApp(app string) bool {
-	if c.hasApps && c.firstApp == app {
+	if c.hasApps && samestr.Equal(c.firstApp, app) {
 		return true
 	}
 	rr := c.rare
@@ -361,7 +362,7 @@ func (c *Core) packInto(t *runningTask, key TaskKey, r *queue.Reservation) {
 	t.key.TaskID = key.TaskID
 	t.app = r.App
 	t.res = -1
-	if r.RequestID == key.RequestID && r.User == "" && r.Group == "" && r.Priority == 0 &&
+	if samestr.Equal(r.RequestID, key.RequestID) && r.User == "" && r.Group == "" && r.Priority == 0 &&
 		r.Scheduler == "" && r.Tag == 0 {
 		return
 	}
@@ -464,7 +465,7 @@ func (c *Core) find(key TaskKey) int {
 		return -1
 	}
 	for i := range c.running {
-		if c.running[i].key == key {
+		if k := &c.running[i].key; samestr.Equal(k.RequestID, key.RequestID) && samestr.Equal(k.TaskID, key.TaskID) {
 			return i
 		}
 	}
