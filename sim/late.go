@@ -220,14 +220,8 @@ func (s *sim) lateDrain(n int32, lineage uint64) {
 	c := lt.core(n)
 	var r queue.Reservation
 	for c.NextInto(&r) {
-		slot, jseq, probe := int32(-1), int32(-1), int32(r.Tag)
-		if seq := int(r.Tag >> 32); seq < len(lt.seqSlot) {
-			if sl := lt.seqSlot[seq]; sl >= 0 {
-				slot, jseq = sl, s.jobs[sl].seq
-			}
-		}
 		lt.fetches++
-		s.lateGetTask(n, slot, probe, jseq, lineage)
+		s.lateGetTask(n, r.Tag, lineage)
 	}
 }
 
@@ -290,11 +284,13 @@ func (s *sim) lateAheadHold(n int32) {
 	}
 }
 
-// lateGetTask is the scheduler answering node n's getTask, sent now, through
-// placement.Request.Assign. A request the scheduler has forgotten (the job
-// finished) gets no task, as in the daemon, and so does one whose tasks
-// have all been launched, without asking it: Assign could only answer
-// none.
+// lateGetTask is the scheduler answering node n's getTask for the
+// reservation of this tag, sent now, through placement.Request.Assign. A
+// request the scheduler has forgotten (the job finished) gets no task, as
+// in the daemon, and so does one whose tasks have all been launched,
+// without asking it: Assign could only answer none. holdBase records both
+// as 0 (answersNone), so such a getTask reads neither the job nor its
+// request.
 //
 // The getTask reaches the scheduler RTT/2 from now, but it is answered
 // here, when it is sent, which saves an event per getTask and changes
@@ -305,37 +301,37 @@ func (s *sim) lateAheadHold(n int32) {
 // that finishes in between had every task launched, so it answers none
 // either way. What the answer causes is timed from the getTask's arrival:
 // the task starts, or the empty reply reaches node n, one hop after it.
-func (s *sim) lateGetTask(n, slot, probe, jseq int32, lineage uint64) {
+func (s *sim) lateGetTask(n int32, tag uint64, lineage uint64) {
 	lt := s.lt
-	task := int32(-1)
-	if slot >= 0 {
+	if !lt.answersNone(tag) {
+		jseq := int32(tag >> 32)
+		slot := lt.seqSlot[jseq]
 		j := &s.jobs[slot]
-		if j.live && j.seq == jseq && j.req != nil && !j.req.Launched() {
-			i, ok := j.req.AssignAt(int(probe))
-			if s.hooks.onAssign != nil {
-				s.hooks.onAssign(j.seq, lt.nodes[n].Addr, i, ok)
-			}
-			if ok {
-				task = int32(i)
-				if j.req.Launched() {
-					lt.holdBase[jseq] = 0
-					if s.cfg.Cancel {
-						s.lateSendCancel(slot)
-					}
+		i, ok := j.req.AssignAt(int(uint32(tag)))
+		if s.hooks.onAssign != nil {
+			s.hooks.onAssign(jseq, lt.nodes[n].Addr, i, ok)
+		}
+		if ok {
+			if j.req.Launched() {
+				lt.holdBase[jseq] = 0
+				if s.cfg.Cancel {
+					s.lateSendCancel(slot)
 				}
 			}
-		}
-	}
-	if task < 0 {
-		lt.empty++
-		if lt.chainEmpty {
-			s.chainEmpties(n, lineage)
+			s.lateLaunch(n, slot, int32(i))
 			return
 		}
-		s.scheduleRoundTrip(evReply, n, slot, task, jseq)
+	}
+	lt.empty++
+	if lt.chainEmpty {
+		s.chainEmpties(n, lineage)
 		return
 	}
-	s.lateLaunch(n, slot, task)
+	slot, jseq := int32(-1), int32(-1)
+	if seq := int(tag >> 32); seq < len(lt.seqSlot) && lt.seqSlot[seq] >= 0 {
+		slot, jseq = lt.seqSlot[seq], int32(seq)
+	}
+	s.scheduleRoundTrip(evReply, n, slot, -1, jseq)
 }
 
 // chainEmpties schedules the empty reply to the getTask node n sent now,
@@ -394,10 +390,11 @@ func (s *sim) chainEmpties(n int32, lineage uint64) {
 
 // answersNone reports whether a getTask for the reservation of this tag,
 // sent now or later, gets no task: its job has handed out every task or
-// is gone, which holdBase records as 0 for good.
+// is gone, which holdBase records as 0 for good. Otherwise the job is
+// live, in job slot seqSlot[seq], and its request has a task to assign.
 func (lt *late) answersNone(tag uint64) bool {
 	seq := int(tag >> 32)
-	return seq < len(lt.holdBase) && lt.holdBase[seq] == 0
+	return seq >= len(lt.holdBase) || lt.holdBase[seq] == 0
 }
 
 // scheduleRoundTrip schedules an event one hop after a message sent now
