@@ -321,9 +321,12 @@ choose:
 
 // wheelBuckets is the number of buckets of a timing wheel, a power of two,
 // and bucketEvents how many events a bucket holds; an event due in a full
-// bucket goes on the heap instead.
+// bucket, or beyond the span, goes on the heap instead. At buckets of twice
+// the mean gap between task ends, the span is 2^16 of those gaps: on
+// 10,000 slots, six and a half mean task durations, past which few
+// exponential tasks run.
 const (
-	wheelBuckets = 1 << 14
+	wheelBuckets = 1 << 15
 	bucketEvents = 4
 )
 
