@@ -131,8 +131,8 @@ func (r *Request) Reset(id string, tasks []Task) {
 		holds:       r.holds[:0],
 		holdNode:    r.holdNode[:0],
 	}
-	for i, t := range tasks {
-		if t.Constrained() {
+	for i := range tasks {
+		if tasks[i].Constrained() {
 			r.constrained = append(r.constrained, i)
 		} else {
 			r.free = append(r.free, i)

@@ -157,7 +157,8 @@ func (s *Sampler) PlanPicks(dst []Pick, rng *rand.Rand, nodes []Node, tasks []Ta
 	var allowed []int
 	var index *nodeIndex
 	perTask := Reservations(d, 1)
-	for _, t := range tasks {
+	for i := range tasks {
+		t := &tasks[i]
 		if !t.Constrained() {
 			unconstrained++
 			continue
@@ -165,7 +166,7 @@ func (s *Sampler) PlanPicks(dst []Pick, rng *rand.Rand, nodes []Node, tasks []Ta
 		if index == nil {
 			index = newNodeIndex(nodes)
 		}
-		allowed = index.allowed(t, allowed[:0])
+		allowed = index.allowed(*t, allowed[:0])
 		if len(allowed) == 0 {
 			s.resetCounts()
 			return dst, fmt.Errorf("task %q: none of its preferred nodes %v or racks %v is live: %w",
