@@ -40,8 +40,10 @@ test-short: ## run the unit tests only
 run: build ## run the embedded loopback fleet (sparrow local) with its defaults
 	$(BIN) local
 
+# The simulator's run is long enough for a couple of hundred samples at
+# pprof's 100 Hz, so that its hot paths are not missed.
 pgo: build ## refresh cmd/sparrow/default.pgo, the CPU profile Go's build optimises with (the simulator's Figure-3 point, and a scheduler and a node monitor at 800 tasks/s)
-	$(BIN) sim --policy late --load 0.9 --json --cpuprofile bin/pgo-sim.pprof > /dev/null
+	$(BIN) sim --policy late --load 0.9 --jobs 8000 --json --cpuprofile bin/pgo-sim.pprof > /dev/null
 	$(BIN) bench procs --rates 200 --jobs 3000 --profile 12s --out bin/pgo-procs --log-level warn > /dev/null
 	$(GO) tool pprof -proto bin/pgo-sim.pprof bin/pgo-procs/rate-200/sched0.cpu.pprof bin/pgo-procs/rate-200/nm0.cpu.pprof > cmd/sparrow/default.pgo
 
