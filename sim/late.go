@@ -40,6 +40,11 @@ type late struct {
 	// out, else 0: lateAheadHold finds a count to load from a
 	// reservation's tag alone, without reading the job or its request.
 	holdBase []uintptr
+	// nextDur[seq] is the address of the duration of the task live job
+	// seq launches next, if it hands out its tasks in order (as a job of
+	// unconstrained tasks does), for lateAheadHold to load with the
+	// reservation count. A hint: any value is safe.
+	nextDur []uintptr
 
 	// chainEmpty says a node monitor answers, at once, the getTasks
 	// of the reservations at the head of its queue whose jobs can only
@@ -178,9 +183,11 @@ func (s *sim) lateArrival(slot int32) {
 	for int(j.seq) >= len(lt.seqSlot) {
 		lt.seqSlot = append(lt.seqSlot, -1)
 		lt.holdBase = append(lt.holdBase, 0)
+		lt.nextDur = append(lt.nextDur, 0)
 	}
 	lt.seqSlot[j.seq] = slot
 	lt.holdBase[j.seq] = j.req.HoldAddr(0)
+	lt.nextDur[j.seq] = uintptr(unsafe.Pointer(unsafe.SliceData(j.dur)))
 	// Not on the agenda's fixed-delay FIFO, which holds the late
 	// policy's round-trip events (replies, cancellations).
 	s.schedule(s.now+s.half, evEnqueue, -1, slot, -1, j.seq)
@@ -269,8 +276,9 @@ const doneNodeAhead = 2
 
 // lateAheadHold starts loading the reservation count that the getTask for
 // the reservation at the head of node n's queue will read (HoldAddr), at
-// random in one of a hundred-odd live jobs' thousand-entry tables. It
-// reads the head of n's queue, so n should be loading already.
+// random in one of a hundred-odd live jobs' thousand-entry tables, and
+// the duration of the task it will launch (nextDur). It reads the head of
+// n's queue, so n should be loading already.
 func (s *sim) lateAheadHold(n int32) {
 	lt := s.lt
 	tag, ok := lt.mon[n].fifo.HeadTag()
@@ -279,7 +287,7 @@ func (s *sim) lateAheadHold(n int32) {
 	}
 	if seq := int(tag >> 32); seq < len(lt.holdBase) {
 		if b := lt.holdBase[seq]; b != 0 {
-			prefetch(b+uintptr(uint32(tag))*placement.HoldStride, 1)
+			prefetch2(b+uintptr(uint32(tag))*placement.HoldStride, lt.nextDur[seq])
 		}
 	}
 }
@@ -423,6 +431,7 @@ func (s *sim) lateLaunch(n, slot, task int32) {
 		return
 	}
 	at := (s.now + s.half) + s.half
+	lt.nextDur[j.seq] = uintptr(unsafe.Pointer(&j.dur[min(int(task)+1, len(j.dur)-1)]))
 	s.startedAt(j, n, task, at)
 	s.schedule(at+j.dur[task], evTaskDone, n, slot, task, j.seq)
 }

@@ -9,3 +9,8 @@ package sim
 //
 //go:noescape
 func prefetch(p, lines uintptr)
+
+// prefetch2 is prefetch of the one line at a and the one at b, in one call.
+//
+//go:noescape
+func prefetch2(a, b uintptr)
