@@ -496,7 +496,9 @@ func (c *Core) removeAt(i int) {
 		rr.res[k] = queue.Reservation{}
 		rr.freeRes = append(rr.freeRes, k)
 	}
-	c.running[i] = c.running[last]
+	if i != last {
+		c.running[i] = c.running[last]
+	}
 	c.running[last] = runningTask{}
 	c.running = c.running[:last]
 }
