@@ -1,6 +1,6 @@
 package queue
 
-import "github.com/sparrowfleet/sparrow/internal/samestr"
+import "github.com/sparrowfleet/sparrow/core/samestr"
 
 // entry is a reservation as a FIFO's ring keeps it: the fields that
 // differ from one reservation to the next (request and tag) by value, and

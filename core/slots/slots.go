@@ -6,7 +6,7 @@ import (
 	"slices"
 
 	"github.com/sparrowfleet/sparrow/core/queue"
-	"github.com/sparrowfleet/sparrow/internal/samestr"
+	"github.com/sparrowfleet/sparrow/core/samestr"
 )
 
 // DefaultMaxQueued bounds queued reservations, so that a flood of
