@@ -228,24 +228,15 @@ func (c *Core) Enqueue(r queue.Reservation, n int) error { return c.EnqueueFrom(
 // queue.FIFO.PushFrom): for a caller that sets a field of one
 // reservation after another and queues each.
 func (c *Core) EnqueueFrom(r *queue.Reservation, n int) error {
-	// A FIFO is called directly, not through the interface: the basic
-	// node monitor's per-reservation path.
-	f, isFIFO := c.queue.(*queue.FIFO)
-	var queued int
-	if isFIFO {
-		queued = f.Len()
-	} else {
-		queued = c.queue.Len()
-	}
 	switch {
 	case n <= 0:
 		return fmt.Errorf("request %q: number of reservations must be positive, got %d", r.RequestID, n)
 	case !c.hasApp(r.App):
 		return fmt.Errorf("request %q: no executor registered for app %q", r.RequestID, r.App)
-	case queued+n > int(c.maxQueued):
-		return fmt.Errorf("request %q: queue full (%d queued, limit %d)", r.RequestID, queued, c.maxQueued)
+	case c.queue.Len()+n > int(c.maxQueued):
+		return fmt.Errorf("request %q: queue full (%d queued, limit %d)", r.RequestID, c.queue.Len(), c.maxQueued)
 	}
-	if isFIFO {
+	if f, isFIFO := c.queue.(*queue.FIFO); isFIFO {
 		for i := 0; i < n; i++ {
 			f.PushFrom(r)
 		}
